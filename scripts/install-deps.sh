@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install what svcd needs on a Debian 12 host, idempotently (root). `--test` adds what the test
+# suite needs (PostgreSQL 15, the lxc CLI, pylxd, lxd-tools, tmux).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(lxc busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl)
+if [ "${1:-}" = "--test" ]; then
+  packages+=(postgresql-15 lxd-client python3-pylxd lxd-tools tmux curl)
+fi
+command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "svcd: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Unprivileged containers map their root to a range of the host's ids owned by root.
+for f in /etc/subuid /etc/subgid; do
+  grep -q '^root:' "$f" 2>/dev/null || echo 'root:1000000:1000000000' >> "$f"
+done
+
+# Node modules: install when missing or when the lock file changed since the last install.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi

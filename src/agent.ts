@@ -1,0 +1,121 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { createApp } from './api/app.ts';
+import type { AppEnv } from './api/context.ts';
+import { createListeners } from './api/listeners.ts';
+import { createTrustStore } from './api/trust-store.ts';
+import type { DaemonConfig } from './config/daemon-config.ts';
+import { openDatabase } from './db/open-database.ts';
+import type { Database } from './db/types.ts';
+import { ensureDefaultProject } from './desired/projects.ts';
+import { readServerKeys } from './desired/server-config.ts';
+import { createEventBus, type EventBus } from './events/index.ts';
+import { readHostInfo } from './host/host-info.ts';
+import { createResourcesCache } from './host/resources/index.ts';
+import { createLogger } from './log.ts';
+import { createObserverRunner } from './observers/index.ts';
+import { createOperations, type Operations } from './operations/index.ts';
+import { createReconcileManager, systemClock, type Clock, type ReconcileManager, type Reconciler } from './reconcilers/runtime/index.ts';
+import { createStatusSettler } from './reconcilers/status-settler.ts';
+import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
+
+export interface Agent {
+  config: DaemonConfig;
+  app: Hono<AppEnv>;
+  database: Database;
+  bus: EventBus;
+  ops: Operations;
+  log: Logger;
+  reconcile: ReconcileManager;
+  socketPath: string;
+  stop(): Promise<void>;
+}
+
+export interface AgentOptions {
+  clock?: Clock;
+  logDestination?: NodeJS.WritableStream;
+  /** Reconcilers for each kind of desired state (storage, containers... arrive with their issues). */
+  reconcilers?: Reconciler[];
+  /** Events websocket ping interval (tests shorten it). */
+  pingMs?: number;
+}
+
+/** The composition root: wires store, operations, reconcilers, observers and the API. Tests use it too. */
+export async function createAgent(config: DaemonConfig, opts: AgentOptions = {}): Promise<Agent> {
+  const clock = opts.clock ?? systemClock;
+  await mkdir(config.stateDir, { recursive: true, mode: 0o711 });
+  const bus = createEventBus({ location: config.nodeName });
+  const log = createLogger({ level: config.logLevel, bus, ...(opts.logDestination ? { destination: opts.logDestination } : {}) });
+  const database = await openDatabase({ stateDir: config.stateDir, databaseUrl: config.databaseUrl });
+  const { db } = database;
+  await ensureDefaultProject(db);
+  const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
+
+  const ops = createOperations({ db, bus, clock, node: config.nodeName, log: log.child({ component: 'operations' }) });
+  const orphaned = await ops.recover();
+  if (orphaned) log.warn({ count: orphaned }, 'operations left running by a previous svcd ended as Failure');
+  ops.start();
+
+  const reconcile = createReconcileManager({
+    clock,
+    reconcilers: opts.reconcilers ?? [],
+    settler: createStatusSettler({ db, ops }),
+    log: log.child({ component: 'reconcile' }),
+  });
+  const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
+
+  const trust = createTrustStore({ db });
+  const resources = createResourcesCache({ ttlMs: 1_000 });
+  let listeners: ReturnType<typeof createListeners> | undefined;
+  const app = createApp({
+    db,
+    node: config.nodeName,
+    ops,
+    bus,
+    trust,
+    log,
+    host,
+    serverCertificate: serverCert,
+    resources,
+    listeners: {
+      setHttpsAddress: (a) => listeners!.setHttpsAddress(a),
+      addresses: () => listeners?.addresses() ?? [],
+    },
+  });
+  listeners = createListeners({ app, db, bus, ops, trust, log: log.child({ component: 'api' }), tls: serverCert, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
+  const socketPath = path.join(config.stateDir, 'unix.socket');
+  try {
+    await listeners.listenUnix(socketPath);
+    const { 'core.https_address': https } = await readServerKeys(db, config.nodeName, ['core.https_address']);
+    if (https) await listeners.setHttpsAddress(https).catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));
+    await reconcile.start();
+    observers.start();
+  } catch (e) {
+    await listeners.close().catch(() => {});
+    ops.stop();
+    await database.close().catch(() => {});
+    throw e;
+  }
+  log.info({ stateDir: config.stateDir, socket: socketPath, database: database.driver, node: config.nodeName }, 'svcd started');
+
+  return {
+    config,
+    app,
+    database,
+    bus,
+    ops,
+    log,
+    reconcile,
+    socketPath,
+    async stop() {
+      log.info('svcd stopping');
+      await listeners!.close();
+      await observers.stop();
+      await reconcile.stop();
+      ops.stop();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { Hono } from 'hono';
+import { readProject } from '../desired/projects.ts';
+import { parseBool } from '../desired/config-keys.ts';
+import { readServerKeys } from '../desired/server-config.ts';
+import { identifyCaller } from './auth.ts';
+import type { AppEnv } from './context.ts';
+import type { ApiDeps } from './deps.ts';
+import { errorBody } from './envelope.ts';
+import { HttpError, statusFor } from './errors.ts';
+import { registerCertificateRoutes } from './routes/certificates.ts';
+import { registerOperationRoutes } from './routes/operations.ts';
+import { registerProfileRoutes } from './routes/profiles.ts';
+import { registerProjectRoutes } from './routes/projects.ts';
+import { registerServerRoutes } from './routes/server.ts';
+
+/** The hono app: one onError, one notFound, every route registered through `route()`. */
+export function createApp(deps: ApiDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  let allowCredentials = false;
+  const refreshCors = async () => {
+    const keys = await readServerKeys(deps.db, deps.node, ['core.https_allowed_credentials']);
+    allowCredentials = parseBool(keys['core.https_allowed_credentials']);
+  };
+  void refreshCors().catch(() => {});
+
+  app.use(async (c, next) => {
+    const requestId = randomUUID();
+    const caller = await identifyCaller(c.env?.incoming, c.env?.listener, deps.trust);
+    c.set('requestId', requestId);
+    c.set('caller', caller);
+    c.set('log', deps.log.child({ requestId }));
+    const project = c.req.query('project');
+    if (project !== undefined && project !== '' && project !== 'default') {
+      if (project.length > 64) throw new HttpError(404, 'Project not found');
+      await readProject(deps.db, project);
+      c.set('project', project);
+    } else c.set('project', 'default');
+    c.get('log').debug({ method: c.req.method, url: c.req.path, ip: caller.address ?? '@', protocol: caller.protocol }, 'Handling API request');
+    await next();
+    if (allowCredentials && caller.protocol === 'tls') c.header('Access-Control-Allow-Credentials', 'true');
+    if (c.req.method !== 'GET' && c.req.path === '/1.0') await refreshCors();
+  });
+
+  registerServerRoutes(app, deps);
+  registerCertificateRoutes(app, deps);
+  registerProfileRoutes(app, deps);
+  registerProjectRoutes(app, deps);
+  registerOperationRoutes(app, deps);
+
+  app.notFound((c) => c.json(errorBody(404, 'not found'), 404));
+  app.onError((err, c) => {
+    const { status, message, known } = statusFor(err);
+    if (!known) (c.get('log') ?? deps.log).error({ err, method: c.req.method, url: c.req.path }, 'request failed');
+    if (err instanceof HttpError) for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+    return c.json(errorBody(status, message), status);
+  });
+  return app;
+}

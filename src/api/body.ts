@@ -1,0 +1,76 @@
+import type { Context } from 'hono';
+import * as v from 'valibot';
+import { HttpError } from './errors.ts';
+
+/** JSON bodies larger than this are refused (uploads use their own streaming paths). */
+export const MAX_JSON_BODY = 4 * 1024 * 1024;
+
+/** Read the raw body, refusing it as soon as it grows past `limit` bytes. */
+export async function readBodyLimited(c: Context, limit: number): Promise<Uint8Array> {
+  const declared = Number(c.req.header('content-length') ?? '0');
+  if (declared > limit) throw new HttpError(400, `Request body too large (limit ${limit} bytes)`);
+  const body = c.req.raw.body;
+  if (!body) return new Uint8Array();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new HttpError(400, `Request body too large (limit ${limit} bytes)`);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Parse and validate a JSON body. An empty body counts as `{}`. Top-level `null` values count as
+ * absent and unknown top-level fields are ignored (newer clients send both); a known field of
+ * the wrong type is a 400 naming the field.
+ */
+export async function readJson<S extends v.GenericSchema>(c: Context, schema: S): Promise<v.InferOutput<S>> {
+  const raw = Buffer.from(await readBodyLimited(c, MAX_JSON_BODY)).toString('utf8');
+  let parsed: unknown = {};
+  if (raw.trim() !== '') {
+    try {
+      parsed = JSON.parse(raw);
+    } catch (e) {
+      throw new HttpError(400, `Malformed JSON body: ${(e as Error).message}`);
+    }
+  }
+  if (parsed === null) parsed = {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'Request body must be a JSON object');
+  const cleaned = Object.fromEntries(Object.entries(parsed as Record<string, unknown>).filter(([, val]) => val !== null));
+  const res = v.safeParse(schema, cleaned);
+  if (!res.success) throw new HttpError(400, describeIssue(res.issues[0]));
+  return res.output;
+}
+
+function describeIssue(issue: v.BaseIssue<unknown> | undefined): string {
+  if (!issue) return 'Invalid request body';
+  const path = v.getDotPath(issue);
+  const field = path ? `"${path}"` : 'request body';
+  return `Invalid ${field}: ${issue.message}`;
+}
+
+// --- Reusable field schemas ---------------------------------------------------------------
+
+/** A string→string map. Clients sometimes send numbers or booleans as config values: they are stringified. */
+export const stringMap = v.pipe(
+  v.record(
+    v.string(),
+    v.pipe(
+      v.union([v.string(), v.number(), v.boolean()], 'expected a string value'),
+      v.transform((x) => String(x)),
+    ),
+  ),
+);
+
+/** Devices: name → properties; each property a string. */
+export const deviceMap = v.record(v.string(), stringMap);
+
+export const optionalString = v.optional(v.string('expected a string'));

@@ -1,0 +1,19 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+
+export type AuthLevel = 'guest' | 'untrusted' | 'trusted';
+
+export interface Caller {
+  level: AuthLevel;
+  protocol: 'unix' | 'tls';
+  /** SHA-256 of the client certificate (TLS). */
+  fingerprint?: string | undefined;
+  /** PEM of the client certificate (TLS). */
+  certificatePem?: string | undefined;
+  address?: string | undefined;
+}
+
+export interface AppEnv {
+  Bindings: { incoming?: IncomingMessage; outgoing?: ServerResponse; listener?: 'unix' | 'https' };
+  Variables: { caller: Caller; requestId: string; log: Logger; project: string };
+}

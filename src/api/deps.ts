@@ -1,0 +1,25 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/types.ts';
+import type { EventBus } from '../events/index.ts';
+import type { ServerResources } from '../host/resources/index.ts';
+import type { HostInfo } from '../host/host-info.ts';
+import type { Operations } from '../operations/index.ts';
+import type { TrustStore } from './trust-store.ts';
+
+/** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
+export interface ApiDeps {
+  db: Db;
+  node: string;
+  ops: Operations;
+  bus: EventBus;
+  trust: TrustStore;
+  log: Logger;
+  host: HostInfo;
+  serverCertificate: { cert: string; fingerprint: string };
+  listeners: {
+    /** Open, move or close the HTTPS listener; throws a ValidationError when the address cannot be bound. */
+    setHttpsAddress(address: string | undefined): Promise<void>;
+    addresses(): string[];
+  };
+  resources: { get(): Promise<ServerResources> };
+}

@@ -1,0 +1,36 @@
+import {
+  ConflictError,
+  DomainError,
+  ForbiddenError,
+  isUniqueViolation,
+  NotFoundError,
+  PreconditionFailedError,
+  ValidationError,
+} from '../desired/errors.ts';
+
+/** HTTP-level errors raised by the API layer itself (auth, method, body size...). */
+export class HttpError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 409 | 412 | 500,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** The one table from domain errors to statuses. */
+const TABLE: [new (...a: never[]) => DomainError, 400 | 403 | 404 | 409 | 412][] = [
+  [ValidationError, 400],
+  [NotFoundError, 404],
+  [ConflictError, 409],
+  [ForbiddenError, 403],
+  [PreconditionFailedError, 412],
+];
+
+export function statusFor(e: unknown): { status: 400 | 401 | 403 | 404 | 409 | 412 | 500; message: string; known: boolean } {
+  if (e instanceof HttpError) return { status: e.status, message: e.message, known: true };
+  for (const [cls, status] of TABLE) if (e instanceof cls) return { status, message: e.message, known: true };
+  if (isUniqueViolation(e)) return { status: 409, message: 'An object with this name already exists', known: true };
+  return { status: 500, message: 'Internal server error', known: false };
+}

@@ -1,0 +1,183 @@
+import { chmod, rm } from 'node:fs/promises';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import os from 'node:os';
+import type { Duplex } from 'node:stream';
+import { getRequestListener } from '@hono/node-server';
+import type { Hono } from 'hono';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from 'pino';
+import { ValidationError } from '../desired/errors.ts';
+import { readProject } from '../desired/projects.ts';
+import type { Db } from '../db/types.ts';
+import type { EventBus } from '../events/index.ts';
+import type { Operations } from '../operations/index.ts';
+import { identifyCaller } from './auth.ts';
+import type { AppEnv } from './context.ts';
+import { errorBody } from './envelope.ts';
+import { parseEventTypes, serveEventsSocket } from './events-socket.ts';
+import type { TrustStore } from './trust-store.ts';
+
+export interface ListenerDeps {
+  app: Hono<AppEnv>;
+  db: Db;
+  bus: EventBus;
+  ops: Operations;
+  trust: TrustStore;
+  log: Logger;
+  tls: { cert: string; key: string };
+  pingMs?: number;
+}
+
+/** Parse a validated `core.https_address` into host + port (default port 8443, all addresses when host empty). */
+export function parseListenAddress(addr: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*))(?::(\d+))?$/.exec(addr);
+  const host = m?.[1] ?? m?.[2] ?? '';
+  return { host: host === '' ? '::' : host, port: m?.[3] ? Number(m[3]) : 8443 };
+}
+
+/**
+ * The unix socket and HTTPS listeners, both serving the hono app and websocket upgrades
+ * (events, operation websockets). HTTPS can be opened, moved and closed live.
+ */
+export function createListeners(deps: ListenerDeps) {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
+  let unixServer: http.Server | undefined;
+  let httpsServer: https.Server | undefined;
+  let httpsAddress: string | undefined;
+  const sockets = new Set<net.Socket>();
+
+  const handlerFor = (listener: 'unix' | 'https') => {
+    const requestListener = getRequestListener((req, env) => deps.app.fetch(req, { ...env, listener }));
+    return requestListener;
+  };
+
+  function refuse(socket: Duplex, status: number, message: string) {
+    const body = JSON.stringify(errorBody(status, message));
+    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+
+  const onUpgrade = (listener: 'unix' | 'https') => async (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => {});
+    try {
+      const url = new URL(req.url ?? '/', 'http://svcd');
+      const caller = await identifyCaller(req, listener, deps.trust);
+      const opMatch = /^\/1\.0\/operations\/([^/]+)\/websocket$/.exec(url.pathname);
+      if (opMatch) {
+        const claim = deps.ops.websockets.claim(decodeURIComponent(opMatch[1]!), url.searchParams.get('secret') ?? '');
+        if (!claim) return refuse(socket, 403, 'not authorized: wrong or already used websocket secret');
+        return wss.handleUpgrade(req, socket, head, (ws: WebSocket) => claim.attach(ws));
+      }
+      if (url.pathname === '/1.0/events') {
+        if (caller.level !== 'trusted') return refuse(socket, 403, 'not authorized');
+        const types = parseEventTypes(url.searchParams.get('type'));
+        if (typeof types === 'string') return refuse(socket, 400, types);
+        const project = url.searchParams.get('project') || undefined;
+        if (project && !(await readProject(deps.db, project).catch(() => undefined))) return refuse(socket, 404, 'Project not found');
+        return wss.handleUpgrade(req, socket, head, (ws: WebSocket) =>
+          serveEventsSocket(ws, { bus: deps.bus, types, project, pingMs: deps.pingMs ?? 15_000 }),
+        );
+      }
+      return refuse(socket, 404, 'not found');
+    } catch (e) {
+      deps.log.error({ err: e, url: req.url }, 'websocket upgrade failed');
+      refuse(socket, 500, 'Internal server error');
+    }
+  };
+
+  function configure(server: http.Server | https.Server, listener: 'unix' | 'https') {
+    // Slow or silent clients never hold others up (the event loop serves every socket), and they
+    // are cut after 30 s without complete headers. Bodies may be large uploads: no overall timeout.
+    server.headersTimeout = 30_000;
+    server.requestTimeout = 0;
+    server.keepAliveTimeout = 30_000;
+    server.on('upgrade', onUpgrade(listener));
+    server.on('connection', (s: net.Socket) => {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    });
+    server.on('clientError', (_err, socket) => {
+      if (socket.writable) refuse(socket, 400, 'Bad request');
+      else socket.destroy();
+    });
+  }
+
+  function listen(server: net.Server, ...args: unknown[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (e: Error) => reject(e);
+      server.once('error', onError);
+      (server.listen as (...a: unknown[]) => void)(...args, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+  }
+
+  const closeServer = (s: net.Server) => new Promise<void>((resolve) => s.close(() => resolve()));
+
+  return {
+    async listenUnix(path: string): Promise<void> {
+      // A live socket means another daemon owns this state directory.
+      const live = await new Promise<boolean>((resolve) => {
+        const probe = net.connect(path);
+        probe.once('connect', () => (probe.destroy(), resolve(true)));
+        probe.once('error', () => resolve(false));
+      });
+      if (live) throw new Error(`another svcd is already serving ${path}`);
+      await rm(path, { force: true });
+      unixServer = http.createServer(handlerFor('unix'));
+      configure(unixServer, 'unix');
+      await listen(unixServer, path);
+      await chmod(path, 0o660);
+    },
+
+    async setHttpsAddress(address: string | undefined): Promise<void> {
+      const next = address || undefined;
+      if (next === httpsAddress) return;
+      const old = httpsServer;
+      let fresh: https.Server | undefined;
+      if (next) {
+        fresh = https.createServer({ cert: deps.tls.cert, key: deps.tls.key, requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' }, handlerFor('https'));
+        configure(fresh, 'https');
+        const { host, port } = parseListenAddress(next);
+        // Moving to the same port on another address: release the old one first.
+        if (old && httpsAddress && parseListenAddress(httpsAddress).port === port) await closeServer(old);
+        try {
+          await listen(fresh, { host, port, ipv6Only: false });
+        } catch (e) {
+          throw new ValidationError(`Cannot listen on ${next}: ${(e as Error).message}`);
+        }
+      }
+      httpsServer = fresh;
+      httpsAddress = next;
+      if (old?.listening) await closeServer(old);
+      deps.log.info({ address: next ?? '' }, next ? 'HTTPS listener ready' : 'HTTPS listener closed');
+    },
+
+    /** host:port strings where the HTTPS API can be reached. */
+    addresses(): string[] {
+      if (!httpsServer || !httpsAddress) return [];
+      const { host, port } = parseListenAddress(httpsAddress);
+      if (host !== '::' && host !== '0.0.0.0') return [host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`];
+      const out: string[] = [];
+      for (const list of Object.values(os.networkInterfaces()))
+        for (const a of list ?? []) {
+          if (a.internal || (a.family === 'IPv6' && a.address.startsWith('fe80'))) continue;
+          out.push(a.family === 'IPv6' ? `[${a.address}]:${port}` : `${a.address}:${port}`);
+        }
+      return out;
+    },
+
+    async close(): Promise<void> {
+      for (const ws of wss.clients) ws.terminate();
+      const servers = [unixServer, httpsServer].filter((s): s is http.Server => !!s?.listening);
+      const closing = servers.map(closeServer);
+      for (const s of sockets) s.destroy();
+      await Promise.all(closing);
+      httpsServer = undefined;
+      httpsAddress = undefined;
+    },
+  };
+}
+export type Listeners = ReturnType<typeof createListeners>;

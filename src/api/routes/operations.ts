@@ -1,0 +1,36 @@
+import type { Hono } from 'hono';
+import { operationUrl, renderOperation } from '../../operations/index.ts';
+import type { AppEnv } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { sync } from '../envelope.ts';
+import { HttpError } from '../errors.ts';
+import { renderCollection } from '../query.ts';
+import { param, route } from '../router.ts';
+
+export function registerOperationRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
+  const { ops } = deps;
+  route(app, '/1.0/operations', {
+    GET: async (c) => sync(c, await renderCollection(c, await ops.list(c.get('project')), { url: (r) => operationUrl(r.id), render: renderOperation })),
+  });
+  route(app, '/1.0/operations/:id', {
+    GET: async (c) => sync(c, renderOperation(await ops.get(param(c, 'id')))),
+    DELETE: async (c) => {
+      await ops.cancel(param(c, 'id'));
+      return sync(c, {}, { status: 202 });
+    },
+  });
+  route(app, '/1.0/operations/:id/wait', {
+    GET: async (c) => {
+      const raw = c.req.query('timeout');
+      if (raw !== undefined && raw !== '' && !/^-?\d+(\.\d+)?$/.test(raw)) throw new HttpError(400, `Invalid timeout "${raw}": expected seconds`);
+      const seconds = raw === undefined || raw === '' ? -1 : Number(raw);
+      const row = await ops.wait(param(c, 'id'), seconds < 0 ? -1 : seconds * 1000, c.req.raw.signal);
+      return sync(c, renderOperation(row));
+    },
+  });
+  // Websocket upgrades of /websocket are served by the listener (server.ts); a plain GET is an error.
+  route(app, '/1.0/operations/:id/websocket', {
+    GET: { auth: 'guest', handler: () => { throw new HttpError(400, 'This endpoint needs a websocket upgrade'); } },
+  });
+  route(app, '/1.0/events', { GET: () => { throw new HttpError(400, 'This endpoint needs a websocket upgrade'); } });
+}

@@ -1,0 +1,111 @@
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import { profileProjectOf, readProject } from '../../desired/projects.ts';
+import {
+  createProfile,
+  deleteProfile,
+  listProfiles,
+  profileUsedBy,
+  readProfile,
+  renameProfile,
+  updateProfile,
+} from '../../desired/profiles.ts';
+import type { ProfileRow } from '../../desired/schema/index.ts';
+import { mergeConfig } from '../../desired/config-keys.ts';
+import { emitLifecycle } from '../../events/index.ts';
+import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
+import type { AppEnv } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { renamedResponse, sync } from '../envelope.ts';
+import { checkIfMatch, computeEtag } from '../etag.ts';
+import { renderCollection } from '../query.ts';
+import { param, route } from '../router.ts';
+
+const CreateBody = v.object({
+  name: v.string('expected a string'),
+  description: optionalString,
+  config: v.optional(stringMap),
+  devices: v.optional(deviceMap),
+});
+const UpdateBody = v.object({ description: optionalString, config: v.optional(stringMap), devices: v.optional(deviceMap) });
+const RenameBody = v.object({ name: v.string('expected a string') });
+
+const editable = (p: ProfileRow) => ({ description: p.description, config: p.config, devices: p.devices });
+
+export function registerProfileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
+  const { db, bus } = deps;
+  /** Profiles live in the request's project when it has features.profiles, else in `default`. */
+  const profileProject = async (c: Context<AppEnv>) => profileProjectOf(await readProject(db, c.get('project')));
+  const url = (c: Context<AppEnv>, name: string) => {
+    const project = c.get('project');
+    return `/1.0/profiles/${encodeURIComponent(name)}${project === 'default' ? '' : `?project=${encodeURIComponent(project)}`}`;
+  };
+  const render = async (p: ProfileRow) => ({
+    name: p.name,
+    description: p.description,
+    config: p.config,
+    devices: p.devices,
+    used_by: await profileUsedBy(db, p.project, p.name),
+  });
+  const lifecycle = (c: Context<AppEnv>, action: string, name: string, context: Record<string, unknown> = {}) =>
+    emitLifecycle(bus, { action: `profile-${action}`, source: url(c, name), project: c.get('project'), context });
+
+  route(app, '/1.0/profiles', {
+    GET: async (c) => sync(c, await renderCollection(c, await listProfiles(db, await profileProject(c)), { url: (p) => url(c, p.name), render })),
+    POST: async (c) => {
+      const body = await readJson(c, CreateBody);
+      const p = await createProfile(db, await profileProject(c), body.name, {
+        description: body.description ?? '',
+        config: body.config ?? {},
+        devices: body.devices ?? {},
+      });
+      lifecycle(c, 'created', p.name);
+      c.header('Location', url(c, p.name));
+      return sync(c, {});
+    },
+  });
+
+  const update = (replace: boolean) => async (c: Context<AppEnv>) => {
+    const name = param(c, 'name');
+    const project = await profileProject(c);
+    const body = await readJson(c, UpdateBody);
+    const cur = await readProfile(db, project, name);
+    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
+    await updateProfile(
+      db,
+      project,
+      name,
+      replace
+        ? { description: body.description ?? '', config: body.config ?? {}, devices: body.devices ?? {} }
+        : {
+            description: body.description ?? cur.description,
+            config: mergeConfig(cur.config, body.config),
+            devices: { ...cur.devices, ...body.devices },
+          },
+    );
+    lifecycle(c, 'updated', name);
+    return sync(c, {});
+  };
+
+  route(app, '/1.0/profiles/:name', {
+    GET: async (c) => {
+      const p = await readProfile(db, await profileProject(c), param(c, 'name'));
+      return sync(c, await render(p), { etag: computeEtag(editable(p)) });
+    },
+    PUT: update(true),
+    PATCH: update(false),
+    POST: async (c) => {
+      const name = param(c, 'name');
+      const { name: newName } = await readJson(c, RenameBody);
+      await renameProfile(db, await profileProject(c), name, newName);
+      lifecycle(c, 'renamed', newName, { old_name: name });
+      return renamedResponse(c, url(c, newName));
+    },
+    DELETE: async (c) => {
+      const name = param(c, 'name');
+      await deleteProfile(db, await profileProject(c), name);
+      lifecycle(c, 'deleted', name);
+      return sync(c, {}, { status: 202 });
+    },
+  });
+}

@@ -1,0 +1,100 @@
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import { computeServerConfig, readServerConfig, renderServerConfig, writeServerConfig } from '../../desired/server-config.ts';
+import { emitLifecycle } from '../../events/index.ts';
+import { readJson } from '../body.ts';
+import type { AppEnv } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { sync } from '../envelope.ts';
+import { checkIfMatch, computeEtag } from '../etag.ts';
+import { API_EXTENSIONS } from '../extensions.ts';
+import { route } from '../router.ts';
+
+const ConfigBody = v.object({
+  config: v.optional(v.record(v.string(), v.union([v.string(), v.number(), v.boolean()], 'expected a string value')), {}),
+});
+
+export const SERVER_VERSION = '0.1.0';
+
+export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
+  const { db, node, host } = deps;
+
+  async function describe(c: Context<AppEnv>) {
+    const caller = c.get('caller');
+    const base = {
+      api_extensions: API_EXTENSIONS,
+      api_status: 'stable',
+      api_version: '1.0',
+      auth: caller.level,
+      public: false,
+      auth_methods: ['tls'],
+    };
+    if (caller.level !== 'trusted') return { body: base, etag: undefined };
+    const stored = await readServerConfig(db, node);
+    const config = renderServerConfig(stored);
+    const body = {
+      ...base,
+      config,
+      environment: {
+        addresses: deps.listeners.addresses(),
+        architectures: host.architectures,
+        certificate: deps.serverCertificate.cert,
+        certificate_fingerprint: deps.serverCertificate.fingerprint,
+        driver: 'lxc',
+        driver_version: host.lxcVersion,
+        firewall: 'nftables',
+        kernel: host.kernel,
+        kernel_architecture: host.kernelArchitecture,
+        kernel_features: {},
+        kernel_version: host.kernelVersion,
+        lxc_features: {},
+        os_name: host.osName,
+        os_version: host.osVersion,
+        project: c.get('project'),
+        server: 'svcd',
+        server_clustered: false,
+        server_name: node,
+        server_pid: process.pid,
+        server_version: SERVER_VERSION,
+        storage: '',
+        storage_version: '',
+      },
+    };
+    return { body, etag: computeEtag(config), stored };
+  }
+
+  route(app, '/', { GET: { auth: 'guest', handler: (c) => sync(c, ['/1.0']) } });
+
+  const update = (replace: boolean) => async (c: Context<AppEnv>) => {
+    const req = await readJson(c, ConfigBody);
+    const stored = await readServerConfig(db, node);
+    checkIfMatch(c.req.header('if-match'), computeEtag(renderServerConfig(stored)));
+    const next = await computeServerConfig(stored, req.config, replace);
+    const addrBefore = stored['core.https_address'];
+    const addrAfter = next['core.https_address'];
+    // The listener is changed first: an address that cannot be bound is refused and nothing is saved.
+    if (addrBefore !== addrAfter) await deps.listeners.setHttpsAddress(addrAfter);
+    try {
+      await writeServerConfig(db, node, next);
+    } catch (e) {
+      if (addrBefore !== addrAfter) await deps.listeners.setHttpsAddress(addrBefore).catch(() => {});
+      throw e;
+    }
+    emitLifecycle(deps.bus, { action: 'config-updated', source: '/1.0' });
+    return sync(c, {});
+  };
+
+  route(app, '/1.0', {
+    GET: {
+      auth: 'guest',
+      handler: async (c) => {
+        const { body, etag } = await describe(c);
+        return sync(c, body, etag ? { etag } : {});
+      },
+    },
+    PUT: update(true),
+    PATCH: update(false),
+  });
+
+  route(app, '/1.0/resources', { GET: { auth: 'guest', handler: async (c) => sync(c, await deps.resources.get()) } });
+}

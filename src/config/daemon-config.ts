@@ -1,0 +1,40 @@
+import path from 'node:path';
+import * as v from 'valibot';
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+const DaemonConfigSchema = v.object({
+  stateDir: v.pipe(
+    v.string(),
+    v.check((s) => path.isAbsolute(s), 'SVCD_DIR must be an absolute path'),
+    v.check((s) => Buffer.byteLength(path.join(s, 'unix.socket')) < 108, 'SVCD_DIR is too long for a unix socket path (at most 96 bytes)'),
+  ),
+  databaseUrl: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => /^postgres(ql)?:\/\//.test(s), 'DATABASE_URL must start with postgres:// or postgresql://'),
+      v.check((s) => URL.canParse(s), 'DATABASE_URL is not a valid URL'),
+    ),
+  ),
+  logLevel: v.picklist(LOG_LEVELS, `SVCD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
+  nodeName: v.pipe(
+    v.string(),
+    v.regex(/^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/, 'SVCD_NODE_NAME must be a host name (letters, digits, dots, dashes)'),
+  ),
+});
+export type DaemonConfig = v.InferOutput<typeof DaemonConfigSchema>;
+
+export class DaemonConfigError extends Error {}
+
+/** Build the daemon settings from an environment map (only main.ts passes process.env). */
+export function loadDaemonConfig(env: Record<string, string | undefined>, hostname: string): DaemonConfig {
+  const raw = {
+    stateDir: env.SVCD_DIR || '/var/lib/svcd',
+    databaseUrl: env.DATABASE_URL || undefined,
+    logLevel: env.SVCD_LOG_LEVEL || 'info',
+    nodeName: env.SVCD_NODE_NAME || hostname.split('.')[0] || 'none',
+  };
+  const res = v.safeParse(DaemonConfigSchema, raw);
+  if (!res.success) throw new DaemonConfigError(`invalid settings: ${res.issues.map((i) => i.message).join('; ')}`);
+  return { ...res.output, stateDir: path.resolve(res.output.stateDir) };
+}

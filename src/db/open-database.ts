@@ -1,0 +1,51 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import * as schema from '../desired/schema/index.ts';
+import type { Database, Db } from './types.ts';
+
+export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
+
+/** An arbitrary constant: the advisory lock that serializes migrations between cluster members. */
+const MIGRATION_LOCK = 7_715_104_211;
+
+/**
+ * Open the store: PGlite in `<stateDir>/database` unless `databaseUrl` names a PostgreSQL server.
+ * Applies drizzle-kit migrations before returning.
+ */
+export async function openDatabase(opts: { stateDir: string; databaseUrl?: string | undefined }): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
+  return openPglite(path.join(opts.stateDir, 'database'));
+}
+
+async function openPglite(dir: string): Promise<Database> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { drizzle } = await import('drizzle-orm/pglite');
+  const { migrate } = await import('drizzle-orm/pglite/migrator');
+  const client = await PGlite.create(dir);
+  const db = drizzle(client, { schema });
+  await migrate(db, { migrationsFolder });
+  return { db: db as unknown as Db, driver: 'pglite', close: () => client.close() };
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const { default: postgres } = await import('postgres');
+  const { drizzle } = await import('drizzle-orm/postgres-js');
+  const { migrate } = await import('drizzle-orm/postgres-js/migrator');
+  const client = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
+  // Migrations run on one reserved connection holding an advisory lock, so that several
+  // hosts starting at once against the same server do not race.
+  const reserved = await client.reserve();
+  try {
+    await reserved`select pg_advisory_lock(${MIGRATION_LOCK})`;
+    await migrate(drizzle(reserved, { schema }), { migrationsFolder });
+    await reserved`select pg_advisory_unlock(${MIGRATION_LOCK})`;
+  } finally {
+    reserved.release();
+  }
+  const db = drizzle(client, { schema });
+  await db.execute(sql`select 1`);
+  return { db: db as unknown as Db, driver: 'postgres', close: () => client.end({ timeout: 5 }) };
+}

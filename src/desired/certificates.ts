@@ -1,0 +1,64 @@
+import { X509Certificate, createHash } from 'node:crypto';
+import { asc, eq, like } from 'drizzle-orm';
+import type { DbOrTx } from '../db/types.ts';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { certificates, type CertificateRow } from './schema/index.ts';
+
+/** SHA-256 of the DER certificate, lower-case hex (spec: Certificate fingerprint). */
+export function fingerprintOfDer(der: Buffer): string {
+  return createHash('sha256').update(der).digest('hex');
+}
+
+/** Parse a PEM (or bare base64 DER, as some clients send) into a normalized PEM + fingerprint. */
+export function parseCertificate(input: string): { pem: string; fingerprint: string } {
+  const text = input.trim();
+  const pemText = text.includes('-----BEGIN') ? text : `-----BEGIN CERTIFICATE-----\n${text.replace(/\s+/g, '').replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE-----`;
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(pemText);
+  } catch {
+    throw new ValidationError('Invalid certificate: not a PEM-encoded X.509 certificate');
+  }
+  return { pem: cert.toString(), fingerprint: fingerprintOfDer(cert.raw) };
+}
+
+export async function listCertificates(db: DbOrTx): Promise<CertificateRow[]> {
+  return db.select().from(certificates).orderBy(asc(certificates.fingerprint));
+}
+
+/** Find by full fingerprint or a unique prefix of it. */
+export async function readCertificate(db: DbOrTx, fp: string): Promise<CertificateRow> {
+  if (!/^[0-9a-fA-F]{1,64}$/.test(fp)) throw new NotFoundError('Certificate not found');
+  const rows = await db
+    .select()
+    .from(certificates)
+    .where(like(certificates.fingerprint, `${fp.toLowerCase()}%`))
+    .limit(2);
+  if (rows.length === 0) throw new NotFoundError('Certificate not found');
+  if (rows.length > 1) throw new ValidationError(`Certificate fingerprint prefix "${fp}" is ambiguous`);
+  return rows[0]!;
+}
+
+export async function addCertificate(db: DbOrTx, input: { pem: string; name: string; type: string }): Promise<CertificateRow> {
+  const { pem, fingerprint } = parseCertificate(input.pem);
+  if (input.type !== 'client') throw new ValidationError(`Unsupported certificate type "${input.type}" (only "client")`);
+  try {
+    const [row] = await db.insert(certificates).values({ fingerprint, certificate: pem, name: input.name, type: input.type }).returning();
+    return row!;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError('Certificate already in trust store');
+    throw e;
+  }
+}
+
+export async function updateCertificate(db: DbOrTx, fingerprint: string, input: { name: string; type: string }): Promise<CertificateRow> {
+  if (input.type !== 'client') throw new ValidationError(`Unsupported certificate type "${input.type}" (only "client")`);
+  const [row] = await db.update(certificates).set(input).where(eq(certificates.fingerprint, fingerprint)).returning();
+  if (!row) throw new NotFoundError('Certificate not found');
+  return row;
+}
+
+export async function deleteCertificate(db: DbOrTx, fingerprint: string): Promise<void> {
+  const rows = await db.delete(certificates).where(eq(certificates.fingerprint, fingerprint)).returning();
+  if (rows.length === 0) throw new NotFoundError('Certificate not found');
+}

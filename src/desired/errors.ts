@@ -1,0 +1,26 @@
+/** Domain errors: they know nothing of HTTP; src/api/errors.ts maps them to statuses. */
+export class DomainError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+/** The request is malformed or asks for something invalid (→ 400). */
+export class ValidationError extends DomainError {}
+/** The named thing does not exist (→ 404). */
+export class NotFoundError extends DomainError {}
+/** The name is taken or the object is in a conflicting state (→ 409). */
+export class ConflictError extends DomainError {}
+/** The caller may not do this (→ 403). */
+export class ForbiddenError extends DomainError {}
+/** If-Match did not match the current ETag (→ 412). */
+export class PreconditionFailedError extends DomainError {}
+
+/** PostgreSQL unique violation (23505), whichever driver raised it (drizzle wraps it in `cause`). */
+export function isUniqueViolation(e: unknown): boolean {
+  for (let cur: unknown = e, depth = 0; cur && depth < 5; depth++) {
+    if (typeof cur === 'object' && (cur as { code?: unknown }).code === '23505') return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,0 +1,6 @@
+export * from './projects.ts';
+export * from './profiles.ts';
+export * from './certificates.ts';
+export * from './server-config.ts';
+export * from './operations.ts';
+export * from './reconcile-status.ts';

@@ -1,0 +1,19 @@
+import { boolean, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+
+/**
+ * Written only by reconcilers: how far a desired object has converged.
+ * `observed_generation` = the desired generation last converged; `last_error` = the latest reconcile error.
+ */
+export const reconcileStatus = pgTable(
+  'reconcile_status',
+  {
+    kind: text('kind').notNull(),
+    key: text('key').notNull(),
+    observedGeneration: integer('observed_generation').notNull().default(0),
+    lastError: text('last_error').notNull().default(''),
+    terminal: boolean('terminal').notNull().default(false),
+    updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.key] })],
+);
+export type ReconcileStatusRow = typeof reconcileStatus.$inferSelect;

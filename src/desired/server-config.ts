@@ -1,0 +1,113 @@
+import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { promisify } from 'node:util';
+import { and, eq, inArray, or } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../db/types.ts';
+import { isBool, type ValueCheck } from './config-keys.ts';
+import { ValidationError } from './errors.ts';
+import { serverConfig } from './schema/index.ts';
+
+const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>;
+
+/** `host:port`, `[v6]:port`, `host`, or `:port`; empty = no HTTPS listener. */
+export const checkListenAddress: ValueCheck = (v) => {
+  if (v === '') return undefined;
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]*))(?::(\d{1,5}))?$/.exec(v);
+  if (!m) return 'must be an address such as 127.0.0.1:8443, [::]:8443 or :8443';
+  const port = m[3] === undefined ? 8443 : Number(m[3]);
+  if (port < 1 || port > 65535) return 'port must be between 1 and 65535';
+  return undefined;
+};
+
+/** Server keys that really work, and whether they are member-local. */
+const SERVER_KEYS: Record<string, { check: ValueCheck; local?: boolean; secret?: boolean }> = {
+  'core.https_address': { check: checkListenAddress, local: true },
+  'core.trust_password': { check: () => undefined, secret: true },
+  'core.https_allowed_credentials': { check: isBool },
+};
+
+export function validateServerConfig(config: Record<string, string>): void {
+  for (const [k, val] of Object.entries(config)) {
+    const spec = SERVER_KEYS[k];
+    if (!spec) throw new ValidationError(`Unknown server config key "${k}"`);
+    const err = spec.check(val);
+    if (err) throw new ValidationError(`Invalid value for server config key "${k}": ${err}`);
+  }
+}
+
+/** Stored server config as seen by this member (its local keys plus the cluster-wide ones). */
+export async function readServerConfig(db: DbOrTx, node: string): Promise<Record<string, string>> {
+  const rows = await db
+    .select()
+    .from(serverConfig)
+    .where(or(eq(serverConfig.node, ''), eq(serverConfig.node, node)));
+  return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+}
+
+/** The config as the API shows it: secrets are never returned, only that they are set. */
+export function renderServerConfig(stored: Record<string, string>): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  for (const [k, val] of Object.entries(stored)) out[k] = SERVER_KEYS[k]?.secret ? true : val;
+  return out;
+}
+
+export async function hashPassword(pw: string): Promise<string> {
+  const salt = randomBytes(16);
+  const hash = await scrypt(pw, salt, 32);
+  return `scrypt$${salt.toString('hex')}$${hash.toString('hex')}`;
+}
+
+export async function verifyPassword(pw: string, stored: string | undefined): Promise<boolean> {
+  if (!stored) return false;
+  const [alg, saltHex, hashHex] = stored.split('$');
+  if (alg !== 'scrypt' || !saltHex || !hashHex) return false;
+  const expected = Buffer.from(hashHex, 'hex');
+  const got = await scrypt(pw, Buffer.from(saltHex, 'hex'), expected.length);
+  return timingSafeEqual(got, expected);
+}
+
+/**
+ * Compute the new stored config from a request. `replace` (PUT) drops keys not given; PATCH keeps
+ * them. A secret given as boolean `true` (what GET shows) keeps the stored hash; a new secret is hashed.
+ */
+export async function computeServerConfig(
+  current: Record<string, string>,
+  request: Record<string, string | number | boolean>,
+  replace: boolean,
+): Promise<Record<string, string>> {
+  const next: Record<string, string> = replace ? {} : { ...current };
+  for (const [k, val] of Object.entries(request)) {
+    const spec = SERVER_KEYS[k];
+    if (spec?.secret && val === true) {
+      if (current[k] !== undefined) next[k] = current[k]!;
+      continue;
+    }
+    const s = String(val);
+    if (s === '') {
+      delete next[k];
+      continue;
+    }
+    next[k] = s;
+  }
+  validateServerConfig(next);
+  for (const [k, spec] of Object.entries(SERVER_KEYS)) {
+    if (spec.secret && next[k] !== undefined && next[k] !== current[k]) next[k] = await hashPassword(next[k]!);
+  }
+  return next;
+}
+
+/** Write the whole config of this member (its local keys + the cluster-wide keys). */
+export async function writeServerConfig(db: Db, node: string, next: Record<string, string>): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.delete(serverConfig).where(or(eq(serverConfig.node, ''), eq(serverConfig.node, node)));
+    const rows = Object.entries(next).map(([key, value]) => ({ node: SERVER_KEYS[key]?.local ? node : '', key, value }));
+    if (rows.length) await tx.insert(serverConfig).values(rows);
+  });
+}
+
+export async function readServerKeys(db: DbOrTx, node: string, keys: string[]): Promise<Record<string, string>> {
+  const rows = await db
+    .select()
+    .from(serverConfig)
+    .where(and(inArray(serverConfig.key, keys), or(eq(serverConfig.node, ''), eq(serverConfig.node, node))));
+  return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+}

@@ -1,0 +1,38 @@
+import os from 'node:os';
+import { createAgent } from './agent.ts';
+import { DaemonConfigError, loadDaemonConfig } from './config/daemon-config.ts';
+
+/** Process entry: read the environment once, start the agent, stop it cleanly on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadDaemonConfig(process.env, os.hostname());
+  } catch (e) {
+    if (e instanceof DaemonConfigError) {
+      process.stderr.write(`svcd: ${e.message}\n`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const agent = await createAgent(config);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    agent.log.info({ signal }, 'signal received');
+    agent
+      .stop()
+      .then(() => process.exit(0))
+      .catch((e: unknown) => {
+        process.stderr.write(`svcd: error while stopping: ${String(e)}\n`);
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`svcd: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

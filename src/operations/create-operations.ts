@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import type { Db, DbOrTx } from '../db/types.ts';
+import type { OperationRow } from '../desired/schema/index.ts';
+import { NotFoundError, ValidationError } from '../desired/errors.ts';
+import type { EventBus } from '../events/index.ts';
+import type { Clock } from '../reconcilers/runtime/clock.ts';
+import {
+  expireOperations,
+  failOrphanedOperations,
+  failTargetOperations,
+  insertOperation,
+  listActiveOperations,
+  pruneOperations,
+  readOperation,
+  settleConvergedOperations,
+  transitionOperation,
+} from './operation-store.ts';
+import { renderOperation } from './render-operation.ts';
+import { isFinalStatus, StatusCode } from './status.ts';
+import { createWebsocketSecrets } from './websocket-secrets.ts';
+
+export interface OperationSpec {
+  class: 'task' | 'websocket' | 'token';
+  description: string;
+  project: string;
+  resources?: Record<string, string[]>;
+  metadata?: Record<string, unknown>;
+  mayCancel?: boolean;
+  /** For desired writes: the reconcile that settles this operation. */
+  target?: { kind: string; key: string; generation: number };
+  /** Override the default deadline (ms from now); 0 = none. */
+  deadlineMs?: number;
+}
+
+export interface TaskContext {
+  id: string;
+  signal: AbortSignal;
+  /** Merge keys into the operation's metadata (published as an operation event). */
+  setMetadata(patch: Record<string, unknown>): Promise<void>;
+}
+export type TaskFn = (ctx: TaskContext) => Promise<Record<string, unknown> | void>;
+
+export interface OperationsOptions {
+  db: Db;
+  bus: EventBus;
+  clock: Clock;
+  node: string;
+  log: { warn(o: object, m?: string): void; error(o: object, m?: string): void };
+  /** Default time a desired-write operation waits for convergence. */
+  defaultDeadlineMs?: number;
+  /** How long finished operations stay readable. */
+  retentionMs?: number;
+  sweepIntervalMs?: number;
+}
+
+/**
+ * The operations module: the only writer of operation rows. Operations are persisted; waiters,
+ * cancel hooks and websocket secrets live in memory.
+ */
+export function createOperations(opts: OperationsOptions) {
+  const { db, bus, clock, node, log } = opts;
+  const defaultDeadlineMs = opts.defaultDeadlineMs ?? 10 * 60_000;
+  const retentionMs = opts.retentionMs ?? 15 * 60_000;
+  const sweepIntervalMs = opts.sweepIntervalMs ?? 2_000;
+  const waiters = new Map<string, Set<() => void>>();
+  const cancelHooks = new Map<string, AbortController>();
+  const websockets = createWebsocketSecrets<unknown>();
+  let sweepTimer: ReturnType<Clock['setTimer']> | undefined;
+  let stopped = false;
+  const now = () => new Date(clock.now());
+
+  function announce(row: OperationRow): void {
+    bus.publish({ type: 'operation', project: row.project, metadata: renderOperation(row) as never });
+    if (isFinalStatus(row.statusCode)) {
+      websockets.revoke(row.id);
+      cancelHooks.delete(row.id);
+    }
+    const set = waiters.get(row.id);
+    if (set) for (const wake of [...set]) wake();
+  }
+  const announceAll = (rows: OperationRow[]) => rows.forEach(announce);
+
+  function rowFor(spec: OperationSpec, statusCode: number): Parameters<typeof insertOperation>[1] {
+    const t = now();
+    const deadlineMs = spec.deadlineMs ?? (spec.target ? defaultDeadlineMs : 0);
+    return {
+      id: randomUUID(),
+      class: spec.class,
+      description: spec.description,
+      statusCode,
+      resources: spec.resources ?? {},
+      metadata: spec.metadata ?? {},
+      mayCancel: spec.mayCancel ?? false,
+      project: spec.project,
+      node,
+      targetKind: spec.target?.kind ?? null,
+      targetKey: spec.target?.key ?? null,
+      targetGeneration: spec.target?.generation ?? null,
+      deadlineAt: deadlineMs > 0 ? new Date(t.getTime() + deadlineMs) : null,
+      createdAt: t,
+      updatedAt: t,
+    };
+  }
+
+  async function transition(id: string, patch: Parameters<typeof transitionOperation>[2]) {
+    const row = await transitionOperation(db, id, patch, now());
+    if (row) announce(row);
+    return row;
+  }
+
+  const service = {
+    websockets,
+
+    /** Insert an operation inside the caller's transaction (the desired write). Call announce() after commit. */
+    async insert(tx: DbOrTx, spec: OperationSpec): Promise<OperationRow> {
+      return insertOperation(tx, rowFor(spec, StatusCode.Running));
+    },
+
+    /** Publish the creation event of an operation inserted in a committed transaction. */
+    announce,
+
+    /** Start an imperative operation: its task settles it (Success, Failure, or Cancelled if aborted). */
+    async startTask(spec: OperationSpec, task: TaskFn): Promise<OperationRow> {
+      const row = await insertOperation(db, rowFor(spec, StatusCode.Running));
+      const ac = new AbortController();
+      cancelHooks.set(row.id, ac);
+      announce(row);
+      let metadata = { ...row.metadata };
+      const ctx: TaskContext = {
+        id: row.id,
+        signal: ac.signal,
+        async setMetadata(patch) {
+          metadata = { ...metadata, ...patch };
+          await transition(row.id, { statusCode: ac.signal.aborted ? StatusCode.Cancelling : StatusCode.Running, metadata });
+        },
+      };
+      void (async () => {
+        try {
+          const out = await task(ctx);
+          if (out) metadata = { ...metadata, ...out };
+          if (ac.signal.aborted) await transition(row.id, { statusCode: StatusCode.Cancelled, metadata, err: 'operation cancelled', mayCancel: false });
+          else await transition(row.id, { statusCode: StatusCode.Success, metadata, mayCancel: false });
+        } catch (e) {
+          const cancelled = ac.signal.aborted;
+          await transition(row.id, {
+            statusCode: cancelled ? StatusCode.Cancelled : StatusCode.Failure,
+            err: cancelled ? 'operation cancelled' : errorText(e),
+            metadata,
+            mayCancel: false,
+          }).catch((err2: unknown) => log.error({ err: err2, op: row.id }, 'failed to record the end of an operation'));
+        }
+      })();
+      return row;
+    },
+
+    async get(id: string, project?: string): Promise<OperationRow> {
+      const row = await readOperation(db, id);
+      if (!row || (project !== undefined && row.project !== project)) throw new NotFoundError('Operation not found');
+      return row;
+    },
+
+    list: (project?: string) => listActiveOperations(db, project),
+
+    /** Resolve once the operation is final, or after timeoutMs (negative = no limit), or on abort. */
+    async wait(id: string, timeoutMs: number, signal?: AbortSignal, project?: string): Promise<OperationRow> {
+      const deadline = timeoutMs < 0 ? Infinity : clock.now() + timeoutMs;
+      for (;;) {
+        const row = await service.get(id, project);
+        if (isFinalStatus(row.statusCode) || clock.now() >= deadline || signal?.aborted) return row;
+        // Woken by any change of this operation; re-poll every 2 s as well for changes made by other cluster members.
+        await new Promise<void>((resolve) => {
+          const set = waiters.get(id) ?? new Set();
+          waiters.set(id, set);
+          const done = () => {
+            set.delete(done);
+            if (set.size === 0) waiters.delete(id);
+            clock.clearTimer(timer);
+            signal?.removeEventListener('abort', done);
+            resolve();
+          };
+          const timer = clock.setTimer(done, Math.min(2_000, deadline - clock.now()));
+          set.add(done);
+          signal?.addEventListener('abort', done, { once: true });
+        });
+      }
+    },
+
+    /** DELETE /1.0/operations/<id>: Cancelling now, Cancelled when the task has stopped. */
+    async cancel(id: string, project?: string): Promise<OperationRow> {
+      const row = await service.get(id, project);
+      if (isFinalStatus(row.statusCode)) throw new ValidationError('Operation has already finished');
+      const ac = cancelHooks.get(id);
+      if (!row.mayCancel || !ac) throw new ValidationError('This operation cannot be cancelled');
+      const updated = await transition(id, { statusCode: StatusCode.Cancelling });
+      ac.abort(new Error('operation cancelled'));
+      return updated ?? row;
+    },
+
+    // --- Settler for the reconcile manager -------------------------------------------------
+    async converged(kind: string, key: string, observedGeneration: number): Promise<void> {
+      announceAll(await settleConvergedOperations(db, kind, key, observedGeneration, now()));
+    },
+    async failed(kind: string, key: string, message: string, terminal: boolean): Promise<void> {
+      if (terminal) announceAll(await failTargetOperations(db, kind, key, message, now()));
+    },
+
+    /** At start: operations this node was running with no reconcile to settle them end as Failure. */
+    async recover(): Promise<number> {
+      const rows = await failOrphanedOperations(db, node, 'svcd stopped while this operation was running', now());
+      announceAll(rows);
+      return rows.length;
+    },
+
+    /** Fail operations past their deadline, prune old finished ones. */
+    async sweep(): Promise<void> {
+      announceAll(await expireOperations(db, now()));
+      await pruneOperations(db, new Date(clock.now() - retentionMs));
+    },
+
+    start(): void {
+      stopped = false;
+      const tick = () => {
+        service
+          .sweep()
+          .catch((e: unknown) => log.warn({ err: e }, 'operation sweep failed'))
+          .finally(() => {
+            if (!stopped) sweepTimer = clock.setTimer(tick, sweepIntervalMs);
+          });
+      };
+      sweepTimer = clock.setTimer(tick, sweepIntervalMs);
+    },
+    stop(): void {
+      stopped = true;
+      if (sweepTimer) clock.clearTimer(sweepTimer);
+      for (const ac of cancelHooks.values()) ac.abort(new Error('svcd is stopping'));
+    },
+  };
+  return service;
+}
+export type Operations = ReturnType<typeof createOperations>;
+
+function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

@@ -1,0 +1,250 @@
+import { AbandonedRunError, awaitWithGrace } from './await-with-grace.ts';
+import { computeBackoff, type BackoffOptions } from './backoff.ts';
+import type { Clock, TimerHandle } from './clock.ts';
+import { createKeyedQueue, type QueueItem } from './keyed-queue.ts';
+import { isTerminalError } from './terminal-error.ts';
+import type { ReconcileResult, Reconciler, RuntimeLogger, Settler } from './types.ts';
+
+export interface ReconcileManagerDeps {
+  clock: Clock;
+  reconcilers: readonly Reconciler[];
+  settler: Settler;
+  log: RuntimeLogger;
+  /** Keys reconciled at once across all kinds (default 4). */
+  concurrency?: number;
+  /** Retry backoff after transient failures (default 500 ms .. 60 s). */
+  backoff?: BackoffOptions;
+  /** Period of the full resync of every key (default 5 min). */
+  resyncIntervalMs?: number;
+  /** A run taking longer is aborted and counts as a transient failure (default 10 min). */
+  reconcileTimeoutMs?: number;
+  /** How long an aborted run may take to settle before it is abandoned (default 30 s). */
+  abortGraceMs?: number;
+}
+
+export interface KeyStatus {
+  /** Consecutive transient failures (0 after a terminal failure). */
+  failures: number;
+  lastError?: string;
+  /** Clock time of the scheduled retry, if one is scheduled. */
+  nextRetryAt?: number;
+}
+
+export interface ReconcileManager {
+  /** Startup sweep of every kind's keys, then periodic resync. */
+  start(): Promise<void>;
+  /** Queues a key (API desired writes, observer drift). Throws for an unknown kind. */
+  enqueue(kind: string, key: string, reason: string): void;
+  /** Stops timers, aborts in-flight runs and waits for them. */
+  stop(): Promise<void>;
+  /** Resolves when no key is waiting or running (delayed retries don't count). */
+  idle(): Promise<void>;
+  /** Failure bookkeeping for a key; undefined when none is recorded (never failed, or succeeded since). */
+  status(kind: string, key: string): KeyStatus | undefined;
+}
+
+const DEFAULTS = {
+  concurrency: 4,
+  backoff: { baseMs: 500, maxMs: 60_000 },
+  resyncIntervalMs: 5 * 60_000,
+  reconcileTimeoutMs: 10 * 60_000,
+  abortGraceMs: 30_000,
+} as const;
+
+function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileManager {
+  const { clock, settler, log } = deps;
+  const backoff = deps.backoff ?? DEFAULTS.backoff;
+  const resyncIntervalMs = deps.resyncIntervalMs ?? DEFAULTS.resyncIntervalMs;
+  const reconcileTimeoutMs = deps.reconcileTimeoutMs ?? DEFAULTS.reconcileTimeoutMs;
+  const abortGraceMs = deps.abortGraceMs ?? DEFAULTS.abortGraceMs;
+
+  const byKind = new Map<string, Reconciler>();
+  for (const r of deps.reconcilers) {
+    if (byKind.has(r.kind)) throw new Error(`duplicate reconciler kind: ${r.kind}`);
+    byKind.set(r.kind, r);
+  }
+
+  const states = new Map<string, KeyStatus>();
+  const inflight = new Map<string, AbortController>();
+  const queue = createKeyedQueue({
+    clock,
+    concurrency: deps.concurrency ?? DEFAULTS.concurrency,
+    process: runOne,
+    onError: (err, item) => log.error({ err, kind: item.kind, key: item.key }, 'reconcile run crashed'),
+  });
+  let phase: 'new' | 'started' | 'stopped' = 'new';
+  let resyncTimer: TimerHandle | undefined;
+  let resyncing = false;
+  let stopPromise: Promise<void> | undefined;
+
+  const idOf = (kind: string, key: string): string => `${kind}\u0000${key}`;
+
+  async function sweep(reason: string): Promise<void> {
+    await Promise.all(
+      [...byKind.values()].map(async (r) => {
+        let keys: string[];
+        try {
+          keys = await r.listKeys();
+        } catch (err) {
+          log.error({ err, kind: r.kind, reason }, 'listKeys failed; kind skipped in this sweep');
+          return;
+        }
+        for (const key of keys) queue.add(r.kind, key, reason);
+        log.debug({ kind: r.kind, reason, keys: keys.length }, 'keys enqueued');
+      }),
+    );
+  }
+
+  function scheduleResync(): void {
+    resyncTimer = clock.setTimer(() => {
+      resyncTimer = undefined;
+      if (phase !== 'started') return;
+      scheduleResync();
+      if (resyncing) {
+        log.warn({}, 'previous resync still listing keys; skipping this one');
+        return;
+      }
+      resyncing = true;
+      sweep('resync')
+        .catch((err: unknown) => log.error({ err }, 'resync failed'))
+        .finally(() => {
+          resyncing = false;
+        });
+    }, resyncIntervalMs);
+  }
+
+  /** Records a failure of the bookkeeping itself and retries the key with backoff. */
+  function retryAfterSettlerError(item: QueueItem, klog: RuntimeLogger, err: unknown): void {
+    const id = idOf(item.kind, item.key);
+    const failures = (states.get(id)?.failures ?? 0) + 1;
+    const delay = computeBackoff(failures, backoff);
+    states.set(id, { failures, lastError: `settler: ${messageOf(err)}`, nextRetryAt: clock.now() + delay });
+    klog.error({ err, failures, retryInMs: delay }, 'settler failed; key will be retried');
+    queue.addAfter(item.kind, item.key, delay, 'retry');
+  }
+
+  async function onSuccess(item: QueueItem, klog: RuntimeLogger, result: ReconcileResult | undefined): Promise<void> {
+    const { kind, key } = item;
+    states.delete(idOf(kind, key));
+    const { observedGeneration, requeueAfterMs } = result ?? {};
+    klog.debug({ observedGeneration, requeueAfterMs }, 'reconciled');
+    if (requeueAfterMs !== undefined) queue.addAfter(kind, key, requeueAfterMs, 'requeue');
+    if (observedGeneration === undefined) return;
+    try {
+      await settler.converged(kind, key, observedGeneration);
+    } catch (err) {
+      retryAfterSettlerError(item, klog, err);
+    }
+  }
+
+  async function onTerminal(item: QueueItem, klog: RuntimeLogger, err: unknown): Promise<void> {
+    const message = messageOf(err);
+    states.set(idOf(item.kind, item.key), { failures: 0, lastError: message });
+    klog.error({ err }, 'reconcile failed terminally; waiting for a new trigger');
+    try {
+      await settler.failed(item.kind, item.key, message, true);
+    } catch (settlerErr) {
+      retryAfterSettlerError(item, klog, settlerErr);
+    }
+  }
+
+  async function onTransient(item: QueueItem, klog: RuntimeLogger, err: unknown, message: string): Promise<void> {
+    const id = idOf(item.kind, item.key);
+    const failures = (states.get(id)?.failures ?? 0) + 1;
+    const delay = computeBackoff(failures, backoff);
+    states.set(id, { failures, lastError: message, nextRetryAt: clock.now() + delay });
+    klog.warn({ err, failures, retryInMs: delay }, 'reconcile failed; will retry');
+    queue.addAfter(item.kind, item.key, delay, 'retry');
+    try {
+      await settler.failed(item.kind, item.key, message, false);
+    } catch (settlerErr) {
+      klog.error({ err: settlerErr }, 'settler failed to record a transient error; retry already scheduled');
+    }
+  }
+
+  async function runOne(item: QueueItem): Promise<void> {
+    const { kind, key, reason } = item;
+    const reconciler = byKind.get(kind);
+    if (reconciler === undefined) return; // enqueue() rejects unknown kinds
+    const id = idOf(kind, key);
+    const klog = log.child?.({ kind, key }) ?? log;
+
+    // This run decides what comes next, so an older delayed retry is obsolete.
+    queue.cancelDelayed(kind, key);
+    const previous = states.get(id);
+    if (previous !== undefined) delete previous.nextRetryAt;
+    const attempt = previous?.failures ?? 0;
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timeout = clock.setTimer(() => {
+      timedOut = true;
+      controller.abort(new Error(`reconcile timed out after ${reconcileTimeoutMs}ms`));
+    }, reconcileTimeoutMs);
+    inflight.set(id, controller);
+    klog.debug({ reason, attempt }, 'reconcile start');
+
+    let result: ReconcileResult | undefined;
+    let error: unknown;
+    let failed = false;
+    try {
+      const ctx = { kind, key, attempt, signal: controller.signal, reason };
+      result = await awaitWithGrace(() => reconciler.reconcile(key, ctx), {
+        clock,
+        signal: controller.signal,
+        graceMs: abortGraceMs,
+      });
+    } catch (err) {
+      failed = true;
+      error = err;
+    } finally {
+      clock.clearTimer(timeout);
+      inflight.delete(id);
+    }
+
+    if (!failed) return onSuccess(item, klog, result);
+    if (error instanceof AbandonedRunError) {
+      klog.error({ err: error }, 'reconcile ignored its abort signal; abandoned (it may still be running)');
+    }
+    if (timedOut) return onTransient(item, klog, error, `reconcile timed out after ${reconcileTimeoutMs}ms`);
+    if (phase === 'stopped') {
+      klog.info({ err: error }, 'reconcile aborted by shutdown');
+      return;
+    }
+    if (isTerminalError(error)) return onTerminal(item, klog, error);
+    return onTransient(item, klog, error, messageOf(error));
+  }
+
+  return {
+    async start() {
+      if (phase !== 'new') throw new Error(`reconcile manager cannot start: already ${phase}`);
+      phase = 'started';
+      log.info({ kinds: [...byKind.keys()] }, 'reconcile manager starting');
+      await sweep('startup');
+      if (phase === 'started') scheduleResync();
+    },
+    enqueue(kind, key, reason) {
+      if (!byKind.has(kind)) throw new Error(`unknown reconciler kind: ${kind}`);
+      queue.add(kind, key, reason);
+    },
+    stop() {
+      if (stopPromise !== undefined) return stopPromise;
+      phase = 'stopped';
+      if (resyncTimer !== undefined) clock.clearTimer(resyncTimer);
+      resyncTimer = undefined;
+      for (const controller of inflight.values()) controller.abort(new Error('reconcile manager stopping'));
+      stopPromise = queue.shutdown().then(() => log.info({}, 'reconcile manager stopped'));
+      return stopPromise;
+    },
+    idle: () => queue.idle(),
+    status(kind, key) {
+      const s = states.get(idOf(kind, key));
+      return s === undefined ? undefined : { ...s };
+    },
+  };
+}
