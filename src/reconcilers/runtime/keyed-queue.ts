@@ -133,6 +133,7 @@ export function createKeyedQueue(deps: KeyedQueueDeps): KeyedQueue {
     if (closed) return;
     const id = idOf(kind, key);
     cancelDelayedId(id);
+    if (waiting.has(id)) return;
     waiting.set(id, { kind, key, reason });
     if (!processing.has(id)) ready.push(id);
     schedulePump();

@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from './http.ts';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface Daemon {
+  stateDir: string;
+  socketPath: string;
+  proc: ChildProcess;
+  /** Everything the daemon printed (JSON log lines). */
+  output(): string;
+  /** SIGTERM and wait for exit. */
+  stop(): Promise<number | null>;
+  /** SIGKILL (a crash) and wait for exit. */
+  kill(): Promise<void>;
+  /** Start again on the same state directory (and database). */
+  restart(): Promise<void>;
+  /** Stop and remove the state directory. */
+  destroy(): Promise<void>;
+}
+
+export interface DaemonOptions {
+  databaseUrl?: string;
+  env?: Record<string, string>;
+  stateDir?: string;
+}
+
+/** Start svcd as a process, as a user would, and wait until its unix socket answers. */
+export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
+  // Short path: unix socket paths are limited to 108 bytes.
+  const stateDir = opts.stateDir ?? (await mkdtemp(path.join(os.tmpdir(), 'svcd-e2e-')));
+  const socketPath = path.join(stateDir, 'unix.socket');
+  let proc!: ChildProcess;
+  let out = '';
+  const launch = async () => {
+    out = '';
+    proc = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/main.ts')], {
+      cwd: repoRoot,
+      env: {
+        PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+        HOME: process.env.HOME ?? '/root',
+        SVCD_DIR: stateDir,
+        SVCD_LOG_LEVEL: 'debug',
+        ...(opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : {}),
+        ...opts.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      if (proc.exitCode !== null) throw new Error(`svcd exited with ${proc.exitCode} at start:\n${out}`);
+      try {
+        const res = await request({ socketPath }, 'GET', '/1.0');
+        if (res.status === 200) return;
+      } catch {
+        /* not up yet */
+      }
+      if (Date.now() > deadline) throw new Error(`svcd did not answer within 30 s:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const exited = () =>
+    new Promise<number | null>((resolve) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode);
+      proc.once('exit', (code) => resolve(code));
+    });
+  await launch();
+  const daemon: Daemon = {
+    stateDir,
+    socketPath,
+    get proc() {
+      return proc;
+    },
+    output: () => out,
+    async stop() {
+      const done = exited();
+      proc.kill('SIGTERM');
+      return done;
+    },
+    async kill() {
+      const done = exited();
+      proc.kill('SIGKILL');
+      await done;
+    },
+    restart: launch,
+    async destroy() {
+      if (proc.exitCode === null && proc.signalCode === null) await daemon.stop();
+      if (!opts.stateDir) await rm(stateDir, { recursive: true, force: true });
+    },
+  };
+  return daemon;
+}
