@@ -40,6 +40,8 @@ export interface AgentOptions {
   reconcilers?: Reconciler[];
   /** Events websocket ping interval (tests shorten it). */
   pingMs?: number;
+  /** Operation deadlines and sweep period (tests shorten them). */
+  operations?: { defaultDeadlineMs?: number; sweepIntervalMs?: number };
 }
 
 /** The composition root: wires store, operations, reconcilers, observers and the API. Tests use it too. */
@@ -53,7 +55,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   await ensureDefaultProject(db);
   const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
 
-  const ops = createOperations({ db, bus, clock, node: config.nodeName, log: log.child({ component: 'operations' }) });
+  const ops = createOperations({ db, bus, clock, node: config.nodeName, log: log.child({ component: 'operations' }), ...opts.operations });
   const orphaned = await ops.recover();
   if (orphaned) log.warn({ count: orphaned }, 'operations left running by a previous svcd ended as Failure');
   ops.start();

@@ -154,6 +154,7 @@ export function createOperations(opts: OperationsOptions) {
     },
 
     async get(id: string, project?: string): Promise<OperationRow> {
+      if (!UUID.test(id)) throw new NotFoundError('Operation not found');
       const row = await readOperation(db, id);
       if (!row || (project !== undefined && row.project !== project)) throw new NotFoundError('Operation not found');
       return row;
@@ -238,6 +239,8 @@ export function createOperations(opts: OperationsOptions) {
   return service;
 }
 export type Operations = ReturnType<typeof createOperations>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function errorText(e: unknown): string {
   if (e instanceof Error) return e.message;

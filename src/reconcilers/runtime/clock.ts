@@ -98,7 +98,7 @@ export function createManualClock(startMs = 0): ManualClock {
     for (const entry of timers) {
       const t = entry[1];
       if (t.dueAt > limit) continue;
-      if (best === undefined || t.dueAt < best[1].dueAt || (t.dueAt === best[1].dueAt && t.seq > best[1].seq)) {
+      if (best === undefined || t.dueAt < best[1].dueAt || (t.dueAt === best[1].dueAt && t.seq < best[1].seq)) {
         best = entry;
       }
     }

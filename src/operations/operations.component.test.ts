@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'drizzle-orm';
+import type WebSocket from 'ws';
+import { profiles } from '../desired/schema/index.ts';
+import { TerminalError, type Reconciler } from '../reconcilers/runtime/index.ts';
+import { call, collect, openSocket, startTestAgent } from '../test-support/agent-harness.ts';
+
+type Agent = Awaited<ReturnType<typeof startTestAgent>>;
+
+const until = async (check: () => boolean | Promise<boolean>, what: string, ms = 5_000) => {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+/**
+ * A fake kind for the engine: desired generation per key in memory, converged by "applying" it;
+ * behaviour per key decides success, terminal or transient failure.
+ */
+function widgetReconciler(behaviour: Map<string, 'ok' | 'terminal' | 'transient'>, applied: Map<string, number>, desired: Map<string, number>): Reconciler {
+  return {
+    kind: 'widget',
+    listKeys: async () => [...desired.keys()],
+    async reconcile(key) {
+      const mode = behaviour.get(key) ?? 'ok';
+      if (mode === 'terminal') throw new TerminalError(`widget ${key} cannot be built: bad shape`);
+      if (mode === 'transient') throw new Error(`widget ${key}: host busy`);
+      const gen = desired.get(key);
+      if (gen === undefined) return {};
+      applied.set(key, gen);
+      return { observedGeneration: gen };
+    },
+  };
+}
+
+describe('operations (component: agent + PGlite + unix socket)', () => {
+  let agent: Agent;
+  let events: any[];
+  let eventsWs: WebSocket;
+  const behaviour = new Map<string, 'ok' | 'terminal' | 'transient'>();
+  const applied = new Map<string, number>();
+  const desired = new Map<string, number>();
+
+  before(async () => {
+    agent = await startTestAgent({
+      reconcilers: [widgetReconciler(behaviour, applied, desired)],
+      pingMs: 150,
+      operations: { sweepIntervalMs: 100 },
+    });
+    eventsWs = await openSocket(agent, '/1.0/events?type=operation');
+    events = collect(eventsWs);
+  });
+  after(async () => {
+    eventsWs?.close();
+    await agent?.cleanup();
+  });
+
+  test('a task runs as an operation: listed while running, Success with its metadata, events carry the full object', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const op = await agent.ops.startTask({ class: 'task', description: 'Doing a thing', project: 'default', resources: { profiles: ['/1.0/profiles/default'] } }, async () => {
+      await gate;
+      return { answer: 42 };
+    });
+    const listed = await call(agent, 'GET', '/1.0/operations');
+    assert.ok(listed.json.metadata.includes(`/1.0/operations/${op.id}`));
+    const running = await call(agent, 'GET', `/1.0/operations/${op.id}`);
+    assert.equal(running.json.metadata.status_code, 103);
+    assert.equal(running.json.metadata.status, 'Running');
+    release();
+    const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
+    assert.equal(done.json.metadata.status_code, 200);
+    assert.equal(done.json.metadata.metadata.answer, 42);
+    assert.equal(done.json.metadata.description, 'Doing a thing');
+    assert.deepEqual(done.json.metadata.resources, { profiles: ['/1.0/profiles/default'] });
+    assert.ok(!(await call(agent, 'GET', '/1.0/operations')).json.metadata.includes(`/1.0/operations/${op.id}`));
+    // Finished operations stay readable.
+    assert.equal((await call(agent, 'GET', `/1.0/operations/${op.id}`)).json.metadata.status, 'Success');
+    await until(() => events.filter((e) => e.metadata.id === op.id).length >= 2, 'operation events');
+    const mine = events.filter((e) => e.metadata.id === op.id);
+    assert.equal(mine[0].type, 'operation');
+    assert.equal(mine[0].metadata.status_code, 103);
+    assert.equal(mine.at(-1).metadata.status_code, 200);
+    for (const k of ['id', 'class', 'created_at', 'updated_at', 'status', 'status_code', 'resources', 'metadata', 'may_cancel', 'err']) assert.ok(k in mine.at(-1).metadata, k);
+  });
+
+  test('a failing task ends as Failure (400) with its error text', async () => {
+    const op = await agent.ops.startTask({ class: 'task', description: 'Failing', project: 'default' }, async () => {
+      throw new Error('disk on fire');
+    });
+    const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait`);
+    assert.equal(done.json.metadata.status_code, 400);
+    assert.equal(done.json.metadata.status, 'Failure');
+    assert.equal(done.json.metadata.err, 'disk on fire');
+  });
+
+  test('wait?timeout returns the still-running operation when the timeout passes; bad timeout → 400', async () => {
+    let release!: () => void;
+    const op = await agent.ops.startTask({ class: 'task', description: 'Slow', project: 'default' }, () => new Promise<void>((r) => (release = r)));
+    const t0 = Date.now();
+    const res = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=0.3`);
+    assert.ok(Date.now() - t0 >= 250);
+    assert.equal(res.json.metadata.status_code, 103);
+    assert.equal((await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=abc`)).status, 400);
+    release();
+    assert.equal((await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`)).json.metadata.status_code, 200);
+  });
+
+  test('DELETE cancels a cancellable operation (Cancelling, then Cancelled); others → 400; unknown → 404', async () => {
+    const op = await agent.ops.startTask({ class: 'task', description: 'Cancellable', project: 'default', mayCancel: true }, ({ signal }) =>
+      new Promise<void>((_, reject) => signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), 50))),
+    );
+    const del = await call(agent, 'DELETE', `/1.0/operations/${op.id}`);
+    assert.equal(del.status, 202);
+    assert.equal(del.json.type, 'sync');
+    const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
+    assert.equal(done.json.metadata.status_code, 401);
+    assert.equal(done.json.metadata.status, 'Cancelled');
+    await until(() => events.some((e) => e.metadata.id === op.id && e.metadata.status_code === 104), 'a Cancelling event');
+
+    let release!: () => void;
+    const fixed = await agent.ops.startTask({ class: 'task', description: 'Not cancellable', project: 'default' }, () => new Promise<void>((r) => (release = r)));
+    const refused = await call(agent, 'DELETE', `/1.0/operations/${fixed.id}`);
+    assert.equal(refused.status, 400);
+    assert.equal(refused.json.type, 'error');
+    release();
+    assert.equal((await call(agent, 'DELETE', '/1.0/operations/00000000-0000-4000-8000-000000000000')).status, 404);
+    assert.equal((await call(agent, 'GET', '/1.0/operations/not-a-uuid')).status, 404);
+  });
+
+  test('operation websockets: secrets are one-time; wrong or reused secrets → 403', async () => {
+    const op = await agent.ops.startTask({ class: 'websocket', description: 'Echo', project: 'default' }, async ({ id }) => {
+      await new Promise<void>((resolve) => {
+        const secrets = agent.ops.websockets.register(id, ['0', 'control'], (fd, socket) => {
+          const ws = socket as WebSocket;
+          ws.on('message', (m) => ws.send(`${fd}:${m.toString()}`));
+          if (fd === 'control') ws.on('close', () => resolve());
+        });
+        void agent.ops.startTask; // secrets handed out through metadata below
+        pending.resolve(secrets);
+      });
+    });
+    const secrets = await pending.promise;
+    await assert.rejects(openSocket(agent, `/1.0/operations/${op.id}/websocket?secret=nope`), /HTTP 403/);
+    const ws0 = await openSocket(agent, `/1.0/operations/${op.id}/websocket?secret=${secrets['0']}`);
+    const echoed = new Promise<string>((r) => ws0.once('message', (m) => r(m.toString())));
+    ws0.send('hello');
+    assert.equal(await echoed, '0:hello');
+    await assert.rejects(openSocket(agent, `/1.0/operations/${op.id}/websocket?secret=${secrets['0']}`), /HTTP 403/);
+    const ctl = await openSocket(agent, `/1.0/operations/${op.id}/websocket?secret=${secrets.control}`);
+    ctl.close();
+    ws0.close();
+    assert.equal((await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`)).json.metadata.status_code, 200);
+    // Secrets die with the operation.
+    await assert.rejects(openSocket(agent, `/1.0/operations/${op.id}/websocket?secret=${secrets.control}`), /HTTP 403/);
+  });
+
+  test('a desired write settles by generation: the operation ends when the reconciler converged it', async () => {
+    const key = 'default/w1';
+    const op = await agent.database.db.transaction(async (tx) => {
+      // Any desired row works for the pattern: bump a generation and record the operation in one transaction.
+      const [row] = await tx.update(profiles).set({ generation: sql`${profiles.generation} + 1` }).where(sql`${profiles.name} = 'default'`).returning();
+      desired.set(key, row!.generation);
+      return agent.ops.insert(tx, { class: 'task', description: 'Converging w1', project: 'default', target: { kind: 'widget', key, generation: row!.generation } });
+    });
+    agent.ops.announce(op);
+    agent.reconcile.enqueue('widget', key, 'desired write');
+    const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
+    assert.equal(done.json.metadata.status_code, 200);
+    assert.equal(applied.get(key), desired.get(key));
+  });
+
+  test('a terminal reconcile error fails the operation with the reconciler text', async () => {
+    const key = 'default/w2';
+    behaviour.set(key, 'terminal');
+    desired.set(key, 1);
+    const op = await agent.ops.insert(agent.database.db, { class: 'task', description: 'w2', project: 'default', target: { kind: 'widget', key, generation: 1 } });
+    agent.reconcile.enqueue('widget', key, 'desired write');
+    const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
+    assert.equal(done.json.metadata.status_code, 400);
+    assert.equal(done.json.metadata.err, 'widget default/w2 cannot be built: bad shape');
+  });
+
+  test('transient errors retry; past its deadline the operation fails naming the last error, and converges later', async () => {
+    const key = 'default/w3';
+    behaviour.set(key, 'transient');
+    desired.set(key, 1);
+    const op = await agent.ops.insert(agent.database.db, { class: 'task', description: 'w3', project: 'default', target: { kind: 'widget', key, generation: 1 }, deadlineMs: 400 });
+    agent.reconcile.enqueue('widget', key, 'desired write');
+    const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
+    assert.equal(done.json.metadata.status_code, 400);
+    assert.match(done.json.metadata.err, /timed out waiting for the host to converge.*widget default\/w3: host busy/);
+    behaviour.set(key, 'ok');
+    await until(() => applied.get(key) === 1, 'the retry to converge w3', 10_000);
+  });
+
+  test('a client that stops answering pings is dropped from the events stream', async () => {
+    const dead = await openSocket(agent, '/1.0/events', { autoPong: false });
+    const closed = new Promise<void>((r) => dead.once('close', () => r()));
+    const t0 = Date.now();
+    await closed;
+    assert.ok(Date.now() - t0 < 2_000, 'dropped within a few ping intervals');
+    // A live client stays connected meanwhile.
+    assert.equal(eventsWs.readyState, eventsWs.OPEN);
+  });
+});
+
+const pending = (() => {
+  let resolve!: (v: Record<string, string>) => void;
+  const promise = new Promise<Record<string, string>>((r) => (resolve = r));
+  return { promise, resolve };
+})();
