@@ -1,9 +1,18 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import postgres from 'postgres';
 import { openDatabase } from '../../src/db/open-database.ts';
 import type { Database } from '../../src/db/types.ts';
 import { createTestDatabase } from '../support/postgres.ts';
+
+/** A new database nobody opened yet: raw SQL on it, then openDatabase() (migrations) on it. */
+export interface UnopenedDatabase {
+  /** Run SQL without migrating (to plant what a migration will trip over). */
+  exec(statements: string): Promise<void>;
+  /** openDatabase() on it; every handle is closed by the target's cleanup(). */
+  open(): Promise<Database>;
+}
 
 /** One freshly migrated database of one driver, as the store suite uses it. */
 export interface StoreTarget {
@@ -11,80 +20,105 @@ export interface StoreTarget {
   readonly database: Database;
   /** Close the handle, then open the same database again: migrations run a second time. */
   reopen(): Promise<Database>;
-  /**
-   * Open `n` handles at once on a new, empty database (migrations racing each other).
-   * Absent where one process cannot hold two handles on one database (PGlite).
-   */
-  openConcurrently?: (n: number) => Promise<Database[]>;
-  /** Close every handle and remove the database. */
+  /** Another database of the same driver, created empty. */
+  unopened(): Promise<UnopenedDatabase>;
+  /** Whether one process may hold several handles on one database at once (not PGlite). */
+  readonly concurrentHandles: boolean;
+  /** Close every handle and remove every database. */
   cleanup(): Promise<void>;
 }
 
 export type OpenTarget = () => Promise<StoreTarget>;
 
-/** PGlite in a fresh temporary state directory. */
-export const openPgliteTarget: OpenTarget = async () => {
-  const stateDir = await mkdtemp(path.join(tmpdir(), 'svcd-db-'));
-  let current: Database | undefined;
-  const close = async () => {
-    const d = current;
-    current = undefined;
-    await d?.close();
+/** Handles and removals to run at cleanup, whatever happened before. */
+function resources() {
+  const handles = new Set<Database>();
+  const removals: Array<() => Promise<void>> = [];
+  return {
+    handles,
+    removals,
+    async cleanup() {
+      const errors: unknown[] = [];
+      for (const h of handles) await h.close().catch((e: unknown) => errors.push(e));
+      handles.clear();
+      for (const remove of removals.splice(0)) await remove().catch((e: unknown) => errors.push(e));
+      if (errors.length) throw new AggregateError(errors, 'cleaning up the test databases failed');
+    },
   };
+}
+
+/** PGlite in fresh temporary state directories. */
+export const openPgliteTarget: OpenTarget = async () => {
+  const res = resources();
+  const stateDir = async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'svcd-db-'));
+    res.removals.push(() => rm(dir, { recursive: true, force: true }));
+    return dir;
+  };
+  const open = async (dir: string) => {
+    const d = await openDatabase({ stateDir: dir });
+    res.handles.add(d);
+    return d;
+  };
+  const dir = await stateDir();
+  let current: Database;
   try {
-    current = await openDatabase({ stateDir });
+    current = await open(dir);
   } catch (e) {
-    await rm(stateDir, { recursive: true, force: true });
+    await res.cleanup();
     throw e;
   }
   return {
     get database() {
-      if (!current) throw new Error('the PGlite database is closed');
       return current;
     },
     async reopen() {
-      await close();
-      current = await openDatabase({ stateDir });
+      res.handles.delete(current);
+      await current.close();
+      current = await open(dir);
       return current;
     },
-    async cleanup() {
-      try {
-        await close();
-      } finally {
-        await rm(stateDir, { recursive: true, force: true });
-      }
+    async unopened() {
+      const d = await stateDir();
+      return {
+        async exec(statements) {
+          const { PGlite } = await import('@electric-sql/pglite');
+          await mkdir(path.join(d, 'database'), { recursive: true });
+          const client = await PGlite.create(path.join(d, 'database'));
+          try {
+            await client.exec(statements);
+          } finally {
+            await client.close();
+          }
+        },
+        open: () => open(d),
+      };
     },
+    concurrentHandles: false,
+    cleanup: () => res.cleanup(),
   };
 };
 
-/** A throw-away database on the local PostgreSQL 15 (SVCD_TEST_PG_URL). */
+/** Throw-away databases on the local PostgreSQL 15 (SVCD_TEST_PG_URL). */
 export const openPostgresTarget: OpenTarget = async () => {
-  const drops: Array<() => Promise<void>> = [];
-  const handles = new Set<Database>();
+  const res = resources();
   const fresh = async () => {
     const t = await createTestDatabase();
-    drops.push(() => t.drop());
+    res.removals.push(() => t.drop());
     return t.url;
   };
   const open = async (databaseUrl: string) => {
     const d = await openDatabase({ stateDir: '', databaseUrl });
-    handles.add(d);
+    res.handles.add(d);
     return d;
   };
-  const cleanup = async () => {
-    const errors: unknown[] = [];
-    for (const h of handles) await h.close().catch((e: unknown) => errors.push(e));
-    handles.clear();
-    for (const drop of drops.splice(0)) await drop().catch((e: unknown) => errors.push(e));
-    if (errors.length) throw new AggregateError(errors, 'cleaning up the PostgreSQL test databases failed');
-  };
-
-  const url = await fresh();
+  let url: string;
   let current: Database;
   try {
+    url = await fresh();
     current = await open(url);
   } catch (e) {
-    await cleanup();
+    await res.cleanup();
     throw e;
   }
   return {
@@ -92,15 +126,26 @@ export const openPostgresTarget: OpenTarget = async () => {
       return current;
     },
     async reopen() {
-      handles.delete(current);
+      res.handles.delete(current);
       await current.close();
       current = await open(url);
       return current;
     },
-    async openConcurrently(n) {
+    async unopened() {
       const u = await fresh();
-      return Promise.all(Array.from({ length: n }, () => open(u)));
+      return {
+        async exec(statements) {
+          const client = postgres(u, { max: 1, onnotice: () => {} });
+          try {
+            await client.unsafe(statements);
+          } finally {
+            await client.end();
+          }
+        },
+        open: () => open(u),
+      };
     },
-    cleanup,
+    concurrentHandles: true,
+    cleanup: () => res.cleanup(),
   };
 };

@@ -32,7 +32,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
     c.set('log', deps.log.child({ requestId }));
     const project = c.req.query('project');
     if (project !== undefined && project !== '' && project !== 'default') {
-      if (project.length > 64) throw new HttpError(404, 'Project not found');
+      if (project.length > 64 || project.includes('\0')) throw new HttpError(404, 'Project not found');
       await readProject(deps.db, project);
       c.set('project', project);
     } else c.set('project', 'default');

@@ -35,13 +35,19 @@ export async function readBodyLimited(c: Context, limit: number): Promise<Uint8A
 export async function readJson<S extends v.GenericSchema>(c: Context, schema: S): Promise<v.InferOutput<S>> {
   const raw = Buffer.from(await readBodyLimited(c, MAX_JSON_BODY)).toString('utf8');
   let parsed: unknown = {};
+  // PostgreSQL text and jsonb cannot hold NUL: refuse it here rather than fail in the database.
+  let nulIn: string | undefined;
   if (raw.trim() !== '') {
     try {
-      parsed = JSON.parse(raw);
+      parsed = JSON.parse(raw, (key, val: unknown) => {
+        if (key.includes('\0') || (typeof val === 'string' && val.includes('\0'))) nulIn ??= key;
+        return val;
+      });
     } catch (e) {
       throw new HttpError(400, `Malformed JSON body: ${(e as Error).message}`);
     }
   }
+  if (nulIn !== undefined) throw new HttpError(400, `Invalid ${nulIn ? JSON.stringify(nulIn) : 'request body'}: NUL characters are not allowed`);
   if (parsed === null) parsed = {};
   if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'Request body must be a JSON object');
   const cleaned = Object.fromEntries(Object.entries(parsed as Record<string, unknown>).filter(([, val]) => val !== null));
@@ -59,18 +65,22 @@ function describeIssue(issue: v.BaseIssue<unknown> | undefined): string {
 
 // --- Reusable field schemas ---------------------------------------------------------------
 
+/** A JSON object (not an array: `v.record` alone takes `[]` as `{}`) mapping strings to `value`. */
+export const objectMap = <S extends v.GenericSchema>(value: S) =>
+  v.pipe(
+    v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), 'expected an object'),
+    v.record(v.string(), value),
+  );
+
 /** A string→string map. Clients sometimes send numbers or booleans as config values: they are stringified. */
-export const stringMap = v.pipe(
-  v.record(
-    v.string(),
-    v.pipe(
-      v.union([v.string(), v.number(), v.boolean()], 'expected a string value'),
-      v.transform((x) => String(x)),
-    ),
+export const stringMap = objectMap(
+  v.pipe(
+    v.union([v.string(), v.number(), v.boolean()], 'expected a string value'),
+    v.transform((x) => String(x)),
   ),
 );
 
 /** Devices: name → properties; each property a string. */
-export const deviceMap = v.record(v.string(), stringMap);
+export const deviceMap = objectMap(stringMap);
 
 export const optionalString = v.optional(v.string('expected a string'));

@@ -32,7 +32,12 @@ export function route(app: Hono<AppEnv>, path: string, spec: RouteSpec): void {
   });
 }
 
-/** A path segment from the route, decoded; hono already decodes params. */
+/**
+ * A path segment from the route, decoded; hono already decodes params. No name can hold NUL (and
+ * the database refuses it in queries): such a path names nothing.
+ */
 export function param(c: Context<AppEnv>, name: string): string {
-  return c.req.param(name) ?? '';
+  const value = c.req.param(name) ?? '';
+  if (value.includes('\0')) throw new HttpError(404, 'not found');
+  return value;
 }

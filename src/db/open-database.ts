@@ -34,17 +34,17 @@ async function openPostgres(url: string): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
-  const client = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
-  // Migrations run on one reserved connection holding an advisory lock, so that several
+  // Migrations run on a single-connection client holding a session advisory lock, so that several
   // hosts starting at once against the same server do not race.
-  const reserved = await client.reserve();
+  const migrator = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
   try {
-    await reserved`select pg_advisory_lock(${MIGRATION_LOCK})`;
-    await migrate(drizzle(reserved, { schema }), { migrationsFolder });
-    await reserved`select pg_advisory_unlock(${MIGRATION_LOCK})`;
+    await migrator`select pg_advisory_lock(${MIGRATION_LOCK})`;
+    await migrate(drizzle(migrator, { schema }), { migrationsFolder });
+    await migrator`select pg_advisory_unlock(${MIGRATION_LOCK})`;
   } finally {
-    reserved.release();
+    await migrator.end({ timeout: 5 });
   }
+  const client = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
   const db = drizzle(client, { schema });
   await db.execute(sql`select 1`);
   return { db: db as unknown as Db, driver: 'postgres', close: () => client.end({ timeout: 5 }) };

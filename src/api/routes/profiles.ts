@@ -71,12 +71,13 @@ export function registerProfileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     const body = await readJson(c, UpdateBody);
     const cur = await readProfile(db, project, name);
     checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
+    // A key sent as "" is unset, on PUT as on PATCH: `lxc profile unset` PUTs the profile with the key emptied.
     await updateProfile(
       db,
       project,
       name,
       replace
-        ? { description: body.description ?? '', config: body.config ?? {}, devices: body.devices ?? {} }
+        ? { description: body.description ?? '', config: mergeConfig({}, body.config), devices: body.devices ?? {} }
         : {
             description: body.description ?? cur.description,
             config: mergeConfig(cur.config, body.config),

@@ -51,7 +51,8 @@ export function registerProjectRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
     await updateProject(db, name, {
       description: body.description ?? (replace ? '' : cur.description),
-      config: replace ? (body.config ?? {}) : mergeConfig(cur.config, body.config),
+      // A key sent as "" is unset on PUT as on PATCH (`lxc project unset` PUTs the key emptied).
+      config: mergeConfig(replace ? {} : cur.config, body.config),
     });
     lifecycle('updated', name);
     return sync(c, {});

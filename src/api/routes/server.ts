@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { computeServerConfig, readServerConfig, renderServerConfig, writeServerConfig } from '../../desired/server-config.ts';
 import { emitLifecycle } from '../../events/index.ts';
-import { readJson } from '../body.ts';
+import { objectMap, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
@@ -11,7 +11,7 @@ import { API_EXTENSIONS } from '../extensions.ts';
 import { route } from '../router.ts';
 
 const ConfigBody = v.object({
-  config: v.optional(v.record(v.string(), v.union([v.string(), v.number(), v.boolean()], 'expected a string value')), {}),
+  config: v.optional(objectMap(v.union([v.string(), v.number(), v.boolean()], 'expected a string value')), {}),
 });
 
 export const SERVER_VERSION = '0.1.0';

@@ -1,0 +1,268 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { and, eq, sql } from 'drizzle-orm';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../src/desired/errors.ts';
+import { createProfile, deleteProfile, listProfiles, readProfile, renameProfile, updateProfile } from '../../src/desired/profiles.ts';
+import { createProject, deleteProject, listProjects, readProject, renameProject, updateProject } from '../../src/desired/projects.ts';
+import { operations, profiles } from '../../src/desired/schema/index.ts';
+import { renderOperation } from '../../src/operations/render-operation.ts';
+import { readOperation } from '../../src/operations/operation-store.ts';
+import { createStatusSettler } from '../../src/reconcilers/status-settler.ts';
+import {
+  assertConflict,
+  bumpProfileWithOperation,
+  makeOps,
+  mustReadOperation,
+  profileInput as input,
+  readStatus,
+  rejection,
+  type SuiteContext,
+} from './helpers.ts';
+
+export function defineDesiredTests(ctx: SuiteContext): void {
+  test('profiles: create, update, rename, delete; generation starts at 1 and each write adds one', async () => {
+    const db = ctx.db();
+    const created = await createProfile(db, 'default', 'web', input('web', { 'user.a': '1' }, { eth0: { type: 'nic', parent: 'br0' } }));
+    assert.equal(created.generation, 1);
+    let row = await readProfile(db, 'default', 'web');
+    assert.deepEqual([row.description, row.config, row.devices, row.generation], ['web', { 'user.a': '1' }, { eth0: { type: 'nic', parent: 'br0' } }, 1]);
+
+    await updateProfile(db, 'default', 'web', input('web 2', { 'user.b': '2' }));
+    row = await readProfile(db, 'default', 'web');
+    assert.deepEqual([row.description, row.config, row.devices, row.generation], ['web 2', { 'user.b': '2' }, {}, 2]);
+    await updateProfile(db, 'default', 'web', input('web 3'));
+    assert.equal((await readProfile(db, 'default', 'web')).generation, 3);
+
+    const renamed = await renameProfile(db, 'default', 'web', 'web-renamed');
+    assert.equal(renamed.generation, 4);
+    await assert.rejects(readProfile(db, 'default', 'web'), NotFoundError);
+    row = await readProfile(db, 'default', 'web-renamed');
+    assert.deepEqual([row.description, row.generation], ['web 3', 4]);
+    const names = (await listProfiles(db, 'default')).map((p) => p.name);
+    assert.ok(names.includes('web-renamed') && names.includes('default') && !names.includes('web'), names.join(','));
+
+    await deleteProfile(db, 'default', 'web-renamed');
+    await assert.rejects(readProfile(db, 'default', 'web-renamed'), NotFoundError);
+    await assert.rejects(deleteProfile(db, 'default', 'web-renamed'), NotFoundError);
+    await assert.rejects(updateProfile(db, 'default', 'web-renamed', input()), NotFoundError);
+    await assert.rejects(renameProfile(db, 'default', 'default', 'other'), ForbiddenError);
+    await assert.rejects(deleteProfile(db, 'default', 'default'), ForbiddenError);
+    await assert.rejects(createProfile(db, 'no-such-project', 'x', input()), 'a profile needs its project (FK)');
+    assert.deepEqual(await listProfiles(db, 'no-such-project'), []);
+  });
+
+  test('profiles: creating or renaming onto a taken name is a ConflictError (409) and changes nothing', async () => {
+    const db = ctx.db();
+    await createProfile(db, 'default', 'dup-a', input('first'));
+    await createProfile(db, 'default', 'dup-b', input('b'));
+    await assertConflict(createProfile(db, 'default', 'dup-a', input('second')));
+    const a = await readProfile(db, 'default', 'dup-a');
+    assert.deepEqual([a.description, a.generation], ['first', 1]);
+    await assertConflict(renameProfile(db, 'default', 'dup-b', 'dup-a'));
+    const b = await readProfile(db, 'default', 'dup-b');
+    assert.deepEqual([b.description, b.generation], ['b', 1]);
+  });
+
+  test('profiles: of two concurrent creates of one name exactly one fulfils, the other is a ConflictError', async () => {
+    const db = ctx.db();
+    for (let i = 0; i < 5; i++) {
+      const name = `race-${i}`;
+      const results = await Promise.allSettled([
+        createProfile(db, 'default', name, input('one')),
+        createProfile(db, 'default', name, input('two')),
+      ]);
+      const ok = results.filter((r) => r.status === 'fulfilled');
+      const failed = results.filter((r) => r.status === 'rejected');
+      assert.equal(ok.length, 1, `round ${i}: one create fulfils`);
+      assert.equal(failed.length, 1, `round ${i}: one create rejects`);
+      await assertConflict(Promise.reject(failed[0]!.reason));
+      const rows = await db.select().from(profiles).where(and(eq(profiles.project, 'default'), eq(profiles.name, name)));
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0]!.description, ok[0]!.value.description);
+    }
+  });
+
+  test('projects: create, update, list; generation starts at 1, each update adds one; duplicates conflict', async () => {
+    const db = ctx.db();
+    const created = await createProject(db, { name: 'proj-a', description: 'A', config: { 'user.x': '1' } });
+    assert.equal(created.generation, 1);
+    let p = await readProject(db, 'proj-a');
+    assert.deepEqual([p.description, p.config, p.generation], ['A', { 'features.images': 'true', 'features.profiles': 'true', 'user.x': '1' }, 1]);
+    assert.equal((await readProfile(db, 'proj-a', 'default')).generation, 1, 'a project with features.profiles gets its own default profile');
+
+    const config = { 'features.images': 'true', 'features.profiles': 'true', 'user.y': '2' };
+    await updateProject(db, 'proj-a', { description: 'A2', config });
+    p = await readProject(db, 'proj-a');
+    assert.deepEqual([p.description, p.config, p.generation], ['A2', config, 2]);
+    await updateProject(db, 'proj-a', { description: 'A3', config });
+    assert.equal((await readProject(db, 'proj-a')).generation, 3);
+
+    const names = (await listProjects(db)).map((r) => r.name);
+    assert.ok(names.includes('default') && names.includes('proj-a'), names.join(','));
+
+    await assertConflict(createProject(db, { name: 'proj-a', description: 'again' }));
+    p = await readProject(db, 'proj-a');
+    assert.deepEqual([p.description, p.generation], ['A3', 3]);
+    await assert.rejects(updateProject(db, 'no-such-project', { description: '', config: {} }), NotFoundError);
+  });
+
+  test('projects: rename bumps the generation and carries the profiles along (ON UPDATE CASCADE)', async () => {
+    const db = ctx.db();
+    await createProject(db, { name: 'proj-r' });
+    const renamed = await renameProject(db, 'proj-r', 'proj-r2');
+    assert.equal(renamed.generation, 2);
+    assert.equal((await readProject(db, 'proj-r2')).generation, 2);
+    await assert.rejects(readProject(db, 'proj-r'), NotFoundError);
+    assert.deepEqual(await listProfiles(db, 'proj-r'), []);
+    assert.deepEqual((await listProfiles(db, 'proj-r2')).map((r) => r.name), ['default']);
+
+    await createProject(db, { name: 'proj-taken' });
+    await assertConflict(renameProject(db, 'proj-r2', 'proj-taken'));
+    assert.equal((await readProject(db, 'proj-r2')).generation, 2);
+    assert.deepEqual((await listProfiles(db, 'proj-r2')).map((r) => r.name), ['default']);
+    await assert.rejects(renameProject(db, 'default', 'elsewhere'), ForbiddenError);
+  });
+
+  test('projects: deleting or renaming a non-empty project is refused; an empty one goes with its profile', async () => {
+    const db = ctx.db();
+    await createProject(db, { name: 'proj-d' });
+    await createProfile(db, 'proj-d', 'web', input());
+    await assert.rejects(deleteProject(db, 'proj-d'), ValidationError);
+    await assert.rejects(renameProject(db, 'proj-d', 'proj-d2'), ValidationError);
+    assert.equal((await readProject(db, 'proj-d')).generation, 1);
+    assert.deepEqual((await listProfiles(db, 'proj-d')).map((r) => r.name), ['default', 'web']);
+
+    await deleteProfile(db, 'proj-d', 'web');
+    await deleteProject(db, 'proj-d');
+    await assert.rejects(readProject(db, 'proj-d'), NotFoundError);
+    assert.deepEqual(await listProfiles(db, 'proj-d'), []);
+    await assert.rejects(deleteProject(db, 'default'), ForbiddenError);
+  });
+
+  test('desired write: the generation bump and its operation commit together', async () => {
+    const db = ctx.db();
+    const { ops, clock } = makeOps(db);
+    await createProfile(db, 'default', 'x', input());
+    const { op, generation } = await bumpProfileWithOperation(db, ops, 'default', 'x');
+    assert.equal(generation, 2);
+    assert.equal((await readProfile(db, 'default', 'x')).generation, 2);
+    const row = await mustReadOperation(db, op.id);
+    assert.deepEqual(
+      [row.class, row.description, row.project, row.node, row.statusCode, row.targetKind, row.targetKey, row.targetGeneration],
+      ['task', 'Updating profile x', 'default', 'node-a', 103, 'profile', 'default/x', 2],
+    );
+    assert.equal(row.deadlineAt?.getTime(), clock.now() + 10 * 60_000);
+  });
+
+  test('desired write: a transaction that throws after both writes leaves neither', async () => {
+    const db = ctx.db();
+    const { ops } = makeOps(db);
+    await createProfile(db, 'default', 'rollback', input());
+    let id: string | undefined;
+    const e = await rejection(
+      db.transaction(async (tx) => {
+        await tx
+          .update(profiles)
+          .set({ generation: sql`${profiles.generation} + 1` })
+          .where(and(eq(profiles.project, 'default'), eq(profiles.name, 'rollback')));
+        const op = await ops.insert(tx, { class: 'task', description: 'doomed', project: 'default', target: { kind: 'profile', key: 'default/rollback', generation: 2 } });
+        id = op.id;
+        assert.ok(await readOperation(tx, op.id), 'visible inside the transaction');
+        throw new Error('boom after both writes');
+      }),
+    );
+    assert.match(String(e), /boom after both writes/);
+    assert.ok(id);
+    assert.equal((await readProfile(db, 'default', 'rollback')).generation, 1);
+    assert.equal(await readOperation(db, id), undefined);
+    assert.deepEqual(await db.select().from(operations).where(eq(operations.targetKey, 'default/rollback')), []);
+  });
+
+  test('converged settles operations up to the observed generation as Success and publishes each', async () => {
+    const db = ctx.db();
+    const { ops, events } = makeOps(db);
+    await createProfile(db, 'default', 'conv', input());
+    const first = await bumpProfileWithOperation(db, ops, 'default', 'conv');
+    const second = await bumpProfileWithOperation(db, ops, 'default', 'conv');
+    assert.deepEqual([first.generation, second.generation], [2, 3]);
+
+    await ops.converged('profile', 'default/conv', first.generation - 1);
+    assert.equal((await mustReadOperation(db, first.op.id)).statusCode, 103, 'an older generation settles nothing');
+    assert.equal(events.length, 0);
+
+    await ops.converged('profile', 'default/conv', first.generation);
+    const done = await mustReadOperation(db, first.op.id);
+    assert.deepEqual([done.statusCode, done.err, done.mayCancel], [200, '', false]);
+    assert.equal((await mustReadOperation(db, second.op.id)).statusCode, 103, 'a later generation is still pending');
+    assert.equal(events.length, 1);
+    assert.equal(events[0]!.type, 'operation');
+    assert.equal(events[0]!.project, 'default');
+    assert.deepEqual(events[0]!.metadata, renderOperation(done));
+    assert.equal(events[0]!.metadata.status, 'Success');
+
+    await ops.converged('profile', 'default/conv', first.generation);
+    assert.equal(events.length, 1, 'a final operation is not settled again');
+    await ops.converged('profile', 'default/conv', 99);
+    assert.equal((await mustReadOperation(db, second.op.id)).statusCode, 200);
+    assert.equal(events.length, 2);
+  });
+
+  test('failed: a transient error leaves operations pending, a terminal one fails them with its message', async () => {
+    const db = ctx.db();
+    const { ops, events } = makeOps(db);
+    await createProfile(db, 'default', 'fail', input());
+    await createProfile(db, 'default', 'bystander', input());
+    const a = await bumpProfileWithOperation(db, ops, 'default', 'fail');
+    const b = await bumpProfileWithOperation(db, ops, 'default', 'fail');
+    const other = await bumpProfileWithOperation(db, ops, 'default', 'bystander');
+
+    await ops.failed('profile', 'default/fail', 'transient', false);
+    assert.equal((await mustReadOperation(db, a.op.id)).statusCode, 103);
+    assert.equal(events.length, 0);
+
+    await ops.failed('profile', 'default/fail', 'image not found', true);
+    for (const id of [a.op.id, b.op.id]) {
+      const row = await mustReadOperation(db, id);
+      assert.deepEqual([row.statusCode, row.err], [400, 'image not found']);
+      const ev = events.find((e) => e.metadata.id === id);
+      assert.deepEqual(ev?.metadata, renderOperation(row));
+    }
+    assert.equal(events.length, 2);
+    assert.equal((await mustReadOperation(db, other.op.id)).statusCode, 103, 'other keys are untouched');
+  });
+
+  test('status settler: observed_generation never goes backwards; convergence clears last_error', async () => {
+    const db = ctx.db();
+    const { ops } = makeOps(db);
+    const settler = createStatusSettler({ db, ops });
+    const key = 'default/settle';
+    await createProfile(db, 'default', 'settle', input());
+    const g2 = await bumpProfileWithOperation(db, ops, 'default', 'settle');
+    const g3 = await bumpProfileWithOperation(db, ops, 'default', 'settle');
+
+    await settler.failed('profile', key, 'disk full', false);
+    let s = await readStatus(db, 'profile', key);
+    assert.deepEqual([s?.observedGeneration, s?.lastError, s?.terminal], [0, 'disk full', false]);
+    assert.equal((await mustReadOperation(db, g2.op.id)).statusCode, 103);
+
+    await settler.converged('profile', key, 2);
+    s = await readStatus(db, 'profile', key);
+    assert.deepEqual([s?.observedGeneration, s?.lastError, s?.terminal], [2, '', false]);
+    assert.equal((await mustReadOperation(db, g2.op.id)).statusCode, 200);
+    assert.equal((await mustReadOperation(db, g3.op.id)).statusCode, 103);
+
+    await settler.converged('profile', key, 1);
+    assert.equal((await readStatus(db, 'profile', key))?.observedGeneration, 2, 'a stale convergence does not lower it');
+
+    await settler.failed('profile', key, 'invalid config', true);
+    s = await readStatus(db, 'profile', key);
+    assert.deepEqual([s?.observedGeneration, s?.lastError, s?.terminal], [2, 'invalid config', true]);
+    const failed = await mustReadOperation(db, g3.op.id);
+    assert.deepEqual([failed.statusCode, failed.err], [400, 'invalid config']);
+
+    await settler.converged('profile', key, 3);
+    s = await readStatus(db, 'profile', key);
+    assert.deepEqual([s?.observedGeneration, s?.lastError, s?.terminal], [3, '', false]);
+    assert.equal(await readStatus(db, 'profile', 'default/never'), undefined);
+  });
+}
