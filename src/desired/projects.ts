@@ -64,7 +64,7 @@ export async function createProject(db: Db, input: ProjectInput & { name: string
         .values({ name: input.name, description: input.description ?? '', config })
         .returning();
       if (profileProjectOf(row!) === row!.name)
-        await tx.insert(profiles).values({ project: row!.name, name: 'default', description: `Default svcd profile for project ${row!.name}` });
+        await tx.insert(profiles).values({ project: row!.name, name: 'default', description: 'Default svcd profile' });
       return row!;
     });
   } catch (e) {
@@ -90,7 +90,7 @@ export async function updateProject(db: Db, name: string, input: Required<Projec
       .returning();
     const hadOwn = profileProjectOf(cur) === name;
     const hasOwn = profileProjectOf(row!) === name;
-    if (!hadOwn && hasOwn) await tx.insert(profiles).values({ project: name, name: 'default', description: `Default svcd profile for project ${name}` });
+    if (!hadOwn && hasOwn) await tx.insert(profiles).values({ project: name, name: 'default', description: 'Default svcd profile' });
     if (hadOwn && !hasOwn) await tx.delete(profiles).where(eq(profiles.project, name));
     return row!;
   });
