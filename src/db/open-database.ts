@@ -26,7 +26,12 @@ async function openPglite(dir: string): Promise<Database> {
   const { migrate } = await import('drizzle-orm/pglite/migrator');
   const client = await PGlite.create(dir);
   const db = drizzle(client, { schema });
-  await migrate(db, { migrationsFolder });
+  try {
+    await migrate(db, { migrationsFolder });
+  } catch (e) {
+    await client.close().catch(() => {});
+    throw e;
+  }
   return { db: db as unknown as Db, driver: 'pglite', close: () => client.close() };
 }
 
@@ -38,9 +43,9 @@ async function openPostgres(url: string): Promise<Database> {
   // hosts starting at once against the same server do not race.
   const migrator = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
   try {
-    await migrator`select 1`;
+    await migrator`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migrate(drizzle(migrator, { schema }), { migrationsFolder });
-    await migrator`select 1`;
+    await migrator`select pg_advisory_unlock(${MIGRATION_LOCK})`;
   } finally {
     await migrator.end({ timeout: 5 });
   }
