@@ -10,12 +10,20 @@ import type { DaemonConfig } from './config/daemon-config.ts';
 import { openDatabase } from './db/open-database.ts';
 import type { Database } from './db/types.ts';
 import { ensureDefaultProject } from './desired/projects.ts';
+import { ensureDefaultPool } from './desired/storage-pools.ts';
+import { ValidationError } from './desired/errors.ts';
+import { createStorageDrivers } from './host/storage/registry.ts';
+import { probeProjectQuota } from './host/storage/dir.ts';
+import { createPoolObserver } from './observers/pool-observer.ts';
+import { createConvergence } from './reconcilers/convergence.ts';
+import { createPoolReconciler } from './reconcilers/storage-pool/reconcile.ts';
+import { createVolumeReconciler } from './reconcilers/storage-volume/reconcile.ts';
 import { readServerKeys } from './desired/server-config.ts';
 import { createEventBus, type EventBus } from './events/index.ts';
 import { readHostInfo } from './host/host-info.ts';
 import { createResourcesCache } from './host/resources/index.ts';
 import { createLogger } from './log.ts';
-import { createObserverRunner } from './observers/index.ts';
+import { createDriftReporter, createObserverRunner } from './observers/index.ts';
 import { createOperations, type Operations } from './operations/index.ts';
 import { createReconcileManager, systemClock, type Clock, type ReconcileManager, type Reconciler } from './reconcilers/runtime/index.ts';
 import { createStatusSettler } from './reconcilers/status-settler.ts';
@@ -40,6 +48,8 @@ export interface AgentOptions {
   reconcilers?: Reconciler[];
   /** Events websocket ping interval (tests shorten it). */
   pingMs?: number;
+  /** Pool observer period (tests shorten it). */
+  poolObserveMs?: number;
   /** Operation deadlines and sweep period (tests shorten them). */
   operations?: { defaultDeadlineMs?: number; sweepIntervalMs?: number };
 }
@@ -52,7 +62,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const log = createLogger({ level: config.logLevel, bus, ...(opts.logDestination ? { destination: opts.logDestination } : {}) });
   const database = await openDatabase({ stateDir: config.stateDir, databaseUrl: config.databaseUrl });
   const { db } = database;
-  await ensureDefaultProject(db);
+  if (await ensureDefaultProject(db)) await ensureDefaultPool(db, config.stateDir);
   const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
 
   const ops = createOperations({ db, bus, clock, node: config.nodeName, log: log.child({ component: 'operations' }), ...opts.operations });
@@ -60,13 +70,22 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   if (orphaned) log.warn({ count: orphaned }, 'operations left running by a previous svcd ended as Failure');
   ops.start();
 
+  const storage = createStorageDrivers();
+  const convergence = createConvergence({ db });
+  const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
+  const reconcilers: Reconciler[] = [
+    createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, onHostChange: () => void observers.runNow('storage-pools').catch(() => {}) }),
+    createVolumeReconciler({ db, stateDir: config.stateDir, driverFor: storage.driverFor }),
+    ...(opts.reconcilers ?? []),
+  ];
   const reconcile = createReconcileManager({
     clock,
-    reconcilers: opts.reconcilers ?? [],
-    settler: createStatusSettler({ db, ops }),
+    reconcilers,
+    settler: createStatusSettler({ db, ops, convergence }),
     log: log.child({ component: 'reconcile' }),
   });
-  const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
+  const drift = createDriftReporter({ enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason) });
+  observers.register(createPoolObserver({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
 
   const trust = createTrustStore({ db });
   const resources = createResourcesCache({ ttlMs: 1_000 });
@@ -81,6 +100,17 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     host,
     serverCertificate: serverCert,
     resources,
+    reconcile,
+    convergence,
+    stateDir: config.stateDir,
+    storage: {
+      driverFor: storage.driverFor,
+      async checkVolumeQuota(pool) {
+        if (pool.driver !== 'dir') return;
+        const probe = await probeProjectQuota(storage.driverFor('dir').poolPath({ name: pool.name, driver: pool.driver, config: pool.config, stateDir: config.stateDir }));
+        if (!probe.ok) throw new ValidationError(`Volume size limits are not available on dir pool "${pool.name}": ${probe.reason}`);
+      },
+    },
     listeners: {
       setHttpsAddress: (a) => listeners!.setHttpsAddress(a),
       addresses: () => listeners?.addresses() ?? [],

@@ -37,6 +37,8 @@ interface Case {
   headers?: Record<string, string>;
   /** Send the body with chunked transfer encoding (no Content-Length). */
   chunked?: boolean;
+  /** Send it on the shared keep-alive connection (else a fresh one with `Connection: close`). */
+  reuse?: boolean;
   status: Status;
   /** The error message must match (for type errors: it names the field). */
   mentions?: RegExp;
@@ -59,19 +61,45 @@ function envelopeProblem(res: Reply, c: Case): string | undefined {
   return undefined;
 }
 
-/** A request whose body goes out in 64 KiB chunks with `Transfer-Encoding: chunked` (no Content-Length). */
-function sendChunked(target: Target, method: string, path: string, payload: Buffer, headers: Record<string, string> = {}): Promise<Reply> {
+/**
+ * Oversized bodies go out both ways clients send them: on a fresh connection with
+ * `Connection: close`, and on one shared keep-alive connection (as LXD's Go client and
+ * python-requests do), which must stay usable for the next request after a refusal.
+ */
+const keepAlive = { http: new http.Agent({ keepAlive: true, maxSockets: 1 }), https: new https.Agent({ keepAlive: true, maxSockets: 1 }) };
+
+/** Send a Buffer body, with Content-Length or chunked (64 KiB pieces, no Content-Length); stop sending once answered. */
+function sendBuffer(
+  target: Target,
+  method: string,
+  path: string,
+  payload: Buffer,
+  opts: { chunked?: boolean | undefined; reuse?: boolean | undefined },
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  const chunked = opts.chunked ?? false;
   return new Promise((resolve, reject) => {
     let done = false;
-    const opts: https.RequestOptions = {
+    const options: https.RequestOptions = {
       method,
       path,
-      headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked', ...headers },
+      headers: {
+        'Content-Type': 'application/json',
+        ...(chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': String(payload.length) }),
+        ...headers,
+      },
       ...(target.socketPath
-        ? { socketPath: target.socketPath }
-        : { host: target.https!.host, port: target.https!.port, cert: target.https!.cert, key: target.https!.key, rejectUnauthorized: false, agent: false }),
+        ? { socketPath: target.socketPath, agent: opts.reuse ? keepAlive.http : false }
+        : {
+            host: target.https!.host,
+            port: target.https!.port,
+            cert: target.https!.cert,
+            key: target.https!.key,
+            rejectUnauthorized: false,
+            agent: opts.reuse ? keepAlive.https : false,
+          }),
     };
-    const req = (target.socketPath ? http : https).request(opts, (res) => {
+    const req = (target.socketPath ? http : https).request(options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -84,14 +112,15 @@ function sendChunked(target: Target, method: string, path: string, payload: Buff
           json = undefined;
         }
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        // The server answered before taking the whole body: stop sending it.
-        req.destroy();
+        // Answered before the whole body went out: stop sending it.
+        if (!req.writableFinished) req.destroy();
       });
     });
     req.on('error', (e) => {
       if (!done) reject(e);
     });
-    req.setTimeout(30_000, () => req.destroy(new Error(`timeout: chunked ${method} ${path}`)));
+    req.setTimeout(30_000, () => req.destroy(new Error(`timeout: ${method} ${path}`)));
+    if (!chunked) return void req.end(payload);
     let offset = 0;
     const pump = () => {
       while (!done && offset < payload.length) {
@@ -105,19 +134,18 @@ function sendChunked(target: Target, method: string, path: string, payload: Buff
   });
 }
 
-function send(target: Target, api: Client, c: Case): Promise<Reply> {
-  if (c.chunked) return sendChunked(target, c.method, c.path, c.body as Buffer, c.headers);
-  return api.request(c.method, c.path, c.body, c.headers);
+function send(target: Target, c: Case): Promise<Reply> {
+  if (Buffer.isBuffer(c.body)) return sendBuffer(target, c.method, c.path, c.body, { chunked: c.chunked, reuse: c.reuse }, c.headers);
+  return client(target).request(c.method, c.path, c.body, c.headers);
 }
 
 /** Run every case; return one line per case that did not get its exact error envelope. */
 async function walk(target: Target, cases: Case[]): Promise<string[]> {
-  const api = client(target);
   const problems: string[] = [];
   for (const c of cases) {
     let res: Reply;
     try {
-      res = await send(target, api, c);
+      res = await send(target, c);
     } catch (e) {
       problems.push(`${c.method} ${c.path.slice(0, 80)} [${c.what}]: request failed: ${String(e)}`);
       continue;
@@ -131,6 +159,8 @@ async function walk(target: Target, cases: Case[]): Promise<string[]> {
 // --- The table -----------------------------------------------------------------------------
 
 const FIVE_MIB = Buffer.from(JSON.stringify({ name: 'huge', description: 'x'.repeat(5 * 1024 * 1024), config: {} }));
+/** One byte over the 4 MiB limit: `{"description":"xx…x"}`. */
+const JUST_OVER = Buffer.from(`{"description":"${'x'.repeat(4 * 1024 * 1024 - 17)}"}`);
 const LONG = 'n'.repeat(65);
 const BAD_NAMES: [string, unknown][] = [
   ['65 characters', LONG],
@@ -156,7 +186,10 @@ function genericCases(method: string, path: string, stringField: (s: string) => 
     { what: 'a JSON number', method, path, body: '5', status: 400, mentions: /object/i },
     { what: 'a JSON boolean', method, path, body: 'true', status: 400, mentions: /object/i },
     { what: '5 MiB body with Content-Length', method, path, body: FIVE_MIB, status: 400, mentions: /too large/i },
+    { what: '5 MiB body with Content-Length, keep-alive', method, path, body: FIVE_MIB, reuse: true, status: 400, mentions: /too large/i },
     { what: '5 MiB body, chunked, no Content-Length', method, path, body: FIVE_MIB, chunked: true, status: 400, mentions: /too large/i },
+    { what: '5 MiB body, chunked, keep-alive', method, path, body: FIVE_MIB, chunked: true, reuse: true, status: 400, mentions: /too large/i },
+    { what: '4 MiB + 1 byte', method, path, body: JUST_OVER, status: 400, mentions: /too large/i },
     { what: 'a NUL character in a string', method, path, body: stringField('a\u0000b'), status: 400, mentions: /NUL/ },
   ];
 }
@@ -386,7 +419,15 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
       { what: 'wrong method', method: 'POST', path: `/1.0/certificates/${otherFp}`, body: { name: 'x' }, status: 400, allow: 'GET, PUT, PATCH, DELETE' },
       { what: 'wrong method', method: 'PUT', path: '/1.0/resources', body: {}, status: 400, allow: 'GET' },
       { what: 'wrong method', method: 'POST', path: '/', body: {}, status: 400, allow: 'GET' },
+      // Refused before the body is read: the answer must still arrive, and the connection stay usable.
       { what: 'wrong method, 5 MiB body', method: 'POST', path: '/1.0', body: FIVE_MIB, status: 400, allow: 'GET, PUT, PATCH' },
+      { what: 'wrong method, 5 MiB body, chunked', method: 'DELETE', path: '/1.0', body: FIVE_MIB, chunked: true, status: 400, allow: 'GET, PUT, PATCH' },
+      { what: 'wrong method, 5 MiB body, keep-alive', method: 'PUT', path: '/1.0/profiles', body: FIVE_MIB, reuse: true, status: 400, allow: 'GET, POST' },
+      { what: 'unknown path, 5 MiB body', method: 'PUT', path: '/1.0/nonexistent', body: FIVE_MIB, status: 404 },
+      { what: 'unknown path, 5 MiB body, keep-alive', method: 'POST', path: '/2.0', body: FIVE_MIB, reuse: true, status: 404 },
+      { what: 'unknown project, 5 MiB body', method: 'POST', path: '/1.0/profiles?project=missing', body: FIVE_MIB, status: 404 },
+      { what: 'missing profile, 5 MiB body, chunked, keep-alive', method: 'PUT', path: '/1.0/profiles/missing', body: FIVE_MIB, chunked: true, reuse: true, status: 400 },
+      { what: 'rename default profile, 5 MiB body', method: 'POST', path: '/1.0/profiles/default', body: FIVE_MIB, status: 400 },
     ];
   }
 
@@ -417,7 +458,11 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
     assert.deepEqual(before0.lists.urls[2]!.metadata, ['/1.0/projects/default', '/1.0/projects/p1']);
     assert.equal((before0.lists.certificates.metadata as unknown[]).length, 2);
   });
-  after(async () => d?.destroy());
+  after(async () => {
+    keepAlive.http.destroy();
+    keepAlive.https.destroy();
+    await d?.destroy();
+  });
 
   const allCases = () => [...endpoints().flatMap(([kind, method, path]) => casesFor(kind, method, path)), ...objectCases()];
 
@@ -440,11 +485,12 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
   });
 
   test('authorization comes before the body: guests get 403 for bad bodies; untrusted callers get 400 on POST /1.0/certificates', async () => {
-    const guest = client(httpsTarget());
-    const untrusted = client(httpsTarget(await makeClientCertificate('stranger')));
-    const cases: [Client, string, string, unknown, Status][] = [
+    const guest = httpsTarget();
+    const untrusted = httpsTarget(await makeClientCertificate('stranger'));
+    const cases: [Target, string, string, unknown, Status][] = [
       [guest, 'PUT', '/1.0', '{"config":', 403],
       [guest, 'PATCH', '/1.0/profiles/web', FIVE_MIB, 403],
+      [guest, 'POST', '/1.0/profiles', FIVE_MIB, 403],
       [guest, 'POST', '/1.0/projects', '[]', 403],
       [untrusted, 'PUT', '/1.0/certificates/' + otherFp, '{"name":', 403],
       // POST /1.0/certificates is open to untrusted callers: their body is read (and refused) first.
@@ -454,12 +500,64 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
       [untrusted, 'POST', '/1.0/certificates', { type: 'client', password: 'wrong' }, 403],
     ];
     const problems: string[] = [];
-    for (const [api, method, path, body, status] of cases) {
-      const p = envelopeProblem(await api.request(method, path, body), { what: '', method, path, status });
+    for (const [target, method, path, body, status] of cases) {
+      const c: Case = { what: '', method, path, body, status };
+      const p = envelopeProblem(await send(target, c), c);
       if (p) problems.push(`${method} ${path}: ${p}`);
     }
     assert.deepEqual(problems, []);
     assert.deepEqual(await snapshot(local), before0, 'nothing was half-written');
+  });
+
+  test('a refused oversized body leaves a keep-alive connection usable; exactly 4 MiB is accepted', async () => {
+    for (const target of [{ socketPath: d.socketPath }, httpsTarget(admin)] as Target[]) {
+      const agent = target.socketPath ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : new https.Agent({ keepAlive: true, maxSockets: 1 });
+      const ports = new Set<string>();
+      const one = (method: string, path: string, body: Buffer | undefined, chunked = false) =>
+        new Promise<Reply>((resolve, reject) => {
+          const req = (target.socketPath ? http : https).request(
+            {
+              method,
+              path,
+              agent,
+              headers: body ? (chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': String(body.length) }) : {},
+              ...(target.socketPath ? { socketPath: target.socketPath } : { host: '127.0.0.1', port, cert: admin.cert, key: admin.key, rejectUnauthorized: false }),
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (b: Buffer) => chunks.push(b));
+              res.on('end', () => {
+                const text = Buffer.concat(chunks).toString();
+                resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: JSON.parse(text) });
+              });
+            },
+          );
+          req.on('socket', (sock) => sock.once('connect', () => ports.add(String(sock.localPort ?? 'unix'))));
+          req.on('error', reject);
+          if (body && chunked) for (let o = 0; o < body.length; o += 256 * 1024) req.write(body.subarray(o, o + 256 * 1024));
+          req.end(body && !chunked ? body : undefined);
+        });
+      try {
+        const where = target.socketPath ? 'unix' : 'https';
+        assert.equal((await one('PATCH', '/1.0/profiles/db', FIVE_MIB)).status, 400, where);
+        assert.equal((await one('PATCH', '/1.0/profiles/db', FIVE_MIB, true)).status, 400, where);
+        assert.equal((await one('PUT', '/1.0', JUST_OVER, true)).status, 400, where);
+        const next = await one('GET', '/1.0/profiles/db', undefined);
+        assert.equal(next.status, 200, `${where}: the next request on the connection is answered: ${next.text}`);
+        assert.equal(next.json.metadata.name, 'db');
+        if (!target.socketPath) assert.equal(ports.size, 1, 'all four requests went over one connection');
+      } finally {
+        agent.destroy();
+      }
+    }
+    // The limit is 4 MiB: a body of exactly that size is read and applied.
+    const exact = Buffer.from(`{"description":"${'d'.repeat(4 * 1024 * 1024 - 18)}"}`);
+    assert.equal(exact.length, 4 * 1024 * 1024);
+    const ok = await local.patch('/1.0/profiles/db', exact);
+    assert.equal(ok.status, 200, ok.text.slice(0, 200));
+    assert.equal((await local.get('/1.0/profiles/db')).json.metadata.description.length, 4 * 1024 * 1024 - 18);
+    assert.equal((await local.patch('/1.0/profiles/db', { description: '' })).status, 200);
+    assert.deepEqual(await snapshot(local), before0, 'back to where it was (the ETag is a hash of the content)');
   });
 
   test('odd paths: error envelopes, or the resource the path really names once normalized', async () => {

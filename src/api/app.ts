@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { readProject } from '../desired/projects.ts';
 import { parseBool } from '../desired/config-keys.ts';
 import { readServerKeys } from '../desired/server-config.ts';
 import { identifyCaller } from './auth.ts';
+import { discardUnreadBody } from './body.ts';
 import type { AppEnv } from './context.ts';
 import type { ApiDeps } from './deps.ts';
 import { errorBody } from './envelope.ts';
@@ -48,11 +49,19 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerProjectRoutes(app, deps);
   registerOperationRoutes(app, deps);
 
-  app.notFound((c) => c.json(errorBody(404, 'not found'), 404));
-  app.onError((err, c) => {
+  // Errors can be answered before the request body was read: drop it first (see discardUnreadBody).
+  const unreadBodyDropped = async (c: Context<AppEnv>) => {
+    if (!(await discardUnreadBody(c))) c.header('Connection', 'close');
+  };
+  app.notFound(async (c) => {
+    await unreadBodyDropped(c);
+    return c.json(errorBody(404, 'not found'), 404);
+  });
+  app.onError(async (err, c) => {
     const { status, message, known } = statusFor(err);
     if (!known) (c.get('log') ?? deps.log).error({ err, method: c.req.method, url: c.req.path }, 'request failed');
     if (err instanceof HttpError) for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+    await unreadBodyDropped(c);
     return c.json(errorBody(status, message), status);
   });
   return app;

@@ -5,7 +5,36 @@ import { HttpError } from './errors.ts';
 /** JSON bodies larger than this are refused (uploads use their own streaming paths). */
 export const MAX_JSON_BODY = 4 * 1024 * 1024;
 
-/** Read the raw body, refusing it as soon as it grows past `limit` bytes. */
+/**
+ * A body refused before it was read (too large, wrong method, not authorized...) is still read and
+ * dropped, up to this size, before the error is answered. Left unread, it stalls the connection,
+ * which is then cut: a keep-alive client's next request on it fails, and a `Connection: close`
+ * client can lose the answer to the reset. Past this size the answer closes the connection.
+ */
+const DISCARD_LIMIT = 64 * 1024 * 1024;
+
+/** Read and drop what is left of a body; false (stream cancelled) once DISCARD_LIMIT is passed. */
+async function dropRest(reader: ReadableStreamDefaultReader<Uint8Array>, size: number): Promise<boolean> {
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return true;
+    size += value.byteLength;
+    if (size > DISCARD_LIMIT) {
+      await reader.cancel().catch(() => {});
+      return false;
+    }
+  }
+}
+
+/** Drop a request body nobody read (see DISCARD_LIMIT). False when it was too large to drain. */
+export async function discardUnreadBody(c: Context): Promise<boolean> {
+  const body = c.req.raw.body;
+  if (!body || c.req.raw.bodyUsed) return true;
+  if (Number(c.req.header('content-length') ?? '0') > DISCARD_LIMIT) return false;
+  return dropRest(body.getReader(), 0).catch(() => false);
+}
+
+/** Read the raw body, refusing it once it grows past `limit` bytes. */
 export async function readBodyLimited(c: Context, limit: number): Promise<Uint8Array> {
   const declared = Number(c.req.header('content-length') ?? '0');
   if (declared > limit) throw new HttpError(400, `Request body too large (limit ${limit} bytes)`);
@@ -19,8 +48,8 @@ export async function readBodyLimited(c: Context, limit: number): Promise<Uint8A
     if (done) break;
     size += value.byteLength;
     if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw new HttpError(400, `Request body too large (limit ${limit} bytes)`);
+      const drained = await dropRest(reader, size);
+      throw new HttpError(400, `Request body too large (limit ${limit} bytes)`, drained ? {} : { Connection: 'close' });
     }
     chunks.push(value);
   }
@@ -60,6 +89,7 @@ function describeIssue(issue: v.BaseIssue<unknown> | undefined): string {
   if (!issue) return 'Invalid request body';
   const path = v.getDotPath(issue);
   const field = path ? `"${path}"` : 'request body';
+  if (path && issue.input === undefined) return `Missing ${field}: it is required`;
   return `Invalid ${field}: ${issue.message}`;
 }
 

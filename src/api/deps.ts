@@ -4,6 +4,8 @@ import type { EventBus } from '../events/index.ts';
 import type { ServerResources } from '../host/resources/index.ts';
 import type { HostInfo } from '../host/host-info.ts';
 import type { Operations } from '../operations/index.ts';
+import type { Convergence } from '../reconcilers/convergence.ts';
+import type { StorageDriver } from '../host/storage/types.ts';
 import type { TrustStore } from './trust-store.ts';
 
 /** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
@@ -22,4 +24,12 @@ export interface ApiDeps {
     addresses(): string[];
   };
   resources: { get(): Promise<ServerResources> };
+  reconcile: { enqueue(kind: string, key: string, reason: string): void };
+  convergence: Pick<Convergence, 'wait'>;
+  stateDir: string;
+  storage: {
+    driverFor(name: string): StorageDriver;
+    /** Throws a ValidationError when volumes on this pool cannot have a size limit here. */
+    checkVolumeQuota(pool: { name: string; driver: string; config: Record<string, string> }): Promise<void>;
+  };
 }

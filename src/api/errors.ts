@@ -2,6 +2,7 @@ import {
   ConflictError,
   DomainError,
   ForbiddenError,
+  HostFailureError,
   isUniqueViolation,
   NotFoundError,
   PreconditionFailedError,
@@ -20,12 +21,13 @@ export class HttpError extends Error {
 }
 
 /** The one table from domain errors to statuses. */
-const TABLE: [new (...a: never[]) => DomainError, 400 | 403 | 404 | 409 | 412][] = [
+const TABLE: [new (...a: never[]) => DomainError, 400 | 403 | 404 | 409 | 412 | 500][] = [
   [ValidationError, 400],
   [NotFoundError, 404],
   [ConflictError, 409],
   [ForbiddenError, 403],
   [PreconditionFailedError, 412],
+  [HostFailureError, 500],
 ];
 
 export function statusFor(e: unknown): { status: 400 | 401 | 403 | 404 | 409 | 412 | 500; message: string; known: boolean } {

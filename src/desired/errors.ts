@@ -13,6 +13,8 @@ export class NotFoundError extends DomainError {}
 export class ConflictError extends DomainError {}
 /** The caller may not do this (→ 403). */
 export class ForbiddenError extends DomainError {}
+/** The host could not be brought to the requested state; the message says why (→ 500, message shown). */
+export class HostFailureError extends DomainError {}
 /** If-Match did not match the current ETag (→ 412). */
 export class PreconditionFailedError extends DomainError {}
 

@@ -125,11 +125,13 @@ export async function deleteProject(db: Db, name: string): Promise<void> {
   });
 }
 
-/** First start: the `default` project and its `default` profile. Idempotent. */
-export async function ensureDefaultProject(db: DbOrTx): Promise<void> {
-  await db
+/** First start: the `default` project and its `default` profile. Idempotent; true when it created them. */
+export async function ensureDefaultProject(db: DbOrTx): Promise<boolean> {
+  const created = await db
     .insert(projects)
     .values({ name: DEFAULT_PROJECT, description: 'Default svcd project', config: { 'features.images': 'true', 'features.profiles': 'true' } })
-    .onConflictDoNothing();
+    .onConflictDoNothing()
+    .returning({ name: projects.name });
   await db.insert(profiles).values({ project: DEFAULT_PROJECT, name: 'default', description: 'Default svcd profile' }).onConflictDoNothing();
+  return created.length > 0;
 }

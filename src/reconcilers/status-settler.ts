@@ -1,14 +1,15 @@
-import { sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
 import { reconcileStatus } from '../desired/schema/index.ts';
 import type { Operations } from '../operations/index.ts';
+import type { Convergence } from './convergence.ts';
 import type { Settler } from './runtime/index.ts';
 
 /**
- * The reconcile manager's settler: records how far each object converged (reconcile_status) and
- * settles the operations waiting on it.
+ * The reconcile manager's settler: records how far each object converged (reconcile_status),
+ * settles the operations waiting on it, and wakes synchronous API calls waiting for it.
  */
-export function createStatusSettler({ db, ops }: { db: Db; ops: Pick<Operations, 'converged' | 'failed'> }): Settler {
+export function createStatusSettler({ db, ops, convergence }: { db: Db; ops: Pick<Operations, 'converged' | 'failed'>; convergence?: Pick<Convergence, 'notify'> }): Settler {
   return {
     async converged(kind, key, observedGeneration) {
       await db
@@ -19,6 +20,7 @@ export function createStatusSettler({ db, ops }: { db: Db; ops: Pick<Operations,
           set: { observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, ${observedGeneration})`, lastError: '', terminal: false, updatedAt: new Date() },
         });
       await ops.converged(kind, key, observedGeneration);
+      convergence?.notify(kind, key, { observed: observedGeneration });
     },
     async failed(kind, key, message, terminal) {
       await db
@@ -26,6 +28,28 @@ export function createStatusSettler({ db, ops }: { db: Db; ops: Pick<Operations,
         .values({ kind, key, lastError: message, terminal, updatedAt: new Date() })
         .onConflictDoUpdate({ target: [reconcileStatus.kind, reconcileStatus.key], set: { lastError: message, terminal, updatedAt: new Date() } });
       await ops.failed(kind, key, message, terminal);
+      convergence?.notify(kind, key, { error: message, terminal });
     },
   };
+}
+
+/** Facts a reconciler keeps about the host (e.g. where a volume's data lives). */
+export async function readFacts(db: Db, kind: string, key: string): Promise<Record<string, unknown>> {
+  const [row] = await db
+    .select({ facts: reconcileStatus.facts })
+    .from(reconcileStatus)
+    .where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
+  return row?.facts ?? {};
+}
+
+export async function writeFacts(db: Db, kind: string, key: string, facts: Record<string, unknown>): Promise<void> {
+  await db
+    .insert(reconcileStatus)
+    .values({ kind, key, facts, updatedAt: new Date() })
+    .onConflictDoUpdate({ target: [reconcileStatus.kind, reconcileStatus.key], set: { facts, updatedAt: new Date() } });
+}
+
+/** Forget a key's status (its object is gone, or its name is being reused). */
+export async function clearStatus(db: Db, kind: string, key: string): Promise<void> {
+  await db.delete(reconcileStatus).where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
 }

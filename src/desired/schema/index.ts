@@ -4,3 +4,5 @@ export * from './certificates.ts';
 export * from './server-config.ts';
 export * from './operations.ts';
 export * from './reconcile-status.ts';
+export * from './storage.ts';
+export * from './runtime.ts';

@@ -1,4 +1,4 @@
-import { boolean, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { boolean, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
  * Written only by reconcilers: how far a desired object has converged.
@@ -12,6 +12,8 @@ export const reconcileStatus = pgTable(
     observedGeneration: integer('observed_generation').notNull().default(0),
     lastError: text('last_error').notNull().default(''),
     terminal: boolean('terminal').notNull().default(false),
+    /** What the reconciler knows of the host that desired state does not say (e.g. where a volume's data lives). */
+    facts: jsonb('facts').$type<Record<string, unknown>>().notNull().default({}),
     updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.kind, t.key] })],

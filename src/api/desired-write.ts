@@ -1,0 +1,44 @@
+import type { Tx } from '../db/types.ts';
+import type { OperationRow } from '../desired/schema/index.ts';
+import { HostFailureError } from '../desired/errors.ts';
+import type { OperationSpec } from '../operations/index.ts';
+import type { ApiDeps } from './deps.ts';
+
+type Target = { kind: string; key: string; generation: number };
+
+/**
+ * The async desired-write pattern: in one transaction write desired state (bumping its generation)
+ * and record the operation that waits for that generation; after commit, announce the operation
+ * and trigger the reconciler. A crash between commit and enqueue loses nothing: the startup sweep
+ * reconciles every key.
+ */
+export async function writeWithOperation(
+  deps: Pick<ApiDeps, 'db' | 'ops' | 'reconcile'>,
+  write: (tx: Tx) => Promise<{ operation: Omit<OperationSpec, 'target'>; target: Target }>,
+): Promise<OperationRow> {
+  const { row, target } = await deps.db.transaction(async (tx) => {
+    const { operation, target } = await write(tx);
+    return { row: await deps.ops.insert(tx, { ...operation, target }), target };
+  });
+  deps.ops.announce(row);
+  deps.reconcile.enqueue(target.kind, target.key, 'desired write');
+  return row;
+}
+
+/**
+ * The sync variant (endpoints the spec lists as sync): trigger the reconciler and wait until it
+ * converged `generation`; on failure run `undo` (e.g. mark a half-created object for removal) and
+ * answer with the reconciler's error.
+ */
+export async function awaitConverged(
+  deps: Pick<ApiDeps, 'reconcile' | 'convergence'>,
+  target: Target,
+  undo?: () => Promise<void>,
+): Promise<void> {
+  const wait = deps.convergence.wait(target.kind, target.key, target.generation);
+  deps.reconcile.enqueue(target.kind, target.key, 'desired write');
+  const out = await wait;
+  if (out.ok) return;
+  if (undo) await undo().catch(() => {});
+  throw new HostFailureError(out.error);
+}

@@ -1,0 +1,109 @@
+import { and, eq } from 'drizzle-orm';
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import { mergeConfig } from '../../desired/config-keys.ts';
+import { HostFailureError, NotFoundError } from '../../desired/errors.ts';
+import { poolRuntime, reconcileStatus, type StoragePoolRow } from '../../desired/schema/index.ts';
+import { insertPool, listPools, markPoolDeleting, POOL_KIND, poolUsedBy, preparePool, readPool, updatePool } from '../../desired/storage-pools.ts';
+import { emitLifecycle } from '../../events/index.ts';
+import { optionalString, readJson, stringMap } from '../body.ts';
+import type { AppEnv } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { awaitConverged } from '../desired-write.ts';
+import { sync } from '../envelope.ts';
+import { checkIfMatch, computeEtag } from '../etag.ts';
+import { renderCollection } from '../query.ts';
+import { param, route } from '../router.ts';
+
+const CreateBody = v.object({ name: v.string('expected a string'), driver: v.string('expected a string'), description: optionalString, config: v.optional(stringMap) });
+const UpdateBody = v.object({ description: optionalString, config: v.optional(stringMap) });
+
+export const poolUrl = (name: string) => `/1.0/storage-pools/${encodeURIComponent(name)}`;
+const editable = (p: StoragePoolRow) => ({ description: p.description, config: p.config });
+
+export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
+  const { db, bus, node } = deps;
+
+  /** Status from what the host shows (observer) and how the last reconcile went. */
+  async function statusOf(p: StoragePoolRow): Promise<{ status: string; status_detail: string }> {
+    if (p.deletingAt) return { status: 'Deleting', status_detail: '' };
+    const [rt] = await db.select().from(poolRuntime).where(and(eq(poolRuntime.node, node), eq(poolRuntime.pool, p.name)));
+    const [st] = await db.select().from(reconcileStatus).where(and(eq(reconcileStatus.kind, POOL_KIND), eq(reconcileStatus.key, p.name)));
+    if (st?.lastError) return { status: 'Unavailable', status_detail: st.lastError };
+    if (rt && !rt.ready) return { status: 'Unavailable', status_detail: rt.problem };
+    if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
+    return { status: 'Created', status_detail: '' };
+  }
+  const render = async (p: StoragePoolRow) => ({
+    name: p.name,
+    description: p.description,
+    driver: p.driver,
+    config: p.config,
+    used_by: await poolUsedBy(db, p.name),
+    ...(await statusOf(p)),
+    locations: ['none'],
+  });
+  const lifecycle = (action: string, name: string) => emitLifecycle(bus, { action: `storage-pool-${action}`, source: poolUrl(name) });
+  /** A live (not deleting) pool. */
+  const livePool = async (name: string) => {
+    const p = await readPool(db, name);
+    if (p.deletingAt) throw new NotFoundError(`Storage pool "${name}" not found`);
+    return p;
+  };
+
+  route(app, '/1.0/storage-pools', {
+    GET: async (c) => sync(c, await renderCollection(c, (await listPools(db)).filter((p) => !p.deletingAt), { url: (p) => poolUrl(p.name), render })),
+    POST: async (c) => {
+      const body = await readJson(c, CreateBody);
+      const config = await preparePool(db, deps.stateDir, body);
+      const row = await insertPool(db, body, config);
+      // Sync endpoint over the reconciler: wait for the host; on failure tear down whatever was made.
+      await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: row.generation }, async () => {
+        const gone = await markPoolDeleting(db, row.name);
+        await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: gone.generation });
+      });
+      lifecycle('created', row.name);
+      c.header('Location', poolUrl(row.name));
+      return sync(c, {});
+    },
+  });
+
+  const update = (replace: boolean) => async (c: Context<AppEnv>) => {
+    const cur = await livePool(param(c, 'name'));
+    const body = await readJson(c, UpdateBody);
+    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
+    const row = await updatePool(db, cur.name, {
+      description: body.description ?? (replace ? '' : cur.description),
+      config: replace ? mergeConfig({}, body.config) : mergeConfig(cur.config, body.config),
+    });
+    await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: row.generation });
+    lifecycle('updated', row.name);
+    return sync(c, {});
+  };
+
+  route(app, '/1.0/storage-pools/:name', {
+    GET: async (c) => {
+      const p = await livePool(param(c, 'name'));
+      return sync(c, await render(p), { etag: computeEtag(editable(p)) });
+    },
+    PUT: update(true),
+    PATCH: update(false),
+    DELETE: async (c) => {
+      await livePool(param(c, 'name'));
+      const row = await markPoolDeleting(db, param(c, 'name'));
+      await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: row.generation });
+      lifecycle('deleted', row.name);
+      return sync(c, {});
+    },
+  });
+
+  route(app, '/1.0/storage-pools/:name/resources', {
+    GET: async (c) => {
+      const p = await livePool(param(c, 'name'));
+      const [rt] = await db.select().from(poolRuntime).where(and(eq(poolRuntime.node, node), eq(poolRuntime.pool, p.name)));
+      if (!rt) throw new HostFailureError(`Storage pool "${p.name}" has not been observed yet`);
+      if (!rt.ready) throw new HostFailureError(`Storage pool "${p.name}" is unavailable: ${rt.problem}`);
+      return sync(c, { space: { used: rt.spaceUsed, total: rt.spaceTotal }, inodes: { used: rt.inodesUsed, total: rt.inodesTotal } });
+    },
+  });
+}

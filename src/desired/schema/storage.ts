@@ -1,0 +1,61 @@
+import { index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, generation, stringMap } from './columns.ts';
+
+const deletingAt = () => timestamp('deleting_at', { withTimezone: true, mode: 'date' });
+
+/** Desired storage pools. Delete sets deleting_at; the reconciler removes the row after teardown. */
+export const storagePools = pgTable('storage_pools', {
+  name: text('name').primaryKey(),
+  driver: text('driver').notNull(),
+  description: text('description').notNull().default(''),
+  config: stringMap('config'),
+  generation: generation(),
+  createdAt: createdAt(),
+  deletingAt: deletingAt(),
+});
+export type StoragePoolRow = typeof storagePools.$inferSelect;
+
+/**
+ * Desired volumes. On the host a volume is stored under its stable `id`, so a rename is a pure
+ * database change; moving to another pool changes `pool` and the reconciler moves the data.
+ */
+export const storageVolumes = pgTable(
+  'storage_volumes',
+  {
+    id: uuid('id').primaryKey(),
+    pool: text('pool')
+      .notNull()
+      .references(() => storagePools.name, { onUpdate: 'cascade' }),
+    project: text('project').notNull().default('default'),
+    type: text('type').notNull(),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    config: stringMap('config'),
+    /** Populate from another volume (or one of its snapshots) when first created. */
+    source: jsonb('source').$type<{ volumeId: string; snapshotId?: string } | null>(),
+    /** Restore request: the reconciler restores when seq is newer than the last one it applied. */
+    restore: jsonb('restore').$type<{ snapshotId: string; seq: number } | null>(),
+    generation: generation(),
+    createdAt: createdAt(),
+    deletingAt: deletingAt(),
+  },
+  (t) => [uniqueIndex('storage_volumes_name_idx').on(t.pool, t.project, t.type, t.name), index('storage_volumes_pool_idx').on(t.pool)],
+);
+export type StorageVolumeRow = typeof storageVolumes.$inferSelect;
+
+export const volumeSnapshots = pgTable(
+  'volume_snapshots',
+  {
+    id: uuid('id').primaryKey(),
+    volumeId: uuid('volume_id')
+      .notNull()
+      .references(() => storageVolumes.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    config: stringMap('config'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    deletingAt: deletingAt(),
+  },
+  (t) => [uniqueIndex('volume_snapshots_name_idx').on(t.volumeId, t.name)],
+);
+export type VolumeSnapshotRow = typeof volumeSnapshots.$inferSelect;

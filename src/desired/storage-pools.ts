@@ -1,0 +1,196 @@
+import path from 'node:path';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../db/types.ts';
+import { DRIVERS, probeDriver } from '../host/storage/registry.ts';
+import { parseSize } from '../host/storage/size.ts';
+import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { validateName } from './names.ts';
+import { profiles, reconcileStatus, storagePools, storageVolumes, type StoragePoolRow } from './schema/index.ts';
+
+export const POOL_KIND = 'storage-pool';
+/** Smallest loop-backed btrfs pool mkfs.btrfs accepts, with room to spare. */
+const MIN_BTRFS_BYTES = 128 * 1024 * 1024;
+/** Keys that cannot change after creation. */
+const IMMUTABLE = ['source', 'volatile.initial_source', 'zfs.pool_name', 'lvm.vg_name', 'lvm.thinpool_name'];
+
+const sizeCheck: ValueCheck = (v) => {
+  const err = isSize(v);
+  if (err) return err;
+  return parseSize(v) > 0 ? undefined : 'must be greater than zero';
+};
+const KEY_CHECKS: Record<string, ValueCheck> = {
+  size: sizeCheck,
+  'volume.size': sizeCheck,
+  'rsync.bwlimit': (v) => (/^\d+(\.\d+)?\s*(B|kB|KB|MB|GB|KiB|MiB|GiB)?$/.test(v) ? undefined : 'must be a rate such as 10MB (per second)'),
+  'ceph.osd.force_reuse': isBool,
+  'volume.block.filesystem': (v) => (['ext4', 'xfs', 'btrfs'].includes(v) ? undefined : 'must be ext4, xfs or btrfs'),
+};
+
+/** The key table of one driver, from the registry (capabilities as data). */
+export function poolKeyTable(driver: string): KeyTable {
+  const info = DRIVERS[driver];
+  const exact: Record<string, ValueCheck> = {};
+  for (const k of info?.poolKeys ?? []) exact[k] = KEY_CHECKS[k] ?? isAny;
+  return { exact, prefixes: { 'user.': isAny }, readOnlyPrefixes: ['volatile.'] };
+}
+
+export interface PoolInput {
+  name: string;
+  driver: string;
+  description?: string | undefined;
+  config?: Record<string, string> | undefined;
+}
+
+/** Where a pool lives on the host: its source and, for mounted drivers, its mount point. */
+export function poolPaths(stateDir: string, row: { name: string; driver: string; config: Record<string, string> }): string[] {
+  const paths = [path.join(stateDir, 'storage-pools', row.name)];
+  if (row.config.source) paths.push(path.resolve(row.config.source));
+  return paths;
+}
+
+const inside = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
+
+/** Refuse a source that is `/`, inside svcd's state directory, or overlaps another pool. */
+function checkSource(source: string, stateDir: string, others: StoragePoolRow[]): void {
+  if (!path.isAbsolute(source)) throw new ValidationError(`Invalid source "${source}": must be an absolute path`);
+  const s = path.resolve(source);
+  if (s === '/') throw new ValidationError('Invalid source "/": a pool cannot take over the root filesystem');
+  if (s.split('/').some((p) => p === '..')) throw new ValidationError(`Invalid source "${source}"`);
+  if (inside(s, path.resolve(stateDir))) throw new ValidationError(`Invalid source "${source}": it is inside svcd's state directory`);
+  for (const o of others)
+    for (const p of poolPaths(stateDir, o))
+      if (inside(s, p) || inside(p, s)) throw new ValidationError(`Invalid source "${source}": it overlaps storage pool "${o.name}" (${p})`);
+}
+
+/** Validate a new pool against the driver registry and the host; returns the config to store. */
+export async function preparePool(db: DbOrTx, stateDir: string, input: PoolInput): Promise<Record<string, string>> {
+  validateName('Storage pool', input.name);
+  const info = DRIVERS[input.driver];
+  if (!info) throw new ValidationError(`Unknown storage driver "${input.driver}" (known: ${Object.keys(DRIVERS).join(', ')})`);
+  const probe = await probeDriver(input.driver);
+  if (!probe.ok) throw new ValidationError(`The ${input.driver} storage driver is not available on this host: missing ${probe.missing.join(', ')}`);
+  if (info.available !== 'yes') throw new ValidationError(`The ${input.driver} storage driver is not supported by svcd yet (supported: dir, btrfs)`);
+  const config = { ...(input.config ?? {}) };
+  for (const k of Object.keys(config)) if (k.startsWith('volatile.')) throw new ValidationError(`Storage pool config key "${k}" is read-only`);
+  validateConfig('storage pool', config, poolKeyTable(input.driver));
+  if (input.driver === 'dir' && config.size) throw new ValidationError('The dir driver has no pool size: a dir pool uses the space of the filesystem it lives on');
+  if (config.source) {
+    const others = await db.select().from(storagePools);
+    checkSource(config.source, stateDir, others);
+    config['volatile.initial_source'] = config.source;
+  }
+  if (input.driver === 'btrfs' && !config.source) {
+    const bytes = parseSize(config.size ?? '5GiB');
+    if (bytes < MIN_BTRFS_BYTES) throw new ValidationError(`Invalid size "${config.size}": a btrfs pool needs at least 128MiB`);
+    config.size ??= '5GiB';
+    config.source = path.join(stateDir, 'disks', `${input.name}.img`);
+  }
+  if (input.driver === 'dir' && !config.source) config.source = path.join(stateDir, 'storage-pools', input.name);
+  return config;
+}
+
+export async function insertPool(db: Db, input: PoolInput, config: Record<string, string>): Promise<StoragePoolRow> {
+  try {
+    return await db.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(storagePools)
+        .values({ name: input.name, driver: input.driver, description: input.description ?? '', config })
+        .returning();
+      // A pool of the same name may have existed before: its status must not count for this one.
+      await tx.delete(reconcileStatus).where(and(eq(reconcileStatus.kind, POOL_KIND), eq(reconcileStatus.key, input.name)));
+      return row!;
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError(`Storage pool "${input.name}" already exists`);
+    throw e;
+  }
+}
+
+export async function listPools(db: DbOrTx): Promise<StoragePoolRow[]> {
+  return db.select().from(storagePools).orderBy(asc(storagePools.name));
+}
+
+export async function readPool(db: DbOrTx, name: string): Promise<StoragePoolRow> {
+  const [row] = await db.select().from(storagePools).where(eq(storagePools.name, name));
+  if (!row) throw new NotFoundError(`Storage pool "${name}" not found`);
+  return row;
+}
+
+/** Volumes on the pool and profiles whose disk devices use it (containers and images join later). */
+export async function poolUsedBy(db: DbOrTx, name: string): Promise<string[]> {
+  const vols = await db
+    .select({ name: storageVolumes.name, type: storageVolumes.type, project: storageVolumes.project })
+    .from(storageVolumes)
+    .where(and(eq(storageVolumes.pool, name), isNull(storageVolumes.deletingAt)))
+    .orderBy(asc(storageVolumes.type), asc(storageVolumes.name));
+  const profs = await db.select({ name: profiles.name, project: profiles.project, devices: profiles.devices }).from(profiles);
+  const q = (project: string) => (project === 'default' ? '' : `?project=${encodeURIComponent(project)}`);
+  return [
+    ...profs
+      .filter((p) => Object.values(p.devices).some((d) => d.type === 'disk' && d.pool === name))
+      .map((p) => `/1.0/profiles/${encodeURIComponent(p.name)}${q(p.project)}`),
+    ...vols.map((v) => `/1.0/storage-pools/${encodeURIComponent(name)}/volumes/${v.type}/${encodeURIComponent(v.name)}${q(v.project)}`),
+  ];
+}
+
+/** Replace the pool's config (PUT; PATCH passes the merged map). Immutable keys must not change. */
+export async function updatePool(db: Db, name: string, input: { description: string; config: Record<string, string> }): Promise<StoragePoolRow> {
+  const cur = await readPool(db, name);
+  if (cur.deletingAt) throw new ConflictError(`Storage pool "${name}" is being deleted`);
+  const config = { ...input.config };
+  for (const k of IMMUTABLE) {
+    if (k in cur.config && config[k] === undefined) config[k] = cur.config[k]!;
+    if (config[k] !== cur.config[k]) throw new ValidationError(`Storage pool config key "${k}" cannot be changed`);
+  }
+  const userConfig = Object.fromEntries(Object.entries(config).filter(([k]) => !IMMUTABLE.includes(k)));
+  validateConfig('storage pool', userConfig, poolKeyTable(cur.driver));
+  if (config.size !== cur.config.size) {
+    if (cur.driver !== 'btrfs' || cur.config['volatile.initial_source']) throw new ValidationError('Only the size of a loop-backed btrfs pool can be changed');
+    if (!config.size || parseSize(config.size) < parseSize(cur.config.size ?? '0')) throw new ValidationError('A storage pool can grow but not shrink');
+  }
+  const [row] = await db
+    .update(storagePools)
+    .set({ description: input.description, config, generation: sql`${storagePools.generation} + 1` })
+    .where(eq(storagePools.name, name))
+    .returning();
+  return row!;
+}
+
+/** Mark the pool for removal (the reconciler tears it down and deletes the row); refused while in use. */
+export async function markPoolDeleting(db: Db, name: string): Promise<StoragePoolRow> {
+  return db.transaction(async (tx) => {
+    await readPool(tx, name);
+    const used = await poolUsedBy(tx, name);
+    if (used.length) throw new ValidationError(`Storage pool "${name}" is in use by ${used.join(', ')}`);
+    const [row] = await tx
+      .update(storagePools)
+      .set({ deletingAt: sql`coalesce(${storagePools.deletingAt}, now())`, generation: sql`${storagePools.generation} + 1` })
+      .where(eq(storagePools.name, name))
+      .returning();
+    return row!;
+  });
+}
+
+/** Delete a pool row after teardown, and a failed creation's row. */
+export async function deletePoolRow(db: DbOrTx, name: string): Promise<void> {
+  await db.delete(storagePools).where(eq(storagePools.name, name));
+}
+
+
+/**
+ * First start: a `default` dir pool in the state directory, and the default profile's root disk on
+ * it. Only at first start, so that a user who removes them is not overruled later.
+ */
+export async function ensureDefaultPool(db: Db, stateDir: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx
+      .insert(storagePools)
+      .values({ name: 'default', driver: 'dir', description: 'Default svcd storage pool', config: { source: path.join(stateDir, 'storage-pools', 'default') } })
+      .onConflictDoNothing();
+    await tx
+      .update(profiles)
+      .set({ devices: sql`${profiles.devices} || ${JSON.stringify({ root: { type: 'disk', path: '/', pool: 'default' } })}::jsonb`, generation: sql`${profiles.generation} + 1` })
+      .where(and(eq(profiles.project, 'default'), eq(profiles.name, 'default')));
+  });
+}

@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import type { Db, DbOrTx, Tx } from '../db/types.ts';
+import { DRIVERS } from '../host/storage/registry.ts';
+import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { validateName } from './names.ts';
+import { profiles, storageVolumes, volumeSnapshots, type StoragePoolRow, type StorageVolumeRow, type VolumeSnapshotRow } from './schema/index.ts';
+import { readPool } from './storage-pools.ts';
+
+export const VOLUME_KIND = 'storage-volume';
+export const VOLUME_TYPES = ['custom', 'container', 'image'] as const;
+
+const VOLUME_CHECKS: Record<string, ValueCheck> = {
+  size: isSize,
+  'security.unmapped': isBool,
+  'block.filesystem': (v) => (['ext4', 'xfs', 'btrfs'].includes(v) ? undefined : 'must be ext4, xfs or btrfs'),
+};
+
+export function volumeKeyTable(driver: string): KeyTable {
+  const exact: Record<string, ValueCheck> = {};
+  for (const k of DRIVERS[driver]?.volumeKeys ?? []) exact[k] = VOLUME_CHECKS[k] ?? isAny;
+  return { exact, prefixes: { 'user.': isAny }, readOnlyPrefixes: ['volatile.'] };
+}
+
+export function volumeUrl(v: { pool: string; type: string; name: string; project: string }): string {
+  const q = v.project === 'default' ? '' : `?project=${encodeURIComponent(v.project)}`;
+  return `/1.0/storage-pools/${encodeURIComponent(v.pool)}/volumes/${v.type}/${encodeURIComponent(v.name)}${q}`;
+}
+
+export function validateVolumeName(name: unknown): string {
+  return validateName('Storage volume', name);
+}
+
+/** A usable (not deleting) pool. */
+async function livePool(db: DbOrTx, name: string): Promise<StoragePoolRow> {
+  const pool = await readPool(db, name);
+  if (pool.deletingAt) throw new NotFoundError(`Storage pool "${name}" not found`);
+  return pool;
+}
+
+export async function listVolumes(db: DbOrTx, pool: string, project: string, type?: string): Promise<StorageVolumeRow[]> {
+  await livePool(db, pool);
+  const conds = [eq(storageVolumes.pool, pool), eq(storageVolumes.project, project), isNull(storageVolumes.deletingAt)];
+  if (type) conds.push(eq(storageVolumes.type, type));
+  return db.select().from(storageVolumes).where(and(...conds)).orderBy(asc(storageVolumes.type), asc(storageVolumes.name));
+}
+
+export async function readVolume(db: DbOrTx, pool: string, project: string, type: string, name: string): Promise<StorageVolumeRow> {
+  const [row] = await db
+    .select()
+    .from(storageVolumes)
+    .where(and(eq(storageVolumes.pool, pool), eq(storageVolumes.project, project), eq(storageVolumes.type, type), eq(storageVolumes.name, name), isNull(storageVolumes.deletingAt)));
+  if (!row) throw new NotFoundError(`Storage volume "${name}" not found`);
+  return row;
+}
+
+export async function readVolumeById(db: DbOrTx, id: string): Promise<StorageVolumeRow | undefined> {
+  const [row] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, id));
+  return row;
+}
+
+/** Profiles (and, later, containers) whose disk devices mount this custom volume. */
+export async function volumeUsedBy(db: DbOrTx, v: StorageVolumeRow): Promise<string[]> {
+  if (v.type !== 'custom') return [];
+  const profs = await db.select({ name: profiles.name, project: profiles.project, devices: profiles.devices }).from(profiles);
+  return profs
+    .filter((p) => Object.values(p.devices).some((d) => d.type === 'disk' && d.pool === v.pool && d.source === v.name))
+    .map((p) => `/1.0/profiles/${encodeURIComponent(p.name)}${p.project === 'default' ? '' : `?project=${encodeURIComponent(p.project)}`}`);
+}
+
+export interface VolumeCreate {
+  pool: string;
+  project: string;
+  type: string;
+  name: string;
+  description?: string | undefined;
+  config?: Record<string, string> | undefined;
+  /** Copy from this volume (or one of its snapshots). */
+  source?: { volumeId: string; snapshotId?: string } | undefined;
+}
+
+/** Validate and insert a volume (its generation is 1); the reconciler creates it on the host. */
+export async function insertVolume(db: DbOrTx, input: VolumeCreate, checkSize?: (pool: StoragePoolRow) => Promise<void>): Promise<StorageVolumeRow> {
+  validateVolumeName(input.name);
+  if (input.type !== 'custom') throw new ValidationError(`Only custom volumes can be created directly (got type "${input.type}")`);
+  const pool = await livePool(db, input.pool);
+  const config = { ...(input.config ?? {}) };
+  validateConfig('storage volume', config, volumeKeyTable(pool.driver));
+  if (!config.size && pool.config['volume.size']) config.size = pool.config['volume.size'];
+  if (config.size && checkSize) await checkSize(pool);
+  try {
+    const [row] = await db
+      .insert(storageVolumes)
+      .values({ id: randomUUID(), pool: input.pool, project: input.project, type: input.type, name: input.name, description: input.description ?? '', config, source: input.source ?? null })
+      .returning();
+    return row!;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError(`Storage volume "${input.name}" already exists`);
+    throw e;
+  }
+}
+
+/** Bump a volume's generation with other changes, inside the caller's transaction. */
+export async function bumpVolume(tx: DbOrTx, id: string, set: Partial<typeof storageVolumes.$inferInsert> = {}): Promise<StorageVolumeRow> {
+  try {
+    const [row] = await tx
+      .update(storageVolumes)
+      .set({ ...set, generation: sql`${storageVolumes.generation} + 1` })
+      .where(eq(storageVolumes.id, id))
+      .returning();
+    if (!row) throw new NotFoundError('Storage volume not found');
+    return row;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError(`Storage volume "${set.name ?? ''}" already exists${set.pool ? ` in pool "${set.pool}"` : ''}`);
+    throw e;
+  }
+}
+
+export async function updateVolumeConfig(db: Db, v: StorageVolumeRow, input: { description: string; config: Record<string, string> }, checkSize?: (pool: StoragePoolRow) => Promise<void>): Promise<StorageVolumeRow> {
+  const pool = await livePool(db, v.pool);
+  validateConfig('storage volume', input.config, volumeKeyTable(pool.driver));
+  if (input.config.size && input.config.size !== v.config.size && checkSize) await checkSize(pool);
+  return bumpVolume(db, v.id, { description: input.description, config: input.config });
+}
+
+async function assertUnused(db: DbOrTx, v: StorageVolumeRow, what: string): Promise<void> {
+  const used = await volumeUsedBy(db, v);
+  if (used.length) throw new ValidationError(`${what}: storage volume "${v.name}" is in use by ${used.join(', ')}`);
+}
+
+export async function renameVolume(db: Db, v: StorageVolumeRow, newName: string): Promise<StorageVolumeRow> {
+  validateVolumeName(newName);
+  await assertUnused(db, v, 'Cannot rename');
+  return bumpVolume(db, v.id, { name: newName });
+}
+
+/** Move to another pool (async: the reconciler moves the data). */
+export async function moveVolume(tx: Tx, v: StorageVolumeRow, newPool: string, newName: string): Promise<StorageVolumeRow> {
+  validateVolumeName(newName);
+  const pool = await livePool(tx, newPool);
+  validateConfig('storage volume', v.config, volumeKeyTable(pool.driver));
+  await assertUnused(tx, v, 'Cannot move');
+  return bumpVolume(tx, v.id, { pool: newPool, name: newName });
+}
+
+export async function markVolumeDeleting(db: DbOrTx, v: StorageVolumeRow): Promise<StorageVolumeRow> {
+  await assertUnused(db, v, 'Cannot delete');
+  return bumpVolume(db, v.id, { deletingAt: new Date() });
+}
+
+// --- snapshots ----------------------------------------------------------------------------
+
+export async function listSnapshots(db: DbOrTx, volumeId: string): Promise<VolumeSnapshotRow[]> {
+  return db
+    .select()
+    .from(volumeSnapshots)
+    .where(and(eq(volumeSnapshots.volumeId, volumeId), isNull(volumeSnapshots.deletingAt)))
+    .orderBy(asc(volumeSnapshots.createdAt), asc(volumeSnapshots.name));
+}
+
+/** Every snapshot row, including those being deleted (the reconciler's view). */
+export async function listAllSnapshots(db: DbOrTx, volumeId: string): Promise<VolumeSnapshotRow[]> {
+  return db.select().from(volumeSnapshots).where(eq(volumeSnapshots.volumeId, volumeId)).orderBy(asc(volumeSnapshots.createdAt));
+}
+
+export async function readSnapshot(db: DbOrTx, volumeId: string, name: string): Promise<VolumeSnapshotRow> {
+  const [row] = await db
+    .select()
+    .from(volumeSnapshots)
+    .where(and(eq(volumeSnapshots.volumeId, volumeId), eq(volumeSnapshots.name, name), isNull(volumeSnapshots.deletingAt)));
+  if (!row) throw new NotFoundError(`Storage volume snapshot "${name}" not found`);
+  return row;
+}
+
+export async function insertSnapshot(tx: DbOrTx, v: StorageVolumeRow, name: string, description = ''): Promise<VolumeSnapshotRow> {
+  validateName('Snapshot', name);
+  try {
+    const [row] = await tx.insert(volumeSnapshots).values({ id: randomUUID(), volumeId: v.id, name, description, config: {} }).returning();
+    return row!;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError(`Snapshot "${name}" already exists`);
+    throw e;
+  }
+}
+
+export async function renameSnapshot(tx: DbOrTx, s: VolumeSnapshotRow, newName: string): Promise<VolumeSnapshotRow> {
+  validateName('Snapshot', newName);
+  try {
+    const [row] = await tx.update(volumeSnapshots).set({ name: newName }).where(eq(volumeSnapshots.id, s.id)).returning();
+    return row!;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError(`Snapshot "${newName}" already exists`);
+    throw e;
+  }
+}
+
+export async function updateSnapshotDescription(db: DbOrTx, s: VolumeSnapshotRow, description: string): Promise<VolumeSnapshotRow> {
+  const [row] = await db.update(volumeSnapshots).set({ description }).where(eq(volumeSnapshots.id, s.id)).returning();
+  return row!;
+}
+
+export async function markSnapshotDeleting(tx: DbOrTx, s: VolumeSnapshotRow): Promise<void> {
+  await tx.update(volumeSnapshots).set({ deletingAt: new Date() }).where(eq(volumeSnapshots.id, s.id));
+}
+
+export async function deleteSnapshotRow(db: DbOrTx, id: string): Promise<void> {
+  await db.delete(volumeSnapshots).where(eq(volumeSnapshots.id, id));
+}
+
+export async function deleteVolumeRow(db: DbOrTx, id: string): Promise<void> {
+  await db.delete(storageVolumes).where(eq(storageVolumes.id, id));
+}
+
+/** Volumes (live or deleting) on a pool — the pool reconciler's and observers' view. */
+export async function volumesOnPool(db: DbOrTx, pool: string): Promise<StorageVolumeRow[]> {
+  return db.select().from(storageVolumes).where(eq(storageVolumes.pool, pool));
+}
+

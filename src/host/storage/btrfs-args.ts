@@ -1,0 +1,35 @@
+/** Pure argv builders for btrfs-progs, and the parser for `btrfs qgroup show`. */
+
+export const btrfsArgs = {
+  mkfs: (label: string, target: string) => ['-L', label, target],
+  quotaEnable: (mountPoint: string) => ['quota', 'enable', mountPoint],
+  subvolumeCreate: (p: string) => ['subvolume', 'create', p],
+  subvolumeDelete: (p: string) => ['subvolume', 'delete', p],
+  /** Read-only (`-r`) for snapshots; writable for copies and restores. */
+  snapshot: (src: string, dst: string, readOnly: boolean) => ['subvolume', 'snapshot', ...(readOnly ? ['-r'] : []), src, dst],
+  /** Limit the referenced size of the subvolume's qgroup; undefined clears it (`none`). */
+  qgroupLimit: (bytes: number | undefined, p: string) => ['qgroup', 'limit', bytes === undefined ? 'none' : String(bytes), p],
+  /** Only the path's own qgroup (`-f`), with its referenced limit (`-r`), in bytes. */
+  qgroupShow: (p: string) => ['qgroup', 'show', '-rf', '--raw', p],
+  resizeMax: (mountPoint: string) => ['filesystem', 'resize', 'max', mountPoint],
+};
+
+/**
+ * The referenced-size limit of the first level-0 qgroup in `btrfs qgroup show -rf --raw` output:
+ * a number of bytes, undefined for `none`, or null when the output has no such row.
+ *
+ *     Qgroupid    Referenced    Exclusive  Max referenced   Path
+ *     --------    ----------    ---------  --------------   ----
+ *     0/256                0            0        52428800   v
+ */
+export function parseQgroupLimit(output: string): number | undefined | null {
+  for (const line of output.split('\n')) {
+    const cols = line.trim().split(/\s+/);
+    if (!/^0\/\d+$/.test(cols[0] ?? '')) continue;
+    const max = cols[3];
+    if (max === 'none') return undefined;
+    if (max !== undefined && /^\d+$/.test(max)) return Number(max);
+    return null;
+  }
+  return null;
+}

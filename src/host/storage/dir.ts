@@ -1,0 +1,185 @@
+/**
+ * The `dir` driver: a pool is a directory (default `<stateDir>/storage-pools/<name>`, or the user's
+ * `source`), volumes are subdirectories, snapshots and copies are full copies (cp --reflink=auto / rsync)
+ * built in `<dst>.partial` and renamed into place. `size` needs project quotas (xfs/ext4 prjquota).
+ */
+import { chmod, mkdir, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { buildAtomically, cloneTree, partialPath, syncTree } from './copy-tree.ts';
+import { StorageUnsupportedError } from './errors.ts';
+import { isErrno, makeDirs, pathExists, removeEmptyDir, removeMadeDirs, removeTree, statOrUndefined } from './fs-helpers.ts';
+import { OWN_SUBDIRS, POOL_SUBDIRS, defaultPoolPath, snapshotParentIn, snapshotPathIn, volumePathIn } from './pool-layout.ts';
+import { applyProjectQuota, probeProjectQuota } from './project-quota.ts';
+import type { ProjectQuotaSupport } from './project-quota.ts';
+import { parseOptionalSize } from './size.ts';
+import { statfsUsage } from './statfs-usage.ts';
+import type { PoolSpec, StorageDriver, VolumeRef } from './types.ts';
+import { withUndo } from './undo-stack.ts';
+
+/** Can a dir pool's volumes have `size` here? (`{ ok: false, reason }` says why not.) */
+export { probeProjectQuota } from './project-quota.ts';
+export type { ProjectQuotaSupport } from './project-quota.ts';
+
+export interface DirDriverOptions {
+  /** How to tell whether `size` can be enforced under a path (default: mountinfo). */
+  probeQuota?: (p: string) => Promise<ProjectQuotaSupport>;
+}
+
+const DIR_MODE = 0o711;
+
+/** The user's own directory, or undefined when the pool uses svcd's default one (absent source, or source = the default path). */
+function userSource(pool: PoolSpec): string | undefined {
+  const source = pool.config.source?.trim();
+  if (!source) return undefined;
+  if (!path.isAbsolute(source)) throw new Error(`dir pool ${pool.name}: source ${JSON.stringify(source)} must be an absolute path`);
+  const resolved = path.resolve(source);
+  return resolved === path.resolve(defaultPoolPath(pool.stateDir, pool.name)) ? undefined : resolved;
+}
+
+/** mkdir one level (the parent must exist); returns whether it was created. */
+async function mkdirOne(p: string): Promise<boolean> {
+  try {
+    await mkdir(p, { mode: DIR_MODE });
+  } catch (e) {
+    if (isErrno(e, 'EEXIST')) return false;
+    throw e;
+  }
+  await chmod(p, DIR_MODE);
+  return true;
+}
+
+/** Remove one of svcd's subdirectories of a user-given source: leftovers of interrupted copies go, volumes make it refuse. */
+async function removeOwnSubdir(dir: string): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch((e: unknown) => {
+    if (isErrno(e, 'ENOENT')) return undefined;
+    throw e;
+  });
+  if (!entries) return;
+  for (const entry of entries) {
+    const p = path.join(dir, entry.name);
+    if (entry.name.endsWith('.partial')) await removeTree(p);
+    else if (entry.isDirectory() && dir.endsWith('-snapshots')) await removeEmptyDir(p);
+  }
+  if (!(await removeEmptyDir(dir)) && (await pathExists(dir))) {
+    const left = await readdir(dir);
+    throw new Error(`cannot remove ${dir}: it still holds ${left.length} volume(s) (${left.slice(0, 5).join(', ')})`);
+  }
+}
+
+export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
+  const probeQuota = opts.probeQuota ?? probeProjectQuota;
+  const poolPath = (pool: PoolSpec) => userSource(pool) ?? defaultPoolPath(pool.stateDir, pool.name);
+
+  const driver: StorageDriver = {
+    name: 'dir',
+    poolPath,
+
+    async ensurePool(pool) {
+      const root = poolPath(pool);
+      const st = await statOrUndefined(root);
+      if (st && !st.isDirectory()) throw new Error(`dir pool ${pool.name}: ${root} exists and is not a directory`);
+      await withUndo(async (undo) => {
+        const made = await makeDirs(root, DIR_MODE);
+        undo.push(`remove ${root}`, () => removeMadeDirs(made));
+        for (const sub of POOL_SUBDIRS) {
+          const p = path.join(root, sub);
+          if (await mkdirOne(p)) undo.push(`remove ${p}`, () => removeEmptyDir(p).then(() => undefined));
+        }
+      });
+    },
+
+    async removePool(pool) {
+      const root = poolPath(pool);
+      if (!userSource(pool)) return removeTree(root);
+      for (const sub of OWN_SUBDIRS) await removeOwnSubdir(path.join(root, sub));
+    },
+
+    async poolHealth(pool) {
+      const root = poolPath(pool);
+      const st = await statOrUndefined(root);
+      if (!st) return { ready: false, problem: `directory ${root} is missing` };
+      if (!st.isDirectory()) return { ready: false, problem: `${root} is not a directory` };
+      for (const sub of POOL_SUBDIRS) {
+        if (!(await statOrUndefined(path.join(root, sub)))?.isDirectory()) return { ready: false, problem: `directory ${path.join(root, sub)} is missing` };
+      }
+      return { ready: true };
+    },
+
+    poolUsage: (pool) => statfsUsage(poolPath(pool)),
+
+    volumePath: (pool, vol) => volumePathIn(poolPath(pool), vol),
+
+    async ensureVolume(pool, vol, { size }, signal) {
+      const bytes = parseOptionalSize(size);
+      const root = poolPath(pool);
+      const support = await probeQuota(root);
+      if (bytes !== undefined && !support.ok) throw new StorageUnsupportedError(support.reason);
+      const p = driver.volumePath(pool, vol);
+      await mkdirOne(p);
+      if (!support.ok) return;
+      const apply = applyProjectQuota({ dir: p, volumeId: vol.id, bytes, mountPoint: support.mountPoint }, signal);
+      // Clearing a limit that may never have been set is best effort (quota tools may be absent).
+      await (bytes === undefined ? apply.catch(() => undefined) : apply);
+    },
+
+    async removeVolume(pool, vol) {
+      const p = driver.volumePath(pool, vol);
+      await removeTree(p);
+      await removeTree(partialPath(p));
+      await removeEmptyDir(snapshotParentIn(poolPath(pool), vol));
+    },
+
+    async volumeExists(pool, vol) {
+      return (await statOrUndefined(driver.volumePath(pool, vol)))?.isDirectory() ?? false;
+    },
+
+    async copyVolume(src, dst, { bwlimit }, signal) {
+      const from = src.snapshot ? src.driver.snapshotPath(src.pool, src.snapshot) : src.driver.volumePath(src.pool, src.vol);
+      if (!(await pathExists(from))) throw new Error(`cannot copy ${from}: it does not exist`);
+      const limit = bwlimit || dst.pool.config['rsync.bwlimit'] || src.pool.config['rsync.bwlimit'];
+      await buildAtomically({
+        dst: driver.volumePath(dst.pool, dst.vol),
+        create: (p) => mkdirOne(p).then(() => undefined),
+        remove: removeTree,
+        fill: (p) => syncTree({ src: from, dst: p, bwlimit: limit, signal }),
+      });
+    },
+
+    snapshotPath: (pool, snap) => snapshotPathIn(poolPath(pool), snap),
+
+    async ensureSnapshot(pool, snap, signal) {
+      const vol = await existingVolume(pool, snap.volume);
+      await makeDirs(snapshotParentIn(poolPath(pool), snap.volume), DIR_MODE);
+      await buildAtomically({
+        dst: driver.snapshotPath(pool, snap),
+        create: (p) => mkdirOne(p).then(() => undefined),
+        remove: removeTree,
+        fill: (p) => cloneTree({ src: vol, dst: p, signal }),
+      });
+    },
+
+    async removeSnapshot(pool, snap) {
+      const p = driver.snapshotPath(pool, snap);
+      await removeTree(p);
+      await removeTree(partialPath(p));
+      await removeEmptyDir(path.dirname(p));
+    },
+
+    async restoreSnapshot(pool, snap, signal) {
+      const from = driver.snapshotPath(pool, snap);
+      if (!(await pathExists(from))) throw new Error(`cannot restore: snapshot ${from} does not exist`);
+      const vol = driver.volumePath(pool, snap.volume);
+      await mkdirOne(vol);
+      // Not atomic, but converging: an interrupted restore is completed by running it again.
+      await syncTree({ src: from, dst: vol, checksum: true, signal });
+    },
+  };
+
+  async function existingVolume(pool: PoolSpec, vol: VolumeRef): Promise<string> {
+    const p = driver.volumePath(pool, vol);
+    if (!(await driver.volumeExists(pool, vol))) throw new Error(`volume ${p} does not exist`);
+    return p;
+  }
+
+  return driver;
+}

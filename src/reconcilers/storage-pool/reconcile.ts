@@ -1,0 +1,57 @@
+import { and, eq } from 'drizzle-orm';
+import type { Db } from '../../db/types.ts';
+import { poolRuntime, storagePools, type StoragePoolRow } from '../../desired/schema/index.ts';
+import { deletePoolRow, listPools, POOL_KIND } from '../../desired/storage-pools.ts';
+import { volumesOnPool } from '../../desired/storage-volumes.ts';
+import { parseSize } from '../../host/storage/size.ts';
+import type { PoolSpec, StorageDriver } from '../../host/storage/types.ts';
+import type { Reconciler } from '../runtime/index.ts';
+
+export function poolSpecOf(row: StoragePoolRow, stateDir: string): PoolSpec {
+  return { name: row.name, driver: row.driver, config: row.config, stateDir };
+}
+
+/**
+ * Converge one storage pool: created, attached and mounted while desired; unmounted, detached and
+ * removed once marked for deletion (then its row goes). Idempotent from any partial state.
+ */
+export function createPoolReconciler(deps: {
+  db: Db;
+  node: string;
+  stateDir: string;
+  driverFor: (name: string) => StorageDriver;
+  /** Called after a pool changed on the host, so observers refresh its usage now. */
+  onHostChange?: (pool: string) => void;
+}): Reconciler {
+  const { db, stateDir, driverFor } = deps;
+  return {
+    kind: POOL_KIND,
+    async listKeys() {
+      return (await listPools(db)).map((p) => p.name);
+    },
+    async reconcile(name, ctx) {
+      const [row] = await db.select().from(storagePools).where(eq(storagePools.name, name));
+      if (!row) return {};
+      const spec = poolSpecOf(row, stateDir);
+      const driver = driverFor(row.driver);
+      if (row.deletingAt) {
+        const left = await volumesOnPool(db, name);
+        if (left.length) throw new Error(`waiting for ${left.length} volume(s) on pool "${name}" to be removed`);
+        await driver.removePool(spec, ctx.signal);
+        await db.transaction(async (tx) => {
+          await deletePoolRow(tx, name);
+          await tx.delete(poolRuntime).where(and(eq(poolRuntime.pool, name), eq(poolRuntime.node, deps.node)));
+        });
+        return { observedGeneration: row.generation };
+      }
+      await driver.ensurePool(spec, ctx.signal);
+      if (driver.resizePool && row.config.size && !row.config['volatile.initial_source']) {
+        const usage = await driver.poolUsage(spec);
+        // Only grow when the configured size is clearly above what the filesystem has.
+        if (parseSize(row.config.size) > usage.space.total * 1.05) await driver.resizePool(spec, ctx.signal);
+      }
+      deps.onHostChange?.(name);
+      return { observedGeneration: row.generation };
+    },
+  };
+}
