@@ -1,3 +1,6 @@
+import { is } from 'drizzle-orm';
+import { getTableConfig, PgTable } from 'drizzle-orm/pg-core';
+import * as schema from '../../src/desired/schema/index.ts';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -22,7 +25,11 @@ const expectedMigrations = journal.entries.map((e) => ({
   hash: createHash('sha256').update(readFileSync(path.join(migrationsFolder, `${e.tag}.sql`), 'utf8')).digest('hex'),
   createdAt: e.when,
 }));
-const TABLES = ['certificates', 'operations', 'profiles', 'projects', 'reconcile_status', 'server_config'];
+/** Every table the drizzle schema declares: the migrations must create exactly these. */
+const TABLES = (Object.values(schema) as unknown[])
+  .filter((t): t is PgTable => is(t, PgTable))
+  .map((t) => getTableConfig(t).name)
+  .sort();
 
 async function appliedMigrations(db: Db) {
   const rows = await query<{ hash: string; created_at: string | number | bigint }>(
