@@ -14,6 +14,8 @@ import { registerOperationRoutes } from './routes/operations.ts';
 import { registerProfileRoutes } from './routes/profiles.ts';
 import { registerProjectRoutes } from './routes/projects.ts';
 import { registerServerRoutes } from './routes/server.ts';
+import { registerStoragePoolRoutes } from './routes/storage-pools.ts';
+import { registerStorageVolumeRoutes } from './routes/storage-volumes.ts';
 
 /** The hono app: one onError, one notFound, every route registered through `route()`. */
 export function createApp(deps: ApiDeps): Hono<AppEnv> {
@@ -48,6 +50,8 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerProfileRoutes(app, deps);
   registerProjectRoutes(app, deps);
   registerOperationRoutes(app, deps);
+  registerStoragePoolRoutes(app, deps);
+  registerStorageVolumeRoutes(app, deps);
 
   // Errors can be answered before the request body was read: drop it first (see discardUnreadBody).
   const unreadBodyDropped = async (c: Context<AppEnv>) => {
