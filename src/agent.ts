@@ -74,7 +74,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const convergence = createConvergence({ db });
   const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
   const reconcilers: Reconciler[] = [
-    createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, onHostChange: () => void observers.runNow('storage-pools').catch(() => {}) }),
+    createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
     createVolumeReconciler({ db, stateDir: config.stateDir, driverFor: storage.driverFor }),
     ...(opts.reconcilers ?? []),
   ];
@@ -122,8 +122,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     await listeners.listenUnix(socketPath);
     const { 'core.https_address': https } = await readServerKeys(db, config.nodeName, ['core.https_address']);
     if (https) await listeners.setHttpsAddress(https).catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));
-    await reconcile.start();
     observers.start();
+    await reconcile.start();
   } catch (e) {
     await listeners.close().catch(() => {});
     ops.stop();

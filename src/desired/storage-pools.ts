@@ -17,7 +17,12 @@ const IMMUTABLE = ['source', 'volatile.initial_source', 'zfs.pool_name', 'lvm.vg
 const sizeCheck: ValueCheck = (v) => {
   const err = isSize(v);
   if (err) return err;
-  return parseSize(v) > 0 ? undefined : 'must be greater than zero';
+  try {
+    return parseSize(v) > 0 ? undefined : 'must be greater than zero';
+  } catch (e) {
+    // Well-formed but beyond what can be counted in bytes (e.g. 1EiB): a 400, not an internal error.
+    return (e as Error).message;
+  }
 };
 const KEY_CHECKS: Record<string, ValueCheck> = {
   size: sizeCheck,
@@ -155,6 +160,19 @@ export async function updatePool(db: Db, name: string, input: { description: str
     .where(eq(storagePools.name, name))
     .returning();
   return row!;
+}
+
+/**
+ * Put back the description and config a failed update replaced, unless the pool changed since
+ * (`generation` is the failed update's): a change the host refused must not stay desired.
+ */
+export async function revertPool(db: DbOrTx, name: string, generation: number, prev: { description: string; config: Record<string, string> }): Promise<StoragePoolRow | undefined> {
+  const [row] = await db
+    .update(storagePools)
+    .set({ description: prev.description, config: prev.config, generation: sql`${storagePools.generation} + 1` })
+    .where(and(eq(storagePools.name, name), eq(storagePools.generation, generation), isNull(storagePools.deletingAt)))
+    .returning();
+  return row;
 }
 
 /** Mark the pool for removal (the reconciler tears it down and deletes the row); refused while in use. */

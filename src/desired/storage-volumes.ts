@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx, Tx } from '../db/types.ts';
 import { DRIVERS } from '../host/storage/registry.ts';
+import { parseSize } from '../host/storage/size.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
@@ -11,8 +12,20 @@ import { readPool } from './storage-pools.ts';
 export const VOLUME_KIND = 'storage-volume';
 export const VOLUME_TYPES = ['custom', 'container', 'image'] as const;
 
+/** A size the host tools can be given: well-formed and countable in bytes (`0` means no limit). */
+const volumeSizeCheck: ValueCheck = (v) => {
+  const err = isSize(v);
+  if (err) return err;
+  try {
+    parseSize(v);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+};
+
 const VOLUME_CHECKS: Record<string, ValueCheck> = {
-  size: isSize,
+  size: volumeSizeCheck,
   'security.unmapped': isBool,
   'block.filesystem': (v) => (['ext4', 'xfs', 'btrfs'].includes(v) ? undefined : 'must be ext4, xfs or btrfs'),
 };

@@ -4,7 +4,7 @@ import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { HostFailureError, NotFoundError } from '../../desired/errors.ts';
 import { poolRuntime, reconcileStatus, type StoragePoolRow } from '../../desired/schema/index.ts';
-import { insertPool, listPools, markPoolDeleting, POOL_KIND, poolUsedBy, preparePool, readPool, updatePool } from '../../desired/storage-pools.ts';
+import { insertPool, listPools, markPoolDeleting, POOL_KIND, poolUsedBy, preparePool, readPool, revertPool, updatePool } from '../../desired/storage-pools.ts';
 import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
@@ -76,7 +76,12 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
       description: body.description ?? (replace ? '' : cur.description),
       config: replace ? mergeConfig({}, body.config) : mergeConfig(cur.config, body.config),
     });
-    await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: row.generation });
+    // On failure put the previous config back: a refused change (say, growing past what the host
+    // allows) must not leave the pool stuck unavailable with a size it can never shrink back from.
+    await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: row.generation }, async () => {
+      const back = await revertPool(db, row.name, row.generation, editable(cur));
+      if (back) await awaitConverged(deps, { kind: POOL_KIND, key: back.name, generation: back.generation });
+    });
     lifecycle('updated', row.name);
     return sync(c, {});
   };

@@ -20,8 +20,8 @@ export function createPoolReconciler(deps: {
   node: string;
   stateDir: string;
   driverFor: (name: string) => StorageDriver;
-  /** Called after a pool changed on the host, so observers refresh its usage now. */
-  onHostChange?: (pool: string) => void;
+  /** Called after a pool changed on the host, so observers refresh its health and usage now. */
+  onHostChange?: (pool: string) => Promise<void>;
 }): Reconciler {
   const { db, stateDir, driverFor } = deps;
   return {
@@ -50,7 +50,7 @@ export function createPoolReconciler(deps: {
         // Only grow when the configured size is clearly above what the filesystem has.
         if (parseSize(row.config.size) > usage.space.total * 1.05) await driver.resizePool(spec, ctx.signal);
       }
-      deps.onHostChange?.(name);
+      await deps.onHostChange?.(name);
       return { observedGeneration: row.generation };
     },
   };
