@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rename, rm, statfs, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -79,6 +80,11 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     const mountPoint = path.join(d.stateDir, 'storage-pools', 'bt');
     assert.ok((await mountsUnder(mountPoint)).includes(mountPoint));
     assert.equal((await loopsUnder(d.stateDir)).length, 1);
+    // btrfs.mount_options applies live (remount).
+    const superOpts = async () => (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').find((l) => l.split(' ')[4] === mountPoint)?.split(' - ')[1] ?? '';
+    assert.doesNotMatch(await superOpts(), /compress=zstd/);
+    assert.equal((await api.patch('/1.0/storage-pools/bt', { config: { 'btrfs.mount_options': 'user_subvol_rm_allowed,compress=zstd:3' } })).status, 200);
+    assert.match(await superOpts(), /compress=zstd:3/);
     const names = (await api.get('/1.0/storage-pools?recursion=1')).json.metadata.map((x: { name: string }) => x.name);
     assert.deepEqual(names, ['bt', 'default']);
 
@@ -86,7 +92,7 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     const [dir] = await onlyVolumeDir(mountPoint);
     await writeFile(path.join(dir!, 'small'), Buffer.alloc(5 * 1024 * 1024, 1));
     // EDQUOT is -122 (Node has no name for it).
-    await assert.rejects(writeFile(path.join(dir!, 'big'), Buffer.alloc(60 * 1024 * 1024, 2)), /EDQUOT|ENOSPC|-122/);
+    await assert.rejects(writeFile(path.join(dir!, 'big'), randomBytes(60 * 1024 * 1024)), /EDQUOT|ENOSPC|-122/);
     await rm(path.join(dir!, 'big'), { force: true });
     // Let btrfs commit the freed space to the qgroup before the next writes.
     await run('btrfs', ['filesystem', 'sync', dir!]);

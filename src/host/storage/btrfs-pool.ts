@@ -10,7 +10,7 @@ import { enableQuota, isOnBtrfs, mkfsBtrfs, resizeToMax } from './btrfs-subvolum
 import { StorageUnsupportedError } from './errors.ts';
 import { isErrno, makeDirs, pathExists, removeEmptyDir, removeMadeDirs, statOrUndefined } from './fs-helpers.ts';
 import { attachLoop, detachLoop, findLoopDevice, findLoopDevices, refreshLoop } from './loop.ts';
-import { mountFs, unmount } from './mount.ts';
+import { mountFs, remount, unmount } from './mount.ts';
 import { findMount, mountAt, readMounts } from './mountinfo.ts';
 import { OWN_SUBDIRS, POOL_SUBDIRS, defaultPoolPath, loopFilePath } from './pool-layout.ts';
 import { formatSize, parseSize } from './size.ts';
@@ -177,4 +177,11 @@ export async function resizeBtrfsPool(pool: PoolSpec, signal?: AbortSignal): Pro
   if (bytes > current) await truncate(file, bytes);
   await refreshLoop(device, signal);
   await resizeToMax(target, signal);
+}
+
+/** Apply btrfs.mount_options to a mounted pool (a loop or block device pool; a bind mount keeps its source's options). */
+export async function remountBtrfsPool(pool: PoolSpec, signal?: AbortSignal): Promise<void> {
+  const target = await requireMounted(pool);
+  if ((await resolveBacking(pool)).kind === 'directory') return;
+  await remount(target, pool.config['btrfs.mount_options'] ?? DEFAULT_MOUNT_OPTIONS, signal);
 }

@@ -6,7 +6,7 @@
  */
 import { rename } from 'node:fs/promises';
 import { deleteSubvolumeTree, createSubvolume, isSubvolume, readQgroupLimit, setQgroupLimit, snapshotSubvolume } from './btrfs-subvolume.ts';
-import { btrfsPoolHealth, btrfsPoolPath, ensureBtrfsPool, removeBtrfsPool, requireMounted, resizeBtrfsPool } from './btrfs-pool.ts';
+import { btrfsPoolHealth, btrfsPoolPath, ensureBtrfsPool, remountBtrfsPool, removeBtrfsPool, requireMounted, resizeBtrfsPool } from './btrfs-pool.ts';
 import { buildAtomically, partialPath, syncTree } from './copy-tree.ts';
 import { makeDirs, pathExists, removeEmptyDir } from './fs-helpers.ts';
 import { snapshotParentIn, snapshotPathIn, volumePathIn } from './pool-layout.ts';
@@ -36,6 +36,7 @@ export function createBtrfsDriver(_opts: BtrfsDriverOptions = {}): StorageDriver
     removePool: removeBtrfsPool,
     poolHealth: btrfsPoolHealth,
     resizePool: resizeBtrfsPool,
+    remountPool: remountBtrfsPool,
     poolUsage: async (pool) => statfsUsage(await requireMounted(pool)),
 
     volumePath,

@@ -41,3 +41,12 @@ export async function unmount(target: string, signal?: AbortSignal): Promise<voi
     await runCommand('umount', umountArgs(target, true), { signal, timeoutMs: 60_000 });
   }
 }
+
+/** argv to change the options of a mounted filesystem in place. */
+export function remountArgs(target: string, options: string): string[] {
+  return ['-o', options.trim() === '' ? 'remount' : `remount,${options.trim()}`, target];
+}
+
+export async function remount(target: string, options: string, signal?: AbortSignal): Promise<void> {
+  await runCommand('mount', remountArgs(target, options), { signal, timeoutMs: 60_000 });
+}

@@ -54,6 +54,8 @@ export interface StorageDriver {
   poolHealth(pool: PoolSpec): Promise<PoolHealth>;
   /** statfs of the pool path: no process spawned. */
   poolUsage(pool: PoolSpec): Promise<PoolUsage>;
+  /** Apply changed mount options to a mounted pool. */
+  remountPool?(pool: PoolSpec, signal?: AbortSignal): Promise<void>;
   /** Grow the pool to config.size (btrfs loop file); refuse to shrink. */
   resizePool?(pool: PoolSpec, signal?: AbortSignal): Promise<void>;
 

@@ -6,6 +6,7 @@ import { volumesOnPool } from '../../desired/storage-volumes.ts';
 import { parseSize } from '../../host/storage/size.ts';
 import type { PoolSpec, StorageDriver } from '../../host/storage/types.ts';
 import type { Reconciler } from '../runtime/index.ts';
+import { readFacts, writeFacts } from '../status-settler.ts';
 
 export function poolSpecOf(row: StoragePoolRow, stateDir: string): PoolSpec {
   return { name: row.name, driver: row.driver, config: row.config, stateDir };
@@ -45,6 +46,11 @@ export function createPoolReconciler(deps: {
         return { observedGeneration: row.generation };
       }
       await driver.ensurePool(spec, ctx.signal);
+      // Mount options changed since they were last applied: remount in place.
+      const facts = (await readFacts(db, POOL_KIND, name)) as { mountOptions?: string };
+      const wanted = row.config['btrfs.mount_options'] ?? '';
+      if (driver.remountPool && facts.mountOptions !== undefined && facts.mountOptions !== wanted) await driver.remountPool(spec, ctx.signal);
+      if (facts.mountOptions !== wanted) await writeFacts(db, POOL_KIND, name, { ...facts, mountOptions: wanted });
       if (driver.resizePool && row.config.size && !row.config['volatile.initial_source']) {
         const usage = await driver.poolUsage(spec);
         // Only grow when the configured size is clearly above what the filesystem has.
