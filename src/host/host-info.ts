@@ -11,6 +11,8 @@ export interface HostInfo {
   osName: string;
   osVersion: string;
   lxcVersion: string;
+  /** Version of each storage driver's tooling (dir: the kernel's). */
+  storageVersions: Record<string, string>;
 }
 
 const PERSONALITIES: Record<string, string[]> = {
@@ -25,7 +27,10 @@ export async function readHostInfo(): Promise<HostInfo> {
   const machine = os.machine();
   const osRelease = await readFile('/etc/os-release', 'utf8').catch(() => '');
   const field = (k: string) => new RegExp(`^${k}="?([^"\\n]*)"?$`, 'm').exec(osRelease)?.[1] ?? '';
-  const lxcVersion = await runCommand('lxc-start', ['--version'], { timeoutMs: 10_000 }).catch(() => '');
+  const [lxcVersion, btrfsVersion] = await Promise.all([
+    runCommand('lxc-start', ['--version'], { timeoutMs: 10_000 }).catch(() => ''),
+    runCommand('btrfs', ['--version'], { timeoutMs: 10_000 }).catch(() => ''),
+  ]);
   return {
     architectures: PERSONALITIES[machine] ?? [machine],
     kernel: os.type(),
@@ -34,5 +39,6 @@ export async function readHostInfo(): Promise<HostInfo> {
     osName: field('NAME'),
     osVersion: field('VERSION_ID'),
     lxcVersion: lxcVersion.trim(),
+    storageVersions: { dir: '1', btrfs: /v?(\d+(\.\d+)+)/.exec(btrfsVersion)?.[1] ?? '' },
   };
 }

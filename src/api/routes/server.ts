@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { computeServerConfig, readServerConfig, renderServerConfig, writeServerConfig } from '../../desired/server-config.ts';
+import { storagePools } from '../../desired/schema/index.ts';
 import { emitLifecycle } from '../../events/index.ts';
 import { objectMap, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
@@ -30,7 +31,7 @@ export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       auth_methods: ['tls'],
     };
     if (caller.level !== 'trusted') return { body: base, etag: undefined };
-    const stored = await readServerConfig(db, node);
+    const [stored, pools] = await Promise.all([readServerConfig(db, node), db.selectDistinct({ driver: storagePools.driver }).from(storagePools)]);
     const config = renderServerConfig(stored);
     const body = {
       ...base,
@@ -56,8 +57,8 @@ export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
         server_name: node,
         server_pid: process.pid,
         server_version: SERVER_VERSION,
-        storage: '',
-        storage_version: '',
+        storage: pools.map((p) => p.driver).sort().join(' | '),
+        storage_version: pools.map((p) => host.storageVersions[p.driver] ?? '').sort().join(' | '),
       },
     };
     return { body, etag: computeEtag(config), stored };
