@@ -233,7 +233,7 @@ describe('storage bad input: exact error envelopes, and nothing half-made in the
       { what: "ext's source itself (btrfs)", method: 'POST', path: P, body: src('x', 'btrfs', path.join(extDir, 'pool')), status: 400, mentions: /"ext"/ },
       { what: "inside ext's source via ..", method: 'POST', path: P, body: src('x', 'dir', path.join(extDir, 'other') + '/../pool/x'), status: 400, mentions: /"ext"/ },
       { what: "containing ext's source", method: 'POST', path: P, body: src('x', 'dir', extDir), status: 400, mentions: /"ext"/ },
-      { what: 'containing the state dir and every pool', method: 'POST', path: P, body: src('x', 'dir', path.dirname(s)), status: 400 },
+      { what: 'containing the state dir (and every pool)', method: 'POST', path: P, body: src('x', 'dir', path.dirname(s)), status: 400, mentions: /contains svcd's state directory/ },
       { what: 'relative', method: 'POST', path: P, body: src('x', 'dir', 'relative/dir'), status: 400, mentions: /absolute/ },
       { what: 'relative (btrfs)', method: 'POST', path: P, body: src('x', 'btrfs', 'disk.img'), status: 400, mentions: /absolute/ },
       { what: 'volatile.initial_source', method: 'POST', path: P, body: pool('x', 'dir', { 'volatile.initial_source': '/srv' }), status: 400, mentions: /read-only/ },

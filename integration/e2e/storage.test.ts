@@ -144,7 +144,8 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     await writeFile(path.join(copyDir!, 'note'), 'live');
     await waitOp(api, await api.post('/1.0/storage-pools/ext/volumes/custom/copy', { name: 'moved', pool: 'bt2' }));
     expectError(await api.get('/1.0/storage-pools/ext/volumes/custom/copy'), 404);
-    assert.deepEqual((await api.get('/1.0/storage-pools/bt2/volumes/custom/moved/snapshots')).json.metadata, ['/1.0/storage-pools/bt2/volumes/custom/moved/snapshots/s']);
+    // The copy kept data2's snapshot "first"; the move kept both.
+    assert.deepEqual((await api.get('/1.0/storage-pools/bt2/volumes/custom/moved/snapshots')).json.metadata, ['/1.0/storage-pools/bt2/volumes/custom/moved/snapshots/first', '/1.0/storage-pools/bt2/volumes/custom/moved/snapshots/s']);
     const [movedDir] = await onlyVolumeDir(path.join(d.stateDir, 'storage-pools', 'bt2'));
     assert.equal(await readFile(path.join(movedDir!, 'note'), 'utf8'), 'live');
     assert.deepEqual((await readdir(path.join(src, 'custom'))).length, 1, 'only "fromsnap" is left on ext');
@@ -152,6 +153,16 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     assert.equal((await api.put('/1.0/storage-pools/bt2/volumes/custom/moved', { restore: 's' })).status, 200);
     const [afterRestore] = await onlyVolumeDir(path.join(d.stateDir, 'storage-pools', 'bt2'));
     assert.equal(await readFile(path.join(afterRestore!, 'note'), 'utf8'), 'before');
+
+    // A copy of a whole volume keeps its snapshots (what `lxc storage volume copy/move` rely on).
+    await writeFile(path.join(afterRestore!, 'note'), 'live2');
+    await waitOp(api, await api.post('/1.0/storage-pools/bt2/volumes/custom', { name: 'twin', source: { type: 'copy', pool: 'bt2', name: 'moved' } }));
+    assert.deepEqual((await api.get('/1.0/storage-pools/bt2/volumes/custom/twin/snapshots')).json.metadata, ['/1.0/storage-pools/bt2/volumes/custom/twin/snapshots/first', '/1.0/storage-pools/bt2/volumes/custom/twin/snapshots/s']);
+    assert.equal((await api.put('/1.0/storage-pools/bt2/volumes/custom/twin', { restore: 's' })).status, 200);
+    const notes = await Promise.all((await onlyVolumeDir(path.join(d.stateDir, 'storage-pools', 'bt2'))).map((dir) => readFile(path.join(dir, 'note'), 'utf8')));
+    assert.deepEqual(notes.sort(), ['before', 'live2']);
+    expectError(await api.put('/1.0/storage-pools/bt2/volumes/custom/twin', { restore: 'moved/s' }), 400);
+    assert.equal((await api.delete('/1.0/storage-pools/bt2/volumes/custom/twin')).status, 200);
   });
 
   test('used_by: a profile disk device holds a volume; deleting a used volume or a pool with volumes is refused', async () => {
@@ -190,11 +201,12 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     await rename(img, `${img}.away`);
     try {
       await d.restart();
+      // The pool is first seen unmounted, then its reconcile names the missing file.
       const bt = await eventually(async () => {
         const p = (await api.get('/1.0/storage-pools/bt')).json.metadata;
-        return p.status === 'Unavailable' ? p : undefined;
-      }, 'the pool to be reported unavailable', 20_000);
-      assert.match(bt.status_detail, /bt\.img/);
+        return p.status === 'Unavailable' && /bt\.img/.test(p.status_detail) ? p : undefined;
+      }, 'the pool to be reported unavailable, naming its missing backing file', 20_000);
+      assert.match(bt.status_detail, /missing/);
       expectError(await api.get('/1.0/storage-pools/bt/resources'), 500);
       // Other pools work meanwhile.
       assert.equal((await api.post('/1.0/storage-pools/default/volumes/custom', { name: 'ok' })).status, 200);

@@ -56,13 +56,14 @@ export function poolPaths(stateDir: string, row: { name: string; driver: string;
 
 const inside = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
 
-/** Refuse a source that is `/`, inside svcd's state directory, or overlaps another pool. */
+/** Refuse a source that is `/`, inside or around svcd's state directory, or overlaps another pool. */
 function checkSource(source: string, stateDir: string, others: StoragePoolRow[]): void {
   if (!path.isAbsolute(source)) throw new ValidationError(`Invalid source "${source}": must be an absolute path`);
   const s = path.resolve(source);
   if (s === '/') throw new ValidationError('Invalid source "/": a pool cannot take over the root filesystem');
   if (s.split('/').some((p) => p === '..')) throw new ValidationError(`Invalid source "${source}"`);
   if (inside(s, path.resolve(stateDir))) throw new ValidationError(`Invalid source "${source}": it is inside svcd's state directory`);
+  if (inside(path.resolve(stateDir), s)) throw new ValidationError(`Invalid source "${source}": it contains svcd's state directory`);
   for (const o of others)
     for (const p of poolPaths(stateDir, o))
       if (inside(s, p) || inside(p, s)) throw new ValidationError(`Invalid source "${source}": it overlaps storage pool "${o.name}" (${p})`);

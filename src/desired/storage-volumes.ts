@@ -89,8 +89,9 @@ export interface VolumeCreate {
   name: string;
   description?: string | undefined;
   config?: Record<string, string> | undefined;
-  /** Copy from this volume (or one of its snapshots). */
+  /** Copy from this volume (or one of its snapshots), and with `snapshots`, its snapshots too. */
   source?: { volumeId: string; snapshotId?: string } | undefined;
+  copySnapshots?: boolean | undefined;
 }
 
 /** Validate and insert a volume (its generation is 1); the reconciler creates it on the host. */
@@ -102,11 +103,18 @@ export async function insertVolume(db: DbOrTx, input: VolumeCreate, checkSize?: 
   validateConfig('storage volume', config, volumeKeyTable(pool.driver));
   if (!config.size && pool.config['volume.size']) config.size = pool.config['volume.size'];
   if (config.size && checkSize) await checkSize(pool);
+  const id = randomUUID();
+  // A copy of a whole volume keeps its snapshots (as LXD does unless volume_only): new rows, mapped to the source's.
+  const srcSnaps = input.source && !input.source.snapshotId && input.copySnapshots ? await listSnapshots(db, input.source.volumeId) : [];
+  const mapped = srcSnaps.map((s) => ({ row: s, to: randomUUID() }));
+  const source = input.source ? { ...input.source, ...(mapped.length ? { snapshots: mapped.map((m) => ({ from: m.row.id, to: m.to })) } : {}) } : null;
   try {
     const [row] = await db
       .insert(storageVolumes)
-      .values({ id: randomUUID(), pool: input.pool, project: input.project, type: input.type, name: input.name, description: input.description ?? '', config, source: input.source ?? null })
+      .values({ id, pool: input.pool, project: input.project, type: input.type, name: input.name, description: input.description ?? '', config, source })
       .returning();
+    if (mapped.length)
+      await db.insert(volumeSnapshots).values(mapped.map((m) => ({ id: m.to, volumeId: id, name: m.row.name, description: m.row.description, config: m.row.config, createdAt: m.row.createdAt })));
     return row!;
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Storage volume "${input.name}" already exists`);

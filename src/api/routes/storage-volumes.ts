@@ -102,7 +102,7 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     const src = await readVolume(db, body.source.pool || pool, VOLUME_PROJECT, 'custom', srcName);
     const snap = snapName ? await readSnapshot(db, src.id, snapName) : undefined;
     const op = await writeWithOperation(deps, async (tx) => {
-      const row = await insertVolume(tx, { pool, project: VOLUME_PROJECT, type, name: body.name, description: body.description, config: { ...src.config, ...body.config }, source: { volumeId: src.id, ...(snap ? { snapshotId: snap.id } : {}) } }, checkQuota);
+      const row = await insertVolume(tx, { pool, project: VOLUME_PROJECT, type, name: body.name, description: body.description, config: { ...src.config, ...body.config }, source: { volumeId: src.id, ...(snap ? { snapshotId: snap.id } : {}) }, copySnapshots: !body.source!.volume_only }, checkQuota);
       return {
         operation: { class: 'task', description: 'Copying storage volume', project: VOLUME_PROJECT, resources: { storage_volumes: [volumeUrl(row)] } },
         target: { kind: VOLUME_KIND, key: row.id, generation: row.generation },
@@ -119,7 +119,10 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     const body = await readJson(c, UpdateBody);
     checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
     if (body.restore !== undefined) {
-      const snap = await readSnapshot(db, cur.id, body.restore.includes('/') ? body.restore.split('/').pop()! : body.restore);
+      // `<volume>/<snapshot>` is accepted, but only for this volume's own snapshots.
+      const [prefix, snapName] = body.restore.includes('/') ? (body.restore.split('/', 2) as [string, string]) : [cur.name, body.restore];
+      if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to storage volume "${cur.name}"`);
+      const snap = await readSnapshot(db, cur.id, snapName);
       const row = await bumpVolume(db, cur.id, { restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 } });
       await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation });
       lifecycle('restored', row, { snapshot: snap.name });

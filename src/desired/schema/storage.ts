@@ -31,8 +31,11 @@ export const storageVolumes = pgTable(
     name: text('name').notNull(),
     description: text('description').notNull().default(''),
     config: stringMap('config'),
-    /** Populate from another volume (or one of its snapshots) when first created. */
-    source: jsonb('source').$type<{ volumeId: string; snapshotId?: string } | null>(),
+    /**
+     * Populate from another volume (or one of its snapshots) when first created; `snapshots` maps
+     * the source's snapshots to this volume's (a copy that keeps them).
+     */
+    source: jsonb('source').$type<{ volumeId: string; snapshotId?: string; snapshots?: { from: string; to: string }[] } | null>(),
     /** Restore request: the reconciler restores when seq is newer than the last one it applied. */
     restore: jsonb('restore').$type<{ snapshotId: string; seq: number } | null>(),
     generation: generation(),

@@ -99,8 +99,17 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; driverF
           if (!src || src.deletingAt) throw new TerminalError('the source volume of this copy no longer exists');
           const srcFacts = (await readFacts(db, VOLUME_KIND, src.id)) as VolumeFacts;
           const from = await readyPool(srcFacts.pool ?? src.pool);
+          const bw = { bwlimit: target.row.config['rsync.bwlimit'] };
+          // Snapshots first (oldest first), each rebuilt from a fresh copy of the source's, then the live data.
+          for (const m of vol.source.snapshots ?? []) {
+            if (await exists(target, snapRef(m.to))) continue;
+            await target.driver.removeVolume(target.spec, ref, ctx.signal);
+            await target.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: refOf(src), snapshot: { volume: refOf(src), id: m.from } }, { pool: target.spec, vol: ref }, bw, ctx.signal);
+            await target.driver.ensureSnapshot(target.spec, snapRef(m.to), ctx.signal);
+          }
+          if (vol.source.snapshots?.length) await target.driver.removeVolume(target.spec, ref, ctx.signal);
           const snapshot = vol.source.snapshotId ? { volume: refOf(src), id: vol.source.snapshotId } : undefined;
-          await target.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: refOf(src), snapshot }, { pool: target.spec, vol: ref }, { bwlimit: target.row.config['rsync.bwlimit'] }, ctx.signal);
+          await target.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: refOf(src), snapshot }, { pool: target.spec, vol: ref }, bw, ctx.signal);
         }
       }
       await target.driver.ensureVolume(target.spec, ref, { size: vol.config.size }, ctx.signal);
