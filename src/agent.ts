@@ -1,4 +1,6 @@
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import { eq } from 'drizzle-orm';
 import path from 'node:path';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
@@ -15,6 +17,13 @@ import { ValidationError } from './desired/errors.ts';
 import { createStorageDrivers } from './host/storage/registry.ts';
 import { probeProjectQuota } from './host/storage/dir.ts';
 import { createPoolObserver } from './observers/pool-observer.ts';
+import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
+import { readContainerState } from './observers/container-state.ts';
+import { createContainerReconciler, lxcPathOf } from './reconcilers/container/reconcile.ts';
+import { images } from './desired/schema/index.ts';
+import { imageFilesIn, imagesDirOf } from './host/images/create-image-store.ts';
+import { readLxcHostFeatures } from './host/lxc/host-features.ts';
+import { parseSubids } from './host/idmap/parse-subids.ts';
 import { createConvergence } from './reconcilers/convergence.ts';
 import { createPoolReconciler } from './reconcilers/storage-pool/reconcile.ts';
 import { createVolumeReconciler } from './reconcilers/storage-volume/reconcile.ts';
@@ -25,7 +34,7 @@ import { createResourcesCache } from './host/resources/index.ts';
 import { createLogger } from './log.ts';
 import { createDriftReporter, createObserverRunner } from './observers/index.ts';
 import { createOperations, type Operations } from './operations/index.ts';
-import { createReconcileManager, systemClock, type Clock, type ReconcileManager, type Reconciler } from './reconcilers/runtime/index.ts';
+import { createReconcileManager, systemClock, TerminalError, type Clock, type ReconcileManager, type Reconciler } from './reconcilers/runtime/index.ts';
 import { createStatusSettler } from './reconcilers/status-settler.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
 
@@ -48,6 +57,8 @@ export interface AgentOptions {
   reconcilers?: Reconciler[];
   /** Events websocket ping interval (tests shorten it). */
   pingMs?: number;
+  /** Container observer period (tests shorten it). */
+  containerObserveMs?: number;
   /** Pool observer period (tests shorten it). */
   poolObserveMs?: number;
   /** Operation deadlines and sweep period (tests shorten them). */
@@ -58,6 +69,8 @@ export interface AgentOptions {
 export async function createAgent(config: DaemonConfig, opts: AgentOptions = {}): Promise<Agent> {
   const clock = opts.clock ?? systemClock;
   await mkdir(config.stateDir, { recursive: true, mode: 0o711 });
+  // Unprivileged containers' root (a high host uid) must be able to traverse to their rootfs.
+  await chmod(config.stateDir, 0o711);
   const bus = createEventBus({ location: config.nodeName });
   const log = createLogger({ level: config.logLevel, bus, ...(opts.logDestination ? { destination: opts.logDestination } : {}) });
   const database = await openDatabase({ stateDir: config.stateDir, databaseUrl: config.databaseUrl });
@@ -71,11 +84,30 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   ops.start();
 
   const storage = createStorageDrivers();
+  const lxcFeatures = await readLxcHostFeatures();
+  const subids = {
+    subuid: parseSubids(await readFile('/etc/subuid', 'utf8').catch(() => '')),
+    subgid: parseSubids(await readFile('/etc/subgid', 'utf8').catch(() => '')),
+  };
+  await mkdir(lxcPathOf(config.stateDir), { recursive: true, mode: 0o711 });
   const convergence = createConvergence({ db });
   const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
   const reconcilers: Reconciler[] = [
     createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
     createVolumeReconciler({ db, stateDir: config.stateDir, driverFor: storage.driverFor }),
+    createContainerReconciler({
+      db,
+      stateDir: config.stateDir,
+      driverFor: storage.driverFor,
+      imageFiles: async (fp) => {
+        const [img] = await db.select({ split: images.split }).from(images).where(eq(images.fingerprint, fp)).limit(1);
+        if (!img) throw new TerminalError(`image ${fp} is not on this host`);
+        return imageFilesIn(imagesDirOf(config.stateDir), fp, img.split);
+      },
+      host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
+      subids,
+      onHostChange: () => observers.runNow('containers').catch(() => {}),
+    }),
     ...(opts.reconcilers ?? []),
   ];
   const reconcile = createReconcileManager({
@@ -85,6 +117,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     log: log.child({ component: 'reconcile' }),
   });
   const drift = createDriftReporter({ enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason) });
+  observers.register(createContainerObserver({ db, node: config.nodeName, lxcPath: lxcPathOf(config.stateDir), report: drift.report, ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}) }));
+  observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: () => void observers.runNow('containers').catch(() => {}) }));
   observers.register(createPoolObserver({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
 
   const trust = createTrustStore({ db });
@@ -103,6 +137,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     reconcile,
     convergence,
     stateDir: config.stateDir,
+    containers: { state: readContainerState },
     storage: {
       driverFor: storage.driverFor,
       async checkVolumeQuota(pool) {

@@ -10,6 +10,8 @@ import type { ApiDeps } from './deps.ts';
 import { errorBody } from './envelope.ts';
 import { HttpError, statusFor } from './errors.ts';
 import { registerCertificateRoutes } from './routes/certificates.ts';
+import { registerContainerRoutes } from './routes/containers.ts';
+import { registerImageRoutes } from './routes/images.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
 import { registerProfileRoutes } from './routes/profiles.ts';
 import { registerProjectRoutes } from './routes/projects.ts';
@@ -52,6 +54,8 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerOperationRoutes(app, deps);
   registerStoragePoolRoutes(app, deps);
   registerStorageVolumeRoutes(app, deps);
+  registerContainerRoutes(app, deps);
+  registerImageRoutes(app, deps);
 
   // Errors can be answered before the request body was read: drop it first (see discardUnreadBody).
   const unreadBodyDropped = async (c: Context<AppEnv>) => {

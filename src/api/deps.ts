@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/types.ts';
+import type { ContainerRow, ContainerRuntimeRow } from '../desired/schema/index.ts';
 import type { EventBus } from '../events/index.ts';
 import type { ServerResources } from '../host/resources/index.ts';
 import type { HostInfo } from '../host/host-info.ts';
@@ -27,6 +28,10 @@ export interface ApiDeps {
   reconcile: { enqueue(kind: string, key: string, reason: string): void };
   convergence: Pick<Convergence, 'wait'>;
   stateDir: string;
+  containers: {
+    /** The runtime state object of `GET .../state` (status, cpu, memory, network, pid, processes). */
+    state(row: ContainerRow, runtime: ContainerRuntimeRow | undefined): Promise<unknown>;
+  };
   storage: {
     driverFor(name: string): StorageDriver;
     /** Throws a ValidationError when volumes on this pool cannot have a size limit here. */

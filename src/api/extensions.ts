@@ -3,15 +3,19 @@
  * lxc CLI requires). Each issue adds its names here when its integration tests pass.
  */
 export const API_EXTENSIONS = [
+  'container_last_used_at',
   'etag',
   'patch',
   'https_allowed_credentials',
   'profile_usedby',
   'storage',
   'certificate_update',
+  'container_cpu_time',
   'entity_description',
+  'image_create_aliases',
   'storage_rsync_bwlimit',
   'storage_btrfs_mount_options',
+  'instance_types',
   'storage_volatile_initial_source',
   'resources',
   'storage_api_volume_rename',
@@ -21,5 +25,6 @@ export const API_EXTENSIONS = [
   'storage_api_volume_snapshots',
   'storage_unmapped',
   'projects',
+  'container_protection_delete',
   'api_filtering',
 ] as const;

@@ -6,3 +6,5 @@ export * from './operations.ts';
 export * from './reconcile-status.ts';
 export * from './storage.ts';
 export * from './runtime.ts';
+export * from './containers.ts';
+export * from './images.ts';

@@ -39,7 +39,8 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; driverF
   return {
     kind: VOLUME_KIND,
     async listKeys() {
-      return (await db.select({ id: storageVolumes.id }).from(storageVolumes)).map((r) => r.id);
+      // Container and image volumes belong to the container reconciler.
+      return (await db.select({ id: storageVolumes.id }).from(storageVolumes).where(eq(storageVolumes.type, 'custom'))).map((r) => r.id);
     },
     async reconcile(id, ctx) {
       try {
@@ -56,7 +57,7 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; driverF
     const ctx = { signal };
     {
       const vol = await readVolumeById(db, id);
-      if (!vol) return {};
+      if (!vol || vol.type !== 'custom') return {};
       const facts = (await readFacts(db, VOLUME_KIND, id)) as VolumeFacts;
       const ref = refOf(vol);
       const snapshots = await listAllSnapshots(db, id);

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { buildBusyboxImage } from '../support/busybox-image.ts';
+import { startDaemon, type Daemon } from '../support/daemon.ts';
+import { cleanupHostUnder } from '../support/host-cleanup.ts';
+import { client, eventually, expectError, type Client } from '../support/http.ts';
+import { ensureRootSubids, monitordFor } from '../support/lxc-host.ts';
+
+const run = promisify(execFile);
+
+async function waitOp(api: Client, res: { status: number; json: any; text: string }, want = 'Success') {
+  assert.equal(res.status, 202, res.text);
+  const done = await api.get(`${res.json.operation}/wait?timeout=120`);
+  assert.equal(done.json.metadata.status, want, done.json.metadata.err);
+  return done.json.metadata;
+}
+
+describe('containers on real LXC (busybox image): create, run, observe, self-heal', () => {
+  let d: Daemon;
+  let api: Client;
+  let imgDir: string;
+  let fingerprint: string;
+  const state = (name: string) => api.get(`/1.0/containers/${name}/state`).then((r) => r.json.metadata);
+
+  before(async () => {
+    await ensureRootSubids();
+    imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
+    const img = await buildBusyboxImage({ dir: imgDir, format: 'unified', compression: 'gzip' });
+    if (img.format !== 'unified') throw new Error('unexpected image format');
+    fingerprint = img.fingerprint;
+    d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
+    api = client({ socketPath: d.socketPath });
+    const up = await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' });
+    await waitOp(api, up);
+    assert.equal((await api.post('/1.0/images/aliases', { name: 'bb', target: fingerprint })).status, 200);
+    assert.equal((await api.post('/1.0/storage-pools', { name: 'fast', driver: 'btrfs', config: { size: '512MiB' } })).status, 200);
+  });
+  after(async () => {
+    const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
+    for (const c of Array.isArray(list) ? list : []) {
+      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+    }
+    await d?.stop().catch(() => {});
+    if (d) {
+      for (const p of await monitordFor(path.join(d.stateDir, 'containers'))) process.kill(p.pid, 'SIGTERM');
+      await cleanupHostUnder(d.stateDir);
+    }
+    await d?.destroy();
+    await rm(imgDir, { recursive: true, force: true });
+  });
+
+  test('bad input is refused before anything is written', async () => {
+    const names = ['1abc', 'a/b', 'a:b', 'a,b', 'a'.repeat(65), 'with space', '-x', 'x-'];
+    for (const name of names) expectError(await api.post('/1.0/containers', { name, source: { type: 'image', alias: 'bb' } }), 400);
+    expectError(await api.post('/1.0/containers', { name: 'c', profiles: ['nope'], source: { type: 'image', alias: 'bb' } }), 400);
+    expectError(await api.post('/1.0/containers', { name: 'c', config: { 'limits.bogus': '1' }, source: { type: 'image', alias: 'bb' } }), 400);
+    expectError(await api.post('/1.0/containers', { name: 'c', config: { 'limits.memory': 'lots' }, source: { type: 'image', alias: 'bb' } }), 400);
+    expectError(await api.post('/1.0/containers', { name: 'c', config: { 'volatile.x': '1' }, source: { type: 'image', alias: 'bb' } }), 400);
+    expectError(await api.post('/1.0/containers', { name: 'c', devices: { root: { type: 'disk', path: '/', pool: 'nope' } }, source: { type: 'image', alias: 'bb' } }), 400);
+    expectError(await api.post('/1.0/containers', { name: 'c', instance_type: 'huge', source: { type: 'image', alias: 'bb' } }), 400);
+    expectError(await api.post('/1.0/containers', { name: 'c', source: { type: 'image', alias: 'nope' } }), 404);
+    expectError(await api.post('/1.0/containers', { name: 'c', source: { type: 'migration' } }), 400);
+    assert.deepEqual((await api.get('/1.0/containers')).json.metadata, []);
+  });
+
+  test('an unprivileged container on the default dir pool: create (async), start, state from the observers, stop', async () => {
+    const op = await waitOp(api, await api.post('/1.0/containers', { name: 'u1', instance_type: 'c1-m0.5', source: { type: 'image', alias: 'bb' } }));
+    assert.deepEqual(op.resources.containers, ['/1.0/containers/u1']);
+    const c = (await api.get('/1.0/containers/u1')).json.metadata;
+    assert.equal(c.status, 'Stopped');
+    assert.equal(c.status_code, 102);
+    assert.equal(c.config['limits.memory'], '512MiB');
+    assert.deepEqual(c.expanded_devices.root, { type: 'disk', path: '/', pool: 'default' });
+    assert.equal(c.last_used_at, '1970-01-01T00:00:00Z');
+    assert.deepEqual((await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata, ['/1.0/storage-pools/default/volumes/container/u1']);
+
+    await waitOp(api, await api.put('/1.0/containers/u1/state', { action: 'start', timeout: -1 }));
+    const s = await eventually(async () => {
+      const st = await state('u1');
+      return st.status === 'Running' && st.pid > 0 ? st : undefined;
+    }, 'u1 to be observed running');
+    assert.equal(s.status_code, 103);
+    assert.ok(s.processes >= 1);
+    assert.ok(s.memory.usage > 0);
+    assert.ok(s.cpu.usage > 0);
+    // Unprivileged: root inside is a high uid outside, and the memory limit is in the cgroup.
+    const uidMap = await readFile(`/proc/${s.pid}/uid_map`, 'utf8');
+    assert.match(uidMap, /^\s*0\s+1000000\s+65536/);
+    assert.notEqual((await api.get('/1.0/containers/u1')).json.metadata.last_used_at, '1970-01-01T00:00:00Z');
+    const listed = (await api.get('/1.0/containers?recursion=2')).json.metadata;
+    assert.equal(listed[0].state.pid, s.pid);
+    assert.deepEqual((await api.get(`/1.0/containers?recursion=1&filter=${encodeURIComponent('status eq running')}`)).json.metadata.map((x: { name: string }) => x.name), ['u1']);
+
+    expectError(await api.put('/1.0/containers/u1/state', { action: 'stop', stateful: true }), 400);
+    await waitOp(api, await api.put('/1.0/containers/u1/state', { action: 'stop', force: true }));
+    assert.equal((await state('u1')).status, 'Stopped');
+  });
+
+  test('a privileged container on a btrfs pool: a clone of the image volume; freeze, unfreeze, restart', async () => {
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: 'p1',
+        config: { 'security.privileged': 'true', 'limits.memory': '256MiB' },
+        devices: { root: { type: 'disk', path: '/', pool: 'fast' } },
+        source: { type: 'image', fingerprint },
+      }),
+    );
+    const vols = (await api.get('/1.0/storage-pools/fast/volumes')).json.metadata;
+    assert.ok(vols.includes('/1.0/storage-pools/fast/volumes/container/p1'));
+    assert.ok(vols.includes(`/1.0/storage-pools/fast/volumes/image/${fingerprint}`), 'the image was unpacked once into an image volume');
+    await waitOp(api, await api.put('/1.0/containers/p1/state', { action: 'start' }));
+    const pid = (await eventually(async () => ((await state('p1')).pid > 0 ? state('p1') : undefined), 'p1 running')).pid;
+    assert.match(await readFile(`/proc/${pid}/uid_map`, 'utf8'), /^\s*0\s+0\s+4294967295/);
+    await waitOp(api, await api.put('/1.0/containers/p1/state', { action: 'freeze' }));
+    await eventually(async () => (await state('p1')).status === 'Frozen', 'p1 frozen');
+    await waitOp(api, await api.put('/1.0/containers/p1/state', { action: 'unfreeze' }));
+    await eventually(async () => (await state('p1')).status === 'Running', 'p1 thawed');
+    await waitOp(api, await api.put('/1.0/containers/p1/state', { action: 'restart', force: true }));
+    const after = await eventually(async () => {
+      const st = await state('p1');
+      return st.status === 'Running' && st.pid !== pid ? st : undefined;
+    }, 'p1 restarted with a new init');
+    assert.ok(after.pid > 0);
+  });
+
+  test('self-healing: a container killed behind svcd\'s back is started again', async () => {
+    const before = (await state('p1')).pid;
+    await run('lxc-stop', ['-k', '-n', (await idOf('p1'))!, '-P', path.join(d.stateDir, 'containers')]);
+    const back = await eventually(async () => {
+      const st = await state('p1');
+      return st.status === 'Running' && st.pid !== before ? st : undefined;
+    }, 'p1 to be started again', 30_000);
+    assert.ok(back.pid > 0);
+  });
+
+  test('after SIGKILL of svcd, running containers keep running and are observed again', async () => {
+    const pid = (await state('p1')).pid;
+    await d.kill();
+    assert.ok(await readFile(`/proc/${pid}/status`, 'utf8').then(() => true), 'the container survived the daemon');
+    await d.restart();
+    await eventually(async () => (await state('p1')).pid === pid, 'p1 observed with the same init after the restart', 20_000);
+  });
+
+  test('rename (async) keeps the container; delete (async) removes its volume; protection.delete refuses', async () => {
+    await waitOp(api, await api.post('/1.0/containers/u1', { name: 'u2' }));
+    expectError(await api.get('/1.0/containers/u1'), 404);
+    assert.equal((await api.get('/1.0/containers/u2')).json.metadata.name, 'u2');
+    expectError(await api.post('/1.0/containers/u2', { name: 'p1' }), 409);
+    assert.equal((await api.patch('/1.0/containers/u2', { config: { 'security.protection.delete': 'true' } })).status, 200);
+    expectError(await api.delete('/1.0/containers/u2'), 403);
+    assert.equal((await api.patch('/1.0/containers/u2', { config: { 'security.protection.delete': 'false' } })).status, 200);
+    await waitOp(api, await api.delete('/1.0/containers/u2'));
+    expectError(await api.get('/1.0/containers/u2'), 404);
+    assert.deepEqual((await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata, []);
+  });
+
+  async function idOf(name: string): Promise<string | undefined> {
+    const { stdout } = await run('lxc-ls', ['-P', path.join(d.stateDir, 'containers'), '-f', '-F', 'NAME,STATE']);
+    const ids = stdout.split('\n').slice(1).map((l) => l.trim().split(/\s+/)[0]).filter(Boolean);
+    for (const id of ids) {
+      const cfg = await readFile(path.join(d.stateDir, 'containers', id!, 'config'), 'utf8');
+      if (new RegExp(`^lxc.uts.name = ${name}$`, 'm').test(cfg)) return id;
+    }
+    return undefined;
+  }
+});

@@ -1,0 +1,223 @@
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import { mergeConfig } from '../../desired/config-keys.ts';
+import {
+  bumpContainer,
+  CONTAINER_KIND,
+  containerUrl,
+  insertContainer,
+  listContainers,
+  markContainerDeleting,
+  powerFor,
+  readContainer,
+  splitVolatile,
+  validateContainer,
+  type ContainerInput,
+} from '../../desired/containers.ts';
+import { ValidationError } from '../../desired/errors.ts';
+import { resolveImage } from '../../desired/images.ts';
+import { expandInstanceType } from '../../desired/instance-types.ts';
+import { validateContainerName } from '../../desired/names.ts';
+import { profileProjectOf, readProject } from '../../desired/projects.ts';
+import type { ContainerRow, ContainerSource } from '../../desired/schema/index.ts';
+import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
+import type { AppEnv } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { writeWithOperation } from '../desired-write.ts';
+import { async, sync } from '../envelope.ts';
+import { checkIfMatch, computeEtag } from '../etag.ts';
+import { recursionOf } from '../query.ts';
+import { compileFilter } from '../filter.ts';
+import { param, route } from '../router.ts';
+import { renderContainers } from './containers-render.ts';
+
+const Source = v.object({
+  type: v.string('expected a string'),
+  alias: optionalString,
+  fingerprint: optionalString,
+  properties: v.optional(stringMap),
+  mode: optionalString,
+  source: optionalString,
+  container_only: v.optional(v.boolean('expected a boolean')),
+});
+const CreateBody = v.object({
+  name: v.string('expected a string'),
+  description: optionalString,
+  architecture: optionalString,
+  ephemeral: v.optional(v.boolean('expected a boolean')),
+  profiles: v.optional(v.array(v.string('expected a string'), 'expected a list of profile names')),
+  config: v.optional(stringMap),
+  devices: v.optional(deviceMap),
+  instance_type: optionalString,
+  source: v.optional(Source),
+});
+const PutBody = v.object({
+  description: optionalString,
+  architecture: optionalString,
+  ephemeral: v.optional(v.boolean('expected a boolean')),
+  profiles: v.optional(v.array(v.string('expected a string'), 'expected a list of profile names')),
+  config: v.optional(stringMap),
+  devices: v.optional(deviceMap),
+  restore: optionalString,
+});
+const RenameBody = v.object({ name: v.string('expected a string'), migration: v.optional(v.boolean('expected a boolean')) });
+const StateBody = v.object({
+  action: v.picklist(['start', 'stop', 'restart', 'freeze', 'unfreeze'], 'expected one of start, stop, restart, freeze, unfreeze'),
+  timeout: v.optional(v.pipe(v.number('expected a number'), v.integer('expected an integer')), -1),
+  force: v.optional(v.boolean('expected a boolean'), false),
+  stateful: v.optional(v.boolean('expected a boolean'), false),
+});
+
+const editable = (c: ContainerRow) => ({ description: c.description, architecture: c.architecture, ephemeral: c.ephemeral, profiles: c.profiles, config: c.config, devices: c.devices });
+
+/** The container API: every write is desired state plus an operation settled by the container reconciler. */
+export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
+  const { db } = deps;
+  const profileProject = async (c: Context<AppEnv>) => profileProjectOf(await readProject(db, c.get('project')));
+  const one = async (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
+  const op = (c: ContainerRow, description: string) => ({
+    class: 'task' as const,
+    description,
+    project: c.project,
+    resources: { containers: [containerUrl(c)] },
+  });
+
+  route(app, '/1.0/containers', {
+    GET: async (c) => {
+      const rows = await listContainers(db, c.get('project'));
+      const recursion = recursionOf(c, 2);
+      const filter = compileFilter(c.req.query('filter'));
+      if (recursion === 0 && !filter) return sync(c, rows.map(containerUrl));
+      const rendered = (await renderContainers(db, await profileProject(c), rows)).filter((r) => !filter || filter(r.json));
+      if (recursion === 0) return sync(c, rendered.map((r) => containerUrl(r.row)));
+      if (recursion === 1) return sync(c, rendered.map((r) => r.json));
+      return sync(c, await Promise.all(rendered.map(async (r) => ({ ...r.json, state: await deps.containers.state(r.row, r.runtime), snapshots: [], backups: [] }))));
+    },
+    POST: async (c) => {
+      const body = await readJson(c, CreateBody);
+      const project = c.get('project');
+      const pp = await profileProject(c);
+      const config = { ...(body.instance_type ? expandInstanceType(body.instance_type) : {}), ...(body.config ?? {}) };
+      const input: ContainerInput = {
+        description: body.description ?? '',
+        architecture: body.architecture || deps.host.architectures[0] || 'x86_64',
+        ephemeral: body.ephemeral ?? false,
+        profiles: body.profiles ?? ['default'],
+        config,
+        devices: body.devices ?? {},
+      };
+      await validateContainer(db, pp, input);
+      const source = await resolveSource(body.source);
+      const operation = await writeWithOperation(deps, async (tx) => {
+        const row = await insertContainer(tx, project, body.name, input, source, 'stopped');
+        return { operation: op(row, 'Creating container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+      });
+      return async(c, operation);
+
+      async function resolveSource(s: v.InferOutput<typeof Source> | undefined): Promise<ContainerSource> {
+        if (!s || s.type === 'none') return { type: 'none' };
+        if (s.type === 'image') {
+          if (s.mode && s.mode !== 'local') throw new ValidationError(`Image source mode "${s.mode}" is not supported (only local images)`);
+          const img = await resolveImage(db, project, { alias: s.alias, fingerprint: s.fingerprint, properties: s.properties });
+          return { type: 'image', fingerprint: img.fingerprint };
+        }
+        if (s.type === 'copy') {
+          if (!s.source) throw new ValidationError('Missing "source.source": the container to copy');
+          const [srcName, snap] = s.source.split('/', 2) as [string, string | undefined];
+          const src = await readContainer(db, project, srcName);
+          return { type: 'copy', containerId: src.id, ...(snap ? { snapshot: snap } : {}), containerOnly: s.container_only ?? false };
+        }
+        throw new ValidationError(`Container source type "${s.type}" is not supported (use image, copy or none)`);
+      }
+    },
+  });
+
+  const update = async (c: Context<AppEnv>, replace: boolean) => {
+    const cur = await one(c);
+    const body = await readJson(c, PutBody);
+    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
+    if (body.restore !== undefined) throw new ValidationError('Restoring container snapshots is not supported yet');
+    // volatile.* keys are svcd's: a client sending them back unchanged (lxc config edit) is fine.
+    const { volatile } = splitVolatile(cur.config);
+    const nextConfig = replace ? { ...mergeConfig({}, body.config), ...volatile } : mergeConfig(cur.config, body.config);
+    const input: ContainerInput = {
+      description: body.description ?? (replace ? '' : cur.description),
+      architecture: body.architecture ?? cur.architecture,
+      ephemeral: body.ephemeral ?? (replace ? false : cur.ephemeral),
+      profiles: body.profiles ?? (replace ? [] : cur.profiles),
+      config: nextConfig,
+      devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
+    };
+    await validateContainer(db, await profileProject(c), input, cur.config);
+    return writeWithOperation(deps, async (tx) => {
+      const row = await bumpContainer(tx, cur.id, input);
+      return { operation: op(row, 'Updating container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+    });
+  };
+
+  route(app, '/1.0/containers/:name', {
+    GET: async (c) => {
+      const cur = await one(c);
+      const [r] = await renderContainers(db, await profileProject(c), [cur]);
+      return sync(c, r!.json, { etag: computeEtag(editable(cur)) });
+    },
+    PUT: async (c) => async(c, await update(c, true)),
+    PATCH: async (c) => {
+      // PATCH is sync in the spec: the desired write is done; convergence follows in the background.
+      await update(c, false);
+      return sync(c, {});
+    },
+    POST: async (c) => {
+      const cur = await one(c);
+      const body = await readJson(c, RenameBody);
+      if (body.migration) throw new ValidationError('Migration is not supported on this host (no CRIU, no remote members)');
+      const operation = await writeWithOperation(deps, async (tx) => {
+        validateContainerName(body.name);
+        const row = await bumpContainer(tx, cur.id, { name: body.name });
+        return { operation: op(row, 'Renaming container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+      });
+      return async(c, operation);
+    },
+    DELETE: async (c) => {
+      const cur = await one(c);
+      const operation = await writeWithOperation(deps, async (tx) => {
+        const row = await markContainerDeleting(tx, cur);
+        return { operation: op(row, 'Deleting container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+      });
+      return async(c, operation);
+    },
+  });
+
+  // Container snapshots and backups come later; until then a container has none (creating one is refused).
+  for (const sub of ['snapshots', 'backups'] as const) {
+    route(app, `/1.0/containers/:name/${sub}`, {
+      GET: async (c) => {
+        await one(c);
+        return sync(c, []);
+      },
+      POST: async (c) => {
+        await one(c);
+        throw new ValidationError(`Container ${sub} are not supported by svcd yet`);
+      },
+    });
+  }
+
+  route(app, '/1.0/containers/:name/state', {
+    GET: async (c) => {
+      const cur = await one(c);
+      const [r] = await renderContainers(db, await profileProject(c), [cur]);
+      return sync(c, await deps.containers.state(cur, r!.runtime));
+    },
+    PUT: async (c) => {
+      const cur = await one(c);
+      const body = await readJson(c, StateBody);
+      if (body.stateful) throw new ValidationError('Stateful stop/start needs CRIU, which is not available on this host (criu check fails)');
+      const operation = await writeWithOperation(deps, async (tx) => {
+        const seq = (cur.powerRequest?.seq ?? 0) + 1;
+        const row = await bumpContainer(tx, cur.id, { power: powerFor(body.action), powerRequest: { action: body.action, force: body.force, timeout: body.timeout, seq } });
+        return { operation: op(row, `${body.action[0]!.toUpperCase()}${body.action.slice(1)}ing container`), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+      });
+      return async(c, operation);
+    },
+  });
+}

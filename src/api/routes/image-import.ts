@@ -1,0 +1,80 @@
+import { ConflictError } from '../../desired/errors.ts';
+import { fingerprintInUse, findImage, insertImage } from '../../desired/images.ts';
+import type { ImageRow } from '../../desired/schema/index.ts';
+import type { ImageFiles, InspectedImage } from '../../host/images/inspect-image.ts';
+import type { ImageRoutesContext } from './image-common.ts';
+
+/** How the image is to be recorded (from upload headers or the create body). */
+export interface ImageOptions {
+  filename: string;
+  public: boolean;
+  autoUpdate: boolean;
+  /** Applied on top of metadata.yaml's properties. */
+  properties: Record<string, string>;
+  aliases: { name: string; description?: string }[];
+  cached?: boolean;
+}
+
+export interface ReceivedImage {
+  /** Temporary files in the image store's directory. */
+  temp: ImageFiles;
+  fingerprint: string;
+  size: number;
+  inspected: InspectedImage;
+}
+
+/** The file name kept for export: a base name only (the CLI joins it to a directory). */
+export function cleanFilename(raw: string | undefined): string {
+  if (!raw) return '';
+  const base = raw.split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex
+  return base === '.' || base === '..' ? '' : base.replace(/[\x00-\x1f\x7f]/g, '').slice(0, 255);
+}
+
+/** Refuse early (409) when the project already has this image: nothing is stored. */
+export async function assertNewImage(ictx: ImageRoutesContext, project: string, fingerprint: string): Promise<void> {
+  if (await findImage(ictx.deps.db, project, fingerprint)) throw new ConflictError('Image with same fingerprint already exists');
+}
+
+/**
+ * Record a received, inspected image: move its files into place and insert its row and aliases,
+ * under the fingerprint's lock. On failure the temporary files are removed, and files placed for
+ * this image alone too. Upload, URL import and (later) publishing all end here.
+ */
+export async function commitImage(ictx: ImageRoutesContext, project: string, img: ReceivedImage, opts: ImageOptions): Promise<ImageRow> {
+  const { db } = ictx.deps;
+  const { store } = ictx;
+  try {
+    return await store.withLock(img.fingerprint, async () => {
+      if (await findImage(db, project, img.fingerprint)) throw new ConflictError('Image with same fingerprint already exists');
+      const shared = await fingerprintInUse(db, img.fingerprint);
+      await store.commit(img.fingerprint, img.temp);
+      const meta = img.inspected.metadata;
+      try {
+        return await insertImage(
+          db,
+          project,
+          {
+            fingerprint: img.fingerprint,
+            filename: opts.filename,
+            size: img.size,
+            architecture: meta.architecture,
+            split: img.temp.rootfs !== undefined,
+            public: opts.public,
+            autoUpdate: opts.autoUpdate,
+            cached: opts.cached ?? false,
+            properties: { ...meta.properties, ...opts.properties },
+            createdAt: new Date(meta.creationDate * 1000),
+            expiresAt: meta.expiryDate ? new Date(meta.expiryDate * 1000) : null,
+          },
+          opts.aliases,
+        );
+      } catch (e) {
+        if (!shared && !(await fingerprintInUse(db, img.fingerprint))) await store.removeFiles(img.fingerprint);
+        throw e;
+      }
+    });
+  } finally {
+    await store.discard(img.temp);
+  }
+}

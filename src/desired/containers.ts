@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../db/types.ts';
+import { validateConfig } from './config-keys.ts';
+import { validateDevices } from './devices.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { expandConfig } from './expand.ts';
+import { instanceConfigKeys } from './instance-config.ts';
+import { validateContainerName } from './names.ts';
+import { containers, profiles, storagePools, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest } from './schema/index.ts';
+
+export const CONTAINER_KIND = 'container';
+
+export interface ContainerInput {
+  description: string;
+  architecture: string;
+  ephemeral: boolean;
+  profiles: string[];
+  config: Record<string, string>;
+  devices: Record<string, Record<string, string>>;
+}
+
+export function containerUrl(c: { name: string; project: string }): string {
+  return `/1.0/containers/${encodeURIComponent(c.name)}${c.project === 'default' ? '' : `?project=${encodeURIComponent(c.project)}`}`;
+}
+
+/** The profiles a container names, in its order; a missing one → 400. */
+export async function loadProfiles(db: DbOrTx, profileProject: string, names: string[]) {
+  if (new Set(names).size !== names.length) throw new ValidationError('A profile is listed twice');
+  const rows = names.length ? await db.select().from(profiles).where(and(eq(profiles.project, profileProject), inArray(profiles.name, names))) : [];
+  return names.map((n) => {
+    const p = rows.find((r) => r.name === n);
+    if (!p) throw new ValidationError(`Profile "${n}" does not exist`);
+    return p;
+  });
+}
+
+/** Expanded config and devices (profiles in order, then local). */
+export async function expandContainer(db: DbOrTx, profileProject: string, c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>) {
+  return expandConfig(await loadProfiles(db, profileProject, c.profiles), { config: c.config, devices: c.devices });
+}
+
+/**
+ * Validate local config/devices, and the expanded result: exactly one root disk on an existing
+ * pool. `volatile.*` keys may be kept as they are but never set by a client.
+ */
+export async function validateContainer(db: DbOrTx, profileProject: string, input: ContainerInput, current?: Record<string, string>): Promise<void> {
+  const { volatile, rest } = splitVolatile(input.config);
+  for (const [k, v] of Object.entries(volatile)) if (current?.[k] !== v) throw new ValidationError(`Container config key "${k}" is read-only`);
+  validateConfig('container', rest, instanceConfigKeys);
+  validateDevices(input.devices);
+  const expanded = await expandContainer(db, profileProject, input);
+  validateConfig('container', splitVolatile(expanded.config).rest, instanceConfigKeys);
+  const roots = Object.entries(expanded.devices).filter(([, d]) => d.type === 'disk' && d.path === '/');
+  if (roots.length !== 1) throw new ValidationError(roots.length ? 'A container can have only one root disk device' : 'A container needs a root disk device (path "/" on a storage pool), from its profiles or its own devices');
+  const pool = roots[0]![1].pool!;
+  const [p] = await db.select().from(storagePools).where(eq(storagePools.name, pool));
+  if (!p || p.deletingAt) throw new ValidationError(`The root disk's storage pool "${pool}" does not exist`);
+}
+
+export function splitVolatile(config: Record<string, string>) {
+  const volatile: Record<string, string> = {};
+  const rest: Record<string, string> = {};
+  for (const [k, v] of Object.entries(config)) (k.startsWith('volatile.') ? volatile : rest)[k] = v;
+  return { volatile, rest };
+}
+
+export async function listContainers(db: DbOrTx, project: string): Promise<ContainerRow[]> {
+  return db
+    .select()
+    .from(containers)
+    .where(and(eq(containers.project, project), isNull(containers.deletingAt)))
+    .orderBy(asc(containers.name));
+}
+
+export async function readContainer(db: DbOrTx, project: string, name: string): Promise<ContainerRow> {
+  const [row] = await db
+    .select()
+    .from(containers)
+    .where(and(eq(containers.project, project), eq(containers.name, name), isNull(containers.deletingAt)));
+  if (!row) throw new NotFoundError(`Container "${name}" not found`);
+  return row;
+}
+
+export async function readContainerById(db: DbOrTx, id: string): Promise<ContainerRow | undefined> {
+  const [row] = await db.select().from(containers).where(eq(containers.id, id));
+  return row;
+}
+
+export async function insertContainer(
+  tx: DbOrTx,
+  project: string,
+  name: string,
+  input: ContainerInput,
+  source: ContainerSource,
+  power: DesiredPower,
+): Promise<ContainerRow> {
+  validateContainerName(name);
+  try {
+    const [{ next }] = (await tx.select({ next: sql<number>`coalesce(max(${containers.idmapIndex}), 0) + 1` }).from(containers)) as [{ next: number }];
+    const [row] = await tx
+      .insert(containers)
+      .values({ id: randomUUID(), project, name, ...input, source, power, idmapIndex: Number(next) })
+      .returning();
+    return row!;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError(`Container "${name}" already exists`);
+    throw e;
+  }
+}
+
+/** Any desired change bumps the generation (the reconciler converges it). */
+export async function bumpContainer(tx: DbOrTx, id: string, set: Partial<typeof containers.$inferInsert> = {}): Promise<ContainerRow> {
+  try {
+    const [row] = await tx
+      .update(containers)
+      .set({ ...set, generation: sql`${containers.generation} + 1` })
+      .where(eq(containers.id, id))
+      .returning();
+    if (!row) throw new NotFoundError('Container not found');
+    return row;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError(`Container "${set.name ?? ''}" already exists`);
+    throw e;
+  }
+}
+
+/** PUT .../state as a level: the desired power state plus the verb that asked for it. */
+export function powerFor(action: PowerRequest['action']): DesiredPower {
+  return action === 'stop' ? 'stopped' : action === 'freeze' ? 'frozen' : 'running';
+}
+
+export async function markContainerDeleting(tx: DbOrTx, c: ContainerRow): Promise<ContainerRow> {
+  if (/^(true|1|yes|on)$/i.test(c.config['security.protection.delete'] ?? '')) throw new ForbiddenError(`Container "${c.name}" is protected against deletion (security.protection.delete)`);
+  return bumpContainer(tx, c.id, { deletingAt: new Date(), power: 'stopped' });
+}
+
+export async function deleteContainerRow(db: Db, id: string): Promise<void> {
+  await db.delete(containers).where(eq(containers.id, id));
+}

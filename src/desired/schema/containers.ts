@@ -1,0 +1,71 @@
+import { bigint, boolean, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { createdAt, deviceMap, generation, stringMap } from './columns.ts';
+import { projects } from './projects.ts';
+
+export type DesiredPower = 'running' | 'stopped' | 'frozen';
+
+/** Where a new container's root filesystem comes from. */
+export type ContainerSource =
+  | { type: 'image'; fingerprint: string }
+  | { type: 'none' }
+  | { type: 'copy'; containerId: string; snapshot?: string; containerOnly?: boolean };
+
+/**
+ * The last state verb, kept as a level: `seq` grows with every PUT .../state, so the reconciler
+ * can tell a new restart or a new forced stop from one it already carried out.
+ */
+export interface PowerRequest {
+  action: 'start' | 'stop' | 'restart' | 'freeze' | 'unfreeze';
+  force: boolean;
+  /** Seconds to wait for a clean stop before giving up (-1: the default). */
+  timeout: number;
+  seq: number;
+}
+
+/**
+ * Desired containers. On the host a container is known by its stable `id` (LXC name and storage
+ * path), so a rename is a database change; `name` is what users and the hostname see.
+ */
+export const containers = pgTable(
+  'containers',
+  {
+    id: uuid('id').primaryKey(),
+    project: text('project')
+      .notNull()
+      .references(() => projects.name, { onUpdate: 'cascade' }),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    architecture: text('architecture').notNull(),
+    ephemeral: boolean('ephemeral').notNull().default(false),
+    profiles: jsonb('profiles').$type<string[]>().notNull().default([]),
+    config: stringMap('config'),
+    devices: deviceMap('devices'),
+    source: jsonb('source').$type<ContainerSource>().notNull(),
+    /** Explicit desired power state: set by start/stop/restart/freeze, never inferred. */
+    power: text('power').$type<DesiredPower>().notNull().default('stopped'),
+    powerRequest: jsonb('power_request').$type<PowerRequest | null>(),
+    /** Block of the host id range for security.idmap.isolated, allocated at create. */
+    idmapIndex: integer('idmap_index').notNull().default(0),
+    generation: generation(),
+    createdAt: createdAt(),
+    lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
+    deletingAt: timestamp('deleting_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [uniqueIndex('containers_name_idx').on(t.project, t.name), index('containers_project_idx').on(t.project)],
+);
+export type ContainerRow = typeof containers.$inferSelect;
+
+/** Written only by observers: what LXC shows of each container on this member. */
+export const containerRuntime = pgTable('container_runtime', {
+  id: uuid('id').primaryKey(),
+  node: text('node').notNull(),
+  /** LXC state: RUNNING, STOPPED, FROZEN, STARTING, STOPPING, ABORTING, FREEZING, THAWED. */
+  state: text('state').notNull(),
+  pid: integer('pid').notNull().default(0),
+  startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }),
+  processes: integer('processes').notNull().default(0),
+  cpuNs: bigint('cpu_ns', { mode: 'number' }).notNull().default(0),
+  memory: bigint('memory', { mode: 'number' }).notNull().default(0),
+  observedAt: timestamp('observed_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+export type ContainerRuntimeRow = typeof containerRuntime.$inferSelect;

@@ -1,0 +1,4 @@
+import { ValidationError } from '../../desired/errors.ts';
+
+/** The uploaded or downloaded files are not a usable image (→ 400); the message says why. */
+export class InvalidImageError extends ValidationError {}

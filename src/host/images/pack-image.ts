@@ -1,0 +1,28 @@
+import { readdir } from 'node:fs/promises';
+import { runCommand } from '../exec.ts';
+import type { ImageFileFormat } from './detect-compression.ts';
+import { TAR_CREATE_PRESERVE } from './unpack-image.ts';
+
+const COMPRESS_FLAG: Record<Exclude<ImageFileFormat, 'squashfs'>, string[]> = {
+  none: [],
+  gzip: ['--gzip'],
+  xz: ['--xz'],
+  bzip2: ['--bzip2'],
+  zstd: ['--zstd'],
+  lzma: ['--lzma'],
+};
+
+/**
+ * Pack a directory holding `metadata.yaml`, `rootfs/` and optionally `templates/` into a unified
+ * image tarball with GNU tar (numeric owners, xattrs, hardlinks and device nodes kept). For
+ * publishing a container (createImageFromDirectory) and for tests.
+ */
+export async function packImage(opts: { source: string; output: string; compression: Exclude<ImageFileFormat, 'squashfs'>; signal?: AbortSignal; timeoutMs?: number }): Promise<void> {
+  const present = new Set(await readdir(opts.source));
+  const members = ['metadata.yaml', 'templates', 'rootfs'].filter((m) => present.has(m));
+  await runCommand(
+    'tar',
+    ['--create', '--file', opts.output, '--directory', opts.source, '--force-local', '--sort=name', ...TAR_CREATE_PRESERVE, ...COMPRESS_FLAG[opts.compression], '--', ...members],
+    { timeoutMs: opts.timeoutMs ?? 30 * 60_000, ...(opts.signal ? { signal: opts.signal } : {}) },
+  );
+}

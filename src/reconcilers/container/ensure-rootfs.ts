@@ -1,0 +1,101 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { and, eq } from 'drizzle-orm';
+import type { Db } from '../../db/types.ts';
+import { readContainerById } from '../../desired/containers.ts';
+import { storagePools, storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
+import { randomUUID } from 'node:crypto';
+import type { ImageFiles } from '../../host/images/inspect-image.ts';
+import { unpackImage } from '../../host/images/unpack-image.ts';
+import type { PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
+import { TerminalError } from '../runtime/index.ts';
+import { readFacts, writeFacts } from '../status-settler.ts';
+import { poolSpecOf } from '../storage-pool/reconcile.ts';
+
+export interface PoolHandle {
+  row: StoragePoolRow;
+  spec: PoolSpec;
+  driver: StorageDriver;
+}
+
+export interface RootfsDeps {
+  db: Db;
+  stateDir: string;
+  driverFor: (name: string) => StorageDriver;
+  imageFiles: (fingerprint: string) => Promise<ImageFiles>;
+}
+
+const IMAGE_VOLUME_KIND = 'image-volume';
+
+export async function readyPool(deps: RootfsDeps, name: string): Promise<PoolHandle> {
+  const [row] = await deps.db.select().from(storagePools).where(eq(storagePools.name, name));
+  if (!row) throw new TerminalError(`storage pool "${name}" does not exist`);
+  const spec = poolSpecOf(row, deps.stateDir);
+  const driver = deps.driverFor(row.driver);
+  const health = await driver.poolHealth(spec);
+  if (!health.ready) throw new Error(`storage pool "${name}" is not ready: ${health.problem ?? 'not mounted'}`);
+  return { row, spec, driver };
+}
+
+/** The root disk's pool of an expanded device map. */
+export function rootPoolOf(devices: Record<string, Record<string, string>>): string {
+  const root = Object.values(devices).find((d) => d.type === 'disk' && d.path === '/' && d.pool);
+  if (!root) throw new TerminalError('the container has no root disk device');
+  return root.pool!;
+}
+
+/**
+ * The image unpacked once per pool into an image volume (a row of type `image` named by the
+ * fingerprint); containers are clones of it (btrfs snapshot, dir copy). `ready` is recorded only
+ * after a complete unpack, so a crash mid-unpack is redone from scratch.
+ */
+async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint: string, signal: AbortSignal): Promise<VolumeRef> {
+  await deps.db
+    .insert(storageVolumes)
+    .values({ id: randomUUID(), pool: pool.row.name, project: 'default', type: 'image', name: fingerprint, config: {} })
+    .onConflictDoNothing();
+  const [row] = await deps.db
+    .select({ id: storageVolumes.id })
+    .from(storageVolumes)
+    .where(and(eq(storageVolumes.pool, pool.row.name), eq(storageVolumes.project, 'default'), eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
+  const ref: VolumeRef = { id: row!.id, type: 'image' };
+  const facts = await readFacts(deps.db, IMAGE_VOLUME_KIND, ref.id);
+  if (facts.ready === true && (await pool.driver.volumeExists(pool.spec, ref))) return ref;
+  const files = await deps.imageFiles(fingerprint);
+  await pool.driver.removeVolume(pool.spec, ref, signal);
+  await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
+  await unpackImage({ files, target: pool.driver.volumePath(pool.spec, ref), signal });
+  await writeFacts(deps.db, IMAGE_VOLUME_KIND, ref.id, { ready: true });
+  return ref;
+}
+
+/**
+ * The container's root volume exists on its pool (cloned from its image, copied from another
+ * container, or empty for source `none`), and a `container` volume row lists it.
+ */
+export async function ensureRootfs(deps: RootfsDeps, c: ContainerRow, poolName: string, signal: AbortSignal): Promise<{ pool: PoolHandle; ref: VolumeRef; rootfs: string }> {
+  const pool = await readyPool(deps, poolName);
+  const ref: VolumeRef = { id: c.id, type: 'container' };
+  if (!(await pool.driver.volumeExists(pool.spec, ref))) {
+    if (c.source.type === 'image') {
+      const img = await ensureImageVolume(deps, pool, c.source.fingerprint, signal);
+      await pool.driver.copyVolume({ pool: pool.spec, driver: pool.driver, vol: img }, { pool: pool.spec, vol: ref }, {}, signal);
+    } else if (c.source.type === 'copy') {
+      const src = await readContainerById(deps.db, c.source.containerId);
+      if (!src) throw new TerminalError('the container to copy from no longer exists');
+      const [srcVol] = await deps.db.select().from(storageVolumes).where(eq(storageVolumes.id, src.id));
+      if (!srcVol) throw new TerminalError(`container "${src.name}" has no root volume yet`);
+      const from = await readyPool(deps, srcVol.pool);
+      await pool.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: { id: src.id, type: 'container' } }, { pool: pool.spec, vol: ref }, {}, signal);
+    } else {
+      await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
+    }
+  }
+  const rootfs = path.join(pool.driver.volumePath(pool.spec, ref), 'rootfs');
+  await mkdir(rootfs, { recursive: true, mode: 0o755 });
+  await deps.db
+    .insert(storageVolumes)
+    .values({ id: c.id, pool: poolName, project: c.project, type: 'container', name: c.name, config: {} })
+    .onConflictDoUpdate({ target: storageVolumes.id, set: { name: c.name, project: c.project, pool: poolName } });
+  return { pool, ref, rootfs };
+}

@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { computeLxcSpec, cpusetOf, memoryBytesOf } from './lxc-spec.ts';
+
+const host = { cgroupVersion: 1 as const, apparmorEnabled: false, cpuCount: 4, memoryBytes: 8 * 1024 ** 3 };
+
+test('limits.cpu: a count takes the first CPUs (capped at the host), a set is kept', () => {
+  assert.equal(cpusetOf('1', 4), '0');
+  assert.equal(cpusetOf('2', 4), '0-1');
+  assert.equal(cpusetOf('16', 4), '0-3');
+  assert.equal(cpusetOf('0-1,3', 4), '0-1,3');
+  assert.equal(cpusetOf(undefined, 4), undefined);
+});
+
+test('limits.memory: sizes and percentages of the host', () => {
+  assert.equal(memoryBytesOf('512MiB', host.memoryBytes), 512 * 1024 ** 2);
+  assert.equal(memoryBytesOf('1GB', host.memoryBytes), 1e9);
+  assert.equal(memoryBytesOf('50%', host.memoryBytes), 4 * 1024 ** 3);
+  assert.equal(memoryBytesOf(undefined, host.memoryBytes), undefined);
+});
+
+test('the spec: unprivileged by default with an idmapped rootfs; privileged without a map; env and kernel limits', () => {
+  const base = { hostname: 'web', architecture: 'x86_64', rootfsPath: '/r', idmap: { uid: [{ nsid: 0, hostid: 1000000, count: 65536 }], gid: [{ nsid: 0, hostid: 1000000, count: 65536 }] }, host, logFile: '/l', consoleLogFile: '/c', nics: [], disks: [] };
+  const u = computeLxcSpec({ ...base, config: { 'environment.FOO': 'bar', 'limits.kernel.nofile': '1024', 'limits.cpu': '2', 'limits.memory': '1GiB', 'limits.processes': '100' } });
+  assert.equal(u.privileged, false);
+  assert.equal(u.idmappedRootfs, true);
+  assert.deepEqual(u.idmap, base.idmap);
+  assert.deepEqual(u.environment, { FOO: 'bar' });
+  assert.deepEqual(u.prlimits, { nofile: '1024' });
+  assert.deepEqual(u.limits, { cpuset: '0-1', memoryBytes: 1024 ** 3, processes: 100 });
+  const p = computeLxcSpec({ ...base, config: { 'security.privileged': 'true' } });
+  assert.equal(p.privileged, true);
+  assert.equal(p.idmap, undefined);
+  assert.equal(p.idmappedRootfs, undefined);
+});

@@ -1,0 +1,80 @@
+import type { Idmap } from '../../host/idmap/types.ts';
+import type { CgroupVersion, LxcDiskMount, LxcNic, LxcSpec } from '../../host/lxc/types.ts';
+import { parseSize } from '../../host/storage/size.ts';
+
+export interface HostFacts {
+  cgroupVersion: CgroupVersion;
+  apparmorEnabled: boolean;
+  cpuCount: number;
+  memoryBytes: number;
+}
+
+const bool = (v: string | undefined) => /^(true|1|yes|on)$/i.test(v ?? '');
+
+/** `limits.cpu`: a count N → the first N CPUs; a set (`0-3,6`) as given. */
+export function cpusetOf(limit: string | undefined, cpuCount: number): string | undefined {
+  if (!limit) return undefined;
+  if (/^\d+$/.test(limit)) {
+    const n = Math.min(Math.max(1, Number(limit)), cpuCount);
+    return n === 1 ? '0' : `0-${n - 1}`;
+  }
+  return limit;
+}
+
+/** `limits.memory`: bytes, or a percentage of the host's memory. */
+export function memoryBytesOf(limit: string | undefined, hostBytes: number): number | undefined {
+  if (!limit) return undefined;
+  const pct = /^(\d+(?:\.\d+)?)%$/.exec(limit);
+  return pct ? Math.floor((hostBytes * Number(pct[1])) / 100) : parseSize(limit);
+}
+
+/**
+ * Everything LXC needs for one container, from its expanded config and what the reconciler
+ * resolved on the host. Pure: no decision here asks the host anything.
+ */
+export function computeLxcSpec(input: {
+  hostname: string;
+  architecture: string;
+  rootfsPath: string;
+  config: Record<string, string>;
+  idmap: Idmap;
+  host: HostFacts;
+  logFile: string;
+  consoleLogFile: string;
+  seccompProfile?: string | undefined;
+  nics: LxcNic[];
+  disks: LxcDiskMount[];
+}): LxcSpec {
+  const c = input.config;
+  const privileged = bool(c['security.privileged']);
+  const environment: Record<string, string> = {};
+  const prlimits: Record<string, string> = {};
+  for (const [k, v] of Object.entries(c)) {
+    if (k.startsWith('environment.')) environment[k.slice('environment.'.length)] = v;
+    if (k.startsWith('limits.kernel.')) prlimits[k.slice('limits.kernel.'.length)] = v;
+  }
+  const memoryBytes = memoryBytesOf(c['limits.memory'], input.host.memoryBytes);
+  const cpuset = cpusetOf(c['limits.cpu'], input.host.cpuCount);
+  return {
+    hostname: input.hostname,
+    rootfsPath: input.rootfsPath,
+    architecture: input.architecture,
+    privileged,
+    ...(privileged ? {} : { idmap: input.idmap, idmappedRootfs: true }),
+    cgroupVersion: input.host.cgroupVersion,
+    apparmorEnabled: input.host.apparmorEnabled,
+    limits: {
+      ...(cpuset ? { cpuset } : {}),
+      ...(memoryBytes !== undefined ? { memoryBytes } : {}),
+      ...(c['limits.memory.swap'] !== undefined ? { swap: bool(c['limits.memory.swap']) } : {}),
+      ...(c['limits.processes'] ? { processes: Number(c['limits.processes']) } : {}),
+    },
+    prlimits,
+    environment,
+    ...(input.seccompProfile ? { seccompProfile: input.seccompProfile } : {}),
+    logFile: input.logFile,
+    consoleLogFile: input.consoleLogFile,
+    nics: input.nics,
+    disks: input.disks,
+  };
+}
