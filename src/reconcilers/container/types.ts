@@ -1,0 +1,14 @@
+import path from 'node:path';
+import type { SubidRange } from '../../host/idmap/types.ts';
+import type { RootfsDeps } from './ensure-rootfs.ts';
+import type { HostFacts } from './lxc-spec.ts';
+
+export interface ContainerReconcilerDeps extends RootfsDeps {
+  host: HostFacts;
+  subids: { subuid: SubidRange[]; subgid: SubidRange[] };
+  /** Refresh the runtime view of a container now (observer). */
+  onHostChange?: (id: string) => Promise<void>;
+}
+
+export const lxcPathOf = (stateDir: string) => path.join(stateDir, 'containers');
+export const logDirOf = (stateDir: string, c: { project: string; name: string }) => path.join(stateDir, 'logs', `${c.project}_${c.name}`);
