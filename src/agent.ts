@@ -20,6 +20,9 @@ import { createPoolObserver } from './observers/pool-observer.ts';
 import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
 import { readContainerState } from './observers/container-state.ts';
 import { createContainerReconciler, lxcPathOf } from './reconcilers/container/reconcile.ts';
+import { planContainerBoot, shutdownContainers } from './reconcilers/container/boot.ts';
+import { createBootSequencer } from './reconcilers/container/boot-sequencer.ts';
+import { CONTAINER_KIND } from './desired/containers.ts';
 import { images } from './desired/schema/index.ts';
 import { imageFilesIn, imagesDirOf } from './host/images/create-image-store.ts';
 import { readLxcHostFeatures } from './host/lxc/host-features.ts';
@@ -47,7 +50,10 @@ export interface Agent {
   log: Logger;
   reconcile: ReconcileManager;
   socketPath: string;
+  /** Clean daemon stop: containers keep running. */
   stop(): Promise<void>;
+  /** Host shutdown: stop containers by boot.stop.priority, then stop the daemon. */
+  shutdownHost(): Promise<void>;
 }
 
 export interface AgentOptions {
@@ -84,12 +90,15 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   ops.start();
 
   const storage = createStorageDrivers();
+  const lxcPath = lxcPathOf(config.stateDir);
+  /** Until the boot sequencer runs, no container is powered up by the startup sweep. */
+  const bootGate = { mayStart: (_id: string) => false };
   const lxcFeatures = await readLxcHostFeatures();
   const subids = {
     subuid: parseSubids(await readFile('/etc/subuid', 'utf8').catch(() => '')),
     subgid: parseSubids(await readFile('/etc/subgid', 'utf8').catch(() => '')),
   };
-  await mkdir(lxcPathOf(config.stateDir), { recursive: true, mode: 0o711 });
+  await mkdir(lxcPath, { recursive: true, mode: 0o711 });
   const convergence = createConvergence({ db });
   const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
   const reconcilers: Reconciler[] = [
@@ -107,6 +116,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
       subids,
       onHostChange: () => observers.runNow('containers').catch(() => {}),
+      boot: bootGate,
     }),
     ...(opts.reconcilers ?? []),
   ];
@@ -158,7 +168,19 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     const { 'core.https_address': https } = await readServerKeys(db, config.nodeName, ['core.https_address']);
     if (https) await listeners.setHttpsAddress(https).catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));
     observers.start();
+    const plan = await planContainerBoot({ db, lxcPath }).catch((e: unknown) => {
+      log.error({ err: e }, 'cannot plan the container boot order; starting containers without it');
+      return { setPower: [], order: [] as { id: string; delayMs: number; generation: number }[] };
+    });
+    const boot = createBootSequencer({
+      order: plan.order,
+      enqueue: (id) => reconcile.enqueue(CONTAINER_KIND, id, 'boot'),
+      waitSettled: (id) => convergence.wait(CONTAINER_KIND, id, plan.order.find((o) => o.id === id)!.generation, 120_000),
+      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    });
+    bootGate.mayStart = boot.mayStart;
     await reconcile.start();
+    void boot.run();
   } catch (e) {
     await listeners.close().catch(() => {});
     ops.stop();
@@ -176,6 +198,16 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     log,
     reconcile,
     socketPath,
+    async shutdownHost() {
+      // A host shutdown: nothing may start containers again while they are being stopped.
+      log.info('host shutdown: stopping containers');
+      await listeners!.close();
+      await observers.stop();
+      await reconcile.stop();
+      await shutdownContainers({ db, lxcPath, log });
+      ops.stop();
+      await database.close();
+    },
     async stop() {
       log.info('svcd stopping');
       await listeners!.close();

@@ -29,6 +29,19 @@ async function main(): Promise<void> {
       });
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // SIGPWR = the host is shutting down: stop the containers (by boot.stop.priority), then exit.
+  process.on('SIGPWR', () => {
+    if (stopping) return;
+    stopping = true;
+    agent.log.info({ signal: 'SIGPWR' }, 'host shutdown requested');
+    agent
+      .shutdownHost()
+      .then(() => process.exit(0))
+      .catch((e: unknown) => {
+        process.stderr.write(`svcd: error during host shutdown: ${String(e)}\n`);
+        process.exit(1);
+      });
+  });
   process.on('SIGINT', () => stop('SIGINT'));
 }
 

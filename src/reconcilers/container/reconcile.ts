@@ -75,6 +75,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       state = 'STOPPED';
     }
     if (c.power === 'running' || c.power === 'frozen') {
+      // Not this container's turn in the boot order yet: come back shortly (nothing else waits on it).
+      if (state === 'STOPPED' && deps.boot && !deps.boot.mayStart(c.id)) return { requeueAfterMs: 1_000 };
       if (state === 'STOPPED') await start();
       if (c.power === 'running' && state === 'FROZEN') await unfreezeContainer(ref);
       if (c.power === 'frozen' && state !== 'FROZEN') await freezeContainer(ref);

@@ -6,6 +6,8 @@ import type { HostFacts } from './lxc-spec.ts';
 export interface ContainerReconcilerDeps extends RootfsDeps {
   host: HostFacts;
   subids: { subuid: SubidRange[]; subgid: SubidRange[] };
+  /** At svcd start, containers power up one after another (boot.autostart.priority order). */
+  boot?: { mayStart(id: string): boolean };
   /** Refresh the runtime view of a container now (observer). */
   onHostChange?: (id: string) => Promise<void>;
 }
