@@ -99,8 +99,37 @@ describe('containers on real LXC (busybox image): create, run, observe, self-hea
     assert.deepEqual((await api.get(`/1.0/containers?recursion=1&filter=${encodeURIComponent('status eq running')}`)).json.metadata.map((x: { name: string }) => x.name), ['u1']);
 
     expectError(await api.put('/1.0/containers/u1/state', { action: 'stop', stateful: true }), 400);
+    // A running container cannot be published.
+    expectError(await api.post('/1.0/images', { source: { type: 'container', name: 'u1' } }), 400);
     await waitOp(api, await api.put('/1.0/containers/u1/state', { action: 'stop', force: true }));
     assert.equal((await state('u1')).status, 'Stopped');
+  });
+
+  test('publish a stopped container as an image (compression_algorithm, aliases), and launch a container from it', async () => {
+    expectError(await api.post('/1.0/images', { source: { type: 'container', name: 'u1' }, compression_algorithm: 'rar' }), 400);
+    expectError(await api.post('/1.0/images', { source: { type: 'container', name: 'nope' } }), 404);
+    const op = await waitOp(api, await api.post('/1.0/images', { source: { type: 'container', name: 'u1' }, compression_algorithm: 'xz', aliases: [{ name: 'from-u1' }], properties: { os: 'busybox-published' } }));
+    assert.match(op.metadata.fingerprint, /^[0-9a-f]{64}$/);
+    const img = (await api.get(`/1.0/images/${op.metadata.fingerprint}`)).json.metadata;
+    assert.equal(img.properties.os, 'busybox-published');
+    assert.deepEqual(img.aliases.map((a: { name: string }) => a.name), ['from-u1']);
+    const exported = await api.get(`/1.0/images/${op.metadata.fingerprint}/export`);
+    assert.equal(exported.status, 200);
+    await waitOp(api, await api.post('/1.0/containers', { name: 'child', source: { type: 'image', alias: 'from-u1' } }));
+    await waitOp(api, await api.put('/1.0/containers/child/state', { action: 'start' }));
+    await eventually(async () => (await state('child')).status === 'Running', 'the container from the published image to run');
+    await waitOp(api, await api.put('/1.0/containers/child/state', { action: 'stop', force: true }));
+    await waitOp(api, await api.delete('/1.0/containers/child'));
+  });
+
+  test('copy a container (source copy): the copy has the same files and runs on its own', async () => {
+    await waitOp(api, await api.post('/1.0/containers', { name: 'u1copy', source: { type: 'copy', source: 'u1' } }));
+    await waitOp(api, await api.put('/1.0/containers/u1copy/state', { action: 'start' }));
+    const st = await eventually(async () => ((await state('u1copy')).pid > 0 ? state('u1copy') : undefined), 'the copy to run');
+    assert.ok((await readFile(`/proc/${st.pid}/root/bin/busybox`)).length > 0);
+    await waitOp(api, await api.put('/1.0/containers/u1copy/state', { action: 'stop', force: true }));
+    await waitOp(api, await api.delete('/1.0/containers/u1copy'));
+    expectError(await api.post('/1.0/containers', { name: 'x', source: { type: 'copy', source: 'nope' } }), 404);
   });
 
   test('a privileged container on a btrfs pool: a clone of the image volume; freeze, unfreeze, restart', async () => {

@@ -18,11 +18,15 @@ export const checkListenAddress: ValueCheck = (v) => {
   return undefined;
 };
 
+/** Compression of published images (GNU tar's own compressors). */
+export const IMAGE_COMPRESSION = ['none', 'gzip', 'xz', 'bzip2', 'zstd', 'lzma'];
+
 /** Server keys that really work, and whether they are member-local. */
 const SERVER_KEYS: Record<string, { check: ValueCheck; local?: boolean; secret?: boolean }> = {
   'core.https_address': { check: checkListenAddress, local: true },
   'core.trust_password': { check: () => undefined, secret: true },
   'core.https_allowed_credentials': { check: isBool },
+  'images.compression_algorithm': { check: (v) => (IMAGE_COMPRESSION.includes(v) ? undefined : `must be one of ${IMAGE_COMPRESSION.join(', ')}`) },
 };
 
 export function validateServerConfig(config: Record<string, string>): void {

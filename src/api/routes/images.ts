@@ -21,6 +21,7 @@ import { assertNewImage, cleanFilename, commitImage, type ImageOptions } from '.
 import { createImageSecrets } from './image-secrets.ts';
 import { receiveUpload, uploadOptions } from './image-upload.ts';
 import { checkSourceUrl, importFromUrl } from './image-url.ts';
+import { checkPublishable, publishContainer } from './image-publish.ts';
 
 const nullable = <S extends v.GenericSchema>(s: S) => v.nullish(s);
 const AliasInput = v.object({ name: v.string('expected a string'), description: nullable(v.string('expected a string')) });
@@ -36,6 +37,7 @@ const CreateBody = v.object({
       type: nullable(v.string('expected a string')),
       url: nullable(v.string('expected a string')),
       mode: nullable(v.string('expected a string')),
+      name: nullable(v.string('expected a string')),
     }),
   ),
 });
@@ -125,6 +127,25 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   async function createFromJson(c: Context<AppEnv>, body: v.InferOutput<typeof CreateBody>): Promise<Response> {
     const project = c.get('project');
     const type = body.source?.type ?? '';
+    if (type === 'container' || type === 'snapshot') {
+      if (type === 'snapshot') throw new ValidationError('Publishing container snapshots is not supported yet (container snapshots come later)');
+      const name = body.source?.name;
+      if (!name) throw new ValidationError('Missing "source.name": the container to publish');
+      const opts: ImageOptions = {
+        filename: cleanFilename(body.filename),
+        public: body.public ?? false,
+        autoUpdate: false,
+        properties: body.properties ?? {},
+        aliases: (body.aliases ?? []).map((a) => ({ name: a.name, description: a.description ?? '' })),
+      };
+      await checkPublishable(ictx, project, name, body.compression_algorithm);
+      const op = await ops.startTask({ ...imageOp(c, 'Publishing container', undefined), resources: { containers: [`/1.0/containers/${encodeURIComponent(name)}`] } }, async (ctx) => {
+        const image = await publishContainer(ictx, project, { name, compression: body.compression_algorithm, opts }, ctx.signal);
+        imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
+        return done(image);
+      });
+      return async(c, op);
+    }
     if (type !== 'url') {
       if (!body.source) throw new ValidationError('Missing "source": upload a tarball or give a source of type "url"');
       throw new ValidationError(`Creating images from a source of type "${type}" is not supported yet`);

@@ -17,12 +17,21 @@ const COMPRESS_FLAG: Record<Exclude<ImageFileFormat, 'squashfs'>, string[]> = {
  * image tarball with GNU tar (numeric owners, xattrs, hardlinks and device nodes kept). For
  * publishing a container (createImageFromDirectory) and for tests.
  */
-export async function packImage(opts: { source: string; output: string; compression: Exclude<ImageFileFormat, 'squashfs'>; signal?: AbortSignal; timeoutMs?: number }): Promise<void> {
+export async function packImage(opts: {
+  source: string;
+  output: string;
+  compression: Exclude<ImageFileFormat, 'squashfs'>;
+  /** Take `metadata.yaml` from this directory instead of `source` (publishing writes a fresh one). */
+  metadataDir?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}): Promise<void> {
   const present = new Set(await readdir(opts.source));
-  const members = ['metadata.yaml', 'templates', 'rootfs'].filter((m) => present.has(m));
+  const members = ['metadata.yaml', 'templates', 'rootfs'].filter((m) => present.has(m) && !(opts.metadataDir && m === 'metadata.yaml'));
+  const metadata = opts.metadataDir ? ['--directory', opts.metadataDir, 'metadata.yaml'] : [];
   await runCommand(
     'tar',
-    ['--create', '--file', opts.output, '--directory', opts.source, '--force-local', '--sort=name', ...TAR_CREATE_PRESERVE, ...COMPRESS_FLAG[opts.compression], '--', ...members],
+    ['--create', '--file', opts.output, '--force-local', '--sort=name', ...TAR_CREATE_PRESERVE, ...COMPRESS_FLAG[opts.compression], ...metadata, '--directory', opts.source, '--', ...members],
     { timeoutMs: opts.timeoutMs ?? 30 * 60_000, ...(opts.signal ? { signal: opts.signal } : {}) },
   );
 }
