@@ -12,6 +12,7 @@ export const API_EXTENSIONS = [
   'certificate_update',
   'container_cpu_time',
   'entity_description',
+  'image_compression_algorithm',
   'image_create_aliases',
   'storage_rsync_bwlimit',
   'storage_btrfs_mount_options',
