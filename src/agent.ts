@@ -17,6 +17,7 @@ import { ValidationError } from './desired/errors.ts';
 import { createStorageDrivers } from './host/storage/registry.ts';
 import { probeProjectQuota } from './host/storage/dir.ts';
 import { createPoolObserver } from './observers/pool-observer.ts';
+import { createBackupExpiryObserver } from './observers/backup-expiry.ts';
 import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
 import { readContainerState } from './observers/container-state.ts';
 import { createContainerReconciler, lxcPathOf } from './reconcilers/container/reconcile.ts';
@@ -63,6 +64,8 @@ export interface AgentOptions {
   reconcilers?: Reconciler[];
   /** Events websocket ping interval (tests shorten it). */
   pingMs?: number;
+  /** Backup expiry check period. */
+  backupExpiryMs?: number;
   /** Container observer period (tests shorten it). */
   containerObserveMs?: number;
   /** Pool observer period (tests shorten it). */
@@ -117,6 +120,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       subids,
       onHostChange: () => observers.runNow('containers').catch(() => {}),
       boot: bootGate,
+      bus,
     }),
     ...(opts.reconcilers ?? []),
   ];
@@ -127,8 +131,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     log: log.child({ component: 'reconcile' }),
   });
   const drift = createDriftReporter({ enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason) });
-  observers.register(createContainerObserver({ db, node: config.nodeName, lxcPath: lxcPathOf(config.stateDir), report: drift.report, ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}) }));
+  observers.register(createContainerObserver({ db, node: config.nodeName, lxcPath: lxcPathOf(config.stateDir), stateDir: config.stateDir, bus, log: log.child({ component: 'observers', observer: 'containers' }), report: drift.report, ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}) }));
   observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: () => void observers.runNow('containers').catch(() => {}) }));
+  observers.register(createBackupExpiryObserver({ db, stateDir: config.stateDir, ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}) }));
   observers.register(createPoolObserver({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
 
   const trust = createTrustStore({ db });

@@ -52,7 +52,7 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     });
     proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000;
     for (;;) {
       if (proc.exitCode !== null) throw new Error(`svcd exited with ${proc.exitCode} at start:\n${out}`);
       try {
@@ -61,7 +61,11 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
       } catch {
         /* not up yet */
       }
-      if (Date.now() > deadline) throw new Error(`svcd did not answer within 30 s:\n${out}`);
+      if (Date.now() > deadline) {
+        // Do not leave a half-started daemon behind (it would keep the test process alive).
+        proc.kill('SIGKILL');
+        throw new Error(`svcd did not answer within 60 s:\n${out}`);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   };

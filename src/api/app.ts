@@ -11,6 +11,8 @@ import { errorBody } from './envelope.ts';
 import { HttpError, statusFor } from './errors.ts';
 import { registerCertificateRoutes } from './routes/certificates.ts';
 import { registerContainerRoutes } from './routes/containers.ts';
+import { registerContainerLogRoutes } from './routes/container-logs.ts';
+import { registerContainerBackupRoutes } from './routes/container-backups.ts';
 import { registerImageRoutes } from './routes/images.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
 import { registerProfileRoutes } from './routes/profiles.ts';
@@ -55,6 +57,8 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerStoragePoolRoutes(app, deps);
   registerStorageVolumeRoutes(app, deps);
   registerContainerRoutes(app, deps);
+  registerContainerLogRoutes(app, deps);
+  registerContainerBackupRoutes(app, deps);
   registerImageRoutes(app, deps);
 
   // Errors can be answered before the request body was read: drop it first (see discardUnreadBody).

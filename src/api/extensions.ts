@@ -11,6 +11,7 @@ export const API_EXTENSIONS = [
   'storage',
   'certificate_update',
   'container_cpu_time',
+  'container_backup',
   'entity_description',
   'image_compression_algorithm',
   'image_create_aliases',

@@ -23,6 +23,8 @@ export interface KeyTable {
   prefixes: Record<string, ValueCheck>;
   /** Keys only svcd writes (`volatile.*`): readable, refused on input. */
   readOnlyPrefixes?: string[];
+  /** Checks across keys (settings that contradict each other), run after every key passed; returns an error message. */
+  crossCheck?: (config: Record<string, string>) => string | undefined;
 }
 
 /**
@@ -38,6 +40,8 @@ export function validateConfig(what: string, config: Record<string, string>, tab
     const err = check(value);
     if (err) throw new ValidationError(`Invalid value for ${what} config key "${key}": ${err}`);
   }
+  const err = table.crossCheck?.(config);
+  if (err) throw new ValidationError(`Invalid ${what} config: ${err}`);
 }
 
 /** Normalize a boolean config string. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
-import { validateDevices } from './devices.ts';
+import { validateDevices, validateExpandedDevices } from './devices.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
 import { expandConfig } from './expand.ts';
 import { instanceConfigKeys } from './instance-config.ts';
@@ -51,6 +51,7 @@ export async function validateContainer(db: DbOrTx, profileProject: string, inpu
   validateDevices(input.devices);
   const expanded = await expandContainer(db, profileProject, input);
   validateConfig('container', splitVolatile(expanded.config).rest, instanceConfigKeys);
+  validateExpandedDevices(expanded.devices);
   const roots = Object.entries(expanded.devices).filter(([, d]) => d.type === 'disk' && d.path === '/');
   if (roots.length !== 1) throw new ValidationError(roots.length ? 'A container can have only one root disk device' : 'A container needs a root disk device (path "/" on a storage pool), from its profiles or its own devices');
   const pool = roots[0]![1].pool!;
@@ -94,13 +95,14 @@ export async function insertContainer(
   input: ContainerInput,
   source: ContainerSource,
   power: DesiredPower,
+  id: string = randomUUID(),
 ): Promise<ContainerRow> {
   validateContainerName(name);
   try {
     const [{ next }] = (await tx.select({ next: sql<number>`coalesce(max(${containers.idmapIndex}), 0) + 1` }).from(containers)) as [{ next: number }];
     const [row] = await tx
       .insert(containers)
-      .values({ id: randomUUID(), project, name, ...input, source, power, idmapIndex: Number(next) })
+      .values({ id, project, name, ...input, source, power, idmapIndex: Number(next) })
       .returning();
     return row!;
   } catch (e) {
@@ -137,4 +139,36 @@ export async function markContainerDeleting(tx: DbOrTx, c: ContainerRow): Promis
 
 export async function deleteContainerRow(db: Db, id: string): Promise<void> {
   await db.delete(containers).where(eq(containers.id, id));
+}
+
+const isProtected = (c: ContainerRow) => /^(true|1|yes|on)$/i.test(c.config['security.protection.delete'] ?? '');
+
+/** A write on the owner's behalf, applied only if nothing was written since `generation` was read. */
+async function bumpIfUnchanged(db: DbOrTx, id: string, generation: number, set: Partial<typeof containers.$inferInsert>): Promise<ContainerRow | undefined> {
+  const [row] = await db
+    .update(containers)
+    .set({ ...set, generation: sql`${containers.generation} + 1` })
+    .where(and(eq(containers.id, id), eq(containers.generation, generation), isNull(containers.deletingAt)))
+    .returning();
+  return row;
+}
+
+/**
+ * The container shut itself down (init powered off or exited cleanly) while desired running: that
+ * was its owner's doing, so desired power follows — a desired write on their behalf, bumping the
+ * generation. Only if the row is still at `generation` (else undefined: a newer desire wins).
+ */
+export function recordContainerPoweredOff(db: DbOrTx, id: string, generation: number): Promise<ContainerRow | undefined> {
+  return bumpIfUnchanged(db, id, generation, { power: 'stopped' });
+}
+
+/**
+ * An ephemeral container stopped: it is deleted (the reconciler removes it, as for a DELETE). One
+ * protected by `security.protection.delete` is kept, desired stopped. Only if the row is still at
+ * `c.generation`; undefined otherwise.
+ */
+export async function retireEphemeralContainer(db: DbOrTx, c: ContainerRow): Promise<{ row: ContainerRow; deleting: boolean } | undefined> {
+  const deleting = !isProtected(c);
+  const row = await bumpIfUnchanged(db, c.id, c.generation, deleting ? { power: 'stopped', deletingAt: new Date() } : { power: 'stopped' });
+  return row && { row, deleting };
 }

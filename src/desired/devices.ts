@@ -1,44 +1,89 @@
-import { isAny, isBool, isSize, isUint, oneOf, type ValueCheck } from './config-keys.ts';
+import { isBool, isSize, isUint, oneOf, type ValueCheck } from './config-keys.ts';
 import { ValidationError } from './errors.ts';
 
 type DeviceTable = Record<string, ValueCheck>;
+type Device = Record<string, string>;
 
-const absPath: ValueCheck = (v) => (v.startsWith('/') && !v.split('/').includes('..') ? undefined : 'must be an absolute path without ".."');
-const hostNameish: ValueCheck = (v) => (/^[A-Za-z0-9_.@-]{1,15}$/.test(v) ? undefined : 'must be a valid interface name (at most 15 characters)');
-const mac: ValueCheck = (v) => (/^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/.test(v) ? undefined : 'must be a MAC address');
-const mode: ValueCheck = (v) => (/^0?[0-7]{3,4}$/.test(v) ? undefined : 'must be an octal mode such as 0660');
+const absPath: ValueCheck = (v) => (v.startsWith('/') && !v.split('/').includes('..') && !/[\n\r\0]/.test(v) ? undefined : 'must be an absolute path without ".."');
+const ifName: ValueCheck = (v) => (/^[A-Za-z0-9_.@-]{1,15}$/.test(v) && v !== '.' && v !== '..' ? undefined : 'must be a valid interface name (at most 15 characters)');
+const mac: ValueCheck = (v) => {
+  if (!/^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/.test(v)) return 'must be a MAC address';
+  return (parseInt(v.slice(0, 2), 16) & 1) === 0 ? undefined : 'must be a unicast MAC address (the first octet must be even)';
+};
+const mode: ValueCheck = (v) => (/^0?[0-7]{3}$/.test(v) ? undefined : 'must be an octal permission mode such as 0660');
+const range =
+  (min: number, max: number): ValueCheck =>
+  (v) =>
+    /^\d+$/.test(v) && Number(v) >= min && Number(v) <= max ? undefined : `must be an integer from ${min} to ${max}`;
+/** A disk `source`: a host path, or with `pool` a custom volume name (checked per device below). */
+const diskSource: ValueCheck = (v) => (v !== '' && !/[\n\r\0]/.test(v) ? undefined : 'must not be empty or contain line breaks');
+const unsupportedYet =
+  (why: string): ValueCheck =>
+  () =>
+    why;
+
+const unix: DeviceTable = {
+  path: absPath,
+  source: absPath,
+  major: range(0, 4095),
+  minor: range(0, 1048575),
+  uid: isUint,
+  gid: isUint,
+  mode,
+  required: isBool,
+};
 
 /** Device properties per type. A device of another type, or an unknown property, is refused. */
 const DEVICE_TYPES: Record<string, DeviceTable> = {
   disk: {
     path: absPath,
-    source: isAny,
-    pool: isAny,
+    source: diskSource,
+    pool: diskSource,
     size: isSize,
     readonly: isBool,
     optional: isBool,
     recursive: isBool,
+    shift: isBool,
     propagation: oneOf('private', 'shared', 'slave', 'unbindable', 'rprivate', 'rshared', 'rslave', 'runbindable'),
   },
   nic: {
     nictype: oneOf('bridged'),
-    parent: hostNameish,
-    network: isAny,
-    name: hostNameish,
-    host_name: hostNameish,
+    parent: ifName,
+    network: unsupportedYet('managed networks are not supported yet; use nictype=bridged with parent=<an existing host bridge>'),
+    name: ifName,
+    host_name: ifName,
     hwaddr: mac,
-    mtu: isUint,
-    'ipv4.address': isAny,
-    'ipv6.address': isAny,
-    'security.mac_filtering': isBool,
+    mtu: range(68, 65535),
+    'ipv4.address': unsupportedYet('needs a managed network (not supported yet)'),
+    'ipv6.address': unsupportedYet('needs a managed network (not supported yet)'),
+    'security.mac_filtering': unsupportedYet('MAC filtering is not supported yet'),
   },
-  'unix-char': { path: absPath, source: absPath, major: isUint, minor: isUint, uid: isUint, gid: isUint, mode, required: isBool },
-  'unix-block': { path: absPath, source: absPath, major: isUint, minor: isUint, uid: isUint, gid: isUint, mode, required: isBool },
+  'unix-char': unix,
+  'unix-block': unix,
   none: {},
 };
 
+function checkDisk(name: string, dev: Device): void {
+  const where = `Device "${name}" (disk)`;
+  if (!dev.path) throw new ValidationError(`${where}: "path" is required`);
+  if (dev.path === '/') {
+    if (!dev.pool) throw new ValidationError(`${where}: the root disk needs a "pool"`);
+    if (dev.source !== undefined) throw new ValidationError(`${where}: the root disk takes no "source"`);
+    return;
+  }
+  if (!dev.source) throw new ValidationError(`${where}: "source" is required unless it is the root disk (path /)`);
+  if (dev.size !== undefined) throw new ValidationError(`${where}: "size" applies only to the root disk`);
+  if (dev.pool !== undefined) {
+    if (dev.source.includes('/')) throw new ValidationError(`${where}: with "pool", "source" is the name of a custom volume on that pool, not a path`);
+    if (dev.optional !== undefined || dev.shift !== undefined) throw new ValidationError(`${where}: "optional" and "shift" apply to host paths, not to custom volumes`);
+  } else {
+    const err = absPath(dev.source);
+    if (err) throw new ValidationError(`${where}: invalid "source": a host path that ${err} (or give "pool" to mount a custom volume)`);
+  }
+}
+
 /** Validate a devices map (container or profile). Cross-object checks (pool exists...) happen where the objects are known. */
-export function validateDevices(devices: Record<string, Record<string, string>>): void {
+export function validateDevices(devices: Record<string, Device>): void {
   for (const [name, dev] of Object.entries(devices)) {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) throw new ValidationError(`Invalid device name "${name}"`);
     const type = dev.type;
@@ -52,13 +97,32 @@ export function validateDevices(devices: Record<string, Record<string, string>>)
       const err = check(v);
       if (err) throw new ValidationError(`Device "${name}" (${type}): invalid "${k}": ${err}`);
     }
-    if (type === 'disk') {
-      if (!dev.path) throw new ValidationError(`Device "${name}" (disk): "path" is required`);
-      if (dev.path !== '/' && !dev.source) throw new ValidationError(`Device "${name}" (disk): "source" is required unless it is the root disk (path /)`);
-      if (dev.path === '/' && !dev.pool) throw new ValidationError(`Device "${name}" (disk): the root disk needs a "pool"`);
-    }
-    if (type === 'nic' && !dev.parent && !dev.network) throw new ValidationError(`Device "${name}" (nic): "parent" (a host bridge) or "network" is required`);
+    if (type === 'disk') checkDisk(name, dev);
+    if (type === 'nic' && !dev.parent) throw new ValidationError(`Device "${name}" (nic): "parent" (an existing host bridge) is required`);
     if ((type === 'unix-char' || type === 'unix-block') && !dev.path && !dev.source)
       throw new ValidationError(`Device "${name}" (${type}): "path" or "source" is required`);
+  }
+}
+
+/**
+ * Checks across the expanded devices of one container (profiles + its own): two disks on the same
+ * path, or two NICs with the same name inside, would hide or break each other.
+ */
+export function validateExpandedDevices(devices: Record<string, Device>): void {
+  const paths = new Map<string, string>();
+  const nics = new Map<string, string>();
+  for (const [name, dev] of Object.entries(devices)) {
+    if (dev.type === 'disk' && dev.path) {
+      const p = dev.path.replace(/\/+$/, '') || '/';
+      const other = paths.get(p);
+      if (other !== undefined) throw new ValidationError(`Devices "${other}" and "${name}" are both mounted at "${p}"`);
+      paths.set(p, name);
+    }
+    if (dev.type === 'nic') {
+      const n = dev.name ?? name;
+      const other = nics.get(n);
+      if (other !== undefined) throw new ValidationError(`NIC devices "${other}" and "${name}" both use the interface name "${n}"`);
+      nics.set(n, name);
+    }
   }
 }

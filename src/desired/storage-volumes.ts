@@ -6,7 +6,7 @@ import { parseSize } from '../host/storage/size.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
-import { profiles, storageVolumes, volumeSnapshots, type StoragePoolRow, type StorageVolumeRow, type VolumeSnapshotRow } from './schema/index.ts';
+import { containers, profiles, storageVolumes, volumeSnapshots, type StoragePoolRow, type StorageVolumeRow, type VolumeSnapshotRow } from './schema/index.ts';
 import { readPool } from './storage-pools.ts';
 
 export const VOLUME_KIND = 'storage-volume';
@@ -76,10 +76,16 @@ export async function readVolumeById(db: DbOrTx, id: string): Promise<StorageVol
 /** Profiles (and, later, containers) whose disk devices mount this custom volume. */
 export async function volumeUsedBy(db: DbOrTx, v: StorageVolumeRow): Promise<string[]> {
   if (v.type !== 'custom') return [];
-  const profs = await db.select({ name: profiles.name, project: profiles.project, devices: profiles.devices }).from(profiles);
-  return profs
-    .filter((p) => Object.values(p.devices).some((d) => d.type === 'disk' && d.pool === v.pool && d.source === v.name))
-    .map((p) => `/1.0/profiles/${encodeURIComponent(p.name)}${p.project === 'default' ? '' : `?project=${encodeURIComponent(p.project)}`}`);
+  const [profs, cts] = await Promise.all([
+    db.select({ name: profiles.name, project: profiles.project, devices: profiles.devices }).from(profiles),
+    db.select({ name: containers.name, project: containers.project, devices: containers.devices }).from(containers).where(isNull(containers.deletingAt)),
+  ]);
+  const uses = (devices: Record<string, Record<string, string>>) => Object.values(devices).some((d) => d.type === 'disk' && d.pool === v.pool && d.source === v.name);
+  const q = (project: string) => (project === 'default' ? '' : `?project=${encodeURIComponent(project)}`);
+  return [
+    ...cts.filter((c) => uses(c.devices)).map((c) => `/1.0/containers/${encodeURIComponent(c.name)}${q(c.project)}`),
+    ...profs.filter((p) => uses(p.devices)).map((p) => `/1.0/profiles/${encodeURIComponent(p.name)}${q(p.project)}`),
+  ];
 }
 
 export interface VolumeCreate {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mergeConfig, validateConfig } from './config-keys.ts';
-import { validateDevices } from './devices.ts';
+import { validateDevices, validateExpandedDevices } from './devices.ts';
 import { ValidationError } from './errors.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateContainerName, validateName } from './names.ts';
@@ -38,6 +38,76 @@ test('instance config: known keys with valid values pass; unknown, read-only or 
   refuse({ 'raw.id_map': 'everything 1 2' }, /raw.id_map/);
   refuse({ 'volatile.eth0.hwaddr': 'x' }, /read-only/);
   refuse({ 'user.': 'x' }, /Unknown/);
+});
+
+test('instance config: values LXC or the kernel would refuse, and contradicting keys, are refused up front', () => {
+  const refuse = (config: Record<string, string>, re: RegExp) =>
+    assert.throws(() => validateConfig('container', config, instanceConfigKeys), (e: Error) => e instanceof ValidationError && re.test(e.message), JSON.stringify(config));
+  validateConfig('container', {
+    'limits.cpu': '2',
+    'limits.memory': '25%',
+    'limits.processes': '200',
+    'limits.kernel.nofile': '512:unlimited',
+    'security.idmap.isolated': 'true',
+    'security.idmap.size': '100000',
+    'security.idmap.base': '2000000',
+    'security.syscalls.blacklist': 'mount errno 1\n# a comment\n\nkeyctl',
+    'security.syscalls.blacklist_compat': 'true',
+    'environment.PATH': '/bin:/sbin',
+  }, instanceConfigKeys);
+  validateConfig('container', { 'security.syscalls.whitelist': 'read\nwrite', 'security.syscalls.blacklist_compat': 'false' }, instanceConfigKeys);
+  refuse({ 'limits.cpu': '0' }, /limits.cpu.*at least 1/);
+  refuse({ 'limits.cpu': '3-1' }, /limits.cpu.*ends before it starts/);
+  refuse({ 'limits.memory': '0' }, /limits.memory.*above 0/);
+  refuse({ 'limits.memory': '150%' }, /limits.memory.*at most 100/);
+  refuse({ 'limits.processes': '0' }, /limits.processes/);
+  refuse({ 'limits.kernel.nofile': '10:5' }, /soft limit must not exceed the hard limit/);
+  refuse({ 'limits.kernel.bogus': '1' }, /unknown kernel limit "limits.kernel.bogus"/);
+  refuse({ 'security.idmap.size': '0' }, /security.idmap.size/);
+  refuse({ 'security.idmap.base': '-1' }, /security.idmap.base/);
+  refuse({ 'raw.id_map': 'both 1000-1001 1000' }, /raw.id_map.*same length/);
+  refuse({ 'raw.id_map': 'uid 5-1 5-1' }, /raw.id_map.*ends before it starts/);
+  refuse({ 'security.syscalls.whitelist': 'read', 'security.syscalls.blacklist': 'mount' }, /whitelist cannot be combined/);
+  refuse({ 'security.syscalls.whitelist': 'read', 'security.syscalls.blacklist_compat': 'true' }, /whitelist cannot be combined/);
+  refuse({ 'security.syscalls.blacklist': '[all]\nmount' }, /bad rule "\[all\]"/);
+  refuse({ 'security.syscalls.blacklist': 'mount\r' }, /carriage return/);
+  refuse({ 'environment.FOO': 'a\nlxc.hook.pre-start = /bin/evil' }, /environment.FOO.*line breaks/);
+  refuse({ 'environment.A=B': 'x' }, /environment variable name/);
+  refuse({ 'volatile.base_image': 'x' }, /read-only/);
+});
+
+test('devices: disks are host paths or custom volumes; NICs need an existing bridge; unix device numbers', () => {
+  validateDevices({
+    vol: { type: 'disk', path: '/mnt/data', pool: 'default', source: 'vol1', readonly: 'true', propagation: 'rslave', recursive: 'true' },
+    host: { type: 'disk', path: '/mnt/host', source: '/srv/x', shift: 'true', optional: 'true' },
+    eth0: { type: 'nic', parent: 'br0', hwaddr: '00:16:3e:01:02:03', mtu: '1500' },
+    tun: { type: 'unix-char', source: '/dev/net/tun', major: '10', minor: '200', mode: '0666', uid: '1000', gid: '1000', required: 'false' },
+    loop: { type: 'unix-block', path: '/dev/loop9', major: '7' },
+  });
+  const refuse = (devices: Record<string, Record<string, string>>, re: RegExp) =>
+    assert.throws(() => validateDevices(devices), (e: Error) => e instanceof ValidationError && re.test(e.message), JSON.stringify(devices));
+  refuse({ x: { type: 'disk', path: '/mnt', pool: 'default', source: '/srv' } }, /name of a custom volume/);
+  refuse({ x: { type: 'disk', path: '/mnt', source: 'relative' } }, /host path/);
+  refuse({ x: { type: 'disk', path: '/mnt', pool: 'default', source: 'v', optional: 'true' } }, /apply to host paths/);
+  refuse({ x: { type: 'disk', path: '/mnt', source: '/srv', size: '1GiB' } }, /only to the root disk/);
+  refuse({ x: { type: 'disk', path: '/', pool: 'default', source: '/srv' } }, /root disk takes no "source"/);
+  refuse({ x: { type: 'disk', path: '/mnt', source: '/srv', propagation: 'sideways' } }, /propagation/);
+  refuse({ x: { type: 'nic', network: 'lxdbr0' } }, /managed networks are not supported yet/);
+  refuse({ x: { type: 'nic', parent: 'br0', 'ipv4.address': '10.0.0.2' } }, /managed network/);
+  refuse({ x: { type: 'nic', parent: 'br0', hwaddr: '01:00:5e:00:00:01' } }, /unicast/);
+  refuse({ x: { type: 'nic', parent: 'br0', mtu: '10' } }, /mtu/);
+  refuse({ x: { type: 'nic', parent: '..' } }, /interface name/);
+  refuse({ x: { type: 'nic', parent: 'br0', nictype: 'macvlan' } }, /nictype/);
+  refuse({ x: { type: 'unix-char', path: 'dev/tun' } }, /absolute path/);
+  refuse({ x: { type: 'unix-char', path: '/dev/x', major: '5000' } }, /major/);
+  refuse({ x: { type: 'unix-char', path: '/dev/x', mode: 'rw' } }, /mode/);
+  refuse({ x: { type: 'unix-char', path: '/dev/x', required: 'perhaps' } }, /required/);
+});
+
+test('expanded devices: one mount per path, one NIC per interface name', () => {
+  validateExpandedDevices({ root: { type: 'disk', path: '/', pool: 'p' }, a: { type: 'disk', path: '/mnt/a', source: '/a' }, eth0: { type: 'nic', parent: 'br0' }, n1: { type: 'nic', parent: 'br0', name: 'eth1' } });
+  assert.throws(() => validateExpandedDevices({ a: { type: 'disk', path: '/mnt/a', source: '/a' }, b: { type: 'disk', path: '/mnt/a/', source: '/b' } }), /"a" and "b" are both mounted at "\/mnt\/a"/);
+  assert.throws(() => validateExpandedDevices({ eth0: { type: 'nic', parent: 'br0' }, n1: { type: 'nic', parent: 'br1', name: 'eth0' } }), /both use the interface name "eth0"/);
 });
 
 test('devices: per-type properties and required fields', () => {

@@ -1,52 +1,197 @@
+import path from 'node:path';
 import { eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
-import { CONTAINER_KIND } from '../desired/containers.ts';
-import { containerRuntime, containers } from '../desired/schema/index.ts';
+import { CONTAINER_KIND, containerUrl, readContainerById, recordContainerPoweredOff, retireEphemeralContainer } from '../desired/containers.ts';
+import { containerRuntime, containers, type ContainerRow } from '../desired/schema/index.ts';
+import { emitLifecycle, type EventBus } from '../events/index.ts';
 import { runCommand } from '../host/exec.ts';
+import { readInitExit, stopCauseOf, type InitExit } from '../host/lxc/init-exit.ts';
+import { containerState } from '../host/lxc/lifecycle.ts';
 import { lxcLsArgs, parseLxcLs } from '../host/lxc/lxc-args.ts';
 import { watchStates } from '../host/lxc/monitor.ts';
+import { restartInFlight } from '../reconcilers/container/restart-in-flight.ts';
+import { logDirOf } from '../reconcilers/container/types.ts';
+import type { RuntimeLogger } from '../reconcilers/runtime/types.ts';
+import { crashBackoffMs, SHORT_RUN_MS, stableOf, upTransitionAction, type Stable } from './container-transitions.ts';
 import type { PollObserver, StreamObserver } from './types.ts';
 
-/**
- * What LXC shows of every container, with one `lxc-ls` for all of them (never a process per
- * container), written to container_runtime. A container whose observed state disagrees with its
- * desired power state is handed to its reconciler (self-healing: killed behind svcd's back → started
- * again, with the reconciler's backoff).
- */
-export function createContainerObserver(deps: {
+/** A reboot from inside: LXC starts the container again by itself; if it is not back by then, svcd starts it. */
+const REBOOT_GRACE_MS = 30_000;
+
+/** What this process has seen of one container (a fresh svcd starts from the runtime rows). */
+interface Seen {
+  stable: Stable;
+  /** The last init pid seen while up, and since when (ms). */
+  pid: number;
+  upSince: number;
+  /** The LXC log of the run of `pid` (its log directory is named after the container's name at start). */
+  logFile: string;
+  /** The next start is a restart: svcd's own restart, or a reboot from inside. */
+  restarting: boolean;
+  /** Rebooting from inside: start it ourselves if it is still stopped after this. */
+  rebootUntil?: number | undefined;
+  /** Consecutive short runs that ended killed or crashed (the crash loop backoff). */
+  crashes: number;
+  /** Killed in a crash loop: report drift (start again) once this time has come. */
+  startAfter?: number | undefined;
+}
+
+export interface ContainerObserverDeps {
   db: Db;
   node: string;
   lxcPath: string;
+  /** The state dir: where each container's LXC log is (`logs/<project>_<name>/lxc.log`). */
+  stateDir: string;
+  bus: EventBus;
   report: (kind: string, key: string, what: string) => void;
+  log?: Pick<RuntimeLogger, 'info' | 'warn'>;
   intervalMs?: number;
-}): PollObserver {
+  now?: () => number;
+}
+
+/**
+ * What LXC shows of every container, with one `lxc-ls` for all of them (never a process per
+ * container), written to container_runtime, and what each change means:
+ *
+ * - lifecycle events when a change is seen: container-started, -restarted, -paused, -resumed,
+ *   -stopped, -shutdown (it powered itself off);
+ * - a container that stopped while desired running is asked why, from its LXC log (init-exit.ts):
+ *   powered off from inside (init's reboot(2) → SIGINT, or a clean exit) → desired power `stopped`
+ *   (a desired write on the owner's behalf); killed or crashed → drift, so the reconciler starts it
+ *   again, at once the first time and with a backoff when it keeps dying young; rebooted → LXC
+ *   starts it again itself. A stop during svcd's own restart, or of a container desired stopped,
+ *   is svcd's: never a power-off;
+ * - an ephemeral container that stopped (not during a restart) is marked for deletion;
+ * - any other disagreement with the desired power state is drift, reported when it changes (so a
+ *   failing start is retried by the reconciler's backoff, not every tick).
+ *
+ * What happened while svcd was not running is not judged: at the first look the runtime rows only
+ * seed what this process has seen, and the boot plan decides what runs.
+ */
+export function createContainerObserver(deps: ContainerObserverDeps): PollObserver {
+  const { db } = deps;
+  const now = deps.now ?? Date.now;
+  const memory = new Map<string, Seen>();
+  const logFileOf = (c: ContainerRow) => path.join(logDirOf(deps.stateDir, c), 'lxc.log');
+  const lifecycle = (c: ContainerRow, action: string) => emitLifecycle(deps.bus, { action, source: containerUrl(c), project: c.project });
+
+  async function retire(c: ContainerRow, why: string) {
+    const done = await retireEphemeralContainer(db, c);
+    deps.log?.info({ container: c.name, project: c.project, deleting: done?.deleting ?? false }, `ephemeral container ${why}`);
+    deps.report(CONTAINER_KIND, c.id, `ephemeral container ${why}`);
+  }
+
+  /** The container went from up to stopped: whose doing was it, and what follows. */
+  async function stopped(id: string, m: Seen): Promise<void> {
+    const c = await readContainerById(db, id);
+    if (!c || c.deletingAt) return;
+    if (await restartInFlight(db, c)) {
+      m.restarting = true;
+      return;
+    }
+    if (c.power === 'stopped') {
+      lifecycle(c, 'container-stopped');
+      if (c.ephemeral) await retire(c, 'stopped');
+      return;
+    }
+    // Up again already (a restart svcd finished meanwhile, or LXC's own after a reboot): nothing to judge.
+    const live = await containerState({ name: c.id, lxcPath: deps.lxcPath }).catch(() => undefined);
+    if (live && live.state !== 'STOPPED') {
+      m.restarting = true;
+      m.rebootUntil = now() + REBOOT_GRACE_MS;
+      return;
+    }
+    const exit: InitExit = await readInitExit(m.logFile, m.pid || undefined).catch(() => ({ kind: 'unknown' }) as const);
+    const cause = stopCauseOf(exit);
+    const ctx = { container: c.name, project: c.project, pid: m.pid, exit, cause };
+    switch (cause) {
+      case 'reboot':
+        m.restarting = true;
+        m.rebootUntil = now() + REBOOT_GRACE_MS;
+        deps.log?.info(ctx, 'container rebooted from inside');
+        return;
+      case 'poweroff': {
+        lifecycle(c, 'container-shutdown');
+        if (c.ephemeral) return retire(c, 'powered off from inside');
+        const row = await recordContainerPoweredOff(db, c.id, c.generation);
+        deps.log?.info({ ...ctx, desired: row ? 'stopped' : 'changed meanwhile' }, 'container powered off from inside');
+        deps.report(CONTAINER_KIND, c.id, 'powered off from inside');
+        return;
+      }
+      default: {
+        lifecycle(c, 'container-stopped');
+        m.crashes = now() - m.upSince < SHORT_RUN_MS ? m.crashes + 1 : 1;
+        const delay = crashBackoffMs(m.crashes);
+        deps.log?.warn({ ...ctx, crashes: m.crashes, restartInMs: delay }, 'container stopped behind svcd\'s back; starting it again');
+        if (delay === 0) deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (${cause})`);
+        else m.startAfter = now() + delay;
+      }
+    }
+  }
+
   return {
     name: 'containers',
     kind: 'poll',
     intervalMs: deps.intervalMs ?? 5_000,
     async sample(signal) {
       const [rows, runtime, listing] = await Promise.all([
-        deps.db.select().from(containers).where(isNull(containers.deletingAt)),
-        deps.db.select().from(containerRuntime).where(eq(containerRuntime.node, deps.node)),
+        db.select().from(containers).where(isNull(containers.deletingAt)),
+        db.select().from(containerRuntime).where(eq(containerRuntime.node, deps.node)),
         runCommand('lxc-ls', lxcLsArgs(deps.lxcPath), { signal, timeoutMs: 30_000 }).then(parseLxcLs),
       ]);
       const seen = new Map(listing.map((l) => [l.name, l]));
       const before = new Map(runtime.map((r) => [r.id, r]));
+      const t = now();
       for (const c of rows) {
-        const now = seen.get(c.id);
-        const state = now?.state ?? 'STOPPED';
-        const pid = now?.pid ?? 0;
+        const obs = seen.get(c.id);
+        const state = obs?.state ?? 'STOPPED';
+        const pid = obs?.pid ?? 0;
         const prev = before.get(c.id);
         if (!prev || prev.state !== state || prev.pid !== pid) {
           const startedAt = pid && pid !== prev?.pid ? new Date() : (prev?.startedAt ?? null);
           const values = { node: deps.node, state, pid, startedAt, observedAt: new Date() };
-          await deps.db.insert(containerRuntime).values({ id: c.id, ...values }).onConflictDoUpdate({ target: containerRuntime.id, set: values });
+          await db.insert(containerRuntime).values({ id: c.id, ...values }).onConflictDoUpdate({ target: containerRuntime.id, set: values });
         }
+
+        const stable = stableOf(state);
+        let m = memory.get(c.id);
+        // First look by this process: a row from an earlier svcd only seeds what was seen; no row is a new container, seen stopped.
+        const firstLook = !m && !!prev;
+        if (!m) {
+          m = { stable: prev ? stable : 'STOPPED', pid: prev ? pid : 0, upSince: t, logFile: logFileOf(c), restarting: false, crashes: 0 };
+          memory.set(c.id, m);
+        }
+        const newInit = stable !== 'STOPPED' && pid !== 0 && pid !== m.pid;
+        let handled = false;
+        if (!firstLook && (stable !== m.stable || (newInit && m.stable !== 'STOPPED' && m.pid !== 0))) {
+          if (stable === 'STOPPED') {
+            handled = c.power !== 'stopped';
+            await stopped(c.id, m);
+          } else {
+            const action = upTransitionAction(m.stable, stable, newInit, m.restarting);
+            if (action) lifecycle(c, action);
+            if (m.stable === 'STOPPED' || newInit) Object.assign(m, { restarting: false, rebootUntil: undefined, startAfter: undefined });
+          }
+        }
+        if (newInit) Object.assign(m, { pid, upSince: t, logFile: logFileOf(c) });
+        m.stable = stable;
+
         const wantUp = c.power !== 'stopped';
+        if (stable === 'STOPPED' && wantUp && m.startAfter !== undefined && t >= m.startAfter) {
+          m.startAfter = undefined;
+          deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (crash loop backoff over)`);
+        }
+        if (stable === 'STOPPED' && wantUp && m.rebootUntil !== undefined && t >= m.rebootUntil) {
+          m.rebootUntil = undefined;
+          deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (not back from a reboot)`);
+        }
+        const waiting = m.startAfter !== undefined || m.rebootUntil !== undefined;
         const drifted = (wantUp && state === 'STOPPED') || (!wantUp && state !== 'STOPPED') || (c.power === 'frozen' && state === 'RUNNING') || (c.power === 'running' && state === 'FROZEN');
         // Only report what changed since the last look, so a failing start is retried by the reconciler's backoff, not every tick.
-        if (drifted && (!prev || prev.state !== state)) deps.report(CONTAINER_KIND, c.id, `observed ${state}, desired ${c.power}`);
+        if (drifted && !handled && !waiting && (!prev || prev.state !== state)) deps.report(CONTAINER_KIND, c.id, `observed ${state}, desired ${c.power}`);
       }
+      const live = new Set(rows.map((r) => r.id));
+      for (const id of memory.keys()) if (!live.has(id)) memory.delete(id);
     },
   };
 }

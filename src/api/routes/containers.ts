@@ -30,6 +30,7 @@ import { recursionOf } from '../query.ts';
 import { compileFilter } from '../filter.ts';
 import { param, route } from '../router.ts';
 import { renderContainers } from './containers-render.ts';
+import { importBackup } from './container-import.ts';
 
 const Source = v.object({
   type: v.string('expected a string'),
@@ -94,6 +95,8 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       return sync(c, await Promise.all(rendered.map(async (r) => ({ ...r.json, state: await deps.containers.state(r.row, r.runtime), snapshots: [], backups: [] }))));
     },
     POST: async (c) => {
+      // `lxc import`: the body is a backup tarball.
+      if (/^application\/octet-stream\b/i.test(c.req.header('content-type') ?? '')) return importBackup(c, deps);
       const body = await readJson(c, CreateBody);
       const project = c.get('project');
       const pp = await profileProject(c);
@@ -188,8 +191,8 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     },
   });
 
-  // Container snapshots and backups come later; until then a container has none (creating one is refused).
-  for (const sub of ['snapshots', 'backups'] as const) {
+  // Container snapshots come later; until then a container has none (creating one is refused).
+  for (const sub of ['snapshots'] as const) {
     route(app, `/1.0/containers/:name/${sub}`, {
       GET: async (c) => {
         await one(c);

@@ -8,7 +8,8 @@ export type DesiredPower = 'running' | 'stopped' | 'frozen';
 export type ContainerSource =
   | { type: 'image'; fingerprint: string }
   | { type: 'none' }
-  | { type: 'copy'; containerId: string; snapshot?: string; containerOnly?: boolean };
+  | { type: 'copy'; containerId: string; snapshot?: string; containerOnly?: boolean }
+  | { type: 'backup'; file: string };
 
 /**
  * The last state verb, kept as a level: `seq` grows with every PUT .../state, so the reconciler

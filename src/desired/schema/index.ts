@@ -8,3 +8,4 @@ export * from './storage.ts';
 export * from './runtime.ts';
 export * from './containers.ts';
 export * from './images.ts';
+export * from './backups.ts';

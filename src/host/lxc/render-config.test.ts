@@ -168,12 +168,35 @@ lxc.cgroup.devices.allow = c 10:232 rwm
   );
 });
 
+test('golden: an idmapped volume bind in an unprivileged container (idmap=container last)', () => {
+  const spec: LxcSpec = {
+    ...PRIVILEGED,
+    privileged: false,
+    idmap: { uid: [{ nsid: 0, hostid: 1000000, count: 65536 }], gid: [{ nsid: 0, hostid: 1000000, count: 65536 }] },
+    idmappedRootfs: true,
+    disks: [
+      { source: '/var/lib/svcd/storage-pools/default/custom/6f0c', target: '/mnt/data', kind: 'dir', idmap: true, readonly: true, recursive: true, propagation: 'rslave' },
+      { source: '/srv/plain', target: '/mnt/plain', kind: 'dir' },
+    ],
+  };
+  assert.deepEqual(
+    renderLxcConfig(spec)
+      .split('\n')
+      .filter((l) => l.startsWith('lxc.mount.entry')),
+    [
+      'lxc.mount.entry = /var/lib/svcd/storage-pools/default/custom/6f0c mnt/data none rbind,create=dir,ro,rslave,idmap=container 0 0',
+      'lxc.mount.entry = /srv/plain mnt/plain none bind,create=dir 0 0',
+    ],
+  );
+});
+
 test('refuses what would break the config or the container', () => {
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, environment: { A: 'x\nlxc.hook.pre-start = /bin/evil' } }), /line break/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, hostname: 'a\rb' }), /line break/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, environment: { 'A=B': 'x' } }), /contains "="/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, privileged: false }), /needs a uid and a gid map/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, idmappedRootfs: true }), /needs an unprivileged container/);
+  assert.throws(() => renderLxcConfig({ ...PRIVILEGED, disks: [{ source: '/a', target: '/a', kind: 'dir', idmap: true }] }), /idmapped mount needs an unprivileged container/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, prlimits: { nofile: 'lots' } }), /SOFT:HARD/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, prlimits: { 'no file': '1' } }), /not a resource name/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, limits: { cpuset: '0;1' } }), /not a CPU list/);

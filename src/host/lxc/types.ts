@@ -33,6 +33,12 @@ export interface LxcDiskMount {
   propagation?: 'private' | 'shared' | 'slave' | 'unbindable' | 'rprivate' | 'rshared' | 'rslave' | 'runbindable';
   /** Skip silently when the source is missing. */
   optional?: boolean;
+  /**
+   * Unprivileged only: an idmapped bind (`idmap=container`, LXC >= 5.0 with kernel idmapped mounts),
+   * so files owned by host uid N appear as uid N inside (a custom volume written by the host as root
+   * is root's inside) instead of as nobody.
+   */
+  idmap?: boolean;
 }
 
 /**

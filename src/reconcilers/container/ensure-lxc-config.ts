@@ -1,35 +1,71 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { validateExpandedDevices } from '../../desired/devices.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import { computeIdmap } from '../../host/idmap/compute-idmap.ts';
+import type { Idmap } from '../../host/idmap/types.ts';
 import { renderLxcConfig } from '../../host/lxc/render-config.ts';
-import type { LxcDiskMount, LxcNic } from '../../host/lxc/types.ts';
+import { TerminalError } from '../runtime/index.ts';
+import { diskRequestsOf, hostIdOf, idmapSettingsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
+import { ensureSeccompProfile } from './ensure-seccomp-profile.ts';
+import { ensureUnixDevices } from './ensure-unix-devices.ts';
 import { computeLxcSpec } from './lxc-spec.ts';
+import { resolveDisks } from './resolve-disks.ts';
+import { resolveNics } from './resolve-nics.ts';
 import { logDirOf, lxcPathOf, type ContainerReconcilerDeps } from './types.ts';
+import { writeFileIfChanged } from './write-file-if-changed.ts';
 
-/** Render the LXC config and write it when it changed (it takes effect at the next start). */
-export async function ensureLxcConfig(deps: ContainerReconcilerDeps, c: ContainerRow, config: Record<string, string>, devices: Record<string, Record<string, string>>, rootfs: string): Promise<{ file: string; logFile: string }> {
-  const { stateDir } = deps;
-  const lxcPath = lxcPathOf(stateDir);
-  const logDir = logDirOf(stateDir, c);
+/** A pure step that can only fail because of the container's own settings: its error is terminal. */
+function terminal<T>(what: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw new TerminalError(`${what}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/**
+ * Render the container's LXC config from its expanded config and devices, with everything it refers
+ * to resolved on the host (bridges, custom volumes, host paths, device nodes, the seccomp policy
+ * file), and write it when it changed. It takes effect at the next start. Everything lives under
+ * `<lxcPath>/<id>/` (config, seccomp, devices/), which the container's root must be able to
+ * traverse (mode 0711); the reconciler's teardown removes that directory.
+ */
+export async function ensureLxcConfig(
+  deps: ContainerReconcilerDeps,
+  c: ContainerRow,
+  config: Record<string, string>,
+  devices: Record<string, Record<string, string>>,
+  rootfs: string,
+  signal?: AbortSignal,
+): Promise<{ file: string; logFile: string }> {
+  const dir = path.join(lxcPathOf(deps.stateDir), c.id);
+  const logDir = logDirOf(deps.stateDir, c);
   await mkdir(logDir, { recursive: true, mode: 0o700 });
-  const nics: LxcNic[] = Object.entries(devices)
-    .filter(([, d]) => d.type === 'nic')
-    .map(([name, d]) => ({ name: d.name ?? name, parent: d.parent!, ...(d.hwaddr ? { hwaddr: d.hwaddr } : {}), ...(d.mtu ? { mtu: Number(d.mtu) } : {}), ...(d.host_name ? { hostName: d.host_name } : {}) }));
-  const disks: LxcDiskMount[] = Object.values(devices)
-    .filter((d) => d.type === 'disk' && d.path !== '/' && d.source?.startsWith('/'))
-    .map((d) => ({ source: d.source!, target: d.path!, kind: 'dir', readonly: /^(true|1)$/i.test(d.readonly ?? ''), ...(d.propagation ? { propagation: d.propagation as LxcDiskMount['propagation'] } : {}), optional: /^(true|1)$/i.test(d.optional ?? '') }));
-  const privileged = /^(true|1|yes|on)$/i.test(config['security.privileged'] ?? '');
-  const idmap = computeIdmap({
-    ...deps.subids,
-    privileged,
-    isolated: /^(true|1|yes|on)$/i.test(config['security.idmap.isolated'] ?? ''),
-    ...(config['security.idmap.size'] ? { size: Number(config['security.idmap.size']) } : {}),
-    ...(config['security.idmap.base'] ? { base: Number(config['security.idmap.base']) } : {}),
-    ...(config['raw.id_map'] ? { rawIdmap: config['raw.id_map'] } : {}),
-    index: c.idmapIndex,
-  });
-  const spec = computeLxcSpec({
+  await mkdir(dir, { recursive: true, mode: 0o711 });
+  await chmod(dir, 0o711);
+
+  // Profiles may have changed since the container was validated.
+  terminal('devices', () => validateExpandedDevices(devices));
+  const settings = idmapSettingsOf(config);
+  const idmap: Idmap = terminal('idmap', () => computeIdmap({ ...deps.subids, ...settings, index: c.idmapIndex }));
+  const rootUid = hostIdOf(idmap.uid, 0);
+  const rootGid = hostIdOf(idmap.gid, 0);
+  if (rootUid === undefined || rootGid === undefined) throw new TerminalError('idmap: the container\'s root (uid/gid 0) is not mapped');
+  for (const [kind, ranges, delegated, file] of [['uid', idmap.uid, deps.subids.subuid, '/etc/subuid'], ['gid', idmap.gid, deps.subids.subgid, '/etc/subgid']] as const) {
+    const r = undelegatedRange(ranges, delegated);
+    if (r) {
+      const span = `${r.hostid}-${r.hostid + r.count - 1}`;
+      throw new TerminalError(`raw.id_map: host ${kind}s ${span} are not delegated to root in ${file} (LXC maps ids through new${kind}map; add "root:${r.hostid}:${r.count}" to ${file} and restart svcd)`);
+    }
+  }
+
+  const nics = await resolveNics(devices, c.id);
+  const disks = await resolveDisks(deps, diskRequestsOf(devices), settings.privileged ? {} : { unprivilegedRoot: { uid: rootUid, gid: rootGid } });
+  const unixDevices = await ensureUnixDevices({ dir: path.join(dir, 'devices'), requests: unixDeviceRequestsOf(devices), idmap, signal });
+  const seccompProfile = await ensureSeccompProfile(path.join(dir, 'seccomp'), config, c.architecture);
+
+  const spec = terminal('config', () => computeLxcSpec({
     hostname: c.name,
     architecture: c.architecture,
     rootfsPath: rootfs,
@@ -38,14 +74,12 @@ export async function ensureLxcConfig(deps: ContainerReconcilerDeps, c: Containe
     host: deps.host,
     logFile: path.join(logDir, 'lxc.log'),
     consoleLogFile: path.join(logDir, 'console.log'),
+    seccompProfile,
     nics,
     disks,
-  });
-  const file = path.join(lxcPath, c.id, 'config');
-  const text = renderLxcConfig(spec);
-  if ((await readFile(file, 'utf8').catch(() => '')) === text) return { file, logFile: spec.logFile! };
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  await writeFile(`${file}.new`, text, { mode: 0o600 });
-  await rename(`${file}.new`, file);
+    unixDevices,
+  }));
+  const file = path.join(dir, 'config');
+  await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig(spec)));
   return { file, logFile: spec.logFile! };
 }

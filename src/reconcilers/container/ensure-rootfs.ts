@@ -1,4 +1,7 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { unpackBackup } from '../../host/backups/backup-tarball.ts';
+
+const pathExists = (p: string) => stat(p).then(() => true, () => false);
 import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
@@ -76,7 +79,13 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
 export async function ensureRootfs(deps: RootfsDeps, c: ContainerRow, poolName: string, signal: AbortSignal): Promise<{ pool: PoolHandle; ref: VolumeRef; rootfs: string }> {
   const pool = await readyPool(deps, poolName);
   const ref: VolumeRef = { id: c.id, type: 'container' };
-  if (!(await pool.driver.volumeExists(pool.spec, ref))) {
+  // An imported backup: the tarball's presence means it is not unpacked yet (redo from scratch after a crash).
+  if (c.source.type === 'backup' && (await pathExists(c.source.file))) {
+    await pool.driver.removeVolume(pool.spec, ref, signal);
+    await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
+    await unpackBackup(c.source.file, pool.driver.volumePath(pool.spec, ref), signal);
+    await rm(c.source.file, { force: true });
+  } else if (!(await pool.driver.volumeExists(pool.spec, ref))) {
     if (c.source.type === 'image') {
       const img = await ensureImageVolume(deps, pool, c.source.fingerprint, signal);
       await pool.driver.copyVolume({ pool: pool.spec, driver: pool.driver, vol: img }, { pool: pool.spec, vol: ref }, {}, signal);
@@ -88,6 +97,7 @@ export async function ensureRootfs(deps: RootfsDeps, c: ContainerRow, poolName: 
       const from = await readyPool(deps, srcVol.pool);
       await pool.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: { id: src.id, type: 'container' } }, { pool: pool.spec, vol: ref }, {}, signal);
     } else {
+      // Source none (or a backup whose volume was lost): an empty root filesystem.
       await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
     }
   }

@@ -10,6 +10,7 @@ test('limits.cpu: a count takes the first CPUs (capped at the host), a set is ke
   assert.equal(cpusetOf('16', 4), '0-3');
   assert.equal(cpusetOf('0-1,3', 4), '0-1,3');
   assert.equal(cpusetOf(undefined, 4), undefined);
+  assert.throws(() => cpusetOf('2-4', 4), /limits.cpu=2-4 names CPU 4, but this host has CPUs 0-3/);
 });
 
 test('limits.memory: sizes and percentages of the host', () => {
@@ -32,4 +33,16 @@ test('the spec: unprivileged by default with an idmapped rootfs; privileged with
   assert.equal(p.privileged, true);
   assert.equal(p.idmap, undefined);
   assert.equal(p.idmappedRootfs, undefined);
+});
+
+test('limits.memory.swap=false: memsw capped too only when the host has swap accounting; unix devices pass through', () => {
+  const base = { hostname: 'web', architecture: 'x86_64', rootfsPath: '/r', idmap: { uid: [], gid: [] }, logFile: '/l', consoleLogFile: '/c', nics: [], disks: [] };
+  const config = { 'security.privileged': 'true', 'limits.memory': '50%', 'limits.memory.swap': 'false' };
+  assert.deepEqual(computeLxcSpec({ ...base, host, config }).limits, { memoryBytes: 4 * 1024 ** 3, swap: false });
+  assert.deepEqual(computeLxcSpec({ ...base, host: { ...host, swapAccounting: true }, config }).limits, { memoryBytes: 4 * 1024 ** 3, swap: false, swapAccounting: true });
+  assert.deepEqual(computeLxcSpec({ ...base, host: { ...host, swapAccounting: true }, config: { ...config, 'limits.memory.swap': 'true' } }).limits, { memoryBytes: 4 * 1024 ** 3, swap: true });
+  const dev = { type: 'char' as const, source: '/s/devices/unix.tun', target: '/dev/net/tun', major: 10, minor: 200 };
+  assert.deepEqual(computeLxcSpec({ ...base, host, config, unixDevices: [dev], seccompProfile: '/s/seccomp' }).unixDevices, [dev]);
+  assert.equal(computeLxcSpec({ ...base, host, config, unixDevices: [] }).unixDevices, undefined);
+  assert.equal(computeLxcSpec({ ...base, host, config, seccompProfile: '/s/seccomp' }).seccompProfile, '/s/seccomp');
 });

@@ -1,5 +1,5 @@
 import type { Idmap } from '../../host/idmap/types.ts';
-import type { CgroupVersion, LxcDiskMount, LxcNic, LxcSpec } from '../../host/lxc/types.ts';
+import type { CgroupVersion, LxcDiskMount, LxcNic, LxcSpec, LxcUnixDevice } from '../../host/lxc/types.ts';
 import { parseSize } from '../../host/storage/size.ts';
 
 export interface HostFacts {
@@ -7,17 +7,21 @@ export interface HostFacts {
   apparmorEnabled: boolean;
   cpuCount: number;
   memoryBytes: number;
+  /** cgroup v1: memory.memsw.* exists, so `limits.memory.swap=false` can also cap memory+swap. */
+  swapAccounting?: boolean;
 }
 
 const bool = (v: string | undefined) => /^(true|1|yes|on)$/i.test(v ?? '');
 
-/** `limits.cpu`: a count N → the first N CPUs; a set (`0-3,6`) as given. */
+/** `limits.cpu`: a count N → the first N CPUs (at most the host's); a set (`0-3,6`) as given, refused when it names a CPU the host lacks. */
 export function cpusetOf(limit: string | undefined, cpuCount: number): string | undefined {
   if (!limit) return undefined;
   if (/^\d+$/.test(limit)) {
     const n = Math.min(Math.max(1, Number(limit)), cpuCount);
     return n === 1 ? '0' : `0-${n - 1}`;
   }
+  const highest = Math.max(...limit.split(/[,-]/).map(Number));
+  if (highest >= cpuCount) throw new Error(`limits.cpu=${limit} names CPU ${highest}, but this host has CPUs 0-${cpuCount - 1}`);
   return limit;
 }
 
@@ -44,6 +48,7 @@ export function computeLxcSpec(input: {
   seccompProfile?: string | undefined;
   nics: LxcNic[];
   disks: LxcDiskMount[];
+  unixDevices?: LxcUnixDevice[];
 }): LxcSpec {
   const c = input.config;
   const privileged = bool(c['security.privileged']);
@@ -55,6 +60,7 @@ export function computeLxcSpec(input: {
   }
   const memoryBytes = memoryBytesOf(c['limits.memory'], input.host.memoryBytes);
   const cpuset = cpusetOf(c['limits.cpu'], input.host.cpuCount);
+  const swap = c['limits.memory.swap'] !== undefined && c['limits.memory.swap'] !== '' ? bool(c['limits.memory.swap']) : undefined;
   return {
     hostname: input.hostname,
     rootfsPath: input.rootfsPath,
@@ -66,7 +72,8 @@ export function computeLxcSpec(input: {
     limits: {
       ...(cpuset ? { cpuset } : {}),
       ...(memoryBytes !== undefined ? { memoryBytes } : {}),
-      ...(c['limits.memory.swap'] !== undefined ? { swap: bool(c['limits.memory.swap']) } : {}),
+      ...(swap !== undefined ? { swap } : {}),
+      ...(swap === false && input.host.swapAccounting ? { swapAccounting: true } : {}),
       ...(c['limits.processes'] ? { processes: Number(c['limits.processes']) } : {}),
     },
     prlimits,
@@ -76,5 +83,6 @@ export function computeLxcSpec(input: {
     consoleLogFile: input.consoleLogFile,
     nics: input.nics,
     disks: input.disks,
+    ...(input.unixDevices?.length ? { unixDevices: input.unixDevices } : {}),
   };
 }

@@ -4,8 +4,10 @@ import { eq } from 'drizzle-orm';
 import { CONTAINER_KIND, deleteContainerRow, readContainerById } from '../../desired/containers.ts';
 import { expandConfig } from '../../desired/expand.ts';
 import { containerRuntime, containers, profiles, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
+import { removeLeftovers } from '../../host/lxc/remove-leftovers.ts';
 import { ContainerStartError, containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from '../../host/lxc/lifecycle.ts';
 import { TerminalError, type Reconciler } from '../runtime/index.ts';
+import { announceConverged, announceDeleted } from './announce.ts';
 import { readFacts, writeFacts } from '../status-settler.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf } from './ensure-rootfs.ts';
@@ -52,11 +54,13 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     if (!c) return {};
     if (c.deletingAt) {
       await remove(c, signal);
+      announceDeleted(deps, c);
       return { observedGeneration: c.generation };
     }
     const { config, devices } = await expanded(c);
     const { rootfs } = await ensureRootfs(deps, c, rootPoolOf(devices), signal);
-    const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs);
+    const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal);
+    await announceConverged(deps, c);
 
     const facts = (await readFacts(db, CONTAINER_KIND, id)) as ContainerFacts;
     const req = c.powerRequest;
@@ -64,9 +68,12 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     const ref = { name: c.id, lxcPath, signal };
     const stopOpts = { force: fresh && req!.force, timeoutMs: fresh && req!.timeout > 0 ? req!.timeout * 1000 : 30_000 };
     const start = () =>
-      startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile }).catch((e: unknown) => {
+      startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile }).catch(async (e: unknown) => {
+        if (!(e instanceof ContainerStartError)) throw e;
+        // A failed start leaves LXC's empty monitor cgroups behind: remove them.
+        await removeLeftovers({ name: c.id }).catch(() => undefined);
         // LXC refused this config: retrying the same desired state will not help.
-        throw e instanceof ContainerStartError ? new TerminalError(e.message) : e;
+        throw new TerminalError(e.message);
       });
     let { state } = await containerState(ref);
     if (fresh && req!.action === 'restart' && state !== 'STOPPED') {

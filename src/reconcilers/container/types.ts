@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { EventBus } from '../../events/index.ts';
 import type { SubidRange } from '../../host/idmap/types.ts';
 import type { RootfsDeps } from './ensure-rootfs.ts';
 import type { HostFacts } from './lxc-spec.ts';
@@ -8,6 +9,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   subids: { subuid: SubidRange[]; subgid: SubidRange[] };
   /** At svcd start, containers power up one after another (boot.autostart.priority order). */
   boot?: { mayStart(id: string): boolean };
+  /** Lifecycle events (container-created, -renamed, -updated, -deleted) once converged. */
+  bus?: EventBus;
   /** Refresh the runtime view of a container now (observer). */
   onHostChange?: (id: string) => Promise<void>;
 }

@@ -1,0 +1,144 @@
+import { createReadStream } from 'node:fs';
+import { readdir, rename, stat } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { eq } from 'drizzle-orm';
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import { deleteBackupRow, insertBackup, listBackups, nextBackupName, readBackup, renameBackup } from '../../desired/container-backups.ts';
+import { containerUrl, readContainer } from '../../desired/containers.ts';
+import { ValidationError } from '../../desired/errors.ts';
+import { storagePools, storageVolumes, type ContainerBackupRow, type ContainerRow } from '../../desired/schema/index.ts';
+import { backupFileOf, ensureBackupDir, removeBackupFile } from '../../host/backups/backup-files.ts';
+import { BACKUP_COMPRESSION, packBackup } from '../../host/backups/backup-tarball.ts';
+import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
+import { optionalString, readJson } from '../body.ts';
+import type { AppEnv } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { async, sync } from '../envelope.ts';
+import { renderCollection } from '../query.ts';
+import { param, route } from '../router.ts';
+
+const CreateBody = v.object({
+  name: optionalString,
+  expiry: v.optional(v.union([v.number('expected seconds'), v.string('expected a timestamp')])),
+  expires_at: optionalString,
+  container_only: v.optional(v.boolean('expected a boolean')),
+  instance_only: v.optional(v.boolean('expected a boolean')),
+  optimized_storage: v.optional(v.boolean('expected a boolean')),
+  compression_algorithm: optionalString,
+});
+const RenameBody = v.object({ name: v.string('expected a string') });
+
+const UNSET = '1970-01-01T00:00:00Z';
+
+/** Container backups (extension container_backup): a tarball of the root volume with LXD's layout. */
+export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
+  const { db, ops, stateDir } = deps;
+  const container = (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
+  const url = (ct: ContainerRow, b: string) => {
+    const [p, q] = containerUrl(ct).split('?');
+    return `${p}/backups/${encodeURIComponent(b)}${q ? `?${q}` : ''}`;
+  };
+  const render = (b: ContainerBackupRow) => ({
+    name: b.name,
+    created_at: b.createdAt.toISOString(),
+    expires_at: b.expiresAt?.toISOString() ?? UNSET,
+    container_only: b.containerOnly,
+    instance_only: b.containerOnly,
+    optimized_storage: b.optimizedStorage,
+  });
+  const op = (ct: ContainerRow, description: string, backup: string) => ({
+    class: 'task' as const,
+    description,
+    project: ct.project,
+    // The lxc CLI takes the backup name from resources.backups[0] minus `/1.0/backups/`.
+    resources: { containers: [containerUrl(ct)], backups: [`/1.0/backups/${backup}`] },
+  });
+
+  route(app, '/1.0/containers/:name/backups', {
+    GET: async (c) => {
+      const ct = await container(c);
+      return sync(c, await renderCollection(c, await listBackups(db, ct.id), { url: (b) => url(ct, b.name), render }));
+    },
+    POST: async (c) => {
+      const ct = await container(c);
+      const body = await readJson(c, CreateBody);
+      if (body.optimized_storage) throw new ValidationError('Optimized (driver-native) backups are not supported: use optimized_storage=false');
+      const compression = body.compression_algorithm || 'gzip';
+      if (!(compression in BACKUP_COMPRESSION)) throw new ValidationError(`Invalid compression_algorithm "${compression}": must be one of ${Object.keys(BACKUP_COMPRESSION).join(', ')}`);
+      const expiresAt =
+        typeof body.expiry === 'number' ? new Date(Date.now() + body.expiry * 1000) : body.expires_at || typeof body.expiry === 'string' ? new Date(String(body.expires_at ?? body.expiry)) : null;
+      if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new ValidationError('Invalid "expiry": seconds or a timestamp');
+      const name = body.name || (await nextBackupName(db, ct.id));
+      const row = await insertBackup(db, { containerId: ct.id, name, containerOnly: body.container_only ?? body.instance_only ?? false, optimizedStorage: false, compression, expiresAt: expiresAt && expiresAt.getTime() > 0 ? expiresAt : null });
+      const operation = await ops.startTask(op(ct, 'Backing up container', name), async ({ signal }) => {
+        try {
+          const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, ct.id));
+          if (!vol) throw new Error(`container "${ct.name}" has no root volume yet`);
+          const [pool] = await db.select().from(storagePools).where(eq(storagePools.name, vol.pool));
+          const driver = deps.storage.driverFor(pool!.driver);
+          const volumePath = driver.volumePath(poolSpecOf(pool!, stateDir), { id: ct.id, type: 'container' });
+          await ensureBackupDir(stateDir, ct.id);
+          const final = backupFileOf(stateDir, ct.id, row.id);
+          const partial = `${final}.partial`;
+          await packBackup({
+            output: partial,
+            volumePath,
+            present: await readdir(volumePath),
+            compression,
+            index: {
+              name: ct.name,
+              backend: pool!.driver,
+              pool: pool!.name,
+              snapshots: [],
+              optimized: false,
+              type: 'container',
+              config: { container: { name: ct.name, description: ct.description, architecture: ct.architecture, ephemeral: ct.ephemeral, profiles: ct.profiles, config: ct.config, devices: ct.devices } },
+            },
+            signal,
+          });
+          await rename(partial, final);
+        } catch (e) {
+          await deleteBackupRow(db, row.id);
+          await removeBackupFile(stateDir, ct.id, row.id);
+          throw e;
+        }
+      });
+      return async(c, operation);
+    },
+  });
+
+  route(app, '/1.0/containers/:name/backups/:backup', {
+    GET: async (c) => {
+      const ct = await container(c);
+      return sync(c, render(await readBackup(db, ct.id, param(c, 'backup'))));
+    },
+    POST: async (c) => {
+      const ct = await container(c);
+      const b = await readBackup(db, ct.id, param(c, 'backup'));
+      const { name } = await readJson(c, RenameBody);
+      await renameBackup(db, b, name);
+      return async(c, await ops.startTask(op(ct, 'Renaming container backup', name), async () => {}));
+    },
+    DELETE: async (c) => {
+      const ct = await container(c);
+      const b = await readBackup(db, ct.id, param(c, 'backup'));
+      await deleteBackupRow(db, b.id);
+      return async(c, await ops.startTask(op(ct, 'Deleting container backup', b.name), () => removeBackupFile(stateDir, ct.id, b.id)));
+    },
+  });
+
+  route(app, '/1.0/containers/:name/backups/:backup/export', {
+    GET: async (c) => {
+      const ct = await container(c);
+      const b = await readBackup(db, ct.id, param(c, 'backup'));
+      const file = backupFileOf(stateDir, ct.id, b.id);
+      const st = await stat(file).catch(() => undefined);
+      if (!st) throw new ValidationError(`Backup "${b.name}" is not complete yet`);
+      c.header('Content-Type', 'application/octet-stream');
+      c.header('Content-Length', String(st.size));
+      c.header('Content-Disposition', `attachment; filename=${ct.name}-${b.name}.tar${b.compression === 'none' ? '' : b.compression === 'gzip' ? '.gz' : `.${b.compression}`}`);
+      return c.body(Readable.toWeb(createReadStream(file)) as ReadableStream, 200);
+    },
+  });
+}

@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import { and, asc, eq, lt } from 'drizzle-orm';
+import type { DbOrTx } from '../db/types.ts';
+import { ConflictError, NotFoundError, isUniqueViolation } from './errors.ts';
+import { validateName } from './names.ts';
+import { containerBackups, type ContainerBackupRow } from './schema/index.ts';
+
+export async function listBackups(db: DbOrTx, containerId: string): Promise<ContainerBackupRow[]> {
+  return db.select().from(containerBackups).where(eq(containerBackups.containerId, containerId)).orderBy(asc(containerBackups.createdAt), asc(containerBackups.name));
+}
+
+export async function readBackup(db: DbOrTx, containerId: string, name: string): Promise<ContainerBackupRow> {
+  const [row] = await db.select().from(containerBackups).where(and(eq(containerBackups.containerId, containerId), eq(containerBackups.name, name)));
+  if (!row) throw new NotFoundError(`Backup "${name}" not found`);
+  return row;
+}
+
+/** The next free `backupN` name. */
+export async function nextBackupName(db: DbOrTx, containerId: string): Promise<string> {
+  const taken = new Set((await listBackups(db, containerId)).map((b) => b.name));
+  let i = 0;
+  while (taken.has(`backup${i}`)) i++;
+  return `backup${i}`;
+}
+
+export async function insertBackup(db: DbOrTx, row: Omit<typeof containerBackups.$inferInsert, 'id'>): Promise<ContainerBackupRow> {
+  validateName('Backup', row.name);
+  try {
+    const [out] = await db.insert(containerBackups).values({ id: randomUUID(), ...row }).returning();
+    return out!;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError(`Backup "${row.name}" already exists`);
+    throw e;
+  }
+}
+
+export async function renameBackup(db: DbOrTx, b: ContainerBackupRow, name: string): Promise<ContainerBackupRow> {
+  validateName('Backup', name);
+  try {
+    const [out] = await db.update(containerBackups).set({ name }).where(eq(containerBackups.id, b.id)).returning();
+    return out!;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new ConflictError(`Backup "${name}" already exists`);
+    throw e;
+  }
+}
+
+export async function deleteBackupRow(db: DbOrTx, id: string): Promise<void> {
+  await db.delete(containerBackups).where(eq(containerBackups.id, id));
+}
+
+export async function expiredBackups(db: DbOrTx, now: Date): Promise<ContainerBackupRow[]> {
+  return db.select().from(containerBackups).where(lt(containerBackups.expiresAt, now));
+}

@@ -1,0 +1,19 @@
+import type { Db } from '../db/types.ts';
+import { deleteBackupRow, expiredBackups } from '../desired/container-backups.ts';
+import { removeBackupFile } from '../host/backups/backup-files.ts';
+import type { PollObserver } from './types.ts';
+
+/** Backups whose expiry passed are deleted (spec: a backup with an expiry is deleted automatically). */
+export function createBackupExpiryObserver(deps: { db: Db; stateDir: string; now?: () => Date; intervalMs?: number }): PollObserver {
+  return {
+    name: 'backup-expiry',
+    kind: 'poll',
+    intervalMs: deps.intervalMs ?? 30_000,
+    async sample() {
+      for (const b of await expiredBackups(deps.db, deps.now?.() ?? new Date())) {
+        await removeBackupFile(deps.stateDir, b.containerId, b.id);
+        await deleteBackupRow(deps.db, b.id);
+      }
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { computeIdmap } from '../../host/idmap/compute-idmap.ts';
+import { defaultHwaddr, deviceNodeFileName, diskRequestsOf, hostIdOf, idmapSettingsOf, nicsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
+
+const ROOT = [{ start: 1000000, count: 1000000000 }];
+const mapOf = (config: Record<string, string>, index = 3) => computeIdmap({ subuid: ROOT, subgid: ROOT, ...idmapSettingsOf(config), index });
+
+test('idmap keys → computeIdmap: shared block, isolated block by index, base, size, raw.id_map, privileged', () => {
+  assert.deepEqual(mapOf({}).uid, [{ nsid: 0, hostid: 1000000, count: 65536 }]);
+  assert.deepEqual(mapOf({ 'security.idmap.isolated': 'true' }).uid, [{ nsid: 0, hostid: 1000000 + 65536 * 4, count: 65536 }]);
+  assert.deepEqual(mapOf({ 'security.idmap.isolated': 'false' }).uid, [{ nsid: 0, hostid: 1000000, count: 65536 }]);
+  assert.deepEqual(mapOf({ 'security.idmap.base': '2000000', 'security.idmap.size': '100000' }).gid, [{ nsid: 0, hostid: 2000000, count: 100000 }]);
+  assert.deepEqual(mapOf({ 'security.idmap.isolated': 'true', 'security.idmap.size': '131072' }, 0).uid, [{ nsid: 0, hostid: 1065536, count: 131072 }]);
+  assert.deepEqual(mapOf({ 'raw.id_map': 'both 1000 1000' }).uid, [
+    { nsid: 0, hostid: 1000000, count: 1000 },
+    { nsid: 1000, hostid: 1000, count: 1 },
+    { nsid: 1001, hostid: 1001001, count: 64535 },
+  ]);
+  assert.deepEqual(mapOf({ 'security.privileged': 'true', 'raw.id_map': 'both 1000 1000' }), { uid: [], gid: [] });
+  assert.deepEqual(idmapSettingsOf({}), { privileged: false, isolated: false });
+});
+
+test('hostIdOf maps a container id through the ranges; identity without a map; undefined when unmapped', () => {
+  const m = mapOf({ 'raw.id_map': 'uid 1000 1000' });
+  assert.equal(hostIdOf(m.uid, 0), 1000000);
+  assert.equal(hostIdOf(m.uid, 1000), 1000);
+  assert.equal(hostIdOf(m.uid, 1001), 1001001);
+  assert.equal(hostIdOf(m.uid, 65536), undefined);
+  assert.equal(hostIdOf([], 42), 42);
+});
+
+test('NICs: sorted by device name, name defaults to the device name, a stable default MAC', () => {
+  const nics = nicsOf(
+    {
+      root: { type: 'disk', path: '/', pool: 'default' },
+      net1: { type: 'nic', nictype: 'bridged', parent: 'br1', name: 'eth1', mtu: '1400', host_name: 'vethx' },
+      eth0: { type: 'nic', parent: 'br0', hwaddr: '00:16:3E:AA:BB:CC' },
+    },
+    'c-id',
+  );
+  assert.deepEqual(nics, [
+    { device: 'eth0', name: 'eth0', parent: 'br0', hwaddr: '00:16:3e:aa:bb:cc' },
+    { device: 'net1', name: 'eth1', parent: 'br1', hwaddr: defaultHwaddr('c-id', 'net1'), mtu: 1400, hostName: 'vethx' },
+  ]);
+  assert.match(defaultHwaddr('c-id', 'net1'), /^00:16:3e(:[0-9a-f]{2}){3}$/);
+  assert.equal(defaultHwaddr('c-id', 'net1'), defaultHwaddr('c-id', 'net1'));
+  assert.notEqual(defaultHwaddr('c-id', 'net1'), defaultHwaddr('c-id2', 'net1'));
+});
+
+test('disks: the root disk is skipped; host paths and custom volumes with their mount options', () => {
+  assert.deepEqual(
+    diskRequestsOf({
+      root: { type: 'disk', path: '/', pool: 'default' },
+      data: { type: 'disk', path: '/mnt/data', pool: 'fast', source: 'vol1', readonly: 'true', propagation: 'rslave' },
+      logs: { type: 'disk', path: '/var/log/host', source: '/var/log', recursive: 'yes', optional: '1', shift: 'true' },
+      eth0: { type: 'nic', parent: 'br0' },
+    }),
+    [
+      { device: 'data', kind: 'volume', pool: 'fast', volume: 'vol1', target: '/mnt/data', readonly: true, recursive: false, propagation: 'rslave' },
+      { device: 'logs', kind: 'host', source: '/var/log', optional: true, shift: true, target: '/var/log/host', readonly: false, recursive: true },
+    ],
+  );
+});
+
+test('unix devices: path and source default to each other; LXD defaults for owner, mode and required', () => {
+  assert.deepEqual(
+    unixDeviceRequestsOf({
+      tun: { type: 'unix-char', path: '/dev/net/tun' },
+      disk: { type: 'unix-block', source: '/dev/loop7', path: '/dev/xvdb', major: '7', minor: '7', uid: '1000', gid: '100', mode: '0600', required: 'false' },
+      fuse: { type: 'unix-char', source: '/dev/fuse', required: 'true' },
+    }),
+    [
+      { device: 'tun', type: 'char', source: '/dev/net/tun', target: '/dev/net/tun', uid: 0, gid: 0, mode: 0o660, required: true },
+      { device: 'disk', type: 'block', source: '/dev/loop7', target: '/dev/xvdb', major: 7, minor: 7, uid: 1000, gid: 100, mode: 0o600, required: false },
+      { device: 'fuse', type: 'char', source: '/dev/fuse', target: '/dev/fuse', uid: 0, gid: 0, mode: 0o660, required: true },
+    ],
+  );
+  assert.equal(deviceNodeFileName('tun'), 'unix.tun');
+});
+
+test('raw.id_map host ids must be delegated to root (newuidmap refuses others) unless host root is mapped', () => {
+  assert.equal(undelegatedRange(mapOf({ 'raw.id_map': 'both 900000000 1000' }).uid, ROOT), undefined);
+  assert.deepEqual(undelegatedRange(mapOf({ 'raw.id_map': 'both 1000 1000' }).uid, ROOT), { nsid: 1000, hostid: 1000, count: 1 });
+  assert.equal(undelegatedRange(mapOf({ 'raw.id_map': 'both 1000 1000' }).uid, [{ start: 1000, count: 1 }, ...ROOT]), undefined);
+  assert.equal(undelegatedRange(mapOf({ 'raw.id_map': 'uid 0 0\nuid 1000 1000' }).uid, ROOT), undefined);
+  assert.equal(undelegatedRange([], ROOT), undefined);
+});
