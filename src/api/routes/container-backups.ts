@@ -1,13 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { readdir, rename, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { eq } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/types.ts';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { deleteBackupRow, insertBackup, listBackups, nextBackupName, readBackup, renameBackup } from '../../desired/container-backups.ts';
 import { containerUrl, readContainer } from '../../desired/containers.ts';
 import { ValidationError } from '../../desired/errors.ts';
-import { storagePools, storageVolumes, type ContainerBackupRow, type ContainerRow } from '../../desired/schema/index.ts';
+import { containerBackups, storagePools, storageVolumes, type ContainerBackupRow, type ContainerRow } from '../../desired/schema/index.ts';
 import { backupFileOf, ensureBackupDir, removeBackupFile } from '../../host/backups/backup-files.ts';
 import { BACKUP_COMPRESSION, packBackup } from '../../host/backups/backup-tarball.ts';
 import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
@@ -31,6 +32,23 @@ const RenameBody = v.object({ name: v.string('expected a string') });
 
 const UNSET = '1970-01-01T00:00:00Z';
 
+export const renderBackup = (b: ContainerBackupRow) => ({
+  name: b.name,
+  created_at: b.createdAt.toISOString(),
+  expires_at: b.expiresAt?.toISOString() ?? UNSET,
+  container_only: b.containerOnly,
+  instance_only: b.containerOnly,
+  optimized_storage: b.optimizedStorage,
+});
+
+/** Backups of many containers at once (recursion=2 lists: one query). */
+export async function backupsOf(db: DbOrTx, ids: string[]): Promise<Map<string, ContainerBackupRow[]>> {
+  const out = new Map<string, ContainerBackupRow[]>();
+  if (ids.length === 0) return out;
+  for (const b of await db.select().from(containerBackups).where(inArray(containerBackups.containerId, ids))) out.set(b.containerId, [...(out.get(b.containerId) ?? []), b]);
+  return out;
+}
+
 /** Container backups (extension container_backup): a tarball of the root volume with LXD's layout. */
 export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, ops, stateDir } = deps;
@@ -39,14 +57,7 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
     const [p, q] = containerUrl(ct).split('?');
     return `${p}/backups/${encodeURIComponent(b)}${q ? `?${q}` : ''}`;
   };
-  const render = (b: ContainerBackupRow) => ({
-    name: b.name,
-    created_at: b.createdAt.toISOString(),
-    expires_at: b.expiresAt?.toISOString() ?? UNSET,
-    container_only: b.containerOnly,
-    instance_only: b.containerOnly,
-    optimized_storage: b.optimizedStorage,
-  });
+  const render = renderBackup;
   const op = (ct: ContainerRow, description: string, backup: string) => ({
     class: 'task' as const,
     description,

@@ -31,6 +31,9 @@ import { compileFilter } from '../filter.ts';
 import { param, route } from '../router.ts';
 import { renderContainers } from './containers-render.ts';
 import { importBackup } from './container-import.ts';
+import { registerContainerSnapshotRoutes, renderSnapshot } from './container-snapshots.ts';
+import { backupsOf, renderBackup } from './container-backups.ts';
+import { readContainerSnapshot, snapshotsOf } from '../../desired/container-snapshots.ts';
 
 const Source = v.object({
   type: v.string('expected a string'),
@@ -92,7 +95,18 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const rendered = (await renderContainers(db, await profileProject(c), rows)).filter((r) => !filter || filter(r.json));
       if (recursion === 0) return sync(c, rendered.map((r) => containerUrl(r.row)));
       if (recursion === 1) return sync(c, rendered.map((r) => r.json));
-      return sync(c, await Promise.all(rendered.map(async (r) => ({ ...r.json, state: await deps.containers.state(r.row, r.runtime), snapshots: [], backups: [] }))));
+      const [snaps, backups] = await Promise.all([snapshotsOf(db, rendered.map((r) => r.row.id)), backupsOf(db, rendered.map((r) => r.row.id))]);
+      return sync(
+        c,
+        await Promise.all(
+          rendered.map(async (r) => ({
+            ...r.json,
+            state: await deps.containers.state(r.row, r.runtime),
+            snapshots: (snaps.get(r.row.id) ?? []).map(renderSnapshot),
+            backups: (backups.get(r.row.id) ?? []).map(renderBackup),
+          })),
+        ),
+      );
     },
     POST: async (c) => {
       // `lxc import`: the body is a backup tarball.
@@ -128,6 +142,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
           if (!s.source) throw new ValidationError('Missing "source.source": the container to copy');
           const [srcName, snap] = s.source.split('/', 2) as [string, string | undefined];
           const src = await readContainer(db, project, srcName);
+          if (snap) await readContainerSnapshot(db, src.id, snap);
           return { type: 'copy', containerId: src.id, ...(snap ? { snapshot: snap } : {}), containerOnly: s.container_only ?? false };
         }
         throw new ValidationError(`Container source type "${s.type}" is not supported (use image, copy or none)`);
@@ -139,13 +154,30 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     const cur = await one(c);
     const body = await readJson(c, PutBody);
     checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
-    if (body.restore !== undefined) throw new ValidationError('Restoring container snapshots is not supported yet');
+    if (body.restore !== undefined) {
+      // `lxc restore` sends "<container>/<snapshot>" (with nulls for the rest, which must not apply).
+      const [prefix, snapName] = body.restore.includes('/') ? (body.restore.split('/', 2) as [string, string]) : [cur.name, body.restore];
+      if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to container "${cur.name}"`);
+      const snap = await readContainerSnapshot(db, cur.id, snapName);
+      return writeWithOperation(deps, async (tx) => {
+        const row = await bumpContainer(tx, cur.id, {
+          restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 },
+          architecture: snap.architecture,
+          ephemeral: snap.ephemeral,
+          profiles: snap.profiles,
+          config: snap.config,
+          devices: snap.devices,
+        });
+        return { operation: op(row, 'Restoring container snapshot'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+      });
+    }
     // volatile.* keys are svcd's: a client sending them back unchanged (lxc config edit) is fine.
     const { volatile } = splitVolatile(cur.config);
     const nextConfig = replace ? { ...mergeConfig({}, body.config), ...volatile } : mergeConfig(cur.config, body.config);
     const input: ContainerInput = {
       description: body.description ?? (replace ? '' : cur.description),
-      architecture: body.architecture ?? cur.architecture,
+      // LXD keeps the current architecture when a PUT/PATCH sends "" (lxc config edit with YAML that omits it).
+      architecture: body.architecture || cur.architecture,
       ephemeral: body.ephemeral ?? (replace ? false : cur.ephemeral),
       profiles: body.profiles ?? (replace ? [] : cur.profiles),
       config: nextConfig,
@@ -191,19 +223,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     },
   });
 
-  // Container snapshots come later; until then a container has none (creating one is refused).
-  for (const sub of ['snapshots'] as const) {
-    route(app, `/1.0/containers/:name/${sub}`, {
-      GET: async (c) => {
-        await one(c);
-        return sync(c, []);
-      },
-      POST: async (c) => {
-        await one(c);
-        throw new ValidationError(`Container ${sub} are not supported by svcd yet`);
-      },
-    });
-  }
+  registerContainerSnapshotRoutes(app, deps);
 
   route(app, '/1.0/containers/:name/state', {
     GET: async (c) => {

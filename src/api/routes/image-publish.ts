@@ -3,6 +3,7 @@ import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { stringify, parse } from 'yaml';
 import { readContainer } from '../../desired/containers.ts';
+import { readContainerSnapshot } from '../../desired/container-snapshots.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { containerRuntime, storagePools, storageVolumes, type ImageRow } from '../../desired/schema/index.ts';
 import { IMAGE_COMPRESSION, readServerKeys } from '../../desired/server-config.ts';
@@ -16,12 +17,15 @@ import type { ImageRoutesContext } from './image-common.ts';
 /** Refuse early (before any operation): the container must exist and be stopped; the compression must be known. */
 export async function checkPublishable(ictx: ImageRoutesContext, project: string, name: string, requested: string | undefined) {
   const { db, node } = ictx.deps;
-  const c = await readContainer(db, project, name);
+  // `<container>/<snapshot>` publishes a snapshot (the container may be running); a container must be stopped.
+  const [cname, sname] = name.split('/', 2) as [string, string | undefined];
+  const c = await readContainer(db, project, cname);
+  const snapshot = sname ? await readContainerSnapshot(db, c.id, sname) : undefined;
   const [rt] = await db.select().from(containerRuntime).where(eq(containerRuntime.id, c.id));
-  if (rt && rt.state !== 'STOPPED') throw new ValidationError(`Container "${c.name}" must be stopped to be published`);
+  if (!snapshot && rt && rt.state !== 'STOPPED') throw new ValidationError(`Container "${c.name}" must be stopped to be published`);
   const compression = requested || (await readServerKeys(db, node, ['images.compression_algorithm']))['images.compression_algorithm'] || 'gzip';
   if (!IMAGE_COMPRESSION.includes(compression)) throw new ValidationError(`Invalid compression_algorithm "${compression}": must be one of ${IMAGE_COMPRESSION.join(', ')}`);
-  return { c, compression };
+  return { c, snapshot, compression };
 }
 
 /**
@@ -36,12 +40,14 @@ export async function publishContainer(
   signal: AbortSignal,
 ): Promise<ImageRow> {
   const { db, stateDir } = ictx.deps;
-  const { c, compression } = await checkPublishable(ictx, project, input.name, input.compression);
+  const { c, snapshot, compression } = await checkPublishable(ictx, project, input.name, input.compression);
   const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id));
   if (!vol) throw new ValidationError(`Container "${c.name}" has no root volume yet`);
   const [pool] = await db.select().from(storagePools).where(eq(storagePools.name, vol.pool));
   const driver = ictx.deps.storage.driverFor(pool!.driver);
-  const volPath = driver.volumePath(poolSpecOf(pool!, stateDir), { id: c.id, type: 'container' });
+  const spec = poolSpecOf(pool!, stateDir);
+  const ref = { id: c.id, type: 'container' as const };
+  const volPath = snapshot ? driver.snapshotPath(spec, { volume: ref, id: snapshot.id }) : driver.volumePath(spec, ref);
 
   // The container's metadata.yaml (from its image), refreshed: new creation date, the given properties.
   const old = await readFile(path.join(volPath, 'metadata.yaml'), 'utf8').then((t) => (parse(t) ?? {}) as Record<string, unknown>, () => ({}) as Record<string, unknown>);

@@ -128,9 +128,10 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     const project = c.get('project');
     const type = body.source?.type ?? '';
     if (type === 'container' || type === 'snapshot') {
-      if (type === 'snapshot') throw new ValidationError('Publishing container snapshots is not supported yet (container snapshots come later)');
       const name = body.source?.name;
       if (!name) throw new ValidationError('Missing "source.name": the container to publish');
+      if (type === 'snapshot' && !name.includes('/')) throw new ValidationError('Invalid "source.name": a snapshot is named "<container>/<snapshot>"');
+      if (type === 'container' && name.includes('/')) throw new ValidationError('Invalid "source.name": use source type "snapshot" for "<container>/<snapshot>"');
       const opts: ImageOptions = {
         filename: cleanFilename(body.filename),
         public: body.public ?? false,
@@ -139,7 +140,7 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
         aliases: (body.aliases ?? []).map((a) => ({ name: a.name, description: a.description ?? '' })),
       };
       await checkPublishable(ictx, project, name, body.compression_algorithm);
-      const op = await ops.startTask({ ...imageOp(c, 'Publishing container', undefined), resources: { containers: [`/1.0/containers/${encodeURIComponent(name)}`] } }, async (ctx) => {
+      const op = await ops.startTask({ ...imageOp(c, 'Publishing container', undefined), resources: { containers: [`/1.0/containers/${encodeURIComponent(name.split('/')[0]!)}`] } }, async (ctx) => {
         const image = await publishContainer(ictx, project, { name, compression: body.compression_algorithm, opts }, ctx.signal);
         imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
         return done(image);

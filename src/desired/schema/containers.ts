@@ -45,6 +45,8 @@ export const containers = pgTable(
     /** Explicit desired power state: set by start/stop/restart/freeze, never inferred. */
     power: text('power').$type<DesiredPower>().notNull().default('stopped'),
     powerRequest: jsonb('power_request').$type<PowerRequest | null>(),
+    /** Restore request: the reconciler restores the snapshot when seq is newer than the last it applied. */
+    restore: jsonb('restore').$type<{ snapshotId: string; seq: number } | null>(),
     /** Block of the host id range for security.idmap.isolated, allocated at create. */
     idmapIndex: integer('idmap_index').notNull().default(0),
     generation: generation(),
@@ -70,3 +72,24 @@ export const containerRuntime = pgTable('container_runtime', {
   observedAt: timestamp('observed_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
 });
 export type ContainerRuntimeRow = typeof containerRuntime.$inferSelect;
+
+/** Container snapshots: the root volume's snapshot plus the container's configuration at that time. */
+export const containerSnapshots = pgTable(
+  'container_snapshots',
+  {
+    id: uuid('id').primaryKey(),
+    containerId: uuid('container_id')
+      .notNull()
+      .references(() => containers.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    architecture: text('architecture').notNull(),
+    ephemeral: boolean('ephemeral').notNull().default(false),
+    profiles: jsonb('profiles').$type<string[]>().notNull().default([]),
+    config: stringMap('config'),
+    devices: deviceMap('devices'),
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+    deletingAt: timestamp('deleting_at', { withTimezone: true, mode: 'date' }),
+  },
+  (t) => [uniqueIndex('container_snapshots_name_idx').on(t.containerId, t.name)],
+);
+export type ContainerSnapshotRow = typeof containerSnapshots.$inferSelect;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
 import { readContainerById } from '../../desired/containers.ts';
+import { allContainerSnapshots } from '../../desired/container-snapshots.ts';
 import { storagePools, storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
 import { randomUUID } from 'node:crypto';
 import type { ImageFiles } from '../../host/images/inspect-image.ts';
@@ -95,7 +96,15 @@ export async function ensureRootfs(deps: RootfsDeps, c: ContainerRow, poolName: 
       const [srcVol] = await deps.db.select().from(storageVolumes).where(eq(storageVolumes.id, src.id));
       if (!srcVol) throw new TerminalError(`container "${src.name}" has no root volume yet`);
       const from = await readyPool(deps, srcVol.pool);
-      await pool.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: { id: src.id, type: 'container' } }, { pool: pool.spec, vol: ref }, {}, signal);
+      const srcRef: VolumeRef = { id: src.id, type: 'container' };
+      let snapshot: { volume: VolumeRef; id: string } | undefined;
+      const wanted = c.source.snapshot;
+      if (wanted) {
+        const s = (await allContainerSnapshots(deps.db, src.id)).find((x) => x.name === wanted && !x.deletingAt);
+        if (!s) throw new TerminalError(`snapshot "${wanted}" of container "${src.name}" no longer exists`);
+        snapshot = { volume: srcRef, id: s.id };
+      }
+      await pool.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: srcRef, snapshot }, { pool: pool.spec, vol: ref }, {}, signal);
     } else {
       // Source none (or a backup whose volume was lost): an empty root filesystem.
       await pool.driver.ensureVolume(pool.spec, ref, {}, signal);

@@ -11,6 +11,7 @@ import { announceConverged, announceDeleted } from './announce.ts';
 import { readFacts, writeFacts } from '../status-settler.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf } from './ensure-rootfs.ts';
+import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
 import { logDirOf, lxcPathOf, type ContainerReconcilerDeps } from './types.ts';
 
 export { logDirOf, lxcPathOf };
@@ -18,6 +19,8 @@ export { logDirOf, lxcPathOf };
 interface ContainerFacts {
   /** The last power request carried out. */
   doneSeq?: number;
+  /** The last snapshot restore carried out. */
+  restoredSeq?: number;
 }
 
 /**
@@ -41,6 +44,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id));
     if (vol) {
       const pool = await readyPool(deps, vol.pool);
+      await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
       await pool.driver.removeVolume(pool.spec, { id: c.id, type: 'container' }, signal);
       await db.delete(storageVolumes).where(eq(storageVolumes.id, c.id));
     }
@@ -58,14 +62,22 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       return { observedGeneration: c.generation };
     }
     const { config, devices } = await expanded(c);
-    const { rootfs } = await ensureRootfs(deps, c, rootPoolOf(devices), signal);
+    const { rootfs, pool, ref: volRef } = await ensureRootfs(deps, c, rootPoolOf(devices), signal);
+    const facts = (await readFacts(db, CONTAINER_KIND, id)) as ContainerFacts;
+    const ref = { name: c.id, lxcPath, signal };
+    await ensureSnapshots(deps, c, pool, volRef, signal);
+    if (c.restore && c.restore.seq > (facts.restoredSeq ?? 0)) {
+      // Restore on a stopped container (killed, not shut down: the observer must not read it as a power-off).
+      await stopContainer({ ...ref, force: true });
+      await restoreSnapshot(deps, c, pool, volRef, c.restore.snapshotId, signal);
+      facts.restoredSeq = c.restore.seq;
+      await writeFacts(db, CONTAINER_KIND, id, { ...facts });
+    }
     const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal);
     await announceConverged(deps, c);
 
-    const facts = (await readFacts(db, CONTAINER_KIND, id)) as ContainerFacts;
     const req = c.powerRequest;
     const fresh = !!req && req.seq > (facts.doneSeq ?? 0);
-    const ref = { name: c.id, lxcPath, signal };
     const stopOpts = { force: fresh && req!.force, timeoutMs: fresh && req!.timeout > 0 ? req!.timeout * 1000 : 30_000 };
     const start = () =>
       startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile }).catch(async (e: unknown) => {

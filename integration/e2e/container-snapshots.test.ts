@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { buildBusyboxImage } from '../support/busybox-image.ts';
+import { startDaemon, type Daemon } from '../support/daemon.ts';
+import { cleanupHostUnder } from '../support/host-cleanup.ts';
+import { client, eventually, expectError, type Client } from '../support/http.ts';
+import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
+import { ensureRootSubids, monitordFor } from '../support/lxc-host.ts';
+
+async function waitOp(api: Client, res: { status: number; json: any; text: string }) {
+  assert.equal(res.status, 202, res.text);
+  const done = await api.get(`${res.json.operation}/wait?timeout=120`);
+  assert.equal(done.json.metadata.status, 'Success', done.json.metadata.err);
+  return done.json.metadata;
+}
+
+describe('container snapshots on btrfs: create, restore, copy and publish from a snapshot, rename, delete', () => {
+  let d: Daemon;
+  let api: Client;
+  let cli: LxcCli;
+  let work: string;
+  const pidOf = async (name: string) =>
+    eventually(async () => {
+      const s = (await api.get(`/1.0/containers/${name}/state`)).json.metadata;
+      return s.status === 'Running' && s.pid > 0 ? (s.pid as number) : undefined;
+    }, `${name} running`);
+  const note = async (name: string) => readFile(`/proc/${await pidOf(name)}/root/root/note`, 'utf8');
+
+  before(async () => {
+    await ensureRootSubids();
+    work = await mkdtemp(path.join(os.tmpdir(), 'svcd-snap-'));
+    const img = await buildBusyboxImage({ dir: work, format: 'unified', compression: 'gzip' });
+    if (img.format !== 'unified') throw new Error('unexpected image format');
+    d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
+    api = client({ socketPath: d.socketPath });
+    cli = await lxcCli(d.stateDir);
+    await waitOp(api, await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
+    await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint });
+    assert.equal((await api.post('/1.0/storage-pools', { name: 'bt', driver: 'btrfs', config: { size: '384MiB' } })).status, 200);
+    // Privileged, so the test can write into it through /proc/<pid>/root (host root is unmapped in an idmapped rootfs).
+    await waitOp(api, await api.post('/1.0/containers', { name: 'c', config: { 'security.privileged': 'true' }, devices: { root: { type: 'disk', path: '/', pool: 'bt' } }, source: { type: 'image', alias: 'bb' } }));
+    await waitOp(api, await api.put('/1.0/containers/c/state', { action: 'start' }));
+  });
+  after(async () => {
+    const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
+    for (const c of Array.isArray(list) ? list : []) {
+      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+    }
+    await api?.delete('/1.0/storage-pools/bt').catch(() => {});
+    await cli?.cleanup();
+    await d?.stop().catch(() => {});
+    if (d) {
+      for (const p of await monitordFor(path.join(d.stateDir, 'containers'))) process.kill(p.pid, 'SIGTERM');
+      await cleanupHostUnder(d.stateDir);
+    }
+    await d?.destroy();
+    await rm(work, { recursive: true, force: true });
+  });
+
+  test('snapshot (async), then restore as lxc sends it: the running container comes back with the old files', async () => {
+    await writeFile(`/proc/${await pidOf('c')}/root/root/note`, 'first');
+    expectError(await api.post('/1.0/containers/c/snapshots', { name: 's1', stateful: true }), 400);
+    const op = await waitOp(api, await api.post('/1.0/containers/c/snapshots', { name: 's1' }));
+    assert.deepEqual(op.resources.containers, ['/1.0/containers/c']);
+    expectError(await api.post('/1.0/containers/c/snapshots', { name: 's1' }), 409);
+    assert.deepEqual((await api.get('/1.0/containers/c/snapshots')).json.metadata, ['/1.0/containers/c/snapshots/s1']);
+    const s = (await api.get('/1.0/containers/c/snapshots/s1')).json.metadata;
+    assert.equal(s.name, 's1');
+    assert.equal(s.stateful, false);
+    await writeFile(`/proc/${await pidOf('c')}/root/root/note`, 'second');
+    const before = await pidOf('c');
+    await waitOp(api, await api.put('/1.0/containers/c', { restore: 'c/s1', config: null, devices: null, profiles: null }));
+    await eventually(async () => (await pidOf('c')) !== before, 'the container restarted after the restore');
+    assert.equal(await note('c'), 'first');
+    const full = (await api.get('/1.0/containers?recursion=2')).json.metadata.find((x: { name: string }) => x.name === 'c');
+    assert.deepEqual(full.snapshots.map((x: { name: string }) => x.name), ['s1']);
+    expectError(await api.put('/1.0/containers/c', { restore: 'other/s1' }), 400);
+    expectError(await api.put('/1.0/containers/c', { restore: 'nope' }), 404);
+  });
+
+  test('copy from a snapshot, and publish a snapshot as an image', async () => {
+    await writeFile(`/proc/${await pidOf('c')}/root/root/note`, 'third');
+    await waitOp(api, await api.post('/1.0/containers', { name: 'fromsnap', source: { type: 'copy', source: 'c/s1' } }));
+    await waitOp(api, await api.put('/1.0/containers/fromsnap/state', { action: 'start' }));
+    assert.equal(await note('fromsnap'), 'first');
+    expectError(await api.post('/1.0/containers', { name: 'x', source: { type: 'copy', source: 'c/nope' } }), 404);
+    const op = await waitOp(api, await api.post('/1.0/images', { source: { type: 'snapshot', name: 'c/s1' }, aliases: [{ name: 'snapimg' }] }));
+    assert.match(op.metadata.fingerprint, /^[0-9a-f]{64}$/);
+  });
+
+  test('rename and delete snapshots (async); the lxc CLI snapshot / restore / info', async () => {
+    await waitOp(api, await api.post('/1.0/containers/c/snapshots/s1', { name: 'keep' }));
+    assert.deepEqual((await api.get('/1.0/containers/c/snapshots')).json.metadata, ['/1.0/containers/c/snapshots/keep']);
+    await cli.ok(['snapshot', 'c', 'viacli']);
+    assert.match(await cli.ok(['info', 'c']), /viacli/);
+    await writeFile(`/proc/${await pidOf('c')}/root/root/note`, 'fourth');
+    await cli.ok(['restore', 'c', 'keep']);
+    assert.equal(await note('c'), 'first');
+    await waitOp(api, await api.delete('/1.0/containers/c/snapshots/viacli'));
+    await waitOp(api, await api.delete('/1.0/containers/c/snapshots/keep'));
+    assert.deepEqual((await api.get('/1.0/containers/c/snapshots')).json.metadata, []);
+    const snapDir = path.join(d.stateDir, 'storage-pools', 'bt', 'container-snapshots');
+    const leftovers = await import('node:fs/promises').then((f) => f.readdir(snapDir).catch(() => [] as string[]));
+    for (const dir of leftovers) assert.deepEqual(await import('node:fs/promises').then((f) => f.readdir(path.join(snapDir, dir))), [], 'no snapshot subvolume left');
+  });
+});

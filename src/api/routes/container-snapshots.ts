@@ -1,0 +1,97 @@
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import type { Tx } from '../../db/types.ts';
+import {
+  insertContainerSnapshot,
+  listContainerSnapshots,
+  markContainerSnapshotDeleting,
+  nextSnapshotName,
+  readContainerSnapshot,
+  renameContainerSnapshot,
+} from '../../desired/container-snapshots.ts';
+import { bumpContainer, CONTAINER_KIND, containerUrl, readContainer } from '../../desired/containers.ts';
+import { ValidationError } from '../../desired/errors.ts';
+import type { ContainerRow, ContainerSnapshotRow } from '../../desired/schema/index.ts';
+import { optionalString, readJson } from '../body.ts';
+import type { AppEnv } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { writeWithOperation } from '../desired-write.ts';
+import { async, sync } from '../envelope.ts';
+import { renderCollection } from '../query.ts';
+import { param, route } from '../router.ts';
+
+const CreateBody = v.object({ name: optionalString, stateful: v.optional(v.boolean('expected a boolean')), expires_at: optionalString });
+const PostBody = v.object({ name: v.string('expected a string'), migration: v.optional(v.boolean('expected a boolean')), live: v.optional(v.boolean('expected a boolean')) });
+
+const UNSET = '1970-01-01T00:00:00Z';
+
+export function snapshotUrl(c: Pick<ContainerRow, 'name' | 'project'>, snap: string): string {
+  const [p, q] = containerUrl(c).split('?');
+  return `${p}/snapshots/${encodeURIComponent(snap)}${q ? `?${q}` : ''}`;
+}
+
+export function renderSnapshot(s: ContainerSnapshotRow) {
+  return {
+    name: s.name,
+    architecture: s.architecture,
+    config: s.config,
+    devices: s.devices,
+    expanded_config: s.config,
+    expanded_devices: s.devices,
+    ephemeral: s.ephemeral,
+    profiles: s.profiles,
+    stateful: false,
+    created_at: s.createdAt.toISOString(),
+    last_used_at: UNSET,
+    expires_at: UNSET,
+  };
+}
+
+/** Container snapshots: each change is a desired write settled by the container reconciler. */
+export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
+  const { db } = deps;
+  const container = (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
+  const change = (ct: ContainerRow, description: string, snap: string, fn: (tx: Tx) => Promise<void>) =>
+    writeWithOperation(deps, async (tx) => {
+      await fn(tx);
+      const row = await bumpContainer(tx, ct.id);
+      return {
+        operation: { class: 'task', description, project: ct.project, resources: { containers: [containerUrl(ct)], instances_snapshots: [snapshotUrl(ct, snap)] } },
+        target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
+      };
+    });
+
+  route(app, '/1.0/containers/:name/snapshots', {
+    GET: async (c) => {
+      const ct = await container(c);
+      return sync(c, await renderCollection(c, await listContainerSnapshots(db, ct.id), { url: (s) => snapshotUrl(ct, s.name), render: renderSnapshot }));
+    },
+    POST: async (c) => {
+      const ct = await container(c);
+      const body = await readJson(c, CreateBody);
+      if (body.stateful) throw new ValidationError('Stateful snapshots need CRIU, which is not available on this host (criu check fails)');
+      const name = body.name || (await nextSnapshotName(db, ct.id));
+      if (name.includes('/')) throw new ValidationError('Snapshot names cannot contain "/"');
+      return async(c, await change(ct, 'Snapshotting container', name, async (tx) => void (await insertContainerSnapshot(tx, ct, name))));
+    },
+  });
+
+  route(app, '/1.0/containers/:name/snapshots/:snap', {
+    GET: async (c) => {
+      const ct = await container(c);
+      return sync(c, renderSnapshot(await readContainerSnapshot(db, ct.id, param(c, 'snap'))));
+    },
+    POST: async (c) => {
+      const ct = await container(c);
+      const s = await readContainerSnapshot(db, ct.id, param(c, 'snap'));
+      const body = await readJson(c, PostBody);
+      if (body.migration) throw new ValidationError('Snapshot migration is not supported on this host');
+      return async(c, await change(ct, 'Renaming container snapshot', body.name, (tx) => renameContainerSnapshot(tx, s, body.name)));
+    },
+    DELETE: async (c) => {
+      const ct = await container(c);
+      const s = await readContainerSnapshot(db, ct.id, param(c, 'snap'));
+      return async(c, await change(ct, 'Deleting container snapshot', s.name, (tx) => markContainerSnapshotDeleting(tx, s)));
+    },
+  });
+}
