@@ -1,0 +1,630 @@
+/**
+ * API benchmark for any server speaking the LXD-style REST API on a unix socket (svcd, or LXD for
+ * comparison). A script run by hand that prints figures; it asserts nothing.
+ *
+ *   node --import tsx bench/api-bench.ts --socket <path> [--pid <daemon pid>] [--image <alias|fingerprint>]
+ *        [--image-file <unified tarball>] [--counts 0,50,200] [--concurrency 1,16] [--duration 3]
+ *        [--iterations 10] [--settle 10] [--skip-exec] [--label NAME] [--json <out.json>]
+ *
+ * Workload, in order:
+ *  1. GET /1.0 and GET /1.0/containers?recursion=1 with 0 bench containers, at each concurrency;
+ *  2. single-container latencies: create, start, exec `true`, stop (force), delete (`--iterations` times);
+ *  3. for every non-zero count N: N creates issued at once, each followed by its start (wall time,
+ *     failures); the same GET cells with N running containers; daemon RSS; then force stop + delete
+ *     of all N at once (wall time, failures); RSS right after and after `--settle` seconds.
+ * Containers are named bench-<n>, are created from a local image (the alias `bench-busybox`, a
+ * busybox image this script builds and uploads unless --image/--image-file is given) with the
+ * `default` profile only, which must have no network device. Every container the run created is
+ * deleted at the end, also on failure and on Ctrl-C.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { BenchResults, BulkResults, GetCell, SingleResults, StepStats } from './lib/results.ts';
+import { findDaemonPids, loadAverage, processName, readRssKiB, settledRss } from './lib/rss.ts';
+import { fmtKiB, fmtMs, fmtRate, summarize, table } from './lib/stats.ts';
+import { errorText, UnixClient, type OperationResult } from './lib/unix-client.ts';
+
+const IMAGE_ALIAS = 'bench-busybox';
+const LIST_PATH = '/1.0/containers?recursion=1';
+
+const { values: opts } = parseArgs({
+  options: {
+    socket: { type: 'string' },
+    pid: { type: 'string' },
+    image: { type: 'string' },
+    'image-file': { type: 'string' },
+    counts: { type: 'string', default: '0,50,200' },
+    concurrency: { type: 'string', default: '1,16' },
+    duration: { type: 'string', default: '3' },
+    iterations: { type: 'string', default: '10' },
+    settle: { type: 'string', default: '10' },
+    'op-timeout': { type: 'string', default: '600' },
+    'skip-exec': { type: 'boolean', default: false },
+    label: { type: 'string' },
+    json: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+});
+
+function usage(code: number): never {
+  process.stderr.write(
+    'usage: node --import tsx bench/api-bench.ts --socket <path> [--pid <daemon pid>] [--image <alias or fingerprint>]\n' +
+      '       [--image-file <unified image tarball>] [--counts 0,50,200] [--concurrency 1,16] [--duration <s per GET cell>]\n' +
+      '       [--iterations <single-container rounds>] [--settle <s before the RSS after deletion>] [--op-timeout <s>]\n' +
+      '       [--skip-exec] [--label <name>] [--json <results file>]\n',
+  );
+  process.exit(code);
+}
+if (opts.help) usage(0);
+if (!opts.socket) usage(2);
+
+const intList = (s: string, what: string) =>
+  s.split(',').map((x) => {
+    const n = Number(x.trim());
+    if (!Number.isInteger(n) || n < 0) {
+      process.stderr.write(`api-bench: --${what} expects non-negative integers, got "${s}"\n`);
+      process.exit(2);
+    }
+    return n;
+  });
+const num = (s: string, what: string) => {
+  const n = Number(s);
+  if (!Number.isFinite(n) || n < 0) {
+    process.stderr.write(`api-bench: --${what} expects a number, got "${s}"\n`);
+    process.exit(2);
+  }
+  return n;
+};
+
+const counts = [...new Set(intList(opts.counts!, 'counts'))].sort((a, b) => a - b);
+const concurrencies = [...new Set(intList(opts.concurrency!, 'concurrency'))].filter((c) => c > 0);
+const durationMs = num(opts.duration!, 'duration') * 1000;
+const iterations = Math.floor(num(opts.iterations!, 'iterations'));
+const settleMs = num(opts.settle!, 'settle') * 1000;
+const opTimeoutMs = num(opts['op-timeout']!, 'op-timeout') * 1000;
+const MAX_REQUESTS_PER_CELL = 50_000;
+
+const client = new UnixClient(opts.socket);
+const log = (s = '') => process.stdout.write(`${s}\n`);
+const warn = (s: string) => process.stderr.write(`${s}\n`);
+
+/** Every container name this run asked the server to create (added before the request is sent). */
+const created = new Set<string>();
+let seq = 0;
+const nextName = () => `bench-${++seq}`;
+/** Work in flight (bulk phases), so a Ctrl-C cleanup lets creates land before deleting. */
+const inflight = new Set<Promise<unknown>>();
+function track<T>(p: Promise<T>): Promise<T> {
+  inflight.add(p);
+  void p.finally(() => inflight.delete(p)).catch(() => {});
+  return p;
+}
+let aborting: string | undefined;
+class Aborted extends Error {}
+const checkAbort = () => {
+  if (aborting) throw new Aborted(aborting);
+};
+
+let imageSource: Record<string, unknown> = {};
+let importedFingerprint: string | undefined;
+let createdAlias = false;
+let tempDir: string | undefined;
+
+const results: BenchResults = {
+  label: opts.label ?? '',
+  socket: opts.socket,
+  server: { name: '?', version: '?' },
+  startedAt: new Date().toISOString(),
+  image: { ref: '', imported: false },
+  options: { counts, concurrency: concurrencies, durationS: durationMs / 1000, iterations, skipExec: opts['skip-exec']!, settleS: settleMs / 1000 },
+  rss: {},
+  get: [],
+  bulk: [],
+  leftovers: [],
+  load: [],
+};
+async function notePhase(phase: string): Promise<void> {
+  const loadavg = await loadAverage();
+  results.load.push({ phase, loadavg });
+  if (loadavg[0] > 1.5) warn(`  (load average ${loadavg.join(' ')} as "${phase}" begins: other work on this machine skews the figures)`);
+}
+let pid: number | undefined;
+const rss = async () => (pid ? readRssKiB(pid) : undefined);
+
+// ---------------------------------------------------------------------------------------------
+// setup
+
+async function connect(): Promise<void> {
+  const r = await client.get('/1.0').catch((e: unknown) => {
+    throw new Error(`cannot reach ${opts.socket}: ${e instanceof Error ? e.message : String(e)}`);
+  });
+  if (r.status !== 200) throw new Error(`GET /1.0: HTTP ${r.status} ${errorText(r)}`);
+  const m = r.json?.metadata ?? {};
+  if (m.auth !== 'trusted') throw new Error(`GET /1.0 says auth=${m.auth}: the bench needs a trusted (unix socket) connection`);
+  const env = m.environment ?? {};
+  results.server = {
+    name: String(env.server ?? 'unknown'),
+    version: String(env.server_version ?? '?'),
+    driver: env.driver,
+    driverVersion: env.driver_version,
+    storage: env.storage,
+  };
+  if (!results.label) results.label = results.server.name;
+  // The daemon pid: --pid, else the server's own word (environment.server_pid), else a lone `lxd`.
+  const candidates: number[] = [];
+  if (opts.pid) candidates.push(Number(opts.pid));
+  if (Number.isInteger(env.server_pid) && env.server_pid > 0) candidates.push(env.server_pid);
+  if (results.server.name === 'lxd') candidates.push(...(await findDaemonPids('lxd')));
+  for (const c of candidates) {
+    if (Number.isInteger(c) && c > 0 && (await processName(c)) !== undefined) {
+      pid = c;
+      break;
+    }
+  }
+  if (opts.pid && pid !== Number(opts.pid)) warn(`api-bench: --pid ${opts.pid} is not a running process; RSS from ${pid ?? 'nowhere'}`);
+  if (pid && Number.isInteger(env.server_pid) && env.server_pid !== pid) warn(`api-bench: the server says its pid is ${env.server_pid}, RSS is read from ${pid}`);
+  results.server.pid = pid;
+}
+
+/** The bench only creates containers without network: refuse a default profile that has a nic. */
+async function checkDefaultProfile(): Promise<void> {
+  const r = await client.get('/1.0/profiles/default');
+  if (r.status !== 200) throw new Error(`GET /1.0/profiles/default: HTTP ${r.status} ${errorText(r)}`);
+  const devices: Record<string, Record<string, string>> = r.json?.metadata?.devices ?? {};
+  const nics = Object.entries(devices).filter(([, d]) => d.type !== 'disk');
+  if (nics.length > 0)
+    throw new Error(
+      `the default profile has non-disk devices (${nics.map(([n, d]) => `${n}: ${d.type}`).join(', ')}); ` +
+        'the bench only runs with a default profile that has a root disk and no network device',
+    );
+  if (!Object.values(devices).some((d) => d.type === 'disk' && d.path === '/'))
+    throw new Error('the default profile has no root disk device (path /)');
+}
+
+async function sha256File(file: string): Promise<string> {
+  const h = createHash('sha256');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+async function ensureImage(): Promise<void> {
+  if (opts.image) {
+    const ref = opts.image;
+    const isFingerprint = /^[0-9a-f]{12,64}$/i.test(ref);
+    const r = await client.get(isFingerprint ? `/1.0/images/${ref}` : `/1.0/images/aliases/${encodeURIComponent(ref)}`);
+    if (r.status !== 200) throw new Error(`image ${ref}: HTTP ${r.status} ${errorText(r)}`);
+    imageSource = isFingerprint ? { type: 'image', fingerprint: ref } : { type: 'image', alias: ref };
+    results.image = { ref, imported: false, fingerprint: isFingerprint ? ref : r.json?.metadata?.target };
+    return;
+  }
+  imageSource = { type: 'image', alias: IMAGE_ALIAS };
+  const existing = await client.get(`/1.0/images/aliases/${IMAGE_ALIAS}`);
+  if (existing.status === 200) {
+    results.image = { ref: IMAGE_ALIAS, imported: false, fingerprint: existing.json?.metadata?.target };
+    return;
+  }
+  let file = opts['image-file'];
+  if (!file) {
+    tempDir = await mkdtemp(path.join(os.tmpdir(), 'bench-image-'));
+    // Imported lazily: the builder lives with the integration support code.
+    const { buildBusyboxImage } = await import('../integration/support/busybox-image.ts');
+    const img = await buildBusyboxImage({ dir: tempDir, format: 'unified', compression: 'gzip' });
+    if (img.format !== 'unified') throw new Error('expected a unified image');
+    file = img.file;
+  }
+  const fingerprint = await sha256File(file);
+  results.image = { ref: IMAGE_ALIAS, imported: false, fingerprint, file };
+  if ((await client.get(`/1.0/images/${fingerprint}`)).status !== 200) {
+    const body = await readFile(file);
+    const started = performance.now();
+    const r = await client.request('POST', '/1.0/images', body, {
+      'Content-Type': 'application/octet-stream',
+      'X-LXD-filename': path.basename(file),
+      'X-SVC-filename': path.basename(file),
+    });
+    const opUrl = r.json?.operation;
+    if (r.status !== 202 || typeof opUrl !== 'string') throw new Error(`image upload: HTTP ${r.status} ${errorText(r)}`);
+    const op = await client.waitOperation(opUrl, Date.now() + opTimeoutMs);
+    if (Number(op?.status_code) !== 200) throw new Error(`image upload failed: ${op?.err}`);
+    importedFingerprint = fingerprint;
+    results.image.imported = true;
+    results.image.importMs = performance.now() - started;
+  }
+  const a = await client.request('POST', '/1.0/images/aliases', { name: IMAGE_ALIAS, description: 'api-bench image', target: fingerprint });
+  if (a.status !== 200 && a.status !== 201) throw new Error(`alias ${IMAGE_ALIAS}: HTTP ${a.status} ${errorText(a)}`);
+  createdAlias = true;
+}
+
+async function listNames(): Promise<{ name: string; status_code: number }[]> {
+  const r = await client.get(LIST_PATH);
+  if (r.status !== 200 || !Array.isArray(r.json?.metadata)) throw new Error(`GET ${LIST_PATH}: HTTP ${r.status} ${errorText(r)}`);
+  return r.json.metadata.map((c: any) => ({ name: String(c.name), status_code: Number(c.status_code) }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET load
+
+async function getCell(what: GetCell['what'], concurrency: number, containers: number): Promise<GetCell> {
+  const p = what === 'server' ? '/1.0' : LIST_PATH;
+  for (let i = 0; i < 3; i++) await client.get(p).catch(() => undefined); // warm-up, also opens the connection
+  const lat: number[] = [];
+  let errors = 0;
+  let firstError: string | undefined;
+  let listed: number | undefined;
+  let bodyBytes = 0;
+  let issued = 0;
+  const start = performance.now();
+  const deadline = start + durationMs;
+  const worker = async () => {
+    while (!aborting && performance.now() < deadline && issued < MAX_REQUESTS_PER_CELL) {
+      issued++;
+      try {
+        const r = await client.get(p);
+        if (r.status === 200) {
+          lat.push(r.ms);
+          bodyBytes = Buffer.byteLength(r.text);
+          if (what === 'list' && Array.isArray(r.json?.metadata)) listed = r.json.metadata.length;
+        } else {
+          errors++;
+          firstError ??= `HTTP ${r.status}: ${errorText(r)}`;
+        }
+      } catch (e) {
+        errors++;
+        firstError ??= e instanceof Error ? e.message : String(e);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (performance.now() - start) / 1000;
+  return {
+    what,
+    path: p,
+    containers,
+    ...(listed !== undefined ? { listed } : {}),
+    concurrency,
+    requests: lat.length + errors,
+    errors,
+    ...(firstError ? { firstError } : {}),
+    seconds,
+    rps: lat.length / seconds,
+    latency: summarize(lat),
+    bodyBytes,
+  };
+}
+
+async function getPhase(containers: number): Promise<void> {
+  for (const what of ['server', 'list'] as const) {
+    for (const c of concurrencies) {
+      checkAbort();
+      const cell = await getCell(what, c, containers);
+      results.get.push(cell);
+      log(
+        `  GET ${cell.path.padEnd(LIST_PATH.length)}  containers=${String(containers).padStart(3)}  c=${String(c).padStart(2)}  ` +
+          `${fmtRate(cell.rps).padStart(6)} req/s  median ${fmtMs(cell.latency.median)}  p95 ${fmtMs(cell.latency.p95)}  p99 ${fmtMs(cell.latency.p99)}` +
+          `${cell.listed !== undefined ? `  (${cell.listed} listed, ${(cell.bodyBytes / 1024).toFixed(0)} KiB)` : ''}` +
+          `${cell.errors ? `  ERRORS ${cell.errors}: ${cell.firstError}` : ''}`,
+      );
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// container operations
+
+const create = (name: string) => client.operation('POST', '/1.0/containers', { name, profiles: ['default'], source: imageSource }, opTimeoutMs);
+const start = (name: string) => client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'start', timeout: -1 }, opTimeoutMs);
+const stopForce = (name: string) => client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'stop', force: true, timeout: -1 }, opTimeoutMs);
+const remove = (name: string) => client.operation('DELETE', `/1.0/containers/${name}`, undefined, opTimeoutMs);
+const exec = (name: string) =>
+  client.operation('POST', `/1.0/containers/${name}/exec`, { command: ['true'], environment: {}, 'wait-for-websocket': false, interactive: false }, opTimeoutMs);
+
+function step(): StepStats & { samples: number[] } {
+  return { ok: 0, failed: 0, errors: [], samples: [] };
+}
+function record(s: ReturnType<typeof step>, r: OperationResult): boolean {
+  if (r.ok) {
+    s.ok++;
+    s.samples.push(r.ms);
+  } else {
+    s.failed++;
+    if (s.errors.length < 5) s.errors.push(r.error ?? 'unknown error');
+  }
+  return r.ok;
+}
+function finish(s: ReturnType<typeof step>): StepStats {
+  const { samples, ...rest } = s;
+  return { ...rest, ...(samples.length ? { latency: summarize(samples) } : {}) };
+}
+
+/** The container must have no network device (safety: nothing may reach a network). */
+async function assertNoNic(name: string): Promise<void> {
+  const r = await client.get(`/1.0/containers/${name}`);
+  const devices: Record<string, { type?: string }> = r.json?.metadata?.expanded_devices ?? {};
+  const nics = Object.entries(devices).filter(([, d]) => d.type === 'nic' || d.type === 'infiniband');
+  if (nics.length) throw new Error(`container ${name} has network devices (${nics.map(([n]) => n).join(', ')}): refusing to go on`);
+}
+
+async function singlePhase(): Promise<void> {
+  const s = { create: step(), start: step(), createStart: step(), exec: step(), stop: step(), del: step() };
+  let execSupported = !opts['skip-exec'];
+  let execNote: string | undefined = opts['skip-exec'] ? 'skipped (--skip-exec)' : undefined;
+  for (let i = 0; i < iterations; i++) {
+    checkAbort();
+    const name = nextName();
+    created.add(name);
+    const c = await create(name);
+    record(s.create, c);
+    if (!c.ok) {
+      warn(`  create ${name} failed: ${c.error}`);
+      if ((await client.get(`/1.0/containers/${name}`)).status !== 200) created.delete(name);
+      continue;
+    }
+    if (i === 0) await assertNoNic(name);
+    const st = await start(name);
+    if (record(s.start, st)) s.createStart.samples.push(c.ms + st.ms), s.createStart.ok++;
+    else warn(`  start ${name} failed: ${st.error}`);
+    if (st.ok && execSupported) {
+      const e = await exec(name);
+      if (!e.ok && s.exec.ok === 0 && [400, 404, 405, 501].includes(e.status)) {
+        execSupported = false;
+        execNote = `not supported (${e.error})`;
+        log(`  exec: not supported (${e.error})`);
+      } else if (e.ok && Number(e.op?.metadata?.return) !== 0) {
+        record(s.exec, { ...e, ok: false, error: `exit status ${e.op?.metadata?.return}` });
+      } else record(s.exec, e);
+    }
+    if (st.ok) {
+      const t = await stopForce(name);
+      if (!record(s.stop, t)) warn(`  stop ${name} failed: ${t.error}`);
+    }
+    const d = await remove(name);
+    if (record(s.del, d)) created.delete(name);
+    else warn(`  delete ${name} failed: ${d.error}`);
+  }
+  const single: SingleResults = {
+    iterations,
+    create: finish(s.create),
+    start: finish(s.start),
+    createStart: finish(s.createStart),
+    exec: { ...finish(s.exec), supported: execSupported, ...(execNote ? { note: execNote } : {}) },
+    stopForce: finish(s.stop),
+    delete: finish(s.del),
+  };
+  results.single = single;
+  const rows: string[][] = [['step', 'ok', 'failed', 'median', 'p95', 'p99', 'max']];
+  const row = (label: string, st: StepStats) => [label, String(st.ok), String(st.failed), fmtMs(st.latency?.median), fmtMs(st.latency?.p95), fmtMs(st.latency?.p99), fmtMs(st.latency?.max)];
+  rows.push(row('create', single.create), row('start', single.start), row('create+start', single.createStart));
+  if (single.exec.supported) rows.push(row('exec true', single.exec));
+  else rows.push(['exec true', '—', '—', '—', '—', '—', '—']);
+  rows.push(row('stop (force)', single.stopForce), row('delete', single.delete));
+  log(table(rows).replace(/^/gm, '  '));
+  if (!single.exec.supported) log(`  exec: ${execNote ?? 'not supported'}`);
+  for (const [k, st] of Object.entries({ create: single.create, start: single.start, exec: single.exec, stop: single.stopForce, delete: single.delete }))
+    if (st.errors.length) log(`  ${k} errors: ${st.errors.join(' | ')}`);
+}
+
+function countError(errors: Record<string, number>, phase: string, r: OperationResult): void {
+  const text = `${phase}: ${(r.error ?? 'unknown').replace(/bench-\d+/g, 'bench-N').replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<uuid>')}`;
+  errors[text] = (errors[text] ?? 0) + 1;
+}
+
+async function bulkPhase(n: number): Promise<void> {
+  checkAbort();
+  const b: BulkResults = { n, createStartWallMs: 0, createFailed: 0, startFailed: 0, runningObserved: 0, deleteWallMs: 0, stopFailed: 0, deleteFailed: 0, errors: {} };
+  results.bulk.push(b);
+  const names = Array.from({ length: n }, nextName);
+  for (const name of names) created.add(name);
+  const createLat: number[] = [];
+  const startLat: number[] = [];
+  const started = new Set<string>();
+  const t0 = performance.now();
+  await track(
+    Promise.all(
+      names.map(async (name) => {
+        const c = await create(name);
+        if (!c.ok) return void (b.createFailed++, countError(b.errors, 'create', c));
+        createLat.push(c.ms);
+        if (aborting) return;
+        const s = await start(name);
+        if (!s.ok) return void (b.startFailed++, countError(b.errors, 'start', s));
+        startLat.push(s.ms);
+        started.add(name);
+      }),
+    ),
+  );
+  b.createStartWallMs = performance.now() - t0;
+  if (createLat.length) b.createLatency = summarize(createLat);
+  if (startLat.length) b.startLatency = summarize(startLat);
+  const mine = new Set(names);
+  const listed = await listNames().catch(() => []);
+  b.runningObserved = listed.filter((c) => mine.has(c.name) && c.status_code === 103).length;
+  log(
+    `  ${n} creates+starts at once: wall ${fmtMs(b.createStartWallMs)}  failed create ${b.createFailed}, start ${b.startFailed}  ` +
+      `running ${b.runningObserved}/${n}  (per container: create median ${fmtMs(b.createLatency?.median)} p95 ${fmtMs(b.createLatency?.p95)}, ` +
+      `start median ${fmtMs(b.startLatency?.median)} p95 ${fmtMs(b.startLatency?.p95)})`,
+  );
+  checkAbort();
+  await getPhase(n);
+  b.rssRunningKiB = await rss();
+  log(`  daemon RSS with ${n} running: ${fmtKiB(b.rssRunningKiB)}`);
+  checkAbort();
+  const t1 = performance.now();
+  await track(
+    Promise.all(
+      names.map(async (name) => {
+        if (started.has(name)) {
+          const s = await stopForce(name);
+          if (!s.ok) (b.stopFailed++, countError(b.errors, 'stop', s));
+        }
+        if (!listed.some((c) => c.name === name) && !started.has(name)) {
+          // never created (create failed): nothing to delete
+          if ((await client.get(`/1.0/containers/${name}`)).status === 404) return void created.delete(name);
+        }
+        const d = await remove(name);
+        if (d.ok) created.delete(name);
+        else (b.deleteFailed++, countError(b.errors, 'delete', d));
+      }),
+    ),
+  );
+  b.deleteWallMs = performance.now() - t1;
+  b.rssAfterDeleteKiB = await rss();
+  log(`  ${n} force stops+deletes at once: wall ${fmtMs(b.deleteWallMs)}  failed stop ${b.stopFailed}, delete ${b.deleteFailed}`);
+  if (pid) {
+    b.rssAfterDeleteSettledKiB = await settledRss(pid, settleMs);
+    log(`  daemon RSS after deleting them: ${fmtKiB(b.rssAfterDeleteKiB)} at once, ${fmtKiB(b.rssAfterDeleteSettledKiB)} after ${settleMs / 1000} s`);
+  }
+  const errs = Object.entries(b.errors).sort((x, y) => y[1] - x[1]);
+  for (const [text, count] of errs.slice(0, 8)) log(`  ${count}× ${text}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// cleanup
+
+let cleanupPromise: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  cleanupPromise ??= (async () => {
+    if (inflight.size > 0) {
+      // Let creates that are on their way land, so they can be deleted too (bounded).
+      await Promise.race([Promise.allSettled([...inflight]), new Promise((r) => setTimeout(r, 60_000))]);
+    }
+    for (let pass = 0; pass < 3 && created.size > 0; pass++) {
+      const present = await listNames().catch(() => undefined);
+      const targets = present ? present.filter((c) => created.has(c.name)) : [...created].map((name) => ({ name, status_code: 0 }));
+      if (present) for (const name of [...created]) if (!present.some((c) => c.name === name)) created.delete(name);
+      if (targets.length === 0) break;
+      if (pass === 0 && aborting) warn(`api-bench: deleting ${targets.length} bench container(s)…`);
+      await Promise.all(
+        targets.map(async (c) => {
+          if (c.status_code !== 102) await stopForce(c.name);
+          const d = await remove(c.name);
+          if (d.ok || d.status === 404) created.delete(c.name);
+        }),
+      );
+    }
+    results.leftovers = [...created];
+    if (results.leftovers.length) warn(`api-bench: could not delete: ${results.leftovers.join(', ')}`);
+    if (createdAlias) await client.request('DELETE', `/1.0/images/aliases/${IMAGE_ALIAS}`).catch(() => undefined);
+    if (importedFingerprint) {
+      const r = await client.operation('DELETE', `/1.0/images/${importedFingerprint}`, undefined, 60_000);
+      if (!r.ok) warn(`api-bench: could not delete the image ${importedFingerprint}: ${r.error}`);
+    }
+    if (tempDir) await rm(tempDir, { recursive: true, force: true });
+  })();
+  return cleanupPromise;
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  if (aborting) {
+    warn(`api-bench: ${signal} again: exiting without finishing the cleanup (left: ${[...created].join(', ') || 'nothing'})`);
+    process.exit(130);
+  }
+  aborting = `interrupted by ${signal}`;
+  results.aborted = aborting;
+  warn(`api-bench: ${signal}: stopping, deleting the containers this run created…`);
+  cleanup()
+    .catch((e: unknown) => warn(`api-bench: cleanup failed: ${String(e)}`))
+    .finally(() => {
+      client.close();
+      process.exit(130);
+    });
+}
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  await connect();
+  log(`== api-bench: ${results.label} — ${results.server.name} ${results.server.version} on ${opts.socket} (pid ${pid ?? '?'})`);
+  results.rss.startKiB = await rss();
+  await checkDefaultProfile();
+  const stale = (await listNames()).filter((c) => /^bench-\d+$/.test(c.name));
+  if (stale.length) throw new Error(`bench containers already exist (${stale.map((c) => c.name).join(', ')}); delete them first`);
+  let failed = false;
+  try {
+    await ensureImage();
+    log(
+      `image: ${results.image.ref} ${results.image.fingerprint?.slice(0, 12) ?? ''}` +
+        (results.image.imported ? ` (uploaded in ${fmtMs(results.image.importMs)})` : ' (already present)'),
+    );
+    log(`daemon RSS at start: ${fmtKiB(results.rss.startKiB)}`);
+    if (counts.includes(0)) {
+      log('\n-- GET with 0 bench containers');
+      await notePhase('GET, 0 containers');
+      await getPhase(0);
+    }
+    if (iterations > 0) {
+      log(`\n-- single container, ${iterations} rounds (operation latency: request to final state)`);
+      await notePhase('single container');
+      await singlePhase();
+    }
+    if (pid) {
+      results.rss.idleKiB = await settledRss(pid, settleMs);
+      log(`\ndaemon RSS idle (0 containers, after ${settleMs / 1000} s): ${fmtKiB(results.rss.idleKiB)}`);
+    }
+    for (const n of counts.filter((x) => x > 0)) {
+      log(`\n-- ${n} containers`);
+      await notePhase(`${n} containers`);
+      await bulkPhase(n);
+    }
+  } catch (e) {
+    failed = true;
+    if (!(e instanceof Aborted)) {
+      results.aborted = e instanceof Error ? e.message : String(e);
+      warn(`api-bench: stopped: ${results.aborted}`);
+    }
+  } finally {
+    await cleanup();
+  }
+  results.finishedAt = new Date().toISOString();
+  results.clientRetries = client.retries;
+  summary();
+  if (opts.json) await writeFile(opts.json, `${JSON.stringify(results, null, 2)}\n`);
+  return failed || results.leftovers.length ? 1 : 0;
+}
+
+/** The figures the issue's targets are about, plus the one target a single run can judge (RSS). */
+function summary(): void {
+  log(`\n== summary: ${results.label}`);
+  const listAt = results.get.filter((g) => g.what === 'list');
+  for (const g of listAt) log(`  list ${String(g.containers).padStart(3)} containers, c=${String(g.concurrency).padStart(2)}: ${fmtRate(g.rps)} req/s (p95 ${fmtMs(g.latency.p95)})`);
+  const s = results.single;
+  if (s) {
+    log(`  create+start median ${fmtMs(s.createStart.latency?.median)}, p95 ${fmtMs(s.createStart.latency?.p95)}`);
+    log(`  stop (force) median ${fmtMs(s.stopForce.latency?.median)}, p95 ${fmtMs(s.stopForce.latency?.p95)}`);
+    log(`  exec: ${s.exec.supported ? `median ${fmtMs(s.exec.latency?.median)}, p95 ${fmtMs(s.exec.latency?.p95)}` : (s.exec.note ?? 'not supported')}`);
+  }
+  for (const b of results.bulk)
+    log(`  ${b.n} concurrent creates+starts: ${fmtMs(b.createStartWallMs)}, ${b.createFailed + b.startFailed} failed; deletes: ${fmtMs(b.deleteWallMs)}, ${b.stopFailed + b.deleteFailed} failed`);
+  const idle = results.rss.idleKiB;
+  log(`  RSS: start ${fmtKiB(results.rss.startKiB)}, idle ${fmtKiB(idle)}`);
+  const last = results.bulk[results.bulk.length - 1];
+  if (last && idle && last.rssAfterDeleteSettledKiB) {
+    const ratio = last.rssAfterDeleteSettledKiB / idle;
+    log(
+      `  RSS at ${last.n} running ${fmtKiB(last.rssRunningKiB)}, after deleting them ${fmtKiB(last.rssAfterDeleteSettledKiB)} ` +
+        `(${((ratio - 1) * 100).toFixed(1)}% vs idle): ${ratio <= 1.1 ? 'PASS' : 'MISS'} (the issue's target for svcd: within 10% of idle)`,
+    );
+  }
+  if (results.clientRetries) log(`  requests resent after a kept-alive connection was closed by the server: ${results.clientRetries}`);
+  log(`  load average when each phase began: ${results.load.map((l) => `${l.phase} ${l.loadavg[0].toFixed(2)}`).join(', ')}`);
+  if (results.leftovers.length) log(`  LEFTOVER containers: ${results.leftovers.join(', ')}`);
+  if (results.aborted) log(`  run stopped early: ${results.aborted}`);
+}
+
+main()
+  .then((code) => {
+    client.close();
+    process.exitCode = code;
+  })
+  .catch(async (e: unknown) => {
+    warn(`api-bench: ${e instanceof Error ? e.message : String(e)}`);
+    await cleanup().catch(() => {});
+    client.close();
+    process.exitCode = 1;
+  });

@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# Run bench/api-bench.ts against svcd and, when it can run here, Debian's LXD 5.0.2, then print both
+# side by side with the issue's target verdicts (bench/compare-report.ts).
+#
+#   bash bench/compare.sh [--counts 0,50,200] [--no-lxd] [-- <more api-bench options>]
+#
+# As root. Each daemon runs on a throw-away state directory under one temp dir, one daemon at a time
+# (svcd first, then LXD), each in its own network namespace (loopback only, and down), so neither can
+# send anything off the machine; the bench talks to them only through their unix sockets. svcd uses
+# the embedded PGlite database. LXD is installed with apt if missing and initialized from a preseed
+# that defines only a `dir` storage pool named default and a default profile with a root disk: no
+# network, no bridge, no NAT. Both get the same busybox image file. At the end (also on Ctrl-C or
+# failure) both daemons are stopped, processes and mounts they left under the temp dir are cleaned up
+# and the temp dir is removed.
+set -uo pipefail
+
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+
+COUNTS=0,50,200
+WANT_LXD=1
+EXTRA=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --counts) COUNTS=${2:?--counts needs a value}; shift 2 ;;
+    --no-lxd) WANT_LXD=0; shift ;;
+    -h | --help) usage; exit 0 ;;
+    --) shift; EXTRA=("$@"); break ;;
+    *) echo "compare.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+cd "$REPO" || exit 2
+log() { printf '[compare] %s\n' "$*" >&2; }
+
+if [ "$(id -u)" != 0 ]; then log "needs root (both daemons run containers)"; exit 2; fi
+for tool in node unshare setsid nsenter lxc-start; do
+  command -v "$tool" >/dev/null || { log "$tool is missing (svcd needs lxc; see scripts/start.sh)"; exit 2; }
+done
+
+# Short path: unix socket paths are limited to 108 bytes.
+WORK=$(mktemp -d /tmp/bench-compare.XXXXXX)
+chmod 0711 "$WORK"
+SVCD_STATE=$WORK/svcd
+LXD_STATE=$WORK/lxd
+SVCD_PID=""
+LXD_PID=""
+LXD_NOTE=""
+
+# GET <path> on a unix socket; prints the body; exit 0 on HTTP 200.
+api_get() {
+  node -e '
+    const http = require("node:http");
+    const req = http.get({ socketPath: process.argv[1], path: process.argv[2], agent: false }, (r) => {
+      let b = "";
+      r.on("data", (c) => (b += c));
+      r.on("end", () => { process.stdout.write(b); process.exit(r.statusCode === 200 ? 0 : 1); });
+    });
+    req.on("error", () => process.exit(1));
+    req.setTimeout(5000, () => req.destroy());
+  ' "$1" "$2"
+}
+server_pid() {
+  api_get "$1" /1.0 | node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>{try{process.stdout.write(String(JSON.parse(s).metadata.environment.server_pid??""))}catch{}})'
+}
+wait_answer() { # socket, seconds, pid
+  local i
+  for ((i = 0; i < $2 * 5; i++)); do
+    alive "$3" || return 1
+    api_get "$1" /1.0 >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  return 1
+}
+alive() { # a live (not zombie) process
+  [ -n "$1" ] || return 1
+  local st
+  st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+  [ -n "$st" ] && [ "${st:0:1}" != Z ]
+}
+stop_pid() { # pid, seconds to wait after SIGTERM
+  local pid=$1 i
+  alive "$pid" || return 0
+  kill -TERM "$pid" 2>/dev/null
+  for ((i = 0; i < $2 * 5; i++)); do alive "$pid" || return 0; sleep 0.2; done
+  log "pid $pid did not stop after SIGTERM: SIGKILL"
+  kill -KILL "$pid" 2>/dev/null
+  sleep 0.5
+}
+# Pids of processes whose command line names a path under the work dir (lxc-monitord, lxc monitors,
+# lxd forkstart): processes the daemons this script started left behind.
+pids_under() {
+  local d p cmd
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$p" = "$$" ] && continue
+    cmd=$(tr '\0' ' ' 2>/dev/null <"$d/cmdline") || continue
+    case $cmd in *"$WORK/"*) alive "$p" && echo "$p" ;; esac
+  done
+}
+mounts_under() {
+  awk '{print $5}' /proc/self/mountinfo | grep -E "^$WORK(/|\$)" | sort -r
+}
+
+stop_svcd() {
+  if [ -n "$SVCD_PID" ]; then
+    log "stopping svcd (pid $SVCD_PID)"
+    stop_pid "$SVCD_PID" 30
+    wait "$SVCD_PID" 2>/dev/null
+    SVCD_PID=""
+  fi
+  stop_leftover_containers "$SVCD_STATE/containers"
+}
+
+# Containers a daemon left running under an lxc path (there should be none: api-bench deletes what
+# it made). They are found by their `[lxc monitor] <lxcpath> <name>` process; lxc-stop runs in that
+# monitor's network namespace, where the container's abstract command socket lives.
+stop_leftover_containers() {
+  local p cmd name
+  for p in $(pids_under); do
+    cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
+    case $cmd in
+      "[lxc monitor] $1 "*)
+        name=${cmd#"[lxc monitor] $1 "}
+        name=${name%% *}
+        log "container $name was left running under $1: lxc-stop -k"
+        nsenter --net="/proc/$p/ns/net" lxc-stop -k -P "$1" -n "$name" >/dev/null 2>&1
+        ;;
+    esac
+  done
+}
+
+stop_lxd() {
+  if [ -n "$LXD_PID" ]; then
+    log "stopping lxd (pid $LXD_PID)"
+    if alive "$LXD_PID"; then LXD_DIR=$LXD_STATE timeout 120 lxd shutdown >/dev/null 2>&1; fi
+    stop_pid "$LXD_PID" 30
+    wait "$LXD_PID" 2>/dev/null
+    LXD_PID=""
+  fi
+  stop_leftover_containers "$LXD_STATE/containers"
+}
+
+cleanup_host() {
+  local p m left
+  left=$(pids_under)
+  if [ -n "$left" ]; then
+    for p in $left; do kill -TERM "$p" 2>/dev/null; done
+    sleep 1
+    for p in $(pids_under); do kill -KILL "$p" 2>/dev/null; done
+  fi
+  for m in $(mounts_under); do umount -l "$m" 2>/dev/null || log "could not unmount $m"; done
+  if command -v losetup >/dev/null; then
+    losetup -l -n -O NAME,BACK-FILE 2>/dev/null | awk -v w="$WORK/" 'index($2, w) == 1 {print $1}' | while read -r l; do losetup -d "$l"; done
+  fi
+}
+
+finished=0
+cleanup() {
+  [ "$finished" = 1 ] && return
+  finished=1
+  set +e
+  stop_svcd
+  stop_lxd
+  cleanup_host
+  if [ -z "$(mounts_under)" ]; then
+    rm -rf --one-file-system "$WORK"
+  else
+    log "mounts remain under $WORK; not removing it:"; mounts_under >&2
+  fi
+  local procs
+  procs=$(pids_under)
+  log "left behind: processes [${procs:-none}], mounts [$(mounts_under | tr '\n' ' ')], temp dir [$([ -e "$WORK" ] && echo "$WORK" || echo removed)]"
+}
+trap cleanup EXIT
+# api-bench gets the same SIGINT (same process group) and deletes its containers; bash runs this
+# trap once it has exited. The daemons are in their own sessions (setsid) and are stopped by cleanup.
+trap 'log "interrupted"; exit 130' INT TERM
+
+run_bench() { # label socket pid json
+  node --import tsx "$REPO/bench/api-bench.ts" --socket "$2" --pid "$3" --image-file "$IMAGE" --counts "$COUNTS" \
+    --label "$1" --json "$4" ${EXTRA[@]+"${EXTRA[@]}"}
+  local rc=$?
+  [ $rc = 0 ] || log "api-bench against $1 exited with $rc"
+  return 0
+}
+
+# ---------------------------------------------------------------------------------------------
+log "work dir $WORK"
+read -r L1 L5 L15 _ </proc/loadavg
+log "load average $L1 $L5 $L15 on $(nproc) cores"
+case $L1 in 0.* | 1.[0-4]*) ;; *) log "warning: the machine is busy; the figures of both daemons will be noisy" ;; esac
+log "building the busybox image (one file for both servers)"
+IMAGE=$(node --import tsx "$REPO/bench/build-image.ts" "$WORK/image" | tail -n 1)
+[ -f "$IMAGE" ] || { log "could not build the image"; exit 1; }
+
+# --- svcd -------------------------------------------------------------------------------------
+mkdir -p "$SVCD_STATE"
+log "starting svcd on $SVCD_STATE (PGlite), in a network namespace of its own"
+SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=warn setsid unshare --net node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
+SVCD_PID=$!
+if ! wait_answer "$SVCD_STATE/unix.socket" 90 "$SVCD_PID"; then
+  log "svcd did not answer on $SVCD_STATE/unix.socket:"; tail -n 20 "$WORK/svcd.log" >&2
+  exit 1
+fi
+pid=$(server_pid "$SVCD_STATE/unix.socket")
+[ -n "$pid" ] && [ "$pid" != "$SVCD_PID" ] && log "svcd says its pid is $pid (started as $SVCD_PID)" && SVCD_PID=$pid
+echo
+run_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd.json"
+# What svcd logged at warn level or above during the run, by message (its log goes with the temp dir).
+node -e '
+  const lines = require("node:fs").readFileSync(process.argv[1], "utf8").split("\n");
+  const seen = new Map();
+  for (const l of lines) {
+    let j; try { j = JSON.parse(l); } catch { if (l.trim()) j = { level: 50, msg: l }; else continue; }
+    if (!(j.level >= 40)) continue;
+    const text = `${j.level >= 50 ? "error" : "warn"}: ${j.msg ?? ""}${j.err?.message ? ` — ${j.err.message}` : ""}`
+      .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, "<id>").replace(/\/tmp\/bench-compare\.[^/ ]+/g, "$WORK").slice(0, 700);
+    seen.set(text, (seen.get(text) ?? 0) + 1);
+  }
+  if (seen.size) console.error(`[compare] svcd logged ${[...seen.values()].reduce((a, b) => a + b, 0)} warning/error line(s):`);
+  for (const [t, n] of [...seen].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.error(`  ${n}x ${t}`);
+' "$WORK/svcd.log"
+stop_svcd
+cleanup_host
+
+# --- lxd --------------------------------------------------------------------------------------
+if [ "$WANT_LXD" = 1 ]; then
+  if ! command -v lxd >/dev/null; then
+    log "lxd is not installed: apt-get install -y lxd (may pull dependencies)"
+    if ! DEBIAN_FRONTEND=noninteractive apt-get install -y lxd >"$WORK/apt.log" 2>&1; then
+      LXD_NOTE="apt-get install -y lxd failed: $(tail -n 1 "$WORK/apt.log")"
+    fi
+  fi
+  if [ -z "$LXD_NOTE" ] && ! command -v lxd >/dev/null; then LXD_NOTE="no lxd binary after installing"; fi
+  if [ -z "$LXD_NOTE" ]; then
+    LXD_VERSION=$(lxd --version 2>/dev/null)
+    case $LXD_VERSION in 5.0.2*) ;; *) log "note: lxd is $LXD_VERSION, the comparison is meant for Debian's 5.0.2" ;; esac
+    mkdir -m 0711 -p "$LXD_STATE"
+    log "starting lxd $LXD_VERSION on $LXD_STATE, in a network namespace of its own"
+    LXD_DIR=$LXD_STATE setsid unshare --net lxd --group root --logfile "$WORK/lxd.log" >"$WORK/lxd.out" 2>&1 &
+    LXD_PID=$!
+    if ! LXD_DIR=$LXD_STATE timeout 90 lxd waitready --timeout 60 >/dev/null 2>&1 || ! alive "$LXD_PID"; then
+      LXD_NOTE="lxd did not start: $(tail -n 3 "$WORK/lxd.out" "$WORK/lxd.log" 2>/dev/null | tr '\n' ' ' | cut -c1-300)"
+    fi
+  fi
+  if [ -z "$LXD_NOTE" ]; then
+    # Only a dir pool and a default profile with a root disk: no network of any kind.
+    if ! LXD_DIR=$LXD_STATE lxd init --preseed >"$WORK/lxd-init.log" 2>&1 <<'EOF'
+config: {}
+networks: []
+storage_pools:
+- name: default
+  driver: dir
+  config: {}
+profiles:
+- name: default
+  description: api-bench profile (root disk only, no network)
+  config: {}
+  devices:
+    root:
+      type: disk
+      path: /
+      pool: default
+EOF
+    then
+      LXD_NOTE="lxd init --preseed failed: $(tail -n 2 "$WORK/lxd-init.log" | tr '\n' ' ')"
+    fi
+  fi
+  if [ -z "$LXD_NOTE" ]; then
+    pid=$(server_pid "$LXD_STATE/unix.socket")
+    [ -n "$pid" ] && [ "$pid" != "$LXD_PID" ] && log "lxd says its pid is $pid (started as $LXD_PID)" && LXD_PID=$pid
+    echo
+    run_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd.json"
+    [ -s "$WORK/lxd.json" ] || LXD_NOTE="api-bench against lxd produced no results"
+  fi
+  [ -n "$LXD_NOTE" ] && log "lxd: $LXD_NOTE"
+  stop_lxd
+  cleanup_host
+else
+  LXD_NOTE="skipped (--no-lxd)"
+fi
+
+# --- report -----------------------------------------------------------------------------------
+echo
+if [ -s "$WORK/svcd.json" ]; then
+  if [ -s "$WORK/lxd.json" ]; then
+    node --import tsx "$REPO/bench/compare-report.ts" "$WORK/svcd.json" "$WORK/lxd.json"
+  else
+    node --import tsx "$REPO/bench/compare-report.ts" "$WORK/svcd.json" --lxd-note "$LXD_NOTE"
+  fi
+else
+  log "no svcd results (see above)"
+fi

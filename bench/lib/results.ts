@@ -1,0 +1,81 @@
+/** The figures one api-bench run produces (also written as JSON with --json, read by compare-report.ts). */
+import type { LatencyStats } from './stats.ts';
+
+export interface GetCell {
+  /** `GET /1.0` or `GET /1.0/containers?recursion=1`. */
+  what: 'server' | 'list';
+  path: string;
+  /** Bench containers that existed during the cell. */
+  containers: number;
+  /** Items in the last list reply (all containers the server returned). */
+  listed?: number;
+  concurrency: number;
+  requests: number;
+  errors: number;
+  firstError?: string;
+  seconds: number;
+  rps: number;
+  latency: LatencyStats;
+  /** Bytes of the last successful reply body. */
+  bodyBytes: number;
+}
+
+export interface StepStats {
+  ok: number;
+  failed: number;
+  errors: string[];
+  latency?: LatencyStats;
+}
+
+export interface SingleResults {
+  iterations: number;
+  create: StepStats;
+  start: StepStats;
+  /** create + start of the same container (sum of the two operation latencies). */
+  createStart: StepStats;
+  exec: StepStats & { supported: boolean; note?: string };
+  stopForce: StepStats;
+  delete: StepStats;
+}
+
+export interface BulkResults {
+  n: number;
+  /** From issuing all creates at once to the last start finishing. */
+  createStartWallMs: number;
+  createFailed: number;
+  startFailed: number;
+  /** Containers the server listed as Running right after the phase. */
+  runningObserved: number;
+  createLatency?: LatencyStats;
+  startLatency?: LatencyStats;
+  /** Force stop + delete of all of them at once. */
+  deleteWallMs: number;
+  stopFailed: number;
+  deleteFailed: number;
+  /** Distinct error texts with their counts. */
+  errors: Record<string, number>;
+  rssRunningKiB?: number;
+  rssAfterDeleteKiB?: number;
+  rssAfterDeleteSettledKiB?: number;
+}
+
+export interface BenchResults {
+  label: string;
+  socket: string;
+  server: { name: string; version: string; pid?: number; driver?: string; driverVersion?: string; storage?: string };
+  startedAt: string;
+  finishedAt?: string;
+  image: { ref: string; fingerprint?: string; imported: boolean; importMs?: number; file?: string };
+  options: { counts: number[]; concurrency: number[]; durationS: number; iterations: number; skipExec: boolean; settleS: number };
+  rss: { startKiB?: number; idleKiB?: number };
+  get: GetCell[];
+  single?: SingleResults;
+  bulk: BulkResults[];
+  /** /proc/loadavg (1, 5, 15 min) when each phase began: other work on the machine skews the figures. */
+  load: { phase: string; loadavg: [number, number, number] }[];
+  /** Requests resent because the server closed a kept-alive connection as it was reused. */
+  clientRetries?: number;
+  /** Containers this run could not delete at the end (should be empty). */
+  leftovers: string[];
+  aborted?: string;
+}

@@ -1,0 +1,46 @@
+/** Resident memory of a daemon from /proc/<pid>/status (VmRSS, KiB); no process is spawned. */
+import { readdir, readFile } from 'node:fs/promises';
+
+export async function readRssKiB(pid: number): Promise<number | undefined> {
+  const text = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
+  const m = text && /^VmRSS:\s+(\d+)\s+kB/m.exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** The short command name of a process (`/proc/<pid>/comm`), undefined when it is gone. */
+export async function processName(pid: number): Promise<string | undefined> {
+  return (await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => undefined))?.trim();
+}
+
+/**
+ * Pids of processes whose comm is `name` and whose argv has no subcommand (for `lxd`: the daemon
+ * itself, not `lxd forkstart` / `lxd forkexec` helpers).
+ */
+export async function findDaemonPids(name: string): Promise<number[]> {
+  const out: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    if ((await processName(Number(entry))) !== name) continue;
+    const argv = (await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '')).split('\0').filter(Boolean);
+    if (argv.slice(1).some((a) => /^fork|^callhook$|^activateifneeded$/.test(a))) continue;
+    out.push(Number(entry));
+  }
+  return out;
+}
+
+/** Sample RSS a few times over `settleMs` and return the last value (memory is released lazily). */
+export async function settledRss(pid: number, settleMs: number): Promise<number | undefined> {
+  const until = Date.now() + settleMs;
+  let last = await readRssKiB(pid);
+  while (Date.now() < until) {
+    await new Promise((r) => setTimeout(r, Math.min(1000, Math.max(0, until - Date.now()))));
+    last = await readRssKiB(pid);
+  }
+  return last;
+}
+
+/** The 1, 5 and 15 minute load averages. */
+export async function loadAverage(): Promise<[number, number, number]> {
+  const parts = (await readFile('/proc/loadavg', 'utf8').catch(() => '')).split(' ').map(Number);
+  return [parts[0] ?? NaN, parts[1] ?? NaN, parts[2] ?? NaN];
+}
