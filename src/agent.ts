@@ -127,6 +127,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const reconcile = createReconcileManager({
     clock,
     reconcilers,
+    // Most reconcile time is spent waiting for host commands (lxc-start, tar, rsync): run many at once.
+    concurrency: 16,
     settler: createStatusSettler({ db, ops, convergence }),
     log: log.child({ component: 'reconcile' }),
   });
