@@ -1,25 +1,18 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { buildBusyboxImage } from '../support/busybox-image.ts';
+import { teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
-import { cleanupHostUnder } from '../support/host-cleanup.ts';
 import { client, eventually, expectError, request, type Client } from '../support/http.ts';
 import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
-import { ensureRootSubids, monitordFor } from '../support/lxc-host.ts';
+import { ensureRootSubids } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
 
-async function waitOp(api: Client, res: { status: number; json: any; text: string }, want = 'Success') {
-  assert.equal(res.status, 202, res.text);
-  const done = await api.get(`${res.json.operation}/wait?timeout=120`);
-  assert.equal(done.json.metadata.status, want, done.json.metadata.err);
-  return done.json.metadata;
-}
 
 describe('container backups: create, list, export, import (API and lxc export/import), expiry', () => {
   let d: Daemon;
@@ -30,29 +23,15 @@ describe('container backups: create, list, export, import (API and lxc export/im
   before(async () => {
     await ensureRootSubids();
     work = await mkdtemp(path.join(os.tmpdir(), 'svcd-bk-'));
-    const img = await buildBusyboxImage({ dir: work, format: 'unified', compression: 'gzip' });
-    if (img.format !== 'unified') throw new Error('unexpected image format');
     d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
     api = client({ socketPath: d.socketPath });
     cli = await lxcCli(d.stateDir);
-    await waitOp(api, await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
-    await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint });
+    await uploadBusybox(api, work);
     await waitOp(api, await api.post('/1.0/containers', { name: 'src', config: { 'user.note': 'kept' }, source: { type: 'image', alias: 'bb' } }));
   });
   after(async () => {
-    const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
-    for (const c of Array.isArray(list) ? list : []) {
-      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-    }
     await cli?.cleanup();
-    await d?.stop().catch(() => {});
-    if (d) {
-      for (const p of await monitordFor(path.join(d.stateDir, 'containers'))) process.kill(p.pid, 'SIGTERM');
-      await cleanupHostUnder(d.stateDir);
-    }
-    await d?.destroy();
-    await rm(work, { recursive: true, force: true });
+    await teardownContainers(d, api, [work]);
   });
 
   test('create (async), list, get, rename, export as a tarball with backup/index.yaml and the rootfs, delete', async () => {

@@ -1,21 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { buildBusyboxImage } from '../support/busybox-image.ts';
+import { teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
-import { cleanupHostUnder } from '../support/host-cleanup.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
 import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
-import { ensureRootSubids, monitordFor } from '../support/lxc-host.ts';
+import { ensureRootSubids } from '../support/lxc-host.ts';
 
-async function waitOp(api: Client, res: { status: number; json: any; text: string }) {
-  assert.equal(res.status, 202, res.text);
-  const done = await api.get(`${res.json.operation}/wait?timeout=120`);
-  assert.equal(done.json.metadata.status, 'Success', done.json.metadata.err);
-  return done.json.metadata;
-}
 
 describe('container snapshots on btrfs: create, restore, copy and publish from a snapshot, rename, delete', () => {
   let d: Daemon;
@@ -32,33 +25,21 @@ describe('container snapshots on btrfs: create, restore, copy and publish from a
   before(async () => {
     await ensureRootSubids();
     work = await mkdtemp(path.join(os.tmpdir(), 'svcd-snap-'));
-    const img = await buildBusyboxImage({ dir: work, format: 'unified', compression: 'gzip' });
-    if (img.format !== 'unified') throw new Error('unexpected image format');
     d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
     api = client({ socketPath: d.socketPath });
     cli = await lxcCli(d.stateDir);
-    await waitOp(api, await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
-    await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint });
+    await uploadBusybox(api, work);
     assert.equal((await api.post('/1.0/storage-pools', { name: 'bt', driver: 'btrfs', config: { size: '384MiB' } })).status, 200);
     // Privileged, so the test can write into it through /proc/<pid>/root (host root is unmapped in an idmapped rootfs).
     await waitOp(api, await api.post('/1.0/containers', { name: 'c', config: { 'security.privileged': 'true' }, devices: { root: { type: 'disk', path: '/', pool: 'bt' } }, source: { type: 'image', alias: 'bb' } }));
     await waitOp(api, await api.put('/1.0/containers/c/state', { action: 'start' }));
   });
   after(async () => {
-    const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
-    for (const c of Array.isArray(list) ? list : []) {
-      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-    }
-    await api?.delete('/1.0/storage-pools/bt').catch(() => {});
     await cli?.cleanup();
-    await d?.stop().catch(() => {});
-    if (d) {
-      for (const p of await monitordFor(path.join(d.stateDir, 'containers'))) process.kill(p.pid, 'SIGTERM');
-      await cleanupHostUnder(d.stateDir);
-    }
-    await d?.destroy();
-    await rm(work, { recursive: true, force: true });
+    const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
+    for (const c of Array.isArray(list) ? list : []) await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+    await api?.delete('/1.0/storage-pools/bt').catch(() => {});
+    await teardownContainers(d, api, [work]);
   });
 
   test('snapshot (async), then restore as lxc sends it: the running container comes back with the old files', async () => {

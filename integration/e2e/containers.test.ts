@@ -1,25 +1,18 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { buildBusyboxImage } from '../support/busybox-image.ts';
+import { teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
-import { cleanupHostUnder } from '../support/host-cleanup.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
-import { ensureRootSubids, monitordFor } from '../support/lxc-host.ts';
+import { ensureRootSubids } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
 
-async function waitOp(api: Client, res: { status: number; json: any; text: string }, want = 'Success') {
-  assert.equal(res.status, 202, res.text);
-  const done = await api.get(`${res.json.operation}/wait?timeout=120`);
-  assert.equal(done.json.metadata.status, want, done.json.metadata.err);
-  return done.json.metadata;
-}
 
 describe('containers on real LXC (busybox image): create, run, observe, self-heal', () => {
   let d: Daemon;
@@ -31,30 +24,12 @@ describe('containers on real LXC (busybox image): create, run, observe, self-hea
   before(async () => {
     await ensureRootSubids();
     imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
-    const img = await buildBusyboxImage({ dir: imgDir, format: 'unified', compression: 'gzip' });
-    if (img.format !== 'unified') throw new Error('unexpected image format');
-    fingerprint = img.fingerprint;
     d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
     api = client({ socketPath: d.socketPath });
-    const up = await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' });
-    await waitOp(api, up);
-    assert.equal((await api.post('/1.0/images/aliases', { name: 'bb', target: fingerprint })).status, 200);
+    ({ fingerprint } = await uploadBusybox(api, imgDir));
     assert.equal((await api.post('/1.0/storage-pools', { name: 'fast', driver: 'btrfs', config: { size: '512MiB' } })).status, 200);
   });
-  after(async () => {
-    const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
-    for (const c of Array.isArray(list) ? list : []) {
-      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-    }
-    await d?.stop().catch(() => {});
-    if (d) {
-      for (const p of await monitordFor(path.join(d.stateDir, 'containers'))) process.kill(p.pid, 'SIGTERM');
-      await cleanupHostUnder(d.stateDir);
-    }
-    await d?.destroy();
-    await rm(imgDir, { recursive: true, force: true });
-  });
+  after(async () => teardownContainers(d, api, [imgDir]));
 
   test('bad input is refused before anything is written', async () => {
     const names = ['1abc', 'a/b', 'a:b', 'a,b', 'a'.repeat(65), 'with space', '-x', 'x-'];

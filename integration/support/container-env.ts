@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { buildBusyboxImage } from './busybox-image.ts';
+import type { Daemon } from './daemon.ts';
+import { cleanupHostUnder } from './host-cleanup.ts';
+import type { Client } from './http.ts';
+import { monitordFor } from './lxc-host.ts';
+
+/** Wait for an async answer's operation and assert how it ended; returns the operation. */
+export async function waitOp(api: Client, res: { status: number; json: any; text: string }, want = 'Success') {
+  assert.equal(res.status, 202, res.text);
+  const done = await api.get(`${res.json.operation}/wait?timeout=120`);
+  assert.equal(done.json.metadata.status, want, done.json.metadata.err);
+  return done.json.metadata;
+}
+
+/** Build the busybox test image in `dir`, upload it and alias it `bb`; returns its fingerprint and file. */
+export async function uploadBusybox(api: Client, dir: string): Promise<{ fingerprint: string; file: string }> {
+  const img = await buildBusyboxImage({ dir, format: 'unified', compression: 'gzip' });
+  if (img.format !== 'unified') throw new Error('unexpected image format');
+  await waitOp(api, await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
+  assert.equal((await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint })).status, 200);
+  return { fingerprint: img.fingerprint, file: img.file };
+}
+
+/**
+ * Tear down what a container test made, also after a failure: force-stop and delete every
+ * container through the API, stop the daemon, end its lxc-monitord, unmount and detach what is
+ * left under its state directory, remove it and the given temporary directories.
+ */
+export async function teardownContainers(d: Daemon | undefined, api: Client | undefined, dirs: (string | undefined)[] = []): Promise<void> {
+  const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
+  for (const c of Array.isArray(list) ? (list as string[]) : []) {
+    await api!.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api!.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+    await api!.delete(c).then((r) => api!.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+  }
+  await d?.stop().catch(() => {});
+  if (d) {
+    for (const p of await monitordFor(path.join(d.stateDir, 'containers'))) process.kill(p.pid, 'SIGTERM');
+    await cleanupHostUnder(d.stateDir);
+  }
+  await d?.destroy();
+  for (const dir of dirs) if (dir) await rm(dir, { recursive: true, force: true });
+}
