@@ -7,6 +7,7 @@ import { objectMap, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
+import { createMemo } from '../memo.ts';
 import { checkIfMatch, computeEtag } from '../etag.ts';
 import { API_EXTENSIONS } from '../extensions.ts';
 import { route } from '../router.ts';
@@ -20,6 +21,10 @@ export const SERVER_VERSION = '0.1.0';
 export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, node, host } = deps;
 
+  // GET /1.0 is the hottest path: no query per request (1 s bound on what other members changed).
+  const configMemo = createMemo(() => readServerConfig(db, node), 1_000);
+  const driversMemo = createMemo(() => db.selectDistinct({ driver: storagePools.driver }).from(storagePools), 1_000);
+
   async function describe(c: Context<AppEnv>) {
     const caller = c.get('caller');
     const base = {
@@ -31,7 +36,7 @@ export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       auth_methods: ['tls'],
     };
     if (caller.level !== 'trusted') return { body: base, etag: undefined };
-    const [stored, pools] = await Promise.all([readServerConfig(db, node), db.selectDistinct({ driver: storagePools.driver }).from(storagePools)]);
+    const [stored, pools] = await Promise.all([configMemo.get(), driversMemo.get()]);
     const config = renderServerConfig(stored);
     const body = {
       ...base,
@@ -77,6 +82,7 @@ export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     if (addrBefore !== addrAfter) await deps.listeners.setHttpsAddress(addrAfter);
     try {
       await writeServerConfig(db, node, next);
+      configMemo.invalidate();
     } catch (e) {
       if (addrBefore !== addrAfter) await deps.listeners.setHttpsAddress(addrBefore).catch(() => {});
       throw e;
