@@ -1,15 +1,21 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { eq } from 'drizzle-orm';
-import { operations, reconcileStatus } from '../../src/desired/schema/index.ts';
+import { eq, inArray } from 'drizzle-orm';
+import type { DbOrTx } from '../../src/db/types.ts';
+import { operations, reconcileStatus, type OperationRow } from '../../src/desired/schema/index.ts';
 import {
   expireOperations,
   failOrphanedOperations,
   listActiveOperations,
   pruneOperations,
-  readOperationsByIds,
 } from '../../src/operations/operation-store.ts';
 import { makeOps, mustReadOperation, operationRow as row, seed, sorted, type SuiteContext } from './helpers.ts';
+
+/** Rows of the given operations (whatever their state), to check what a store function changed. */
+async function readOperationsByIds(db: DbOrTx, ids: string[]): Promise<OperationRow[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(operations).where(inArray(operations.id, ids));
+}
 
 const TIMEOUT = 'timed out waiting for the host to converge (svcd keeps trying in the background)';
 /** Each test seeds rows in its own time range so that cutoffs and deadlines never reach another test's rows. */

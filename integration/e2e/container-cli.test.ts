@@ -35,8 +35,6 @@ const BENCH_COUNT = 50;
 const skip = await lxcSkipReason();
 if (skip) console.log(`# skipping container CLI e2e tests: ${skip}`);
 
-type Reply = { status: number; json: any; text: string };
-
 const exists = (p: string) => access(p).then(() => true, () => false);
 const sha256 = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
 /** Non-empty stdout lines, sorted (csv output of `lxc list` / `lxc image list`). */
@@ -64,12 +62,6 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
 
   const state = (name: string) => api.get(`/1.0/containers/${name}/state`).then((r) => r.json.metadata);
   const container = (name: string) => api.get(`/1.0/containers/${name}`).then((r) => r.json.metadata);
-  async function waitOp(res: Reply, want = 'Success') {
-    assert.equal(res.status, 202, res.text);
-    const done = await api.get(`${res.json.operation}/wait?timeout=120`);
-    assert.equal(done.json.metadata.status, want, done.json.metadata.err);
-    return done.json.metadata;
-  }
   /** REST: the container runs with an init pid (other than `notPid`); returns its state. */
   async function running(name: string, notPid?: number) {
     return eventually(async () => {

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 
 /** A host command that failed: carries the argv, exit code and stderr. */
@@ -13,6 +14,13 @@ export class HostCommandError extends Error {
   }
 }
 
+/** The HostCommandError for a failed execa result (argv, exit code, stderr in the message). */
+function commandError(file: string, args: readonly string[], res: { exitCode?: number | undefined; stderr?: unknown; timedOut?: boolean; isCanceled?: boolean; shortMessage?: string }): HostCommandError {
+  const stderr = String(res.stderr ?? '').trim();
+  const why = res.timedOut ? 'timed out' : res.isCanceled ? 'was cancelled' : res.exitCode !== undefined ? `exited with ${res.exitCode}` : String(res.shortMessage);
+  return new HostCommandError([file, ...args], res.exitCode, stderr, `${[file, ...args].join(' ')} ${why}${stderr ? `: ${stderr}` : ''}`);
+}
+
 export interface RunOptions {
   signal?: AbortSignal;
   timeoutMs?: number;
@@ -20,7 +28,7 @@ export interface RunOptions {
   env?: Record<string, string>;
 }
 
-/** Run a host command (argv array, never a shell string); resolves with stdout. The only execa user. */
+/** Run a host command (argv array, never a shell string); resolves with stdout. This file is the only execa user. */
 export async function runCommand(file: string, args: readonly string[], opts: RunOptions = {}): Promise<string> {
   const res = await execa(file, args, {
     reject: false,
@@ -30,10 +38,76 @@ export async function runCommand(file: string, args: readonly string[], opts: Ru
     env: opts.env,
     stripFinalNewline: true,
   });
-  if (res.failed) {
-    const stderr = String(res.stderr ?? '').trim();
-    const why = res.timedOut ? 'timed out' : res.isCanceled ? 'was cancelled' : res.exitCode !== undefined ? `exited with ${res.exitCode}` : String(res.shortMessage);
-    throw new HostCommandError([file, ...args], res.exitCode, stderr, `${[file, ...args].join(' ')} ${why}${stderr ? `: ${stderr}` : ''}`);
-  }
+  if (res.failed) throw commandError(file, args, res);
   return String(res.stdout ?? '');
+}
+
+// --- streaming ---------------------------------------------------------------------------
+
+export interface StreamCommand {
+  /** The command's standard output, to be read as it comes. */
+  stdout: Readable;
+  /** Resolves when the command exited with 0; rejects with a HostCommandError otherwise (unless stopped). */
+  done: Promise<void>;
+  /** Kill the command (its output is no longer wanted) and wait for it; never rejects. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Run a host command whose standard output is streamed (argv array, never a shell string), with
+ * standard input read from a file. For decompressors: `xz -dc`, `zstd -dc`, `bzip2 -dc`.
+ */
+export function runStreamCommand(file: string, args: readonly string[], opts: { stdinFile?: string; signal?: AbortSignal } = {}): StreamCommand {
+  const sub = execa(file, args, {
+    stdin: opts.stdinFile ? { file: opts.stdinFile } : 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: { stdout: false, stderr: true },
+    reject: false,
+    cancelSignal: opts.signal,
+    maxBuffer: { stderr: 64 * 1024 },
+  });
+  let stopped = false;
+  const result = sub.then((res) => {
+    if (!res.failed || stopped) return;
+    throw commandError(file, args, res);
+  });
+  // Callers that stop early never look at `done`: keep an unobserved failure from crashing the process.
+  result.catch(() => {});
+  return {
+    stdout: sub.stdout,
+    done: result,
+    async stop() {
+      stopped = true;
+      sub.stdout.destroy();
+      sub.kill();
+      await result.catch(() => {});
+    },
+  };
+}
+
+/** A long-running command whose stdout is consumed line by line (`lxc-monitor`). */
+export interface StreamCommandOptions {
+  /** Aborting stops the command (SIGTERM, SIGKILL 5 s later) and resolves: a requested stop is not an error. */
+  signal?: AbortSignal;
+  onLine: (line: string) => void;
+}
+
+/** Run `file args`, call `onLine` for each stdout line as it arrives, resolve when it exits cleanly or is aborted. */
+export async function streamCommand(file: string, args: readonly string[], opts: StreamCommandOptions): Promise<void> {
+  const sub = execa(file, args, {
+    reject: false,
+    cancelSignal: opts.signal,
+    stdin: 'ignore',
+    buffer: { stdout: false, stderr: true },
+    stripFinalNewline: true,
+  });
+  try {
+    for await (const line of sub.iterable({ from: 'stdout' })) opts.onLine(String(line));
+  } catch {
+    // the stream ends with an error when the process is killed; the result below says why
+  }
+  const res = await sub;
+  if (res.isCanceled || opts.signal?.aborted) return;
+  if (res.failed) throw commandError(file, args, res);
 }

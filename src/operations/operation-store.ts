@@ -1,4 +1,4 @@
-import { and, desc, eq, inArray, isNull, lt, lte, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, lt, lte, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { operations, type OperationRow } from '../desired/schema/index.ts';
 
@@ -107,9 +107,4 @@ export async function pruneOperations(db: DbOrTx, before: Date): Promise<number>
     .where(and(sql`${operations.statusCode} >= 200`, lt(operations.updatedAt, before)))
     .returning({ id: operations.id });
   return rows.length;
-}
-
-export async function readOperationsByIds(db: DbOrTx, ids: string[]): Promise<OperationRow[]> {
-  if (ids.length === 0) return [];
-  return db.select().from(operations).where(inArray(operations.id, ids));
 }

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { runStreamCommand } from '../exec-stream.ts';
+import { runStreamCommand } from '../exec.ts';
 import type { ImageFileFormat } from './detect-compression.ts';
 
 /** Decompressors run on the host (argv arrays); gzip is decompressed in process. */

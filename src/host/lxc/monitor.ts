@@ -5,7 +5,7 @@
  * lxc-monitor has connected are not replayed: pair the stream with a periodic `containerState` poll.
  */
 import { isLxcState, lxcArgs, type LxcState } from './lxc-args.ts';
-import { streamCommand } from './stream-command.ts';
+import { streamCommand } from '../exec.ts';
 
 export type LxcMonitorEvent = { type: 'state'; name: string; state: LxcState } | { type: 'exit'; name: string; status: number };
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { HostCommandError } from '../exec.ts';
-import { streamCommand } from './stream-command.ts';
+import { HostCommandError, streamCommand } from './exec.ts';
 
 // A child that prints a line, then another 200 ms later and exits (with the code given as its argument).
 const CHILD = `
