@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { access, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -21,12 +21,12 @@ import { parse as parseYaml } from 'yaml';
 import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseProcCgroup } from '../../src/host/lxc/parse-cgroup.ts';
 import { readMounts } from '../../src/host/storage/mountinfo.ts';
 import { buildBusyboxImage } from '../support/busybox-image.ts';
+import { teardownContainers } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { subscribeEvents } from '../support/events.ts';
-import { cleanupHostUnder } from '../support/host-cleanup.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
 import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
-import { ensureRootSubids, findProcesses, lxcSkipReason, monitordFor } from '../support/lxc-host.ts';
+import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
@@ -112,33 +112,8 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
   });
 
   after(async () => {
-    const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
-    for (const c of Array.isArray(list) ? list : []) {
-      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-    }
-    await d?.stop().catch(() => {});
-    if (d) {
-      // Whatever the API could not remove (a failed test, a daemon that died): stop it with LXC itself.
-      const left = await run('lxc-ls', ['-P', lxcPath(), '-1']).then((r) => r.stdout.split(/\s+/).filter(Boolean), () => [] as string[]);
-      for (const id of left) await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath()]).catch(() => {});
-      // lxc-monitor (left behind if the daemon died) and lxc-monitord of this state dir, until none is left.
-      await eventually(async () => {
-        const procs = [...(await findProcesses((a) => path.basename(a[0] ?? '') === 'lxc-monitor' && a.includes(lxcPath()))), ...(await monitordFor(lxcPath()))];
-        for (const p of procs) {
-          try {
-            process.kill(p.pid, 'SIGTERM');
-          } catch {
-            /* already gone */
-          }
-        }
-        return procs.length === 0;
-      }, 'no lxc-monitor(d) left for this state dir').catch(() => {});
-      await cleanupHostUnder(d.stateDir);
-    }
-    await d?.destroy();
+    await teardownContainers(d, api, [work]);
     await lxc?.cleanup();
-    if (work) await rm(work, { recursive: true, force: true });
   });
 
   test('no NIC anywhere: the default profile has only the root disk', async () => {

@@ -6,17 +6,17 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { access, mkdtemp, readFile, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { buildBusyboxImage } from '../support/busybox-image.ts';
+import { teardownContainers } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { subscribeEvents } from '../support/events.ts';
-import { cleanupHostUnder } from '../support/host-cleanup.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
-import { ensureRootSubids, findProcesses, lxcSkipReason, monitordFor } from '../support/lxc-host.ts';
+import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
 const skip = await lxcSkipReason();
@@ -72,34 +72,7 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
     assert.equal((await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint })).status, 200);
   });
 
-  after(async () => {
-    const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
-    for (const c of Array.isArray(list) ? list : []) {
-      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-    }
-    await d?.stop().catch(() => {});
-    if (d) {
-      // Whatever the API could not remove (a failed test, a daemon that died): stop it with LXC itself.
-      const left = await run('lxc-ls', ['-P', lxcPath(), '-1']).then((r) => r.stdout.split(/\s+/).filter(Boolean), () => [] as string[]);
-      for (const id of left) await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath()]).catch(() => {});
-      // lxc-monitor (left behind if a daemon died) and lxc-monitord of this state dir, until none is left
-      await eventually(async () => {
-        const left = [...(await findProcesses((a) => path.basename(a[0] ?? '') === 'lxc-monitor' && a.includes(lxcPath()))), ...(await monitordFor(lxcPath()))];
-        for (const p of left) {
-          try {
-            process.kill(p.pid, 'SIGTERM');
-          } catch {
-            /* already gone */
-          }
-        }
-        return left.length === 0;
-      }, 'no lxc-monitor(d) left for this state dir').catch(() => {});
-      await cleanupHostUnder(d.stateDir);
-    }
-    await d?.destroy();
-    if (imgDir) await rm(imgDir, { recursive: true, force: true });
-  });
+  after(async () => teardownContainers(d, api, [imgDir]));
 
   test('lifecycle events, each when its effect is observed, in order', async () => {
     const sub = await subscribeEvents(d.socketPath, '?type=lifecycle');

@@ -4,8 +4,12 @@ import path from 'node:path';
 import { buildBusyboxImage } from './busybox-image.ts';
 import type { Daemon } from './daemon.ts';
 import { cleanupHostUnder } from './host-cleanup.ts';
-import type { Client } from './http.ts';
-import { monitordFor } from './lxc-host.ts';
+import { eventually, type Client } from './http.ts';
+import { findProcesses, monitordFor } from './lxc-host.ts';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
 
 /** Wait for an async answer's operation and assert how it ended; returns the operation. */
 export async function waitOp(api: Client, res: { status: number; json: any; text: string }, want = 'Success') {
@@ -37,7 +41,22 @@ export async function teardownContainers(d: Daemon | undefined, api: Client | un
   }
   await d?.stop().catch(() => {});
   if (d) {
-    for (const p of await monitordFor(path.join(d.stateDir, 'containers'))) process.kill(p.pid, 'SIGTERM');
+    const lxcPath = path.join(d.stateDir, 'containers');
+    // Whatever the API could not remove (a failed test, a daemon that died): stop it with LXC itself.
+    const left = await run('lxc-ls', ['-P', lxcPath, '-1']).then((r) => r.stdout.split(/\s+/).filter(Boolean), () => [] as string[]);
+    for (const id of left) await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath]).catch(() => {});
+    // lxc-monitor (left behind if the daemon died) and lxc-monitord of this state dir, until none is left.
+    await eventually(async () => {
+      const procs = [...(await findProcesses((a) => path.basename(a[0] ?? '') === 'lxc-monitor' && a.includes(lxcPath))), ...(await monitordFor(lxcPath))];
+      for (const p of procs) {
+        try {
+          process.kill(p.pid, 'SIGTERM');
+        } catch {
+          /* already gone */
+        }
+      }
+      return procs.length === 0;
+    }, 'no lxc-monitor(d) left for this state dir').catch(() => {});
     await cleanupHostUnder(d.stateDir);
   }
   await d?.destroy();
