@@ -6,7 +6,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { makeClientCertificate } from '../support/certs.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
-import { client, type Client, type Reply, type Target } from '../support/http.ts';
+import { freePort, client, type Client, type Reply, type Target } from '../support/http.ts';
 
 /**
  * Every write endpoint of the server, profile, project and certificate APIs is walked with bad
@@ -16,13 +16,6 @@ import { client, type Client, type Reply, type Target } from '../support/http.ts
  * must stay up.
  */
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 const fp = (pem: string) => createHash('sha256').update(new X509Certificate(pem).raw).digest('hex');
 

@@ -8,20 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
-import { client, eventually, expectError, type Client, type Reply, type Target } from '../support/http.ts';
+import { freePort, client, eventually, expectError, type Client, type Reply, type Target } from '../support/http.ts';
 import { makeImageTree, multipartBody, parseMultipart, sha256, type ImageTree } from '../support/images.ts';
 import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
 
 const hasTool = (name: string) =>
   new Promise<boolean>((resolve) => execFile(name, ['--version'], (err) => resolve(!err || typeof err.code === 'number')));
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 /** A request whose answer body is kept as bytes (exports). */
 function rawRequest(target: Target, method: string, urlPath: string, body?: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
 import { makeClientCertificate } from '../support/certs.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
-import { client, type Client } from '../support/http.ts';
+import { freePort, client, type Client } from '../support/http.ts';
 
 /**
  * A hundred client connections that open and send nothing, plus a hundred that send one byte of a
@@ -13,13 +13,6 @@ import { client, type Client } from '../support/http.ts';
  * client. Only the unix socket and 127.0.0.1 are used.
  */
 
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 const SLOW = 100;
 const SAMPLES = 50;

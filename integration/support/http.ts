@@ -91,3 +91,13 @@ export function expectError(res: Reply, status: number): string {
     throw new Error(`expected error envelope ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
   return res.json.error as string;
 }
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (for the HTTPS listener under test). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as import('node:net').AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
