@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(lxc busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2)
+# make, g++ and python3 build node-pty's native module (npm ships no Linux prebuild for 1.1.0).
+packages=(lxc busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 make g++ python3)
 if [ "${1:-}" = "--test" ]; then
   packages+=(postgresql-15 lxd-client python3-pylxd lxd-tools tmux curl)
 fi
