@@ -104,6 +104,17 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   await mkdir(lxcPath, { recursive: true, mode: 0o711 });
   const convergence = createConvergence({ db });
   const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
+  // Reconcilers tell this observer what they left each container as; its drift reports go to the reconcile manager below.
+  const containerObserver = createContainerObserver({
+    db,
+    node: config.nodeName,
+    lxcPath: lxcPathOf(config.stateDir),
+    stateDir: config.stateDir,
+    bus,
+    log: log.child({ component: 'observers', observer: 'containers' }),
+    report: (kind, key, what) => drift.report(kind, key, what),
+    ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}),
+  });
   const reconcilers: Reconciler[] = [
     createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
     createVolumeReconciler({ db, stateDir: config.stateDir, driverFor: storage.driverFor }),
@@ -118,7 +129,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       },
       host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
       subids,
-      onHostChange: () => observers.runNow('containers').catch(() => {}),
+      onHostChange: (id, seen) => containerObserver.observe(id, seen).catch(() => {}),
       boot: bootGate,
       bus,
     }),
@@ -133,8 +144,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     log: log.child({ component: 'reconcile' }),
   });
   const drift = createDriftReporter({ enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason) });
-  observers.register(createContainerObserver({ db, node: config.nodeName, lxcPath: lxcPathOf(config.stateDir), stateDir: config.stateDir, bus, log: log.child({ component: 'observers', observer: 'containers' }), report: drift.report, ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}) }));
-  observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: () => void observers.runNow('containers').catch(() => {}) }));
+  observers.register(containerObserver);
+  observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: (ev) => containerObserver.onMonitorEvent(ev) }));
   observers.register(createBackupExpiryObserver({ db, stateDir: config.stateDir, ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}) }));
   observers.register(createPoolObserver({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
 

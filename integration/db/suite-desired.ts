@@ -8,6 +8,7 @@ import { operations, profiles } from '../../src/desired/schema/index.ts';
 import { renderOperation } from '../../src/operations/render-operation.ts';
 import { readOperation } from '../../src/operations/operation-store.ts';
 import { createStatusSettler } from '../../src/reconcilers/status-settler.ts';
+import { readDataVersion } from '../../src/desired/data-versions.ts';
 import {
   assertConflict,
   bumpProfileWithOperation,
@@ -20,6 +21,27 @@ import {
 } from './helpers.ts';
 
 export function defineDesiredTests(ctx: SuiteContext): void {
+  test('data versions: a committed write to a table changes its version; reads and rolled-back writes do not', async () => {
+    const db = ctx.db();
+    const v0 = await readDataVersion(db, ['profiles', 'containers']);
+    await listProfiles(db, 'default');
+    assert.equal(await readDataVersion(db, ['profiles', 'containers']), v0, 'a read changes nothing');
+    await createProfile(db, 'default', 'versioned', input('v'));
+    const v1 = await readDataVersion(db, ['profiles', 'containers']);
+    assert.notEqual(v1, v0, 'an insert bumps profiles');
+    assert.equal(await readDataVersion(db, ['containers']), v0.split(',').find((x) => x.startsWith('containers:')), 'containers untouched');
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.update(profiles).set({ description: 'x' }).where(eq(profiles.name, 'versioned'));
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.equal(await readDataVersion(db, ['profiles', 'containers']), v1, 'a rolled-back update leaves the version');
+    await deleteProfile(db, 'default', 'versioned');
+    assert.notEqual(await readDataVersion(db, ['profiles', 'containers']), v1, 'a delete bumps profiles');
+  });
+
   test('profiles: create, update, rename, delete; generation starts at 1 and each write adds one', async () => {
     const db = ctx.db();
     const created = await createProfile(db, 'default', 'web', input('web', { 'user.a': '1' }, { eth0: { type: 'nic', parent: 'br0' } }));

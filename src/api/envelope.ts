@@ -14,6 +14,13 @@ export function sync(c: Context, metadata: unknown, opts: { status?: Status; eta
   return c.json(syncBody(metadata), opts.status ?? 200);
 }
 
+/** A sync envelope around metadata that is already JSON text (a cached rendering). */
+export function syncRaw(c: Context, metadataJson: string): Response {
+  const head = JSON.stringify(syncBody(null)).replace(/"metadata":\{\}\}$/, '"metadata":');
+  c.header('Content-Type', 'application/json');
+  return c.body(`${head}${metadataJson}}`, 200);
+}
+
 /** Async envelope: 202, `Location` = operation URL, metadata = the operation object. */
 export function async(c: Context, op: OperationRow): Response {
   const url = operationUrl(op.id);

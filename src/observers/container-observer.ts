@@ -7,13 +7,15 @@ import { emitLifecycle, type EventBus } from '../events/index.ts';
 import { runCommand } from '../host/exec.ts';
 import { readInitExit, stopCauseOf, type InitExit } from '../host/lxc/init-exit.ts';
 import { containerState } from '../host/lxc/lifecycle.ts';
-import { lxcLsArgs, parseLxcLs } from '../host/lxc/lxc-args.ts';
-import { watchStates } from '../host/lxc/monitor.ts';
+import { lxcLsArgs, parseLxcLs, type LxcState } from '../host/lxc/lxc-args.ts';
+import { watchStates, type LxcMonitorEvent } from '../host/lxc/monitor.ts';
 import { restartInFlight } from '../reconcilers/container/restart-in-flight.ts';
 import { logDirOf } from '../reconcilers/container/types.ts';
 import type { RuntimeLogger } from '../reconcilers/runtime/types.ts';
 import { crashBackoffMs, SHORT_RUN_MS, stableOf, upTransitionAction, type Stable } from './container-transitions.ts';
 import type { PollObserver, StreamObserver } from './types.ts';
+
+type RuntimeRow = typeof containerRuntime.$inferSelect;
 
 /** A reboot from inside: LXC starts the container again by itself; if it is not back by then, svcd starts it. */
 const REBOOT_GRACE_MS = 30_000;
@@ -50,8 +52,10 @@ export interface ContainerObserverDeps {
 }
 
 /**
- * What LXC shows of every container, with one `lxc-ls` for all of them (never a process per
- * container), written to container_runtime, and what each change means:
+ * What LXC shows of every container, written to container_runtime, and what each change means. Three
+ * kinds of look, all judged the same way: a periodic sample of every container with one `lxc-ls` (never
+ * a process per container); the outcome a reconcile reports (no process at all); and an lxc-monitor
+ * event for one container (one `lxc-info` when it needs the init pid). What each change means:
  *
  * - lifecycle events when a change is seen: container-started, -restarted, -paused, -resumed,
  *   -stopped, -shutdown (it powered itself off);
@@ -68,7 +72,14 @@ export interface ContainerObserverDeps {
  * What happened while svcd was not running is not judged: at the first look the runtime rows only
  * seed what this process has seen, and the boot plan decides what runs.
  */
-export function createContainerObserver(deps: ContainerObserverDeps): PollObserver {
+export interface ContainerObserver extends PollObserver {
+  /** Look at one container now: with what the caller just saw, or else with one lxc-info. */
+  observe(id: string, seen?: { state: LxcState; pid?: number | undefined }): Promise<void>;
+  /** An lxc-monitor event: a settled state that differs from what was last seen gets a look. */
+  onMonitorEvent(ev: LxcMonitorEvent): void;
+}
+
+export function createContainerObserver(deps: ContainerObserverDeps): ContainerObserver {
   const { db } = deps;
   const now = deps.now ?? Date.now;
   const memory = new Map<string, Seen>();
@@ -129,78 +140,127 @@ export function createContainerObserver(deps: ContainerObserverDeps): PollObserv
     }
   }
 
+  /** One container's look: write what changed to its runtime row, judge the transition, report drift. */
+  async function look(c: ContainerRow, obs: { state: LxcState; pid?: number | undefined } | undefined, prev: RuntimeRow | undefined, t: number): Promise<void> {
+    const state = obs?.state ?? 'STOPPED';
+    const pid = state === 'STOPPED' ? 0 : (obs?.pid ?? 0);
+    if (!prev || prev.state !== state || prev.pid !== pid) {
+      const startedAt = pid && pid !== prev?.pid ? new Date() : (prev?.startedAt ?? null);
+      const values = { node: deps.node, state, pid, startedAt, observedAt: new Date() };
+      await db.insert(containerRuntime).values({ id: c.id, ...values }).onConflictDoUpdate({ target: containerRuntime.id, set: values });
+    }
+
+    const stable = stableOf(state);
+    let m = memory.get(c.id);
+    // First look by this process: a row from an earlier svcd only seeds what was seen; no row is a new container, seen stopped.
+    const firstLook = !m && !!prev;
+    if (!m) {
+      m = { stable: prev ? stable : 'STOPPED', pid: prev ? pid : 0, upSince: t, logFile: logFileOf(c), restarting: false, crashes: 0 };
+      memory.set(c.id, m);
+    }
+    const newInit = stable !== 'STOPPED' && pid !== 0 && pid !== m.pid;
+    let handled = false;
+    if (!firstLook && (stable !== m.stable || (newInit && m.stable !== 'STOPPED' && m.pid !== 0))) {
+      if (stable === 'STOPPED') {
+        handled = c.power !== 'stopped';
+        await stopped(c.id, m);
+      } else {
+        const action = upTransitionAction(m.stable, stable, newInit, m.restarting);
+        if (action) lifecycle(c, action);
+        if (m.stable === 'STOPPED' || newInit) Object.assign(m, { restarting: false, rebootUntil: undefined, startAfter: undefined });
+      }
+    }
+    if (newInit) Object.assign(m, { pid, upSince: t, logFile: logFileOf(c) });
+    m.stable = stable;
+
+    const wantUp = c.power !== 'stopped';
+    if (stable === 'STOPPED' && wantUp && m.startAfter !== undefined && t >= m.startAfter) {
+      m.startAfter = undefined;
+      deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (crash loop backoff over)`);
+    }
+    if (stable === 'STOPPED' && wantUp && m.rebootUntil !== undefined && t >= m.rebootUntil) {
+      m.rebootUntil = undefined;
+      deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (not back from a reboot)`);
+    }
+    const waiting = m.startAfter !== undefined || m.rebootUntil !== undefined;
+    const drifted = (wantUp && state === 'STOPPED') || (!wantUp && state !== 'STOPPED') || (c.power === 'frozen' && state === 'RUNNING') || (c.power === 'running' && state === 'FROZEN');
+    // Only report what changed since the last look, so a failing start is retried by the reconciler's backoff, not every tick.
+    if (drifted && !handled && !waiting && (!prev || prev.state !== state)) deps.report(CONTAINER_KIND, c.id, `observed ${state}, desired ${c.power}`);
+  }
+
+  // Looks are serialized (they share `memory` and the runtime rows). A full sample lists every container
+  // with one lxc-ls outside the lock; a container looked at on its own since that listing began is
+  // skipped, so an older listing never overwrites a newer look.
+  let lock: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = lock.then(fn, fn);
+    lock = run.catch(() => undefined);
+    return run;
+  };
+  let lookSeq = 0;
+  const lookedAt = new Map<string, number>();
+  const pending = new Set<string>();
+
+  async function observe(id: string, seen?: { state: LxcState; pid?: number | undefined }): Promise<void> {
+    if (!seen) {
+      // a burst of events for one container needs one look
+      if (pending.has(id)) return;
+      pending.add(id);
+    }
+    await exclusive(async () => {
+      if (!seen) pending.delete(id);
+      const [c] = await db.select().from(containers).where(eq(containers.id, id)).limit(1);
+      if (!c || c.deletingAt) return;
+      const obs = seen ?? (await containerState({ name: id, lxcPath: deps.lxcPath }));
+      const [prev] = await db.select().from(containerRuntime).where(eq(containerRuntime.id, id)).limit(1);
+      lookedAt.set(id, ++lookSeq);
+      await look(c, obs, prev?.node === deps.node ? prev : undefined, now());
+    });
+  }
+
   return {
     name: 'containers',
     kind: 'poll',
     intervalMs: deps.intervalMs ?? 5_000,
+    observe,
+    onMonitorEvent(ev) {
+      if (ev.type !== 'state') return;
+      if (ev.state === 'STOPPED') return void observe(ev.name, { state: 'STOPPED' }).catch(() => {});
+      if (ev.state !== 'RUNNING' && ev.state !== 'FROZEN') return;
+      const m = memory.get(ev.name);
+      if (m && m.stable === ev.state) return;
+      void observe(ev.name).catch(() => {});
+    },
     async sample(signal) {
+      const since = lookSeq;
       const [rows, runtime, listing] = await Promise.all([
         db.select().from(containers).where(isNull(containers.deletingAt)),
         db.select().from(containerRuntime).where(eq(containerRuntime.node, deps.node)),
         runCommand('lxc-ls', lxcLsArgs(deps.lxcPath), { signal, timeoutMs: 30_000 }).then(parseLxcLs),
       ]);
-      const seen = new Map(listing.map((l) => [l.name, l]));
-      const before = new Map(runtime.map((r) => [r.id, r]));
-      const t = now();
-      for (const c of rows) {
-        const obs = seen.get(c.id);
-        const state = obs?.state ?? 'STOPPED';
-        const pid = obs?.pid ?? 0;
-        const prev = before.get(c.id);
-        if (!prev || prev.state !== state || prev.pid !== pid) {
-          const startedAt = pid && pid !== prev?.pid ? new Date() : (prev?.startedAt ?? null);
-          const values = { node: deps.node, state, pid, startedAt, observedAt: new Date() };
-          await db.insert(containerRuntime).values({ id: c.id, ...values }).onConflictDoUpdate({ target: containerRuntime.id, set: values });
+      await exclusive(async () => {
+        const seen = new Map(listing.map((l) => [l.name, l]));
+        const before = new Map(runtime.map((r) => [r.id, r]));
+        const t = now();
+        for (const c of rows) {
+          if ((lookedAt.get(c.id) ?? 0) > since) continue;
+          await look(c, seen.get(c.id), before.get(c.id), t);
         }
-
-        const stable = stableOf(state);
-        let m = memory.get(c.id);
-        // First look by this process: a row from an earlier svcd only seeds what was seen; no row is a new container, seen stopped.
-        const firstLook = !m && !!prev;
-        if (!m) {
-          m = { stable: prev ? stable : 'STOPPED', pid: prev ? pid : 0, upSince: t, logFile: logFileOf(c), restarting: false, crashes: 0 };
-          memory.set(c.id, m);
-        }
-        const newInit = stable !== 'STOPPED' && pid !== 0 && pid !== m.pid;
-        let handled = false;
-        if (!firstLook && (stable !== m.stable || (newInit && m.stable !== 'STOPPED' && m.pid !== 0))) {
-          if (stable === 'STOPPED') {
-            handled = c.power !== 'stopped';
-            await stopped(c.id, m);
-          } else {
-            const action = upTransitionAction(m.stable, stable, newInit, m.restarting);
-            if (action) lifecycle(c, action);
-            if (m.stable === 'STOPPED' || newInit) Object.assign(m, { restarting: false, rebootUntil: undefined, startAfter: undefined });
-          }
-        }
-        if (newInit) Object.assign(m, { pid, upSince: t, logFile: logFileOf(c) });
-        m.stable = stable;
-
-        const wantUp = c.power !== 'stopped';
-        if (stable === 'STOPPED' && wantUp && m.startAfter !== undefined && t >= m.startAfter) {
-          m.startAfter = undefined;
-          deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (crash loop backoff over)`);
-        }
-        if (stable === 'STOPPED' && wantUp && m.rebootUntil !== undefined && t >= m.rebootUntil) {
-          m.rebootUntil = undefined;
-          deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (not back from a reboot)`);
-        }
-        const waiting = m.startAfter !== undefined || m.rebootUntil !== undefined;
-        const drifted = (wantUp && state === 'STOPPED') || (!wantUp && state !== 'STOPPED') || (c.power === 'frozen' && state === 'RUNNING') || (c.power === 'running' && state === 'FROZEN');
-        // Only report what changed since the last look, so a failing start is retried by the reconciler's backoff, not every tick.
-        if (drifted && !handled && !waiting && (!prev || prev.state !== state)) deps.report(CONTAINER_KIND, c.id, `observed ${state}, desired ${c.power}`);
-      }
-      const live = new Set(rows.map((r) => r.id));
-      for (const id of memory.keys()) if (!live.has(id)) memory.delete(id);
+        // Forget containers gone from the listing, but not one looked at since it began (created meanwhile).
+        const live = new Set(rows.map((r) => r.id));
+        const gone = (id: string) => !live.has(id) && (lookedAt.get(id) ?? 0) <= since;
+        for (const id of memory.keys()) if (gone(id)) memory.delete(id);
+        for (const id of lookedAt.keys()) if (gone(id)) lookedAt.delete(id);
+      });
     },
   };
 }
 
 /** LXC's state events (lxc-monitor) make the poll observer look right away. */
-export function createContainerEventsObserver(deps: { lxcPath: string; onEvent: () => void }): StreamObserver {
+export function createContainerEventsObserver(deps: { lxcPath: string; onEvent: (ev: LxcMonitorEvent) => void }): StreamObserver {
   return {
     name: 'container-events',
     kind: 'stream',
-    run: (signal) => watchStates({ lxcPath: deps.lxcPath, signal, onEvent: () => deps.onEvent() }),
+    run: (signal) => watchStates({ lxcPath: deps.lxcPath, signal, onEvent: deps.onEvent }),
   };
 }

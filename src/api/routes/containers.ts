@@ -24,7 +24,9 @@ import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
-import { async, sync } from '../envelope.ts';
+import { async, sync, syncRaw } from '../envelope.ts';
+import { createVersionedCache } from '../memo.ts';
+import { readDataVersion } from '../../desired/data-versions.ts';
 import { checkIfMatch, computeEtag } from '../etag.ts';
 import { recursionOf } from '../query.ts';
 import { compileFilter } from '../filter.ts';
@@ -86,13 +88,24 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     resources: { containers: [containerUrl(c)] },
   });
 
+  // The rendered list of a project's containers, read again only after a write to what it shows.
+  const listing = createVersionedCache(
+    () => readDataVersion(db, ['containers', 'container_runtime', 'profiles', 'projects']),
+    async (project) => {
+      const rows = await listContainers(db, project);
+      const rendered = await renderContainers(db, profileProjectOf(await readProject(db, project)), rows);
+      return { rendered, urlsJson: JSON.stringify(rows.map(containerUrl)), fullJson: JSON.stringify(rendered.map((r) => r.json)) };
+    },
+  );
+
   route(app, '/1.0/containers', {
     GET: async (c) => {
-      const rows = await listContainers(db, c.get('project'));
       const recursion = recursionOf(c, 2);
       const filter = compileFilter(c.req.query('filter'));
-      if (recursion === 0 && !filter) return sync(c, rows.map(containerUrl));
-      const rendered = (await renderContainers(db, await profileProject(c), rows)).filter((r) => !filter || filter(r.json));
+      const list = await listing.get(c.get('project'));
+      if (recursion === 0 && !filter) return syncRaw(c, list.urlsJson);
+      if (recursion === 1 && !filter) return syncRaw(c, list.fullJson);
+      const rendered = list.rendered.filter((r) => !filter || filter(r.json));
       if (recursion === 0) return sync(c, rendered.map((r) => containerUrl(r.row)));
       if (recursion === 1) return sync(c, rendered.map((r) => r.json));
       const [snaps, backups] = await Promise.all([snapshotsOf(db, rendered.map((r) => r.row.id)), backupsOf(db, rendered.map((r) => r.row.id))]);

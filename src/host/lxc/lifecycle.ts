@@ -71,6 +71,8 @@ export interface StartContainerInput extends LxcRef, RunnerOptions {
   configFile: string;
   /** The config's `lxc.log.file`, quoted in the error when the start fails. */
   logFile?: string;
+  /** The caller has just seen it STOPPED: skip the first state read. */
+  knownStopped?: boolean;
 }
 
 /**
@@ -80,7 +82,7 @@ export interface StartContainerInput extends LxcRef, RunnerOptions {
  */
 export async function startContainer(input: StartContainerInput): Promise<ContainerState & { pid: number }> {
   const timeoutMs = input.timeoutMs ?? 30_000;
-  const now = await containerState(input);
+  const now = input.knownStopped ? { state: 'STOPPED' as const } : await containerState(input);
   if (now.state === 'RUNNING' && now.pid !== undefined) return { state: 'RUNNING', pid: now.pid };
   const logFrom = await sizeOf(input.logFile);
   const fail = async (message: string, cause?: unknown): Promise<never> => {
@@ -106,6 +108,20 @@ export interface StopContainerInput extends LxcRef, RunnerOptions {
 }
 
 /**
+ * `lxc-stop -k`: kill every task (a frozen container too) and wait until LXC reports it STOPPED (lxc-stop
+ * waits unless --nowait). One process: no state read before or after. Not running is success.
+ */
+async function killContainer(input: LxcRef & RunnerOptions): Promise<'done' | 'not-running'> {
+  try {
+    await runCommand('lxc-stop', lxcArgs.kill(input), { signal: input.signal, timeoutMs: input.timeoutMs ?? 45_000 });
+    return 'done';
+  } catch (e) {
+    if (e instanceof HostCommandError && e.exitCode === 2) return 'not-running';
+    throw e;
+  }
+}
+
+/**
  * Stop the container. Clean (default): the halt signal to init, up to `timeoutMs` (default 30 s), then a
  * kill if it is still up; `forced` says whether it had to be killed. A frozen container is thawed
  * first. Already stopped is success.
@@ -122,7 +138,7 @@ export async function stopContainer(input: StopContainerInput): Promise<{ forced
       if (e instanceof HostCommandError && e.exitCode === 2) return 'not-running';
       if (input.signal?.aborted) throw e;
       // a clean shutdown that timed out (exit 1 with --nokill): the caller decides
-      if (!input.force && args.includes('--nokill')) return 'failed';
+      if (args.includes('--nokill')) return 'failed';
       throw e;
     }
   };
@@ -130,21 +146,18 @@ export async function stopContainer(input: StopContainerInput): Promise<{ forced
     const s = await waitForState(input, ['STOPPED'], 10_000);
     if (s.state !== 'STOPPED') throw new Error(`container ${input.name} is still ${s.state} after lxc-stop`);
   };
-  // a frozen init cannot act on the halt signal: thaw first (lxc-stop -k alone would also work)
+  if (input.force) return { forced: (await killContainer(input)) === 'done' };
+  // a frozen init cannot act on the halt signal: thaw first
   const now = await containerState(input);
   if (now.state === 'STOPPED') return { forced: false };
   if (now.state === 'FROZEN' || now.state === 'FREEZING') await unfreezeContainer({ ...input, timeoutMs: 30_000 });
-  if (!input.force) {
-    const clean = await run(lxcArgs.shutdown(input, timeoutMs / 1000));
-    if (clean === 'not-running') return { forced: false };
-    if (clean === 'done' || (await containerState(input)).state === 'STOPPED') {
-      await confirmStopped();
-      return { forced: false };
-    }
+  const clean = await run(lxcArgs.shutdown(input, timeoutMs / 1000));
+  if (clean === 'not-running') return { forced: false };
+  if (clean === 'done' || (await containerState(input)).state === 'STOPPED') {
+    await confirmStopped();
+    return { forced: false };
   }
-  if ((await run(lxcArgs.kill(input))) === 'not-running') return { forced: false };
-  await confirmStopped();
-  return { forced: true };
+  return { forced: (await killContainer({ ...input, timeoutMs: 45_000 })) === 'done' };
 }
 
 /** Freeze every task of the container (`lxc-freeze`, which waits for FROZEN). */

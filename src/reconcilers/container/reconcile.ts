@@ -80,31 +80,37 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     const fresh = !!req && req.seq > (facts.doneSeq ?? 0);
     const stopOpts = { force: fresh && req!.force, timeoutMs: fresh && req!.timeout > 0 ? req!.timeout * 1000 : 30_000 };
     const start = () =>
-      startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile }).catch(async (e: unknown) => {
+      startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true }).catch(async (e: unknown) => {
         if (!(e instanceof ContainerStartError)) throw e;
         // A failed start leaves LXC's empty monitor cgroups behind: remove them.
         await removeLeftovers({ name: c.id }).catch(() => undefined);
         // LXC refused this config: retrying the same desired state will not help.
         throw new TerminalError(e.message);
       });
-    let { state } = await containerState(ref);
-    if (fresh && req!.action === 'restart' && state !== 'STOPPED') {
-      if (state === 'FROZEN') await unfreezeContainer(ref);
+    // What LXC shows now, kept up to date by each step: the observer is told the outcome (no second look).
+    let now = await containerState(ref);
+    if (fresh && req!.action === 'restart' && now.state !== 'STOPPED') {
       await stopContainer({ ...ref, ...stopOpts });
-      state = 'STOPPED';
+      now = { state: 'STOPPED' };
     }
     if (c.power === 'running' || c.power === 'frozen') {
       // Not this container's turn in the boot order yet: come back shortly (nothing else waits on it).
-      if (state === 'STOPPED' && deps.boot && !deps.boot.mayStart(c.id)) return { requeueAfterMs: 1_000 };
-      if (state === 'STOPPED') await start();
-      if (c.power === 'running' && state === 'FROZEN') await unfreezeContainer(ref);
-      if (c.power === 'frozen' && state !== 'FROZEN') await freezeContainer(ref);
-    } else if (state !== 'STOPPED') {
-      if (state === 'FROZEN') await unfreezeContainer(ref);
+      if (now.state === 'STOPPED' && deps.boot && !deps.boot.mayStart(c.id)) return { requeueAfterMs: 1_000 };
+      if (now.state === 'STOPPED') now = await start();
+      if (c.power === 'running' && now.state === 'FROZEN') {
+        await unfreezeContainer(ref);
+        now = { ...now, state: 'RUNNING' };
+      }
+      if (c.power === 'frozen' && now.state !== 'FROZEN') {
+        await freezeContainer(ref);
+        now = { ...now, state: 'FROZEN' };
+      }
+    } else if (now.state !== 'STOPPED') {
       await stopContainer({ ...ref, ...stopOpts });
+      now = { state: 'STOPPED' };
     }
     if (fresh) await writeFacts(db, CONTAINER_KIND, id, { ...facts, doneSeq: req!.seq });
-    await deps.onHostChange?.(id);
+    await deps.onHostChange?.(id, now);
     return { observedGeneration: c.generation };
   }
 

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { EventBus } from '../../events/index.ts';
 import type { SubidRange } from '../../host/idmap/types.ts';
+import type { ContainerState } from '../../host/lxc/lxc-args.ts';
 import type { RootfsDeps } from './ensure-rootfs.ts';
 import type { HostFacts } from './lxc-spec.ts';
 
@@ -11,8 +12,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   boot?: { mayStart(id: string): boolean };
   /** Lifecycle events (container-created, -renamed, -updated, -deleted) once converged. */
   bus?: EventBus;
-  /** Refresh the runtime view of a container now (observer). */
-  onHostChange?: (id: string) => Promise<void>;
+  /** Tell the observer what a reconcile left the container as (it records and judges it like any look). */
+  onHostChange?: (id: string, seen: ContainerState) => Promise<void>;
 }
 
 export const lxcPathOf = (stateDir: string) => path.join(stateDir, 'containers');

@@ -1,0 +1,18 @@
+import { inArray } from 'drizzle-orm';
+import type { DbOrTx } from '../db/types.ts';
+import { dataVersions } from './schema/index.ts';
+
+/** Tables whose writes bump a counter (migration 0006 installs the triggers). */
+export type VersionedTable = 'containers' | 'container_runtime' | 'profiles' | 'projects';
+
+/**
+ * The combined version of `tables`: it changes whenever a committed write touched one of them. Read it
+ * before the data it guards (see schema/data-versions.ts).
+ */
+export async function readDataVersion(db: DbOrTx, tables: readonly VersionedTable[]): Promise<string> {
+  const rows = await db.select().from(dataVersions).where(inArray(dataVersions.name, [...tables]));
+  return rows
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((r) => `${r.name}:${r.version}`)
+    .join(',');
+}
