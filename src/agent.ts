@@ -33,6 +33,7 @@ import { createPoolReconciler } from './reconcilers/storage-pool/reconcile.ts';
 import { createVolumeReconciler } from './reconcilers/storage-volume/reconcile.ts';
 import { readServerKeys } from './desired/server-config.ts';
 import { createEventBus, type EventBus } from './events/index.ts';
+import { createDevsvc } from './devsvc/create-devsvc.ts';
 import { readHostInfo } from './host/host-info.ts';
 import { createResourcesCache } from './host/resources/index.ts';
 import { createLogger } from './log.ts';
@@ -104,6 +105,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   await mkdir(lxcPath, { recursive: true, mode: 0o711 });
   const convergence = createConvergence({ db });
   const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
+  const devsvc = createDevsvc({ db, stateDir: config.stateDir, node: config.nodeName, bus, log, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
   const reconcilers: Reconciler[] = [
     createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
     createVolumeReconciler({ db, stateDir: config.stateDir, driverFor: storage.driverFor }),
@@ -121,6 +123,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       onHostChange: () => observers.runNow('containers').catch(() => {}),
       boot: bootGate,
       bus,
+      devsvc,
     }),
     ...(opts.reconcilers ?? []),
   ];
@@ -190,6 +193,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     void boot.run();
   } catch (e) {
     await listeners.close().catch(() => {});
+    await devsvc.close().catch(() => {});
     ops.stop();
     await database.close().catch(() => {});
     throw e;
@@ -211,6 +215,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       await listeners!.close();
       await observers.stop();
       await reconcile.stop();
+      await devsvc.close();
       await shutdownContainers({ db, lxcPath, log });
       ops.stop();
       await database.close();
@@ -220,6 +225,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       await listeners!.close();
       await observers.stop();
       await reconcile.stop();
+      await devsvc.close();
       ops.stop();
       await database.close();
     },

@@ -11,6 +11,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   boot?: { mayStart(id: string): boolean };
   /** Lifecycle events (container-created, -renamed, -updated, -deleted) once converged. */
   bus?: EventBus;
+  /** The guest-facing socket (devsvc): open while the container is desired up, removed with it. */
+  devsvc?: { sync(id: string): Promise<void>; remove(id: string): Promise<void> };
   /** Refresh the runtime view of a container now (observer). */
   onHostChange?: (id: string) => Promise<void>;
 }
