@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { containerIdOf, teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { subscribeEvents } from '../support/events.ts';
-import { client, eventually, request, type Client } from '../support/http.ts';
+import { client, eventually, expectError, request, type Client } from '../support/http.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
@@ -82,8 +82,9 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
       const info = await guest(name).get('/1.0');
       assert.equal(info.status, 200, info.text);
       assert.match(String(info.headers['content-type']), /application\/json/);
-      const { location } = (await api.get('/1.0')).json.metadata.environment;
-      assert.deepEqual(info.json, { api_version: '1.0', location: location ?? info.json.location, instance_type: 'container', state: 'Started' });
+      const server = (await api.get('/1.0')).json.metadata;
+      assert.deepEqual(info.json, { api_version: '1.0', location: server.environment.server_name, instance_type: 'container', state: 'Started' });
+      for (const ext of ['restrict_devsvc', 'devsvc_events', 'devsvc_images']) assert.ok(server.api_extensions.includes(ext), ext);
       // As the container's processes see it: a socket (s), world-connectable, in a read-only mount.
       const ls = await attach(name, 'ls', '-l', '/dev/lxd/sock', '/dev/svc/sock');
       assert.match(ls, /^srw-rw-rw-.*\/dev\/lxd\/sock$/m, ls);
@@ -102,7 +103,7 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
     assert.equal(host.stdout.trim(), `${CONTAINER_ROOT} 200 bar`);
   });
 
-  test('config: only user.* keys, a value as plain text, others refused; meta-data; devices', async () => {
+  test('config: only user.* keys, a value as plain text, others refused; meta-data; devices; PATCH state', async () => {
     const g = guest('g1');
     const list = await g.get('/1.0/config');
     assert.equal(list.status, 200, list.text);
@@ -122,6 +123,12 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
     assert.deepEqual(devices.json, (await api.get('/1.0/containers/g1')).json.metadata.expanded_devices);
     assert.equal(devices.json.root.path, '/');
     assert.equal((await g.get('/1.0/nope')).status, 404);
+    // The guest tells it is ready (as LXD's agent does); only its own state changes.
+    assert.equal((await g.patch('/1.0', { state: 'Ready' })).status, 200);
+    assert.equal((await g.get('/1.0')).json.state, 'Ready');
+    assert.equal((await guest('g2').get('/1.0')).json.state, 'Started');
+    assert.equal((await g.patch('/1.0', { state: 'Bogus' })).status, 400);
+    assert.equal((await g.patch('/1.0', 'not json')).status, 400);
     assert.equal((await g.get('/1.0/events')).status, 400, 'events need a websocket');
   });
 
@@ -177,6 +184,8 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
     const g = guest('g1');
     const url = `/1.0/images/${image.fingerprint}/export`;
     assert.equal((await g.get(url)).status, 403);
+    const bad = await api.patch('/1.0/containers/g1', { config: { 'security.devsvc.images': 'maybe' } });
+    assert.match(expectError(bad, 400), /security\.devsvc\.images/);
     await patch('/1.0/containers/g1', { config: { 'security.devsvc.images': 'true' } });
     assert.equal((await g.get(url)).status, 404, 'private images stay hidden');
     assert.equal((await api.patch(`/1.0/images/${image.fingerprint}`, { public: true })).status, 200);
