@@ -16,6 +16,8 @@ import { readGuest } from './read-guest.ts';
 
 /** Longest unix socket path (sun_path is 108 bytes with the NUL). */
 const MAX_SOCKET_PATH = 107;
+/** Connections one guest may hold open at once (events websockets included). */
+const MAX_CONNECTIONS = 64;
 /** Most a slow events client may lag behind before it is dropped. */
 const MAX_BUFFERED = 8 * 1024 * 1024;
 
@@ -59,6 +61,8 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
   /** One sync at a time per container (the reconciler and profile updates may both ask). */
   const chains = new Map<string, Promise<void>>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  /** Set by close(): a sync still queued (a profile event) must not open a socket again. */
+  let closed = false;
   const log = deps.log.child({ component: 'devsvc' });
   const app = createDevsvcApp({
     db: deps.db,
@@ -132,6 +136,8 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
     const l: Listener = { server, connections: new Set(), subscribers: new Map(), view, state: 'Started' };
     server.headersTimeout = 30_000;
     server.requestTimeout = 60_000;
+    // One guest cannot use up the daemon's file descriptors.
+    server.maxConnections = MAX_CONNECTIONS;
     server.on('connection', (s: net.Socket) => {
       l.connections.add(s);
       s.on('close', () => l.connections.delete(s));
@@ -143,8 +149,17 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
       if (url.pathname !== '/1.0/events') return refuse(socket, 404, 'not found');
       const types = parseGuestEventTypes(url.searchParams.get('type'));
       if (typeof types === 'string') return refuse(socket, 400, types);
-      if (listeners.get(id) !== l) return refuse(socket, 403, 'not authorized');
-      wss.handleUpgrade(req, socket, head, (ws) => subscribe(l, ws, types));
+      // As every request: refused once security.devsvc is off, even before the socket is closed.
+      readGuest(deps.db, id).then(
+        (g) => {
+          if (!g || !devsvcEnabled(g.config) || listeners.get(id) !== l) return refuse(socket, 403, 'not authorized');
+          wss.handleUpgrade(req, socket, head, (ws) => subscribe(l, ws, types));
+        },
+        (err: unknown) => {
+          log.error({ err, container: id }, 'devsvc events upgrade failed');
+          refuse(socket, 500, 'internal server error');
+        },
+      );
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -164,16 +179,16 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
     if (!l) return;
     listeners.delete(id);
     for (const ws of l.subscribers.keys()) ws.close(1001, 'devsvc closed');
-    const closed = new Promise<void>((resolve) => l.server.close(() => resolve()));
+    const ended = new Promise<void>((resolve) => l.server.close(() => resolve()));
     for (const s of l.connections) s.destroy();
-    await closed;
+    await ended;
     await rm(path.join(devsvcDirOf(deps.stateDir, id), DEVSVC_SOCKET), { force: true });
     log.debug({ container: id }, 'devsvc socket closed');
   }
 
   const sync = (id: string) =>
     serialized(id, async () => {
-      const g = await readGuest(deps.db, id);
+      const g = closed ? undefined : await readGuest(deps.db, id);
       if (!g || g.row.power === 'stopped' || !devsvcEnabled(g.config)) return shut(id);
       const view = { config: g.config, devices: g.devices };
       const l = listeners.get(id);
@@ -200,6 +215,7 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
         await rm(devsvcDirOf(deps.stateDir, id), { recursive: true, force: true });
       }),
     async close() {
+      closed = true;
       unsubscribe();
       await Promise.all([...listeners.keys()].map((id) => serialized(id, () => shut(id)).catch(() => {})));
       wss.close();
