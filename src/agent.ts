@@ -33,6 +33,7 @@ import { createPoolReconciler } from './reconcilers/storage-pool/reconcile.ts';
 import { createVolumeReconciler } from './reconcilers/storage-volume/reconcile.ts';
 import { readServerKeys } from './desired/server-config.ts';
 import { createEventBus, type EventBus } from './events/index.ts';
+import { createDevsvc } from './devsvc/create-devsvc.ts';
 import { readHostInfo } from './host/host-info.ts';
 import { createResourcesCache } from './host/resources/index.ts';
 import { createLogger } from './log.ts';
@@ -115,6 +116,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     report: (kind, key, what) => drift.report(kind, key, what),
     ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}),
   });
+  const devsvc = createDevsvc({ db, stateDir: config.stateDir, node: config.nodeName, bus, log, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
   const reconcilers: Reconciler[] = [
     createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
     createVolumeReconciler({ db, stateDir: config.stateDir, driverFor: storage.driverFor }),
@@ -132,6 +134,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       onHostChange: (id, seen) => containerObserver.observe(id, seen).catch(() => {}),
       boot: bootGate,
       bus,
+      devsvc,
     }),
     ...(opts.reconcilers ?? []),
   ];
@@ -201,6 +204,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     void boot.run();
   } catch (e) {
     await listeners.close().catch(() => {});
+    await devsvc.close().catch(() => {});
     ops.stop();
     await database.close().catch(() => {});
     throw e;
@@ -222,6 +226,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       await listeners!.close();
       await observers.stop();
       await reconcile.stop();
+      await devsvc.close();
       await shutdownContainers({ db, lxcPath, log });
       ops.stop();
       await database.close();
@@ -231,6 +236,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       await listeners!.close();
       await observers.stop();
       await reconcile.stop();
+      await devsvc.close();
       ops.stop();
       await database.close();
     },

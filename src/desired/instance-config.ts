@@ -94,6 +94,7 @@ export const instanceConfigKeys: KeyTable = {
     'security.idmap.base': isUint,
     'security.protection.delete': isBool,
     'security.devsvc': isBool,
+    'security.devsvc.images': isBool,
     'security.syscalls.blacklist_default': isBool,
     'security.syscalls.blacklist_compat': isBool,
     'security.syscalls.blacklist': syscallRules,

@@ -29,7 +29,14 @@ const partHead = (boundary: string, name: string, filename: string, first: boole
  */
 export async function exportImage(ictx: ImageRoutesContext, c: Context<AppEnv>): Promise<Response> {
   const img = await visibleImage(ictx, c, c.req.param('fingerprint') ?? '');
-  const files = ictx.store.files(img.fingerprint, img.split);
+  return sendImageFiles(c, img, ictx.store.files(img.fingerprint, img.split), () => imageLifecycle(ictx, c, 'image-retrieved', imageUrl(c, img.fingerprint)));
+}
+
+/**
+ * Answer with an image's files (the body of an image export, also used by devsvc): opened before
+ * answering, then `opened()` is called (for the lifecycle event).
+ */
+export async function sendImageFiles(c: Context, img: ImageRow, files: { meta: string; rootfs?: string | undefined }, opened: () => void = () => {}): Promise<Response> {
   // Open the files now: a delete that follows cannot cut the download short.
   const missing = (e: unknown): never => {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new HostFailureError(`The files of image ${img.fingerprint} are missing on this host`);
@@ -42,7 +49,7 @@ export async function exportImage(ictx: ImageRoutesContext, c: Context<AppEnv>):
         return missing(e);
       })
     : undefined;
-  imageLifecycle(ictx, c, 'image-retrieved', imageUrl(c, img.fingerprint));
+  opened();
   const metaSize = (await metaFh.stat()).size;
   const metaExt = extensionOf(await detectFileCompression(files.meta));
   if (!rootfsFh) {

@@ -5,6 +5,7 @@ import type { ContainerRow } from '../../desired/schema/index.ts';
 import { computeIdmap } from '../../host/idmap/compute-idmap.ts';
 import type { Idmap } from '../../host/idmap/types.ts';
 import { renderLxcConfig } from '../../host/lxc/render-config.ts';
+import { devsvcDirOf } from '../../devsvc/paths.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { diskRequestsOf, hostIdOf, idmapSettingsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
 import { ensureSeccompProfile } from './ensure-seccomp-profile.ts';
@@ -78,6 +79,7 @@ export async function ensureLxcConfig(
     nics,
     disks,
     unixDevices,
+    devsvcDir: devsvcDirOf(deps.stateDir, c.id),
   }));
   const file = path.join(dir, 'config');
   await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig(spec)));

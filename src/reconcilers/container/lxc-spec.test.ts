@@ -46,3 +46,10 @@ test('limits.memory.swap=false: memsw capped too only when the host has swap acc
   assert.equal(computeLxcSpec({ ...base, host, config, unixDevices: [] }).unixDevices, undefined);
   assert.equal(computeLxcSpec({ ...base, host, config, seccompProfile: '/s/seccomp' }).seccompProfile, '/s/seccomp');
 });
+
+test('devsvc: its directory is mounted read-only at /dev/svc and /dev/lxd unless security.devsvc=false', () => {
+  const base = { hostname: 'web', architecture: 'x86_64', rootfsPath: '/r', idmap: { uid: [], gid: [] }, host, logFile: '/l', consoleLogFile: '/c', nics: [], disks: [], devsvcDir: '/s/devsvc/id' };
+  const mount = (target: string) => ({ source: '/s/devsvc/id', target, kind: 'dir', readonly: true, optional: true });
+  assert.deepEqual(computeLxcSpec({ ...base, config: { 'security.privileged': 'true' } }).disks, [mount('/dev/svc'), mount('/dev/lxd')]);
+  assert.deepEqual(computeLxcSpec({ ...base, config: { 'security.privileged': 'true', 'security.devsvc': 'false' } }).disks, []);
+});

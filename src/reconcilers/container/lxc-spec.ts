@@ -1,6 +1,8 @@
 import type { Idmap } from '../../host/idmap/types.ts';
 import type { CgroupVersion, LxcDiskMount, LxcNic, LxcSpec, LxcUnixDevice } from '../../host/lxc/types.ts';
 import { parseSize } from '../../host/storage/size.ts';
+import { devsvcEnabled } from '../../devsvc/guest-view.ts';
+import { DEVSVC_TARGETS } from '../../devsvc/paths.ts';
 
 export interface HostFacts {
   cgroupVersion: CgroupVersion;
@@ -49,6 +51,8 @@ export function computeLxcSpec(input: {
   nics: LxcNic[];
   disks: LxcDiskMount[];
   unixDevices?: LxcUnixDevice[];
+  /** The host directory of the container's devsvc socket, mounted at /dev/svc and /dev/lxd unless `security.devsvc=false`. */
+  devsvcDir?: string | undefined;
 }): LxcSpec {
   const c = input.config;
   const privileged = bool(c['security.privileged']);
@@ -82,7 +86,16 @@ export function computeLxcSpec(input: {
     logFile: input.logFile,
     consoleLogFile: input.consoleLogFile,
     nics: input.nics,
-    disks: input.disks,
+    disks: [...input.disks, ...devsvcMounts(input.devsvcDir, c)],
     ...(input.unixDevices?.length ? { unixDevices: input.unixDevices } : {}),
   };
+}
+
+/**
+ * The devsvc directory's mounts (read-only: the guest only connects to the socket; nothing in the
+ * directory is its to change). Optional, so a start never fails for want of it.
+ */
+function devsvcMounts(dir: string | undefined, config: Record<string, string>): LxcDiskMount[] {
+  if (!dir || !devsvcEnabled(config)) return [];
+  return DEVSVC_TARGETS.map((target) => ({ source: dir, target, kind: 'dir' as const, readonly: true, optional: true }));
 }

@@ -41,6 +41,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
   async function remove(c: ContainerRow, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };
     await stopContainer({ ...ref, force: true }).catch(() => undefined);
+    await deps.devsvc?.remove(c.id);
     const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id));
     if (vol) {
       const pool = await readyPool(deps, vol.pool);
@@ -75,6 +76,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     }
     const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal);
     await announceConverged(deps, c);
+    // Before a start, so the guest finds its socket from its first moment.
+    await deps.devsvc?.sync(c.id);
 
     const req = c.powerRequest;
     const fresh = !!req && req.seq > (facts.doneSeq ?? 0);

@@ -12,6 +12,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   boot?: { mayStart(id: string): boolean };
   /** Lifecycle events (container-created, -renamed, -updated, -deleted) once converged. */
   bus?: EventBus;
+  /** The guest-facing socket (devsvc): open while the container is desired up, removed with it. */
+  devsvc?: { sync(id: string): Promise<void>; remove(id: string): Promise<void> };
   /** Tell the observer what a reconcile left the container as (it records and judges it like any look). */
   onHostChange?: (id: string, seen: ContainerState) => Promise<void>;
 }
