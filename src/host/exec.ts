@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
+import { runInHelper } from './spawn/spawn-helper.ts';
 
 /** A host command that failed: carries the argv, exit code and stderr. */
 export class HostCommandError extends Error {
@@ -28,18 +29,15 @@ export interface RunOptions {
   env?: Record<string, string>;
 }
 
-/** Run a host command (argv array, never a shell string); resolves with stdout. This file is the only execa user. */
+/**
+ * Run a host command (argv array, never a shell string); resolves with stdout. It runs in the spawn
+ * helper (spawn/spawn-helper.ts), so svcd's own large process is not forked for it. This file and the
+ * helper are the only execa users.
+ */
 export async function runCommand(file: string, args: readonly string[], opts: RunOptions = {}): Promise<string> {
-  const res = await execa(file, args, {
-    reject: false,
-    timeout: opts.timeoutMs ?? 60_000,
-    cancelSignal: opts.signal,
-    input: opts.input,
-    env: opts.env,
-    stripFinalNewline: true,
-  });
+  const res = await runInHelper({ file, args, timeoutMs: opts.timeoutMs ?? 60_000, signal: opts.signal, input: opts.input, env: opts.env });
   if (res.failed) throw commandError(file, args, res);
-  return String(res.stdout ?? '');
+  return res.stdout;
 }
 
 // --- streaming ---------------------------------------------------------------------------
