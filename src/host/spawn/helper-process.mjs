@@ -5,13 +5,26 @@
 // Plain JavaScript so it starts without the TypeScript loader. Protocol (advanced IPC serialization):
 //   parent → helper  {type:'run', id, file, args, timeoutMs, input?, env?}  |  {type:'cancel', id}
 //   helper → parent  {type:'result', id, failed, stdout, stderr, exitCode?, timedOut, isCanceled, shortMessage?}
-// The helper exits when svcd goes away (the IPC channel closes).
+// Streamed processes (exec, console), pipes or a PTY, their bytes relayed as messages with flow control:
+//   parent → helper  {type:'spawn', id, file, args, cwd, env, stdio:[t,t,t] | pty:{cols,rows}}  where t is
+//                    'pipe' | 'ignore' | {appendTo: path};  {type:'stdin', id, seq, data}  {type:'stdin-end', id}
+//                    {type:'pause'|'resume', id, fd}  {type:'kill', id, signal}  {type:'resize', id, cols, rows}
+//   helper → parent  {type:'spawned', id, pid} | {type:'spawn-error', id, message}  {type:'data', id, fd, data}
+//                    {type:'eof', id, fd}  {type:'stdin-ack', id, seq}  {type:'exit', id, exitCode, signal}
+// The helper exits when svcd goes away (the IPC channel closes), ending what it started.
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { execa } from 'execa';
 
 const running = new Map();
+/** Streamed processes by id: { kind: 'pipes', child } | { kind: 'pty', term }. */
+const streamed = new Map();
+let ptyModule;
 
 process.on('message', async (msg) => {
   if (msg?.type === 'cancel') return running.get(msg.id)?.abort();
+  if (msg?.type === 'spawn') return startStreamed(msg);
+  if (streamed.has(msg?.id)) return controlStreamed(streamed.get(msg.id), msg);
   if (msg?.type !== 'run') return;
   const abort = new AbortController();
   running.set(msg.id, abort);
@@ -32,6 +45,84 @@ process.on('message', async (msg) => {
   }
 });
 
+async function startStreamed(msg) {
+  const { id } = msg;
+  try {
+    if (msg.pty) {
+      ptyModule ??= (await import('node-pty')).default;
+      const term = ptyModule.spawn(msg.file, msg.args, { cols: msg.pty.cols, rows: msg.pty.rows, cwd: msg.cwd ?? '/', env: msg.env, encoding: null, name: 'xterm' });
+      streamed.set(id, { kind: 'pty', term });
+      send({ type: 'spawned', id, pid: term.pid });
+      term.onData((d) => send({ type: 'data', id, fd: 1, data: typeof d === 'string' ? Buffer.from(d, 'utf8') : d }));
+      term.onExit(({ exitCode, signal }) => {
+        streamed.delete(id);
+        send({ type: 'eof', id, fd: 1 });
+        send({ type: 'exit', id, exitCode, signal: signal || null });
+      });
+      return;
+    }
+    const opened = [];
+    const stdio = msg.stdio.map((t) => {
+      if (t === 'pipe' || t === 'ignore') return t;
+      const fd = openSync(t.appendTo, 'a', 0o600);
+      opened.push(fd);
+      return fd;
+    });
+    const child = spawn(msg.file, msg.args, { stdio, cwd: msg.cwd, env: msg.env });
+    for (const fd of opened) closeSync(fd);
+    child.once('error', (e) => {
+      streamed.delete(id);
+      send({ type: 'spawn-error', id, message: e.message });
+    });
+    child.once('spawn', () => {
+      streamed.set(id, { kind: 'pipes', child });
+      send({ type: 'spawned', id, pid: child.pid });
+    });
+    for (const [fd, stream] of [[1, child.stdout], [2, child.stderr]]) {
+      if (!stream) continue;
+      stream.on('data', (data) => send({ type: 'data', id, fd, data }));
+      stream.on('end', () => send({ type: 'eof', id, fd }));
+    }
+    child.stdin?.on('error', () => {});
+    child.once('exit', (exitCode, signal) => {
+      streamed.delete(id);
+      send({ type: 'exit', id, exitCode, signal });
+    });
+  } catch (e) {
+    streamed.delete(id);
+    send({ type: 'spawn-error', id, message: e instanceof Error ? e.message : String(e) });
+  }
+}
+
+function controlStreamed(p, msg) {
+  const { id } = msg;
+  const term = p.kind === 'pty' ? p.term : undefined;
+  const child = p.kind === 'pipes' ? p.child : undefined;
+  try {
+    switch (msg.type) {
+      case 'stdin':
+        if (term) {
+          term.write(msg.data);
+          return send({ type: 'stdin-ack', id, seq: msg.seq });
+        }
+        if (!child.stdin || child.stdin.destroyed) return send({ type: 'stdin-ack', id, seq: msg.seq });
+        return child.stdin.write(msg.data, () => send({ type: 'stdin-ack', id, seq: msg.seq }));
+      case 'stdin-end':
+        return child?.stdin?.end();
+      case 'pause':
+        return term ? term.pause() : (msg.fd === 2 ? child.stderr : child.stdout)?.pause();
+      case 'resume':
+        return term ? term.resume() : (msg.fd === 2 ? child.stderr : child.stdout)?.resume();
+      case 'resize':
+        return term?.resize(msg.cols, msg.rows);
+      case 'kill':
+        return term ? term.kill(msg.signal) : child.kill(msg.signal);
+    }
+  } catch {
+    // the process is already gone: its exit message is on its way
+  }
+}
+
 function send(m) {
   if (process.connected) process.send(m);
 }
@@ -39,8 +130,13 @@ function send(m) {
 // svcd went away or stopped the helper: end the commands in flight with it.
 const quit = () => {
   for (const a of running.values()) a.abort();
+  for (const p of streamed.values()) {
+    try {
+      p.kind === 'pty' ? p.term.kill('SIGHUP') : p.child.kill('SIGTERM');
+    } catch {}
+  }
   setTimeout(() => process.exit(0), 100).unref();
-  if (running.size === 0) process.exit(0);
+  if (running.size === 0 && streamed.size === 0) process.exit(0);
 };
 process.on('disconnect', quit);
 process.on('SIGTERM', quit);

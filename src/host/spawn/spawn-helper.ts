@@ -4,6 +4,8 @@
  * first use, started again if it dies (commands in flight then fail); it never keeps svcd alive.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 export interface HelperResult {
@@ -38,13 +40,20 @@ let child: ChildProcess | undefined;
 let nextId = 1;
 const pending = new Map<number, Pending>();
 
+/** Streamed processes' message handlers by id, with the helper running them. */
+const streams = new Map<number, { on: (m: StreamMessage) => void; by: ChildProcess }>();
+
 function settle(id: number, r: HelperResult): void {
   const p = pending.get(id);
   if (!p) return;
   pending.delete(id);
   clearTimeout(p.timer);
-  if (pending.size === 0) unref();
+  unrefWhenIdle();
   p.resolve(r);
+}
+
+function unrefWhenIdle(): void {
+  if (pending.size === 0 && streams.size === 0) unref();
 }
 
 function unref(): void {
@@ -63,9 +72,11 @@ function helper(): ChildProcess {
   const c = fork(HELPER, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   c.on('message', (m: { type?: string; id?: number } & HelperResult) => {
     if (m?.type === 'result' && typeof m.id === 'number') settle(m.id, m);
+    else if (typeof m?.id === 'number') streams.get(m.id)?.on(m as unknown as StreamMessage);
   });
   const lost = () => {
     if (child === c) child = undefined;
+    for (const s of [...streams.values()]) if (s.by === c) s.on({ type: 'lost' });
     for (const [id, p] of [...pending]) if (p.by === c) settle(id, { failed: true, stdout: '', stderr: '', timedOut: false, isCanceled: false, shortMessage: 'the spawn helper process exited' });
   };
   c.on('exit', lost);
@@ -101,4 +112,205 @@ export function runInHelper(r: HelperRun): Promise<HelperResult> {
 export function stopSpawnHelper(): void {
   child?.kill();
   child = undefined;
+}
+
+// --- streamed processes (exec, console) -------------------------------------------------------
+
+/** How a process ended: its exit code, or the name of the signal that killed it. */
+export interface ProcessExit {
+  exitCode?: number;
+  signal?: string;
+}
+
+/** A standard stream of a streamed process: a pipe, the null device, or appended to a file. */
+export type StdioTarget = 'pipe' | 'ignore' | { appendTo: string };
+
+export interface StreamedProcess {
+  pid: number;
+  /** Present when that stream is a pipe. */
+  stdin: Writable | null;
+  stdout: Readable | null;
+  stderr: Readable | null;
+  /** Resolves when the process has exited (never rejects). */
+  exited: Promise<ProcessExit>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** A process under a pseudo-terminal: one byte stream both ways. */
+export interface PtyProcess {
+  pid: number;
+  onData(cb: (data: Buffer) => void): void;
+  write(data: Buffer): void;
+  resize(cols: number, rows: number): void;
+  pause(): void;
+  resume(): void;
+  exited: Promise<ProcessExit>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+type StreamMessage =
+  | { type: 'spawned'; pid: number }
+  | { type: 'spawn-error'; message: string }
+  | { type: 'data'; fd: number; data: Uint8Array }
+  | { type: 'eof'; fd: number }
+  | { type: 'stdin-ack'; seq: number }
+  | { type: 'exit'; exitCode: number | null; signal: string | number | null }
+  | { type: 'lost' };
+
+interface StreamOptions {
+  cwd?: string | undefined;
+  env?: Record<string, string> | undefined;
+}
+
+const signalName = (s: string | number): string => (typeof s === 'string' ? s : (Object.entries(os.constants.signals).find(([, v]) => v === s)?.[0] ?? String(s)));
+
+/** Start a streamed process in the helper; resolves once it runs (with its pid), rejects if it could not start. */
+function startStreamed(spawnMsg: Record<string, unknown>, handlers: (m: StreamMessage, send: (m: Record<string, unknown>) => void) => void): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const c = helper();
+    const id = nextId++;
+    const send = (m: Record<string, unknown>) => {
+      if (c.connected) c.send({ ...m, id });
+    };
+    let started = false;
+    streams.set(id, {
+      by: c,
+      on: (m) => {
+        if (!started && m.type === 'spawned') {
+          started = true;
+          resolve(m.pid);
+          return;
+        }
+        if (!started && (m.type === 'spawn-error' || m.type === 'lost')) {
+          streams.delete(id);
+          unrefWhenIdle();
+          reject(new Error(m.type === 'lost' ? 'the spawn helper process exited' : m.message));
+          return;
+        }
+        if (m.type === 'exit' || m.type === 'lost') {
+          streams.delete(id);
+          unrefWhenIdle();
+        }
+        handlers(m, send);
+      },
+    });
+    ref();
+    c.send({ ...spawnMsg, type: 'spawn', id });
+  });
+}
+
+function exitOf(m: StreamMessage): ProcessExit | undefined {
+  if (m.type === 'lost') return { signal: 'SIGKILL' };
+  if (m.type !== 'exit') return undefined;
+  return m.signal ? { signal: signalName(m.signal) } : { exitCode: m.exitCode ?? 1 };
+}
+
+/**
+ * Start a long-running host command (argv array, never a shell string) in the helper, each standard
+ * stream a pipe (relayed with backpressure), the null device or appended to a file. No timeout.
+ */
+export async function spawnStreamed(file: string, args: readonly string[], opts: StreamOptions & { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget }): Promise<StreamedProcess> {
+  let send: (m: Record<string, unknown>) => void = () => {};
+  let resolveExit!: (e: ProcessExit) => void;
+  const exited = new Promise<ProcessExit>((r) => (resolveExit = r));
+  const paused = { 1: false, 2: false } as Record<number, boolean>;
+  const readable = (fd: number) =>
+    new Readable({
+      highWaterMark: 256 * 1024,
+      read() {
+        if (paused[fd]) {
+          paused[fd] = false;
+          send({ type: 'resume', fd });
+        }
+      },
+    });
+  const stdout = opts.stdout === 'pipe' ? readable(1) : null;
+  const stderr = opts.stderr === 'pipe' ? readable(2) : null;
+  const outs: Record<number, Readable | null> = { 1: stdout, 2: stderr };
+  let seq = 0;
+  const acks = new Map<number, (e?: Error | null) => void>();
+  const stdin =
+    opts.stdin === 'pipe'
+      ? new Writable({
+          highWaterMark: 256 * 1024,
+          write(chunk: Buffer, _enc, cb) {
+            const n = ++seq;
+            acks.set(n, cb);
+            send({ type: 'stdin', seq: n, data: chunk });
+          },
+          final(cb) {
+            send({ type: 'stdin-end' });
+            cb();
+          },
+        })
+      : null;
+  stdin?.on('error', () => {});
+  const endAll = () => {
+    for (const cb of acks.values()) cb();
+    acks.clear();
+    for (const r of [stdout, stderr]) if (r && !r.readableEnded) r.push(null);
+  };
+  const pid = await startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, stdio: [opts.stdin, opts.stdout, opts.stderr] }, (m, s) => {
+    send = s;
+    switch (m.type) {
+      case 'data': {
+        const r = outs[m.fd];
+        if (r && !r.push(Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength)) && !paused[m.fd]) {
+          paused[m.fd] = true;
+          s({ type: 'pause', fd: m.fd });
+        }
+        return;
+      }
+      case 'eof':
+        outs[m.fd]?.push(null);
+        return;
+      case 'stdin-ack':
+        acks.get(m.seq)?.();
+        acks.delete(m.seq);
+        return;
+    }
+    const exit = exitOf(m);
+    if (exit) {
+      if (m.type === 'lost') endAll();
+      for (const cb of acks.values()) cb();
+      acks.clear();
+      resolveExit(exit);
+    }
+  });
+  return { pid, stdin, stdout, stderr, exited, kill: (signal = 'SIGTERM') => send({ type: 'kill', signal }) };
+}
+
+/** Start `file args` (argv array) as the session leader of a new PTY of `cols`×`rows` in the helper; raw bytes. */
+export async function spawnPtyStreamed(file: string, args: readonly string[], opts: StreamOptions & { cols: number; rows: number }): Promise<PtyProcess> {
+  let send: (m: Record<string, unknown>) => void = () => {};
+  let resolveExit!: (e: ProcessExit) => void;
+  const exited = new Promise<ProcessExit>((r) => (resolveExit = r));
+  const listeners: ((d: Buffer) => void)[] = [];
+  // bytes that came before anyone listened
+  const early: Buffer[] = [];
+  let seq = 0;
+  const pid = await startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, pty: { cols: opts.cols, rows: opts.rows } }, (m, s) => {
+    send = s;
+    if (m.type === 'data') {
+      const d = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
+      if (listeners.length === 0) early.push(d);
+      for (const l of listeners) l(d);
+      return;
+    }
+    const exit = exitOf(m);
+    if (exit) resolveExit(exit);
+  });
+  return {
+    pid,
+    onData: (cb) => {
+      listeners.push(cb);
+      for (const d of early.splice(0)) cb(d);
+    },
+    write: (data) => send({ type: 'stdin', seq: ++seq, data }),
+    resize: (cols, rows) => send({ type: 'resize', cols, rows }),
+    pause: () => send({ type: 'pause', fd: 1 }),
+    resume: () => send({ type: 'resume', fd: 1 }),
+    exited,
+    kill: (signal = 'SIGHUP') => send({ type: 'kill', signal }),
+  };
 }
