@@ -1,5 +1,7 @@
-import type { Readable } from 'node:stream';
+import os from 'node:os';
+import type { Readable, Writable } from 'node:stream';
 import { execa } from 'execa';
+import * as pty from 'node-pty';
 
 /** A host command that failed: carries the argv, exit code and stderr. */
 export class HostCommandError extends Error {
@@ -28,7 +30,7 @@ export interface RunOptions {
   env?: Record<string, string>;
 }
 
-/** Run a host command (argv array, never a shell string); resolves with stdout. This file is the only execa user. */
+/** Run a host command (argv array, never a shell string); resolves with stdout. This file is the only execa (and node-pty) user. */
 export async function runCommand(file: string, args: readonly string[], opts: RunOptions = {}): Promise<string> {
   const res = await execa(file, args, {
     reject: false,
@@ -111,3 +113,114 @@ export async function streamCommand(file: string, args: readonly string[], opts:
   if (res.isCanceled || opts.signal?.aborted) return;
   if (res.failed) throw commandError(file, args, res);
 }
+
+// --- interactive processes (exec in a container) ------------------------------------------
+
+/** How a child ended: its exit code, or the signal that killed it. */
+export interface ProcessExit {
+  exitCode?: number;
+  signal?: string;
+}
+
+/** Where a spawned process's standard stream goes: a pipe, the null device, or an open file descriptor. */
+export type StdioTarget = 'pipe' | 'ignore' | number;
+
+export interface SpawnedProcess {
+  pid: number;
+  /** Present when that stream is a pipe. */
+  stdin: Writable | null;
+  stdout: Readable | null;
+  stderr: Readable | null;
+  /** Resolves when the process has exited (never rejects). */
+  exited: Promise<ProcessExit>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/**
+ * Start a long-running host command (argv array, never a shell string) with each standard stream a
+ * pipe, the null device or a given file descriptor; nothing is buffered (the caller streams the
+ * pipes), no timeout. For `lxc-attach` under exec.
+ */
+export function spawnProcess(file: string, args: readonly string[], opts: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget; cwd?: string }): SpawnedProcess {
+  const sub = execa(file, args, {
+    // (execa's option types do not take the union: each is one of its accepted forms)
+    stdin: opts.stdin as 'pipe',
+    stdout: opts.stdout as 'pipe',
+    stderr: opts.stderr as 'pipe',
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    // The child gets no part of svcd's environment (lxc-attach clears it inside anyway).
+    env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
+    extendEnv: false,
+    buffer: false,
+    reject: false,
+    stripFinalNewline: false,
+  });
+  const exited = sub.then(
+    (res) => (res.signal ? { signal: res.signal } : { exitCode: res.exitCode ?? 1 }),
+    () => ({ exitCode: 1 }),
+  );
+  return {
+    pid: sub.pid ?? -1,
+    stdin: opts.stdin === 'pipe' ? sub.stdin : null,
+    stdout: opts.stdout === 'pipe' ? sub.stdout : null,
+    stderr: opts.stderr === 'pipe' ? sub.stderr : null,
+    exited,
+    kill: (signal = 'SIGTERM') => {
+      sub.kill(signal);
+    },
+  };
+}
+
+/** A host command running under a pseudo-terminal (node-pty): one byte stream both ways. */
+export interface PtyProcess {
+  pid: number;
+  onData(cb: (data: Buffer) => void): void;
+  write(data: Buffer): void;
+  resize(cols: number, rows: number): void;
+  pause(): void;
+  resume(): void;
+  exited: Promise<ProcessExit>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** Start `file args` (argv array) as the session leader of a new PTY of `cols`×`rows`; raw bytes, no decoding. */
+export function spawnPty(file: string, args: readonly string[], opts: { cols: number; rows: number; cwd?: string }): PtyProcess {
+  const term = pty.spawn(file, [...args], {
+    cols: opts.cols,
+    rows: opts.rows,
+    cwd: opts.cwd ?? '/',
+    env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
+    // Bytes as they are (binary output, split UTF-8 sequences): node-pty then hands out Buffers.
+    encoding: null,
+    name: 'xterm',
+  });
+  const exited = new Promise<ProcessExit>((resolve) => {
+    term.onExit(({ exitCode, signal }) => resolve(signal ? { signal: signalName(signal) } : { exitCode }));
+  });
+  return {
+    pid: term.pid,
+    onData: (cb) => {
+      term.onData((d) => cb(typeof d === 'string' ? Buffer.from(d, 'utf8') : (d as Buffer)));
+    },
+    write: (data) => term.write(data),
+    resize: (cols, rows) => {
+      try {
+        term.resize(cols, rows);
+      } catch {
+        // the PTY is already gone
+      }
+    },
+    pause: () => term.pause(),
+    resume: () => term.resume(),
+    exited,
+    kill: (signal = 'SIGHUP') => {
+      try {
+        term.kill(signal);
+      } catch {
+        // already gone
+      }
+    },
+  };
+}
+
+const signalName = (n: number): string => Object.entries(os.constants.signals).find(([, v]) => v === n)?.[0] ?? String(n);
