@@ -295,6 +295,17 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     assert.match(await lxc.fail(['exec', 's1', '--', 'true']), /not running/);
   });
 
+  test('lxc exec forwards a SIGTERM it receives through the control socket (container_exec_signal_handling)', async () => {
+    const ext = (await api.get('/1.0')).json.metadata.api_extensions as string[];
+    assert.ok(ext.includes('container_exec_signal_handling') && ext.includes('container_exec_recording'));
+    const child = lxc.spawn(['exec', 'u1', '--', 'sleep', '4323']);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    await eventually(async () => (await hostPids(['sleep', '4323'])).length > 0, 'sleep 4323 running');
+    child.kill('SIGTERM');
+    assert.equal(await exited, 128 + 15);
+    await eventually(async () => (await hostPids(['sleep', '4323'])).length === 0, 'sleep 4323 gone');
+  });
+
   test('lxc exec in a terminal (tmux): interactive shell, size, typed commands, exit', async () => {
     const sock = `svcd-exec-${process.pid}`;
     const tmux = (...args: string[]) => run('tmux', ['-L', sock, ...args], { env: { PATH: process.env.PATH!, TERM: 'xterm' } });
