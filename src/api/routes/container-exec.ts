@@ -114,15 +114,16 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
           const operation = await ops.startTask({ ...base, class: 'websocket', metadata: { fds } }, async ({ signal }) => {
             try {
               await sockets.waitForData(CONNECT_TIMEOUT_MS, signal);
+              const size = { cols: body.width || 80, rows: body.height || 24 };
+              const status = interactive
+                ? await bridgePty(sockets, await attachPty(spec, size), { log, signal })
+                : await bridgePipes(sockets, await attachPiped(spec, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' }), { log, signal });
+              return { return: status };
             } catch (e) {
+              // No socket outlives the operation (the client learns the failure from it).
               sockets.closeAll();
               throw e;
             }
-            const size = { cols: body.width || 80, rows: body.height || 24 };
-            const status = interactive
-              ? await bridgePty(sockets, await attachPty(spec, size), { log, signal })
-              : await bridgePipes(sockets, await attachPiped(spec, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' }), { log, signal });
-            return { return: status };
           });
           return async(c, operation);
         } catch (e) {
