@@ -153,6 +153,23 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     assert.equal(h.received['1']!.data.toString(), 'ready\nhup\n');
   });
 
+  test('a background process holding stdout open does not hold up the end of the command', async () => {
+    const t0 = Date.now();
+    const r = await wsExec('u1', ['sh', '-c', 'sleep 4 & echo hi']);
+    assert.equal(r.status, 0);
+    assert.equal(r.stdout, 'hi\n');
+    assert.ok(Date.now() - t0 < 3_500, `took ${Date.now() - t0} ms`);
+  });
+
+  test('a client vanishing from the control socket (no close frame) kills the command', async () => {
+    const s = await execWithSockets(api, d.socketPath, 'u1', { command: ['sleep', '4324'] });
+    await eventually(async () => (await hostPids(['sleep', '4324'])).length > 0, 'sleep 4324 running');
+    s.sockets.control!.terminate();
+    const op = await s.done();
+    assert.equal(op.metadata.return, 128 + 9);
+    assert.deepEqual(await hostPids(['sleep', '4324']), []);
+  });
+
   test('the command starts only once every data socket is connected', async () => {
     const s = await execWithSockets(api, d.socketPath, 'u1', { command: ['sh', '-c', 'echo started > /tmp/started-marker'] }, ['control', '0', '1']);
     await new Promise((r) => setTimeout(r, 500));

@@ -155,10 +155,12 @@ export function spawnProcess(file: string, args: readonly string[], opts: { stdi
     reject: false,
     stripFinalNewline: false,
   });
-  const exited = sub.then(
-    (res) => (res.signal ? { signal: res.signal } : { exitCode: res.exitCode ?? 1 }),
-    () => ({ exitCode: 1 }),
-  );
+  // The process's own exit, not execa's result: that also waits for the pipes to end, which a
+  // background process the command started may hold open for ever.
+  const exited = new Promise<ProcessExit>((resolve) => {
+    sub.once('exit', (code, signal) => resolve(signal ? { signal } : { exitCode: code ?? 1 }));
+    void sub.then((res) => resolve(res.signal ? { signal: res.signal } : { exitCode: res.exitCode ?? 1 }), () => resolve({ exitCode: 1 }));
+  });
   return {
     pid: sub.pid ?? -1,
     stdin: opts.stdin === 'pipe' ? sub.stdin : null,

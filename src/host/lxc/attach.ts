@@ -70,10 +70,15 @@ export async function attachedChild(lxcAttachPid: number): Promise<number | unde
   return undefined;
 }
 
-/** Send signal number `sig` to the command under `lxc-attach` `pid`, waiting up to `waitMs` for it to be set up; false if there was none. */
-export async function signalAttached(pid: number, sig: number, waitMs = 2_000): Promise<boolean> {
+/**
+ * Send signal number `sig` to the command under `lxc-attach` `pid`, waiting up to `waitMs` for it to
+ * be set up; false if there was none. `alive` says whether that lxc-attach is still ours (not reaped:
+ * its pid could be someone else's afterwards).
+ */
+export async function signalAttached(pid: number, sig: number, alive: () => boolean, waitMs = 2_000): Promise<boolean> {
   const deadline = Date.now() + waitMs;
   for (;;) {
+    if (!alive()) return false;
     const child = await attachedChild(pid);
     if (child !== undefined) {
       try {
@@ -98,7 +103,9 @@ export interface PipedAttach extends SpawnedProcess {
 export async function attachPiped(spec: AttachSpec, stdio: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget }): Promise<PipedAttach> {
   const { args, hostCwd } = await attachCommand(spec);
   const p = spawnProcess('lxc-attach', args, { ...stdio, cwd: hostCwd });
-  return { ...p, status: p.exited.then(exitStatus), signal: (sig) => signalAttached(p.pid, sig) };
+  let running = true;
+  void p.exited.then(() => (running = false));
+  return { ...p, status: p.exited.then(exitStatus), signal: (sig) => signalAttached(p.pid, sig, () => running) };
 }
 
 export interface PtyAttach extends PtyProcess {
@@ -110,5 +117,7 @@ export interface PtyAttach extends PtyProcess {
 export async function attachPty(spec: AttachSpec, size: { cols: number; rows: number }): Promise<PtyAttach> {
   const { args, hostCwd } = await attachCommand(spec);
   const p = spawnPty('lxc-attach', args, { ...size, cwd: hostCwd });
-  return { ...p, status: p.exited.then(exitStatus), signal: (sig) => signalAttached(p.pid, sig) };
+  let running = true;
+  void p.exited.then(() => (running = false));
+  return { ...p, status: p.exited.then(exitStatus), signal: (sig) => signalAttached(p.pid, sig, () => running) };
 }
