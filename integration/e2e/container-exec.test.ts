@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -117,6 +117,15 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     await s.received['1']!.closed;
     assert.equal(op.metadata.return, 0);
     assert.equal(s.received['1']!.data.toString(), 'two-one\n');
+    // 8 MiB of stdin in 64 KiB frames, faster than the command reads: all of it, in order
+    const big = randomBytes(8 * 1024 * 1024);
+    const h = await execWithSockets(api, d.socketPath, 'u1', { command: ['sha256sum'] });
+    for (let at = 0; at < big.length; at += 64 * 1024) h.write(big.subarray(at, at + 64 * 1024));
+    h.eof();
+    const hop = await h.done();
+    assert.equal(hop.metadata.return, 0);
+    await h.received['1']!.closed;
+    assert.equal(h.received['1']!.data.toString().split(/\s+/)[0], sha256(big));
   });
 
   test('large binary output (6 MB from /dev/urandom) arrives intact on stdout', async () => {
@@ -309,6 +318,9 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     assert.equal(cat.code, 0, cat.stderr);
     assert.equal(cat.stdout, 'piped through\n');
     assert.equal((await lxc.run(['exec', 'u1', '--', 'no-such-command'])).code, 127);
+    const opts = await lxc.run(['exec', 'u1', '--env', 'GREETING=hi there', '--', 'sh', '-c', 'pwd; echo "$GREETING"; id -u']);
+    assert.equal(opts.code, 0, opts.stderr);
+    assert.equal(opts.stdout, '/root\nhi there\n0\n');
     assert.match(await lxc.fail(['exec', 's1', '--', 'true']), /not running/);
   });
 
