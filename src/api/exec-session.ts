@@ -79,18 +79,23 @@ const toBuffer = (d: RawData): Buffer => (Buffer.isBuffer(d) ? d : Array.isArray
 export class ExecSockets {
   private peers = new Map<string, Peer>();
   private waiting: (() => void) | undefined;
+  private over = false;
+  /** Called when the control socket connects (it may come at any time, or never). */
+  onControl: ((p: Peer) => void) | undefined;
 
   constructor(readonly dataFds: readonly string[]) {}
 
   /** Called by the websocket upgrade for each claimed secret. */
   attach(fd: string, ws: WebSocket): void {
-    this.peers.set(fd, new Peer(ws));
-    if (fd === 'control') this.onControl?.(this.peers.get(fd)!);
+    const peer = new Peer(ws);
+    // A socket claimed between the end of the exec and the revocation of its secrets.
+    if (this.over) return peer.close();
+    this.peers.set(fd, peer);
+    if (fd === 'control') this.onControl?.(peer);
     if (this.allData()) this.waiting?.();
   }
 
   private allData = () => this.dataFds.every((fd) => this.peers.has(fd));
-  onControl: ((p: Peer) => void) | undefined;
 
   peer(fd: string): Peer | undefined {
     return this.peers.get(fd);
@@ -117,8 +122,9 @@ export class ExecSockets {
     });
   }
 
-  /** Close every socket (normal closure). */
+  /** Close every socket (normal closure), and any that connects later. */
   closeAll(): void {
+    this.over = true;
     for (const p of this.peers.values()) p.close();
   }
 }
