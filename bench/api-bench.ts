@@ -8,7 +8,8 @@
  *
  * Workload, in order:
  *  1. GET /1.0 and GET /1.0/containers?recursion=1 with 0 bench containers, at each concurrency;
- *  2. single-container latencies: create, start, exec `true`, stop (force), delete (`--iterations` times);
+ *  2. single-container latencies: create, start, exec `true` (without websockets, then with them as
+ *     `lxc exec` does), stop (force), delete (`--iterations` times);
  *  3. for every non-zero count N: N creates issued at once, each followed by its start (wall time,
  *     failures); the same GET cells with N running containers; daemon RSS; then force stop + delete
  *     of all N at once (wall time, failures); RSS right after and after `--settle` seconds.
@@ -26,6 +27,7 @@ import { parseArgs } from 'node:util';
 import type { BenchResults, BulkResults, GetCell, SingleResults, StepStats } from './lib/results.ts';
 import { findDaemonPids, loadAverage, processName, readRssKiB, settledRss } from './lib/rss.ts';
 import { fmtKiB, fmtMs, fmtRate, summarize, table } from './lib/stats.ts';
+import { execOverWebsockets } from './lib/exec-ws.ts';
 import { errorText, UnixClient, type OperationResult } from './lib/unix-client.ts';
 
 const IMAGE_ALIAS = 'bench-busybox';
@@ -322,6 +324,8 @@ const stopForce = (name: string) => client.operation('PUT', `/1.0/containers/${n
 const remove = (name: string) => client.operation('DELETE', `/1.0/containers/${name}`, undefined, opTimeoutMs);
 const exec = (name: string) =>
   client.operation('POST', `/1.0/containers/${name}/exec`, { command: ['true'], environment: {}, 'wait-for-websocket': false, interactive: false }, opTimeoutMs);
+/** The same through websockets (fds 0, 1, 2 and control connected; ends when the output sockets closed). */
+const execWs = (name: string) => execOverWebsockets(client, name, ['true'], opTimeoutMs);
 
 function step(): StepStats & { samples: number[] } {
   return { ok: 0, failed: 0, errors: [], samples: [] };
@@ -350,7 +354,7 @@ async function assertNoNic(name: string): Promise<void> {
 }
 
 async function singlePhase(): Promise<void> {
-  const s = { create: step(), start: step(), createStart: step(), exec: step(), stop: step(), del: step() };
+  const s = { create: step(), start: step(), createStart: step(), exec: step(), execWs: step(), stop: step(), del: step() };
   let execSupported = !opts['skip-exec'];
   let execNote: string | undefined = opts['skip-exec'] ? 'skipped (--skip-exec)' : undefined;
   for (let i = 0; i < iterations; i++) {
@@ -377,6 +381,11 @@ async function singlePhase(): Promise<void> {
       } else if (e.ok && Number(e.op?.metadata?.return) !== 0) {
         record(s.exec, { ...e, ok: false, error: `exit status ${e.op?.metadata?.return}` });
       } else record(s.exec, e);
+      if (execSupported) {
+        const w = await execWs(name);
+        if (w.ok && Number(w.op?.metadata?.return) !== 0) record(s.execWs, { ...w, ok: false, error: `exit status ${w.op?.metadata?.return}` });
+        else record(s.execWs, w);
+      }
     }
     if (st.ok) {
       const t = await stopForce(name);
@@ -392,6 +401,7 @@ async function singlePhase(): Promise<void> {
     start: finish(s.start),
     createStart: finish(s.createStart),
     exec: { ...finish(s.exec), supported: execSupported, ...(execNote ? { note: execNote } : {}) },
+    execWebsocket: { ...finish(s.execWs), supported: execSupported, ...(execNote ? { note: execNote } : {}) },
     stopForce: finish(s.stop),
     delete: finish(s.del),
   };
@@ -399,12 +409,12 @@ async function singlePhase(): Promise<void> {
   const rows: string[][] = [['step', 'ok', 'failed', 'median', 'p95', 'p99', 'max']];
   const row = (label: string, st: StepStats) => [label, String(st.ok), String(st.failed), fmtMs(st.latency?.median), fmtMs(st.latency?.p95), fmtMs(st.latency?.p99), fmtMs(st.latency?.max)];
   rows.push(row('create', single.create), row('start', single.start), row('create+start', single.createStart));
-  if (single.exec.supported) rows.push(row('exec true', single.exec));
+  if (single.exec.supported) rows.push(row('exec true', single.exec), row('exec true (websockets)', single.execWebsocket!));
   else rows.push(['exec true', '—', '—', '—', '—', '—', '—']);
   rows.push(row('stop (force)', single.stopForce), row('delete', single.delete));
   log(table(rows).replace(/^/gm, '  '));
   if (!single.exec.supported) log(`  exec: ${execNote ?? 'not supported'}`);
-  for (const [k, st] of Object.entries({ create: single.create, start: single.start, exec: single.exec, stop: single.stopForce, delete: single.delete }))
+  for (const [k, st] of Object.entries({ create: single.create, start: single.start, exec: single.exec, 'exec (websockets)': single.execWebsocket!, stop: single.stopForce, delete: single.delete }))
     if (st.errors.length) log(`  ${k} errors: ${st.errors.join(' | ')}`);
 }
 
@@ -598,6 +608,8 @@ function summary(): void {
     log(`  create+start median ${fmtMs(s.createStart.latency?.median)}, p95 ${fmtMs(s.createStart.latency?.p95)}`);
     log(`  stop (force) median ${fmtMs(s.stopForce.latency?.median)}, p95 ${fmtMs(s.stopForce.latency?.p95)}`);
     log(`  exec: ${s.exec.supported ? `median ${fmtMs(s.exec.latency?.median)}, p95 ${fmtMs(s.exec.latency?.p95)}` : (s.exec.note ?? 'not supported')}`);
+    if (s.exec.supported && s.execWebsocket)
+      log(`  exec with websockets: median ${fmtMs(s.execWebsocket.latency?.median)}, p95 ${fmtMs(s.execWebsocket.latency?.p95)}`);
   }
   for (const b of results.bulk)
     log(`  ${b.n} concurrent creates+starts: ${fmtMs(b.createStartWallMs)}, ${b.createFailed + b.startFailed} failed; deletes: ${fmtMs(b.deleteWallMs)}, ${b.stopFailed + b.deleteFailed} failed`);

@@ -76,7 +76,9 @@ const stepRows = (label: string, pick: (r: BenchResults) => StepStats | undefine
 stepRows('create', (r) => r.single?.create);
 stepRows('start', (r) => r.single?.start);
 stepRows('create+start', (r) => r.single?.createStart);
-stepRows('exec true', (r) => r.single?.exec, (r) => (r.single && !r.single.exec.supported ? (r.single.exec.note?.startsWith('skipped') ? 'skipped' : 'not supported') : undefined));
+const execNote = (r: BenchResults) => (r.single && !r.single.exec.supported ? (r.single.exec.note?.startsWith('skipped') ? 'skipped' : 'not supported') : undefined);
+stepRows('exec true', (r) => r.single?.exec, execNote);
+stepRows('exec true (websockets)', (r) => r.single?.execWebsocket, (r) => execNote(r) ?? (r.single && !r.single.execWebsocket ? 'not measured' : undefined));
 stepRows('stop (force)', (r) => r.single?.stopForce);
 stepRows('delete', (r) => r.single?.delete);
 

@@ -33,7 +33,10 @@ export interface SingleResults {
   start: StepStats;
   /** create + start of the same container (sum of the two operation latencies). */
   createStart: StepStats;
+  /** exec `true` with wait-for-websocket false. */
   exec: StepStats & { supported: boolean; note?: string };
+  /** exec `true` with wait-for-websocket true, every socket connected (absent in older result files). */
+  execWebsocket?: StepStats & { supported: boolean; note?: string };
   stopForce: StepStats;
   delete: StepStats;
 }

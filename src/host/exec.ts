@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
-import { runInHelper } from './spawn/spawn-helper.ts';
+import { runInHelper, spawnPtyStreamed, spawnStreamed, type PtyProcess, type StdioTarget, type StreamedProcess as SpawnedProcess } from './spawn/spawn-helper.ts';
 
 /** A host command that failed: carries the argv, exit code and stderr. */
 export class HostCommandError extends Error {
@@ -108,4 +108,25 @@ export async function streamCommand(file: string, args: readonly string[], opts:
   const res = await sub;
   if (res.isCanceled || opts.signal?.aborted) return;
   if (res.failed) throw commandError(file, args, res);
+}
+
+// --- interactive processes (exec, console) ------------------------------------------------
+
+export type { ProcessExit, PtyProcess, StdioTarget, StreamedProcess as SpawnedProcess } from './spawn/spawn-helper.ts';
+
+/** The child gets no part of svcd's environment (lxc-attach clears it inside anyway). */
+const childEnv = () => ({ PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' });
+
+/**
+ * Start a long-running host command (argv array, never a shell string) with each standard stream a
+ * pipe, the null device or appended to a file; nothing is buffered (the caller streams the pipes), no
+ * timeout. For `lxc-attach` under exec. It runs in the spawn helper (no fork of svcd itself).
+ */
+export function spawnProcess(file: string, args: readonly string[], opts: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget; cwd?: string }): Promise<SpawnedProcess> {
+  return spawnStreamed(file, args, { ...opts, env: childEnv() });
+}
+
+/** Start `file args` (argv array) as the session leader of a new PTY of `cols`×`rows`; raw bytes, no decoding. In the spawn helper. */
+export function spawnPty(file: string, args: readonly string[], opts: { cols: number; rows: number; cwd?: string }): Promise<PtyProcess> {
+  return spawnPtyStreamed(file, args, { ...opts, cwd: opts.cwd ?? '/', env: childEnv() });
 }

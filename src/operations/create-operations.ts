@@ -20,6 +20,8 @@ import { isFinalStatus, StatusCode } from './status.ts';
 import { createWebsocketSecrets } from './websocket-secrets.ts';
 
 export interface OperationSpec {
+  /** A uuid chosen by the caller (to issue websocket secrets before the operation is announced); default a fresh one. */
+  id?: string;
   class: 'task' | 'websocket' | 'token';
   description: string;
   project: string;
@@ -84,7 +86,7 @@ export function createOperations(opts: OperationsOptions) {
     const t = now();
     const deadlineMs = spec.deadlineMs ?? (spec.target ? defaultDeadlineMs : 0);
     return {
-      id: randomUUID(),
+      id: spec.id ?? randomUUID(),
       class: spec.class,
       description: spec.description,
       statusCode,

@@ -16,6 +16,7 @@ describe('lxcArgs', () => {
     assert.deepEqual(lxcArgs.attach(r, ['/bin/busybox', 'id', '-u'], { PATH: '/bin', A: 'x y' }), [
       '-n', 'c1', '-P', '/var/lib/svcd/lxc', '--clear-env', '--set-var', 'PATH=/bin', '--set-var', 'A=x y', '--', '/bin/busybox', 'id', '-u',
     ]);
+    assert.deepEqual(lxcArgs.attach(r, ['id'], {}, { uid: 1000, gid: 0 }), ['-n', 'c1', '-P', '/var/lib/svcd/lxc', '--clear-env', '--uid', '1000', '--gid', '0', '--', 'id']);
     assert.deepEqual(lxcArgs.monitor('/var/lib/svcd/lxc'), ['-P', '/var/lib/svcd/lxc', '-n', '.*']);
     assert.deepEqual(lxcArgs.monitor('/p', 'web-.*; rm -rf /'), ['-P', '/p', '-n', 'web-.*; rm -rf /']);
   });

@@ -22,11 +22,13 @@ export const lxcArgs = {
   unfreeze: (r: LxcRef) => ref(r),
   /** State and init pid, raw numbers. */
   info: (r: LxcRef) => [...ref(r), '-s', '-p', '-H'],
-  /** Run `command` in the container with a clean environment plus `env`. */
-  attach: (r: LxcRef, command: readonly string[], env: Readonly<Record<string, string>> = {}) => [
+  /** Run `command` in the container with a clean environment plus `env`, as `ids.uid`/`ids.gid` when given. */
+  attach: (r: LxcRef, command: readonly string[], env: Readonly<Record<string, string>> = {}, ids: { uid?: number; gid?: number } = {}) => [
     ...ref(r),
     '--clear-env',
     ...Object.entries(env).flatMap(([k, v]) => ['--set-var', `${k}=${v}`]),
+    ...(ids.uid !== undefined ? ['--uid', String(ids.uid)] : []),
+    ...(ids.gid !== undefined ? ['--gid', String(ids.gid)] : []),
     '--',
     ...command,
   ],

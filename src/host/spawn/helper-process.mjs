@@ -13,7 +13,7 @@
 //                    {type:'eof', id, fd}  {type:'stdin-ack', id, seq}  {type:'exit', id, exitCode, signal}
 // The helper exits when svcd goes away (the IPC channel closes), ending what it started.
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, constants, openSync } from 'node:fs';
 import { execa } from 'execa';
 
 const running = new Map();
@@ -64,7 +64,8 @@ async function startStreamed(msg) {
     const opened = [];
     const stdio = msg.stdio.map((t) => {
       if (t === 'pipe' || t === 'ignore') return t;
-      const fd = openSync(t.appendTo, 'a', 0o600);
+      // an existing file (svcd created it), never through a symlink
+      const fd = openSync(t.appendTo, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
       opened.push(fd);
       return fd;
     });

@@ -31,3 +31,70 @@ test('a helper that dies fails the commands in flight, and the next command star
   await assert.rejects(inFlight, /spawn helper process exited|was cancelled|exited with|signal/);
   assert.equal(await runCommand('echo', ['again']), 'again');
 });
+
+test('streamed pipes: stdin to stdout byte-exact with backpressure, stderr apart, exit code and signal', async () => {
+  const { createHash, randomBytes } = await import('node:crypto');
+  const { spawnStreamed } = await import('./spawn-helper.ts');
+  const data = randomBytes(8 * 1024 * 1024);
+  const p = await spawnStreamed('sh', ['-c', 'cat; echo done >&2; exit 4'], { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' });
+  assert.ok(p.pid > 0);
+  const out = createHash('sha256');
+  let err = '';
+  p.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const outDone = new Promise<void>((resolve) => {
+    // a slow reader: the relay must pause the helper rather than buffer everything
+    p.stdout!.on('data', (d: Buffer) => {
+      out.update(d);
+      p.stdout!.pause();
+      setImmediate(() => p.stdout!.resume());
+    });
+    p.stdout!.on('end', resolve);
+  });
+  p.stdin!.end(data);
+  await outDone;
+  assert.deepEqual(await p.exited, { exitCode: 4 });
+  assert.equal(out.digest('hex'), createHash('sha256').update(data).digest('hex'));
+  assert.equal(err, 'done\n');
+
+  const sleeper = await spawnStreamed('sleep', ['30'], { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' });
+  sleeper.kill('SIGTERM');
+  assert.deepEqual(await sleeper.exited, { signal: 'SIGTERM' });
+  await assert.rejects(spawnStreamed('/nonexistent/x', [], { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' }), /ENOENT/);
+});
+
+test('streamed output appended to an existing file, never through a symlink', async () => {
+  const { mkdtemp, readFile, rm, symlink, writeFile } = await import('node:fs/promises');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const { spawnStreamed } = await import('./spawn-helper.ts');
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'spawn-append-'));
+  try {
+    const file = path.join(dir, 'out');
+    await writeFile(file, 'a\n');
+    const p = await spawnStreamed('echo', ['b'], { stdin: 'ignore', stdout: { appendTo: file }, stderr: 'ignore' });
+    assert.deepEqual(await p.exited, { exitCode: 0 });
+    assert.equal(await readFile(file, 'utf8'), 'a\nb\n');
+    await symlink(file, path.join(dir, 'link'));
+    await assert.rejects(spawnStreamed('echo', ['c'], { stdin: 'ignore', stdout: { appendTo: path.join(dir, 'link') }, stderr: 'ignore' }), /ELOOP/);
+    assert.equal(await readFile(file, 'utf8'), 'a\nb\n');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('streamed PTY: size, resize, input echoed, exit status', async () => {
+  const { spawnPtyStreamed } = await import('./spawn-helper.ts');
+  const t = await spawnPtyStreamed('sh', [], { cols: 91, rows: 27, env: { PATH: '/usr/bin:/bin' } });
+  let out = '';
+  t.onData((d) => (out += d.toString()));
+  const waitFor = async (re: RegExp) => {
+    for (let i = 0; i < 200 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.match(out, re);
+  };
+  t.write(Buffer.from('stty size\n'));
+  await waitFor(/27 91/);
+  t.resize(100, 40);
+  t.write(Buffer.from('stty size; exit 6\n'));
+  await waitFor(/40 100/);
+  assert.deepEqual(await t.exited, { exitCode: 6 });
+});

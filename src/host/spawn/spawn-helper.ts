@@ -165,7 +165,7 @@ interface StreamOptions {
 const signalName = (s: string | number): string => (typeof s === 'string' ? s : (Object.entries(os.constants.signals).find(([, v]) => v === s)?.[0] ?? String(s)));
 
 /** Start a streamed process in the helper; resolves once it runs (with its pid), rejects if it could not start. */
-function startStreamed(spawnMsg: Record<string, unknown>, handlers: (m: StreamMessage, send: (m: Record<string, unknown>) => void) => void): Promise<number> {
+function startStreamed(spawnMsg: Record<string, unknown>, handlers: (m: StreamMessage) => void): Promise<{ pid: number; send: (m: Record<string, unknown>) => void }> {
   return new Promise((resolve, reject) => {
     const c = helper();
     const id = nextId++;
@@ -178,7 +178,7 @@ function startStreamed(spawnMsg: Record<string, unknown>, handlers: (m: StreamMe
       on: (m) => {
         if (!started && m.type === 'spawned') {
           started = true;
-          resolve(m.pid);
+          resolve({ pid: m.pid, send });
           return;
         }
         if (!started && (m.type === 'spawn-error' || m.type === 'lost')) {
@@ -191,7 +191,7 @@ function startStreamed(spawnMsg: Record<string, unknown>, handlers: (m: StreamMe
           streams.delete(id);
           unrefWhenIdle();
         }
-        handlers(m, send);
+        handlers(m);
       },
     });
     ref();
@@ -250,14 +250,13 @@ export async function spawnStreamed(file: string, args: readonly string[], opts:
     acks.clear();
     for (const r of [stdout, stderr]) if (r && !r.readableEnded) r.push(null);
   };
-  const pid = await startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, stdio: [opts.stdin, opts.stdout, opts.stderr] }, (m, s) => {
-    send = s;
+  const started = await startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, stdio: [opts.stdin, opts.stdout, opts.stderr] }, (m) => {
     switch (m.type) {
       case 'data': {
         const r = outs[m.fd];
         if (r && !r.push(Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength)) && !paused[m.fd]) {
           paused[m.fd] = true;
-          s({ type: 'pause', fd: m.fd });
+          send({ type: 'pause', fd: m.fd });
         }
         return;
       }
@@ -277,7 +276,8 @@ export async function spawnStreamed(file: string, args: readonly string[], opts:
       resolveExit(exit);
     }
   });
-  return { pid, stdin, stdout, stderr, exited, kill: (signal = 'SIGTERM') => send({ type: 'kill', signal }) };
+  send = started.send;
+  return { pid: started.pid, stdin, stdout, stderr, exited, kill: (signal = 'SIGTERM') => send({ type: 'kill', signal }) };
 }
 
 /** Start `file args` (argv array) as the session leader of a new PTY of `cols`×`rows` in the helper; raw bytes. */
@@ -289,8 +289,7 @@ export async function spawnPtyStreamed(file: string, args: readonly string[], op
   // bytes that came before anyone listened
   const early: Buffer[] = [];
   let seq = 0;
-  const pid = await startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, pty: { cols: opts.cols, rows: opts.rows } }, (m, s) => {
-    send = s;
+  const started = await startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, pty: { cols: opts.cols, rows: opts.rows } }, (m) => {
     if (m.type === 'data') {
       const d = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
       if (listeners.length === 0) early.push(d);
@@ -300,8 +299,9 @@ export async function spawnPtyStreamed(file: string, args: readonly string[], op
     const exit = exitOf(m);
     if (exit) resolveExit(exit);
   });
+  send = started.send;
   return {
-    pid,
+    pid: started.pid,
     onData: (cb) => {
       listeners.push(cb);
       for (const d of early.splice(0)) cb(d);

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { constants } from 'node:fs';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { eq } from 'drizzle-orm';
+import type { Hono } from 'hono';
+import * as v from 'valibot';
+import type { WebSocket } from 'ws';
+import { containerUrl, expandContainer, readContainer } from '../../desired/containers.ts';
+import { ValidationError } from '../../desired/errors.ts';
+import { profileProjectOf, readProject } from '../../desired/projects.ts';
+import { containerRuntime, type ContainerRow } from '../../desired/schema/index.ts';
+import { attachPiped, attachPty, type AttachSpec } from '../../host/lxc/attach.ts';
+import { containerState } from '../../host/lxc/lifecycle.ts';
+import { logDirOf, lxcPathOf } from '../../reconcilers/container/types.ts';
+import { objectMap, readJson } from '../body.ts';
+import type { AppEnv } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { async } from '../envelope.ts';
+import { bridgePipes, bridgePty, ExecSockets } from '../exec-session.ts';
+import { param, route } from '../router.ts';
+
+/** How long the command waits for its data websockets before the operation fails (nothing started). */
+const CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+const bool = v.optional(v.boolean('expected a boolean'), false);
+/** A terminal dimension; 0 (what clients send for non-interactive) means the default. */
+const dimension = v.optional(v.pipe(v.number('expected an integer'), v.integer('expected an integer'), v.minValue(0, 'must not be negative'), v.maxValue(65535, 'must be at most 65535')), 0);
+/** A uid or gid inside the container. */
+const id = v.optional(v.pipe(v.number('expected an integer'), v.integer('expected an integer'), v.minValue(0, 'must not be negative'), v.maxValue(4294967294, 'must be below 4294967295')));
+
+const ExecBody = v.object({
+  command: v.pipe(
+    v.array(v.string('expected a string'), 'expected a list of strings'),
+    v.minLength(1, 'must not be empty'),
+    v.check((c) => c[0] !== '', 'the program (first element) must not be empty'),
+  ),
+  environment: v.optional(
+    v.pipe(
+      objectMap(v.string('expected a string value')),
+      v.check((env) => Object.keys(env).every((k) => k !== '' && !k.includes('=')), 'variable names must be non-empty and must not contain "="'),
+    ),
+    {},
+  ),
+  'wait-for-websocket': bool,
+  interactive: bool,
+  'record-output': bool,
+  width: dimension,
+  height: dimension,
+  user: id,
+  group: id,
+  cwd: v.optional(v.pipe(v.string('expected a string'), v.check((c) => c === '' || c.startsWith('/'), 'must be an absolute path')), ''),
+});
+type ExecRequest = v.InferOutput<typeof ExecBody>;
+
+/**
+ * `POST /1.0/containers/<name>/exec`: run a command in a running container through lxc-attach.
+ * With wait-for-websocket the command starts once its data websockets are connected and is
+ * bridged to them (exec-session.ts); without, its stdio is the null device, or with record-output
+ * its stdout/stderr go to `exec_<operation>.stdout|stderr` in the container's log directory (served
+ * by the logs API). The operation ends with `return` = the exit status (128 + N when killed by signal N).
+ */
+export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
+  const { db, ops, stateDir } = deps;
+
+  /** 400 unless LXC runs the container (the runtime view may lag a start: LXC itself decides). */
+  async function requireRunning(ct: ContainerRow): Promise<void> {
+    const [rt] = await db.select().from(containerRuntime).where(eq(containerRuntime.id, ct.id));
+    if (rt?.state === 'RUNNING') return;
+    const { state } = await containerState({ name: ct.id, lxcPath: lxcPathOf(stateDir) });
+    if (state === 'RUNNING') return;
+    if (state === 'FROZEN' || state === 'FREEZING') throw new ValidationError(`Container "${ct.name}" is frozen: unfreeze it to run commands in it`);
+    throw new ValidationError(`Container "${ct.name}" is not running: start it to run commands in it`);
+  }
+
+  /** The command's environment, as LXD builds it: defaults, then the container's `environment.*`, then the request's. */
+  async function environmentOf(ct: ContainerRow, body: ExecRequest): Promise<Record<string, string>> {
+    const expanded = await expandContainer(db, profileProjectOf(await readProject(db, ct.project)), ct);
+    const fromConfig = Object.fromEntries(
+      Object.entries(expanded.config)
+        .filter(([k]) => k.startsWith('environment.'))
+        .map(([k, val]) => [k.slice('environment.'.length), val]),
+    );
+    const root = (body.user ?? 0) === 0;
+    return { PATH: DEFAULT_PATH, ...(root ? { HOME: '/root', USER: 'root' } : {}), LANG: 'C.UTF-8', ...fromConfig, ...body.environment };
+  }
+
+  route(app, '/1.0/containers/:name/exec', {
+    POST: async (c) => {
+      const ct = await readContainer(db, c.get('project'), param(c, 'name'));
+      const body = await readJson(c, ExecBody);
+      const waitForWebsocket = body['wait-for-websocket'];
+      if (body['record-output'] && waitForWebsocket) throw new ValidationError('"record-output" is only valid with "wait-for-websocket" false');
+      await requireRunning(ct);
+      const spec: AttachSpec = {
+        name: ct.id,
+        lxcPath: lxcPathOf(stateDir),
+        command: body.command,
+        env: await environmentOf(ct, body),
+        ...(body.user !== undefined ? { uid: body.user } : {}),
+        ...(body.group !== undefined ? { gid: body.group } : {}),
+        cwd: body.cwd,
+      };
+      const opId = randomUUID();
+      const base = { id: opId, description: 'Executing command', project: ct.project, resources: { containers: [containerUrl(ct)] } };
+      const log = (msg: string) => c.get('log').debug({ op: opId }, msg);
+
+      if (waitForWebsocket) {
+        const interactive = body.interactive;
+        const sockets = new ExecSockets(interactive ? ['0'] : ['0', '1', '2']);
+        const fds = ops.websockets.register(opId, interactive ? ['0', 'control'] : ['0', '1', '2', 'control'], (fd, ws) => sockets.attach(fd, ws as WebSocket));
+        try {
+          const operation = await ops.startTask({ ...base, class: 'websocket', metadata: { fds } }, async ({ signal }) => {
+            try {
+              await sockets.waitForData(CONNECT_TIMEOUT_MS, signal);
+              const size = { cols: body.width || 80, rows: body.height || 24 };
+              const status = interactive
+                ? await bridgePty(sockets, await attachPty(spec, size), { log, signal })
+                : await bridgePipes(sockets, await attachPiped(spec, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' }), { log, signal });
+              return { return: status };
+            } catch (e) {
+              // No socket outlives the operation (the client learns the failure from it).
+              sockets.closeAll();
+              throw e;
+            }
+          });
+          return async(c, operation);
+        } catch (e) {
+          ops.websockets.revoke(opId);
+          throw e;
+        }
+      }
+
+      const dir = logDirOf(stateDir, ct);
+      const base1 = `exec_${opId}`;
+      const logUrl = (suffix: string) => {
+        const [p, q] = containerUrl(ct).split('?');
+        return `${p}/logs/${base1}.${suffix}${q ? `?${q}` : ''}`;
+      };
+      const output = body['record-output'] ? { '1': logUrl('stdout'), '2': logUrl('stderr') } : undefined;
+      const operation = await ops.startTask({ ...base, class: 'task', ...(output ? { metadata: { output } } : {}) }, async ({ signal }) => {
+        const files: FileHandle[] = [];
+        try {
+          if (output) {
+            await mkdir(dir, { recursive: true, mode: 0o700 });
+            // New files only, never through a symlink.
+            for (const suffix of ['stdout', 'stderr']) files.push(await open(path.join(dir, `${base1}.${suffix}`), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
+          }
+          // Created here (new, not through a symlink); the spawn helper appends to them (O_NOFOLLOW too).
+          for (const f of files.splice(0)) await f.close();
+          const target = (suffix: string) => (output ? { appendTo: path.join(dir, `${base1}.${suffix}`) } : ('ignore' as const));
+          const proc = await attachPiped(spec, { stdin: 'ignore', stdout: target('stdout'), stderr: target('stderr') });
+          const stop = () => void proc.signal(9);
+          signal.addEventListener('abort', stop, { once: true });
+          try {
+            return { return: await proc.status };
+          } finally {
+            signal.removeEventListener('abort', stop);
+          }
+        } finally {
+          for (const f of files) await f.close().catch(() => {});
+        }
+      });
+      return async(c, operation);
+    },
+  });
+}

@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { attachCommand, exitStatus } from './attach.ts';
+
+const ref = { name: 'c1', lxcPath: '/var/lib/svcd/containers', env: { PATH: '/bin' } };
+
+describe('exec through lxc-attach', () => {
+  it('reports exit codes as they are and deaths by signal as 128 + N, as LXD does', () => {
+    assert.equal(exitStatus({ exitCode: 0 }), 0);
+    assert.equal(exitStatus({ exitCode: 127 }), 127);
+    assert.equal(exitStatus({ signal: 'SIGTERM' }), 143);
+    assert.equal(exitStatus({ signal: 'SIGKILL' }), 137);
+  });
+
+  it('runs the command itself by default, entering at the home directory through its own working directory', async () => {
+    const { args, hostCwd } = await attachCommand({ ...ref, command: ['ls', '-l'], cwd: '' });
+    assert.deepEqual(args, ['-n', 'c1', '-P', '/var/lib/svcd/containers', '--clear-env', '--set-var', 'PATH=/bin', '--', 'ls', '-l']);
+    assert.ok(hostCwd === '/root' || hostCwd === '/');
+    assert.equal((await attachCommand({ ...ref, command: ['id'], cwd: '', uid: 1000, gid: 5 })).hostCwd, '/', 'no home for other users');
+  });
+
+  it('changes to an explicit working directory through sh, the path and command passed as arguments', async () => {
+    const { args } = await attachCommand({ ...ref, command: ['ls', '$(reboot)'], cwd: '/tmp/a b', uid: 1000, gid: 5 });
+    assert.deepEqual(args.slice(args.indexOf('--uid')), ['--uid', '1000', '--gid', '5', '--', '/bin/sh', '-c', 'cd -- "$1" || exit 1; shift; exec "$@"', 'sh', '/tmp/a b', 'ls', '$(reboot)']);
+  });
+});
