@@ -13,6 +13,7 @@ import { registerCertificateRoutes } from './routes/certificates.ts';
 import { registerContainerRoutes } from './routes/containers.ts';
 import { registerContainerLogRoutes } from './routes/container-logs.ts';
 import { registerContainerBackupRoutes } from './routes/container-backups.ts';
+import { registerContainerFileRoutes } from './routes/container-files.ts';
 import { registerImageRoutes } from './routes/images.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
 import { registerProfileRoutes } from './routes/profiles.ts';
@@ -59,6 +60,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerContainerRoutes(app, deps);
   registerContainerLogRoutes(app, deps);
   registerContainerBackupRoutes(app, deps);
+  registerContainerFileRoutes(app, deps);
   registerImageRoutes(app, deps);
 
   // Errors can be answered before the request body was read: drop it first (see discardUnreadBody).

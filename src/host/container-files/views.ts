@@ -1,0 +1,122 @@
+/**
+ * The two host views of a container's files, and the ids each shows:
+ *
+ * - its root filesystem directory on the storage pool: for a stopped container, or to create
+ *   entries in a running unprivileged one (below). The rootfs is idmapped only at mount time
+ *   (`lxc.rootfs.options = idmap=container`), so on disk the ids are the container's own, for
+ *   privileged and unprivileged containers alike: no translation.
+ * - `/proc/<init pid>/root` of a running container: its mount namespace, so what is mounted inside
+ *   (tmpfs, /proc, disk devices) is what the container sees. Through it the files of an
+ *   unprivileged container show host ids (the idmapped mount maps container 0 to host 1000000...),
+ *   translated with the init process's own uid_map/gid_map. And the kernel refuses to create an
+ *   entry there as host root (EOVERFLOW: host uid 0 is not in the mount's idmap), so new entries
+ *   of a directory that is on the rootfs are made through the rootfs view (same directory, checked
+ *   by device and inode), with the container's ids.
+ */
+import fs from 'node:fs';
+import type { Range } from '../idmap/types.ts';
+import { ValidationError } from '../../desired/errors.ts';
+import { fdPath, openRoot } from './resolve-in-root.ts';
+
+export type IdKind = 'uid' | 'gid';
+
+/** One view of the files: an O_PATH fd on its root, and the ids it shows (nsid→hostid ranges; none = the container's own). */
+export interface FileView {
+  root: number;
+  map?: { uid: Range[]; gid: Range[] } | undefined;
+}
+
+export interface ContainerFs {
+  /** Where paths are resolved and read. */
+  main: FileView;
+  /** Where new entries are created when `main` cannot (an idmapped rootfs seen from the host). */
+  create?: FileView | undefined;
+  /** 'proc' when `main` is the running container's mount namespace. */
+  kind: 'rootfs' | 'proc';
+  close(): void;
+}
+
+/** The overflow id the kernel shows for ids a namespace does not map. */
+export const OVERFLOW_ID = 65534;
+
+/** The container's id for an id this view shows. */
+export function toInside(view: FileView, kind: IdKind, id: number): number {
+  if (!view.map) return id;
+  const r = view.map[kind].find((x) => id >= x.hostid && id < x.hostid + x.count);
+  return r ? r.nsid + (id - r.hostid) : OVERFLOW_ID;
+}
+
+/** The id this view needs for a container id; a ValidationError when the container does not map it. */
+export function toView(view: FileView, kind: IdKind, id: number): number {
+  if (!view.map) return id;
+  const r = view.map[kind].find((x) => id >= x.nsid && id < x.nsid + x.count);
+  if (!r) throw new ValidationError(`${kind} ${id} is not mapped in the container (its ${kind} map covers ${view.map[kind].map((x) => `${x.nsid}-${x.nsid + x.count - 1}`).join(', ')})`);
+  return r.hostid + (id - r.nsid);
+}
+
+/** `/proc/<pid>/uid_map` text → ranges; undefined for the identity map of the initial namespace (privileged). */
+export function parseIdMap(text: string): Range[] | undefined {
+  const ranges = text
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/).map(Number))
+    .filter((f) => f.length === 3 && f.every((n) => Number.isSafeInteger(n)))
+    .map(([nsid, hostid, count]) => ({ nsid: nsid!, hostid: hostid!, count: count! }));
+  if (ranges.length === 1 && ranges[0]!.nsid === 0 && ranges[0]!.hostid === 0 && ranges[0]!.count === 4294967295) return undefined;
+  return ranges;
+}
+
+const closeQuietly = (fd: number | undefined) => {
+  if (fd !== undefined) {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      /* already closed */
+    }
+  }
+};
+
+/** The stopped container's view: its rootfs directory on the host. */
+export function openRootfsView(rootfs: string): ContainerFs {
+  const root = openRoot(rootfs);
+  return { main: { root }, kind: 'rootfs', close: () => closeQuietly(root) };
+}
+
+/**
+ * The running container's view through its init process, when `pid` still is that process: the
+ * `/proc/<pid>` directory is opened first and everything else is read through that fd, so a pid
+ * reused by another process after the container stopped fails (ESRCH) instead of naming it; its
+ * cgroup must be the container's (LXC names it after `lxcName`). Undefined when it is not (anymore).
+ */
+export function openProcView(pid: number, lxcName: string, rootfs: string | undefined): ContainerFs | undefined {
+  if (!Number.isSafeInteger(pid) || pid <= 1) return undefined;
+  let procDir: number | undefined;
+  let root: number | undefined;
+  let createRoot: number | undefined;
+  try {
+    procDir = fs.openSync(`/proc/${pid}`, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    const cgroup = fs.readFileSync(fdPath(procDir, 'cgroup'), 'utf8');
+    if (!cgroup.split('\n').some((l) => l.split('/').some((seg) => seg === lxcName || seg.endsWith(`.${lxcName}`)))) return undefined;
+    const uid = parseIdMap(fs.readFileSync(fdPath(procDir, 'uid_map'), 'utf8'));
+    const gid = parseIdMap(fs.readFileSync(fdPath(procDir, 'gid_map'), 'utf8'));
+    root = openRoot(fdPath(procDir, 'root'));
+    const map = uid || gid ? { uid: uid ?? [{ nsid: 0, hostid: 0, count: 4294967295 }], gid: gid ?? [{ nsid: 0, hostid: 0, count: 4294967295 }] } : undefined;
+    if (map && rootfs) createRoot = openRoot(rootfs);
+    const fds = [root, createRoot];
+    const result: ContainerFs = {
+      main: { root, map },
+      create: createRoot !== undefined ? { root: createRoot } : undefined,
+      kind: 'proc',
+      close: () => fds.forEach(closeQuietly),
+    };
+    root = createRoot = undefined;
+    return result;
+  } catch (e) {
+    const c = (e as NodeJS.ErrnoException).code;
+    if (c === 'ENOENT' || c === 'ESRCH') return undefined;
+    throw e;
+  } finally {
+    closeQuietly(procDir);
+    closeQuietly(root);
+    closeQuietly(createRoot);
+  }
+}
