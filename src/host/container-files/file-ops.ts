@@ -111,7 +111,8 @@ function creationDir(fsys: ContainerFs, path: string, r: Resolved): { view: File
 }
 
 function createError(e: unknown, path: string): unknown {
-  if (code(e) === 'EOVERFLOW') return new ValidationError(`Cannot create "${path}": the mount it is on inside the container is idmapped and cannot be written from the host`);
+  if (code(e) === 'EOVERFLOW')
+    return new ValidationError(`Cannot create "${path}": it is on a file system mounted by the unprivileged container itself (e.g. a tmpfs), where the host cannot create entries; existing files there can be read, appended to and deleted`);
   if (code(e) === 'EEXIST') return new ValidationError(`Path "${path}" already exists`);
   if (code(e) === 'ENOSPC') return new ValidationError(`No space left for "${path}"`);
   if (code(e) === 'EROFS') return new ValidationError(`Path "${path}" is on a read-only file system`);
