@@ -69,8 +69,7 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
   const target = async (c: Context<AppEnv>): Promise<{ c: ContainerRow; path: string }> => {
     const name = validateContainerName(param(c, 'name'));
     const p = c.req.query('path');
-    if (p === undefined || p === '') throw new ValidationError('Missing query parameter "path" (an absolute path inside the container)');
-    if (!p.startsWith('/')) throw new ValidationError(`Path "${p}" must be absolute (inside the container)`);
+    if (p === undefined || p === '') throw new ValidationError('Missing query parameter "path" (a path inside the container)');
     return { c: await readContainer(deps.db, c.get('project'), name), path: p };
   };
 

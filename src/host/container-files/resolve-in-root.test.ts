@@ -78,11 +78,12 @@ describe('resolveParent: in-root resolution', () => {
     assert.throws(() => parentOf('/host-abs/secret'), NotFoundError);
   });
 
-  test('loops, non-directories, relative paths are refused; no fd leaks', () => {
+  test('loops, non-directories, NUL are refused; no fd leaks', () => {
     const before = openFds();
     assert.throws(() => parentOf('/loop1/x'), (e: unknown) => e instanceof ValidationError && /too many levels/.test(e.message));
     assert.throws(() => parentOf('/a/file/x'), (e: unknown) => e instanceof ValidationError && /not a directory/.test(e.message));
-    assert.throws(() => parentOf('a/b'), ValidationError);
+    assert.deepEqual(parentOf('a/b'), { dir: 'a', name: 'b' }, 'a relative path counts from the root');
+    assert.throws(() => parentOf('/a\0b'), ValidationError);
     assert.throws(() => parentOf('/nope/x'), NotFoundError);
     for (let i = 0; i < 50; i++) parentOf('/a/up/a/rel/../../b/c/x');
     assert.equal(openFds(), before);

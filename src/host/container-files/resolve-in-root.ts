@@ -35,11 +35,11 @@ export function openRoot(dir: string): number {
 }
 
 /**
- * The path's components: it must be absolute (inside the container), without NUL; empty components
- * (`//`, a trailing `/`) are dropped, `.` and `..` kept for the walk.
+ * The path's components, without NUL; a relative path counts from the root, as in LXD (the `lxc`
+ * CLI sends `root/f` for `lxc file pull c/root/f`). Empty components (`//`, a trailing `/`) are
+ * dropped, `.` and `..` kept for the walk.
  */
 export function splitPath(p: string): string[] {
-  if (!p.startsWith('/')) throw new ValidationError(`Path "${p}" must be absolute (inside the container)`);
   if (p.includes('\0')) throw new ValidationError('Path must not contain NUL characters');
   if (p.length > 4096) throw new ValidationError('Path is longer than 4096 bytes');
   return p.split('/').filter((s) => s !== '');
