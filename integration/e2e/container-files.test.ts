@@ -6,7 +6,7 @@
  * are the container's own). Symlinks planted in the container (absolute, relative with many `..`,
  * to a host directory) and a directory swapped for a symlink while requests run must never lead to
  * a host file: the host's /etc/shadow never appears in an answer, a host canary directory is never
- * written. `after` tears everything down (containers, monitors, mounts, temp dirs), also on failure.
+ * written; kernel pseudo file systems (/proc, /sys) of a running container are refused. `after` tears everything down (containers, monitors, mounts, temp dirs), also on failure.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -271,9 +271,16 @@ describe('container files API on real LXC', { skip }, () => {
 
       if (cfg.running) {
         test('running: the container\'s mounts are seen, and ids set inside are reported as inside', async () => {
-          const r = await get(n, '/proc');
+          const r = await get(n, '/dev');
           assertOk(r);
-          assert.ok(r.json.metadata.includes('cpuinfo'), 'the container\'s /proc is mounted: its mount namespace is used');
+          assert.ok(r.json.metadata.includes('null'), 'the container\'s /dev tmpfs is seen: its mount namespace is used');
+          assert.deepEqual(fs.readdirSync(path.join(ct().rootfs, 'dev')).includes('null'), false, 'the rootfs below has no /dev/null');
+          // Kernel pseudo file systems are refused: svcd reads as host root, /proc/kcore and sysfs are the host's.
+          for (const p of ['/proc/kcore', '/proc/self/status', '/proc/sys/kernel/hostname', '/sys/kernel/uevent_seqnum', '/sys/fs/cgroup']) {
+            assert.match(expectError(await get(n, p), 400), /is on a (proc|sysfs) file system .* regular file systems only/, p);
+          }
+          assert.match(expectError(await post(n, '/proc/sys/kernel/hostname', 'x', { 'X-SVC-write': 'append' }), 400), /proc file system/);
+          assert.match(expectError(await get(n, '/proc'), 400), /proc file system/);
           const lxcPath = path.join(d.stateDir, 'containers');
           await runInContainer({ name: ct().id, lxcPath, command: ['/bin/busybox', 'sh', '-c', 'echo made inside > /root/inside && chown 33:44 /root/inside && chmod 0604 /root/inside'] });
           const f = await get(n, '/root/inside');

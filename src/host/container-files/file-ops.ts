@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
-import { fdPath, lstatIn, openFinal, resolveParent, type Resolved } from './resolve-in-root.ts';
+import { fdPath, lstatFinal, openFinal, resolveParent, type Resolved } from './resolve-in-root.ts';
 import { toInside, toView, type ContainerFs, type FileView } from './views.ts';
 
 const { O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_RDONLY, O_WRONLY, O_APPEND } = fs.constants;
@@ -47,7 +47,7 @@ function ownerOf(view: FileView, st: fs.Stats): Owner {
 }
 
 function withResolved<T>(fsys: ContainerFs, path: string, f: (r: Resolved) => T): T {
-  const r = resolveParent(fsys.main.root, path);
+  const r = resolveParent(fsys.main.root, path, fsys.main.guard);
   try {
     return f(r);
   } finally {
@@ -56,7 +56,7 @@ function withResolved<T>(fsys: ContainerFs, path: string, f: (r: Resolved) => T)
 }
 
 async function withResolvedAsync<T>(fsys: ContainerFs, path: string, f: (r: Resolved) => Promise<T>): Promise<T> {
-  const r = resolveParent(fsys.main.root, path);
+  const r = resolveParent(fsys.main.root, path, fsys.main.guard);
   try {
     return await f(r);
   } finally {
@@ -70,7 +70,7 @@ const unsupported = (path: string) => new ValidationError(`Path "${path}" is not
 /** GET: a file (an open handle; the caller closes it), a directory's entry names, or a symlink's target. */
 export async function readEntry(fsys: ContainerFs, path: string): Promise<Entry> {
   return withResolvedAsync(fsys, path, async (r) => {
-    const fin = openFinal(r);
+    const fin = openFinal(r, path, fsys.main.guard);
     if (!fin) throw notFound(path);
     try {
       const owner = ownerOf(fsys.main, fin.st);
@@ -136,8 +136,8 @@ function finalName(path: string, r: Resolved): string {
 }
 
 /** Check a target's final component as the owner a write keeps; undefined when absent. */
-function existingOwner(fsys: ContainerFs, r: Resolved, name: string, path: string, want: 'file' | 'directory' | 'symlink'): Owner | undefined {
-  const st = lstatIn(r.dir, name);
+function existingOwner(fsys: ContainerFs, r: Resolved, path: string, want: 'file' | 'directory' | 'symlink'): Owner | undefined {
+  const st = lstatFinal(r, path, fsys.main.guard);
   if (!st) return undefined;
   const is = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
   if (is !== want) {
@@ -156,7 +156,7 @@ function existingOwner(fsys: ContainerFs, r: Resolved, name: string, path: strin
 export async function writeFile(fsys: ContainerFs, path: string, req: WriteRequest & { append: boolean }, body: AsyncIterable<Uint8Array>): Promise<void> {
   await withResolvedAsync(fsys, path, async (r) => {
     const name = finalName(path, r);
-    const old = existingOwner(fsys, r, name, path, 'file');
+    const old = existingOwner(fsys, r, path, 'file');
     const owner: Owner = { uid: req.uid ?? old?.uid ?? 0, gid: req.gid ?? old?.gid ?? 0, mode: req.mode ?? old?.mode ?? 0o644 };
     if (req.append && old) return appendTo(fsys, r, path, owner, req, body);
     const where = creationDir(fsys, path, r);
@@ -187,7 +187,7 @@ export async function writeFile(fsys: ContainerFs, path: string, req: WriteReque
 }
 
 async function appendTo(fsys: ContainerFs, r: Resolved, path: string, owner: Owner, req: WriteRequest, body: AsyncIterable<Uint8Array>): Promise<void> {
-  const fin = openFinal(r);
+  const fin = openFinal(r, path, fsys.main.guard);
   if (!fin) throw notFound(path);
   let fh: FileHandle | undefined;
   try {
@@ -211,7 +211,7 @@ async function appendTo(fsys: ContainerFs, r: Resolved, path: string, owner: Own
 export function makeDirectory(fsys: ContainerFs, path: string, req: WriteRequest): void {
   withResolved(fsys, path, (r) => {
     const name = r.name;
-    const old = name === undefined ? ownerOf(fsys.main, fs.fstatSync(r.dir)) : existingOwner(fsys, r, name, path, 'directory');
+    const old = name === undefined ? ownerOf(fsys.main, fs.fstatSync(r.dir)) : existingOwner(fsys, r, path, 'directory');
     const given = req.uid !== undefined || req.gid !== undefined || req.mode !== undefined;
     const owner: Owner = { uid: req.uid ?? old?.uid ?? 0, gid: req.gid ?? old?.gid ?? 0, mode: req.mode ?? old?.mode ?? 0o755 };
     if (old && !given) return;
@@ -248,7 +248,7 @@ export function makeSymlink(fsys: ContainerFs, path: string, target: string, req
   if (target === '' || target.includes('\0') || Buffer.byteLength(target) > 4095) throw new ValidationError('A symlink target must be 1 to 4095 bytes without NUL');
   withResolved(fsys, path, (r) => {
     const name = finalName(path, r);
-    existingOwner(fsys, r, name, path, 'symlink');
+    existingOwner(fsys, r, path, 'symlink');
     const where = creationDir(fsys, path, r);
     const temp = `.svcd-link.${randomBytes(8).toString('hex')}`;
     try {
@@ -276,7 +276,7 @@ export function makeSymlink(fsys: ContainerFs, path: string, target: string, req
 export function removeEntry(fsys: ContainerFs, path: string): void {
   withResolved(fsys, path, (r) => {
     if (r.name === undefined) throw new ValidationError(`Path "${path}" cannot be deleted (it names a directory through "/", "." or "..")`);
-    const st = lstatIn(r.dir, r.name);
+    const st = lstatFinal(r, path, fsys.main.guard);
     if (!st) throw notFound(path);
     try {
       if (st.isDirectory()) fs.rmdirSync(fdPath(r.dir, r.name));

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
 import { makeDirectory, makeSymlink, readEntry, removeEntry, writeFile } from './file-ops.ts';
 import { fdPath, openRoot, resolveParent } from './resolve-in-root.ts';
-import { openRootfsView, parseIdMap, toInside, toView, type ContainerFs } from './views.ts';
+import { openRootfsView, parseIdMap, pseudoFsGuard, toInside, toView, type ContainerFs } from './views.ts';
 
 /**
  * A fake container root in a temp dir with hostile symlinks planted, and an "outside" directory
@@ -189,6 +189,22 @@ describe('id maps', () => {
     assert.equal(toView(view, 'gid', 33), 1000033);
     assert.throws(() => toView(view, 'uid', 70000), /not mapped/);
   });
+});
+
+test('the pseudo file system guard stops the walk before anything is asked of /proc or /sys', () => {
+  const guard = pseudoFsGuard(fs.readFileSync('/proc/self/mountinfo', 'utf8'));
+  const hostRoot = openRoot('/');
+  try {
+    assert.throws(() => resolveParent(hostRoot, '/proc/self/status', guard), /on a proc file system \(\/proc in the container\)/);
+    assert.throws(() => resolveParent(hostRoot, '/sys/kernel/x', guard), /on a sysfs file system/);
+    const r = resolveParent(hostRoot, '/proc', guard);
+    assert.equal(r.name, 'proc', 'the mount point itself is only named, not entered');
+    r.close();
+    const ok = resolveParent(hostRoot, path.join(root, 'a/b/c'), guard);
+    ok.close();
+  } finally {
+    fs.closeSync(hostRoot);
+  }
 });
 
 test('openRoot refuses what is not a directory', () => {

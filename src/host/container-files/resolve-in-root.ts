@@ -45,6 +45,12 @@ export function splitPath(p: string): string[] {
   return p.split('/').filter((s) => s !== '');
 }
 
+/**
+ * Called on every fd the walk opens, before anything else is asked of its file system (not even
+ * fstat): throws to refuse going on (views.ts refuses pseudo and FUSE file systems).
+ */
+export type Guard = (fd: number, p: string) => void;
+
 /** Where a path led: the directory holding its final component, and that component. */
 export interface Resolved {
   /** O_PATH fd of the directory the final component is in (the root itself, or owned by this result). */
@@ -60,10 +66,11 @@ export interface Resolved {
  * the final component is not. Throws NotFoundError when a directory on the way is missing, a
  * ValidationError when one is not a directory or on a symlink loop.
  */
-export function resolveParent(root: number, p: string): Resolved {
+export function resolveParent(root: number, p: string, guard?: Guard): Resolved {
   const stack: number[] = [root];
   const pending = splitPath(p);
   let hops = 0;
+  guard?.(root, p);
   const closeAbove = (depth: number) => {
     while (stack.length > depth) fs.closeSync(stack.pop()!);
   };
@@ -96,6 +103,7 @@ export function resolveParent(root: number, p: string): Resolved {
       }
       let kind: 'dir' | 'link' | 'other';
       try {
+        guard?.(fd, p);
         const st = fs.fstatSync(fd);
         kind = st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : 'other';
       } catch (e) {
@@ -128,21 +136,19 @@ export function resolveParent(root: number, p: string): Resolved {
   }
 }
 
-/** What a final component is (lstat, through the parent's fd); undefined when it does not exist. */
-export function lstatIn(dir: number, name: string): fs.Stats | undefined {
-  try {
-    return fs.lstatSync(fdPath(dir, name));
-  } catch (e) {
-    if (code(e) === 'ENOENT') return undefined;
-    throw e;
-  }
+/** What the final component is (never followed; guarded like the walk); undefined when it does not exist. */
+export function lstatFinal(r: Resolved, p: string, guard?: Guard): fs.Stats | undefined {
+  const fin = openFinal(r, p, guard);
+  if (!fin) return undefined;
+  fs.closeSync(fin.fd);
+  return fin.st;
 }
 
 /**
  * Open the final component itself (O_PATH, never following it) and check what it is on the fd, so
  * that what is checked is what is used: a later reopen through `/proc/self/fd/<fd>` gets the same inode.
  */
-export function openFinal(r: Resolved): { fd: number; st: fs.Stats } | undefined {
+export function openFinal(r: Resolved, p: string, guard?: Guard): { fd: number; st: fs.Stats } | undefined {
   let fd: number;
   try {
     fd = r.name === undefined ? fs.openSync(fdPath(r.dir), O_PATH | O_DIRECTORY) : fs.openSync(fdPath(r.dir, r.name), O_PATH | O_NOFOLLOW);
@@ -151,6 +157,7 @@ export function openFinal(r: Resolved): { fd: number; st: fs.Stats } | undefined
     throw e;
   }
   try {
+    guard?.(fd, p);
     return { fd, st: fs.fstatSync(fd) };
   } catch (e) {
     fs.closeSync(fd);

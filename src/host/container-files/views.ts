@@ -16,7 +16,8 @@
 import fs from 'node:fs';
 import type { Range } from '../idmap/types.ts';
 import { ValidationError } from '../../desired/errors.ts';
-import { fdPath, openRoot } from './resolve-in-root.ts';
+import { parseMountinfo } from '../storage/mountinfo.ts';
+import { fdPath, openRoot, type Guard } from './resolve-in-root.ts';
 
 export type IdKind = 'uid' | 'gid';
 
@@ -24,6 +25,8 @@ export type IdKind = 'uid' | 'gid';
 export interface FileView {
   root: number;
   map?: { uid: Range[]; gid: Range[] } | undefined;
+  /** Refuses fds on file systems the API must not touch (see pseudoFsGuard). */
+  guard?: Guard | undefined;
 }
 
 export interface ContainerFs {
@@ -65,6 +68,31 @@ export function parseIdMap(text: string): Range[] | undefined {
   return ranges;
 }
 
+/**
+ * File systems of a running container the API refuses to enter: kernel pseudo file systems, whose
+ * files read or written by svcd (host root, all capabilities) could expose or change the host
+ * (`/proc/kcore`, sysfs, cgroup files) beyond what the container itself may; and FUSE, served by a
+ * process (maybe the container's) that could stall svcd on every call.
+ */
+const REFUSED_FS = /^(proc|sysfs|cgroup2?|debugfs|tracefs|securityfs|bpf|configfs|efivarfs|pstore|fusectl|binfmt_misc|autofs|fuse|fuseblk|fuse\..+)$/;
+
+/** The mount id an fd is on, from /proc/self/fdinfo (which asks nothing of that file system). */
+function mountIdOf(fd: number): number | undefined {
+  const m = /^mnt_id:\s*(\d+)$/m.exec(fs.readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));
+  return m ? Number(m[1]) : undefined;
+}
+
+/** A guard refusing fds on the REFUSED_FS mounts of a mount namespace (its mountinfo text). */
+export function pseudoFsGuard(mountinfo: string): Guard {
+  const refused = new Map<number, { fsType: string; mountPoint: string }>();
+  for (const m of parseMountinfo(mountinfo)) if (REFUSED_FS.test(m.fsType)) refused.set(m.id, m);
+  return (fd, p) => {
+    const id = mountIdOf(fd);
+    const m = id === undefined ? undefined : refused.get(id);
+    if (m) throw new ValidationError(`Path "${p}" is on a ${m.fsType} file system (${m.mountPoint} in the container): the file API serves regular file systems only`);
+  };
+}
+
 const closeQuietly = (fd: number | undefined) => {
   if (fd !== undefined) {
     try {
@@ -96,6 +124,7 @@ export function openProcView(pid: number, lxcName: string, rootfs: string | unde
     procDir = fs.openSync(`/proc/${pid}`, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
     const cgroup = fs.readFileSync(fdPath(procDir, 'cgroup'), 'utf8');
     if (!cgroup.split('\n').some((l) => l.split('/').some((seg) => seg === lxcName || seg.endsWith(`.${lxcName}`)))) return undefined;
+    const guard = pseudoFsGuard(fs.readFileSync(fdPath(procDir, 'mountinfo'), 'utf8'));
     const uid = parseIdMap(fs.readFileSync(fdPath(procDir, 'uid_map'), 'utf8'));
     const gid = parseIdMap(fs.readFileSync(fdPath(procDir, 'gid_map'), 'utf8'));
     root = openRoot(fdPath(procDir, 'root'));
@@ -103,7 +132,7 @@ export function openProcView(pid: number, lxcName: string, rootfs: string | unde
     if (map && rootfs) createRoot = openRoot(rootfs);
     const fds = [root, createRoot];
     const result: ContainerFs = {
-      main: { root, map },
+      main: { root, map, guard },
       create: createRoot !== undefined ? { root: createRoot } : undefined,
       kind: 'proc',
       close: () => fds.forEach(closeQuietly),
