@@ -191,6 +191,11 @@ describe('container files API on real LXC', { skip }, () => {
         assert.match(expectError(await post(n, '/root/bad', 'x', { 'X-SVC-write': 'prepend' }), 400), /write/);
         assert.match(expectError(await post(n, '/root', 'x'), 400), /directory/);
         assert.match(expectError(await post(n, '/root/bad', '', { 'X-SVC-type': 'symlink' }), 400), /target/);
+        if (cfg.privileged) {
+          assertOk(await post(n, '/root/high-uid', 'x', { 'X-SVC-uid': '70000' }));
+          assert.equal(await insideStat(ct(), '/root/high-uid'), '70000 0 644');
+          assertOk(await del(n, '/root/high-uid'));
+        } else assert.match(expectError(await post(n, '/root/bad', 'x', { 'X-SVC-uid': '70000' }), 400), /uid 70000 is not mapped in the container/);
         expectError(await get(n, '/root/bad'), 404);
         expectError(await api.get(url('no-such-container', '/etc/passwd')), 404);
       });

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { eq } from 'drizzle-orm';
@@ -7,7 +8,8 @@ import { ValidationError } from '../../desired/errors.ts';
 import { validateContainerName } from '../../desired/names.ts';
 import { containerRuntime, storagePools, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
 import { makeDirectory, makeSymlink, readEntry, removeEntry, writeFile, type Owner, type WriteRequest } from '../../host/container-files/file-ops.ts';
-import { openProcView, openRootfsView, type ContainerFs } from '../../host/container-files/views.ts';
+import { openProcView, openRootfsView, parseLxcIdmap, type ContainerFs } from '../../host/container-files/views.ts';
+import { lxcPathOf } from '../../reconcilers/container/types.ts';
 import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
 import { readBodyLimited } from '../body.ts';
 import type { AppEnv } from '../context.ts';
@@ -91,8 +93,10 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       if (view) return view;
     }
     if (!rootfs) throw new ValidationError(`Container "${ct.name}" has no root filesystem yet`);
+    // Unprivileged: the ids its LXC config maps (the rendered config; absent before the first start).
+    const lxcConfig = await readFile(path.join(lxcPathOf(deps.stateDir), ct.id, 'config'), 'utf8').catch(() => '');
     try {
-      return openRootfsView(rootfs);
+      return openRootfsView(rootfs, parseLxcIdmap(lxcConfig));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`Container "${ct.name}" has no root filesystem yet`);
       throw e;

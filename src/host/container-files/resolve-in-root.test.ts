@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
 import { makeDirectory, makeSymlink, readEntry, removeEntry, writeFile } from './file-ops.ts';
 import { fdPath, openRoot, resolveParent } from './resolve-in-root.ts';
-import { openRootfsView, parseIdMap, pseudoFsGuard, toInside, toView, type ContainerFs } from './views.ts';
+import { openRootfsView, parseIdMap, parseLxcIdmap, pseudoFsGuard, toInside, toView, type ContainerFs } from './views.ts';
 
 /**
  * A fake container root in a temp dir with hostile symlinks planted, and an "outside" directory
@@ -188,6 +188,16 @@ describe('id maps', () => {
     assert.equal(toInside(view, 'uid', 0), 65534);
     assert.equal(toView(view, 'gid', 33), 1000033);
     assert.throws(() => toView(view, 'uid', 70000), /not mapped/);
+  });
+
+  test('an unprivileged container\'s LXC config: ids it does not map are refused, mapped ones kept as they are', () => {
+    const mapped = parseLxcIdmap('lxc.rootfs.options = idmap=container\nlxc.idmap = u 0 1000000 65536\nlxc.idmap = g 0 1000000 65536\n')!;
+    assert.deepEqual(mapped.gid, [{ nsid: 0, hostid: 1000000, count: 65536 }]);
+    assert.equal(parseLxcIdmap('lxc.uts.name = x\n'), undefined);
+    const view = { root: -1, mapped };
+    assert.equal(toView(view, 'uid', 1000), 1000);
+    assert.equal(toInside(view, 'uid', 1000), 1000);
+    assert.throws(() => toView(view, 'gid', 65536), /gid 65536 is not mapped in the container \(its gid map covers 0-65535\)/);
   });
 });
 

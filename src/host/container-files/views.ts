@@ -27,6 +27,8 @@ export interface FileView {
   map?: { uid: Range[]; gid: Range[] } | undefined;
   /** Refuses fds on file systems the API must not touch (see pseudoFsGuard). */
   guard?: Guard | undefined;
+  /** Without `map`: the container's ids (nsid ranges) when it is unprivileged, to refuse ids it does not map. */
+  mapped?: { uid: Range[]; gid: Range[] } | undefined;
 }
 
 export interface ContainerFs {
@@ -51,10 +53,19 @@ export function toInside(view: FileView, kind: IdKind, id: number): number {
 
 /** The id this view needs for a container id; a ValidationError when the container does not map it. */
 export function toView(view: FileView, kind: IdKind, id: number): number {
-  if (!view.map) return id;
-  const r = view.map[kind].find((x) => id >= x.nsid && id < x.nsid + x.count);
-  if (!r) throw new ValidationError(`${kind} ${id} is not mapped in the container (its ${kind} map covers ${view.map[kind].map((x) => `${x.nsid}-${x.nsid + x.count - 1}`).join(', ')})`);
-  return r.hostid + (id - r.nsid);
+  const ranges = view.map?.[kind] ?? view.mapped?.[kind];
+  if (!ranges) return id;
+  const r = ranges.find((x) => id >= x.nsid && id < x.nsid + x.count);
+  if (!r) throw new ValidationError(`${kind} ${id} is not mapped in the container (its ${kind} map covers ${ranges.map((x) => `${x.nsid}-${x.nsid + x.count - 1}`).join(', ')})`);
+  return view.map ? r.hostid + (id - r.nsid) : id;
+}
+
+/** The `lxc.idmap` lines of a container's LXC config; undefined when it has none (privileged). */
+export function parseLxcIdmap(config: string): { uid: Range[]; gid: Range[] } | undefined {
+  const out = { uid: [] as Range[], gid: [] as Range[] };
+  for (const m of config.matchAll(/^lxc\.idmap\s*=\s*([ug])\s+(\d+)\s+(\d+)\s+(\d+)\s*$/gm))
+    out[m[1] === 'u' ? 'uid' : 'gid'].push({ nsid: Number(m[2]), hostid: Number(m[3]), count: Number(m[4]) });
+  return out.uid.length || out.gid.length ? out : undefined;
 }
 
 /** `/proc/<pid>/uid_map` text → ranges; undefined for the identity map of the initial namespace (privileged). */
@@ -103,10 +114,10 @@ const closeQuietly = (fd: number | undefined) => {
   }
 };
 
-/** The stopped container's view: its rootfs directory on the host. */
-export function openRootfsView(rootfs: string): ContainerFs {
+/** The stopped container's view: its rootfs directory on the host; `mapped` from its LXC config when unprivileged. */
+export function openRootfsView(rootfs: string, mapped?: { uid: Range[]; gid: Range[] }): ContainerFs {
   const root = openRoot(rootfs);
-  return { main: { root }, kind: 'rootfs', close: () => closeQuietly(root) };
+  return { main: { root, mapped }, kind: 'rootfs', close: () => closeQuietly(root) };
 }
 
 /**
@@ -133,7 +144,7 @@ export function openProcView(pid: number, lxcName: string, rootfs: string | unde
     const fds = [root, createRoot];
     const result: ContainerFs = {
       main: { root, map, guard },
-      create: createRoot !== undefined ? { root: createRoot } : undefined,
+      create: createRoot !== undefined && map ? { root: createRoot, mapped: map } : undefined,
       kind: 'proc',
       close: () => fds.forEach(closeQuietly),
     };
