@@ -116,6 +116,9 @@ describe('file operations on a rootfs view', () => {
     assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [1234, 2345, 0o640]);
     await writeFile(fsys, '/a/new', { append: true }, chunks('+more'));
     assert.equal(fs.readFileSync(path.join(root, 'a/new'), 'utf8'), 'again+more');
+    await writeFile(fsys, '/a/appended', { append: true, mode: 0o600 }, chunks('created by an append'));
+    assert.equal(fs.readFileSync(path.join(root, 'a/appended'), 'utf8'), 'created by an append');
+    assert.equal(fs.statSync(path.join(root, 'a/appended')).mode & 0o7777, 0o600);
     await writeFile(fsys, '/a/fresh', { append: false }, chunks('x'));
     st = fs.lstatSync(path.join(root, 'a/fresh'));
     assert.deepEqual([st.uid, st.gid, st.mode & 0o7777], [0, 0, 0o644]);
