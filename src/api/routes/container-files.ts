@@ -7,7 +7,7 @@ import { readContainer } from '../../desired/containers.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { validateContainerName } from '../../desired/names.ts';
 import { containerRuntime, storagePools, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
-import { makeDirectory, makeSymlink, readEntry, removeEntry, writeFile, type Owner, type WriteRequest } from '../../host/container-files/file-ops.ts';
+import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, writeFile, type Owner, type WriteRequest } from '../../host/container-files/file-ops.ts';
 import { openProcView, openRootfsView, parseLxcIdmap, type ContainerFs } from '../../host/container-files/views.ts';
 import { lxcPathOf } from '../../reconcilers/container/types.ts';
 import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
@@ -103,10 +103,12 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     }
   };
 
-  const withFs = async <T>(ct: ContainerRow, f: (fsys: ContainerFs) => Promise<T>): Promise<T> => {
+  const withFs = async <T>(ct: ContainerRow, p: string, f: (fsys: ContainerFs) => Promise<T>): Promise<T> => {
     const fsys = await openFs(ct);
     try {
       return await f(fsys);
+    } catch (e) {
+      throw fsError(e, p);
     } finally {
       fsys.close();
     }
@@ -115,7 +117,7 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
   route(app, '/1.0/containers/:name/files', {
     GET: async (c) => {
       const { c: ct, path: p } = await target(c);
-      const entry = await withFs(ct, (fsys) => readEntry(fsys, p));
+      const entry = await withFs(ct, p, (fsys) => readEntry(fsys, p));
       ownerHeaders(c, entry, entry.type);
       if (entry.type === 'directory') return sync(c, entry.entries);
       if (entry.type === 'symlink') {
@@ -136,7 +138,7 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       const req: WriteRequest = { uid: idHeader(c, 'uid'), gid: idHeader(c, 'gid'), mode: parseModeHeader(fileHeader(c, 'mode')) };
       const type = oneOf(c, 'type', ['file', 'directory', 'symlink'] as const, 'file');
       const write = oneOf(c, 'write', ['overwrite', 'append'] as const, 'overwrite');
-      await withFs(ct, async (fsys) => {
+      await withFs(ct, p, async (fsys) => {
         if (type === 'directory') return makeDirectory(fsys, p, req);
         if (type === 'symlink') return makeSymlink(fsys, p, Buffer.from(await readBodyLimited(c, MAX_SYMLINK_BODY)).toString('utf8'), req);
         const body = c.req.raw.body ?? new ReadableStream<Uint8Array>({ start: (ctl) => ctl.close() });
@@ -146,7 +148,7 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     },
     DELETE: async (c) => {
       const { c: ct, path: p } = await target(c);
-      await withFs(ct, async (fsys) => removeEntry(fsys, p));
+      await withFs(ct, p, async (fsys) => removeEntry(fsys, p));
       return sync(c, {});
     },
   });

@@ -112,10 +112,31 @@ function creationDir(fsys: ContainerFs, path: string, r: Resolved): { view: File
 
 function createError(e: unknown, path: string): unknown {
   if (code(e) === 'EOVERFLOW')
-    return new ValidationError(`Cannot create "${path}": it is on a file system mounted by the unprivileged container itself (e.g. a tmpfs), where the host cannot create entries; existing files there can be read, appended to and deleted`);
+    return new ValidationError(
+      `Cannot create "${path}": it is on a file system mounted by the unprivileged container itself (e.g. a tmpfs) or on an idmapped disk device, where the host cannot create entries; existing files there can be read, appended to and deleted`,
+    );
   if (code(e) === 'EEXIST') return new ValidationError(`Path "${path}" already exists`);
-  if (code(e) === 'ENOSPC') return new ValidationError(`No space left for "${path}"`);
-  if (code(e) === 'EROFS') return new ValidationError(`Path "${path}" is on a read-only file system`);
+  return fsError(e, path);
+}
+
+/** What the host's file system refused, as a 400 (404 when it is gone) naming the path; other errors as they are. */
+export function fsError(e: unknown, path: string): unknown {
+  const messages: Record<string, string> = {
+    ENOSPC: 'no space left on the file system',
+    EDQUOT: 'disk quota exceeded',
+    EROFS: 'read-only file system',
+    EPERM: 'operation not permitted (e.g. an immutable file)',
+    EACCES: 'permission denied',
+    ENAMETOOLONG: 'name too long',
+    EBUSY: 'busy (e.g. a mount point)',
+    ETXTBSY: 'text file busy',
+    EMLINK: 'too many links',
+    EFBIG: 'file too large',
+    ENOTDIR: 'not a directory',
+  };
+  const c = code(e);
+  if (c === 'ENOENT') return new NotFoundError(`Path "${path}" not found in the container (it changed during the request)`);
+  if (c && messages[c]) return new ValidationError(`Path "${path}": ${messages[c]}`);
   return e;
 }
 

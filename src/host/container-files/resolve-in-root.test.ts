@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
-import { makeDirectory, makeSymlink, readEntry, removeEntry, writeFile } from './file-ops.ts';
+import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, writeFile } from './file-ops.ts';
 import { fdPath, openRoot, resolveParent } from './resolve-in-root.ts';
 import { openRootfsView, parseIdMap, parseLxcIdmap, pseudoFsGuard, toInside, toView, type ContainerFs } from './views.ts';
 
@@ -179,6 +179,15 @@ describe('file operations on a rootfs view', () => {
     await assert.rejects(readEntry(fsys, '/fifo'), /not a regular file/);
     await assert.rejects(writeFile(fsys, '/fifo', { append: true }, chunks('x')), /not a regular file/);
   });
+});
+
+test('host errors become 400/404 naming the path; others pass through', () => {
+  const errno = (code: string) => Object.assign(new Error(code), { code });
+  assert.match((fsError(errno('ENOSPC'), '/x') as Error).message, /^Path "\/x": no space left/);
+  assert.ok(fsError(errno('EROFS'), '/x') instanceof ValidationError);
+  assert.ok(fsError(errno('ENOENT'), '/x') instanceof NotFoundError);
+  const other = new Error('boom');
+  assert.equal(fsError(other, '/x'), other);
 });
 
 describe('id maps', () => {
