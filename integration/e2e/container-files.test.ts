@@ -84,8 +84,11 @@ describe('container files API on real LXC', { skip }, () => {
     d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
     api = client({ socketPath: d.socketPath });
     await uploadBusybox(api, work);
+    // A custom volume, mounted idmapped into the unprivileged running container.
+    assert.equal((await api.post('/1.0/storage-pools/default/volumes/custom', { name: 'filesvol' })).status, 200);
     for (const cfg of CONFIGS) {
-      await waitOp(api, await api.post('/1.0/containers', { name: cfg.name, source: { type: 'image', alias: 'bb' }, config: cfg.privileged ? { 'security.privileged': 'true' } : {} }));
+      const devices = cfg.name === 'urun' ? { vol: { type: 'disk', pool: 'default', source: 'filesvol', path: '/mnt/vol' } } : {};
+      await waitOp(api, await api.post('/1.0/containers', { name: cfg.name, source: { type: 'image', alias: 'bb' }, config: cfg.privileged ? { 'security.privileged': 'true' } : {}, devices }));
       if (cfg.running) {
         await waitOp(api, await api.put(`/1.0/containers/${cfg.name}/state`, { action: 'start' }));
         await eventually(async () => (await api.get(`/1.0/containers/${cfg.name}/state`)).json.metadata.pid > 0, `${cfg.name} running`, 30_000);
@@ -273,6 +276,24 @@ describe('container files API on real LXC', { skip }, () => {
         assert.deepEqual(await readdir(canary), [], `host canary untouched (answers: ${JSON.stringify([...answers])})`);
         fs.rmSync(race, { recursive: true, force: true });
       });
+
+      if (cfg.name === 'urun') {
+        test('an idmapped custom volume in the unprivileged running container: created through its host directory, owned as set', async () => {
+          assertOk(await post(n, '/mnt/vol/f', 'on the volume', { 'X-SVC-uid': '1000', 'X-SVC-gid': '1000', 'X-SVC-mode': '0600' }));
+          assert.equal(await insideStat(ct(), '/mnt/vol/f'), '1000 1000 600');
+          assertOk(await post(n, '/mnt/vol/d', '', { 'X-SVC-type': 'directory', 'X-SVC-uid': '33' }));
+          assertOk(await post(n, '/mnt/vol/d/l', '../f', { 'X-SVC-type': 'symlink' }));
+          assert.equal(await insideStat(ct(), '/mnt/vol/d'), '33 0 755');
+          const r = await get(n, '/mnt/vol/d/l');
+          assert.deepEqual([r.text, ...ownerOf(r).slice(0, 2)], ['../f', '0', '0']);
+          assertOk(await post(n, '/mnt/vol/f', 'overwritten'));
+          assert.equal(await insideStat(ct(), '/mnt/vol/f'), '1000 1000 600');
+          assert.equal((await get(n, '/mnt/vol/f')).text, 'overwritten');
+          assert.equal(fs.existsSync(path.join(ct().rootfs, 'mnt/vol/f')), false, 'on the volume, not the rootfs below it');
+          for (const p of ['/mnt/vol/d/l', '/mnt/vol/d', '/mnt/vol/f']) assertOk(await del(n, p));
+          assert.deepEqual((await get(n, '/mnt/vol')).json.metadata, []);
+        });
+      }
 
       if (cfg.running) {
         test('running: the container\'s mounts are seen, and ids set inside are reported as inside', async () => {

@@ -8,7 +8,7 @@ import { ValidationError } from '../../desired/errors.ts';
 import { validateContainerName } from '../../desired/names.ts';
 import { containerRuntime, storagePools, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
 import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, writeFile, type Owner, type WriteRequest } from '../../host/container-files/file-ops.ts';
-import { openProcView, openRootfsView, parseLxcIdmap, type ContainerFs } from '../../host/container-files/views.ts';
+import { idmappedSources, openProcView, openRootfsView, parseLxcIdmap, type ContainerFs } from '../../host/container-files/views.ts';
 import { lxcPathOf } from '../../reconcilers/container/types.ts';
 import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
 import { readBodyLimited } from '../body.ts';
@@ -84,17 +84,20 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     return path.join(deps.storage.driverFor(pool.driver).volumePath(poolSpecOf(pool, deps.stateDir), { id: ct.id, type: 'container' }), 'rootfs');
   };
 
-  /** The running container's mount namespace when it has one, else its rootfs. */
+  /**
+   * The running container's mount namespace when it has one, else its rootfs. Its LXC config (the
+   * rendered one; a running container's mounts are checked again by device and inode where used)
+   * names the ids an unprivileged container maps and the host directories it has idmapped.
+   */
   const openFs = async (ct: ContainerRow): Promise<ContainerFs> => {
     const rootfs = await rootfsOf(ct);
+    const lxcConfig = await readFile(path.join(lxcPathOf(deps.stateDir), ct.id, 'config'), 'utf8').catch(() => '');
     const [rt] = await deps.db.select().from(containerRuntime).where(eq(containerRuntime.id, ct.id));
     if (rt && rt.state !== 'STOPPED' && rt.pid > 0) {
-      const view = openProcView(rt.pid, ct.id, rootfs);
+      const view = openProcView(rt.pid, ct.id, idmappedSources(lxcConfig, rootfs));
       if (view) return view;
     }
     if (!rootfs) throw new ValidationError(`Container "${ct.name}" has no root filesystem yet`);
-    // Unprivileged: the ids its LXC config maps (the rendered config; absent before the first start).
-    const lxcConfig = await readFile(path.join(lxcPathOf(deps.stateDir), ct.id, 'config'), 'utf8').catch(() => '');
     try {
       return openRootfsView(rootfs, parseLxcIdmap(lxcConfig));
     } catch (e) {

@@ -89,31 +89,43 @@ export async function readEntry(fsys: ContainerFs, path: string): Promise<Entry>
 }
 
 /**
- * Where to create an entry in the directory `r.dir`: there, unless the main view cannot create (an
- * idmapped rootfs seen from the host), then the same directory in the create view when it is there
- * (same device and inode); else still the main view (a mount inside the container that is not
- * idmapped, e.g. a tmpfs, accepts host ids).
+ * Where to create an entry in the directory `r.dir`: there, unless that is behind an idmapped
+ * mount (the kernel refuses host root creating there), then in the host directory behind that
+ * mount: the directory's path in the container (the kernel's name for the fd) made relative to
+ * the mount, resolved in-root in the host directory, and used only when it is the very same
+ * directory (device and inode). Otherwise still `r.dir` (a mount that is not idmapped accepts host ids).
  */
-function creationDir(fsys: ContainerFs, path: string, r: Resolved): { view: FileView; dir: number; close(): void } {
+function creationDir(fsys: ContainerFs, r: Resolved): { view: FileView; dir: number; close(): void } {
   const main = { view: fsys.main, dir: r.dir, close: () => {} };
-  if (!fsys.create) return main;
-  let other: Resolved;
+  if (!fsys.create?.length) return main;
+  let where: string;
   try {
-    other = resolveParent(fsys.create.root, path);
+    where = fs.readlinkSync(fdPath(r.dir));
   } catch {
     return main;
   }
-  const a = fs.fstatSync(r.dir);
-  const b = fs.fstatSync(other.dir);
-  if (a.dev === b.dev && a.ino === b.ino) return { view: fsys.create, dir: other.dir, close: () => other.close() };
-  other.close();
+  if (!where.startsWith('/')) return main;
+  const under = (m: string) => m === '/' || where === m || where.startsWith(`${m}/`);
+  const candidates = fsys.create.filter((c) => under(c.mountPath)).sort((a, b) => b.mountPath.length - a.mountPath.length);
+  const here = fs.fstatSync(r.dir);
+  for (const c of candidates) {
+    let other: Resolved;
+    try {
+      other = resolveParent(c.root, `/${c.mountPath === '/' ? where : where.slice(c.mountPath.length)}/.`);
+    } catch {
+      continue;
+    }
+    const st = fs.fstatSync(other.dir);
+    if (st.dev === here.dev && st.ino === here.ino) return { view: c, dir: other.dir, close: () => other.close() };
+    other.close();
+  }
   return main;
 }
 
 function createError(e: unknown, path: string): unknown {
   if (code(e) === 'EOVERFLOW')
     return new ValidationError(
-      `Cannot create "${path}": it is on a file system mounted by the unprivileged container itself (e.g. a tmpfs) or on an idmapped disk device, where the host cannot create entries; existing files there can be read, appended to and deleted`,
+      `Cannot create "${path}": it is on a file system mounted by the unprivileged container itself (e.g. a tmpfs), where the host cannot create entries; existing files there can be read, appended to and deleted`,
     );
   if (code(e) === 'EEXIST') return new ValidationError(`Path "${path}" already exists`);
   return fsError(e, path);
@@ -180,7 +192,7 @@ export async function writeFile(fsys: ContainerFs, path: string, req: WriteReque
     const old = existingOwner(fsys, r, path, 'file');
     const owner: Owner = { uid: req.uid ?? old?.uid ?? 0, gid: req.gid ?? old?.gid ?? 0, mode: req.mode ?? old?.mode ?? 0o644 };
     if (req.append && old) return appendTo(fsys, r, path, owner, req, body);
-    const where = creationDir(fsys, path, r);
+    const where = creationDir(fsys, r);
     const temp = `.svcd-upload.${randomBytes(8).toString('hex')}`;
     let fh: FileHandle | undefined;
     let placed = false;
@@ -245,7 +257,7 @@ export function makeDirectory(fsys: ContainerFs, path: string, req: WriteRequest
       }
       return;
     }
-    const where = creationDir(fsys, path, r);
+    const where = creationDir(fsys, r);
     try {
       try {
         fs.mkdirSync(fdPath(where.dir, name!), 0o700);
@@ -270,7 +282,7 @@ export function makeSymlink(fsys: ContainerFs, path: string, target: string, req
   withResolved(fsys, path, (r) => {
     const name = finalName(path, r);
     existingOwner(fsys, r, path, 'symlink');
-    const where = creationDir(fsys, path, r);
+    const where = creationDir(fsys, r);
     const temp = `.svcd-link.${randomBytes(8).toString('hex')}`;
     try {
       try {

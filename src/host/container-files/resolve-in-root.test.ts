@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
 import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, writeFile } from './file-ops.ts';
 import { fdPath, openRoot, resolveParent } from './resolve-in-root.ts';
-import { openRootfsView, parseIdMap, parseLxcIdmap, pseudoFsGuard, toInside, toView, type ContainerFs } from './views.ts';
+import { idmappedSources, openRootfsView, parseIdMap, parseLxcIdmap, pseudoFsGuard, toInside, toView, type ContainerFs } from './views.ts';
 
 /**
  * A fake container root in a temp dir with hostile symlinks planted, and an "outside" directory
@@ -179,6 +179,23 @@ describe('file operations on a rootfs view', () => {
     await assert.rejects(readEntry(fsys, '/fifo'), /not a regular file/);
     await assert.rejects(writeFile(fsys, '/fifo', { append: true }, chunks('x')), /not a regular file/);
   });
+});
+
+test('idmapped host directories from an LXC config: the rootfs and idmap=container mount entries only', () => {
+  const config = [
+    'lxc.rootfs.path = dir:/pool/c/rootfs',
+    'lxc.rootfs.options = idmap=container',
+    'lxc.mount.entry = /pool/custom/vol mnt/vol none bind,create=dir,idmap=container 0 0',
+    'lxc.mount.entry = /srv/with\\040space srv/x none rbind,create=dir,ro,idmap=container 0 0',
+    'lxc.mount.entry = /srv/plain mnt/plain none bind,create=dir 0 0',
+    'lxc.mount.entry = /evil ../up none bind,idmap=container 0 0',
+  ].join('\n');
+  assert.deepEqual(idmappedSources(config, '/pool/c/rootfs'), [
+    { mountPath: '/', source: '/pool/c/rootfs' },
+    { mountPath: '/mnt/vol', source: '/pool/custom/vol' },
+    { mountPath: '/srv/x', source: '/srv/with space' },
+  ]);
+  assert.deepEqual(idmappedSources('lxc.rootfs.path = dir:/r\n', '/r'), [], 'privileged: nothing is idmapped');
 });
 
 test('host errors become 400/404 naming the path; others pass through', () => {

@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import type { Range } from '../idmap/types.ts';
 import { ValidationError } from '../../desired/errors.ts';
-import { parseMountinfo } from '../storage/mountinfo.ts';
+import { parseMountinfo, unescapeMountField } from '../storage/mountinfo.ts';
 import { fdPath, openRoot, type Guard } from './resolve-in-root.ts';
 
 export type IdKind = 'uid' | 'gid';
@@ -31,11 +31,21 @@ export interface FileView {
   mapped?: { uid: Range[]; gid: Range[] } | undefined;
 }
 
+/** A host directory whose files appear idmapped at `mountPath` in the container (its rootfs at `/`, idmapped disks). */
+export interface IdmappedSource {
+  mountPath: string;
+  source: string;
+}
+
 export interface ContainerFs {
   /** Where paths are resolved and read. */
   main: FileView;
-  /** Where new entries are created when `main` cannot (an idmapped rootfs seen from the host). */
-  create?: FileView | undefined;
+  /**
+   * Where new entries are created when `main` cannot: the host directories behind the container's
+   * idmapped mounts (the kernel refuses host root creating through an idmapped mount), with the
+   * container path each is mounted at. On disk they hold the container's own ids.
+   */
+  create?: (FileView & { mountPath: string })[] | undefined;
   /** 'proc' when `main` is the running container's mount namespace. */
   kind: 'rootfs' | 'proc';
   close(): void;
@@ -58,6 +68,23 @@ export function toView(view: FileView, kind: IdKind, id: number): number {
   const r = ranges.find((x) => id >= x.nsid && id < x.nsid + x.count);
   if (!r) throw new ValidationError(`${kind} ${id} is not mapped in the container (its ${kind} map covers ${ranges.map((x) => `${x.nsid}-${x.nsid + x.count - 1}`).join(', ')})`);
   return view.map ? r.hostid + (id - r.nsid) : id;
+}
+
+/**
+ * The host directories mounted idmapped into an unprivileged container, from its LXC config: the
+ * rootfs (`lxc.rootfs.options = idmap=container`) at `/`, and `lxc.mount.entry` lines with
+ * `idmap=container` (custom volumes, `shift=true` disks).
+ */
+export function idmappedSources(config: string, rootfs: string | undefined): IdmappedSource[] {
+  const out: IdmappedSource[] = [];
+  if (rootfs && /^lxc\.rootfs\.options\s*=.*\bidmap=container\b/m.test(config)) out.push({ mountPath: '/', source: rootfs });
+  for (const m of config.matchAll(/^lxc\.mount\.entry\s*=\s*(\S+)\s+(\S+)\s+\S+\s+(\S+)/gm)) {
+    if (!m[3]!.split(',').includes('idmap=container')) continue;
+    const target = unescapeMountField(m[2]!).replace(/^\/+|\/+$/g, '');
+    if (target === '' || target.split('/').includes('..')) continue;
+    out.push({ mountPath: `/${target}`, source: unescapeMountField(m[1]!) });
+  }
+  return out;
 }
 
 /** The `lxc.idmap` lines of a container's LXC config; undefined when it has none (privileged). */
@@ -126,11 +153,10 @@ export function openRootfsView(rootfs: string, mapped?: { uid: Range[]; gid: Ran
  * reused by another process after the container stopped fails (ESRCH) instead of naming it; its
  * cgroup must be the container's (LXC names it after `lxcName`). Undefined when it is not (anymore).
  */
-export function openProcView(pid: number, lxcName: string, rootfs: string | undefined): ContainerFs | undefined {
+export function openProcView(pid: number, lxcName: string, sources: readonly IdmappedSource[]): ContainerFs | undefined {
   if (!Number.isSafeInteger(pid) || pid <= 1) return undefined;
   let procDir: number | undefined;
-  let root: number | undefined;
-  let createRoot: number | undefined;
+  const fds: number[] = [];
   try {
     procDir = fs.openSync(`/proc/${pid}`, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
     const cgroup = fs.readFileSync(fdPath(procDir, 'cgroup'), 'utf8');
@@ -138,25 +164,28 @@ export function openProcView(pid: number, lxcName: string, rootfs: string | unde
     const guard = pseudoFsGuard(fs.readFileSync(fdPath(procDir, 'mountinfo'), 'utf8'));
     const uid = parseIdMap(fs.readFileSync(fdPath(procDir, 'uid_map'), 'utf8'));
     const gid = parseIdMap(fs.readFileSync(fdPath(procDir, 'gid_map'), 'utf8'));
-    root = openRoot(fdPath(procDir, 'root'));
+    const root = openRoot(fdPath(procDir, 'root'));
+    fds.push(root);
     const map = uid || gid ? { uid: uid ?? [{ nsid: 0, hostid: 0, count: 4294967295 }], gid: gid ?? [{ nsid: 0, hostid: 0, count: 4294967295 }] } : undefined;
-    if (map && rootfs) createRoot = openRoot(rootfs);
-    const fds = [root, createRoot];
-    const result: ContainerFs = {
-      main: { root, map, guard },
-      create: createRoot !== undefined && map ? { root: createRoot, mapped: map } : undefined,
-      kind: 'proc',
-      close: () => fds.forEach(closeQuietly),
-    };
-    root = createRoot = undefined;
-    return result;
+    const create: (FileView & { mountPath: string })[] = [];
+    for (const s of map ? sources : []) {
+      let fd: number;
+      try {
+        fd = openRoot(s.source);
+      } catch {
+        continue; // gone or not a directory: that mount just cannot be created on
+      }
+      fds.push(fd);
+      create.push({ root: fd, mapped: map, mountPath: s.mountPath });
+    }
+    const owned = fds.splice(0);
+    return { main: { root, map, guard }, create, kind: 'proc', close: () => owned.forEach(closeQuietly) };
   } catch (e) {
     const c = (e as NodeJS.ErrnoException).code;
     if (c === 'ENOENT' || c === 'ESRCH') return undefined;
     throw e;
   } finally {
     closeQuietly(procDir);
-    closeQuietly(root);
-    closeQuietly(createRoot);
+    fds.forEach(closeQuietly);
   }
 }
