@@ -9,9 +9,10 @@
  *   (tmpfs, /proc, disk devices) is what the container sees. Through it the files of an
  *   unprivileged container show host ids (the idmapped mount maps container 0 to host 1000000...),
  *   translated with the init process's own uid_map/gid_map. And the kernel refuses to create an
- *   entry there as host root (EOVERFLOW: host uid 0 is not in the mount's idmap), so new entries
- *   of a directory that is on the rootfs are made through the rootfs view (same directory, checked
- *   by device and inode), with the container's ids.
+ *   entry through an idmapped mount as host root (EOVERFLOW: host uid 0 is not in the mount's
+ *   idmap), so new entries in a directory behind one (the rootfs, custom volumes) are made through
+ *   the host directory behind that mount (same directory, checked by device and inode), with the
+ *   container's ids, which is what such directories hold on disk.
  */
 import fs from 'node:fs';
 import type { Range } from '../idmap/types.ts';
@@ -46,8 +47,6 @@ export interface ContainerFs {
    * container path each is mounted at. On disk they hold the container's own ids.
    */
   create?: (FileView & { mountPath: string })[] | undefined;
-  /** 'proc' when `main` is the running container's mount namespace. */
-  kind: 'rootfs' | 'proc';
   close(): void;
 }
 
@@ -144,7 +143,7 @@ const closeQuietly = (fd: number | undefined) => {
 /** The stopped container's view: its rootfs directory on the host; `mapped` from its LXC config when unprivileged. */
 export function openRootfsView(rootfs: string, mapped?: { uid: Range[]; gid: Range[] }): ContainerFs {
   const root = openRoot(rootfs);
-  return { main: { root, mapped }, kind: 'rootfs', close: () => closeQuietly(root) };
+  return { main: { root, mapped }, close: () => closeQuietly(root) };
 }
 
 /**
@@ -179,7 +178,7 @@ export function openProcView(pid: number, lxcName: string, sources: readonly Idm
       create.push({ root: fd, mapped: map, mountPath: s.mountPath });
     }
     const owned = fds.splice(0);
-    return { main: { root, map, guard }, create, kind: 'proc', close: () => owned.forEach(closeQuietly) };
+    return { main: { root, map, guard }, create, close: () => owned.forEach(closeQuietly) };
   } catch (e) {
     const c = (e as NodeJS.ErrnoException).code;
     if (c === 'ENOENT' || c === 'ESRCH') return undefined;
