@@ -20,6 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import http from 'node:http';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -353,6 +354,57 @@ async function assertNoNic(name: string): Promise<void> {
   if (nics.length) throw new Error(`container ${name} has network devices (${nics.map(([n]) => n).join(', ')}): refusing to go on`);
 }
 
+/**
+ * File push/pull through `/1.0/containers/<name>/files` on the running container: 1 KiB (20 times)
+ * and 64 MiB (3 times) each way; median latency and throughput (MB/s, 10^6 bytes). Pulls are
+ * streamed and counted, never decoded. Figures go to the log and to `files` in the JSON results.
+ */
+async function filesBench(name: string): Promise<void> {
+  const filesPath = (p: string) => `/1.0/containers/${encodeURIComponent(name)}/files?path=${encodeURIComponent(p)}`;
+  const pull = (p: string) =>
+    new Promise<{ status: number; bytes: number; ms: number }>((resolve, reject) => {
+      const started = performance.now();
+      const req = http.request({ socketPath: client.socketPath, agent: client.agent, method: 'GET', path: filesPath(p), headers: { Host: 'localhost' } }, (res) => {
+        let bytes = 0;
+        res.on('data', (c: Buffer) => (bytes += c.length));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - started }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const rows: string[][] = [['transfer', 'ok', 'failed', 'median', 'MB/s (median)']];
+  const out: Record<string, { ok: number; failed: number; medianMs?: number; mbPerS?: number; errors: string[] }> = {};
+  for (const [label, size, rounds] of [['1 KiB', 1024, 20], ['64 MiB', 64 * 1024 * 1024, 3]] as const) {
+    const data = Buffer.alloc(size, 0x5a);
+    const target = `/root/api-bench-${size}`;
+    for (const dir of ['push', 'pull'] as const) {
+      const samples: number[] = [];
+      const errors: string[] = [];
+      for (let i = 0; i < rounds; i++) {
+        checkAbort();
+        if (dir === 'push') {
+          const r = await client.request('POST', filesPath(target), data, { 'Content-Type': 'application/octet-stream', 'X-LXD-type': 'file' }).catch((e: unknown) => ({ status: 0, text: String(e), ms: 0 }) as const);
+          if (r.status === 200) samples.push(r.ms);
+          else errors.push(`${r.status} ${r.text.slice(0, 200)}`);
+        } else {
+          const r = await pull(target).catch((e: unknown) => ({ status: 0, bytes: 0, ms: 0, error: String(e) }));
+          if (r.status === 200 && r.bytes === size) samples.push(r.ms);
+          else errors.push(`${r.status}, ${r.bytes} of ${size} bytes`);
+        }
+      }
+      const lat = samples.length ? summarize(samples) : undefined;
+      const mbPerS = lat ? size / 1e6 / (lat.median / 1000) : undefined;
+      out[`${dir} ${label}`] = { ok: samples.length, failed: errors.length, medianMs: lat?.median, mbPerS, errors: [...new Set(errors)] };
+      rows.push([`${dir} ${label}`, String(samples.length), String(errors.length), fmtMs(lat?.median), mbPerS === undefined ? '—' : mbPerS.toFixed(1)]);
+      if (errors.length) log(`  files ${dir} ${label} errors: ${[...new Set(errors)].join(' | ')}`);
+    }
+    await client.request('DELETE', filesPath(target)).catch(() => undefined);
+  }
+  log(table(rows).replace(/^/gm, '  '));
+  Object.assign(results, { files: out });
+}
+
 async function singlePhase(): Promise<void> {
   const s = { create: step(), start: step(), createStart: step(), exec: step(), execWs: step(), stop: step(), del: step() };
   let execSupported = !opts['skip-exec'];
@@ -387,6 +439,7 @@ async function singlePhase(): Promise<void> {
         else record(s.execWs, w);
       }
     }
+    if (st.ok && i === 0) await filesBench(name);
     if (st.ok) {
       const t = await stopForce(name);
       if (!record(s.stop, t)) warn(`  stop ${name} failed: ${t.error}`);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { buildBusyboxImage } from './busybox-image.ts';
 import type { Daemon } from './daemon.ts';
@@ -26,6 +26,23 @@ export async function uploadBusybox(api: Client, dir: string): Promise<{ fingerp
   await waitOp(api, await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
   assert.equal((await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint })).status, 200);
   return { fingerprint: img.fingerprint, file: img.file };
+}
+
+/** The LXC name (svcd's stable id) of container `name`, from the rendered config's `lxc.uts.name`. */
+export async function lxcIdOf(stateDir: string, name: string): Promise<string> {
+  const lxcPath = path.join(stateDir, 'containers');
+  for (const id of await readdir(lxcPath).catch(() => [] as string[])) {
+    const cfg = await readFile(path.join(lxcPath, id, 'config'), 'utf8').catch(() => '');
+    if (cfg.split('\n').includes(`lxc.uts.name = ${name}`)) return id;
+  }
+  throw new Error(`no LXC config for ${name}`);
+}
+
+/** The container's rootfs directory on the host, from the LXC config svcd wrote (`lxc.rootfs.path = dir:…`). */
+export async function rootfsDirOf(stateDir: string, id: string): Promise<string> {
+  const m = /^lxc\.rootfs\.path = (?:dir:)?(.+)$/m.exec(await readFile(path.join(stateDir, 'containers', id, 'config'), 'utf8'));
+  if (!m) throw new Error(`no lxc.rootfs.path for ${id}`);
+  return m[1]!;
 }
 
 /**

@@ -11,6 +11,8 @@ export interface Reply {
   status: number;
   headers: http.IncomingHttpHeaders;
   text: string;
+  /** The raw body bytes (binary downloads); set by `request`. */
+  body?: Buffer;
   /** Parsed JSON body (undefined when not JSON). */
   json: any;
 }
@@ -44,14 +46,15 @@ export function request(
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        const body = Buffer.concat(chunks);
+        const text = body.toString('utf8');
         let json: unknown;
         try {
           json = text ? JSON.parse(text) : undefined;
         } catch {
           json = undefined;
         }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body, json });
       });
       res.on('error', reject);
     });

@@ -14,6 +14,7 @@ import { registerContainerRoutes } from './routes/containers.ts';
 import { registerContainerLogRoutes } from './routes/container-logs.ts';
 import { registerContainerExecRoutes } from './routes/container-exec.ts';
 import { registerContainerBackupRoutes } from './routes/container-backups.ts';
+import { registerContainerFileRoutes } from './routes/container-files.ts';
 import { registerImageRoutes } from './routes/images.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
 import { registerProfileRoutes } from './routes/profiles.ts';
@@ -61,6 +62,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerContainerLogRoutes(app, deps);
   registerContainerExecRoutes(app, deps);
   registerContainerBackupRoutes(app, deps);
+  registerContainerFileRoutes(app, deps);
   registerImageRoutes(app, deps);
 
   // Errors can be answered before the request body was read: drop it first (see discardUnreadBody).
