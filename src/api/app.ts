@@ -12,6 +12,7 @@ import { HttpError, statusFor } from './errors.ts';
 import { registerCertificateRoutes } from './routes/certificates.ts';
 import { registerContainerRoutes } from './routes/containers.ts';
 import { registerContainerLogRoutes } from './routes/container-logs.ts';
+import { registerContainerConsoleRoutes } from './routes/container-console.ts';
 import { registerContainerBackupRoutes } from './routes/container-backups.ts';
 import { registerImageRoutes } from './routes/images.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
@@ -58,6 +59,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerStorageVolumeRoutes(app, deps);
   registerContainerRoutes(app, deps);
   registerContainerLogRoutes(app, deps);
+  registerContainerConsoleRoutes(app, deps);
   registerContainerBackupRoutes(app, deps);
   registerImageRoutes(app, deps);
 

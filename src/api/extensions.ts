@@ -28,6 +28,7 @@ export const API_EXTENSIONS = [
   'resources',
   'kernel_limits',
   'storage_api_volume_rename',
+  'console',
   'storage_api_local_volume_handling',
   'operation_description',
   'event_lifecycle',

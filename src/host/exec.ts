@@ -111,3 +111,45 @@ export async function streamCommand(file: string, args: readonly string[], opts:
   if (res.isCanceled || opts.signal?.aborted) return;
   if (res.failed) throw commandError(file, args, res);
 }
+
+// --- interactive --------------------------------------------------------------------------
+
+/** A long-running command fed and read as raw bytes (`lxc-console`). */
+export interface InteractiveCommand {
+  /** Bytes the command wrote to its standard output. */
+  onData(listener: (data: Buffer) => void): void;
+  /** Called once when the command has exited; `stderr` is the tail of its standard error. */
+  onExit(listener: (exit: { exitCode: number | undefined; stderr: string }) => void): void;
+  write(data: Buffer): void;
+  /** SIGTERM, then SIGKILL after 2 s if it is still there. */
+  kill(): void;
+}
+
+/**
+ * Run a host command with piped standard input and output (argv array, never a shell string);
+ * bytes pass unchanged both ways. Standard error is kept (its last 4 KiB) for the exit report.
+ */
+export function spawnInteractiveCommand(file: string, args: readonly string[]): InteractiveCommand {
+  const sub = execa(file, args, {
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    forceKillAfterDelay: 2_000,
+  });
+  let stderr = '';
+  sub.stderr.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString('utf8')).slice(-4096);
+  });
+  sub.stdin.on('error', () => {});
+  const exited = sub.then((res) => ({ exitCode: res.exitCode, stderr: stderr.trim() }));
+  return {
+    onData: (l) => void sub.stdout.on('data', (d: Buffer) => l(d)),
+    onExit: (l) => void exited.then(l),
+    write: (d) => {
+      if (sub.stdin.writable) sub.stdin.write(d);
+    },
+    kill: () => void sub.kill(),
+  };
+}

@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { CONTAINER_KIND, deleteContainerRow, readContainerById } from '../../desired/containers.ts';
@@ -79,14 +79,17 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     const req = c.powerRequest;
     const fresh = !!req && req.seq > (facts.doneSeq ?? 0);
     const stopOpts = { force: fresh && req!.force, timeoutMs: fresh && req!.timeout > 0 ? req!.timeout * 1000 : 30_000 };
-    const start = () =>
-      startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile }).catch(async (e: unknown) => {
+    const start = async () => {
+      // LXC appends to the console log: start each run with an empty one, so it holds this run (the last run once stopped).
+      await truncate(cfg.consoleLogFile, 0).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? undefined : Promise.reject(e)));
+      return startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile }).catch(async (e: unknown) => {
         if (!(e instanceof ContainerStartError)) throw e;
         // A failed start leaves LXC's empty monitor cgroups behind: remove them.
         await removeLeftovers({ name: c.id }).catch(() => undefined);
         // LXC refused this config: retrying the same desired state will not help.
         throw new TerminalError(e.message);
       });
+    };
     let { state } = await containerState(ref);
     if (fresh && req!.action === 'restart' && state !== 'STOPPED') {
       if (state === 'FROZEN') await unfreezeContainer(ref);
