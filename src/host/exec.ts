@@ -26,6 +26,11 @@ export interface RunOptions {
   timeoutMs?: number;
   input?: string | Buffer;
   env?: Record<string, string>;
+  /** false: the command gets only `env`, not svcd's environment. */
+  extendEnv?: boolean;
+  /** Run as this user and group (svcd runs as root). */
+  uid?: number;
+  gid?: number;
 }
 
 /** Run a host command (argv array, never a shell string); resolves with stdout. This file is the only execa user. */
@@ -36,6 +41,9 @@ export async function runCommand(file: string, args: readonly string[], opts: Ru
     cancelSignal: opts.signal,
     input: opts.input,
     env: opts.env,
+    extendEnv: opts.extendEnv ?? true,
+    ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+    ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
     stripFinalNewline: true,
   });
   if (res.failed) throw commandError(file, args, res);
