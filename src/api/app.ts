@@ -13,6 +13,7 @@ import { registerCertificateRoutes } from './routes/certificates.ts';
 import { registerContainerRoutes } from './routes/containers.ts';
 import { registerContainerLogRoutes } from './routes/container-logs.ts';
 import { registerContainerConsoleRoutes } from './routes/container-console.ts';
+import { registerContainerMetadataRoutes } from './routes/container-metadata.ts';
 import { registerContainerBackupRoutes } from './routes/container-backups.ts';
 import { registerImageRoutes } from './routes/images.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
@@ -60,6 +61,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerContainerRoutes(app, deps);
   registerContainerLogRoutes(app, deps);
   registerContainerConsoleRoutes(app, deps);
+  registerContainerMetadataRoutes(app, deps);
   registerContainerBackupRoutes(app, deps);
   registerImageRoutes(app, deps);
 

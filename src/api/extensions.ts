@@ -24,6 +24,7 @@ export const API_EXTENSIONS = [
   'id_map_base',
   'unix_device_rename',
   'instance_types',
+  'container_edit_metadata',
   'storage_volatile_initial_source',
   'resources',
   'kernel_limits',
