@@ -128,6 +128,19 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     assert.deepEqual((await metadata('md2')).json.metadata, (await metadata('md1')).json.metadata);
   });
 
+  test('a backup carries metadata and templates (lxc export, import); an import renders no template', async () => {
+    const out = path.join(work, 'md1.tar.gz');
+    await lxc.ok(['export', 'md1', out]);
+    const { stdout } = await run('tar', ['-tzf', out]);
+    for (const f of ['backup/container/metadata.yaml', 'backup/container/templates/motd.tpl']) assert.ok(stdout.split('\n').includes(f), f);
+    // The CLI cannot rename on import (no backup_override_name): the same upload over REST, with X-LXD-name.
+    await waitOp(api, await api.post('/1.0/containers', await readFile(out), { 'Content-Type': 'application/octet-stream', 'X-LXD-name': 'md3' }));
+    assert.deepEqual((await metadata('md3')).json.metadata, (await metadata('md1')).json.metadata);
+    assert.deepEqual((await api.get('/1.0/containers/md3/metadata/templates')).json.metadata, ['conf.tpl', 'escape.tpl', 'hostname.tpl', 'motd.tpl', 'once.tpl']);
+    assert.equal(await inRoot('md3', 'etc/hostname'), 'md1\n', 'a restored backup is the container as it was');
+    await waitOp(api, await api.delete('/1.0/containers/md3'));
+  });
+
   test('a container from source none has empty metadata', async () => {
     await waitOp(api, await api.post('/1.0/containers', { name: 'bare', source: { type: 'none' } }));
     const m = (await metadata('bare')).json.metadata;
