@@ -136,6 +136,21 @@ describe('container console on real LXC', { skip }, () => {
     assert.equal((await api.get(`${s2.op}/wait?timeout=30`)).json.metadata.status, 'Success');
   });
 
+  test('a second client while one is attached: its operation fails (console busy), the first goes on', async () => {
+    const first = await attach('con1');
+    first.type('echo first-$((7*7))\r');
+    await eventually(() => first.output().includes('first-49'), 'the first attachment', 15_000);
+    const second = await attach('con1');
+    const ended = await api.get(`${second.op}/wait?timeout=30`);
+    assert.equal(ended.json.metadata.status, 'Failure');
+    assert.match(ended.json.metadata.err, /another client is attached/);
+    await eventually(() => second.data.readyState === WebSocket.CLOSED, 'the second data socket closed');
+    first.type('echo still-first-$((8*8))\r');
+    await eventually(() => first.output().includes('still-first-64'), 'the first attachment after the refused one', 15_000);
+    first.data.close();
+    assert.equal((await api.get(`${first.op}/wait?timeout=30`)).json.metadata.status, 'Success');
+  });
+
   test('a websocket secret is valid once', async () => {
     const res = await api.post('/1.0/containers/con1/console', {});
     const { fds } = res.json.metadata.metadata;
@@ -189,5 +204,15 @@ describe('container console on real LXC', { skip }, () => {
     await tmux('kill-session', '-t', 'con');
     const shown = await lxc.ok(['console', 'con1', '--show-log']);
     assert.match(shown, /tmux-9/);
+  });
+
+  test('a container stopping under an attached client ends the session: sockets closed, operation Success', async () => {
+    const s = await attach('con1');
+    s.type('echo before-stop\r');
+    await eventually(() => s.output().includes('before-stop'), 'attached', 15_000);
+    const closed = new Promise((r) => s.data.once('close', r));
+    await waitOp(api, await api.put('/1.0/containers/con1/state', { action: 'stop', force: true }));
+    await closed;
+    assert.equal((await api.get(`${s.op}/wait?timeout=30`)).json.metadata.status, 'Success');
   });
 });

@@ -6,6 +6,13 @@ export const CONSOLE_CONNECT_TIMEOUT_MS = 30_000;
 
 const toBuffer = (msg: Buffer | ArrayBuffer | Buffer[]): Buffer => (Array.isArray(msg) ? Buffer.concat(msg) : Buffer.isBuffer(msg) ? msg : Buffer.from(msg));
 
+/** lxc-console's complaint in words a client understands (its last stderr line otherwise). */
+function consoleError(stderr: string): string | undefined {
+  if (/Denied access to tty/.test(stderr)) return 'another client is attached to this console (LXC allows one at a time)';
+  if (/is not running/.test(stderr)) return 'the container is not running';
+  return stderr.split('\n').pop()?.trim() || undefined;
+}
+
 export interface ConsoleSessionOptions {
   /** Start the console client (called once, when the data websocket connects). */
   open(): InteractiveCommand;
@@ -64,8 +71,7 @@ export function createConsoleSession(opts: ConsoleSessionOptions) {
     });
     term.onExit(({ exitCode, stderr }) => {
       term = undefined;
-      const why = stderr.split('\n').pop()?.trim();
-      finish(exitCode === 0 || settled ? undefined : new Error(`The console could not be attached: ${why || `lxc-console exited with ${exitCode}`}`));
+      finish(exitCode === 0 || settled ? undefined : new Error(`The console could not be attached: ${consoleError(stderr) || `lxc-console exited with ${exitCode}`}`));
     });
     ws.on('message', (msg: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
       const buf = toBuffer(msg);
