@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -57,6 +57,16 @@ test('symlinks are resolved inside the rootfs: absolute, relative and .. links n
   await assert.rejects(writeInRoot(root, '/', 'x'), /root directory/);
   await symlink('/', path.join(root, 'toroot'));
   await assert.rejects(writeInRoot(root, '/toroot', 'x'), /root directory/);
+});
+
+test('a file with other hard links is replaced, not written through', async () => {
+  await writeFile(path.join(outside, 'linked'), 'outside\n', { mode: 0o640 });
+  await link(path.join(outside, 'linked'), path.join(root, 'etc/linked'));
+  await writeInRoot(root, '/etc/linked', 'inside\n');
+  assert.equal(await readFile(path.join(outside, 'linked'), 'utf8'), 'outside\n');
+  assert.equal(await readFile(path.join(root, 'etc/linked'), 'utf8'), 'inside\n');
+  const st = await stat(path.join(root, 'etc/linked'));
+  assert.deepEqual([st.nlink, st.mode & 0o777], [1, 0o640]);
 });
 
 test('a directory, or a file where a directory is needed, is refused', async () => {

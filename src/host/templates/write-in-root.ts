@@ -7,7 +7,7 @@
  * open is O_NOFOLLOW anyway.
  */
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 const MAX_LINKS = 40;
@@ -58,16 +58,21 @@ export async function existsInRoot(root: string, target: string): Promise<boolea
 
 /**
  * Replace the content of `target` (created 0644 when new, keeping the mode and owner of an
- * existing file, as LXD does). Anything but a regular file there is refused.
+ * existing file, as LXD does). Anything but a regular file there is refused. A file with other
+ * hard links is replaced by a new one (same mode and owner) rather than written in place: a link
+ * made in the container to a file it can see through a bind mount must not carry the write there.
  */
 export async function writeInRoot(root: string, target: string, content: string | Buffer): Promise<string> {
   const file = (await resolveInRoot(root, target, true))!;
   const before = await lstat(file).catch(absent);
   if (before && !before.isFile()) throw new Error(`${target} exists and is not a regular file`);
-  const fh = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
+  if (before && before.nlink > 1) await unlink(file);
+  const fresh = !before || before.nlink > 1;
+  const fh = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK | (fresh ? constants.O_EXCL : constants.O_TRUNC), 0o644);
   try {
     if (!(await fh.stat()).isFile()) throw new Error(`${target} is not a regular file`);
-    if (!before) await fh.chmod(0o644);
+    if (before && fresh) await fh.chown(before.uid, before.gid);
+    await fh.chmod(before ? before.mode & 0o7777 : 0o644);
     await fh.writeFile(content);
   } finally {
     await fh.close();
