@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -65,6 +65,16 @@ describe('container console on real LXC', { skip }, () => {
     const output = () => Buffer.concat(chunks).toString('utf8');
     const type = (s: string) => data.send(Buffer.from(s), { binary: true });
     return { op: res.json.operation as string, data, control, output, type, textFrames: () => textFrames };
+  }
+
+  /** The LXC name (svcd's id) of `name`, from the rendered config's `lxc.uts.name`. */
+  async function idOf(name: string): Promise<string> {
+    const lxcPath = path.join(d.stateDir, 'containers');
+    for (const id of await readdir(lxcPath)) {
+      const cfg = await readFile(path.join(lxcPath, id, 'config'), 'utf8').catch(() => '');
+      if (new RegExp(`^lxc.uts.name = ${name}$`, 'm').test(cfg)) return id;
+    }
+    throw new Error(`no LXC container for ${name}`);
   }
 
   before(async () => {
@@ -175,12 +185,22 @@ describe('container console on real LXC', { skip }, () => {
     const log = await consoleLog('con1');
     assert.ok(log.includes('fresh-16'));
     assert.ok(!log.startsWith('\0'), 'no hole left by the truncation');
+    // A chatty console: at 128 KiB LXC rotates the log once; GET serves both parts, oldest first.
+    const id = await idOf('con1');
+    await run('lxc-attach', ['-n', id, '-P', path.join(d.stateDir, 'containers'), '--', '/bin/sh', '-c', 'yes 0123456789abcdefghijklmnopqrstuvwxyz | head -10000 > /dev/console; echo END-OF-FLOOD > /dev/console']);
+    const flooded = await eventually(async () => {
+      const l = await consoleLog('con1');
+      return l.includes('END-OF-FLOOD') ? l : undefined;
+    }, 'the flood in the console log');
+    assert.ok(flooded.length > 128 * 1024 && flooded.length <= 2 * 128 * 1024 + 4096, `${flooded.length} bytes`);
+    assert.ok(!flooded.includes('fresh-16'), 'the oldest output was rotated away');
+    assert.match(flooded, /^[\s\S]*0123456789abcdefghijklmnopqrstuvwxyz\r?\n[\s\S]*END-OF-FLOOD/);
     await waitOp(api, await api.put('/1.0/containers/con1/state', { action: 'stop', force: true }));
-    assert.ok((await consoleLog('con1')).includes('fresh-16'), 'the last run\'s log after a stop');
+    assert.ok((await consoleLog('con1')).includes('END-OF-FLOOD'), 'the last run\'s log after a stop');
     expectError(await api.post('/1.0/containers/con1/console', {}), 400);
     await waitOp(api, await api.put('/1.0/containers/con1/state', { action: 'start' }));
     await eventually(async () => (await consoleLog('con1')).includes('Please press Enter'), 'the new run\'s prompt', 30_000);
-    assert.ok(!(await consoleLog('con1')).includes('fresh-16'), 'the previous run is gone from the log');
+    assert.ok(!(await consoleLog('con1')).includes('END-OF-FLOOD'), 'the previous run (both parts) is gone from the log');
   });
 
   test('Debian lxc console (under tmux): type, see output, detach with Ctrl+a q; lxc console --show-log', async () => {

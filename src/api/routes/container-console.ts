@@ -7,7 +7,7 @@ import { containerUrl, readContainer } from '../../desired/containers.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { attachConsole } from '../../host/lxc/console.ts';
 import { containerState } from '../../host/lxc/lifecycle.ts';
-import { openLogFile, truncateLogFile } from '../../host/log-files.ts';
+import { openLogFile, removeLogFile, truncateLogFile } from '../../host/log-files.ts';
 import { logDirOf, lxcPathOf } from '../../reconcilers/container/types.ts';
 import { readJson } from '../body.ts';
 import { createConsoleSession } from '../console-session.ts';
@@ -19,10 +19,16 @@ import { param, route } from '../router.ts';
 const dimension = v.optional(v.pipe(v.number('expected an integer'), v.integer('expected an integer'), v.minValue(0, 'must not be negative'), v.maxValue(10_000, 'must be at most 10000')));
 const ConsoleBody = v.object({ width: dimension, height: dimension });
 
+/** LXC's console log (lxc.console.logfile) and the part it rotated away when the log was full. */
+const CONSOLE_LOG = 'console.log';
+const ROTATED_CONSOLE_LOG = 'console.log.1';
+const CONSOLE_LOG_PARTS = [ROTATED_CONSOLE_LOG, CONSOLE_LOG];
+
 /**
- * `/1.0/containers/<name>/console`. The log is LXC's `lxc.console.logfile` (capped by
- * `lxc.console.size`), emptied at each start: while the container runs it holds this run's
- * console output, once stopped the last run's. POST attaches a client to the live console.
+ * `/1.0/containers/<name>/console`. The log is LXC's `lxc.console.logfile` (rotated once at
+ * 128 KiB, so 128 to 256 KiB of the latest output are kept), emptied at each start: while the
+ * container runs it holds this run's console output, once stopped the last run's. POST attaches a
+ * client to the live console.
  */
 export function registerContainerConsoleRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, ops } = deps;
@@ -35,23 +41,30 @@ export function registerContainerConsoleRoutes(app: Hono<AppEnv>, deps: ApiDeps)
     GET: async (c) => {
       const ct = await readContainer(db, c.get('project'), param(c, 'name'));
       const { root, sub } = logFile(c, ct.name);
-      const opened = await openLogFile(root, sub, 'console.log');
+      // The rotated part (older output) first, then the current file; absent parts (never started) are empty.
+      const parts = (await Promise.all(CONSOLE_LOG_PARTS.map((f) => openLogFile(root, sub, f)))).filter((p) => p !== undefined);
+      const size = parts.reduce((n, p) => n + p.size, 0);
       c.header('Content-Type', 'application/octet-stream');
-      // Never started (no log yet): an empty log.
-      if (!opened || opened.size === 0) {
-        await opened?.fh.close();
-        c.header('Content-Length', '0');
+      c.header('Content-Length', String(size));
+      // LXC may still be appending: serve the bytes there were when the files were opened.
+      async function* bytes() {
+        try {
+          for (const { fh, size: n } of parts) if (n > 0) yield* createReadStream('', { fd: fh, start: 0, end: n - 1, autoClose: false });
+        } finally {
+          await Promise.all(parts.map((p) => p.fh.close().catch(() => {})));
+        }
+      }
+      if (size === 0) {
+        await Promise.all(parts.map((p) => p.fh.close()));
         return c.body(null, 200);
       }
-      const { fh, size } = opened;
-      c.header('Content-Length', String(size));
-      // LXC may still be appending: serve the bytes there were when the file was opened.
-      return c.body(Readable.toWeb(createReadStream('', { fd: fh, start: 0, end: size - 1, autoClose: true })) as ReadableStream);
+      return c.body(Readable.toWeb(Readable.from(bytes())) as ReadableStream);
     },
     DELETE: async (c) => {
       const ct = await readContainer(db, c.get('project'), param(c, 'name'));
       const { root, sub } = logFile(c, ct.name);
-      await truncateLogFile(root, sub, 'console.log');
+      await removeLogFile(root, sub, ROTATED_CONSOLE_LOG);
+      await truncateLogFile(root, sub, CONSOLE_LOG);
       return sync(c, {});
     },
     POST: async (c) => {

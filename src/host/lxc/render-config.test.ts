@@ -89,6 +89,7 @@ lxc.log.file = /var/log/svcd/c1/lxc.log
 lxc.log.level = DEBUG
 lxc.console.logfile = /var/log/svcd/c1/console.log
 lxc.console.size = auto
+lxc.console.rotate = 1
 lxc.cgroup.cpuset.cpus = 0-1,3
 lxc.cgroup.memory.limit_in_bytes = 268435456
 lxc.cgroup.memory.memsw.limit_in_bytes = 268435456

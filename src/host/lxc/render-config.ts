@@ -100,8 +100,9 @@ export function renderLxcConfig(spec: LxcSpec): string {
   if (spec.haltSignal) out.push(line('lxc.signal.halt', spec.haltSignal));
   if (spec.seccompProfile) out.push(line('lxc.seccomp.profile', spec.seccompProfile));
   if (spec.logFile) out.push(line('lxc.log.file', spec.logFile), line('lxc.log.level', spec.logLevel ?? 'INFO'));
-  // The console log is capped (auto = 128 KiB; LXC truncates it when full) so a chatty console cannot fill the disk.
-  if (spec.consoleLogFile) out.push(line('lxc.console.logfile', spec.consoleLogFile), line('lxc.console.size', 'auto'));
+  // The console log is capped so a chatty console cannot fill the disk: at 128 KiB (auto) LXC
+  // renames it to <file>.1 (replacing the previous one) and starts a new one.
+  if (spec.consoleLogFile) out.push(line('lxc.console.logfile', spec.consoleLogFile), line('lxc.console.size', 'auto'), line('lxc.console.rotate', 1));
   out.push(...cgroupLines(spec.cgroupVersion, spec.limits));
   for (const [name, value] of byKey(spec.prlimits)) {
     if (!/^[a-z]+$/.test(name)) throw new Error(`kernel limit name ${JSON.stringify(name)} is not a resource name`);

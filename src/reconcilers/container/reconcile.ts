@@ -97,8 +97,10 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     const stopOpts = { force: fresh && req!.force, timeoutMs: fresh && req!.timeout > 0 ? req!.timeout * 1000 : 30_000 };
     const start = async () => {
       await templates('start');
-      // LXC appends to the console log: start each run with an empty one, so it holds this run (the last run once stopped).
+      // LXC appends to the console log: start each run with an empty one (and no rotated part), so
+      // it holds this run (the last run once stopped).
       await truncate(cfg.consoleLogFile, 0).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? undefined : Promise.reject(e)));
+      await rm(`${cfg.consoleLogFile}.1`, { force: true });
       return startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile }).catch(async (e: unknown) => {
         if (!(e instanceof ContainerStartError)) throw e;
         // A failed start leaves LXC's empty monitor cgroups behind: remove them.
