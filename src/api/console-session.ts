@@ -22,14 +22,14 @@ export interface ConsoleSessionOptions {
 
 /**
  * One console attachment, websocket side (fds `0` and `control`, as LXD):
- * - `0`: terminal bytes both ways in binary frames; a client's text frame is input too, except an
+ * - `0`: console bytes both ways in binary frames; a client's text frame is input too, except an
  *   empty one, which is its end-of-input marker (the console stays attached: only closing detaches).
  * - `control`: JSON messages such as `{command: "window-resize", args: {width, height}}` are read
  *   and ignored: liblxc 5.0 cannot pass a client's size on to the container's console (console.ts).
- * It ends (resolves) when the client closes either socket (detach), when the terminal's command
+ * It ends (resolves) when the client closes either socket (detach), when the console command
  * exits (console gone: the container stopped), or on abort; then the command is killed and both
  * sockets are closed. It rejects when the client never connects, or when the command fails before
- * the client detached (its last output is the message: lxc-console's own error).
+ * the client detached (with lxc-console's own error, in words a client understands).
  */
 export function createConsoleSession(opts: ConsoleSessionOptions) {
   let data: WebSocket | undefined;
