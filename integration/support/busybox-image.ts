@@ -88,13 +88,26 @@ export interface BusyboxImageOptions {
   compression: 'gzip' | 'none';
   /** Unix seconds for metadata.yaml (default now). */
   creationDate?: number;
+  /** More metadata.yaml templates (target path → template), beside the default /etc/hostname one. */
+  templates?: Record<string, BusyboxTemplate>;
+  /** More files in templates/ (name → content). */
+  templateFiles?: Record<string, string>;
+  /** Called with the rootfs directory before it is packed (to add files, links...). */
+  customizeRootfs?: (rootfs: string) => Promise<void>;
+}
+
+export interface BusyboxTemplate {
+  when: string[];
+  template: string;
+  create_only?: boolean;
+  properties?: Record<string, string>;
 }
 
 export interface BusyboxImageMetadata {
   architecture: string;
   creation_date: number;
   properties: { os: string; release: string; description: string };
-  templates: Record<string, { when: string[]; template: string }>;
+  templates: Record<string, BusyboxTemplate>;
 }
 
 export type BusyboxImage =
@@ -125,11 +138,13 @@ export async function buildBusyboxImage(opts: BusyboxImageOptions): Promise<Busy
     architecture: ARCH[process.arch] ?? process.arch,
     creation_date: opts.creationDate ?? Math.floor(Date.now() / 1000),
     properties: { os: 'busybox', release: version, description: `BusyBox ${version} (svcd test image)` },
-    templates: { '/etc/hostname': { when: ['create', 'copy'], template: 'hostname.tpl' } },
+    templates: { '/etc/hostname': { when: ['create', 'copy'], template: 'hostname.tpl' }, ...opts.templates },
   };
+  await opts.customizeRootfs?.(path.join(build, 'rootfs'));
   await writeFile(path.join(build, 'metadata.yaml'), stringify(metadata));
   await mkdir(path.join(build, 'templates'), { recursive: true });
   await writeFile(path.join(build, 'templates/hostname.tpl'), '{{ container.name }}\n');
+  for (const [name, text] of Object.entries(opts.templateFiles ?? {})) await writeFile(path.join(build, 'templates', name), text);
 
   const gz = opts.compression === 'gzip';
   const ext = gz ? '.tar.gz' : '.tar';

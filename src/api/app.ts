@@ -13,6 +13,8 @@ import { registerCertificateRoutes } from './routes/certificates.ts';
 import { registerContainerRoutes } from './routes/containers.ts';
 import { registerContainerLogRoutes } from './routes/container-logs.ts';
 import { registerContainerExecRoutes } from './routes/container-exec.ts';
+import { registerContainerConsoleRoutes } from './routes/container-console.ts';
+import { registerContainerMetadataRoutes } from './routes/container-metadata.ts';
 import { registerContainerBackupRoutes } from './routes/container-backups.ts';
 import { registerContainerFileRoutes } from './routes/container-files.ts';
 import { registerImageRoutes } from './routes/images.ts';
@@ -61,6 +63,8 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerContainerRoutes(app, deps);
   registerContainerLogRoutes(app, deps);
   registerContainerExecRoutes(app, deps);
+  registerContainerConsoleRoutes(app, deps);
+  registerContainerMetadataRoutes(app, deps);
   registerContainerBackupRoutes(app, deps);
   registerContainerFileRoutes(app, deps);
   registerImageRoutes(app, deps);

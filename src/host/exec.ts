@@ -27,6 +27,11 @@ export interface RunOptions {
   timeoutMs?: number;
   input?: string | Buffer;
   env?: Record<string, string>;
+  /** false: the command gets only `env`, not svcd's environment. */
+  extendEnv?: boolean;
+  /** Run as this user and group (svcd runs as root). */
+  uid?: number;
+  gid?: number;
 }
 
 /**
@@ -35,7 +40,7 @@ export interface RunOptions {
  * helper are the only execa users.
  */
 export async function runCommand(file: string, args: readonly string[], opts: RunOptions = {}): Promise<string> {
-  const res = await runInHelper({ file, args, timeoutMs: opts.timeoutMs ?? 60_000, signal: opts.signal, input: opts.input, env: opts.env });
+  const res = await runInHelper({ file, args, timeoutMs: opts.timeoutMs ?? 60_000, signal: opts.signal, input: opts.input, env: opts.env, extendEnv: opts.extendEnv, uid: opts.uid, gid: opts.gid });
   if (res.failed) throw commandError(file, args, res);
   return res.stdout;
 }
@@ -129,4 +134,59 @@ export function spawnProcess(file: string, args: readonly string[], opts: { stdi
 /** Start `file args` (argv array) as the session leader of a new PTY of `cols`×`rows`; raw bytes, no decoding. In the spawn helper. */
 export function spawnPty(file: string, args: readonly string[], opts: { cols: number; rows: number; cwd?: string }): Promise<PtyProcess> {
   return spawnPtyStreamed(file, args, { ...opts, cwd: opts.cwd ?? '/', env: childEnv() });
+}
+
+// --- interactive --------------------------------------------------------------------------
+
+/** A long-running command fed and read as raw bytes (`lxc-console`). */
+export interface InteractiveCommand {
+  /** Bytes the command wrote to its standard output. */
+  onData(listener: (data: Buffer) => void): void;
+  /** Called once when the command has exited; `stderr` is the tail of its standard error. */
+  onExit(listener: (exit: { exitCode: number | undefined; stderr: string }) => void): void;
+  write(data: Buffer): void;
+  /** SIGTERM, then SIGKILL after 2 s if it is still there. */
+  kill(): void;
+}
+
+/**
+ * Run a host command with piped standard input and output (argv array, never a shell string);
+ * bytes pass unchanged both ways. Standard error is kept (its last 4 KiB) for the exit report.
+ */
+export function spawnInteractiveCommand(file: string, args: readonly string[]): InteractiveCommand {
+  // In the spawn helper (no fork of svcd itself); writes before it runs wait for it.
+  const started = spawnStreamed(file, args, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', env: childEnv() });
+  let stderr = '';
+  let killed = false;
+  void started.then((p) => {
+    p.stderr!.on('data', (d: Buffer) => {
+      stderr = (stderr + d.toString('utf8')).slice(-4096);
+    });
+    p.stdin!.on('error', () => {});
+    if (killed) p.kill('SIGTERM');
+  }, () => {});
+  const exited = started.then(
+    async (p) => {
+      const e = await p.exited;
+      return { exitCode: e.exitCode, stderr: stderr.trim() };
+    },
+    (e: unknown) => ({ exitCode: undefined, stderr: e instanceof Error ? e.message : String(e) }),
+  );
+  return {
+    onData: (l) => void started.then((p) => p.stdout!.on('data', (d: Buffer) => l(d)), () => {}),
+    onExit: (l) => void exited.then(l),
+    write: (d) => {
+      void started.then((p) => {
+        if (p.stdin!.writable) p.stdin!.write(d);
+      }, () => {});
+    },
+    kill: () => {
+      killed = true;
+      void started.then((p) => {
+        p.kill('SIGTERM');
+        const force = setTimeout(() => p.kill('SIGKILL'), 2_000);
+        void p.exited.then(() => clearTimeout(force));
+      }, () => {});
+    },
+  };
 }

@@ -64,3 +64,19 @@ export async function removeLogFile(root: string, sub: string, name: string): Pr
   await unlink(file).catch((e: unknown) => (gone(e) ? undefined : Promise.reject(e)));
   return true;
 }
+
+/** Empty the plain file `<root>/<sub>/<name>` in place (a writer with O_APPEND goes on at offset 0); false when there is none. */
+export async function truncateLogFile(root: string, sub: string, name: string): Promise<boolean> {
+  if (!isLogFileName(name)) return false;
+  const dir = await realDir(root, sub);
+  if (!dir) return false;
+  const fh = await open(path.join(dir, name), constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((e: unknown) => (gone(e) ? undefined : Promise.reject(e)));
+  if (!fh) return false;
+  try {
+    if (!(await fh.stat()).isFile()) return false;
+    await fh.truncate(0);
+    return true;
+  } finally {
+    await fh.close();
+  }
+}

@@ -103,7 +103,9 @@ export function renderLxcConfig(spec: LxcSpec): string {
   if (spec.haltSignal) out.push(line('lxc.signal.halt', spec.haltSignal));
   if (spec.seccompProfile) out.push(line('lxc.seccomp.profile', spec.seccompProfile));
   if (spec.logFile) out.push(line('lxc.log.file', spec.logFile), line('lxc.log.level', spec.logLevel ?? 'INFO'));
-  if (spec.consoleLogFile) out.push(line('lxc.console.logfile', spec.consoleLogFile));
+  // The console log is capped so a chatty console cannot fill the disk: at 128 KiB (auto) LXC
+  // renames it to <file>.1 (replacing the previous one) and starts a new one.
+  if (spec.consoleLogFile) out.push(line('lxc.console.logfile', spec.consoleLogFile), line('lxc.console.size', 'auto'), line('lxc.console.rotate', 1));
   out.push(...cgroupLines(spec.cgroupVersion, spec.limits));
   for (const [name, value] of byKey(spec.prlimits)) {
     if (!/^[a-z]+$/.test(name)) throw new Error(`kernel limit name ${JSON.stringify(name)} is not a resource name`);

@@ -3,7 +3,7 @@
 // Why: starting a process forks the caller first, and forking svcd (hundreds of MiB of PGlite memory
 // to copy page tables for) costs ~40 ms of its main thread per command; forking this helper costs ~2 ms.
 // Plain JavaScript so it starts without the TypeScript loader. Protocol (advanced IPC serialization):
-//   parent → helper  {type:'run', id, file, args, timeoutMs, input?, env?}  |  {type:'cancel', id}
+//   parent → helper  {type:'run', id, file, args, timeoutMs, input?, env?, extendEnv, uid?, gid?}  |  {type:'cancel', id}
 //   helper → parent  {type:'result', id, failed, stdout, stderr, exitCode?, timedOut, isCanceled, shortMessage?}
 // Streamed processes (exec, console), pipes or a PTY, their bytes relayed as messages with flow control:
 //   parent → helper  {type:'spawn', id, file, args, cwd, env, stdio:[t,t,t] | pty:{cols,rows}}  where t is
@@ -35,6 +35,9 @@ process.on('message', async (msg) => {
       cancelSignal: abort.signal,
       input: msg.input,
       env: msg.env,
+      extendEnv: msg.extendEnv !== false,
+      ...(msg.uid !== undefined ? { uid: msg.uid } : {}),
+      ...(msg.gid !== undefined ? { gid: msg.gid } : {}),
       stripFinalNewline: true,
     });
     send({ type: 'result', id: msg.id, failed: res.failed, stdout: String(res.stdout ?? ''), stderr: String(res.stderr ?? ''), exitCode: res.exitCode, timedOut: !!res.timedOut, isCanceled: !!res.isCanceled, shortMessage: res.shortMessage });

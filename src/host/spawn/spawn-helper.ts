@@ -24,6 +24,10 @@ export interface HelperRun {
   timeoutMs: number;
   input?: string | Buffer | undefined;
   env?: Record<string, string> | undefined;
+  /** false: the command gets only `env`, not svcd's environment. */
+  extendEnv?: boolean | undefined;
+  uid?: number | undefined;
+  gid?: number | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -104,7 +108,7 @@ export function runInHelper(r: HelperRun): Promise<HelperResult> {
       r.signal?.removeEventListener('abort', onAbort);
       resolve(res);
     };
-    c.send({ type: 'run', id, file: r.file, args: [...r.args], timeoutMs: r.timeoutMs, input: r.input, env: r.env });
+    c.send({ type: 'run', id, file: r.file, args: [...r.args], timeoutMs: r.timeoutMs, input: r.input, env: r.env, extendEnv: r.extendEnv ?? true, uid: r.uid, gid: r.gid });
   });
 }
 

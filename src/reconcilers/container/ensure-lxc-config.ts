@@ -39,7 +39,7 @@ export async function ensureLxcConfig(
   devices: Record<string, Record<string, string>>,
   rootfs: string,
   signal?: AbortSignal,
-): Promise<{ file: string; logFile: string }> {
+): Promise<{ file: string; logFile: string; consoleLogFile: string }> {
   const dir = path.join(lxcPathOf(deps.stateDir), c.id);
   const logDir = logDirOf(deps.stateDir, c);
   await mkdir(logDir, { recursive: true, mode: 0o700 });
@@ -83,5 +83,5 @@ export async function ensureLxcConfig(
   }));
   const file = path.join(dir, 'config');
   await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig(spec)));
-  return { file, logFile: spec.logFile! };
+  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile! };
 }

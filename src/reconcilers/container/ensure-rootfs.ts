@@ -11,6 +11,7 @@ import { storagePools, storageVolumes, type ContainerRow, type StoragePoolRow } 
 import { randomUUID } from 'node:crypto';
 import type { ImageFiles } from '../../host/images/inspect-image.ts';
 import { unpackImage } from '../../host/images/unpack-image.ts';
+import { writeMetadataFile } from '../../host/templates/metadata-files.ts';
 import type { PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { readFacts, writeFacts } from '../status-settler.ts';
@@ -77,7 +78,13 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
  * The container's root volume exists on its pool (cloned from its image, copied from another
  * container, or empty for source `none`), and a `container` volume row lists it.
  */
-export async function ensureRootfs(deps: RootfsDeps, c: ContainerRow, poolName: string, signal: AbortSignal): Promise<{ pool: PoolHandle; ref: VolumeRef; rootfs: string }> {
+export async function ensureRootfs(
+  deps: RootfsDeps,
+  c: ContainerRow,
+  poolName: string,
+  signal: AbortSignal,
+  hooks: { beforeFill?: (trigger: 'create' | 'copy') => Promise<void> } = {},
+): Promise<{ pool: PoolHandle; ref: VolumeRef; rootfs: string }> {
   const pool = await readyPool(deps, poolName);
   const ref: VolumeRef = { id: c.id, type: 'container' };
   // An imported backup: the tarball's presence means it is not unpacked yet (redo from scratch after a crash).
@@ -89,6 +96,8 @@ export async function ensureRootfs(deps: RootfsDeps, c: ContainerRow, poolName: 
   } else if (!(await pool.driver.volumeExists(pool.spec, ref))) {
     if (c.source.type === 'image') {
       const img = await ensureImageVolume(deps, pool, c.source.fingerprint, signal);
+      // Before the volume exists: a crash from here on still leaves the image's create templates to apply.
+      await hooks.beforeFill?.('create');
       await pool.driver.copyVolume({ pool: pool.spec, driver: pool.driver, vol: img }, { pool: pool.spec, vol: ref }, {}, signal);
     } else if (c.source.type === 'copy') {
       const src = await readContainerById(deps.db, c.source.containerId);
@@ -104,10 +113,16 @@ export async function ensureRootfs(deps: RootfsDeps, c: ContainerRow, poolName: 
         if (!s) throw new TerminalError(`snapshot "${wanted}" of container "${src.name}" no longer exists`);
         snapshot = { volume: srcRef, id: s.id };
       }
+      await hooks.beforeFill?.('copy');
       await pool.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: srcRef, snapshot }, { pool: pool.spec, vol: ref }, {}, signal);
     } else {
       // Source none (or a backup whose volume was lost): an empty root filesystem.
       await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
+      // No image: empty metadata (LXD shows architecture and creation date), no templates.
+      if (c.source.type === 'none') {
+        const volumeDir = pool.driver.volumePath(pool.spec, ref);
+        await writeMetadataFile(volumeDir, { architecture: c.architecture, creation_date: Math.floor(c.createdAt.getTime() / 1000), expiry_date: 0, properties: {}, templates: {} });
+      }
     }
   }
   const rootfs = path.join(pool.driver.volumePath(pool.spec, ref), 'rootfs');

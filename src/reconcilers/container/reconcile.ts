@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { CONTAINER_KIND, deleteContainerRow, readContainerById } from '../../desired/containers.ts';
@@ -9,6 +9,7 @@ import { ContainerStartError, containerState, freezeContainer, startContainer, s
 import { TerminalError, type Reconciler } from '../runtime/index.ts';
 import { announceConverged, announceDeleted } from './announce.ts';
 import { readFacts, writeFacts } from '../status-settler.ts';
+import { applyTemplates } from './apply-templates.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf } from './ensure-rootfs.ts';
 import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
@@ -17,6 +18,8 @@ import { logDirOf, lxcPathOf, type ContainerReconcilerDeps } from './types.ts';
 export { logDirOf, lxcPathOf };
 
 interface ContainerFacts {
+  /** Image templates still to render for the new root volume (recorded before it is filled). */
+  pendingTemplates?: 'create' | 'copy';
   /** The last power request carried out. */
   doneSeq?: number;
   /** The last snapshot restore carried out. */
@@ -63,8 +66,21 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       return { observedGeneration: c.generation };
     }
     const { config, devices } = await expanded(c);
-    const { rootfs, pool, ref: volRef } = await ensureRootfs(deps, c, rootPoolOf(devices), signal);
     const facts = (await readFacts(db, CONTAINER_KIND, id)) as ContainerFacts;
+    const { rootfs, pool, ref: volRef } = await ensureRootfs(deps, c, rootPoolOf(devices), signal, {
+      beforeFill: async (trigger) => {
+        facts.pendingTemplates = trigger;
+        await writeFacts(db, CONTAINER_KIND, id, { ...facts });
+      },
+    });
+    const volumeDir = pool.driver.volumePath(pool.spec, volRef);
+    const templates = (trigger: 'create' | 'copy' | 'start') => applyTemplates({ volumeDir, rootfs, trigger, container: c, config, devices });
+    // A new volume from an image (create) or a container (copy): its templates, once, before any start.
+    if (facts.pendingTemplates) {
+      await templates(facts.pendingTemplates);
+      delete facts.pendingTemplates;
+      await writeFacts(db, CONTAINER_KIND, id, { ...facts });
+    }
     const ref = { name: c.id, lxcPath, signal };
     await ensureSnapshots(deps, c, pool, volRef, signal);
     if (c.restore && c.restore.seq > (facts.restoredSeq ?? 0)) {
@@ -82,14 +98,20 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     const req = c.powerRequest;
     const fresh = !!req && req.seq > (facts.doneSeq ?? 0);
     const stopOpts = { force: fresh && req!.force, timeoutMs: fresh && req!.timeout > 0 ? req!.timeout * 1000 : 30_000 };
-    const start = () =>
-      startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true }).catch(async (e: unknown) => {
+    const start = async () => {
+      await templates('start');
+      // LXC appends to the console log: start each run with an empty one (and no rotated part), so
+      // it holds this run (the last run once stopped).
+      await truncate(cfg.consoleLogFile, 0).catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? undefined : Promise.reject(e)));
+      await rm(`${cfg.consoleLogFile}.1`, { force: true });
+      return startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true }).catch(async (e: unknown) => {
         if (!(e instanceof ContainerStartError)) throw e;
         // A failed start leaves LXC's empty monitor cgroups behind: remove them.
         await removeLeftovers({ name: c.id }).catch(() => undefined);
         // LXC refused this config: retrying the same desired state will not help.
         throw new TerminalError(e.message);
       });
+    };
     // What LXC shows now, kept up to date by each step: the observer is told the outcome (no second look).
     let now = await containerState(ref);
     if (fresh && req!.action === 'restart' && now.state !== 'STOPPED') {
