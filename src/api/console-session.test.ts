@@ -28,8 +28,11 @@ function fakeCommand() {
     onData: (l) => void ev.on('data', l),
     onExit: (l) => void ev.once('exit', l),
     write: (d) => void written.push(d),
+    // like a real process: a kill ends it a moment later (once)
     kill: () => {
+      if (killed) return;
       killed = true;
+      setImmediate(() => ev.emit('exit', { exitCode: undefined, stderr: '' }));
     },
   };
   return { cmd, written, killed: () => killed, output: (s: string) => ev.emit('data', Buffer.from(s)), exit: (exitCode: number, stderr = '') => ev.emit('exit', { exitCode, stderr }) };

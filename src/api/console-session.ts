@@ -47,6 +47,9 @@ export function createConsoleSession(opts: ConsoleSessionOptions) {
   const onAbort = () => finish();
   opts.signal.addEventListener('abort', onAbort, { once: true });
 
+  /** Resolves once the console command has exited (LXC frees the console only then). */
+  let termGone: Promise<void> = Promise.resolve();
+
   function finish(error?: Error) {
     if (settled) return;
     settled = true;
@@ -54,8 +57,8 @@ export function createConsoleSession(opts: ConsoleSessionOptions) {
     opts.signal.removeEventListener('abort', onAbort);
     term?.kill();
     for (const ws of [data, control]) if (ws && ws.readyState === ws.OPEN) ws.close(1000, 'console detached');
-    if (error) rejectDone(error);
-    else resolveDone();
+    // The session ends when the command is gone, so a client attaching next finds the console free.
+    void termGone.then(() => (error ? rejectDone(error) : resolveDone()));
   }
 
   function attachData(ws: WebSocket) {
@@ -66,6 +69,7 @@ export function createConsoleSession(opts: ConsoleSessionOptions) {
     } catch (e) {
       return finish(e instanceof Error ? e : new Error(String(e)));
     }
+    termGone = new Promise((resolve) => term!.onExit(() => resolve()));
     term.onData((chunk) => {
       if (ws.readyState === ws.OPEN) ws.send(chunk, { binary: true });
     });

@@ -167,7 +167,13 @@ export function spawnInteractiveCommand(file: string, args: readonly string[]): 
   }, () => {});
   const exited = started.then(
     async (p) => {
+      // stderr's last bytes may come after the exit: the report waits for both
+      const stderrEnded = new Promise<void>((resolve) => {
+        if (p.stderr!.readableEnded) resolve();
+        p.stderr!.once('end', resolve).once('close', resolve);
+      });
       const e = await p.exited;
+      await Promise.race([stderrEnded, new Promise((r) => setTimeout(r, 1_000))]);
       return { exitCode: e.exitCode, stderr: stderr.trim() };
     },
     (e: unknown) => ({ exitCode: undefined, stderr: e instanceof Error ? e.message : String(e) }),

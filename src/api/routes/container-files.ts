@@ -1,12 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { Context, Hono } from 'hono';
-import { readContainer } from '../../desired/containers.ts';
-import { ValidationError } from '../../desired/errors.ts';
+import { NotFoundError, ValidationError } from '../../desired/errors.ts';
 import { validateContainerName } from '../../desired/names.ts';
-import { containerRuntime, storagePools, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
+import { containerRuntime, containers, storagePools, storageVolumes, type ContainerRow, type ContainerRuntimeRow, type StoragePoolRow } from '../../desired/schema/index.ts';
 import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, writeFile, type Owner, type WriteRequest } from '../../host/container-files/file-ops.ts';
 import { idmappedSources, openProcView, openRootfsView, parseLxcIdmap, type ContainerFs } from '../../host/container-files/views.ts';
 import { lxcPathOf } from '../../reconcilers/container/types.ts';
@@ -16,6 +15,9 @@ import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
 import { param, route } from '../router.ts';
+
+/** A container with its root volume's pool and its runtime row (one query, see target()). */
+type Target = ContainerRow & { pool: StoragePoolRow | null; rt: ContainerRuntimeRow | null };
 
 /** A symlink's target travels as the body: no more than a path. */
 const MAX_SYMLINK_BODY = 4096;
@@ -68,31 +70,39 @@ function ownerHeaders(c: Context<AppEnv>, o: Owner, type: string): void {
  * Every path is resolved inside the container's root (src/host/container-files/).
  */
 export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
-  const target = async (c: Context<AppEnv>): Promise<{ c: ContainerRow; path: string }> => {
+  /**
+   * The container with what opening its files needs (its root volume's pool, its runtime row), in one
+   * query: a file request is a hot path.
+   */
+  const target = async (c: Context<AppEnv>): Promise<{ c: Target; path: string }> => {
     const name = validateContainerName(param(c, 'name'));
     const p = c.req.query('path');
     if (p === undefined || p === '') throw new ValidationError('Missing query parameter "path" (a path inside the container)');
-    return { c: await readContainer(deps.db, c.get('project'), name), path: p };
+    const [row] = await deps.db
+      .select({ ct: containers, pool: storagePools, rt: containerRuntime })
+      .from(containers)
+      .leftJoin(storageVolumes, eq(storageVolumes.id, containers.id))
+      .leftJoin(storagePools, eq(storagePools.name, storageVolumes.pool))
+      .leftJoin(containerRuntime, eq(containerRuntime.id, containers.id))
+      .where(and(eq(containers.project, c.get('project')), eq(containers.name, name), isNull(containers.deletingAt)))
+      .limit(1);
+    if (!row) throw new NotFoundError(`Container "${name}" not found`);
+    return { c: { ...row.ct, pool: row.pool, rt: row.rt }, path: p };
   };
 
   /** The container's root filesystem directory on its pool. */
-  const rootfsOf = async (ct: ContainerRow): Promise<string | undefined> => {
-    const [vol] = await deps.db.select().from(storageVolumes).where(eq(storageVolumes.id, ct.id));
-    if (!vol) return undefined;
-    const [pool] = await deps.db.select().from(storagePools).where(eq(storagePools.name, vol.pool));
-    if (!pool) return undefined;
-    return path.join(deps.storage.driverFor(pool.driver).volumePath(poolSpecOf(pool, deps.stateDir), { id: ct.id, type: 'container' }), 'rootfs');
-  };
+  const rootfsOf = (ct: Target): string | undefined =>
+    ct.pool ? path.join(deps.storage.driverFor(ct.pool.driver).volumePath(poolSpecOf(ct.pool, deps.stateDir), { id: ct.id, type: 'container' }), 'rootfs') : undefined;
 
   /**
    * The running container's mount namespace when it has one, else its rootfs. Its LXC config (the
    * rendered one; a running container's mounts are checked again by device and inode where used)
    * names the ids an unprivileged container maps and the host directories it has idmapped.
    */
-  const openFs = async (ct: ContainerRow): Promise<ContainerFs> => {
-    const rootfs = await rootfsOf(ct);
+  const openFs = async (ct: Target): Promise<ContainerFs> => {
+    const rootfs = rootfsOf(ct);
     const lxcConfig = await readFile(path.join(lxcPathOf(deps.stateDir), ct.id, 'config'), 'utf8').catch(() => '');
-    const [rt] = await deps.db.select().from(containerRuntime).where(eq(containerRuntime.id, ct.id));
+    const rt = ct.rt;
     if (rt && rt.state !== 'STOPPED' && rt.pid > 0) {
       const view = openProcView(rt.pid, ct.id, idmappedSources(lxcConfig, rootfs));
       if (view) return view;
@@ -106,7 +116,7 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     }
   };
 
-  const withFs = async <T>(ct: ContainerRow, p: string, f: (fsys: ContainerFs) => Promise<T>): Promise<T> => {
+  const withFs = async <T>(ct: Target, p: string, f: (fsys: ContainerFs) => Promise<T>): Promise<T> => {
     const fsys = await openFs(ct);
     try {
       return await f(fsys);
