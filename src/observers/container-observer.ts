@@ -17,6 +17,9 @@ import type { PollObserver, StreamObserver } from './types.ts';
 
 type RuntimeRow = typeof containerRuntime.$inferSelect;
 
+/** How long an lxc-monitor RUNNING/FROZEN event waits for a reconcile's report before its own look. */
+const MONITOR_LOOK_DELAY_MS = 250;
+
 /** A reboot from inside: LXC starts the container again by itself; if it is not back by then, svcd starts it. */
 const REBOOT_GRACE_MS = 30_000;
 
@@ -237,7 +240,13 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
       if (ev.state !== 'RUNNING' && ev.state !== 'FROZEN') return;
       const m = memory.get(ev.name);
       if (m && m.stable === ev.state) return;
-      void observe(ev.name).catch(() => {});
+      // Most of these are svcd's own starts and freezes, whose reconcile reports the outcome a moment
+      // later: look (one lxc-info) only if nothing has been seen of the container by then.
+      const since = lookSeq;
+      setTimeout(() => {
+        if ((lookedAt.get(ev.name) ?? 0) > since) return;
+        void observe(ev.name).catch(() => {});
+      }, MONITOR_LOOK_DELAY_MS).unref();
     },
     async sample(signal) {
       const since = lookSeq;
