@@ -88,4 +88,44 @@ describe('container snapshots on btrfs: create, restore, copy and publish from a
     const leftovers = await import('node:fs/promises').then((f) => f.readdir(snapDir).catch(() => [] as string[]));
     for (const dir of leftovers) assert.deepEqual(await import('node:fs/promises').then((f) => f.readdir(path.join(snapDir, dir))), [], 'no snapshot subvolume left');
   });
+  test('a copy takes the snapshots along, each with its own content (btrfs to dir and btrfs to btrfs); container_only takes none', async () => {
+    const priv = { 'security.privileged': 'true' };
+    await waitOp(api, await api.post('/1.0/containers', { name: 'src', config: priv, devices: { root: { type: 'disk', path: '/', pool: 'bt' } }, source: { type: 'image', alias: 'bb' } }));
+    await waitOp(api, await api.put('/1.0/containers/src/state', { action: 'start' }));
+    await writeFile(`/proc/${await pidOf('src')}/root/root/note`, 'one');
+    await waitOp(api, await api.post('/1.0/containers/src/snapshots', { name: 'a1' }));
+    await writeFile(`/proc/${await pidOf('src')}/root/root/note`, 'two');
+    await waitOp(api, await api.post('/1.0/containers/src/snapshots', { name: 'a2' }));
+    await writeFile(`/proc/${await pidOf('src')}/root/root/note`, 'three');
+    const snapNames = async (name: string) => (await api.get(`/1.0/containers/${name}/snapshots?recursion=1`)).json.metadata.map((x: { name: string }) => x.name).sort();
+
+    // To the dir pool: the live data and each snapshot's own data.
+    await waitOp(api, await api.post('/1.0/containers', { name: 'dst', config: priv, devices: { root: { type: 'disk', path: '/', pool: 'default' } }, source: { type: 'copy', source: 'src' } }));
+    assert.deepEqual(await snapNames('dst'), ['a1', 'a2']);
+    const srcSnap = (await api.get('/1.0/containers/src/snapshots/a1')).json.metadata;
+    const dstSnap = (await api.get('/1.0/containers/dst/snapshots/a1')).json.metadata;
+    assert.equal(dstSnap.created_at, srcSnap.created_at, 'the snapshot keeps its creation time');
+    await waitOp(api, await api.put('/1.0/containers/dst/state', { action: 'start' }));
+    assert.equal(await note('dst'), 'three');
+    for (const [snap, want] of [['a1', 'one'], ['a2', 'two']] as const) {
+      const before = await pidOf('dst');
+      await waitOp(api, await api.put('/1.0/containers/dst', { restore: snap }));
+      await eventually(async () => (await pidOf('dst')) !== before, `dst restarted after restoring ${snap}`);
+      assert.equal(await note('dst'), want, `dst restored to ${snap}`);
+    }
+    // The source is untouched, and each copy's snapshots are its own: deleting one leaves the other's.
+    assert.equal(await note('src'), 'three');
+    await waitOp(api, await api.delete('/1.0/containers/dst/snapshots/a1'));
+    assert.deepEqual(await snapNames('src'), ['a1', 'a2']);
+
+    // container_only: no snapshots; the lxc CLI's copy (btrfs to btrfs) takes them along.
+    await waitOp(api, await api.post('/1.0/containers', { name: 'bare', config: priv, devices: { root: { type: 'disk', path: '/', pool: 'bt' } }, source: { type: 'copy', source: 'src', container_only: true } }));
+    assert.deepEqual(await snapNames('bare'), []);
+    await cli.ok(['copy', 'src', 'viacli']);
+    assert.deepEqual(await snapNames('viacli'), ['a1', 'a2']);
+    await cli.ok(['start', 'viacli']);
+    assert.equal(await note('viacli'), 'three');
+    await cli.ok(['restore', 'viacli', 'a1']);
+    assert.equal(await note('viacli'), 'one');
+  });
 });

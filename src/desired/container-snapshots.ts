@@ -67,6 +67,33 @@ export async function insertContainerSnapshot(tx: DbOrTx, c: ContainerRow, name:
   }
 }
 
+/**
+ * Snapshot rows for a copy of container `fromId` (its live snapshots, oldest first, with their names,
+ * configuration and creation times): the ids they will have under the copy, before it exists.
+ */
+export async function plannedSnapshotCopies(tx: DbOrTx, fromId: string): Promise<{ from: ContainerSnapshotRow; to: string }[]> {
+  const snaps = (await allContainerSnapshots(tx, fromId)).filter((s) => !s.deletingAt);
+  return snaps.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()).map((from) => ({ from, to: randomUUID() }));
+}
+
+/** Insert the planned snapshot rows under the new container `toId` (the reconciler copies their data). */
+export async function insertSnapshotCopies(tx: DbOrTx, toId: string, planned: { from: ContainerSnapshotRow; to: string }[]): Promise<void> {
+  if (planned.length === 0) return;
+  await tx.insert(containerSnapshots).values(
+    planned.map(({ from, to }) => ({
+      id: to,
+      containerId: toId,
+      name: from.name,
+      architecture: from.architecture,
+      ephemeral: from.ephemeral,
+      profiles: from.profiles,
+      config: from.config,
+      devices: from.devices,
+      createdAt: from.createdAt,
+    })),
+  );
+}
+
 export async function renameContainerSnapshot(tx: DbOrTx, s: ContainerSnapshotRow, name: string): Promise<void> {
   validateSnapshotName(name);
   try {

@@ -35,7 +35,7 @@ import { renderContainers } from './containers-render.ts';
 import { importBackup } from './container-import.ts';
 import { registerContainerSnapshotRoutes, renderSnapshot } from './container-snapshots.ts';
 import { backupsOf, renderBackup } from './container-backups.ts';
-import { readContainerSnapshot, snapshotsOf } from '../../desired/container-snapshots.ts';
+import { insertSnapshotCopies, plannedSnapshotCopies, readContainerSnapshot, snapshotsOf } from '../../desired/container-snapshots.ts';
 
 const Source = v.object({
   type: v.string('expected a string'),
@@ -139,7 +139,11 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       await validateContainer(db, pp, input);
       const source = await resolveSource(body.source);
       const operation = await writeWithOperation(deps, async (tx) => {
-        const row = await insertContainer(tx, project, body.name, input, source, 'stopped');
+        // A copy of a whole container takes its snapshots along (unless container_only).
+        const copies = source.type === 'copy' && !source.snapshot && !source.containerOnly ? await plannedSnapshotCopies(tx, source.containerId) : [];
+        const withSnapshots: ContainerSource = source.type === 'copy' && copies.length > 0 ? { ...source, snapshots: copies.map((p) => ({ from: p.from.id, to: p.to })) } : source;
+        const row = await insertContainer(tx, project, body.name, input, withSnapshots, 'stopped');
+        await insertSnapshotCopies(tx, row.id, copies);
         return { operation: op(row, 'Creating container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
       });
       return async(c, operation);

@@ -8,7 +8,14 @@ export type DesiredPower = 'running' | 'stopped' | 'frozen';
 export type ContainerSource =
   | { type: 'image'; fingerprint: string }
   | { type: 'none' }
-  | { type: 'copy'; containerId: string; snapshot?: string; containerOnly?: boolean }
+  | {
+      type: 'copy';
+      containerId: string;
+      snapshot?: string;
+      containerOnly?: boolean;
+      /** The source's snapshots copied along (oldest first): source snapshot id → this container's. */
+      snapshots?: { from: string; to: string }[];
+    }
   | { type: 'backup'; file: string };
 
 /**

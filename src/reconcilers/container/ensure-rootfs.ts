@@ -5,7 +5,7 @@ const pathExists = (p: string) => stat(p).then(() => true, () => false);
 import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
-import { readContainerById } from '../../desired/containers.ts';
+import { CONTAINER_KIND, readContainerById } from '../../desired/containers.ts';
 import { allContainerSnapshots } from '../../desired/container-snapshots.ts';
 import { storagePools, storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
 import { randomUUID } from 'node:crypto';
@@ -93,7 +93,12 @@ export async function ensureRootfs(
     await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
     await unpackBackup(c.source.file, pool.driver.volumePath(pool.spec, ref), signal);
     await rm(c.source.file, { force: true });
-  } else if (!(await pool.driver.volumeExists(pool.spec, ref))) {
+  } else {
+    if (c.source.type === 'copy' && c.source.snapshots?.length) await copySnapshotsAlong(deps, c, c.source.containerId, c.source.snapshots, pool, ref, signal);
+    if (!(await pool.driver.volumeExists(pool.spec, ref))) await fillVolume();
+  }
+  /** The new volume's content, once: from the image, the container copied, or empty. */
+  async function fillVolume() {
     if (c.source.type === 'image') {
       const img = await ensureImageVolume(deps, pool, c.source.fingerprint, signal);
       // Before the volume exists: a crash from here on still leaves the image's create templates to apply.
@@ -132,4 +137,39 @@ export async function ensureRootfs(
     .values({ id: c.id, pool: poolName, project: c.project, type: 'container', name: c.name, config: {} })
     .onConflictDoUpdate({ target: storageVolumes.id, set: { name: c.name, project: c.project, pool: poolName } });
   return { pool, ref, rootfs };
+}
+
+/**
+ * A copy's snapshots, before its live data: each source snapshot (oldest first) is copied into the new
+ * volume and snapshotted under its new id, as volume copies do; then the volume is dropped for the live
+ * copy. Recorded as done (a fact), and a crash midway redoes only the snapshots not made yet.
+ */
+async function copySnapshotsAlong(
+  deps: RootfsDeps,
+  c: ContainerRow,
+  sourceId: string,
+  snapshots: { from: string; to: string }[],
+  pool: PoolHandle,
+  ref: VolumeRef,
+  signal: AbortSignal,
+): Promise<void> {
+  const facts = (await readFacts(deps.db, CONTAINER_KIND, c.id)) as { snapshotsCopied?: boolean };
+  if (facts.snapshotsCopied) return;
+  const src = await readContainerById(deps.db, sourceId);
+  if (!src) throw new TerminalError('the container to copy from no longer exists');
+  const [srcVol] = await deps.db.select().from(storageVolumes).where(eq(storageVolumes.id, src.id));
+  if (!srcVol) throw new TerminalError(`container "${src.name}" has no root volume yet`);
+  const from = await readyPool(deps, srcVol.pool);
+  const srcRef: VolumeRef = { id: src.id, type: 'container' };
+  const live = new Set((await allContainerSnapshots(deps.db, src.id)).filter((s) => !s.deletingAt).map((s) => s.id));
+  for (const m of snapshots) {
+    const mine = { volume: ref, id: m.to };
+    if (await stat(pool.driver.snapshotPath(pool.spec, mine)).then(() => true, () => false)) continue;
+    if (!live.has(m.from)) throw new TerminalError(`a snapshot of container "${src.name}" was deleted while it was being copied`);
+    await pool.driver.removeVolume(pool.spec, ref, signal);
+    await pool.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: srcRef, snapshot: { volume: srcRef, id: m.from } }, { pool: pool.spec, vol: ref }, {}, signal);
+    await pool.driver.ensureSnapshot(pool.spec, mine, signal);
+  }
+  await pool.driver.removeVolume(pool.spec, ref, signal);
+  await writeFacts(deps.db, CONTAINER_KIND, c.id, { ...facts, snapshotsCopied: true });
 }
