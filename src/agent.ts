@@ -18,6 +18,7 @@ import { createStorageDrivers } from './host/storage/registry.ts';
 import { probeProjectQuota } from './host/storage/dir.ts';
 import { createPoolObserver } from './observers/pool-observer.ts';
 import { createBackupExpiryObserver } from './observers/backup-expiry.ts';
+import { createExecOutputExpiryObserver } from './observers/exec-output-expiry.ts';
 import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
 import { readContainerState } from './observers/container-state.ts';
 import { createContainerReconciler, lxcPathOf } from './reconcilers/container/reconcile.ts';
@@ -150,6 +151,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   observers.register(containerObserver);
   observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: (ev) => containerObserver.onMonitorEvent(ev) }));
   observers.register(createBackupExpiryObserver({ db, stateDir: config.stateDir, ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}) }));
+  observers.register(createExecOutputExpiryObserver({ stateDir: config.stateDir }));
   observers.register(createPoolObserver({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
 
   const trust = createTrustStore({ db });

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -367,5 +367,18 @@ print(json.dumps({'code': r.exit_code, 'out': r.stdout, 'err': r.stderr, 'code2'
     const { stdout } = await run('/usr/bin/python3', ['-c', script], { env: { PATH: '/usr/bin:/bin', LXD_DIR: d.stateDir, PYTHONDONTWRITEBYTECODE: '1' }, timeout: 60_000 });
     const out = JSON.parse(stdout.trim().split('\n').pop()!);
     assert.deepEqual(out, { code: 0, out: 'hi\n', err: '', code2: 3, err2: 'oops\n' });
+  });
+  test('recorded output older than 48 hours is removed (at daemon start, then hourly); newer output stays', async () => {
+    const op = await waitOp(api, await api.post('/1.0/containers/u1/exec', { command: ['sh', '-c', 'echo o; echo e >&2'], 'wait-for-websocket': false, 'record-output': true }));
+    const [outUrl, errUrl] = [op.metadata.output['1'] as string, op.metadata.output['2'] as string];
+    const old = (Date.now() - 49 * 3600_000) / 1000;
+    await utimes(path.join(d.stateDir, 'logs', 'default_u1', path.basename(outUrl)), old, old);
+    // a clean stop leaves the containers running; the new daemon sweeps at its start
+    await d.stop();
+    await d.restart();
+    await eventually(async () => (await api.get(outUrl)).status === 404, 'the old recorded output to be removed');
+    assert.equal((await api.get(errUrl)).text, 'e\n');
+    const logs = (await api.get('/1.0/containers/u1/logs')).json.metadata as string[];
+    assert.ok(!logs.includes(outUrl) && logs.includes(errUrl), logs.join(' '));
   });
 });
