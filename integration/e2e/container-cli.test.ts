@@ -21,7 +21,7 @@ import { parse as parseYaml } from 'yaml';
 import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseProcCgroup } from '../../src/host/lxc/parse-cgroup.ts';
 import { readMounts } from '../../src/host/storage/mountinfo.ts';
 import { buildBusyboxImage } from '../support/busybox-image.ts';
-import { teardownContainers } from '../support/container-env.ts';
+import { lxcIdOf, teardownContainers } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { subscribeEvents } from '../support/events.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
@@ -73,13 +73,7 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
   const gone = (name: string) => eventually(async () => (await api.get(`/1.0/containers/${name}`)).status === 404, `${name} to be gone`, 30_000);
 
   /** The LXC name (svcd's stable id) of `name`, from the rendered config's `lxc.uts.name`. */
-  async function idOf(name: string): Promise<string> {
-    for (const id of await readdir(lxcPath()).catch(() => [] as string[])) {
-      const cfg = await readFile(path.join(lxcPath(), id, 'config'), 'utf8').catch(() => '');
-      if (new RegExp(`^lxc.uts.name = ${name}$`, 'm').test(cfg)) return id;
-    }
-    throw new Error(`no LXC config for ${name}`);
-  }
+  const idOf = (name: string) => lxcIdOf(d.stateDir, name);
   const lxcConfig = (id: string) => readFile(path.join(lxcPath(), id, 'config'), 'utf8');
   /** The rootfs directory on the host, from the LXC config svcd wrote (`lxc.rootfs.path = dir:…`). */
   async function rootfsOf(id: string): Promise<string> {

@@ -20,6 +20,7 @@ import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseProcCgroup } fro
 import { readMounts } from '../../src/host/storage/mountinfo.ts';
 import { defaultPoolPath } from '../../src/host/storage/pool-layout.ts';
 import { buildBusyboxImage } from '../support/busybox-image.ts';
+import { lxcIdOf } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { cleanupHostUnder } from '../support/host-cleanup.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
@@ -86,14 +87,7 @@ describe('container config keys and devices on real LXC', { skip }, () => {
     return runningPid(name, pid);
   }
   /** LXC name (the stable id) of a container, from the configs svcd wrote. */
-  async function idOf(name: string): Promise<string> {
-    const dir = path.join(d.stateDir, 'containers');
-    for (const id of await readdir(dir)) {
-      const cfg = await readFile(path.join(dir, id, 'config'), 'utf8').catch(() => '');
-      if (new RegExp(`^lxc.uts.name = ${name}$`, 'm').test(cfg)) return id;
-    }
-    throw new Error(`no LXC config for ${name}`);
-  }
+  const idOf = (name: string) => lxcIdOf(d.stateDir, name);
 
   before(async () => {
     await ensureRootSubids();

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import WebSocket from 'ws';
-import { teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
+import { lxcIdOf, teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
 import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
@@ -68,14 +68,7 @@ describe('container console on real LXC', { skip }, () => {
   }
 
   /** The LXC name (svcd's id) of `name`, from the rendered config's `lxc.uts.name`. */
-  async function idOf(name: string): Promise<string> {
-    const lxcPath = path.join(d.stateDir, 'containers');
-    for (const id of await readdir(lxcPath)) {
-      const cfg = await readFile(path.join(lxcPath, id, 'config'), 'utf8').catch(() => '');
-      if (new RegExp(`^lxc.uts.name = ${name}$`, 'm').test(cfg)) return id;
-    }
-    throw new Error(`no LXC container for ${name}`);
-  }
+  const idOf = (name: string) => lxcIdOf(d.stateDir, name);
 
   before(async () => {
     await ensureRootSubids();

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { buildBusyboxImage } from '../support/busybox-image.ts';
-import { teardownContainers } from '../support/container-env.ts';
+import { lxcIdOf, teardownContainers } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { subscribeEvents } from '../support/events.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
@@ -39,14 +39,7 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
   }
 
   /** The LXC name (the container's id) of `name`, from the rendered config's `lxc.uts.name`. */
-  async function idOf(name: string): Promise<string> {
-    const { stdout } = await run('lxc-ls', ['-P', lxcPath(), '-1']);
-    for (const id of stdout.split(/\s+/).filter(Boolean)) {
-      const cfg = await readFile(path.join(lxcPath(), id, 'config'), 'utf8').catch(() => '');
-      if (new RegExp(`^lxc.uts.name = ${name}$`, 'm').test(cfg)) return id;
-    }
-    throw new Error(`no LXC container for ${name}`);
-  }
+  const idOf = (name: string) => lxcIdOf(d.stateDir, name);
 
   async function launch(name: string, extra: Record<string, unknown> = {}) {
     await waitOp(await api.post('/1.0/containers', { name, source: { type: 'image', alias: 'bb' }, ...extra }));

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { containerIdOf, teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
+import { lxcIdOf, teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { subscribeEvents } from '../support/events.ts';
 import { client, eventually, expectError, request, type Client } from '../support/http.ts';
@@ -36,9 +36,9 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
   /** The guest's socket, reached through the container's own mount namespace. */
   const guestSock = (name: string, dir = 'lxd') => `/proc/${pids.get(name)}/root/dev/${dir}/sock`;
   const guest = (name: string, dir = 'lxd') => client({ socketPath: guestSock(name, dir) });
-  const hostSock = async (name: string) => path.join(d.stateDir, 'devsvc', await containerIdOf(d.stateDir, name), 'sock');
+  const hostSock = async (name: string) => path.join(d.stateDir, 'devsvc', await lxcIdOf(d.stateDir, name), 'sock');
   const attach = async (name: string, ...cmd: string[]) =>
-    (await run('lxc-attach', ['-n', await containerIdOf(d.stateDir, name), '-P', path.join(d.stateDir, 'containers'), '--clear-env', '--', '/bin/busybox', ...cmd])).stdout;
+    (await run('lxc-attach', ['-n', await lxcIdOf(d.stateDir, name), '-P', path.join(d.stateDir, 'containers'), '--clear-env', '--', '/bin/busybox', ...cmd])).stdout;
 
   async function startAndWait(name: string) {
     await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));
@@ -227,7 +227,7 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
 
     await launch('g3', { 'security.devsvc': 'false' });
     assert.equal(await exists(`/proc/${pids.get('g3')}/root/dev/lxd`), false);
-    assert.doesNotMatch(await readFile(path.join(d.stateDir, 'containers', await containerIdOf(d.stateDir, 'g3'), 'config'), 'utf8'), /devsvc/);
+    assert.doesNotMatch(await readFile(path.join(d.stateDir, 'containers', await lxcIdOf(d.stateDir, 'g3'), 'config'), 'utf8'), /devsvc/);
 
     const g1Sock = await hostSock('g1');
     await waitOp(api, await api.put('/1.0/containers/g1/state', { action: 'stop', force: true }));

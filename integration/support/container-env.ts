@@ -80,13 +80,3 @@ export async function teardownContainers(d: Daemon | undefined, api: Client | un
   for (const dir of dirs) if (dir) await rm(dir, { recursive: true, force: true });
 }
 
-/** The LXC name (the container's id) of container `name`, from the rendered config's `lxc.uts.name`. */
-export async function containerIdOf(stateDir: string, name: string): Promise<string> {
-  const lxcPath = path.join(stateDir, 'containers');
-  const { stdout } = await run('lxc-ls', ['-P', lxcPath, '-1']);
-  for (const id of stdout.split(/\s+/).filter(Boolean)) {
-    const cfg = await readFile(path.join(lxcPath, id, 'config'), 'utf8').catch(() => '');
-    if (new RegExp(`^lxc.uts.name = ${name}$`, 'm').test(cfg)) return id;
-  }
-  throw new Error(`no LXC container for ${name}`);
-}
