@@ -381,4 +381,14 @@ print(json.dumps({'code': r.exit_code, 'out': r.stdout, 'err': r.stderr, 'code2'
     const logs = (await api.get('/1.0/containers/u1/logs')).json.metadata as string[];
     assert.ok(!logs.includes(outUrl) && logs.includes(errUrl), logs.join(' '));
   });
+  test('lxc operation list shows a running exec (LXD clients get the map by status; others the spec list)', async () => {
+    const res = await api.post('/1.0/containers/u1/exec', { command: ['sleep', '3'], 'wait-for-websocket': false });
+    const id = res.json.metadata.id as string;
+    const listed = await lxc.ok(['operation', 'list', '--format', 'csv']);
+    const line = listed.split('\n').find((l) => l.startsWith(`${id},`));
+    assert.ok(line, listed);
+    assert.match(line!, /,RUNNING,/);
+    assert.ok(((await api.get('/1.0/operations')).json.metadata as string[]).includes(`/1.0/operations/${id}`));
+    await waitOp(api, res);
+  });
 });

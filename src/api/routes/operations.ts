@@ -1,8 +1,9 @@
 import type { Hono } from 'hono';
 import { operationUrl, renderOperation } from '../../operations/index.ts';
+import { StatusCode, statusName } from '../../operations/status.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
-import { sync } from '../envelope.ts';
+import { isLxdEraClient, sync } from '../envelope.ts';
 import { HttpError } from '../errors.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
@@ -10,7 +11,18 @@ import { param, route } from '../router.ts';
 export function registerOperationRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { ops } = deps;
   route(app, '/1.0/operations', {
-    GET: async (c) => sync(c, await renderCollection(c, await ops.list(c.get('project')), { url: (r) => operationUrl(r.id), render: renderOperation })),
+    GET: async (c) => {
+      const rows = await ops.list(c.get('project'));
+      const items = await renderCollection(c, rows, { url: (r) => operationUrl(r.id), render: renderOperation });
+      if (!isLxdEraClient(c)) return sync(c, items);
+      // LXD's clients (`lxc operation list`) decode a map of lower-case status to that list.
+      const byStatus: Record<string, unknown[]> = {};
+      items.forEach((item) => {
+        const row = typeof item === 'string' ? rows.find((r) => operationUrl(r.id) === item) : rows.find((r) => r.id === (item as { id: string }).id);
+        (byStatus[statusName(row?.statusCode ?? StatusCode.Running).toLowerCase()] ??= []).push(item);
+      });
+      return sync(c, byStatus);
+    },
   });
   route(app, '/1.0/operations/:id', {
     GET: async (c) => sync(c, renderOperation(await ops.get(param(c, 'id')))),
