@@ -30,6 +30,20 @@ describe('reconcile manager', () => {
     await t.manager.stop();
   });
 
+  it('a key enqueued before start() is reconciled only once started (desired state set at start comes first)', async () => {
+    const t = createManagerHarness({ box: [] });
+    t.manager.enqueue('box', 'early', 'drift');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(t.r('box').calls.length, 0, 'nothing runs before start()');
+    await t.manager.start();
+    await t.manager.idle();
+    assert.deepEqual(
+      t.r('box').calls.map((c) => [c.key, c.reason]),
+      [['early', 'drift']],
+    );
+    await t.manager.stop();
+  });
+
   it('settles converged operations with the returned generation', async () => {
     const t = createManagerHarness({ box: ['k1', 'k2'] });
     t.r('box').impl = async (key) => (key === 'k1' ? { observedGeneration: 7 } : {});

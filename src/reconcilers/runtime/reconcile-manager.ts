@@ -78,6 +78,8 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
     onError: (err, item) => log.error({ err, kind: item.kind, key: item.key }, 'reconcile run crashed'),
   });
   let phase: 'new' | 'started' | 'stopped' = 'new';
+  /** Enqueued before start(): run once started. */
+  const beforeStart: [string, string, string][] = [];
   let resyncTimer: TimerHandle | undefined;
   let resyncing = false;
   let stopPromise: Promise<void> | undefined;
@@ -225,11 +227,15 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
       if (phase !== 'new') throw new Error(`reconcile manager cannot start: already ${phase}`);
       phase = 'started';
       log.info({ kinds: [...byKind.keys()] }, 'reconcile manager starting');
+      for (const [kind, key, reason] of beforeStart.splice(0)) queue.add(kind, key, reason);
       await sweep('startup');
       if (phase === 'started') scheduleResync();
     },
     enqueue(kind, key, reason) {
       if (!byKind.has(kind)) throw new Error(`unknown reconciler kind: ${kind}`);
+      // Nothing converges before start(): what the daemon decides at start (the boot plan's desired
+      // power) must be in place before any reconcile reads desired state.
+      if (phase === 'new') return void beforeStart.push([kind, key, reason]);
       queue.add(kind, key, reason);
     },
     stop() {
