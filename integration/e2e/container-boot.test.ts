@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { buildBusyboxImage } from '../support/busybox-image.ts';
+import { uploadBusybox } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { cleanupHostUnder } from '../support/host-cleanup.ts';
 import { client, eventually, type Client } from '../support/http.ts';
@@ -41,13 +41,9 @@ describe('boot: autostart, priority order and delay; host shutdown by stop prior
   before(async () => {
     await ensureRootSubids();
     imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
-    const img = await buildBusyboxImage({ dir: imgDir, format: 'unified', compression: 'gzip' });
-    if (img.format !== 'unified') throw new Error('unexpected image format');
     d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
     api = client({ socketPath: d.socketPath });
-    const up = await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' });
-    assert.equal((await api.get(`${up.json.operation}/wait?timeout=60`)).json.metadata.status, 'Success');
-    await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint });
+    await uploadBusybox(api, imgDir);
     const make = async (name: string, config: Record<string, string>, running: boolean) => {
       await waitOp(api, await api.post('/1.0/containers', { name, config, source: { type: 'image', alias: 'bb' } }));
       if (running) await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));

@@ -18,8 +18,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseProcCgroup } from '../../src/host/lxc/parse-cgroup.ts';
-import { readMounts } from '../../src/host/storage/mountinfo.ts';
+import { cgroupFile } from '../support/cgroup.ts';
 import { buildBusyboxImage } from '../support/busybox-image.ts';
 import { lxcIdOf, teardownContainers } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
@@ -41,15 +40,6 @@ const sha256 = async (file: string) => createHash('sha256').update(await readFil
 const lines = (out: string) => out.split('\n').map((l) => l.trim()).filter(Boolean).sort();
 
 /** The container's file for a v1 controller (this host) or the unified hierarchy. */
-async function cgroupFile(pid: number, controller: string, v1File: string, v2File: string): Promise<string> {
-  const proc = parseProcCgroup(await readFile(`/proc/${pid}/cgroup`, 'utf8'));
-  const mounts = cgroupMountsFrom(await readMounts());
-  const v1 = mounts.v1.get(controller);
-  const p1 = proc.v1.get(controller);
-  if (v1 && p1 !== undefined) return (await readFile(path.join(cgroupDir(v1, containerCgroupPath(p1))!, v1File), 'utf8')).trim();
-  return (await readFile(path.join(cgroupDir(mounts.v2!, containerCgroupPath(proc.v2!))!, v2File), 'utf8')).trim();
-}
-
 describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () => {
   let d: Daemon;
   let api: Client;

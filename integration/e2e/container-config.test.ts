@@ -16,8 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { parseSubids } from '../../src/host/idmap/parse-subids.ts';
 import { runInContainer } from '../../src/host/lxc/attach.ts';
-import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseProcCgroup } from '../../src/host/lxc/parse-cgroup.ts';
-import { readMounts } from '../../src/host/storage/mountinfo.ts';
+import { cgroupFile } from '../support/cgroup.ts';
 import { defaultPoolPath } from '../../src/host/storage/pool-layout.ts';
 import { buildBusyboxImage } from '../support/busybox-image.ts';
 import { lxcIdOf } from '../support/container-env.ts';
@@ -34,15 +33,6 @@ if (skip) console.log(`# skipping container config e2e tests: ${skip}`);
 type Reply = { status: number; json: any; text: string };
 
 /** The container's file for a v1 controller (this host) or the unified hierarchy. */
-async function cgroupFile(pid: number, controller: string, v1File: string, v2File: string): Promise<string> {
-  const proc = parseProcCgroup(await readFile(`/proc/${pid}/cgroup`, 'utf8'));
-  const mounts = cgroupMountsFrom(await readMounts());
-  const v1 = mounts.v1.get(controller);
-  const p1 = proc.v1.get(controller);
-  if (v1 && p1 !== undefined) return (await readFile(path.join(cgroupDir(v1, containerCgroupPath(p1))!, v1File), 'utf8')).trim();
-  return (await readFile(path.join(cgroupDir(mounts.v2!, containerCgroupPath(proc.v2!))!, v2File), 'utf8')).trim();
-}
-
 /** uid_map lines as [nsid, hostid, count]. */
 const uidMap = async (pid: number) =>
   (await readFile(`/proc/${pid}/uid_map`, 'utf8'))

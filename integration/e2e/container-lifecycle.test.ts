@@ -11,8 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { buildBusyboxImage } from '../support/busybox-image.ts';
-import { lxcIdOf, teardownContainers } from '../support/container-env.ts';
+import { lxcIdOf, teardownContainers, uploadBusybox } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { subscribeEvents } from '../support/events.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
@@ -57,12 +56,9 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
   before(async () => {
     await ensureRootSubids();
     imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
-    const img = await buildBusyboxImage({ dir: imgDir, format: 'unified', compression: 'gzip' });
-    if (img.format !== 'unified') throw new Error('unexpected image format');
     d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
     api = client({ socketPath: d.socketPath });
-    await waitOp(await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
-    assert.equal((await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint })).status, 200);
+    await uploadBusybox(api, imgDir);
   });
 
   after(async () => teardownContainers(d, api, [imgDir]));

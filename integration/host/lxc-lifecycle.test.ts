@@ -19,7 +19,7 @@ import { ContainerStartError, containerState, freezeContainer, startContainer, s
 import type { LxcRef } from '../../src/host/lxc/lxc-args.ts';
 import { watchStates, type LxcMonitorEvent } from '../../src/host/lxc/monitor.ts';
 import { readHostInterface, readNetworkStats } from '../../src/host/lxc/network-stats.ts';
-import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseProcCgroup } from '../../src/host/lxc/parse-cgroup.ts';
+import { cgroupFile } from '../support/cgroup.ts';
 import { removeLeftovers } from '../../src/host/lxc/remove-leftovers.ts';
 import { renderLxcConfig } from '../../src/host/lxc/render-config.ts';
 import { renderSeccompPolicy, seccompConfigFromKeys } from '../../src/host/lxc/render-seccomp-policy.ts';
@@ -34,15 +34,6 @@ const skip = await lxcSkipReason();
 if (skip) console.log(`# skipping LXC lifecycle host tests: ${skip}`);
 
 /** The container's file for a cgroup controller (`memory.limit_in_bytes` under v1 memory, `memory.max` under v2). */
-async function cgroupFile(pid: number, controller: string, v1File: string, v2File: string): Promise<string> {
-  const proc = parseProcCgroup(await readFile(`/proc/${pid}/cgroup`, 'utf8'));
-  const mounts = cgroupMountsFrom(await readMounts());
-  const v1 = mounts.v1.get(controller);
-  const p1 = proc.v1.get(controller);
-  if (v1 && p1 !== undefined) return (await readFile(path.join(cgroupDir(v1, containerCgroupPath(p1))!, v1File), 'utf8')).trim();
-  return (await readFile(path.join(cgroupDir(mounts.v2!, containerCgroupPath(proc.v2!))!, v2File), 'utf8')).trim();
-}
-
 describe('LXC lifecycle on the real host', { skip }, () => {
   const id = randomBytes(3).toString('hex');
   const bridge = `svcdtst${id}`;

@@ -46,26 +46,17 @@ const Source = v.object({
   source: optionalString,
   container_only: v.optional(v.boolean('expected a boolean')),
 });
-const CreateBody = v.object({
-  name: v.string('expected a string'),
+/** The fields a client edits, at create and by PUT/PATCH. */
+const editableFields = {
   description: optionalString,
   architecture: optionalString,
   ephemeral: v.optional(v.boolean('expected a boolean')),
   profiles: v.optional(v.array(v.string('expected a string'), 'expected a list of profile names')),
   config: v.optional(stringMap),
   devices: v.optional(deviceMap),
-  instance_type: optionalString,
-  source: v.optional(Source),
-});
-const PutBody = v.object({
-  description: optionalString,
-  architecture: optionalString,
-  ephemeral: v.optional(v.boolean('expected a boolean')),
-  profiles: v.optional(v.array(v.string('expected a string'), 'expected a list of profile names')),
-  config: v.optional(stringMap),
-  devices: v.optional(deviceMap),
-  restore: optionalString,
-});
+};
+const CreateBody = v.object({ name: v.string('expected a string'), ...editableFields, instance_type: optionalString, source: v.optional(Source) });
+const PutBody = v.object({ ...editableFields, restore: optionalString });
 const RenameBody = v.object({ name: v.string('expected a string'), migration: v.optional(v.boolean('expected a boolean')) });
 const StateBody = v.object({
   action: v.picklist(['start', 'stop', 'restart', 'freeze', 'unfreeze'], 'expected one of start, stop, restart, freeze, unfreeze'),

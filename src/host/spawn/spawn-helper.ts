@@ -97,17 +97,16 @@ export function runInHelper(r: HelperRun): Promise<HelperResult> {
     const id = nextId++;
     // The helper enforces the timeout; this one only guards against a helper that stopped answering.
     const timer = setTimeout(() => settle(id, { failed: true, stdout: '', stderr: '', timedOut: true, isCanceled: false }), r.timeoutMs + 10_000);
-    pending.set(id, { resolve, timer, by: c });
-    ref();
     const onAbort = () => {
       if (pending.has(id) && c.connected) c.send({ type: 'cancel', id });
     };
     r.signal?.addEventListener('abort', onAbort, { once: true });
-    const wrapped = pending.get(id)!;
-    wrapped.resolve = (res) => {
+    const done = (res: HelperResult) => {
       r.signal?.removeEventListener('abort', onAbort);
       resolve(res);
     };
+    pending.set(id, { resolve: done, timer, by: c });
+    ref();
     c.send({ type: 'run', id, file: r.file, args: [...r.args], timeoutMs: r.timeoutMs, input: r.input, env: r.env, extendEnv: r.extendEnv ?? true, uid: r.uid, gid: r.gid });
   });
 }
