@@ -35,6 +35,13 @@ process.stdin.on('data', (c) => chunks.push(c));
 process.stdin.on('end', () => {
   const job = JSON.parse(Buffer.concat(chunks).toString('utf8'));
   const nunjucks = require(job.nunjucksPath);
+  // nunjucks is loaded (svcd's install may sit where nobody cannot read, e.g. under /root): only now
+  // become nobody, before anything of the template is looked at.
+  if (job.dropTo !== undefined) {
+    process.setgroups([]);
+    process.setgid(job.dropTo);
+    process.setuid(job.dropTo);
+  }
   const rt = nunjucks.runtime;
   const own = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
   const denied = (k) => k in Object.prototype || k === 'prototype' || k === '__proto__';
@@ -118,15 +125,15 @@ export async function renderTemplate(source: string, context: TemplateContext, o
   const plain = renderPlainSubstitutions(source, context);
   if (plain !== undefined) return plain;
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  const asNobody = process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : {};
+  // As root the renderer drops to nobody itself, once nunjucks is loaded.
+  const dropTo = process.getuid?.() === 0 ? NOBODY : undefined;
   let out: string;
   try {
     out = await runCommand(process.execPath, ['--max-old-space-size=64', '--stack-size=2000', '-e', RENDERER_SOURCE], {
-      input: JSON.stringify({ nunjucksPath, source, context, maxBytes: MAX_RENDERED_BYTES }),
+      input: JSON.stringify({ nunjucksPath, source, context, maxBytes: MAX_RENDERED_BYTES, dropTo }),
       env: {},
       extendEnv: false,
       timeoutMs,
-      ...asNobody,
     });
   } catch (e) {
     const err = e as HostCommandError;
