@@ -18,7 +18,15 @@ let root: string;
 let outside: string;
 let fsys: ContainerFs;
 
-const openFds = () => fs.readdirSync('/proc/self/fd').length;
+/** This process's fds into the test tree (not the runner's own, which come and go on their own). */
+const openFds = () =>
+  fs.readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${fd}`).startsWith(base);
+    } catch {
+      return false;
+    }
+  }).length;
 const realPathOf = (fd: number) => fs.readlinkSync(fdPath(fd));
 const chunks = (...parts: string[]) => (async function* () {
   for (const p of parts) yield Buffer.from(p);
