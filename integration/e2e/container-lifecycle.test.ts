@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readFile, symlink } from 'node:fs/promises';
+import { access, mkdtemp, readdir, readFile, stat, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -62,6 +62,29 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
   });
 
   after(async () => teardownContainers(d, api, [imgDir]));
+
+  // First in this suite: the image is not unpacked on the pool yet, so every create wants it at once.
+  test('concurrent creates from an image not yet on the pool: one unpack, every rootfs complete, all start', async () => {
+    const names = Array.from({ length: 24 }, (_, i) => `race${i}`);
+    await Promise.all(names.map((name) => launch(name)));
+    for (const name of names) {
+      const init = await api.get(`/1.0/containers/${name}/files?path=/sbin/init`);
+      assert.equal(init.status, 200, `${name}: ${init.text}`);
+    }
+    // Unpacked once, before any copy: the image volume is older than every container volume made from it.
+    const pool = path.join(d.stateDir, 'storage-pools', 'default');
+    const images = await readdir(path.join(pool, 'images'));
+    assert.equal(images.length, 1, `one image volume: ${images.join(' ')}`);
+    const imageBorn = (await stat(path.join(pool, 'images', images[0]!))).birthtimeMs;
+    for (const name of names) {
+      const born = (await stat(path.join(pool, 'containers', await idOf(name)))).birthtimeMs;
+      assert.ok(imageBorn <= born, `${name}'s volume (${born}) is older than the image volume (${imageBorn}): the image was unpacked again after it was copied`);
+    }
+    await Promise.all(names.map(async (name) => {
+      await waitOp(await api.put(`/1.0/containers/${name}/state`, { action: 'stop', force: true }));
+      await waitOp(await api.delete(`/1.0/containers/${name}`));
+    }));
+  });
 
   test('lifecycle events, each when its effect is observed, in order', async () => {
     const sub = await subscribeEvents(d.socketPath, '?type=lifecycle');

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ImageFiles } from './inspect-image.ts';
+import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 
 const FINGERPRINT = /^[0-9a-f]{64}$/;
 const TEMP_PREFIX = '.tmp-';
@@ -26,7 +27,7 @@ export function imagesDirOf(stateDir: string): string {
 export function createImageStore(opts: { stateDir: string }) {
   const dir = imagesDirOf(opts.stateDir);
   const startedAt = Date.now();
-  const locks = new Map<string, Promise<unknown>>();
+  const locks = createKeyedMutex();
   const exists = (p: string) => stat(p).then(() => true, () => false);
 
   const store = {
@@ -42,16 +43,7 @@ export function createImageStore(opts: { stateDir: string }) {
     files: (fingerprint: string, split: boolean) => imageFilesIn(dir, fingerprint, split),
 
     /** Run `fn` with no other work on this fingerprint's files. */
-    async withLock<T>(fingerprint: string, fn: () => Promise<T>): Promise<T> {
-      const prev = locks.get(fingerprint) ?? Promise.resolve();
-      const run = prev.catch(() => {}).then(fn);
-      locks.set(fingerprint, run);
-      try {
-        return await run;
-      } finally {
-        if (locks.get(fingerprint) === run) locks.delete(fingerprint);
-      }
-    },
+    withLock: <T>(fingerprint: string, fn: () => Promise<T>): Promise<T> => locks.run(fingerprint, fn),
 
     /** Move received files into place (call under the fingerprint's lock). Files already there are kept. */
     async commit(fingerprint: string, temp: ImageFiles): Promise<ImageFiles> {

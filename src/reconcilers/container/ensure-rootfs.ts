@@ -16,6 +16,7 @@ import type { PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/type
 import { TerminalError } from '../runtime/index.ts';
 import { readFacts, writeFacts } from '../status-settler.ts';
 import { poolSpecOf } from '../storage-pool/reconcile.ts';
+import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 
 export interface PoolHandle {
   row: StoragePoolRow;
@@ -49,29 +50,44 @@ export function rootPoolOf(devices: Record<string, Record<string, string>>): str
   return root.pool!;
 }
 
+/** One unpack at a time per (pool, image): concurrent creates from a new image wait for the first one's. */
+const imageVolumeLocks = createKeyedMutex();
+/** Image volumes known complete, by `<pool>\0<fingerprint>` (their rows and facts need no re-reading). */
+const readyImageVolumes = new Map<string, VolumeRef>();
+
 /**
  * The image unpacked once per pool into an image volume (a row of type `image` named by the
  * fingerprint); containers are clones of it (btrfs snapshot, dir copy). `ready` is recorded only
- * after a complete unpack, so a crash mid-unpack is redone from scratch.
+ * after a complete unpack, so a crash mid-unpack is redone from scratch. Serialized per (pool, image)
+ * inside svcd, which alone manages this host's storage: a create never copies a volume another one is
+ * still unpacking (or re-unpacking).
  */
 async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint: string, signal: AbortSignal): Promise<VolumeRef> {
-  await deps.db
-    .insert(storageVolumes)
-    .values({ id: randomUUID(), pool: pool.row.name, project: 'default', type: 'image', name: fingerprint, config: {} })
-    .onConflictDoNothing();
-  const [row] = await deps.db
-    .select({ id: storageVolumes.id })
-    .from(storageVolumes)
-    .where(and(eq(storageVolumes.pool, pool.row.name), eq(storageVolumes.project, 'default'), eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
-  const ref: VolumeRef = { id: row!.id, type: 'image' };
-  const facts = await readFacts(deps.db, IMAGE_VOLUME_KIND, ref.id);
-  if (facts.ready === true && (await pool.driver.volumeExists(pool.spec, ref))) return ref;
-  const files = await deps.imageFiles(fingerprint);
-  await pool.driver.removeVolume(pool.spec, ref, signal);
-  await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
-  await unpackImage({ files, target: pool.driver.volumePath(pool.spec, ref), signal });
-  await writeFacts(deps.db, IMAGE_VOLUME_KIND, ref.id, { ready: true });
-  return ref;
+  const key = `${pool.row.name}\0${fingerprint}`;
+  const known = readyImageVolumes.get(key);
+  if (known && (await pool.driver.volumeExists(pool.spec, known))) return known;
+  return imageVolumeLocks.run(key, async () => {
+    await deps.db
+      .insert(storageVolumes)
+      .values({ id: randomUUID(), pool: pool.row.name, project: 'default', type: 'image', name: fingerprint, config: {} })
+      .onConflictDoNothing();
+    const [row] = await deps.db
+      .select({ id: storageVolumes.id })
+      .from(storageVolumes)
+      .where(and(eq(storageVolumes.pool, pool.row.name), eq(storageVolumes.project, 'default'), eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
+    const ref: VolumeRef = { id: row!.id, type: 'image' };
+    const facts = await readFacts(deps.db, IMAGE_VOLUME_KIND, ref.id);
+    if (facts.ready !== true || !(await pool.driver.volumeExists(pool.spec, ref))) {
+      readyImageVolumes.delete(key);
+      const files = await deps.imageFiles(fingerprint);
+      await pool.driver.removeVolume(pool.spec, ref, signal);
+      await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
+      await unpackImage({ files, target: pool.driver.volumePath(pool.spec, ref), signal });
+      await writeFacts(deps.db, IMAGE_VOLUME_KIND, ref.id, { ready: true });
+    }
+    readyImageVolumes.set(key, ref);
+    return ref;
+  });
 }
 
 /**
