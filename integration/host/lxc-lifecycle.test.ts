@@ -15,7 +15,8 @@ import { parseSubids } from '../../src/host/idmap/parse-subids.ts';
 import { runInContainer } from '../../src/host/lxc/attach.ts';
 import { readCgroupStats } from '../../src/host/lxc/cgroup-stats.ts';
 import { readLxcHostFeatures, type LxcHostFeatures } from '../../src/host/lxc/host-features.ts';
-import { ContainerStartError, containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from '../../src/host/lxc/lifecycle.ts';
+import { readHostState } from '../../src/host/lxc/host-state.ts';
+import { ContainerStartError, containerState, freezeContainer, lxcInfo, startContainer, stopContainer, unfreezeContainer } from '../../src/host/lxc/lifecycle.ts';
 import type { LxcRef } from '../../src/host/lxc/lxc-args.ts';
 import { watchStates, type LxcMonitorEvent } from '../../src/host/lxc/monitor.ts';
 import { readHostInterface, readNetworkStats } from '../../src/host/lxc/network-stats.ts';
@@ -126,6 +127,9 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     assert.equal(s.state, 'RUNNING');
     assert.ok(s.pid > 1);
     assert.deepEqual(await containerState(c.ref), { state: 'RUNNING', pid: s.pid });
+    // the spawn-free reading answers, and agrees with lxc-info
+    assert.deepEqual(await readHostState(c.ref), { state: 'RUNNING', pid: s.pid });
+    assert.deepEqual(await lxcInfo(c.ref), { state: 'RUNNING', pid: s.pid });
     assert.deepEqual(await startContainer({ ...c.ref, configFile: c.configFile, logFile: c.logFile }), s, 'starting a running container is success');
 
     const run = (...command: string[]) => runInContainer({ ...c.ref, command });
@@ -144,6 +148,8 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     const took = Date.now() - t0;
     assert.ok(took < 10_000, `clean stop took ${took} ms`);
     assert.deepEqual(await containerState(c.ref), { state: 'STOPPED' });
+    assert.deepEqual(await readHostState(c.ref), { state: 'STOPPED' });
+    assert.deepEqual(await lxcInfo(c.ref), { state: 'STOPPED' });
     assert.match(await readFile(path.join(c.dir, 'console.log'), 'utf8'), /The system is going down NOW!/);
     assert.deepEqual(await stopContainer({ ...c.ref }), { forced: false }, 'stopping a stopped container is success');
 
@@ -219,8 +225,11 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     // freeze and thaw
     await freezeContainer(c.ref);
     assert.deepEqual(await containerState(c.ref), { state: 'FROZEN', pid });
+    assert.deepEqual(await readHostState(c.ref), { state: 'FROZEN', pid });
+    assert.deepEqual(await lxcInfo(c.ref), { state: 'FROZEN', pid });
     await unfreezeContainer(c.ref);
     assert.deepEqual(await containerState(c.ref), { state: 'RUNNING', pid });
+    assert.deepEqual(await readHostState(c.ref), { state: 'RUNNING', pid });
     await eventually(() => sawState(name, 'FROZEN') && sawState(name, 'THAWED'), `FROZEN and THAWED events for ${name}`);
 
     // force stop, from FROZEN

@@ -6,6 +6,7 @@
 import { open, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HostCommandError, runCommand } from '../exec.ts';
+import { readHostState } from './host-state.ts';
 import { lxcArgs, parseLxcInfo, type ContainerState, type LxcRef, type LxcState } from './lxc-args.ts';
 
 const POLL_MS = 100;
@@ -44,8 +45,18 @@ export async function readLogTail(file: string, from = 0, maxLines = 25): Promis
   }
 }
 
-/** The container's state and init pid (`lxc-info`). A container LXC does not know is STOPPED. */
+/**
+ * The container's state and init pid: from the host's records when they settle it (host-state.ts, no
+ * process), else `lxc-info`. A container LXC does not know is STOPPED.
+ */
 export async function containerState(input: LxcRef & RunnerOptions): Promise<ContainerState> {
+  const known = await readHostState(input).catch(() => undefined);
+  if (known) return known;
+  return lxcInfo(input);
+}
+
+/** The container's state and init pid as `lxc-info` reports them. */
+export async function lxcInfo(input: LxcRef & RunnerOptions): Promise<ContainerState> {
   try {
     const out = await runCommand('lxc-info', lxcArgs.info(input), { signal: input.signal, timeoutMs: input.timeoutMs ?? 10_000 });
     return parseLxcInfo(out);
