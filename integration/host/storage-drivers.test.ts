@@ -10,10 +10,11 @@ import { after, before, describe, it } from 'node:test';
 import { runCommand } from '../../src/host/exec.ts';
 import { createBtrfsDriver } from '../../src/host/storage/btrfs.ts';
 import { isSubvolume, readQgroupLimit } from '../../src/host/storage/btrfs-subvolume.ts';
-import { createDirDriver } from '../../src/host/storage/dir.ts';
+import { createDirDriver, sparePath } from '../../src/host/storage/dir.ts';
 import { StorageUnsupportedError } from '../../src/host/storage/errors.ts';
 import { findMount, mountAt, readMounts } from '../../src/host/storage/mountinfo.ts';
 import type { PoolSpec, SnapshotRef, VolumeRef } from '../../src/host/storage/types.ts';
+import { eventually } from '../support/http.ts';
 import { cleanupTestRoot, df, exists, hostSkipReason, loopsFor, makeTestRoot, mountCount, mountsUnder, text, writeMiB } from './storage-fixtures.ts';
 
 const MiB = 1024 * 1024;
@@ -305,6 +306,38 @@ describe('dir driver', { skip }, () => {
     await writeFile(path.join(cp, 'data.txt'), 'mine');
     await dir.copyVolume({ pool, driver: dir, vol: v1 }, { pool, vol: c1 }, {});
     assert.equal(await text(path.join(cp, 'data.txt')), 'mine', 'a complete copy is left alone');
+  });
+
+  it('containers from an image take a spare copy made in the background; each is a full, separate copy', async () => {
+    const img: VolumeRef = { id: 'img1', type: 'image' };
+    await dir.ensureVolume(pool, img, {});
+    const ip = dir.volumePath(pool, img);
+    await mkdir(path.join(ip, 'rootfs', 'etc'), { recursive: true });
+    await writeFile(path.join(ip, 'rootfs', 'etc', 'hostname'), 'image\n');
+    const spare = sparePath(ip);
+    const ct = (n: number): VolumeRef => ({ id: `sp${n}`, type: 'container' });
+    // the first copies itself and leaves a spare behind
+    await dir.copyVolume({ pool, driver: dir, vol: img }, { pool, vol: ct(1) }, {});
+    await eventually(() => exists(spare), 'a spare copy of the image volume');
+    const spareIno = (await stat(spare)).ino;
+    // the next one is that spare, moved into place; another spare follows
+    await dir.copyVolume({ pool, driver: dir, vol: img }, { pool, vol: ct(2) }, {});
+    assert.equal((await stat(dir.volumePath(pool, ct(2)))).ino, spareIno, 'the spare was taken');
+    await eventually(() => exists(spare), 'a new spare');
+    // concurrent copies: all complete, none shares anything with another or with the image
+    await Promise.all([3, 4, 5, 6].map((n) => dir.copyVolume({ pool, driver: dir, vol: img }, { pool, vol: ct(n) }, {})));
+    for (const n of [1, 2, 3, 4, 5, 6]) {
+      const f = path.join(dir.volumePath(pool, ct(n)), 'rootfs', 'etc', 'hostname');
+      assert.equal(await text(f), 'image\n', `copy ${n}`);
+      await writeFile(f, `c${n}\n`);
+    }
+    assert.equal(await text(path.join(ip, 'rootfs', 'etc', 'hostname')), 'image\n', 'the image volume is untouched');
+    assert.equal(await text(path.join(dir.volumePath(pool, ct(3)), 'rootfs', 'etc', 'hostname')), 'c3\n');
+    // removing the image volume removes its spare (after a refill under way)
+    await dir.removeVolume(pool, img);
+    assert.equal(await exists(spare), false);
+    assert.equal(await exists(`${spare}.partial`), false);
+    for (const n of [1, 2, 3, 4, 5, 6]) await dir.removeVolume(pool, ct(n));
   });
 
   it('refuses size without project quotas, naming the filesystem', async () => {

@@ -15,6 +15,8 @@ export function createKeyedMutex() {
         if (tails.get(key) === mine) tails.delete(key);
       }
     },
+    /** Whether `key` has work running or waiting. */
+    busy: (key: string) => tails.has(key),
     /** Keys with work running or waiting (for tests). */
     get size() {
       return tails.size;

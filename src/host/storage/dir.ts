@@ -2,8 +2,12 @@
  * The `dir` driver: a pool is a directory (default `<stateDir>/storage-pools/<name>`, or the user's
  * `source`), volumes are subdirectories, snapshots and copies are full copies (cp --reflink=auto / rsync)
  * built in `<dst>.partial` and renamed into place. `size` needs project quotas (xfs/ext4 prjquota).
+ *
+ * A container created from an image takes a spare copy of the image volume (`<image volume>.spare`, made
+ * in the background after each such create) by a rename, so its create does not wait for a copy. The
+ * spare costs the disk space of one more copy of each image used on the pool; it goes with the image volume.
  */
-import { chmod, mkdir, readdir } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { buildAtomically, cloneTree, partialPath, syncTree } from './copy-tree.ts';
 import { StorageUnsupportedError } from './errors.ts';
@@ -15,6 +19,7 @@ import { parseOptionalSize } from './size.ts';
 import { statfsUsage } from './statfs-usage.ts';
 import type { PoolSpec, StorageDriver, VolumeRef } from './types.ts';
 import { withUndo } from './undo-stack.ts';
+import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 
 /** Can a dir pool's volumes have `size` here? (`{ ok: false, reason }` says why not.) */
 export { probeProjectQuota } from './project-quota.ts';
@@ -26,6 +31,9 @@ export interface DirDriverOptions {
 }
 
 const DIR_MODE = 0o711;
+
+/** The ready copy of an image volume that the next container created from it takes. */
+export const sparePath = (imageVolume: string) => `${imageVolume}.spare`;
 
 /** The user's own directory, or undefined when the pool uses svcd's default one (absent source, or source = the default path). */
 function userSource(pool: PoolSpec): string | undefined {
@@ -57,7 +65,7 @@ async function removeOwnSubdir(dir: string): Promise<void> {
   if (!entries) return;
   for (const entry of entries) {
     const p = path.join(dir, entry.name);
-    if (entry.name.endsWith('.partial')) await removeTree(p);
+    if (entry.name.endsWith('.partial') || entry.name.endsWith('.spare')) await removeTree(p);
     else if (entry.isDirectory() && dir.endsWith('-snapshots')) await removeEmptyDir(p);
   }
   if (!(await removeEmptyDir(dir)) && (await pathExists(dir))) {
@@ -69,6 +77,40 @@ async function removeOwnSubdir(dir: string): Promise<void> {
 export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
   const probeQuota = opts.probeQuota ?? probeProjectQuota;
   const poolPath = (pool: PoolSpec) => userSource(pool) ?? defaultPoolPath(pool.stateDir, pool.name);
+  /** Spare copies are made, taken and removed one at a time per image volume. */
+  const spares = createKeyedMutex();
+  /** Make the image volume's spare copy again in the background, unless that is already under way. */
+  const refillSpare = (imageVolume: string) =>
+    !spares.busy(imageVolume) &&
+    void spares
+      .run(imageVolume, () =>
+        buildAtomically({ dst: sparePath(imageVolume), create: (p) => mkdirOne(p).then(() => undefined), remove: removeTree, fill: (p) => cloneTree({ src: imageVolume, dst: p }) }),
+      )
+      .catch(() => undefined);
+  /** Image volumes whose spare, being made, is already promised to a waiting create. */
+  const claimed = new Set<string>();
+  /**
+   * Move the spare copy of `imageVolume` to `dst` (absent); false when there is none. A spare being made
+   * is waited for by one create (it started earlier, so it is ready sooner than a new copy); any other
+   * create meanwhile copies on its own.
+   */
+  const takeSpare = async (imageVolume: string, dst: string): Promise<boolean> => {
+    const waits = spares.busy(imageVolume);
+    if (waits) {
+      if (claimed.has(imageVolume)) return false;
+      claimed.add(imageVolume);
+    }
+    try {
+      return await spares.run(imageVolume, () =>
+        rename(sparePath(imageVolume), dst).then(
+          () => true,
+          (e: unknown) => (isErrno(e, 'ENOENT') ? false : Promise.reject(e)),
+        ),
+      );
+    } finally {
+      if (waits) claimed.delete(imageVolume);
+    }
+  };
 
   const driver: StorageDriver = {
     name: 'dir',
@@ -124,6 +166,7 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
 
     async removeVolume(pool, vol) {
       const p = driver.volumePath(pool, vol);
+      if (vol.type === 'image') await spares.run(p, () => removeTree(sparePath(p)).then(() => removeTree(partialPath(sparePath(p)))));
       await removeTree(p);
       await removeTree(partialPath(p));
       await removeEmptyDir(snapshotParentIn(poolPath(pool), vol));
@@ -137,6 +180,12 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
       const from = src.snapshot ? src.driver.snapshotPath(src.pool, src.snapshot) : src.driver.volumePath(src.pool, src.vol);
       if (!(await pathExists(from))) throw new Error(`cannot copy ${from}: it does not exist`);
       const limit = bwlimit || dst.pool.config['rsync.bwlimit'] || src.pool.config['rsync.bwlimit'];
+      const to = driver.volumePath(dst.pool, dst.vol);
+      if (src.vol.type === 'image' && !src.snapshot && src.driver === driver && !limit && poolPath(src.pool) === poolPath(dst.pool) && !(await pathExists(to))) {
+        const took = await takeSpare(from, to);
+        refillSpare(from);
+        if (took) return;
+      }
       await buildAtomically({
         dst: driver.volumePath(dst.pool, dst.vol),
         create: (p) => mkdirOne(p).then(() => undefined),
