@@ -67,6 +67,12 @@ export function createOperations(opts: OperationsOptions) {
   const waiters = new Map<string, Set<() => void>>();
   const cancelHooks = new Map<string, AbortController>();
   const websockets = createWebsocketSecrets<unknown>();
+  /**
+   * Operations this process saw end, for a while: a final row never changes, so the wait that the
+   * ending wakes (and the GET that usually follows) need no database read.
+   */
+  const finals = new Map<string, { row: OperationRow; at: number }>();
+  const FINAL_MEMORY_MS = 60_000;
   let sweepTimer: ReturnType<Clock['setTimer']> | undefined;
   let stopped = false;
   const now = () => new Date(clock.now());
@@ -74,6 +80,7 @@ export function createOperations(opts: OperationsOptions) {
   function announce(row: OperationRow): void {
     bus.publish({ type: 'operation', project: row.project, metadata: renderOperation(row) as never });
     if (isFinalStatus(row.statusCode)) {
+      finals.set(row.id, { row, at: clock.now() });
       websockets.revoke(row.id);
       cancelHooks.delete(row.id);
     }
@@ -157,7 +164,7 @@ export function createOperations(opts: OperationsOptions) {
 
     async get(id: string, project?: string): Promise<OperationRow> {
       if (!UUID.test(id)) throw new NotFoundError('Operation not found');
-      const row = await readOperation(db, id);
+      const row = finals.get(id)?.row ?? (await readOperation(db, id));
       if (!row || (project !== undefined && row.project !== project)) throw new NotFoundError('Operation not found');
       return row;
     },
@@ -216,6 +223,7 @@ export function createOperations(opts: OperationsOptions) {
 
     /** Fail operations past their deadline, prune old finished ones. */
     async sweep(): Promise<void> {
+      for (const [id, f] of finals) if (clock.now() - f.at > FINAL_MEMORY_MS) finals.delete(id);
       announceAll(await expireOperations(db, now()));
       await pruneOperations(db, new Date(clock.now() - retentionMs));
     },

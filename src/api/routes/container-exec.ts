@@ -2,14 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { eq } from 'drizzle-orm';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { WebSocket } from 'ws';
 import { containerUrl, expandContainer, readContainer } from '../../desired/containers.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
-import { containerRuntime, type ContainerRow } from '../../desired/schema/index.ts';
+import type { ContainerRow } from '../../desired/schema/index.ts';
 import { attachPiped, attachPty, type AttachSpec } from '../../host/lxc/attach.ts';
 import { containerState } from '../../host/lxc/lifecycle.ts';
 import { logDirOf, lxcPathOf } from '../../reconcilers/container/types.ts';
@@ -64,10 +63,8 @@ type ExecRequest = v.InferOutput<typeof ExecBody>;
 export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, ops, stateDir } = deps;
 
-  /** 400 unless LXC runs the container (the runtime view may lag a start: LXC itself decides). */
+  /** 400 unless LXC runs the container (asked of the host, not the runtime view, which may lag a start). */
   async function requireRunning(ct: ContainerRow): Promise<void> {
-    const [rt] = await db.select().from(containerRuntime).where(eq(containerRuntime.id, ct.id));
-    if (rt?.state === 'RUNNING') return;
     const { state } = await containerState({ name: ct.id, lxcPath: lxcPathOf(stateDir) });
     if (state === 'RUNNING') return;
     if (state === 'FROZEN' || state === 'FREEZING') throw new ValidationError(`Container "${ct.name}" is frozen: unfreeze it to run commands in it`);
