@@ -107,12 +107,20 @@ describe('container snapshots on btrfs: create, restore, copy and publish from a
     assert.equal(dstSnap.created_at, srcSnap.created_at, 'the snapshot keeps its creation time');
     await waitOp(api, await api.put('/1.0/containers/dst/state', { action: 'start' }));
     assert.equal(await note('dst'), 'three');
+    // The copy's own data survives its next reconciles (a stop and a start): it is copied once.
+    await writeFile(`/proc/${await pidOf('dst')}/root/root/note`, 'mine');
+    await waitOp(api, await api.put('/1.0/containers/dst/state', { action: 'stop', force: true }));
+    await waitOp(api, await api.put('/1.0/containers/dst/state', { action: 'start' }));
+    assert.equal(await note('dst'), 'mine', 'the copy kept its own data');
     for (const [snap, want] of [['a1', 'one'], ['a2', 'two']] as const) {
       const before = await pidOf('dst');
       await waitOp(api, await api.put('/1.0/containers/dst', { restore: snap }));
       await eventually(async () => (await pidOf('dst')) !== before, `dst restarted after restoring ${snap}`);
       assert.equal(await note('dst'), want, `dst restored to ${snap}`);
     }
+    // Copied snapshots follow the copy's pool (as LXD's do): restoring one keeps the container where it is.
+    assert.equal((await api.get('/1.0/containers/dst/snapshots/a2')).json.metadata.expanded_devices.root.pool, 'default');
+    assert.equal((await api.get('/1.0/containers/dst')).json.metadata.expanded_devices.root.pool, 'default');
     // The source is untouched, and each copy's snapshots are its own: deleting one leaves the other's.
     assert.equal(await note('src'), 'three');
     await waitOp(api, await api.delete('/1.0/containers/dst/snapshots/a1'));

@@ -76,11 +76,35 @@ export async function plannedSnapshotCopies(tx: DbOrTx, fromId: string): Promise
   return snaps.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()).map((from) => ({ from, to: randomUUID() }));
 }
 
-/** Insert the planned snapshot rows under the new container `toId` (the reconciler copies their data). */
-export async function insertSnapshotCopies(tx: DbOrTx, toId: string, planned: { from: ContainerSnapshotRow; to: string }[]): Promise<void> {
+type Devices = Record<string, Record<string, string>>;
+
+/**
+ * A snapshot's own devices with its root disk on `pool`: a copied snapshot follows its new container's
+ * pool (as LXD does), so restoring it keeps the container where it is. The root disk is the one of the
+ * snapshot's expanded devices (`expanded`); a profile's root disk becomes a local one with the new pool.
+ */
+export function withRootPool(local: Devices, expanded: Devices, pool: string): Devices {
+  const root = Object.entries(expanded).find(([, d]) => d.type === 'disk' && d.path === '/');
+  if (!root || root[1].pool === pool) return local;
+  const [key, dev] = root;
+  return { ...local, [key]: { ...(local[key] ?? dev), pool } };
+}
+
+/**
+ * Insert the planned snapshot rows under the new container `toId` (the reconciler copies their data),
+ * their root disks on `pool`, the new container's (`expand` gives a snapshot's expanded devices).
+ */
+export async function insertSnapshotCopies(
+  tx: DbOrTx,
+  toId: string,
+  planned: { from: ContainerSnapshotRow; to: string }[],
+  pool: string,
+  expand: (s: ContainerSnapshotRow) => Promise<Devices>,
+): Promise<void> {
   if (planned.length === 0) return;
-  await tx.insert(containerSnapshots).values(
-    planned.map(({ from, to }) => ({
+  const rows = [];
+  for (const { from, to } of planned) {
+    rows.push({
       id: to,
       containerId: toId,
       name: from.name,
@@ -88,10 +112,11 @@ export async function insertSnapshotCopies(tx: DbOrTx, toId: string, planned: { 
       ephemeral: from.ephemeral,
       profiles: from.profiles,
       config: from.config,
-      devices: from.devices,
+      devices: withRootPool(from.devices, await expand(from), pool),
       createdAt: from.createdAt,
-    })),
-  );
+    });
+  }
+  await tx.insert(containerSnapshots).values(rows);
 }
 
 export async function renameContainerSnapshot(tx: DbOrTx, s: ContainerSnapshotRow, name: string): Promise<void> {

@@ -5,6 +5,7 @@ import {
   bumpContainer,
   CONTAINER_KIND,
   containerUrl,
+  expandStoredContainer,
   insertContainer,
   listContainers,
   markContainerDeleting,
@@ -134,7 +135,8 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         const copies = source.type === 'copy' && !source.snapshot && !source.containerOnly ? await plannedSnapshotCopies(tx, source.containerId) : [];
         const withSnapshots: ContainerSource = source.type === 'copy' && copies.length > 0 ? { ...source, snapshots: copies.map((p) => ({ from: p.from.id, to: p.to })) } : source;
         const row = await insertContainer(tx, project, body.name, input, withSnapshots, 'stopped');
-        await insertSnapshotCopies(tx, row.id, copies);
+        const rootPool = Object.values((await expandStoredContainer(tx, row)).devices).find((d) => d.type === 'disk' && d.path === '/')?.pool ?? '';
+        await insertSnapshotCopies(tx, row.id, copies, rootPool, async (s) => (await expandStoredContainer(tx, { project, profiles: s.profiles, config: s.config, devices: s.devices })).devices);
         return { operation: op(row, 'Creating container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
       });
       return async(c, operation);

@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../../db/types.ts';
-import { CONTAINER_KIND, containerUrl, splitVolatile } from '../../desired/containers.ts';
+import { containerUrl, splitVolatile } from '../../desired/containers.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import { emitLifecycle, type EventBus } from '../../events/index.ts';
-import { readFacts, writeFacts } from '../status-settler.ts';
 
 /** What the last lifecycle announcement said about a container (kept in its reconcile facts). */
 export interface Announced {
@@ -38,12 +36,12 @@ export function computeAnnouncements(prev: Announced | undefined, c: ContainerRo
  * After the reconciler converged a container's spec (root volume, LXC config): announce what
  * changed since the last time, and remember it (reconcile facts), so each change is told once.
  */
-export async function announceConverged(deps: { db: Db; bus?: EventBus | undefined }, c: ContainerRow): Promise<void> {
+export async function announceConverged(deps: { bus?: EventBus | undefined }, c: ContainerRow, facts: { announced?: Announced }, save: () => Promise<void>): Promise<void> {
   if (!deps.bus) return;
-  const facts = await readFacts(deps.db, CONTAINER_KIND, c.id);
-  const { events, next } = computeAnnouncements(facts.announced as Announced | undefined, c);
+  const { events, next } = computeAnnouncements(facts.announced, c);
   if (events.length === 0) return;
-  await writeFacts(deps.db, CONTAINER_KIND, c.id, { ...facts, announced: next });
+  facts.announced = next;
+  await save();
   for (const e of events) emitLifecycle(deps.bus, { action: e.action, source: containerUrl(c), project: c.project, ...(e.context ? { context: e.context } : {}) });
 }
 

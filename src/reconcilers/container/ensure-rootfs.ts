@@ -5,7 +5,7 @@ const pathExists = (p: string) => stat(p).then(() => true, () => false);
 import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
-import { CONTAINER_KIND, readContainerById } from '../../desired/containers.ts';
+import { readContainerById } from '../../desired/containers.ts';
 import { allContainerSnapshots } from '../../desired/container-snapshots.ts';
 import { storagePools, storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
 import { randomUUID } from 'node:crypto';
@@ -90,6 +90,23 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
   });
 }
 
+/** What ensureRootfs records in the container's reconcile facts. */
+export interface RootfsFacts {
+  /** A copy's snapshots are all made (its live data follows). */
+  snapshotsCopied?: boolean;
+  /** The volume row last written: `<pool>/<project>/<name>` (rewritten only when that changes). */
+  volumeRow?: string;
+}
+
+export interface RootfsHooks {
+  /** The container's reconcile facts, shared with the caller (one copy, so no write drops another's key). */
+  facts: RootfsFacts;
+  /** Persist `facts`. */
+  save(): Promise<void>;
+  /** Called once the new volume is about to be filled (from an image, or a copy). */
+  beforeFill?: (trigger: 'create' | 'copy') => Promise<void>;
+}
+
 /**
  * The container's root volume exists on its pool (cloned from its image, copied from another
  * container, or empty for source `none`), and a `container` volume row lists it.
@@ -99,7 +116,7 @@ export async function ensureRootfs(
   c: ContainerRow,
   poolName: string,
   signal: AbortSignal,
-  hooks: { beforeFill?: (trigger: 'create' | 'copy') => Promise<void> } = {},
+  hooks: RootfsHooks,
 ): Promise<{ pool: PoolHandle; ref: VolumeRef; rootfs: string }> {
   const pool = await readyPool(deps, poolName);
   const ref: VolumeRef = { id: c.id, type: 'container' };
@@ -110,7 +127,11 @@ export async function ensureRootfs(
     await unpackBackup(c.source.file, pool.driver.volumePath(pool.spec, ref), signal);
     await rm(c.source.file, { force: true });
   } else {
-    if (c.source.type === 'copy' && c.source.snapshots?.length) await copySnapshotsAlong(deps, c, c.source.containerId, c.source.snapshots, pool, ref, signal);
+    if (c.source.type === 'copy' && c.source.snapshots?.length && !hooks.facts.snapshotsCopied) {
+      await copySnapshotsAlong(deps, c.source.containerId, c.source.snapshots, pool, ref, signal);
+      hooks.facts.snapshotsCopied = true;
+      await hooks.save();
+    }
     if (!(await pool.driver.volumeExists(pool.spec, ref))) await fillVolume();
   }
   /** The new volume's content, once: from the image, the container copied, or empty. */
@@ -148,29 +169,31 @@ export async function ensureRootfs(
   }
   const rootfs = path.join(pool.driver.volumePath(pool.spec, ref), 'rootfs');
   await mkdir(rootfs, { recursive: true, mode: 0o755 });
-  await deps.db
-    .insert(storageVolumes)
-    .values({ id: c.id, pool: poolName, project: c.project, type: 'container', name: c.name, config: {} })
-    .onConflictDoUpdate({ target: storageVolumes.id, set: { name: c.name, project: c.project, pool: poolName } });
+  const volumeRow = `${poolName}/${c.project}/${c.name}`;
+  if (hooks.facts.volumeRow !== volumeRow) {
+    await deps.db
+      .insert(storageVolumes)
+      .values({ id: c.id, pool: poolName, project: c.project, type: 'container', name: c.name, config: {} })
+      .onConflictDoUpdate({ target: storageVolumes.id, set: { name: c.name, project: c.project, pool: poolName } });
+    hooks.facts.volumeRow = volumeRow;
+    await hooks.save();
+  }
   return { pool, ref, rootfs };
 }
 
 /**
  * A copy's snapshots, before its live data: each source snapshot (oldest first) is copied into the new
  * volume and snapshotted under its new id, as volume copies do; then the volume is dropped for the live
- * copy. Recorded as done (a fact), and a crash midway redoes only the snapshots not made yet.
+ * copy. The caller records when it is done (a fact); a crash midway redoes only the snapshots not made yet.
  */
 async function copySnapshotsAlong(
   deps: RootfsDeps,
-  c: ContainerRow,
   sourceId: string,
   snapshots: { from: string; to: string }[],
   pool: PoolHandle,
   ref: VolumeRef,
   signal: AbortSignal,
 ): Promise<void> {
-  const facts = (await readFacts(deps.db, CONTAINER_KIND, c.id)) as { snapshotsCopied?: boolean };
-  if (facts.snapshotsCopied) return;
   const src = await readContainerById(deps.db, sourceId);
   if (!src) throw new TerminalError('the container to copy from no longer exists');
   const [srcVol] = await deps.db.select().from(storageVolumes).where(eq(storageVolumes.id, src.id));
@@ -187,5 +210,4 @@ async function copySnapshotsAlong(
     await pool.driver.ensureSnapshot(pool.spec, mine, signal);
   }
   await pool.driver.removeVolume(pool.spec, ref, signal);
-  await writeFacts(deps.db, CONTAINER_KIND, c.id, { ...facts, snapshotsCopied: true });
 }
