@@ -132,7 +132,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       },
       host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
       subids,
-      onHostChange: (id, seen) => containerObserver.observe(id, seen).catch(() => {}),
+      onHostChange: (id, seen, row) => containerObserver.observe(id, seen, row).catch(() => {}),
       boot: bootGate,
       bus,
       devsvc,

@@ -107,6 +107,23 @@ describe('containers on real LXC (busybox image): create, run, observe, self-hea
     expectError(await api.post('/1.0/containers', { name: 'x', source: { type: 'copy', source: 'nope' } }), 404);
   });
 
+  test('a project without features.profiles: its containers use the default project\'s profiles, on the host too', async () => {
+    assert.equal((await api.post('/1.0/projects', { name: 'noprof', config: { 'features.profiles': 'false', 'features.images': 'false' } })).status, 200);
+    const q = '?project=noprof';
+    await waitOp(api, await api.post(`/1.0/containers${q}`, { name: 'np1', source: { type: 'image', alias: 'bb' } }));
+    await waitOp(api, await api.put(`/1.0/containers/np1/state${q}`, { action: 'start' }));
+    const st = await eventually(async () => {
+      const s = (await api.get(`/1.0/containers/np1/state${q}`)).json.metadata;
+      return s.status === 'Running' && s.pid > 0 ? s : undefined;
+    }, 'np1 running');
+    assert.ok(st.pid > 0);
+    // the root disk came from default/default, and the host config says so
+    assert.equal((await api.get(`/1.0/containers/np1${q}`)).json.metadata.expanded_devices.root.pool, 'default');
+    await waitOp(api, await api.put(`/1.0/containers/np1/state${q}`, { action: 'stop', force: true }));
+    await waitOp(api, await api.delete(`/1.0/containers/np1${q}`));
+    assert.equal((await api.delete('/1.0/projects/noprof')).status, 202);
+  });
+
   test('a privileged container on a btrfs pool: a clone of the image volume; freeze, unfreeze, restart', async () => {
     await waitOp(
       api,

@@ -7,6 +7,7 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isUnique
 import { expandConfig } from './expand.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateContainerName } from './names.ts';
+import { DEFAULT_PROJECT, profileProjectOf, readProject } from './projects.ts';
 import { containers, profiles, storagePools, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest } from './schema/index.ts';
 
 export const CONTAINER_KIND = 'container';
@@ -38,6 +39,17 @@ export async function loadProfiles(db: DbOrTx, profileProject: string, names: st
 /** Expanded config and devices (profiles in order, then local). */
 export async function expandContainer(db: DbOrTx, profileProject: string, c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>) {
   return expandConfig(await loadProfiles(db, profileProject, c.profiles), { config: c.config, devices: c.devices });
+}
+
+/**
+ * A stored container's expanded config and devices, as the host should have them: its profiles (those
+ * it names that exist, from its project's profile project: `default` without features.profiles), then its own.
+ */
+export async function expandStoredContainer(db: DbOrTx, c: Pick<ContainerRow, 'project' | 'profiles' | 'config' | 'devices'>) {
+  const profileProject = c.project === DEFAULT_PROJECT ? DEFAULT_PROJECT : profileProjectOf(await readProject(db, c.project));
+  const rows = c.profiles.length ? await db.select().from(profiles).where(and(eq(profiles.project, profileProject), inArray(profiles.name, c.profiles))) : [];
+  const byName = new Map(rows.map((p) => [p.name, p]));
+  return expandConfig(c.profiles.map((n) => byName.get(n)).filter((p) => p !== undefined), c);
 }
 
 /**

@@ -12,7 +12,7 @@ import { TerminalError } from '../reconcilers/runtime/index.ts';
 import { createDevsvcApp, type GuestState } from './create-devsvc-app.ts';
 import { devsvcEnabled, guestChanges, parseGuestEventTypes, type GuestChange, type GuestEventType, type GuestView } from './guest-view.ts';
 import { DEVSVC_SOCKET, devsvcDirOf, devsvcRootOf } from './paths.ts';
-import { readGuest } from './read-guest.ts';
+import { readGuest, type Guest } from './read-guest.ts';
 
 /** Longest unix socket path (sun_path is 108 bytes with the NUL). */
 const MAX_SOCKET_PATH = 107;
@@ -27,7 +27,7 @@ export interface Devsvc {
    * and `security.devsvc` is on, closed otherwise; and tell its events subscribers what changed in
    * its `user.*` config and devices since the last look. Idempotent (level, not edge).
    */
-  sync(id: string): Promise<void>;
+  sync(id: string, current?: Guest): Promise<void>;
   /** The container is removed: close its socket and remove its directory. */
   remove(id: string): Promise<void>;
   /** Daemon stop: close every socket (they come back at the next start's sync). */
@@ -186,9 +186,10 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
     log.debug({ container: id }, 'devsvc socket closed');
   }
 
-  const sync = (id: string) =>
+  /** `current`: the container as the caller (its reconcile) has just read it, else read here. */
+  const sync = (id: string, current?: Guest) =>
     serialized(id, async () => {
-      const g = closed ? undefined : await readGuest(deps.db, id);
+      const g = closed ? undefined : (current ?? (await readGuest(deps.db, id)));
       if (!g || g.row.power === 'stopped' || !devsvcEnabled(g.config)) return shut(id);
       const view = { config: g.config, devices: g.devices };
       const l = listeners.get(id);

@@ -77,7 +77,7 @@ export interface ContainerObserverDeps {
  */
 export interface ContainerObserver extends PollObserver {
   /** Look at one container now: with what the caller just saw, or else with one lxc-info. */
-  observe(id: string, seen?: { state: LxcState; pid?: number | undefined }): Promise<void>;
+  observe(id: string, seen?: { state: LxcState; pid?: number | undefined }, row?: ContainerRow): Promise<void>;
   /** An lxc-monitor event: a settled state that differs from what was last seen gets a look. */
   onMonitorEvent(ev: LxcMonitorEvent): void;
 }
@@ -204,7 +204,8 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
   const lookedAt = new Map<string, number>();
   const pending = new Set<string>();
 
-  async function observe(id: string, seen?: { state: LxcState; pid?: number | undefined }): Promise<void> {
+  /** `row`: the container as the caller (its reconcile) has just read it, else read here. */
+  async function observe(id: string, seen?: { state: LxcState; pid?: number | undefined }, row?: ContainerRow): Promise<void> {
     if (!seen) {
       // a burst of events for one container needs one look
       if (pending.has(id)) return;
@@ -221,7 +222,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
     }
     await exclusive(async () => {
       if (!seen && (lookedAt.get(id) ?? 0) > since) return;
-      const [c] = await db.select().from(containers).where(eq(containers.id, id)).limit(1);
+      const c = row ?? (await readContainerById(db, id));
       if (!c || c.deletingAt) return;
       const [prev] = await db.select().from(containerRuntime).where(eq(containerRuntime.id, id)).limit(1);
       lookedAt.set(id, ++lookSeq);

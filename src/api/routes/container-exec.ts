@@ -5,9 +5,8 @@ import path from 'node:path';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { WebSocket } from 'ws';
-import { containerUrl, expandContainer, readContainer } from '../../desired/containers.ts';
+import { containerUrl, expandStoredContainer, readContainer } from '../../desired/containers.ts';
 import { ValidationError } from '../../desired/errors.ts';
-import { profileProjectOf, readProject } from '../../desired/projects.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import { attachPiped, attachPty, type AttachSpec } from '../../host/lxc/attach.ts';
 import { containerState } from '../../host/lxc/lifecycle.ts';
@@ -73,7 +72,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
 
   /** The command's environment, as LXD builds it: defaults, then the container's `environment.*`, then the request's. */
   async function environmentOf(ct: ContainerRow, body: ExecRequest): Promise<Record<string, string>> {
-    const expanded = await expandContainer(db, profileProjectOf(await readProject(db, ct.project)), ct);
+    const expanded = await expandStoredContainer(db, ct);
     const fromConfig = Object.fromEntries(
       Object.entries(expanded.config)
         .filter(([k]) => k.startsWith('environment.'))

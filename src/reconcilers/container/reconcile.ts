@@ -1,29 +1,30 @@
 import { rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
-import { CONTAINER_KIND, deleteContainerRow, readContainerById } from '../../desired/containers.ts';
-import { expandConfig } from '../../desired/expand.ts';
-import { containerRuntime, containers, profiles, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
+import { CONTAINER_KIND, deleteContainerRow, expandStoredContainer, readContainerById } from '../../desired/containers.ts';
+import { containerRuntime, containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
 import { removeLeftovers } from '../../host/lxc/remove-leftovers.ts';
 import { ContainerStartError, containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from '../../host/lxc/lifecycle.ts';
 import { TerminalError, type Reconciler } from '../runtime/index.ts';
-import { announceConverged, announceDeleted } from './announce.ts';
+import { announceConverged, announceDeleted, type Announced } from './announce.ts';
 import { readFacts, writeFacts } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
-import { ensureRootfs, readyPool, rootPoolOf } from './ensure-rootfs.ts';
+import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
 import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
 import { logDirOf, lxcPathOf, type ContainerReconcilerDeps } from './types.ts';
 
 export { logDirOf, lxcPathOf };
 
-interface ContainerFacts {
+interface ContainerFacts extends RootfsFacts {
   /** Image templates still to render for the new root volume (recorded before it is filled). */
   pendingTemplates?: 'create' | 'copy';
   /** The last power request carried out. */
   doneSeq?: number;
   /** The last snapshot restore carried out. */
   restoredSeq?: number;
+  /** What the last lifecycle announcement said (announce.ts). */
+  announced?: Announced;
 }
 
 /**
@@ -34,12 +35,6 @@ interface ContainerFacts {
 export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconciler {
   const { db, stateDir } = deps;
   const lxcPath = lxcPathOf(stateDir);
-
-  async function expanded(c: ContainerRow) {
-    const profs = await db.select().from(profiles).where(eq(profiles.project, c.project));
-    const byName = new Map(profs.map((p) => [p.name, p]));
-    return expandConfig(c.profiles.map((n) => byName.get(n)).filter((p) => p !== undefined), c);
-  }
 
   async function remove(c: ContainerRow, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };
@@ -65,12 +60,16 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       announceDeleted(deps, c);
       return { observedGeneration: c.generation };
     }
-    const { config, devices } = await expanded(c);
+    const { config, devices } = await expandStoredContainer(db, c);
+    // One copy of the facts for the whole reconcile: every step records in it and saves all of it.
     const facts = (await readFacts(db, CONTAINER_KIND, id)) as ContainerFacts;
+    const saveFacts = () => writeFacts(db, CONTAINER_KIND, id, { ...facts });
     const { rootfs, pool, ref: volRef } = await ensureRootfs(deps, c, rootPoolOf(devices), signal, {
+      facts,
+      save: saveFacts,
       beforeFill: async (trigger) => {
         facts.pendingTemplates = trigger;
-        await writeFacts(db, CONTAINER_KIND, id, { ...facts });
+        await saveFacts();
       },
     });
     const volumeDir = pool.driver.volumePath(pool.spec, volRef);
@@ -79,7 +78,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     if (facts.pendingTemplates) {
       await templates(facts.pendingTemplates);
       delete facts.pendingTemplates;
-      await writeFacts(db, CONTAINER_KIND, id, { ...facts });
+      await saveFacts();
     }
     const ref = { name: c.id, lxcPath, signal };
     await ensureSnapshots(deps, c, pool, volRef, signal);
@@ -88,12 +87,12 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await stopContainer({ ...ref, force: true });
       await restoreSnapshot(deps, c, pool, volRef, c.restore.snapshotId, signal);
       facts.restoredSeq = c.restore.seq;
-      await writeFacts(db, CONTAINER_KIND, id, { ...facts });
+      await saveFacts();
     }
     const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal);
-    await announceConverged(deps, c);
+    await announceConverged(deps, c, facts, saveFacts);
     // Before a start, so the guest finds its socket from its first moment.
-    await deps.devsvc?.sync(c.id);
+    await deps.devsvc?.sync(c.id, { row: c, config, devices });
 
     const req = c.powerRequest;
     const fresh = !!req && req.seq > (facts.doneSeq ?? 0);
@@ -134,8 +133,11 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await stopContainer({ ...ref, ...stopOpts });
       now = { state: 'STOPPED' };
     }
-    if (fresh) await writeFacts(db, CONTAINER_KIND, id, { ...facts, doneSeq: req!.seq });
-    await deps.onHostChange?.(id, now);
+    if (fresh) {
+      facts.doneSeq = req!.seq;
+      await saveFacts();
+    }
+    await deps.onHostChange?.(id, now, c);
     return { observedGeneration: c.generation };
   }
 

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { ContainerRow } from '../../desired/schema/index.ts';
 import type { EventBus } from '../../events/index.ts';
 import type { SubidRange } from '../../host/idmap/types.ts';
 import type { ContainerState } from '../../host/lxc/lxc-args.ts';
@@ -13,9 +14,9 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   /** Lifecycle events (container-created, -renamed, -updated, -deleted) once converged. */
   bus?: EventBus;
   /** The guest-facing socket (devsvc): open while the container is desired up, removed with it. */
-  devsvc?: { sync(id: string): Promise<void>; remove(id: string): Promise<void> };
+  devsvc?: { sync(id: string, current?: { row: ContainerRow; config: Record<string, string>; devices: Record<string, Record<string, string>> }): Promise<void>; remove(id: string): Promise<void> };
   /** Tell the observer what a reconcile left the container as (it records and judges it like any look). */
-  onHostChange?: (id: string, seen: ContainerState) => Promise<void>;
+  onHostChange?: (id: string, seen: ContainerState, row?: ContainerRow) => Promise<void>;
 }
 
 export const lxcPathOf = (stateDir: string) => path.join(stateDir, 'containers');
