@@ -227,6 +227,21 @@ describe('container files API on real LXC', { skip }, () => {
         assert.deepEqual(await readdir(canary), []);
       });
 
+      test('sizes around the small-file limit (read and written whole below it, streamed above): round trip and append', async () => {
+        for (const size of [0, 1, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1, 200 * 1024]) {
+          const data = randomBytes(size);
+          assertOk(await post(n, '/root/edge.bin', data));
+          const r = await get(n, '/root/edge.bin');
+          assertOk(r);
+          assert.equal(header(r, 'content-length'), String(size), `size ${size}`);
+          assert.equal(sha256(r.body ?? Buffer.alloc(0)), sha256(data), `size ${size}`);
+          const more = randomBytes(1000);
+          assertOk(await post(n, '/root/edge.bin', more, { 'X-SVC-write': 'append' }));
+          assert.equal(sha256((await get(n, '/root/edge.bin')).body!), sha256(Buffer.concat([data, more])), `append to size ${size}`);
+        }
+        assertOk(await del(n, '/root/edge.bin'));
+      });
+
       test('64 MiB round trip, hash-equal', async () => {
         const data = randomBytes(64 * MiB);
         assertOk(await post(n, '/root/big.bin', data));

@@ -6,7 +6,7 @@ import type { Context, Hono } from 'hono';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
 import { validateContainerName } from '../../desired/names.ts';
 import { containerRuntime, containers, storagePools, storageVolumes, type ContainerRow, type ContainerRuntimeRow, type StoragePoolRow } from '../../desired/schema/index.ts';
-import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, writeFile, type Owner, type WriteRequest } from '../../host/container-files/file-ops.ts';
+import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, SMALL_FILE, writeFile, type Owner, type WriteRequest } from '../../host/container-files/file-ops.ts';
 import { idmappedSources, openProcView, openRootfsView, parseLxcIdmap, type ContainerFs } from '../../host/container-files/views.ts';
 import { lxcPathOf } from '../../reconcilers/container/types.ts';
 import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
@@ -139,9 +139,9 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       }
       c.header('Content-Type', 'application/octet-stream');
       c.header('Content-Length', String(entry.size));
-      if (entry.size === 0) {
-        await entry.handle.close();
-        return c.body(null, 200);
+      if (entry.data) {
+        if (entry.data.length === 0) return c.body(null, 200);
+        return c.body(new Uint8Array(entry.data.buffer, entry.data.byteOffset, entry.data.length) as Uint8Array<ArrayBuffer>, 200);
       }
       // The size when opened: a file growing meanwhile is served as it was (Content-Length holds).
       return c.body(Readable.toWeb(entry.handle.createReadStream({ start: 0, end: entry.size - 1, autoClose: true })) as ReadableStream);
@@ -154,8 +154,13 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       await withFs(ct, p, async (fsys) => {
         if (type === 'directory') return makeDirectory(fsys, p, req);
         if (type === 'symlink') return makeSymlink(fsys, p, Buffer.from(await readBodyLimited(c, MAX_SYMLINK_BODY)).toString('utf8'), req);
-        const body = c.req.raw.body ?? new ReadableStream<Uint8Array>({ start: (ctl) => ctl.close() });
-        return writeFile(fsys, p, { ...req, append: write === 'append' }, body as unknown as AsyncIterable<Uint8Array>);
+        const length = Number(c.req.header('content-length') ?? NaN);
+        // A small body is read whole first (one write, no stream); larger ones are streamed to the file.
+        const body =
+          !c.req.raw.body || (Number.isSafeInteger(length) && length <= SMALL_FILE)
+            ? Buffer.from(await c.req.arrayBuffer())
+            : (c.req.raw.body as unknown as AsyncIterable<Uint8Array>);
+        return writeFile(fsys, p, { ...req, append: write === 'append' }, body);
       });
       return sync(c, {});
     },
