@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../src/desired/errors.ts';
 import { createProfile, deleteProfile, listProfiles, readProfile, renameProfile, updateProfile } from '../../src/desired/profiles.ts';
 import { createProject, deleteProject, listProjects, readProject, renameProject, updateProject } from '../../src/desired/projects.ts';
-import { operations, profiles } from '../../src/desired/schema/index.ts';
+import { operations, profiles, storagePools, storageVolumes } from '../../src/desired/schema/index.ts';
 import { renderOperation } from '../../src/operations/render-operation.ts';
 import { readOperation } from '../../src/operations/operation-store.ts';
 import { createStatusSettler } from '../../src/reconcilers/status-settler.ts';
@@ -40,6 +41,18 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     assert.equal(await readDataVersion(db, ['profiles', 'containers']), v1, 'a rolled-back update leaves the version');
     await deleteProfile(db, 'default', 'versioned');
     assert.notEqual(await readDataVersion(db, ['profiles', 'containers']), v1, 'a delete bumps profiles');
+
+    // storage pools and volumes (migration 0007)
+    const s0 = await readDataVersion(db, ['storage_pools', 'storage_volumes']);
+    assert.match(s0, /^storage_pools:\d+,storage_volumes:\d+$/);
+    await db.insert(storagePools).values({ name: 'dv-pool', driver: 'dir', description: '', config: {} });
+    const s1 = await readDataVersion(db, ['storage_pools', 'storage_volumes']);
+    assert.notEqual(s1.split(',')[0], s0.split(',')[0], 'a pool insert bumps storage_pools');
+    assert.equal(s1.split(',')[1], s0.split(',')[1], 'volumes untouched');
+    await db.insert(storageVolumes).values({ id: randomUUID(), pool: 'dv-pool', project: 'default', type: 'custom', name: 'dv-vol', config: {} });
+    assert.notEqual((await readDataVersion(db, ['storage_volumes'])), s1.split(',')[1], 'a volume insert bumps storage_volumes');
+    await db.delete(storageVolumes).where(eq(storageVolumes.pool, 'dv-pool'));
+    await db.delete(storagePools).where(eq(storagePools.name, 'dv-pool'));
   });
 
   test('profiles: create, update, rename, delete; generation starts at 1 and each write adds one', async () => {

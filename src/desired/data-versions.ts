@@ -3,7 +3,7 @@ import type { DbOrTx } from '../db/types.ts';
 import { dataVersions } from './schema/index.ts';
 
 /** Tables whose writes bump a counter (migration 0006 installs the triggers). */
-export type VersionedTable = 'containers' | 'container_runtime' | 'profiles' | 'projects';
+export type VersionedTable = 'containers' | 'container_runtime' | 'profiles' | 'projects' | 'storage_pools' | 'storage_volumes';
 
 /**
  * The combined version of `tables`: it changes whenever a committed write touched one of them. Read it

@@ -1,23 +1,26 @@
-import { readFile } from 'node:fs/promises';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Context, Hono } from 'hono';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
 import { validateContainerName } from '../../desired/names.ts';
-import { containerRuntime, containers, storagePools, storageVolumes, type ContainerRow, type ContainerRuntimeRow, type StoragePoolRow } from '../../desired/schema/index.ts';
+import { readDataVersion } from '../../desired/data-versions.ts';
+import { containers, storagePools, storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
+import { containerState } from '../../host/lxc/lifecycle.ts';
 import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, SMALL_FILE, writeFile, type Owner, type WriteRequest } from '../../host/container-files/file-ops.ts';
 import { idmappedSources, openProcView, openRootfsView, parseLxcIdmap, type ContainerFs } from '../../host/container-files/views.ts';
 import { lxcPathOf } from '../../reconcilers/container/types.ts';
 import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
 import { readBodyLimited } from '../body.ts';
+import { createVersionedCache } from '../memo.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
 import { param, route } from '../router.ts';
 
-/** A container with its root volume's pool and its runtime row (one query, see target()). */
-type Target = ContainerRow & { pool: StoragePoolRow | null; rt: ContainerRuntimeRow | null };
+/** A container with its root volume's pool (see targets). */
+type Target = ContainerRow & { pool: StoragePoolRow | null };
 
 /** A symlink's target travels as the body: no more than a path. */
 const MAX_SYMLINK_BODY = 4096;
@@ -70,29 +73,53 @@ function ownerHeaders(c: Context<AppEnv>, o: Owner, type: string): void {
  * Every path is resolved inside the container's root (src/host/container-files/).
  */
 export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
+  const lxcPath = lxcPathOf(deps.stateDir);
   /**
-   * The container with what opening its files needs (its root volume's pool, its runtime row), in one
-   * query: a file request is a hot path.
+   * The container with its root volume's pool, by project and name: a file request is a hot path, so it
+   * is read once and kept until a container, pool or volume write (data_versions) changes it.
    */
+  const targets = createVersionedCache(
+    () => readDataVersion(deps.db, ['containers', 'storage_pools', 'storage_volumes']),
+    async (key: string): Promise<Target> => {
+      const [project, name] = key.split('\0') as [string, string];
+      const [row] = await deps.db
+        .select({ ct: containers, pool: storagePools })
+        .from(containers)
+        .leftJoin(storageVolumes, eq(storageVolumes.id, containers.id))
+        .leftJoin(storagePools, eq(storagePools.name, storageVolumes.pool))
+        .where(and(eq(containers.project, project), eq(containers.name, name), isNull(containers.deletingAt)))
+        .limit(1);
+      if (!row) throw new NotFoundError(`Container "${name}" not found`);
+      return { ...row.ct, pool: row.pool };
+    },
+    256,
+  );
+
   const target = async (c: Context<AppEnv>): Promise<{ c: Target; path: string }> => {
     const name = validateContainerName(param(c, 'name'));
     const p = c.req.query('path');
     if (p === undefined || p === '') throw new ValidationError('Missing query parameter "path" (a path inside the container)');
-    const [row] = await deps.db
-      .select({ ct: containers, pool: storagePools, rt: containerRuntime })
-      .from(containers)
-      .leftJoin(storageVolumes, eq(storageVolumes.id, containers.id))
-      .leftJoin(storagePools, eq(storagePools.name, storageVolumes.pool))
-      .leftJoin(containerRuntime, eq(containerRuntime.id, containers.id))
-      .where(and(eq(containers.project, c.get('project')), eq(containers.name, name), isNull(containers.deletingAt)))
-      .limit(1);
-    if (!row) throw new NotFoundError(`Container "${name}" not found`);
-    return { c: { ...row.ct, pool: row.pool, rt: row.rt }, path: p };
+    return { c: await targets.get(`${c.get('project')}\0${name}`), path: p };
   };
 
   /** The container's root filesystem directory on its pool. */
   const rootfsOf = (ct: Target): string | undefined =>
     ct.pool ? path.join(deps.storage.driverFor(ct.pool.driver).volumePath(poolSpecOf(ct.pool, deps.stateDir), { id: ct.id, type: 'container' }), 'rootfs') : undefined;
+
+  /** The rendered LXC config of a container, re-read only when the file changed (size and mtime). */
+  const configs = new Map<string, { stamp: string; text: string }>();
+  const lxcConfigOf = (id: string): string => {
+    const file = path.join(lxcPath, id, 'config');
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    if (!st) return '';
+    const stamp = `${st.ino}:${st.size}:${st.mtimeMs}`;
+    const hit = configs.get(id);
+    if (hit?.stamp === stamp) return hit.text;
+    const text = fs.readFileSync(file, 'utf8');
+    if (configs.size >= 1024) configs.delete(configs.keys().next().value!);
+    configs.set(id, { stamp, text });
+    return text;
+  };
 
   /**
    * The running container's mount namespace when it has one, else its rootfs. Its LXC config (the
@@ -101,10 +128,10 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
    */
   const openFs = async (ct: Target): Promise<ContainerFs> => {
     const rootfs = rootfsOf(ct);
-    const lxcConfig = await readFile(path.join(lxcPathOf(deps.stateDir), ct.id, 'config'), 'utf8').catch(() => '');
-    const rt = ct.rt;
-    if (rt && rt.state !== 'STOPPED' && rt.pid > 0) {
-      const view = openProcView(rt.pid, ct.id, idmappedSources(lxcConfig, rootfs));
+    const lxcConfig = lxcConfigOf(ct.id);
+    const live = await containerState({ name: ct.id, lxcPath });
+    if (live.state !== 'STOPPED' && live.pid !== undefined && live.pid > 0) {
+      const view = openProcView(live.pid, ct.id, idmappedSources(lxcConfig, rootfs));
       if (view) return view;
     }
     if (!rootfs) throw new ValidationError(`Container "${ct.name}" has no root filesystem yet`);
