@@ -73,13 +73,17 @@ export function createOperations(opts: OperationsOptions) {
    */
   const finals = new Map<string, { row: OperationRow; at: number }>();
   const FINAL_MEMORY_MS = 60_000;
+  /** Running tasks of this process (startTask): only this process writes their rows, so memory is current. */
+  const tasks = new Map<string, OperationRow>();
   let sweepTimer: ReturnType<Clock['setTimer']> | undefined;
   let stopped = false;
   const now = () => new Date(clock.now());
 
   function announce(row: OperationRow): void {
     bus.publish({ type: 'operation', project: row.project, metadata: renderOperation(row) as never });
+    if (tasks.has(row.id)) tasks.set(row.id, row);
     if (isFinalStatus(row.statusCode)) {
+      tasks.delete(row.id);
       finals.set(row.id, { row, at: clock.now() });
       websockets.revoke(row.id);
       cancelHooks.delete(row.id);
@@ -133,6 +137,7 @@ export function createOperations(opts: OperationsOptions) {
       const row = await insertOperation(db, rowFor(spec, StatusCode.Running));
       const ac = new AbortController();
       cancelHooks.set(row.id, ac);
+      tasks.set(row.id, row);
       announce(row);
       let metadata = { ...row.metadata };
       const ctx: TaskContext = {
@@ -164,7 +169,7 @@ export function createOperations(opts: OperationsOptions) {
 
     async get(id: string, project?: string): Promise<OperationRow> {
       if (!UUID.test(id)) throw new NotFoundError('Operation not found');
-      const row = finals.get(id)?.row ?? (await readOperation(db, id));
+      const row = finals.get(id)?.row ?? tasks.get(id) ?? (await readOperation(db, id));
       if (!row || (project !== undefined && row.project !== project)) throw new NotFoundError('Operation not found');
       return row;
     },

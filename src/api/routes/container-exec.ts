@@ -6,12 +6,14 @@ import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { WebSocket } from 'ws';
 import { containerUrl, expandStoredContainer, readContainer } from '../../desired/containers.ts';
+import { readDataVersion } from '../../desired/data-versions.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import { attachPiped, attachPty, type AttachSpec } from '../../host/lxc/attach.ts';
 import { containerState } from '../../host/lxc/lifecycle.ts';
 import { logDirOf, lxcPathOf } from '../../reconcilers/container/types.ts';
 import { objectMap, readJson } from '../body.ts';
+import { createVersionedCache } from '../memo.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async } from '../envelope.ts';
@@ -70,21 +72,35 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     throw new ValidationError(`Container "${ct.name}" is not running: start it to run commands in it`);
   }
 
+  /**
+   * The container by project and name with its `environment.*` config (expanded), kept until a container,
+   * profile or project write changes them (data_versions): an exec is a hot path.
+   */
+  const targets = createVersionedCache(
+    () => readDataVersion(db, ['containers', 'profiles', 'projects']),
+    async (key: string) => {
+      const [project, name] = key.split('\0') as [string, string];
+      const ct = await readContainer(db, project, name);
+      const { config } = await expandStoredContainer(db, ct);
+      const env = Object.fromEntries(
+        Object.entries(config)
+          .filter(([k]) => k.startsWith('environment.'))
+          .map(([k, val]) => [k.slice('environment.'.length), val]),
+      );
+      return { ct, env };
+    },
+    256,
+  );
+
   /** The command's environment, as LXD builds it: defaults, then the container's `environment.*`, then the request's. */
-  async function environmentOf(ct: ContainerRow, body: ExecRequest): Promise<Record<string, string>> {
-    const expanded = await expandStoredContainer(db, ct);
-    const fromConfig = Object.fromEntries(
-      Object.entries(expanded.config)
-        .filter(([k]) => k.startsWith('environment.'))
-        .map(([k, val]) => [k.slice('environment.'.length), val]),
-    );
+  function environmentOf(fromConfig: Record<string, string>, body: ExecRequest): Record<string, string> {
     const root = (body.user ?? 0) === 0;
     return { PATH: DEFAULT_PATH, ...(root ? { HOME: '/root', USER: 'root' } : {}), LANG: 'C.UTF-8', ...fromConfig, ...body.environment };
   }
 
   route(app, '/1.0/containers/:name/exec', {
     POST: async (c) => {
-      const ct = await readContainer(db, c.get('project'), param(c, 'name'));
+      const { ct, env } = await targets.get(`${c.get('project')}\0${param(c, 'name')}`);
       const body = await readJson(c, ExecBody);
       const waitForWebsocket = body['wait-for-websocket'];
       if (body['record-output'] && waitForWebsocket) throw new ValidationError('"record-output" is only valid with "wait-for-websocket" false');
@@ -93,7 +109,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         name: ct.id,
         lxcPath: lxcPathOf(stateDir),
         command: body.command,
-        env: await environmentOf(ct, body),
+        env: environmentOf(env, body),
         ...(body.user !== undefined ? { uid: body.user } : {}),
         ...(body.group !== undefined ? { gid: body.group } : {}),
         cwd: body.cwd,
