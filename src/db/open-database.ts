@@ -7,6 +7,9 @@ import type { Database, Db } from './types.ts';
 
 export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
 
+/** Shared buffers of the embedded database (see openPglite). */
+const PGLITE_SHARED_BUFFERS = '16MB';
+
 /** An arbitrary constant: the advisory lock that serializes migrations between cluster members. */
 const MIGRATION_LOCK = 7_715_104_211;
 
@@ -24,7 +27,15 @@ async function openPglite(dir: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   const { migrate } = await import('drizzle-orm/pglite/migrator');
-  const client = await PGlite.create(dir);
+  let client = await PGlite.create(dir);
+  // svcd's database is a few MiB: PostgreSQL's default 128 MiB of shared buffers only grows the
+  // process (the WASM memory never shrinks). Set once per database (ALTER SYSTEM), it needs a restart.
+  const shown = (await client.query<{ shared_buffers: string }>('show shared_buffers')).rows[0]?.shared_buffers;
+  if (shown !== PGLITE_SHARED_BUFFERS) {
+    await client.exec(`alter system set shared_buffers = '${PGLITE_SHARED_BUFFERS}'`);
+    await client.close();
+    client = await PGlite.create(dir);
+  }
   const db = drizzle(client, { schema });
   try {
     await migrate(db, { migrationsFolder });
