@@ -74,6 +74,8 @@ export interface AgentOptions {
   poolObserveMs?: number;
   /** Operation deadlines and sweep period (tests shorten them). */
   operations?: { defaultDeadlineMs?: number; sweepIntervalMs?: number };
+  /** Called for every API request (the process's idle GC watches it). */
+  onRequest?: () => void;
 }
 
 /** The composition root: wires store, operations, reconcilers, observers and the API. Tests use it too. */
@@ -184,7 +186,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       addresses: () => listeners?.addresses() ?? [],
     },
   });
-  listeners = createListeners({ app, db, bus, ops, trust, log: log.child({ component: 'api' }), tls: serverCert, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
+  listeners = createListeners({ app, db, bus, ops, trust, log: log.child({ component: 'api' }), tls: serverCert, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}), ...(opts.onRequest ? { onRequest: opts.onRequest } : {}) });
   const socketPath = path.join(config.stateDir, 'unix.socket');
   try {
     await listeners.listenUnix(socketPath);

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { createAgent } from './agent.ts';
 import { DaemonConfigError, loadDaemonConfig } from './config/daemon-config.ts';
+import { createIdleGc } from './idle-gc.ts';
 
 /** Process entry: read the environment once, start the agent, stop it cleanly on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -14,7 +15,8 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const agent = await createAgent(config);
+  const idleGc = createIdleGc();
+  const agent = await createAgent(config, { onRequest: idleGc.activity });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

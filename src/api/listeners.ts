@@ -28,6 +28,7 @@ export interface ListenerDeps {
   log: Logger;
   tls: { cert: string; key: string };
   pingMs?: number;
+  onRequest?: () => void;
 }
 
 /** Parse a validated `core.https_address` into host + port (default port 8443, all addresses when host empty). */
@@ -50,7 +51,12 @@ export function createListeners(deps: ListenerDeps) {
 
   const handlerFor = (listener: 'unix' | 'https') => {
     const requestListener = getRequestListener((req, env) => deps.app.fetch(req, { ...env, listener }));
-    return requestListener;
+    const onRequest = deps.onRequest;
+    if (!onRequest) return requestListener;
+    return (req: http.IncomingMessage, res: http.ServerResponse) => {
+      onRequest();
+      return requestListener(req, res);
+    };
   };
 
   function refuse(socket: Duplex, status: number, message: string) {

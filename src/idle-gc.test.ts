@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createIdleGc } from './idle-gc.ts';
+
+it('collects once the requests have been quiet for a while, not while they keep coming', async () => {
+  const idle = createIdleGc(200);
+  let garbage: object[] | undefined = Array.from({ length: 1_000_000 }, (_, i) => ({ i }));
+  const before = process.memoryUsage().heapUsed;
+  garbage = undefined;
+  assert.equal(garbage, undefined);
+  // activity every 50 ms for 400 ms: the quiet period never passes
+  for (let i = 0; i < 8; i++) {
+    idle.activity();
+    await sleep(50);
+  }
+  idle.activity();
+  await sleep(400);
+  const after = process.memoryUsage().heapUsed;
+  assert.ok(after < before / 2, `heap ${Math.round(before / 1e6)} MB -> ${Math.round(after / 1e6)} MB`);
+  idle.stop();
+});
