@@ -2,7 +2,12 @@
 # Run bench/api-bench.ts against svcd and, when it can run here, Debian's LXD 5.0.2, then print both
 # side by side with the target verdicts (bench/compare-report.ts).
 #
-#   bash bench/compare.sh [--counts 0,50,200] [--no-lxd] [-- <more api-bench options>]
+#   bash bench/compare.sh [--counts 0,50,200] [--no-lxd] [--rest SECONDS] [-- <more api-bench options>]
+#
+# --rest waits that long before each daemon's run (default 0). On ext4 without a journal (this dev
+# machine's root filesystem) an inode deleted in the last 60 s (300 s while its inode table block is
+# dirty) is skipped by the allocator, so file creation slows down after mass deletes: resting 300 s
+# lets neither daemon inherit the other's (or an earlier run's) deletes.
 #
 # As root. Each daemon runs on a throw-away state directory under one temp dir, one daemon at a time
 # (svcd first, then LXD), each in its own network namespace (loopback only, and down), so neither can
@@ -14,15 +19,18 @@
 # and the temp dir is removed.
 set -uo pipefail
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+rest() { if [ "$REST" -gt 0 ] 2>/dev/null; then log "resting ${REST} s before $1 (see --rest)"; sleep "$REST"; fi; }
 
 COUNTS=0,50,200
 WANT_LXD=1
+REST=0
 EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
     --counts) COUNTS=${2:?--counts needs a value}; shift 2 ;;
     --no-lxd) WANT_LXD=0; shift ;;
+    --rest) REST=${2:?--rest needs a value}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     --) shift; EXTRA=("$@"); break ;;
     *) echo "compare.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -195,6 +203,7 @@ IMAGE=$(node --import tsx "$REPO/bench/build-image.ts" "$WORK/image" | tail -n 1
 [ -f "$IMAGE" ] || { log "could not build the image"; exit 1; }
 
 # --- svcd -------------------------------------------------------------------------------------
+rest svcd
 mkdir -p "$SVCD_STATE"
 log "starting svcd on $SVCD_STATE (PGlite), in a network namespace of its own"
 SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=warn setsid unshare --net node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
@@ -226,6 +235,7 @@ cleanup_host
 
 # --- lxd --------------------------------------------------------------------------------------
 if [ "$WANT_LXD" = 1 ]; then
+  rest lxd
   if ! command -v lxd >/dev/null; then
     log "lxd is not installed: apt-get install -y lxd (may pull dependencies)"
     if ! DEBIAN_FRONTEND=noninteractive apt-get install -y lxd >"$WORK/apt.log" 2>&1; then
