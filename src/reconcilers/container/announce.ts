@@ -34,14 +34,15 @@ export function computeAnnouncements(prev: Announced | undefined, c: ContainerRo
 
 /**
  * After the reconciler converged a container's spec (root volume, LXC config): announce what
- * changed since the last time, and remember it (reconcile facts), so each change is told once.
+ * changed since the last time, and remember it in the reconcile facts (`note`: saved when the reconcile
+ * ends), so each change is told once (twice only if svcd dies in between).
  */
-export async function announceConverged(deps: { bus?: EventBus | undefined }, c: ContainerRow, facts: { announced?: Announced }, save: () => Promise<void>): Promise<void> {
+export function announceConverged(deps: { bus?: EventBus | undefined }, c: ContainerRow, facts: { announced?: Announced }, note: () => void): void {
   if (!deps.bus) return;
   const { events, next } = computeAnnouncements(facts.announced, c);
   if (events.length === 0) return;
   facts.announced = next;
-  await save();
+  note();
   for (const e of events) emitLifecycle(deps.bus, { action: e.action, source: containerUrl(c), project: c.project, ...(e.context ? { context: e.context } : {}) });
 }
 

@@ -101,8 +101,10 @@ export interface RootfsFacts {
 export interface RootfsHooks {
   /** The container's reconcile facts, shared with the caller (one copy, so no write drops another's key). */
   facts: RootfsFacts;
-  /** Persist `facts`. */
+  /** Persist `facts` now (before a step that must find them on disk after a crash). */
   save(): Promise<void>;
+  /** `facts` changed in a way a crash would only redo: persisted when the reconcile ends. */
+  note(): void;
   /** Called once the new volume is about to be filled (from an image, or a copy). */
   beforeFill?: (trigger: 'create' | 'copy') => Promise<void>;
 }
@@ -176,7 +178,7 @@ export async function ensureRootfs(
       .values({ id: c.id, pool: poolName, project: c.project, type: 'container', name: c.name, config: {} })
       .onConflictDoUpdate({ target: storageVolumes.id, set: { name: c.name, project: c.project, pool: poolName } });
     hooks.facts.volumeRow = volumeRow;
-    await hooks.save();
+    hooks.note();
   }
   return { pool, ref, rootfs };
 }

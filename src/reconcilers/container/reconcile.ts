@@ -61,12 +61,39 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       return { observedGeneration: c.generation };
     }
     const { config, devices } = await expandStoredContainer(db, c);
-    // One copy of the facts for the whole reconcile: every step records in it and saves all of it.
+    // One copy of the facts for the whole reconcile: every step records in it. What must be on disk
+    // before the next step (a fill under way, copied snapshots, a restore) is saved at once; the rest
+    // (noted: bookkeeping a crash would only redo) once, when the reconcile ends.
     const facts = (await readFacts(db, CONTAINER_KIND, id)) as ContainerFacts;
-    const saveFacts = () => writeFacts(db, CONTAINER_KIND, id, { ...facts });
+    let noted = false;
+    const saveFacts = async () => {
+      noted = false;
+      await writeFacts(db, CONTAINER_KIND, id, { ...facts });
+    };
+    const note = () => {
+      noted = true;
+    };
+    try {
+      return await convergeWith(c, config, devices, facts, saveFacts, note, signal);
+    } finally {
+      if (noted) await saveFacts().catch(() => {});
+    }
+  }
+
+  async function convergeWith(
+    c: ContainerRow,
+    config: Record<string, string>,
+    devices: Record<string, Record<string, string>>,
+    facts: ContainerFacts,
+    saveFacts: () => Promise<void>,
+    note: () => void,
+    signal: AbortSignal,
+  ) {
+    const id = c.id;
     const { rootfs, pool, ref: volRef } = await ensureRootfs(deps, c, rootPoolOf(devices), signal, {
       facts,
       save: saveFacts,
+      note,
       beforeFill: async (trigger) => {
         facts.pendingTemplates = trigger;
         await saveFacts();
@@ -78,7 +105,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     if (facts.pendingTemplates) {
       await templates(facts.pendingTemplates);
       delete facts.pendingTemplates;
-      await saveFacts();
+      note();
     }
     const ref = { name: c.id, lxcPath, signal };
     await ensureSnapshots(deps, c, pool, volRef, signal);
@@ -90,7 +117,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await saveFacts();
     }
     const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal);
-    await announceConverged(deps, c, facts, saveFacts);
+    announceConverged(deps, c, facts, note);
     // Before a start, so the guest finds its socket from its first moment.
     await deps.devsvc?.sync(c.id, { row: c, config, devices });
 
