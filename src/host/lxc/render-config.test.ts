@@ -213,3 +213,9 @@ test('refuses what would break the config or the container', () => {
 test('fstab escaping', () => {
   assert.equal(escapeFstabField('/a b\tc\\d'), '/a\\040b\\011c\\134d');
 });
+
+test('lxcfs mount hook: kept unless the host is known to have no lxcfs', () => {
+  assert.ok(!renderLxcConfig(PRIVILEGED).includes('lxc.hook.mount'));
+  assert.ok(!renderLxcConfig({ ...PRIVILEGED, lxcfs: true }).includes('lxc.hook.mount'));
+  assert.match(renderLxcConfig({ ...PRIVILEGED, lxcfs: false }), /^lxc\.hook\.post-stop =\nlxc\.hook\.mount =\n/m);
+});

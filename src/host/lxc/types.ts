@@ -90,6 +90,11 @@ export interface LxcSpec {
   apparmorEnabled: boolean;
   /** Profile when AppArmor is enabled (default `generated`). */
   apparmorProfile?: string;
+  /**
+   * Whether lxcfs serves the host (`/var/lib/lxcfs/proc` exists). When it does not, the mount hook that
+   * common.conf pulls in would only start a shell that finds nothing to mount: it is left out.
+   */
+  lxcfs?: boolean;
   /** `lxc.autodev` (default true): LXC populates a fresh tmpfs /dev. */
   autodev?: boolean;
   /**

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { validateExpandedDevices } from '../../desired/devices.ts';
@@ -15,6 +16,9 @@ import { resolveDisks } from './resolve-disks.ts';
 import { resolveNics } from './resolve-nics.ts';
 import { logDirOf, lxcPathOf, type ContainerReconcilerDeps } from './types.ts';
 import { writeFileIfChanged } from './write-file-if-changed.ts';
+
+/** Where a running lxcfs serves its /proc files (what lxcfs's LXC mount hook binds into containers). */
+const LXCFS_PROC = '/var/lib/lxcfs/proc';
 
 /** A pure step that can only fail because of the container's own settings: its error is terminal. */
 function terminal<T>(what: string, f: () => T): T {
@@ -82,6 +86,8 @@ export async function ensureLxcConfig(
     devsvcDir: devsvcDirOf(deps.stateDir, c.id),
   }));
   const file = path.join(dir, 'config');
-  await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig(spec)));
+  // Looked at every time: lxcfs may be started (or stopped) while svcd runs.
+  const lxcfs = existsSync(LXCFS_PROC);
+  await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig({ ...spec, lxcfs })));
   return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile! };
 }
