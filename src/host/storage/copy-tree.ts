@@ -18,9 +18,14 @@ export async function syncTree(opts: {
   await runCommand('rsync', rsyncArgs(opts), { signal: opts.signal, timeoutMs: COPY_TIMEOUT_MS });
 }
 
-/** Copy src's content into the existing empty dst, reflinking where the filesystem can (local copies). */
-export async function cloneTree(opts: { src: string; dst: string; signal?: AbortSignal | undefined }): Promise<void> {
-  await runCommand('cp', cpArgs(opts), { signal: opts.signal, timeoutMs: COPY_TIMEOUT_MS });
+/**
+ * Copy src's content into the existing empty dst, reflinking where the filesystem can (local copies).
+ * `background`: work nobody waits for (a spare copy) yields the CPU and the disk to everything else
+ * (`nice -n 19`, `ionice -c 3`).
+ */
+export async function cloneTree(opts: { src: string; dst: string; signal?: AbortSignal | undefined; background?: boolean }): Promise<void> {
+  if (opts.background) await runCommand('nice', ['-n', '19', 'ionice', '-c', '3', 'cp', ...cpArgs(opts)], { signal: opts.signal, timeoutMs: COPY_TIMEOUT_MS });
+  else await runCommand('cp', cpArgs(opts), { signal: opts.signal, timeoutMs: COPY_TIMEOUT_MS });
 }
 
 export interface AtomicBuild {

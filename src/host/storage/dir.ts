@@ -84,7 +84,7 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
     !spares.busy(imageVolume) &&
     void spares
       .run(imageVolume, () =>
-        buildAtomically({ dst: sparePath(imageVolume), create: (p) => mkdirOne(p).then(() => undefined), remove: removeTree, fill: (p) => cloneTree({ src: imageVolume, dst: p }) }),
+        buildAtomically({ dst: sparePath(imageVolume), create: (p) => mkdirOne(p).then(() => undefined), remove: removeTree, fill: (p) => cloneTree({ src: imageVolume, dst: p, background: true }) }),
       )
       .catch(() => undefined);
   /** Image volumes whose spare, being made, is already promised to a waiting create. */
