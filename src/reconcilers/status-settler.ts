@@ -49,6 +49,37 @@ export async function writeFacts(db: Db, kind: string, key: string, facts: Recor
     .onConflictDoUpdate({ target: [reconcileStatus.kind, reconcileStatus.key], set: { facts, updatedAt: new Date() } });
 }
 
+/**
+ * A reconcile's one copy of its key's facts: every step records in `facts`. `save()` writes them now (for
+ * what must be on disk before the next step); `note()` marks a change a crash would only redo, written by
+ * `flush()` when the reconcile ends (or by the next `save()`).
+ */
+export interface FactsRecord<F extends object> {
+  facts: F;
+  save(): Promise<void>;
+  note(): void;
+  flush(): Promise<void>;
+}
+
+export async function openFacts<F extends object>(db: Db, kind: string, key: string): Promise<FactsRecord<F>> {
+  const facts = (await readFacts(db, kind, key)) as F;
+  let noted = false;
+  const record: FactsRecord<F> = {
+    facts,
+    async save() {
+      noted = false;
+      await writeFacts(db, kind, key, { ...facts } as Record<string, unknown>);
+    },
+    note() {
+      noted = true;
+    },
+    async flush() {
+      if (noted) await record.save();
+    },
+  };
+  return record;
+}
+
 /** Forget a key's status (its object is gone, or its name is being reused). */
 export async function clearStatus(db: Db, kind: string, key: string): Promise<void> {
   await db.delete(reconcileStatus).where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));

@@ -80,13 +80,13 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
   /** Spare copies are made, taken and removed one at a time per image volume. */
   const spares = createKeyedMutex();
   /** Make the image volume's spare copy again in the background, unless that is already under way. */
-  const refillSpare = (imageVolume: string) =>
-    !spares.busy(imageVolume) &&
-    void spares
-      .run(imageVolume, () =>
-        buildAtomically({ dst: sparePath(imageVolume), create: (p) => mkdirOne(p).then(() => undefined), remove: removeTree, fill: (p) => cloneTree({ src: imageVolume, dst: p, background: true }) }),
-      )
-      .catch(() => undefined);
+  function refillSpare(imageVolume: string): void {
+    if (spares.busy(imageVolume)) return;
+    const build = () =>
+      buildAtomically({ dst: sparePath(imageVolume), create: (p) => mkdirOne(p).then(() => undefined), remove: removeTree, fill: (p) => cloneTree({ src: imageVolume, dst: p, background: true }) });
+    // Nobody waits for it: a failed spare only means the next create copies on its own.
+    spares.run(imageVolume, build).catch(() => undefined);
+  }
   /** Image volumes whose spare, being made, is already promised to a waiting create. */
   const claimed = new Set<string>();
   /**

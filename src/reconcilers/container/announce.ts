@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { containerUrl, splitVolatile } from '../../desired/containers.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import { emitLifecycle, type EventBus } from '../../events/index.ts';
+import type { FactsRecord } from '../status-settler.ts';
 
 /** What the last lifecycle announcement said about a container (kept in its reconcile facts). */
 export interface Announced {
@@ -34,15 +35,15 @@ export function computeAnnouncements(prev: Announced | undefined, c: ContainerRo
 
 /**
  * After the reconciler converged a container's spec (root volume, LXC config): announce what
- * changed since the last time, and remember it in the reconcile facts (`note`: saved when the reconcile
+ * changed since the last time, and remember it in the reconcile facts (noted: saved when the reconcile
  * ends), so each change is told once (twice only if svcd dies in between).
  */
-export function announceConverged(deps: { bus?: EventBus | undefined }, c: ContainerRow, facts: { announced?: Announced }, note: () => void): void {
+export function announceConverged(deps: { bus?: EventBus | undefined }, c: ContainerRow, record: Pick<FactsRecord<{ announced?: Announced }>, 'facts' | 'note'>): void {
   if (!deps.bus) return;
-  const { events, next } = computeAnnouncements(facts.announced, c);
+  const { events, next } = computeAnnouncements(record.facts.announced, c);
   if (events.length === 0) return;
-  facts.announced = next;
-  note();
+  record.facts.announced = next;
+  record.note();
   for (const e of events) emitLifecycle(deps.bus, { action: e.action, source: containerUrl(c), project: c.project, ...(e.context ? { context: e.context } : {}) });
 }
 

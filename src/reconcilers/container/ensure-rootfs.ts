@@ -14,7 +14,7 @@ import { unpackImage } from '../../host/images/unpack-image.ts';
 import { writeMetadataFile } from '../../host/templates/metadata-files.ts';
 import type { PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
 import { TerminalError } from '../runtime/index.ts';
-import { readFacts, writeFacts } from '../status-settler.ts';
+import { readFacts, writeFacts, type FactsRecord } from '../status-settler.ts';
 import { poolSpecOf } from '../storage-pool/reconcile.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 
@@ -100,11 +100,7 @@ export interface RootfsFacts {
 
 export interface RootfsHooks {
   /** The container's reconcile facts, shared with the caller (one copy, so no write drops another's key). */
-  facts: RootfsFacts;
-  /** Persist `facts` now (before a step that must find them on disk after a crash). */
-  save(): Promise<void>;
-  /** `facts` changed in a way a crash would only redo: persisted when the reconcile ends. */
-  note(): void;
+  record: FactsRecord<RootfsFacts>;
   /** Called once the new volume is about to be filled (from an image, or a copy). */
   beforeFill?: (trigger: 'create' | 'copy') => Promise<void>;
 }
@@ -129,10 +125,10 @@ export async function ensureRootfs(
     await unpackBackup(c.source.file, pool.driver.volumePath(pool.spec, ref), signal);
     await rm(c.source.file, { force: true });
   } else {
-    if (c.source.type === 'copy' && c.source.snapshots?.length && !hooks.facts.snapshotsCopied) {
+    if (c.source.type === 'copy' && c.source.snapshots?.length && !hooks.record.facts.snapshotsCopied) {
       await copySnapshotsAlong(deps, c.source.containerId, c.source.snapshots, pool, ref, signal);
-      hooks.facts.snapshotsCopied = true;
-      await hooks.save();
+      hooks.record.facts.snapshotsCopied = true;
+      await hooks.record.save();
     }
     if (!(await pool.driver.volumeExists(pool.spec, ref))) await fillVolume();
   }
@@ -172,13 +168,13 @@ export async function ensureRootfs(
   const rootfs = path.join(pool.driver.volumePath(pool.spec, ref), 'rootfs');
   await mkdir(rootfs, { recursive: true, mode: 0o755 });
   const volumeRow = `${poolName}/${c.project}/${c.name}`;
-  if (hooks.facts.volumeRow !== volumeRow) {
+  if (hooks.record.facts.volumeRow !== volumeRow) {
     await deps.db
       .insert(storageVolumes)
       .values({ id: c.id, pool: poolName, project: c.project, type: 'container', name: c.name, config: {} })
       .onConflictDoUpdate({ target: storageVolumes.id, set: { name: c.name, project: c.project, pool: poolName } });
-    hooks.facts.volumeRow = volumeRow;
-    hooks.note();
+    hooks.record.facts.volumeRow = volumeRow;
+    hooks.record.note();
   }
   return { pool, ref, rootfs };
 }

@@ -7,7 +7,7 @@ import { removeLeftovers } from '../../host/lxc/remove-leftovers.ts';
 import { ContainerStartError, containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from '../../host/lxc/lifecycle.ts';
 import { TerminalError, type Reconciler } from '../runtime/index.ts';
 import { announceConverged, announceDeleted, type Announced } from './announce.ts';
-import { readFacts, writeFacts } from '../status-settler.ts';
+import { openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
@@ -62,41 +62,24 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     }
     const { config, devices } = await expandStoredContainer(db, c);
     // One copy of the facts for the whole reconcile: every step records in it. What must be on disk
-    // before the next step (a fill under way, copied snapshots, a restore) is saved at once; the rest
-    // (noted: bookkeeping a crash would only redo) once, when the reconcile ends.
-    const facts = (await readFacts(db, CONTAINER_KIND, id)) as ContainerFacts;
-    let noted = false;
-    const saveFacts = async () => {
-      noted = false;
-      await writeFacts(db, CONTAINER_KIND, id, { ...facts });
-    };
-    const note = () => {
-      noted = true;
-    };
+    // before the next step (a fill under way, copied snapshots, a restore, a power request done) is saved
+    // at once; the rest (noted: bookkeeping a crash would only redo) when the reconcile ends.
+    const record = await openFacts<ContainerFacts>(db, CONTAINER_KIND, id);
     try {
-      return await convergeWith(c, config, devices, facts, saveFacts, note, signal);
+      return await convergeWith(c, config, devices, record, signal);
     } finally {
-      if (noted) await saveFacts().catch(() => {});
+      await record.flush().catch(() => {});
     }
   }
 
-  async function convergeWith(
-    c: ContainerRow,
-    config: Record<string, string>,
-    devices: Record<string, Record<string, string>>,
-    facts: ContainerFacts,
-    saveFacts: () => Promise<void>,
-    note: () => void,
-    signal: AbortSignal,
-  ) {
-    const id = c.id;
+  async function convergeWith(c: ContainerRow, config: Record<string, string>, devices: Record<string, Record<string, string>>, record: FactsRecord<ContainerFacts>, signal: AbortSignal) {
+    const { id } = c;
+    const { facts } = record;
     const { rootfs, pool, ref: volRef } = await ensureRootfs(deps, c, rootPoolOf(devices), signal, {
-      facts,
-      save: saveFacts,
-      note,
+      record,
       beforeFill: async (trigger) => {
         facts.pendingTemplates = trigger;
-        await saveFacts();
+        await record.save();
       },
     });
     const volumeDir = pool.driver.volumePath(pool.spec, volRef);
@@ -105,7 +88,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     if (facts.pendingTemplates) {
       await templates(facts.pendingTemplates);
       delete facts.pendingTemplates;
-      note();
+      record.note();
     }
     const ref = { name: c.id, lxcPath, signal };
     await ensureSnapshots(deps, c, pool, volRef, signal);
@@ -114,10 +97,10 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await stopContainer({ ...ref, force: true });
       await restoreSnapshot(deps, c, pool, volRef, c.restore.snapshotId, signal);
       facts.restoredSeq = c.restore.seq;
-      await saveFacts();
+      await record.save();
     }
     const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal);
-    announceConverged(deps, c, facts, note);
+    announceConverged(deps, c, record);
     // Before a start, so the guest finds its socket from its first moment.
     await deps.devsvc?.sync(c.id, { row: c, config, devices });
 
@@ -162,7 +145,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     }
     if (fresh) {
       facts.doneSeq = req!.seq;
-      await saveFacts();
+      await record.save();
     }
     await deps.onHostChange?.(id, now, c);
     return { observedGeneration: c.generation };
