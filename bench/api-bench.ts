@@ -4,12 +4,13 @@
  *
  *   node --import tsx bench/api-bench.ts --socket <path> [--pid <daemon pid>] [--image <alias|fingerprint>]
  *        [--image-file <unified tarball>] [--counts 0,50,200] [--concurrency 1,16] [--duration 3]
- *        [--iterations 10] [--settle 10] [--skip-exec] [--label NAME] [--json <out.json>]
+ *        [--iterations 10] [--exec-rounds 40] [--settle 10] [--skip-exec] [--label NAME] [--json <out.json>]
  *
  * Workload, in order:
  *  1. GET /1.0 and GET /1.0/containers?recursion=1 with 0 bench containers, at each concurrency;
  *  2. single-container latencies: create, start, exec `true` (without websockets, then with them as
- *     `lxc exec` does), stop (force), delete (`--iterations` times);
+ *     `lxc exec` does), stop (force), delete (`--iterations` times); in the first round, on the running
+ *     container, file push/pull (1 KiB, 64 MiB) and exec `true` `--exec-rounds` times each way;
  *  3. for every non-zero count N: N creates issued at once, each followed by its start (wall time,
  *     failures); the same GET cells with N running containers; daemon RSS; then force stop + delete
  *     of all N at once (wall time, failures); RSS right after and after `--settle` seconds.
@@ -25,7 +26,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import type { BenchResults, BulkResults, GetCell, SingleResults, StepStats } from './lib/results.ts';
+import type { BenchResults, BulkResults, FilesResults, GetCell, SingleResults, StepStats } from './lib/results.ts';
 import { findDaemonPids, loadAverage, processName, readRssKiB, settledRss } from './lib/rss.ts';
 import { fmtKiB, fmtMs, fmtRate, summarize, table } from './lib/stats.ts';
 import { execOverWebsockets } from './lib/exec-ws.ts';
@@ -44,6 +45,7 @@ const { values: opts } = parseArgs({
     concurrency: { type: 'string', default: '1,16' },
     duration: { type: 'string', default: '3' },
     iterations: { type: 'string', default: '10' },
+    'exec-rounds': { type: 'string', default: '40' },
     settle: { type: 'string', default: '10' },
     'op-timeout': { type: 'string', default: '600' },
     'skip-exec': { type: 'boolean', default: false },
@@ -58,7 +60,7 @@ function usage(code: number): never {
   process.stderr.write(
     'usage: node --import tsx bench/api-bench.ts --socket <path> [--pid <daemon pid>] [--image <alias or fingerprint>]\n' +
       '       [--image-file <unified image tarball>] [--counts 0,50,200] [--concurrency 1,16] [--duration <s per GET cell>]\n' +
-      '       [--iterations <single-container rounds>] [--settle <s before the RSS after deletion>] [--op-timeout <s>]\n' +
+      '       [--iterations <single-container rounds>] [--exec-rounds <execs on one running container>] [--settle <s before the RSS after deletion>] [--op-timeout <s>]\n' +
       '       [--skip-exec] [--label <name>] [--json <results file>]\n',
   );
   process.exit(code);
@@ -88,6 +90,7 @@ const counts = [...new Set(intList(opts.counts!, 'counts'))].sort((a, b) => a - 
 const concurrencies = [...new Set(intList(opts.concurrency!, 'concurrency'))].filter((c) => c > 0);
 const durationMs = num(opts.duration!, 'duration') * 1000;
 const iterations = Math.floor(num(opts.iterations!, 'iterations'));
+const execRounds = Math.floor(num(opts['exec-rounds']!, 'exec-rounds'));
 const settleMs = num(opts.settle!, 'settle') * 1000;
 const opTimeoutMs = num(opts['op-timeout']!, 'op-timeout') * 1000;
 const MAX_REQUESTS_PER_CELL = 50_000;
@@ -374,7 +377,7 @@ async function filesBench(name: string): Promise<void> {
       req.end();
     });
   const rows: string[][] = [['transfer', 'ok', 'failed', 'median', 'MB/s (median)']];
-  const out: Record<string, { ok: number; failed: number; medianMs?: number; mbPerS?: number; errors: string[] }> = {};
+  const out: FilesResults = {};
   for (const [label, size, rounds] of [['1 KiB', 1024, 20], ['64 MiB', 64 * 1024 * 1024, 3]] as const) {
     const data = Buffer.alloc(size, 0x5a);
     const target = `/root/api-bench-${size}`;
@@ -402,7 +405,27 @@ async function filesBench(name: string): Promise<void> {
     await client.request('DELETE', filesPath(target)).catch(() => undefined);
   }
   log(table(rows).replace(/^/gm, '  '));
-  Object.assign(results, { files: out });
+  results.files = out;
+}
+
+/**
+ * exec `true` on the running container, `rounds` times each way (without websockets, then with them,
+ * alternated), after the file transfers: the round trip of a command on a settled container, which the
+ * single rounds (an exec right after its start) measure only once each.
+ */
+async function execRunningBench(name: string, rounds: number): Promise<void> {
+  const s = { exec: step(), execWs: step() };
+  for (let i = 0; i < rounds; i++) {
+    checkAbort();
+    const e = await exec(name);
+    record(s.exec, e.ok && Number(e.op?.metadata?.return) !== 0 ? { ...e, ok: false, error: `exit status ${e.op?.metadata?.return}` } : e);
+    const w = await execWs(name);
+    record(s.execWs, w.ok && Number(w.op?.metadata?.return) !== 0 ? { ...w, ok: false, error: `exit status ${w.op?.metadata?.return}` } : w);
+  }
+  results.execRunning = { rounds, exec: finish(s.exec), execWebsocket: finish(s.execWs) };
+  const row = (label: string, st: StepStats) => [label, String(st.ok), String(st.failed), fmtMs(st.latency?.median), fmtMs(st.latency?.p95), fmtMs(st.latency?.max)];
+  log(table([['exec on the running container', 'ok', 'failed', 'median', 'p95', 'max'], row('exec true', results.execRunning.exec), row('exec true (websockets)', results.execRunning.execWebsocket)]).replace(/^/gm, '  '));
+  for (const [k, st] of Object.entries(results.execRunning)) if (typeof st === 'object' && st.errors.length) log(`  exec on the running container, ${k} errors: ${st.errors.join(' | ')}`);
 }
 
 async function singlePhase(): Promise<void> {
@@ -439,7 +462,10 @@ async function singlePhase(): Promise<void> {
         else record(s.execWs, w);
       }
     }
-    if (st.ok && i === 0) await filesBench(name);
+    if (st.ok && i === 0) {
+      await filesBench(name);
+      if (execSupported && execRounds > 0) await execRunningBench(name, execRounds);
+    }
     if (st.ok) {
       const t = await stopForce(name);
       if (!record(s.stop, t)) warn(`  stop ${name} failed: ${t.error}`);

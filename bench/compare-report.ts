@@ -82,6 +82,18 @@ stepRows('exec true (websockets)', (r) => r.single?.execWebsocket, (r) => execNo
 stepRows('stop (force)', (r) => r.single?.stopForce);
 stepRows('delete', (r) => r.single?.delete);
 
+if (svcd.execRunning || lxd?.execRunning) {
+  section(`exec on a running container (${svcd.execRunning?.rounds ?? lxd?.execRunning?.rounds} rounds each; median / p95)`);
+  const missing = (r: BenchResults) => (r.execRunning ? undefined : 'not measured');
+  stepRows('exec true', (r) => r.execRunning?.exec, missing);
+  stepRows('exec true (websockets)', (r) => r.execRunning?.execWebsocket, missing);
+}
+const TRANSFERS = ['push 1 KiB', 'pull 1 KiB', 'push 64 MiB', 'pull 64 MiB'];
+if (svcd.files || lxd?.files) {
+  section('files (MB/s, median transfer)');
+  for (const t of TRANSFERS) add(t, svcd.files?.[t]?.mbPerS, lxd?.files?.[t]?.mbPerS, (x) => (x === undefined ? '—' : x.toFixed(1)));
+}
+
 const bulk = (r: BenchResults | undefined, n: number) => r?.bulk.find((b) => b.n === n);
 for (const n of counts.filter((x) => x > 0)) {
   section(`${n} containers at once`);
@@ -163,6 +175,29 @@ for (const c of svcd.options.concurrency) {
     `svcd RSS after deleting the ${top} within 10% of idle (no more than idle + 10%)`,
     idle && after ? after <= idle * 1.1 : undefined,
     idle && after ? `${fmtKiB(after)} vs idle ${fmtKiB(idle)} (${((after / idle - 1) * 100).toFixed(1)}%)` : 'no RSS figures (no --pid?)',
+  );
+}
+for (const [label, pick] of [
+  ['exec true', (r: BenchResults | undefined) => r?.execRunning?.exec],
+  ['exec true (websockets)', (r: BenchResults | undefined) => r?.execRunning?.execWebsocket],
+] as const) {
+  const a = pick(svcd);
+  const b = pick(lxd);
+  const am = a?.latency?.median;
+  const bm = b?.latency?.median;
+  judge(
+    `${label} on a running container ≤ lxd's round trip (median)`,
+    am !== undefined && bm !== undefined ? am <= bm && a!.failed === 0 : undefined,
+    am !== undefined && bm !== undefined ? `${fmtMs(am)} vs ${fmtMs(bm)} = ${ratio(am, bm)}` : lxd ? 'missing figures' : `${noLxd}; svcd ${fmtMs(am)}`,
+  );
+}
+for (const t of TRANSFERS) {
+  const a = svcd.files?.[t];
+  const b = lxd?.files?.[t];
+  judge(
+    `files ${t} throughput ≥ lxd's (median)`,
+    a?.mbPerS !== undefined && b?.mbPerS !== undefined ? a.mbPerS >= b.mbPerS && a.failed === 0 : undefined,
+    a?.mbPerS !== undefined && b?.mbPerS !== undefined ? `${a.mbPerS.toFixed(1)} vs ${b.mbPerS.toFixed(1)} MB/s = ${ratio(a.mbPerS, b.mbPerS)}` : lxd ? 'missing figures' : `${noLxd}; svcd ${a?.mbPerS?.toFixed(1) ?? '—'} MB/s`,
   );
 }
 log('\n== targets');

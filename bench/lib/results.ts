@@ -41,6 +41,16 @@ export interface SingleResults {
   delete: StepStats;
 }
 
+/** exec `true` repeated on one running, settled container (the first single round's), both ways alternated. */
+export interface ExecRunningResults {
+  rounds: number;
+  exec: StepStats;
+  execWebsocket: StepStats;
+}
+
+/** File push/pull figures by transfer (`push 1 KiB`, `pull 64 MiB`, ...). */
+export type FilesResults = Record<string, { ok: number; failed: number; medianMs?: number; mbPerS?: number; errors: string[] }>;
+
 export interface BulkResults {
   n: number;
   /** From issuing all creates at once to the last start finishing. */
@@ -73,6 +83,9 @@ export interface BenchResults {
   rss: { startKiB?: number; idleKiB?: number };
   get: GetCell[];
   single?: SingleResults;
+  /** Absent when exec is not supported or skipped, and in older result files. */
+  execRunning?: ExecRunningResults;
+  files?: FilesResults;
   bulk: BulkResults[];
   /** /proc/loadavg (1, 5, 15 min) when each phase began: other work on the machine skews the figures. */
   load: { phase: string; loadavg: [number, number, number] }[];

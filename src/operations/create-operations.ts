@@ -121,6 +121,19 @@ export function createOperations(opts: OperationsOptions) {
     return row;
   }
 
+  /**
+   * End a task of this process: announced (waiters woken, the row kept in `finals`) before it is
+   * written, which takes the database write off the round trip of a short command. Until then a
+   * reader of the table on another member still sees it running, as it would have a moment earlier.
+   */
+  async function finishTask(id: string, patch: Parameters<typeof transitionOperation>[2]) {
+    const current = tasks.get(id);
+    if (!current) return transition(id, patch);
+    const t = now();
+    announce({ ...current, ...patch, updatedAt: t });
+    return transitionOperation(db, id, patch, t);
+  }
+
   const service = {
     websockets,
 
@@ -132,39 +145,49 @@ export function createOperations(opts: OperationsOptions) {
     /** Publish the creation event of an operation inserted in a committed transaction. */
     announce,
 
-    /** Start an imperative operation: its task settles it (Success, Failure, or Cancelled if aborted). */
-    async startTask(spec: OperationSpec, task: TaskFn): Promise<OperationRow> {
-      const row = await insertOperation(db, rowFor(spec, StatusCode.Running));
+    /**
+     * Start an imperative operation: its task settles it (Success, Failure, or Cancelled if aborted).
+     * `eager`: the task starts while the row is being inserted instead of after (a short command's
+     * latency); it is aborted if the insert fails, and must not settle anything outside the operation
+     * before its signal says it may go on (no such task may have effects that outlive an abort).
+     */
+    async startTask(spec: OperationSpec, task: TaskFn, opts: { eager?: boolean } = {}): Promise<OperationRow> {
+      const draft = rowFor(spec, StatusCode.Running);
       const ac = new AbortController();
-      cancelHooks.set(row.id, ac);
-      tasks.set(row.id, row);
-      announce(row);
-      let metadata = { ...row.metadata };
+      const inserted = insertOperation(db, draft).then((row) => {
+        cancelHooks.set(row.id, ac);
+        tasks.set(row.id, row);
+        announce(row);
+        return row;
+      });
+      inserted.catch((e: unknown) => ac.abort(e));
+      let metadata = { ...draft.metadata };
       const ctx: TaskContext = {
-        id: row.id,
+        id: draft.id,
         signal: ac.signal,
         async setMetadata(patch) {
+          await inserted;
           metadata = { ...metadata, ...patch };
-          await transition(row.id, { statusCode: ac.signal.aborted ? StatusCode.Cancelling : StatusCode.Running, metadata });
+          await transition(draft.id, { statusCode: ac.signal.aborted ? StatusCode.Cancelling : StatusCode.Running, metadata });
         },
       };
       void (async () => {
+        let end: Parameters<typeof transitionOperation>[2];
         try {
+          if (!opts.eager) await inserted;
           const out = await task(ctx);
           if (out) metadata = { ...metadata, ...out };
-          if (ac.signal.aborted) await transition(row.id, { statusCode: StatusCode.Cancelled, metadata, err: 'operation cancelled', mayCancel: false });
-          else await transition(row.id, { statusCode: StatusCode.Success, metadata, mayCancel: false });
+          end = ac.signal.aborted
+            ? { statusCode: StatusCode.Cancelled, metadata, err: 'operation cancelled', mayCancel: false }
+            : { statusCode: StatusCode.Success, metadata, mayCancel: false };
         } catch (e) {
           const cancelled = ac.signal.aborted;
-          await transition(row.id, {
-            statusCode: cancelled ? StatusCode.Cancelled : StatusCode.Failure,
-            err: cancelled ? 'operation cancelled' : errorText(e),
-            metadata,
-            mayCancel: false,
-          }).catch((err2: unknown) => log.error({ err: err2, op: row.id }, 'failed to record the end of an operation'));
+          end = { statusCode: cancelled ? StatusCode.Cancelled : StatusCode.Failure, err: cancelled ? 'operation cancelled' : errorText(e), metadata, mayCancel: false };
         }
+        // Nothing to settle when the row never made it (startTask failed with the insert's error).
+        if (await inserted.then(() => true, () => false)) await finishTask(draft.id, end).catch((err2: unknown) => log.error({ err: err2, op: draft.id }, 'failed to record the end of an operation'));
       })();
-      return row;
+      return inserted;
     },
 
     async get(id: string, project?: string): Promise<OperationRow> {
@@ -174,7 +197,8 @@ export function createOperations(opts: OperationsOptions) {
       return row;
     },
 
-    list: (project?: string) => listActiveOperations(db, project),
+    /** Active operations; one that ended here a moment ago is left out even before its row is written. */
+    list: async (project?: string) => (await listActiveOperations(db, project)).filter((r) => !finals.has(r.id)),
 
     /** Resolve once the operation is final, or after timeoutMs (negative = no limit), or on abort. */
     async wait(id: string, timeoutMs: number, signal?: AbortSignal, project?: string): Promise<OperationRow> {

@@ -97,6 +97,37 @@ describe('operations (component: agent + PGlite + unix socket)', () => {
     assert.equal(done.json.metadata.err, 'disk on fire');
   });
 
+  test('an eager task starts before its row is written; its end is stored too; a failed insert aborts it and creates nothing', async () => {
+    let inserted = false;
+    let startedBeforeInsert: boolean | undefined;
+    const id = crypto.randomUUID();
+    const op = await agent.ops
+      .startTask({ id, class: 'task', description: 'Eager', project: 'default' }, async () => {
+        startedBeforeInsert = !inserted;
+        return { answer: 7 };
+      }, { eager: true })
+      .then((row) => ((inserted = true), row));
+    assert.equal(op.id, id);
+    const done = await call(agent, 'GET', `/1.0/operations/${id}/wait?timeout=5`);
+    assert.equal(done.json.metadata.status_code, 200);
+    assert.equal(done.json.metadata.metadata.answer, 7);
+    assert.equal(startedBeforeInsert, true);
+    // The end was announced first, then written: the table catches up.
+    await until(async () => (await agent.database.db.execute(sql`select status_code from operations where id = ${id}`)).rows[0]?.status_code === 200, 'the stored end');
+
+    // The same id again: the insert fails, startTask rejects, the task sees its signal aborted.
+    let aborted!: (why: unknown) => void;
+    const sawAbort = new Promise((r) => (aborted = r));
+    await assert.rejects(
+      agent.ops.startTask({ id, class: 'task', description: 'Duplicate', project: 'default' }, ({ signal }) =>
+        new Promise<void>((resolve) => signal.addEventListener('abort', () => (aborted(signal.reason), resolve()), { once: true })),
+      { eager: true }),
+    );
+    assert.ok(await sawAbort);
+    const rows = (await agent.database.db.execute(sql`select description from operations where id = ${id}`)).rows;
+    assert.deepEqual(rows.map((r) => r.description), ['Eager']);
+  });
+
   test('wait?timeout returns the still-running operation when the timeout passes; bad timeout → 400', async () => {
     let release!: () => void;
     const op = await agent.ops.startTask({ class: 'task', description: 'Slow', project: 'default' }, () => new Promise<void>((r) => (release = r)));

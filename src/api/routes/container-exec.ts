@@ -164,7 +164,9 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
           const target = (suffix: string) => (output ? { appendTo: path.join(dir, `${base1}.${suffix}`) } : ('ignore' as const));
           const proc = await attachPiped(spec, { stdin: 'ignore', stdout: target('stdout'), stderr: target('stderr') });
           const stop = () => void proc.signal(9);
-          signal.addEventListener('abort', stop, { once: true });
+          // Without output files the command starts while the operation is inserted (eager), and is killed if that fails.
+          if (signal.aborted) stop();
+          else signal.addEventListener('abort', stop, { once: true });
           try {
             return { return: await proc.status };
           } finally {
@@ -173,7 +175,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         } finally {
           for (const f of files) await f.close().catch(() => {});
         }
-      });
+      }, { eager: !output });
       return async(c, operation);
     },
   });
