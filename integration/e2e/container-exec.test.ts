@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, utimes } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -245,7 +245,7 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     assert.match((await wsExec('u1', ['id'], { user: 1000, group: 1001 })).stdout, /^uid=1000 gid=1001\b/);
   });
 
-  test('unprivileged and privileged containers: root inside is uid 0, mapped on the host only when unprivileged', async () => {
+  test('unprivileged and privileged containers: root inside is uid 0, mapped on the host only when unprivileged; lxc-attach skips its self-copy only when unprivileged', async () => {
     for (const [name, hostUid] of [['u1', 1000000], ['p1', 0]] as const) {
       assert.equal((await wsExec(name, ['id', '-u'])).stdout, '0\n', name);
       const s = await execWithSockets(api, d.socketPath, name, { command: ['sleep', '4322'] });
@@ -255,6 +255,10 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
       }, 'sleep 4322');
       const status = await readFile(`/proc/${pid}/status`, 'utf8');
       assert.equal(Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]), hostUid, `${name}: host uid of its root`);
+      // lxc-attach (the command's parent) skips its self-copy into a memfd only where container root is not host root.
+      const attach = await readlink(`/proc/${Number(/^PPid:\s+(\d+)/m.exec(status)?.[1])}/exe`);
+      if (name === 'u1') assert.match(attach, /\/\.lxc-attach-\d+-\d+ \(deleted\)$/, `${name}: lxc-attach from the spawn helper's private copy`);
+      else assert.match(attach, /^\/memfd:lxc-attach/, `${name}: lxc-attach from its own sealed memfd`);
       s.control({ command: 'signal', signal: 9 });
       assert.equal((await s.done()).metadata.return, 128 + 9);
     }

@@ -127,12 +127,12 @@ const childEnv = () => ({ PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/b
  * pipe, the null device or appended to a file; nothing is buffered (the caller streams the pipes), no
  * timeout. For `lxc-attach` under exec. It runs in the spawn helper (no fork of svcd itself).
  */
-export function spawnProcess(file: string, args: readonly string[], opts: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget; cwd?: string }): Promise<SpawnedProcess> {
+export function spawnProcess(file: string, args: readonly string[], opts: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget; cwd?: string; copyIn?: string }): Promise<SpawnedProcess> {
   return spawnStreamed(file, args, { ...opts, env: childEnv() });
 }
 
 /** Start `file args` (argv array) as the session leader of a new PTY of `cols`×`rows`; raw bytes, no decoding. In the spawn helper. */
-export function spawnPty(file: string, args: readonly string[], opts: { cols: number; rows: number; cwd?: string }): Promise<PtyProcess> {
+export function spawnPty(file: string, args: readonly string[], opts: { cols: number; rows: number; cwd?: string; copyIn?: string }): Promise<PtyProcess> {
   return spawnPtyStreamed(file, args, { ...opts, cwd: opts.cwd ?? '/', env: childEnv() });
 }
 

@@ -113,7 +113,8 @@ describe('operations (component: agent + PGlite + unix socket)', () => {
     assert.equal(done.json.metadata.metadata.answer, 7);
     assert.equal(startedBeforeInsert, true);
     // The end was announced first, then written: the table catches up.
-    await until(async () => (await agent.database.db.execute(sql`select status_code from operations where id = ${id}`)).rows[0]?.status_code === 200, 'the stored end');
+    const stored = async (column: string) => ((await agent.database.db.execute(sql`select ${sql.identifier(column)} as v from operations where id = ${id}`)) as unknown as { rows: { v: unknown }[] }).rows.map((r) => r.v);
+    await until(async () => (await stored('status_code'))[0] === 200, 'the stored end');
 
     // The same id again: the insert fails, startTask rejects, the task sees its signal aborted.
     let aborted!: (why: unknown) => void;
@@ -124,8 +125,7 @@ describe('operations (component: agent + PGlite + unix socket)', () => {
       { eager: true }),
     );
     assert.ok(await sawAbort);
-    const rows = (await agent.database.db.execute(sql`select description from operations where id = ${id}`)).rows;
-    assert.deepEqual(rows.map((r) => r.description), ['Eager']);
+    assert.deepEqual(await stored('description'), ['Eager']);
   });
 
   test('wait?timeout returns the still-running operation when the timeout passes; bad timeout → 400', async () => {

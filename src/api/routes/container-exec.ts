@@ -9,7 +9,7 @@ import { containerUrl, expandStoredContainer, readContainer } from '../../desire
 import { readDataVersion } from '../../desired/data-versions.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
-import { attachPiped, attachPty, type AttachSpec } from '../../host/lxc/attach.ts';
+import { attachPiped, attachPty, mapsHostRoot, type AttachSpec } from '../../host/lxc/attach.ts';
 import { containerState } from '../../host/lxc/lifecycle.ts';
 import { logDirOf, lxcPathOf } from '../../reconcilers/container/types.ts';
 import { objectMap, readJson } from '../body.ts';
@@ -64,10 +64,13 @@ type ExecRequest = v.InferOutput<typeof ExecBody>;
 export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, ops, stateDir } = deps;
 
-  /** 400 unless LXC runs the container (asked of the host, not the runtime view, which may lag a start). */
-  async function requireRunning(ct: ContainerRow): Promise<void> {
-    const { state } = await containerState({ name: ct.id, lxcPath: lxcPathOf(stateDir) });
-    if (state === 'RUNNING') return;
+  /** Where the spawn helper keeps its private copy of lxc-attach (attach.ts `copyIn`). */
+  const copyDir = lxcPathOf(stateDir);
+
+  /** 400 unless LXC runs the container (asked of the host, not the runtime view, which may lag a start); its init pid. */
+  async function requireRunning(ct: ContainerRow): Promise<number | undefined> {
+    const { state, pid } = await containerState({ name: ct.id, lxcPath: lxcPathOf(stateDir) });
+    if (state === 'RUNNING') return pid;
     if (state === 'FROZEN' || state === 'FREEZING') throw new ValidationError(`Container "${ct.name}" is frozen: unfreeze it to run commands in it`);
     throw new ValidationError(`Container "${ct.name}" is not running: start it to run commands in it`);
   }
@@ -104,7 +107,9 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       const body = await readJson(c, ExecBody);
       const waitForWebsocket = body['wait-for-websocket'];
       if (body['record-output'] && waitForWebsocket) throw new ValidationError('"record-output" is only valid with "wait-for-websocket" false');
-      await requireRunning(ct);
+      const pid = await requireRunning(ct);
+      // lxc-attach's self-copy only guards containers whose root is host root: skipped for the others.
+      const fast = pid !== undefined && !(await mapsHostRoot(pid));
       const spec: AttachSpec = {
         name: ct.id,
         lxcPath: lxcPathOf(stateDir),
@@ -113,6 +118,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         ...(body.user !== undefined ? { uid: body.user } : {}),
         ...(body.group !== undefined ? { gid: body.group } : {}),
         cwd: body.cwd,
+        ...(fast ? { copyIn: copyDir } : {}),
       };
       const opId = randomUUID();
       const base = { id: opId, description: 'Executing command', project: ct.project, resources: { containers: [containerUrl(ct)] } };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { attachCommand, exitStatus } from './attach.ts';
+import { attachCommand, exitStatus, mapsHostRoot, uidMapHasHostRoot } from './attach.ts';
 
 const ref = { name: 'c1', lxcPath: '/var/lib/svcd/containers', env: { PATH: '/bin' } };
 
@@ -22,5 +22,16 @@ describe('exec through lxc-attach', () => {
   it('changes to an explicit working directory through sh, the path and command passed as arguments', async () => {
     const { args } = await attachCommand({ ...ref, command: ['ls', '$(reboot)'], cwd: '/tmp/a b', uid: 1000, gid: 5 });
     assert.deepEqual(args.slice(args.indexOf('--uid')), ['--uid', '1000', '--gid', '5', '--', '/bin/sh', '-c', 'cd -- "$1" || exit 1; shift; exec "$@"', 'sh', '/tmp/a b', 'ls', '$(reboot)']);
+  });
+
+  it('tells user namespaces that map host root (privileged, identity maps) from those that do not', async () => {
+    assert.equal(uidMapHasHostRoot('         0          0 4294967295\n'), true, 'the host namespace');
+    assert.equal(uidMapHasHostRoot('         0    1000000      65536\n'), false, 'an unprivileged container');
+    assert.equal(uidMapHasHostRoot('0 1000000 1000\n1000 1000 1\n1001 1001001 64535\n'), false, 'raw.idmap of a user uid');
+    assert.equal(uidMapHasHostRoot('0 1000000 1000\n1000 0 1\n'), true, 'raw.idmap giving host root');
+    assert.equal(uidMapHasHostRoot(''), true, 'unreadable: assume host root');
+    assert.equal(uidMapHasHostRoot('garbage\n'), true);
+    assert.equal(await mapsHostRoot(process.pid), true, 'this process runs in the host user namespace');
+    assert.equal(await mapsHostRoot(2 ** 22 + 12345), true, 'no such process');
   });
 });

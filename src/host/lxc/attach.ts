@@ -30,6 +30,32 @@ export interface AttachSpec extends LxcRef {
   gid?: number;
   /** Absolute working directory inside the container; empty: root's home (`/root`, or `/` where absent). */
   cwd: string;
+  /**
+   * A root-only host directory: run lxc-attach from the spawn helper's private copy made there, which
+   * skips its self-copy (helper-process.mjs). Only for a container whose user namespace does not map
+   * host root (`mapsHostRoot`).
+   */
+  copyIn?: string;
+}
+
+/** Whether a uid_map (`/proc/<pid>/uid_map`: inside, outside, count per line) maps host uid 0; true when unreadable. */
+export function uidMapHasHostRoot(map: string): boolean {
+  const lines = map.split('\n').filter((l) => l.trim());
+  if (lines.length === 0) return true;
+  return lines.some((line) => {
+    const [, outside, count] = line.trim().split(/\s+/).map(Number);
+    if (!Number.isInteger(outside) || !Number.isInteger(count)) return true;
+    return outside! <= 0 && outside! + count! > 0;
+  });
+}
+
+/**
+ * Whether the user namespace of process `pid` maps host uid 0 (a privileged container, or an id map
+ * that gives it host root); true when that cannot be read.
+ */
+export async function mapsHostRoot(pid: number): Promise<boolean> {
+  const map = await readFile(`/proc/${pid}/uid_map`, 'utf8').catch(() => '');
+  return uidMapHasHostRoot(map);
 }
 
 /** `cd` to `$1`, then exec the rest: the working directory of an exec (lxc-attach 5.0 has no option for it). */
@@ -102,7 +128,7 @@ export interface PipedAttach extends SpawnedProcess {
 /** Start `spec` in its container with each standard stream a pipe, the null device or an open file. */
 export async function attachPiped(spec: AttachSpec, stdio: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget }): Promise<PipedAttach> {
   const { args, hostCwd } = await attachCommand(spec);
-  const p = await spawnProcess('lxc-attach', args, { ...stdio, cwd: hostCwd });
+  const p = await spawnProcess('lxc-attach', args, { ...stdio, cwd: hostCwd, ...(spec.copyIn ? { copyIn: spec.copyIn } : {}) });
   let running = true;
   void p.exited.then(() => (running = false));
   return { ...p, status: p.exited.then(exitStatus), signal: (sig) => signalAttached(p.pid, sig, () => running) };
@@ -116,7 +142,7 @@ export interface PtyAttach extends PtyProcess {
 /** Start `spec` in its container on a new PTY of `cols`×`rows` (lxc-attach relays it, window size changes included). */
 export async function attachPty(spec: AttachSpec, size: { cols: number; rows: number }): Promise<PtyAttach> {
   const { args, hostCwd } = await attachCommand(spec);
-  const p = await spawnPty('lxc-attach', args, { ...size, cwd: hostCwd });
+  const p = await spawnPty('lxc-attach', args, { ...size, cwd: hostCwd, ...(spec.copyIn ? { copyIn: spec.copyIn } : {}) });
   let running = true;
   void p.exited.then(() => (running = false));
   return { ...p, status: p.exited.then(exitStatus), signal: (sig) => signalAttached(p.pid, sig, () => running) };

@@ -11,9 +11,11 @@
 //                    {type:'pause'|'resume', id, fd}  {type:'kill', id, signal}  {type:'resize', id, cols, rows}
 //   helper → parent  {type:'spawned', id, pid} | {type:'spawn-error', id, message}  {type:'data', id, fd, data}
 //                    {type:'eof', id, fd}  {type:'stdin-ack', id, seq}  {type:'exit', id, exitCode, signal}
+//   A spawn with `copyIn: <dir>` runs `file` from a private copy (privateCopy below).
 // The helper exits when svcd goes away (the IPC channel closes), ending what it started.
 import { spawn } from 'node:child_process';
-import { closeSync, constants, openSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import path from 'node:path';
 import { execa } from 'execa';
 
 const running = new Map();
@@ -48,12 +50,79 @@ process.on('message', async (msg) => {
   }
 });
 
+/**
+ * `file` (a program name on PATH) run from an unlinked, read-only, root-only copy that this helper
+ * keeps open, exec'd as /proc/<helper>/fd/<n>: `lxc-attach` copies itself into a sealed memfd and
+ * executes that again on every start (about 2 ms here), unless it already runs from a memfd or from
+ * an unlinked file, which is what the copy is. The self-copy guards the host binary against a
+ * container root that is host root (CVE-2019-5736); svcd asks for the copy only for containers whose
+ * user namespace does not map host root, whose root cannot write a host-root-owned file anyway.
+ * Made again when the program on disk changes (an upgrade); undefined when it cannot be made (the
+ * caller then runs `file` itself).
+ */
+const copies = new Map();
+const statOrUndefined = (p) => {
+  try {
+    const st = statSync(p);
+    return st.isFile() ? st : undefined;
+  } catch {
+    return undefined;
+  }
+};
+function privateCopy(file, dir) {
+  const known = copies.get(file);
+  let source = known?.source;
+  let st = source === undefined ? undefined : statOrUndefined(source);
+  if (!st) {
+    const candidates = file.includes('/') ? [file] : (process.env.PATH ?? '/usr/bin:/bin').split(':').map((d) => path.join(d, file));
+    source = candidates.find((p) => statOrUndefined(p));
+    if (!source) return undefined;
+    st = statSync(source);
+  }
+  const stamp = `${source}:${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+  if (known?.stamp === stamp) return known.path;
+  if (known) closeSync(known.fd);
+  copies.delete(file);
+  const tmp = path.join(dir, `.${path.basename(file)}-${process.pid}-${Date.now()}`);
+  const w = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o500);
+  try {
+    const data = readFileSync(source);
+    for (let off = 0; off < data.length; ) off += writeSync(w, data, off);
+  } finally {
+    closeSync(w);
+  }
+  let fd;
+  try {
+    chmodSync(tmp, 0o500);
+    fd = openSync(tmp, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } finally {
+    unlinkSync(tmp);
+  }
+  if (fstatSync(fd).nlink !== 0) {
+    closeSync(fd);
+    return undefined;
+  }
+  const entry = { fd, source, stamp, path: `/proc/${process.pid}/fd/${fd}` };
+  copies.set(file, entry);
+  return entry.path;
+}
+
+function programFor(msg) {
+  if (!msg.copyIn) return msg.file;
+  try {
+    return privateCopy(msg.file, msg.copyIn) ?? msg.file;
+  } catch {
+    return msg.file;
+  }
+}
+
 async function startStreamed(msg) {
   const { id } = msg;
+  const program = programFor(msg);
   try {
     if (msg.pty) {
       ptyModule ??= (await import('node-pty')).default;
-      const term = ptyModule.spawn(msg.file, msg.args, { cols: msg.pty.cols, rows: msg.pty.rows, cwd: msg.cwd ?? '/', env: msg.env, encoding: null, name: 'xterm' });
+      const term = ptyModule.spawn(program, msg.args, { cols: msg.pty.cols, rows: msg.pty.rows, cwd: msg.cwd ?? '/', env: msg.env, encoding: null, name: 'xterm' });
       streamed.set(id, { kind: 'pty', term });
       send({ type: 'spawned', id, pid: term.pid });
       term.onData((d) => send({ type: 'data', id, fd: 1, data: typeof d === 'string' ? Buffer.from(d, 'utf8') : d }));
@@ -72,7 +141,7 @@ async function startStreamed(msg) {
       opened.push(fd);
       return fd;
     });
-    const child = spawn(msg.file, msg.args, { stdio, cwd: msg.cwd, env: msg.env });
+    const child = spawn(program, msg.args, { stdio, cwd: msg.cwd, env: msg.env, argv0: msg.file });
     for (const fd of opened) closeSync(fd);
     child.once('error', (e) => {
       streamed.delete(id);

@@ -98,3 +98,44 @@ test('streamed PTY: size, resize, input echoed, exit status', async () => {
   await waitFor(/40 100/);
   assert.deepEqual(await t.exited, { exitCode: 6 });
 });
+
+test('copyIn: the program runs from an unlinked private copy, reused until the program on disk changes', async () => {
+  const { copyFile, appendFile, mkdtemp, readdir, readFile, rm } = await import('node:fs/promises');
+  const path = await import('node:path');
+  const { spawnStreamed } = await import('./spawn-helper.ts');
+  const dir = await mkdtemp('/var/tmp/svcd-copy-');
+  try {
+    const prog = path.join(dir, 'prog');
+    await copyFile('/bin/sh', prog);
+    const original = await readFile(prog);
+    const copyDir = path.join(dir, 'copies');
+    await (await import('node:fs/promises')).mkdir(copyDir, { mode: 0o700 });
+    const runningFrom = async () => {
+      const p = await spawnStreamed(prog, ['-c', 'readlink /proc/$$/exe'], { stdin: 'ignore', stdout: 'pipe', stderr: 'ignore', copyIn: copyDir });
+      let out = '';
+      p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      await new Promise((r) => p.stdout!.on('end', r));
+      assert.deepEqual(await p.exited, { exitCode: 0 });
+      return out.trim();
+    };
+    const first = await runningFrom();
+    assert.match(first, new RegExp(`^${copyDir}/\\.prog-\\d+-\\d+ \\(deleted\\)$`));
+    assert.equal(await runningFrom(), first, 'the same copy again');
+    assert.deepEqual(await readdir(copyDir), [], 'nothing left on disk');
+    await appendFile(prog, Buffer.from([0])); // an "upgrade"
+    const second = await runningFrom();
+    assert.match(second, /\(deleted\)$/);
+    assert.notEqual(second, first, 'a new copy of the changed program');
+    assert.deepEqual((await readFile(prog)).subarray(0, original.length), original, 'the program itself is untouched');
+    // Without copyIn the program runs as it is.
+    const p = await spawnStreamed(prog, ['-c', 'readlink /proc/$$/exe'], { stdin: 'ignore', stdout: 'pipe', stderr: 'ignore' });
+    let out = '';
+    p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    await new Promise((r) => p.stdout!.on('end', r));
+    await p.exited;
+    assert.equal(out.trim(), prog);
+  } finally {
+    stopSpawnHelper();
+    await rm(dir, { recursive: true, force: true });
+  }
+});

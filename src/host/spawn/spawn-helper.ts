@@ -163,6 +163,8 @@ type StreamMessage =
 interface StreamOptions {
   cwd?: string | undefined;
   env?: Record<string, string> | undefined;
+  /** Run `file` from the helper's private copy of it, made in this root-only directory (see helper-process.mjs). */
+  copyIn?: string | undefined;
 }
 
 const signalName = (s: string | number): string => (typeof s === 'string' ? s : (Object.entries(os.constants.signals).find(([, v]) => v === s)?.[0] ?? String(s)));
@@ -253,7 +255,7 @@ export async function spawnStreamed(file: string, args: readonly string[], opts:
     acks.clear();
     for (const r of [stdout, stderr]) if (r && !r.readableEnded) r.push(null);
   };
-  const started = await startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, stdio: [opts.stdin, opts.stdout, opts.stderr] }, (m) => {
+  const started = await startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, copyIn: opts.copyIn, stdio: [opts.stdin, opts.stdout, opts.stderr] }, (m) => {
     switch (m.type) {
       case 'data': {
         const r = outs[m.fd];
@@ -292,7 +294,7 @@ export async function spawnPtyStreamed(file: string, args: readonly string[], op
   // bytes that came before anyone listened
   const early: Buffer[] = [];
   let seq = 0;
-  const started = await startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, pty: { cols: opts.cols, rows: opts.rows } }, (m) => {
+  const started = await startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, copyIn: opts.copyIn, pty: { cols: opts.cols, rows: opts.rows } }, (m) => {
     if (m.type === 'data') {
       const d = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
       if (listeners.length === 0) early.push(d);
