@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { countLocalWrites } from './local-writes.ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
@@ -37,6 +38,7 @@ async function openPglite(dir: string): Promise<Database> {
     client = await PGlite.create(dir);
   }
   const db = drizzle(client, { schema });
+  countLocalWrites(db, client as never);
   try {
     await migrate(db, { migrationsFolder });
   } catch (e) {
