@@ -73,7 +73,7 @@ export interface AgentOptions {
   /** Pool observer period (tests shorten it). */
   poolObserveMs?: number;
   /** Operation deadlines and sweep period (tests shorten them). */
-  operations?: { defaultDeadlineMs?: number; sweepIntervalMs?: number };
+  operations?: { defaultDeadlineMs?: number; sweepIntervalMs?: number; writeBehindMs?: number };
   /** Called for every API request (the process's idle GC watches it). */
   onRequest?: () => void;
 }
@@ -209,7 +209,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   } catch (e) {
     await listeners.close().catch(() => {});
     await devsvc.close().catch(() => {});
-    ops.stop();
+    await ops.stop();
     await database.close().catch(() => {});
     throw e;
   }
@@ -232,7 +232,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       await reconcile.stop();
       await devsvc.close();
       await shutdownContainers({ db, lxcPath, log });
-      ops.stop();
+      await ops.stop();
       await database.close();
     },
     async stop() {
@@ -241,7 +241,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       await observers.stop();
       await reconcile.stop();
       await devsvc.close();
-      ops.stop();
+      await ops.stop();
       await database.close();
     },
   };

@@ -53,6 +53,8 @@ export interface OperationsOptions {
   /** How long finished operations stay readable. */
   retentionMs?: number;
   sweepIntervalMs?: number;
+  /** How long after its end a task's final row is written (finishTask). */
+  writeBehindMs?: number;
 }
 
 /**
@@ -122,16 +124,39 @@ export function createOperations(opts: OperationsOptions) {
   }
 
   /**
-   * End a task of this process: announced (waiters woken, the row kept in `finals`) before it is
-   * written, which takes the database write off the round trip of a short command. Until then a
-   * reader of the table on another member still sees it running, as it would have a moment earlier.
+   * End a task of this process: announced at once (waiters woken, the row kept in `finals`), written
+   * a moment later, in a batch with the other ends of that moment. A short command's round trip then
+   * has no database write in it, and neither has the request right behind it (the next exec of a
+   * script). Until written, a reader of the table on another member sees the task still running, and
+   * a crash leaves it to recover() at the next start, as a crash during the task would.
    */
-  async function finishTask(id: string, patch: Parameters<typeof transitionOperation>[2]) {
+  const unwritten = new Map<string, { patch: Parameters<typeof transitionOperation>[2]; at: Date }>();
+  let writeTimer: ReturnType<Clock['setTimer']> | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  const writeBehindMs = opts.writeBehindMs ?? 20;
+
+  function finishTask(id: string, patch: Parameters<typeof transitionOperation>[2]): Promise<unknown> {
     const current = tasks.get(id);
     if (!current) return transition(id, patch);
-    const t = now();
-    announce({ ...current, ...patch, updatedAt: t });
-    return transitionOperation(db, id, patch, t);
+    const at = now();
+    announce({ ...current, ...patch, updatedAt: at });
+    unwritten.set(id, { patch, at });
+    writeTimer ??= clock.setTimer(() => void writeEnds(), writeBehindMs);
+    return Promise.resolve();
+  }
+
+  /** Write the task ends announced so far (one after the other, behind any write still going). */
+  function writeEnds(): Promise<void> {
+    if (writeTimer) clock.clearTimer(writeTimer);
+    writeTimer = undefined;
+    const batch = [...unwritten];
+    unwritten.clear();
+    writing = writing.then(async () => {
+      for (const [id, { patch, at }] of batch) {
+        await transitionOperation(db, id, patch, at).catch((err: unknown) => log.error({ err, op: id }, 'failed to record the end of an operation'));
+      }
+    });
+    return writing;
   }
 
   const service = {
@@ -269,10 +294,12 @@ export function createOperations(opts: OperationsOptions) {
       };
       sweepTimer = clock.setTimer(tick, sweepIntervalMs);
     },
-    stop(): void {
+    /** Stop sweeping, abort the running tasks, and write the task ends not written yet. */
+    async stop(): Promise<void> {
       stopped = true;
       if (sweepTimer) clock.clearTimer(sweepTimer);
       for (const ac of cancelHooks.values()) ac.abort(new Error('svcd is stopping'));
+      await writeEnds();
     },
   };
   return service;

@@ -244,3 +244,21 @@ const pending = (() => {
   const promise = new Promise<Record<string, string>>((r) => (resolve = r));
   return { promise, resolve };
 })();
+
+describe('task ends written behind', () => {
+  test('a task end is announced at once and written later; stop() writes what is still unwritten', async () => {
+    const agent = await startTestAgent({ operations: { writeBehindMs: 60_000 } });
+    try {
+      const op = await agent.ops.startTask({ class: 'task', description: 'Quick', project: 'default' }, async () => ({ answer: 1 }));
+      const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
+      assert.equal(done.json.metadata.status_code, 200);
+      const stored = async () => ((await agent.database.db.execute(sql`select status_code from operations where id = ${op.id}`)) as unknown as { rows: { status_code: number }[] }).rows[0]?.status_code;
+      assert.equal(await stored(), 103, 'not written yet');
+      assert.ok(!(await call(agent, 'GET', '/1.0/operations')).json.metadata.includes(`/1.0/operations/${op.id}`), 'not listed as running meanwhile');
+      await agent.ops.stop();
+      assert.equal(await stored(), 200, 'written by stop()');
+    } finally {
+      await agent.cleanup();
+    }
+  });
+});
