@@ -264,6 +264,18 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     }
   });
 
+  test("execs leave no lines of lxc-attach's in the container's lxc.log", async () => {
+    const attachLines = async () => {
+      const r = await api.get('/1.0/containers/u1/logs/lxc.log');
+      assert.equal(r.status, 200);
+      return r.text.split('\n').filter((l) => l.startsWith('lxc-attach ')).length;
+    };
+    const before = await attachLines();
+    for (let i = 0; i < 3; i++) assert.equal(await quietExec('u1', ['true']), 0);
+    assert.equal((await wsExec('u1', ['true'])).status, 0);
+    assert.equal(await attachLines(), before);
+  });
+
   test('without websockets: the status, and record-output files served by the logs API', async () => {
     assert.equal(await quietExec('p1', ['sh', '-c', 'exit 4']), 4);
     const res = await api.post('/1.0/containers/u1/exec', { command: ['sh', '-c', 'echo to-out; echo to-err >&2; exit 2'], 'wait-for-websocket': false, 'record-output': true });

@@ -118,6 +118,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         ...(body.user !== undefined ? { uid: body.user } : {}),
         ...(body.group !== undefined ? { gid: body.group } : {}),
         cwd: body.cwd,
+        logFile: path.join(logDirOf(stateDir, ct), 'lxc.log'),
         ...(fast ? { copyIn: copyDir } : {}),
       };
       const opId = randomUUID();

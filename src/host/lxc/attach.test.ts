@@ -19,6 +19,10 @@ describe('exec through lxc-attach', () => {
     assert.equal((await attachCommand({ ...ref, command: ['id'], cwd: '', uid: 1000, gid: 5 })).hostCwd, '/', 'no home for other users');
   });
 
+  it('with the container log file, lxc-attach logs only errors there', async () => {
+    const { args } = await attachCommand({ ...ref, command: ['true'], cwd: '', logFile: '/var/log/c1/lxc.log' });
+    assert.deepEqual(args.slice(0, 8), ['-n', 'c1', '-P', '/var/lib/svcd/containers', '--logfile', '/var/log/c1/lxc.log', '--logpriority', 'ERROR']);
+  });
   it('changes to an explicit working directory through sh, the path and command passed as arguments', async () => {
     const { args } = await attachCommand({ ...ref, command: ['ls', '$(reboot)'], cwd: '/tmp/a b', uid: 1000, gid: 5 });
     assert.deepEqual(args.slice(args.indexOf('--uid')), ['--uid', '1000', '--gid', '5', '--', '/bin/sh', '-c', 'cd -- "$1" || exit 1; shift; exec "$@"', 'sh', '/tmp/a b', 'ls', '$(reboot)']);

@@ -30,6 +30,8 @@ export interface AttachSpec extends LxcRef {
   gid?: number;
   /** Absolute working directory inside the container; empty: root's home (`/root`, or `/` where absent). */
   cwd: string;
+  /** The container's `lxc.log`: lxc-attach then logs only errors there (see lxcArgs.attach). */
+  logFile?: string;
   /**
    * A root-only host directory: run lxc-attach from the spawn helper's private copy made there, which
    * skips its self-copy (helper-process.mjs). Only for a container whose user namespace does not map
@@ -67,7 +69,7 @@ const CD_THEN_EXEC = 'cd -- "$1" || exit 1; shift; exec "$@"';
  * home needs no helper; an explicit `cwd` goes through the container's `/bin/sh`.
  */
 export async function attachCommand(spec: AttachSpec): Promise<{ args: string[]; hostCwd: string }> {
-  const ids = { ...(spec.uid !== undefined ? { uid: spec.uid } : {}), ...(spec.gid !== undefined ? { gid: spec.gid } : {}) };
+  const ids = { ...(spec.uid !== undefined ? { uid: spec.uid } : {}), ...(spec.gid !== undefined ? { gid: spec.gid } : {}), ...(spec.logFile !== undefined ? { logFile: spec.logFile } : {}) };
   if (spec.cwd) return { args: lxcArgs.attach(spec, ['/bin/sh', '-c', CD_THEN_EXEC, 'sh', spec.cwd, ...spec.command], spec.env, ids), hostCwd: '/' };
   const home = (spec.uid ?? 0) === 0 ? '/root' : '/';
   const hostHasHome = await stat(home).then((s) => s.isDirectory(), () => false);

@@ -23,8 +23,13 @@ export const lxcArgs = {
   /** State and init pid, raw numbers. */
   info: (r: LxcRef) => [...ref(r), '-s', '-p', '-H'],
   /** Run `command` in the container with a clean environment plus `env`, as `ids.uid`/`ids.gid` when given. */
-  attach: (r: LxcRef, command: readonly string[], env: Readonly<Record<string, string>> = {}, ids: { uid?: number; gid?: number } = {}) => [
+  /**
+   * Run `command` in the container. With `logFile` (the container's `lxc.log`), lxc-attach logs only
+   * errors there: at the config's level it writes some 37 lines per run.
+   */
+  attach: (r: LxcRef, command: readonly string[], env: Readonly<Record<string, string>> = {}, ids: { uid?: number; gid?: number; logFile?: string } = {}) => [
     ...ref(r),
+    ...(ids.logFile !== undefined ? ['--logfile', ids.logFile, '--logpriority', 'ERROR'] : []),
     '--clear-env',
     ...Object.entries(env).flatMap(([k, v]) => ['--set-var', `${k}=${v}`]),
     ...(ids.uid !== undefined ? ['--uid', String(ids.uid)] : []),
