@@ -179,12 +179,17 @@ export function createOperations(opts: OperationsOptions) {
     async startTask(spec: OperationSpec, task: TaskFn, opts: { eager?: boolean } = {}): Promise<OperationRow> {
       const draft = rowFor(spec, StatusCode.Running);
       const ac = new AbortController();
-      const inserted = insertOperation(db, draft).then((row) => {
-        cancelHooks.set(row.id, ac);
-        tasks.set(row.id, row);
-        announce(row);
-        return row;
-      });
+      // The insert begins after an eager task's synchronous start (PGlite runs on this thread: a task
+      // started behind it would wait for the whole statement).
+      let insert!: () => void;
+      const inserted = new Promise<void>((resolve) => (insert = resolve))
+        .then(() => insertOperation(db, draft))
+        .then((row) => {
+          cancelHooks.set(row.id, ac);
+          tasks.set(row.id, row);
+          announce(row);
+          return row;
+        });
       inserted.catch((e: unknown) => ac.abort(e));
       let metadata = { ...draft.metadata };
       const ctx: TaskContext = {
@@ -196,7 +201,7 @@ export function createOperations(opts: OperationsOptions) {
           await transition(draft.id, { statusCode: ac.signal.aborted ? StatusCode.Cancelling : StatusCode.Running, metadata });
         },
       };
-      void (async () => {
+      const run = async () => {
         let end: Parameters<typeof transitionOperation>[2];
         try {
           if (!opts.eager) await inserted;
@@ -211,7 +216,9 @@ export function createOperations(opts: OperationsOptions) {
         }
         // Nothing to settle when the row never made it (startTask failed with the insert's error).
         if (await inserted.then(() => true, () => false)) await finishTask(draft.id, end).catch((err2: unknown) => log.error({ err: err2, op: draft.id }, 'failed to record the end of an operation'));
-      })();
+      };
+      void run();
+      insert();
       return inserted;
     },
 

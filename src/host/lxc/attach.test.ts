@@ -13,18 +13,18 @@ describe('exec through lxc-attach', () => {
   });
 
   it('runs the command itself by default, entering at the home directory through its own working directory', async () => {
-    const { args, hostCwd } = await attachCommand({ ...ref, command: ['ls', '-l'], cwd: '' });
+    const { args, hostCwd } = attachCommand({ ...ref, command: ['ls', '-l'], cwd: '' });
     assert.deepEqual(args, ['-n', 'c1', '-P', '/var/lib/svcd/containers', '--clear-env', '--set-var', 'PATH=/bin', '--', 'ls', '-l']);
     assert.ok(hostCwd === '/root' || hostCwd === '/');
-    assert.equal((await attachCommand({ ...ref, command: ['id'], cwd: '', uid: 1000, gid: 5 })).hostCwd, '/', 'no home for other users');
+    assert.equal(attachCommand({ ...ref, command: ['id'], cwd: '', uid: 1000, gid: 5 }).hostCwd, '/', 'no home for other users');
   });
 
   it('with the container log file, lxc-attach logs only errors there', async () => {
-    const { args } = await attachCommand({ ...ref, command: ['true'], cwd: '', logFile: '/var/log/c1/lxc.log' });
+    const { args } = attachCommand({ ...ref, command: ['true'], cwd: '', logFile: '/var/log/c1/lxc.log' });
     assert.deepEqual(args.slice(0, 8), ['-n', 'c1', '-P', '/var/lib/svcd/containers', '--logfile', '/var/log/c1/lxc.log', '--logpriority', 'ERROR']);
   });
   it('changes to an explicit working directory through sh, the path and command passed as arguments', async () => {
-    const { args } = await attachCommand({ ...ref, command: ['ls', '$(reboot)'], cwd: '/tmp/a b', uid: 1000, gid: 5 });
+    const { args } = attachCommand({ ...ref, command: ['ls', '$(reboot)'], cwd: '/tmp/a b', uid: 1000, gid: 5 });
     assert.deepEqual(args.slice(args.indexOf('--uid')), ['--uid', '1000', '--gid', '5', '--', '/bin/sh', '-c', 'cd -- "$1" || exit 1; shift; exec "$@"', 'sh', '/tmp/a b', 'ls', '$(reboot)']);
   });
 

@@ -1,4 +1,5 @@
-import { readFile, readlink, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { readFile, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runCommand, spawnProcess, spawnPty, type ProcessExit, type PtyProcess, type SpawnedProcess, type StdioTarget } from '../exec.ts';
@@ -68,12 +69,26 @@ const CD_THEN_EXEC = 'cd -- "$1" || exit 1; shift; exec "$@"';
  * at the path of its own working directory (when that exists inside, else at `/`), so the default
  * home needs no helper; an explicit `cwd` goes through the container's `/bin/sh`.
  */
-export async function attachCommand(spec: AttachSpec): Promise<{ args: string[]; hostCwd: string }> {
+export function attachCommand(spec: AttachSpec): { args: string[]; hostCwd: string } {
   const ids = { ...(spec.uid !== undefined ? { uid: spec.uid } : {}), ...(spec.gid !== undefined ? { gid: spec.gid } : {}), ...(spec.logFile !== undefined ? { logFile: spec.logFile } : {}) };
   if (spec.cwd) return { args: lxcArgs.attach(spec, ['/bin/sh', '-c', CD_THEN_EXEC, 'sh', spec.cwd, ...spec.command], spec.env, ids), hostCwd: '/' };
   const home = (spec.uid ?? 0) === 0 ? '/root' : '/';
-  const hostHasHome = await stat(home).then((s) => s.isDirectory(), () => false);
-  return { args: lxcArgs.attach(spec, spec.command, spec.env, ids), hostCwd: hostHasHome ? home : '/' };
+  return { args: lxcArgs.attach(spec, spec.command, spec.env, ids), hostCwd: hostHasDirectory(home) ? home : '/' };
+}
+
+/** Whether the host has directory `p` (synchronous: an exec's spawn is sent without an event-loop turn; kept 10 s). */
+const seenDirs = new Map<string, { is: boolean; at: number }>();
+function hostHasDirectory(p: string): boolean {
+  const known = seenDirs.get(p);
+  if (known && Date.now() - known.at < 10_000) return known.is;
+  let is = false;
+  try {
+    is = statSync(p).isDirectory();
+  } catch {
+    is = false;
+  }
+  seenDirs.set(p, { is, at: Date.now() });
+  return is;
 }
 
 /** The status LXD reports for a process: its exit code, or 128 + the number of the signal that killed it. */
@@ -129,7 +144,7 @@ export interface PipedAttach extends SpawnedProcess {
 
 /** Start `spec` in its container with each standard stream a pipe, the null device or an open file. */
 export async function attachPiped(spec: AttachSpec, stdio: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget }): Promise<PipedAttach> {
-  const { args, hostCwd } = await attachCommand(spec);
+  const { args, hostCwd } = attachCommand(spec);
   const p = await spawnProcess('lxc-attach', args, { ...stdio, cwd: hostCwd, ...(spec.copyIn ? { copyIn: spec.copyIn } : {}) });
   let running = true;
   void p.exited.then(() => (running = false));
@@ -143,7 +158,7 @@ export interface PtyAttach extends PtyProcess {
 
 /** Start `spec` in its container on a new PTY of `cols`×`rows` (lxc-attach relays it, window size changes included). */
 export async function attachPty(spec: AttachSpec, size: { cols: number; rows: number }): Promise<PtyAttach> {
-  const { args, hostCwd } = await attachCommand(spec);
+  const { args, hostCwd } = attachCommand(spec);
   const p = await spawnPty('lxc-attach', args, { ...size, cwd: hostCwd, ...(spec.copyIn ? { copyIn: spec.copyIn } : {}) });
   let running = true;
   void p.exited.then(() => (running = false));
