@@ -36,3 +36,31 @@ test('aborting stops the command and resolves', async () => {
   await done;
   assert.deepEqual(lines, ['up']);
 });
+
+test('the command dies with the process that started it, even when that one is killed', async () => {
+  const { spawn } = await import('node:child_process');
+  const { readFile } = await import('node:fs/promises');
+  const { fileURLToPath } = await import('node:url');
+  const execTs = fileURLToPath(new URL('./exec.ts', import.meta.url));
+  // A Node process (standing for svcd) that runs `sleep 1000` through streamCommand.
+  const parent = spawn(process.execPath, ['--import', 'tsx', '-e', `import(${JSON.stringify(execTs)}).then((m) => m.streamCommand('sleep', ['1000'], { onLine: () => {} }))`], { stdio: 'ignore' });
+  try {
+    let sleeper: number | undefined;
+    for (let i = 0; i < 100 && sleeper === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const children = (await readFile(`/proc/${parent.pid}/task/${parent.pid}/children`, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
+      for (const c of children) if ((await readFile(`/proc/${c}/cmdline`, 'utf8').catch(() => '')) === 'sleep\u00001000\u0000') sleeper = Number(c);
+    }
+    assert.ok(sleeper, 'sleep 1000 started under the parent');
+    parent.kill('SIGKILL');
+    let gone = false;
+    for (let i = 0; i < 50 && !gone; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const stat = await readFile(`/proc/${sleeper}/stat`, 'utf8').catch(() => '');
+      gone = stat === '' || / Z /.test(stat);
+    }
+    assert.ok(gone, 'sleep ended with its parent');
+  } finally {
+    parent.kill('SIGKILL');
+  }
+});

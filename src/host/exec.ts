@@ -96,9 +96,13 @@ export interface StreamCommandOptions {
   onLine: (line: string) => void;
 }
 
-/** Run `file args`, call `onLine` for each stdout line as it arrives, resolve when it exits cleanly or is aborted. */
+/**
+ * Run `file args`, call `onLine` for each stdout line as it arrives, resolve when it exits cleanly or is
+ * aborted. The command dies with svcd (`setpriv --pdeathsig`, which then executes it in place): a killed
+ * svcd must not leave a watcher behind for every restart.
+ */
 export async function streamCommand(file: string, args: readonly string[], opts: StreamCommandOptions): Promise<void> {
-  const sub = execa(file, args, {
+  const sub = execa('setpriv', ['--pdeathsig', 'KILL', '--', file, ...args], {
     reject: false,
     cancelSignal: opts.signal,
     stdin: 'ignore',
