@@ -137,6 +137,10 @@ describe('container console on real LXC', { skip }, () => {
     await eventually(() => s2.output().includes('again-25'), 'a second attachment', 15_000);
     s2.control.close();
     assert.equal((await api.get(`${s2.op}/wait?timeout=30`)).json.metadata.status, 'Success');
+    // Console sessions leave no lines of lxc-console's in the container's lxc.log.
+    const lxcLog = await api.get('/1.0/containers/con1/logs/lxc.log');
+    assert.equal(lxcLog.status, 200);
+    assert.deepEqual(lxcLog.text.split('\n').filter((l) => l.startsWith('lxc-console ')), []);
   });
 
   test('a second client while one is attached: its operation fails (console busy), the first goes on', async () => {

@@ -78,7 +78,7 @@ export function registerContainerConsoleRoutes(app: Hono<AppEnv>, deps: ApiDeps)
       const row = await ops.startTask(
         { class: 'websocket', description: 'Showing console', project: ct.project, resources: { containers: [containerUrl(ct)] } },
         async (ctx) => {
-          const session = createConsoleSession({ open: () => attachConsole(ref), signal: ctx.signal });
+          const session = createConsoleSession({ open: () => attachConsole(ref, path.join(logDirOf(deps.stateDir, ct), 'lxc.log')), signal: ctx.signal });
           // Registered before the first await: the secrets exist when startTask returns.
           fds = ops.websockets.register(ctx.id, ['0', 'control'], session.onSocket);
           await ctx.setMetadata({ fds });

@@ -41,8 +41,9 @@ export const lxcArgs = {
    * Attach to the container's console (tty 0). `-e` takes the escape prefix as `^x` or `x` and
    * maps it to `1 + (x - 'a')`: a backquote gives 0, which turns the escape sequence off, so every
    * byte a client types (Ctrl+a q included) reaches the container. Clients detach by closing.
+   * With `logFile` (the container's `lxc.log`) only errors are logged there, as for attach.
    */
-  console: (r: LxcRef) => [...ref(r), '-t', '0', '-e', '`'],
+  console: (r: LxcRef, logFile?: string) => [...ref(r), ...(logFile !== undefined ? ['--logfile', logFile, '--logpriority', 'ERROR'] : []), '-t', '0', '-e', '`'],
   /** State changes of every container whose name matches `pattern` (a POSIX regex, passed as one argument). */
   monitor: (lxcPath: string, pattern = '.*') => ['-P', lxcPath, '-n', pattern],
 };
