@@ -1,9 +1,9 @@
 import { mkdir } from 'node:fs/promises';
-import { countLocalWrites } from './local-writes.ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import * as schema from '../desired/schema/index.ts';
+import { countLocalWrites } from './local-writes.ts';
 import type { Database, Db } from './types.ts';
 
 export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');

@@ -123,6 +123,12 @@ export function createOperations(opts: OperationsOptions) {
     return row;
   }
 
+  /** Task ends announced but not written yet (finishTask), and the timer and write chain that store them. */
+  const unwritten = new Map<string, { patch: Parameters<typeof transitionOperation>[2]; at: Date }>();
+  let writeTimer: ReturnType<Clock['setTimer']> | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  const writeBehindMs = opts.writeBehindMs ?? 20;
+
   /**
    * End a task of this process: announced at once (waiters woken, the row kept in `finals`), written
    * a moment later, in a batch with the other ends of that moment. A short command's round trip then
@@ -130,11 +136,6 @@ export function createOperations(opts: OperationsOptions) {
    * script). Until written, a reader of the table on another member sees the task still running, and
    * a crash leaves it to recover() at the next start, as a crash during the task would.
    */
-  const unwritten = new Map<string, { patch: Parameters<typeof transitionOperation>[2]; at: Date }>();
-  let writeTimer: ReturnType<Clock['setTimer']> | undefined;
-  let writing: Promise<void> = Promise.resolve();
-  const writeBehindMs = opts.writeBehindMs ?? 20;
-
   function finishTask(id: string, patch: Parameters<typeof transitionOperation>[2]): Promise<unknown> {
     const current = tasks.get(id);
     if (!current) return transition(id, patch);

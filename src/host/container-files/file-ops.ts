@@ -25,7 +25,6 @@ const unlinkQuietly = (p: string) => {
   }
 };
 
-/** FileHandle.write may write less than asked (disk nearly full): go on until all is written. */
 /**
  * Files up to this size are read and written with synchronous calls in one go (their data is in the page
  * cache either way): a small file costs one event-loop turn instead of a thread-pool round trip per step.
@@ -36,6 +35,7 @@ function writeAllSync(fd: number, chunk: Uint8Array): void {
   for (let off = 0; off < chunk.byteLength; ) off += fs.writeSync(fd, chunk, off, chunk.byteLength - off);
 }
 
+/** FileHandle.write may write less than asked (disk nearly full): go on until all is written. */
 async function writeAll(fh: FileHandle, chunk: Uint8Array): Promise<void> {
   for (let off = 0; off < chunk.byteLength; ) off += (await fh.write(chunk, off, chunk.byteLength - off)).bytesWritten;
 }
@@ -211,10 +211,10 @@ function existingOwner(fsys: ContainerFs, r: Resolved, path: string, want: 'file
 }
 
 /**
- * POST a file: the body is streamed into it. Overwrite (default) replaces the file (keeping its
- * owner and mode unless given); append adds to it. A new file gets uid/gid 0 and mode 0644 unless given.
+ * POST a file: `body` is the whole content of a small file (written at once), or a stream written as it
+ * comes. Overwrite (default) replaces the file (keeping its owner and mode unless given); append adds
+ * to it. A new file gets uid/gid 0 and mode 0644 unless given.
  */
-/** POST a file: `body` is the whole content of a small file, or a stream. */
 export async function writeFile(fsys: ContainerFs, path: string, req: WriteRequest & { append: boolean }, body: AsyncIterable<Uint8Array> | Buffer): Promise<void> {
   await withResolvedAsync(fsys, path, async (r) => {
     const name = finalName(path, r);

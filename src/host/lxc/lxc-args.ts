@@ -8,6 +8,9 @@ export interface LxcRef {
 
 const ref = (r: LxcRef) => ['-n', r.name, '-P', r.lxcPath];
 
+/** An LXC tool's own logging: only errors, into `logFile` (which overrides the container config's level). */
+const errorsOnlyTo = (logFile: string | undefined) => (logFile !== undefined ? ['--logfile', logFile, '--logpriority', 'ERROR'] : []);
+
 export const lxcArgs = {
   /** Daemonized start with an explicit config file (`-f`). */
   start: (r: LxcRef, configFile: string) => ['-d', ...ref(r), '-f', configFile],
@@ -22,14 +25,14 @@ export const lxcArgs = {
   unfreeze: (r: LxcRef) => ref(r),
   /** State and init pid, raw numbers. */
   info: (r: LxcRef) => [...ref(r), '-s', '-p', '-H'],
-  /** Run `command` in the container with a clean environment plus `env`, as `ids.uid`/`ids.gid` when given. */
   /**
-   * Run `command` in the container. With `logFile` (the container's `lxc.log`), lxc-attach logs only
-   * errors there: at the config's level it writes some 37 lines per run.
+   * Run `command` in the container with a clean environment plus `env`, as `ids.uid`/`ids.gid` when
+   * given. With `logFile` (the container's `lxc.log`) lxc-attach logs only errors there: at the
+   * config's level it writes some 37 lines per run.
    */
   attach: (r: LxcRef, command: readonly string[], env: Readonly<Record<string, string>> = {}, ids: { uid?: number; gid?: number; logFile?: string } = {}) => [
     ...ref(r),
-    ...(ids.logFile !== undefined ? ['--logfile', ids.logFile, '--logpriority', 'ERROR'] : []),
+    ...errorsOnlyTo(ids.logFile),
     '--clear-env',
     ...Object.entries(env).flatMap(([k, v]) => ['--set-var', `${k}=${v}`]),
     ...(ids.uid !== undefined ? ['--uid', String(ids.uid)] : []),
@@ -43,7 +46,7 @@ export const lxcArgs = {
    * byte a client types (Ctrl+a q included) reaches the container. Clients detach by closing.
    * With `logFile` (the container's `lxc.log`) only errors are logged there, as for attach.
    */
-  console: (r: LxcRef, logFile?: string) => [...ref(r), ...(logFile !== undefined ? ['--logfile', logFile, '--logpriority', 'ERROR'] : []), '-t', '0', '-e', '`'],
+  console: (r: LxcRef, logFile?: string) => [...ref(r), ...errorsOnlyTo(logFile), '-t', '0', '-e', '`'],
   /** State changes of every container whose name matches `pattern` (a POSIX regex, passed as one argument). */
   monitor: (lxcPath: string, pattern = '.*') => ['-P', lxcPath, '-n', pattern],
 };

@@ -14,7 +14,7 @@
 //   A spawn with `copyIn: <dir>` runs `file` from a private copy (privateCopy below).
 // The helper exits when svcd goes away (the IPC channel closes), ending what it started.
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, constants, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, copyFileSync, fstatSync, openSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 
@@ -61,36 +61,28 @@ process.on('message', async (msg) => {
  * caller then runs `file` itself).
  */
 const copies = new Map();
-const statOrUndefined = (p) => {
+/** The file at `p` with its stat, or undefined. */
+const fileAt = (p) => {
   try {
     const st = statSync(p);
-    return st.isFile() ? st : undefined;
+    return st.isFile() ? { path: p, st } : undefined;
   } catch {
     return undefined;
   }
 };
 function privateCopy(file, dir) {
   const known = copies.get(file);
-  let source = known?.source;
-  let st = source === undefined ? undefined : statOrUndefined(source);
-  if (!st) {
-    const candidates = file.includes('/') ? [file] : (process.env.PATH ?? '/usr/bin:/bin').split(':').map((d) => path.join(d, file));
-    source = candidates.find((p) => statOrUndefined(p));
-    if (!source) return undefined;
-    st = statSync(source);
-  }
-  const stamp = `${source}:${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+  const candidates = file.includes('/') ? [file] : (process.env.PATH ?? '/usr/bin:/bin').split(':').map((d) => path.join(d, file));
+  const source = (known && fileAt(known.source)) ?? candidates.map(fileAt).find(Boolean);
+  if (!source) return undefined;
+  const { st } = source;
+  const stamp = `${source.path}:${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
   if (known?.stamp === stamp) return known.path;
   if (known) closeSync(known.fd);
   copies.delete(file);
   const tmp = path.join(dir, `.${path.basename(file)}-${process.pid}-${Date.now()}`);
-  const w = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o500);
-  try {
-    const data = readFileSync(source);
-    for (let off = 0; off < data.length; ) off += writeSync(w, data, off);
-  } finally {
-    closeSync(w);
-  }
+  // EXCL: never onto anything already there (a symlink included).
+  copyFileSync(source.path, tmp, constants.COPYFILE_EXCL);
   let fd;
   try {
     chmodSync(tmp, 0o500);
@@ -102,7 +94,7 @@ function privateCopy(file, dir) {
     closeSync(fd);
     return undefined;
   }
-  const entry = { fd, source, stamp, path: `/proc/${process.pid}/fd/${fd}` };
+  const entry = { fd, source: source.path, stamp, path: `/proc/${process.pid}/fd/${fd}` };
   copies.set(file, entry);
   return entry.path;
 }
