@@ -10,12 +10,14 @@ import { renderOperation } from '../../src/operations/render-operation.ts';
 import { readOperation } from '../../src/operations/operation-store.ts';
 import { createStatusSettler } from '../../src/reconcilers/status-settler.ts';
 import { readDataVersion } from '../../src/desired/data-versions.ts';
+import { ISOLATED_TABLES, localWrites } from '../../src/db/local-writes.ts';
 import {
   assertConflict,
   bumpProfileWithOperation,
   makeOps,
   mustReadOperation,
   profileInput as input,
+  query,
   readStatus,
   rejection,
   type SuiteContext,
@@ -53,6 +55,28 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     assert.notEqual((await readDataVersion(db, ['storage_volumes'])), s1.split(',')[1], 'a volume insert bumps storage_volumes');
     await db.delete(storageVolumes).where(eq(storageVolumes.pool, 'dv-pool'));
     await db.delete(storagePools).where(eq(storagePools.name, 'dv-pool'));
+  });
+
+  test('the tables whose writes the local write counter ignores have no trigger and no foreign key', async () => {
+    const db = ctx.db();
+    for (const table of ISOLATED_TABLES) {
+      const triggers = await query<{ tgname: string }>(db, sql`select tgname from pg_trigger where tgrelid = ${table}::regclass and not tgisinternal`);
+      assert.deepEqual(triggers.map((t) => t.tgname), [], `triggers on ${table}`);
+      const keys = await query<{ conname: string }>(db, sql`select conname from pg_constraint where contype = 'f' and (conrelid = ${table}::regclass or confrelid = ${table}::regclass)`);
+      assert.deepEqual(keys.map((k) => k.conname), [], `foreign keys from or to ${table}`);
+    }
+    // On PGlite, what that buys: an operation's writes leave the count (and the cached versions) alone.
+    const writes = localWrites(db);
+    if (!writes) return;
+    const { ops } = makeOps(db);
+    const before = writes.count;
+    const row = await ops.startTask({ class: 'task', description: 'isolated', project: 'default' }, async () => ({ done: true }));
+    await ops.wait(row.id, 5_000);
+    await ops.stop();
+    assert.equal(writes.count, before, 'insert and end of an operation');
+    await createProfile(db, 'default', 'counted', input('c'));
+    assert.equal(writes.count, before + 1, 'a profile insert');
+    await deleteProfile(db, 'default', 'counted');
   });
 
   test('profiles: create, update, rename, delete; generation starts at 1 and each write adds one', async () => {
