@@ -9,6 +9,7 @@ import {
   failOrphanedOperations,
   failTargetOperations,
   insertOperation,
+  insertOperations,
   listActiveOperations,
   pruneOperations,
   readOperation,
@@ -95,7 +96,8 @@ export function createOperations(opts: OperationsOptions) {
   }
   const announceAll = (rows: OperationRow[]) => rows.forEach(announce);
 
-  function rowFor(spec: OperationSpec, statusCode: number): Parameters<typeof insertOperation>[1] {
+  /** The row an operation starts as (what the insert writes). */
+  function rowFor(spec: OperationSpec, statusCode: number): OperationRow {
     const t = now();
     const deadlineMs = spec.deadlineMs ?? (spec.target ? defaultDeadlineMs : 0);
     return {
@@ -106,6 +108,7 @@ export function createOperations(opts: OperationsOptions) {
       resources: spec.resources ?? {},
       metadata: spec.metadata ?? {},
       mayCancel: spec.mayCancel ?? false,
+      err: '',
       project: spec.project,
       node,
       targetKind: spec.target?.kind ?? null,
@@ -123,8 +126,11 @@ export function createOperations(opts: OperationsOptions) {
     return row;
   }
 
-  /** Task ends announced but not written yet (finishTask), and the timer and write chain that store them. */
-  const unwritten = new Map<string, { patch: Parameters<typeof transitionOperation>[2]; at: Date }>();
+  /**
+   * Task ends announced but not written yet (finishTask), and the timer and write chain that store
+   * them: the end of a written row (`patch`), or the whole final row of a task never written (`row`).
+   */
+  const unwritten = new Map<string, { patch: Parameters<typeof transitionOperation>[2]; at: Date } | { row: OperationRow }>();
   let writeTimer: ReturnType<Clock['setTimer']> | undefined;
   let writing: Promise<void> = Promise.resolve();
   const writeBehindMs = opts.writeBehindMs ?? 20;
@@ -133,28 +139,34 @@ export function createOperations(opts: OperationsOptions) {
    * End a task of this process: announced at once (waiters woken, the row kept in `finals`), written
    * a moment later, in a batch with the other ends of that moment. A short command's round trip then
    * has no database write in it, and neither has the request right behind it (the next exec of a
-   * script). Until written, a reader of the table on another member sees the task still running, and
-   * a crash leaves it to recover() at the next start, as a crash during the task would.
+   * script). Until written, a reader of the table on another member sees the task still running (or
+   * not at all, if its row was never written: startTask `deferInsert`), and a crash leaves it to
+   * recover() at the next start, as a crash during the task would.
    */
-  function finishTask(id: string, patch: Parameters<typeof transitionOperation>[2]): Promise<unknown> {
+  function finishTask(id: string, patch: Parameters<typeof transitionOperation>[2], written: boolean): Promise<unknown> {
     const current = tasks.get(id);
-    if (!current) return transition(id, patch);
+    if (!current) return written ? transition(id, patch) : Promise.resolve();
     const at = now();
-    announce({ ...current, ...patch, updatedAt: at });
-    unwritten.set(id, { patch, at });
+    const row = { ...current, ...patch, updatedAt: at };
+    announce(row);
+    unwritten.set(id, written ? { patch, at } : { row });
     writeTimer ??= clock.setTimer(() => void writeEnds(), writeBehindMs);
     return Promise.resolve();
   }
 
-  /** Write the task ends announced so far (one after the other, behind any write still going). */
+  /** Write the task ends announced so far (behind any write still going): new rows in one insert, then each end. */
   function writeEnds(): Promise<void> {
     if (writeTimer) clock.clearTimer(writeTimer);
     writeTimer = undefined;
     const batch = [...unwritten];
     unwritten.clear();
     writing = writing.then(async () => {
-      for (const [id, { patch, at }] of batch) {
-        await transitionOperation(db, id, patch, at).catch((err: unknown) => log.error({ err, op: id }, 'failed to record the end of an operation'));
+      const rows = batch.flatMap(([, e]) => ('row' in e ? [e.row] : []));
+      // One statement; if it fails, one each, so that one bad row does not lose the others.
+      if (rows.length > 1) await insertOperations(db, rows).then(() => rows.splice(0), () => {});
+      for (const row of rows) await insertOperations(db, [row]).catch((err: unknown) => log.error({ err, op: row.id }, 'failed to record an operation'));
+      for (const [id, e] of batch) {
+        if ('patch' in e) await transitionOperation(db, id, e.patch, e.at).catch((err: unknown) => log.error({ err, op: id }, 'failed to record the end of an operation'));
       }
     });
     return writing;
@@ -173,30 +185,50 @@ export function createOperations(opts: OperationsOptions) {
 
     /**
      * Start an imperative operation: its task settles it (Success, Failure, or Cancelled if aborted).
-     * `eager`: the task starts while the row is being inserted instead of after (a short command's
-     * latency); it is aborted if the insert fails, and must not settle anything outside the operation
-     * before its signal says it may go on (no such task may have effects that outlive an abort).
+     * `deferInsert` (for short commands, whose latency an insert would add to): the operation is
+     * answered from memory and its task started at once; its row is written with its end (one write,
+     * behind, see finishTask) or, if it runs longer than DEFER_INSERT_MS, then. A failed write of a
+     * running task aborts it, which then ends as Failure naming the write's error: such a task must
+     * not settle anything outside the operation before its signal says it may go on.
      */
-    async startTask(spec: OperationSpec, task: TaskFn, opts: { eager?: boolean } = {}): Promise<OperationRow> {
+    async startTask(spec: OperationSpec, task: TaskFn, opts: { deferInsert?: boolean } = {}): Promise<OperationRow> {
       const draft = rowFor(spec, StatusCode.Running);
+      const deferred = opts.deferInsert === true;
       const ac = new AbortController();
-      // The insert begins after an eager task's synchronous start (PGlite runs on this thread: a task
-      // started behind it would wait for the whole statement).
+      const register = (row: OperationRow) => {
+        cancelHooks.set(row.id, ac);
+        tasks.set(row.id, row);
+        announce(row);
+      };
+      let insertStarted = false;
       let insert!: () => void;
       const inserted = new Promise<void>((resolve) => (insert = resolve))
         .then(() => insertOperation(db, draft))
         .then((row) => {
-          cancelHooks.set(row.id, ac);
-          tasks.set(row.id, row);
-          announce(row);
+          if (!deferred) register(row);
           return row;
         });
-      inserted.catch((e: unknown) => ac.abort(e));
+      let insertError: unknown;
+      inserted.catch((e: unknown) => {
+        insertError = e;
+        ac.abort(e);
+      });
+      const startInsert = () => {
+        insertStarted = true;
+        insert();
+      };
+      let deferTimer: ReturnType<Clock['setTimer']> | undefined;
+      if (deferred) {
+        register(draft);
+        deferTimer = clock.setTimer(startInsert, DEFER_INSERT_MS);
+      }
       let metadata = { ...draft.metadata };
       const ctx: TaskContext = {
         id: draft.id,
         signal: ac.signal,
         async setMetadata(patch) {
+          if (deferTimer) clock.clearTimer(deferTimer);
+          if (!insertStarted) startInsert();
           await inserted;
           metadata = { ...metadata, ...patch };
           await transition(draft.id, { statusCode: ac.signal.aborted ? StatusCode.Cancelling : StatusCode.Running, metadata });
@@ -205,7 +237,7 @@ export function createOperations(opts: OperationsOptions) {
       const run = async () => {
         let end: Parameters<typeof transitionOperation>[2];
         try {
-          if (!opts.eager) await inserted;
+          if (!deferred) await inserted;
           const out = await task(ctx);
           if (out) metadata = { ...metadata, ...out };
           end = ac.signal.aborted
@@ -215,11 +247,22 @@ export function createOperations(opts: OperationsOptions) {
           const cancelled = ac.signal.aborted;
           end = { statusCode: cancelled ? StatusCode.Cancelled : StatusCode.Failure, err: cancelled ? 'operation cancelled' : errorText(e), metadata, mayCancel: false };
         }
-        // Nothing to settle when the row never made it (startTask failed with the insert's error).
-        if (await inserted.then(() => true, () => false)) await finishTask(draft.id, end).catch((err2: unknown) => log.error({ err: err2, op: draft.id }, 'failed to record the end of an operation'));
+        if (deferTimer) clock.clearTimer(deferTimer);
+        // Never written: the end is the whole row, written behind.
+        if (deferred && !insertStarted) return void finishTask(draft.id, end, false);
+        if (await inserted.then(() => true, () => false)) {
+          await finishTask(draft.id, end, true).catch((err2: unknown) => log.error({ err: err2, op: draft.id }, 'failed to record the end of an operation'));
+        } else if (deferred) {
+          // Answered already, its write failed: its end is known here only.
+          log.error({ err: insertError, op: draft.id }, 'failed to record an operation');
+          const current = tasks.get(draft.id);
+          if (current) announce({ ...current, ...end, statusCode: StatusCode.Failure, err: `could not record the operation: ${errorText(insertError)}`, updatedAt: now() });
+        }
+        // Otherwise nothing to settle: the row never made it and startTask failed with the insert's error.
       };
       void run();
-      insert();
+      if (deferred) return draft;
+      startInsert();
       return inserted;
     },
 
@@ -230,8 +273,17 @@ export function createOperations(opts: OperationsOptions) {
       return row;
     },
 
-    /** Active operations; one that ended here a moment ago is left out even before its row is written. */
-    list: async (project?: string) => (await listActiveOperations(db, project)).filter((r) => !finals.has(r.id)),
+    /**
+     * Active operations, newest first: one that ended here a moment ago is left out even before its
+     * end is written, and a task of this process is in even before its row is (deferInsert).
+     */
+    async list(project?: string): Promise<OperationRow[]> {
+      const rows = (await listActiveOperations(db, project)).filter((r) => !finals.has(r.id));
+      const listed = new Set(rows.map((r) => r.id));
+      const unlisted = [...tasks.values()].filter((r) => !listed.has(r.id) && (project === undefined || r.project === project));
+      if (unlisted.length === 0) return rows;
+      return [...rows, ...unlisted].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+    },
 
     /** Resolve once the operation is final, or after timeoutMs (negative = no limit), or on abort. */
     async wait(id: string, timeoutMs: number, signal?: AbortSignal, project?: string): Promise<OperationRow> {
@@ -313,6 +365,9 @@ export function createOperations(opts: OperationsOptions) {
   return service;
 }
 export type Operations = ReturnType<typeof createOperations>;
+
+/** How long a deferInsert task runs before its row is written (a shorter one's is written with its end). */
+const DEFER_INSERT_MS = 250;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -11,6 +11,11 @@ export async function insertOperation(db: DbOrTx, row: NewOperation): Promise<Op
   return out!;
 }
 
+/** Insert several rows in one statement. */
+export async function insertOperations(db: DbOrTx, rows: NewOperation[]): Promise<void> {
+  await db.insert(operations).values(rows);
+}
+
 export async function readOperation(db: DbOrTx, id: string): Promise<OperationRow | undefined> {
   const [row] = await db.select().from(operations).where(eq(operations.id, id));
   return row;

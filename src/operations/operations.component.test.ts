@@ -97,35 +97,71 @@ describe('operations (component: agent + PGlite + unix socket)', () => {
     assert.equal(done.json.metadata.err, 'disk on fire');
   });
 
-  test('an eager task starts before its row is written; its end is stored too; a failed insert aborts it and creates nothing', async () => {
-    let inserted = false;
-    let startedBeforeInsert: boolean | undefined;
+  test('deferInsert: answered and started before any write, served from memory; a short task is written once, with its end', async () => {
+    const stored = async (id: string, column: string) =>
+      ((await agent.database.db.execute(sql`select ${sql.identifier(column)} as v from operations where id = ${id}`)) as unknown as { rows: { v: unknown }[] }).rows.map((r) => r.v);
+    let release!: () => void;
+    let startedSync = false;
     const id = crypto.randomUUID();
-    const op = await agent.ops
-      .startTask({ id, class: 'task', description: 'Eager', project: 'default' }, async () => {
-        startedBeforeInsert = !inserted;
-        return { answer: 7 };
-      }, { eager: true })
-      .then((row) => ((inserted = true), row));
+    const op = await agent.ops.startTask({ id, class: 'task', description: 'Deferred', project: 'default' }, async () => {
+      startedSync = true;
+      await new Promise<void>((r) => (release = r));
+      return { answer: 7 };
+    }, { deferInsert: true });
     assert.equal(op.id, id);
+    assert.equal(startedSync, true, 'the task started before startTask returned');
+    assert.deepEqual(await stored(id, 'id'), [], 'not written yet');
+    // Served from memory: get and list.
+    assert.equal((await call(agent, 'GET', `/1.0/operations/${id}`)).json.metadata.status_code, 103);
+    const listed: { id: string }[] = (await call(agent, 'GET', '/1.0/operations?recursion=1')).json.metadata;
+    assert.ok(listed.some((o) => o.id === id), JSON.stringify(listed));
+    release();
     const done = await call(agent, 'GET', `/1.0/operations/${id}/wait?timeout=5`);
     assert.equal(done.json.metadata.status_code, 200);
     assert.equal(done.json.metadata.metadata.answer, 7);
-    assert.equal(startedBeforeInsert, true);
-    // The end was announced first, then written: the table catches up.
-    const stored = async (column: string) => ((await agent.database.db.execute(sql`select ${sql.identifier(column)} as v from operations where id = ${id}`)) as unknown as { rows: { v: unknown }[] }).rows.map((r) => r.v);
-    await until(async () => (await stored('status_code'))[0] === 200, 'the stored end');
+    await until(async () => (await stored(id, 'status_code'))[0] === 200, 'the row, written with its end');
+    assert.deepEqual(await stored(id, 'metadata'), [{ answer: 7 }]);
 
-    // The same id again: the insert fails, startTask rejects, the task sees its signal aborted.
+    // Several ending together: written in one batch, each one.
+    const many = await Promise.all([1, 2, 3].map((n) => agent.ops.startTask({ class: 'task', description: `Batch ${n}`, project: 'default' }, async () => ({ n }), { deferInsert: true })));
+    for (const m of many) await until(async () => (await stored(m.id, 'status_code'))[0] === 200, `batch row ${m.description}`);
+
+    // One that runs longer than DEFER_INSERT_MS (250 ms): written running, then its end.
+    let releaseSlow!: () => void;
+    const slow = await agent.ops.startTask({ class: 'task', description: 'Slow', project: 'default' }, () => new Promise<void>((r) => (releaseSlow = r)), { deferInsert: true });
+    await until(async () => (await stored(slow.id, 'status_code'))[0] === 103, 'the running row, written by the timer', 2_000);
+    releaseSlow();
+    assert.equal((await call(agent, 'GET', `/1.0/operations/${slow.id}/wait?timeout=5`)).json.metadata.status_code, 200);
+    await until(async () => (await stored(slow.id, 'status_code'))[0] === 200, 'the slow end');
+
+    // A long one whose write fails (a taken id): the task sees its signal aborted, the operation ends as
+    // Failure naming the write's error, the table keeps the first row.
     let aborted!: (why: unknown) => void;
     const sawAbort = new Promise((r) => (aborted = r));
-    await assert.rejects(
-      agent.ops.startTask({ id, class: 'task', description: 'Duplicate', project: 'default' }, ({ signal }) =>
-        new Promise<void>((resolve) => signal.addEventListener('abort', () => (aborted(signal.reason), resolve()), { once: true })),
-      { eager: true }),
-    );
+    const dup = await agent.ops.startTask({ id, class: 'task', description: 'Duplicate', project: 'default' }, ({ signal }) =>
+      new Promise<void>((resolve) => signal.addEventListener('abort', () => (aborted(signal.reason), resolve()), { once: true })),
+    { deferInsert: true });
+    assert.equal(dup.id, id);
     assert.ok(await sawAbort);
-    assert.deepEqual(await stored('description'), ['Eager']);
+    const failed = await call(agent, 'GET', `/1.0/operations/${id}/wait?timeout=5`);
+    assert.equal(failed.json.metadata.status_code, 400);
+    assert.match(failed.json.metadata.err, /^could not record the operation: /);
+    assert.deepEqual(await stored(id, 'description'), ['Deferred']);
+
+    // A short one with a taken id, ending together with a good one: the good one is still written.
+    const good = await agent.ops.startTask({ class: 'task', description: 'Good', project: 'default' }, async () => {}, { deferInsert: true });
+    const bad = await agent.ops.startTask({ id: slow.id, class: 'task', description: 'Taken', project: 'default' }, async () => {}, { deferInsert: true });
+    assert.equal((await call(agent, 'GET', `/1.0/operations/${bad.id}/wait?timeout=5`)).json.metadata.status_code, 200, 'answered from memory');
+    await until(async () => (await stored(good.id, 'status_code'))[0] === 200, 'the good row of the batch');
+    assert.deepEqual(await stored(slow.id, 'description'), ['Slow']);
+  });
+
+  test('a task whose insert fails is not started and startTask rejects', async () => {
+    const id = crypto.randomUUID();
+    await agent.ops.startTask({ id, class: 'task', description: 'First', project: 'default' }, async () => {});
+    let ran = false;
+    await assert.rejects(agent.ops.startTask({ id, class: 'task', description: 'Duplicate', project: 'default' }, async () => void (ran = true)));
+    assert.equal(ran, false);
   });
 
   test('wait?timeout returns the still-running operation when the timeout passes; bad timeout → 400', async () => {

@@ -109,7 +109,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       if (body['record-output'] && waitForWebsocket) throw new ValidationError('"record-output" is only valid with "wait-for-websocket" false');
       const pid = await requireRunning(ct);
       // lxc-attach's self-copy only guards containers whose root is host root: skipped for the others.
-      const fast = pid !== undefined && !(await mapsHostRoot(pid));
+      const fast = pid !== undefined && !mapsHostRoot(pid);
       const spec: AttachSpec = {
         name: ct.id,
         lxcPath: lxcPathOf(stateDir),
@@ -130,10 +130,12 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         const sockets = new ExecSockets(interactive ? ['0'] : ['0', '1', '2']);
         const fds = ops.websockets.register(opId, interactive ? ['0', 'control'] : ['0', '1', '2', 'control'], (fd, ws) => sockets.attach(fd, ws as WebSocket));
         try {
+          // Answered before its row is written (a short command's row is written with its end).
           const operation = await ops.startTask({ ...base, class: 'websocket', metadata: { fds } }, async ({ signal }) => {
             try {
               await sockets.waitForData(CONNECT_TIMEOUT_MS, signal);
               const size = { cols: body.width || 80, rows: body.height || 24 };
+              // The bridges kill the command if the signal aborts (a cancel, or a failed write of the row).
               const status = interactive
                 ? await bridgePty(sockets, await attachPty(spec, size), { log, signal })
                 : await bridgePipes(sockets, await attachPiped(spec, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' }), { log, signal });
@@ -143,7 +145,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
               sockets.closeAll();
               throw e;
             }
-          });
+          }, { deferInsert: true });
           return async(c, operation);
         } catch (e) {
           ops.websockets.revoke(opId);
@@ -171,7 +173,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
           const target = (suffix: string) => (output ? { appendTo: path.join(dir, `${base1}.${suffix}`) } : ('ignore' as const));
           const proc = await attachPiped(spec, { stdin: 'ignore', stdout: target('stdout'), stderr: target('stderr') });
           const stop = () => void proc.signal(9);
-          // Without output files the command starts while the operation is inserted (eager), and is killed if that fails.
+          // Without output files the operation is answered at once and written with its end (deferInsert).
           if (signal.aborted) stop();
           else signal.addEventListener('abort', stop, { once: true });
           try {
@@ -182,7 +184,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         } finally {
           for (const f of files) await f.close().catch(() => {});
         }
-      }, { eager: !output });
+      }, { deferInsert: !output });
       return async(c, operation);
     },
   });

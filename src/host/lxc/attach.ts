@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { readFile, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -54,10 +54,16 @@ export function uidMapHasHostRoot(map: string): boolean {
 
 /**
  * Whether the user namespace of process `pid` maps host uid 0 (a privileged container, or an id map
- * that gives it host root); true when that cannot be read.
+ * that gives it host root); true when that cannot be read. Read synchronously: a procfs file of a
+ * few lines, on every exec (a thread-pool round trip costs more than the read).
  */
-export async function mapsHostRoot(pid: number): Promise<boolean> {
-  const map = await readFile(`/proc/${pid}/uid_map`, 'utf8').catch(() => '');
+export function mapsHostRoot(pid: number): boolean {
+  let map = '';
+  try {
+    map = readFileSync(`/proc/${pid}/uid_map`, 'utf8');
+  } catch {
+    // unreadable: treated as mapping host root
+  }
   return uidMapHasHostRoot(map);
 }
 
