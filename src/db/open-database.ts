@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import * as schema from '../desired/schema/index.ts';
 import { countLocalWrites } from './local-writes.ts';
+import { installQueryParsers, type ParserClient } from './pglite-parsers.ts';
 import type { Database, Db } from './types.ts';
 
 export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
@@ -37,6 +38,7 @@ async function openPglite(dir: string): Promise<Database> {
     await client.close();
     client = await PGlite.create(dir);
   }
+  installQueryParsers(client as unknown as ParserClient);
   const db = drizzle(client, { schema });
   countLocalWrites(db, client as never);
   try {
