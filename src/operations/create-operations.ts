@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { localWrites } from '../db/local-writes.ts';
 import type { Db, DbOrTx } from '../db/types.ts';
 import type { OperationRow } from '../desired/schema/index.ts';
 import { NotFoundError, ValidationError } from '../desired/errors.ts';
@@ -78,6 +79,13 @@ export function createOperations(opts: OperationsOptions) {
   const FINAL_MEMORY_MS = 60_000;
   /** Running tasks of this process (startTask): only this process writes their rows, so memory is current. */
   const tasks = new Map<string, OperationRow>();
+  /**
+   * Every other operation announced and not ended yet, when this process is the database's only
+   * writer (PGlite, local-writes.ts): every change of an operation row goes through this module and
+   * is announced, so memory is current and a wait or GET needs no read. Not on a shared PostgreSQL,
+   * where other members settle operations too.
+   */
+  const live = localWrites(db) ? new Map<string, OperationRow>() : undefined;
   let sweepTimer: ReturnType<Clock['setTimer']> | undefined;
   let stopped = false;
   const now = () => new Date(clock.now());
@@ -85,8 +93,11 @@ export function createOperations(opts: OperationsOptions) {
   function announce(row: OperationRow): void {
     bus.publish({ type: 'operation', project: row.project, metadata: renderOperation(row) as never });
     if (tasks.has(row.id)) tasks.set(row.id, row);
+    // (An announcement overtaken by the end, e.g. a creation behind its settling, changes nothing.)
+    else if (live && !finals.has(row.id)) live.set(row.id, row);
     if (isFinalStatus(row.statusCode)) {
       tasks.delete(row.id);
+      live?.delete(row.id);
       finals.set(row.id, { row, at: clock.now() });
       websockets.revoke(row.id);
       cancelHooks.delete(row.id);
@@ -268,7 +279,7 @@ export function createOperations(opts: OperationsOptions) {
 
     async get(id: string, project?: string): Promise<OperationRow> {
       if (!UUID.test(id)) throw new NotFoundError('Operation not found');
-      const row = finals.get(id)?.row ?? tasks.get(id) ?? (await readOperation(db, id));
+      const row = finals.get(id)?.row ?? tasks.get(id) ?? live?.get(id) ?? (await readOperation(db, id));
       if (!row || (project !== undefined && row.project !== project)) throw new NotFoundError('Operation not found');
       return row;
     },
@@ -337,7 +348,11 @@ export function createOperations(opts: OperationsOptions) {
 
     /** Fail operations past their deadline, prune old finished ones. */
     async sweep(): Promise<void> {
-      for (const [id, f] of finals) if (clock.now() - f.at > FINAL_MEMORY_MS) finals.delete(id);
+      for (const [id, f] of finals) {
+        if (clock.now() - f.at <= FINAL_MEMORY_MS) continue;
+        finals.delete(id);
+        live?.delete(id);
+      }
       announceAll(await expireOperations(db, now()));
       await pruneOperations(db, new Date(clock.now() - retentionMs));
     },

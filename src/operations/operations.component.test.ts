@@ -238,6 +238,10 @@ describe('operations (component: agent + PGlite + unix socket)', () => {
     const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
     assert.equal(done.json.metadata.status_code, 200);
     assert.equal(applied.get(key), desired.get(key));
+    // A creation announced behind its end (the settling won the race to the database) changes nothing.
+    agent.ops.announce(op);
+    assert.equal((await call(agent, 'GET', `/1.0/operations/${op.id}`)).json.metadata.status_code, 200);
+    assert.equal((await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`)).json.metadata.status_code, 200);
   });
 
   test('a terminal reconcile error fails the operation with the reconciler text', async () => {
