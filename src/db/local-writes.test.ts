@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { countLocalWrites, localWrites } from './local-writes.ts';
+import { countLocalWrites, learnReach, localVersion, localWrites } from './local-writes.ts';
 
 /** A stand-in for PGlite's query/exec/transaction that resolves when told to. */
 function fakeClient() {
@@ -16,74 +16,116 @@ function fakeClient() {
     },
   };
 }
+type Tx = { query(sql: string): Promise<void>; exec(sql: string): Promise<void> };
+const tick = () => new Promise((r) => setImmediate(r));
 
-test('writes are counted once they finished; reads never; transactions when they end, committed or not', async () => {
+/** The schema of the tests: profiles cascade from projects; `audit` has a trigger that may write anything. */
+function schema(counter: Parameters<typeof learnReach>[0]) {
+  learnReach(
+    counter,
+    [
+      { child: 'profiles', parent: 'projects', onUpdate: 'c', onDelete: 'c' },
+      { child: 'containers', parent: 'projects', onUpdate: 'c', onDelete: 'a' },
+      { child: 'snapshots', parent: 'containers', onUpdate: 'a', onDelete: 'c' },
+      { child: 'volumes', parent: 'pools', onUpdate: 'a', onDelete: 'r' },
+    ],
+    [
+      { table: 'profiles', fn: 'bump_data_version' },
+      { table: 'audit', fn: 'write_elsewhere' },
+    ],
+  );
+}
+
+test('writes count per table once finished; reads never; a transaction when it ends, committed or not', async () => {
   const db = {};
   const client = fakeClient();
   assert.equal(localWrites(db), undefined, 'not registered: always ask the database');
   const counter = countLocalWrites(db, client);
   assert.equal(localWrites(db), counter);
+  schema(counter);
+  const v = (...tables: string[]) => localVersion(counter, tables);
 
+  const v0 = v('profiles', 'pools');
   void client.query('select * from containers');
   void client.query('  SHOW shared_buffers');
   await client.settleAll();
-  assert.equal(counter.count, 0, 'reads');
+  assert.equal(v('profiles', 'pools'), v0, 'reads');
 
-  const write = client.query('update containers set power = $1');
-  await new Promise((r) => setImmediate(r));
-  assert.equal(counter.count, 0, 'not before the write finished');
+  const prof0 = v('profiles');
+  const pools0 = v('pools');
+  const write = client.query('update "profiles" set "description" = $1');
+  await tick();
+  assert.equal(v('profiles'), prof0, 'not before the write finished');
   await client.settleAll();
   await write;
-  assert.equal(counter.count, 1);
+  assert.notEqual(v('profiles'), prof0, 'a profiles write');
+  assert.equal(v('pools'), pools0, 'pools untouched');
 
-  void client.exec('with x as (delete from profiles returning *) select * from x');
-  await client.settleAll();
-  assert.equal(counter.count, 2, 'a WITH may write');
-
-  type Tx = { query(sql: string): Promise<void>; exec(sql: string): Promise<void> };
+  const p1 = v('profiles');
   await client.transaction(async (tx: Tx) => void (await tx.query('insert into "profiles" ("name") values ($1)')));
-  assert.equal(counter.count, 3);
-  await assert.rejects(client.transaction(async (tx: Tx) => { await tx.query('update "containers" set "power" = $1'); throw new Error('rolled back'); }));
-  await new Promise((r) => setImmediate(r));
-  assert.equal(counter.count, 4, 'a rolled-back transaction counts too (harmless)');
+  assert.notEqual(v('profiles'), p1, 'a transaction that wrote profiles');
+  const p2 = v('profiles');
+  await assert.rejects(client.transaction(async (tx: Tx) => { await tx.query('update "profiles" set "x" = $1'); throw new Error('rolled back'); }));
+  await tick();
+  assert.notEqual(v('profiles'), p2, 'a rolled-back transaction counts too (harmless)');
+  const p3 = v('profiles', 'pools');
   await client.transaction(async (tx: Tx) => void (await tx.query('select 1')));
-  await new Promise((r) => setImmediate(r));
-  assert.equal(counter.count, 4, 'a transaction that only read');
-  await client.transaction(async (tx: Tx) => void (await tx.exec('select 1')));
-  await new Promise((r) => setImmediate(r));
-  assert.equal(counter.count, 5, 'exec in a transaction counts as a write');
+  await tick();
+  assert.equal(v('profiles', 'pools'), p3, 'a transaction that only read');
 });
 
-test('writes of isolated tables (operations, reconcile statuses) are not counted, alone or in a transaction', async () => {
+test('a write reaches the tables its cascading foreign keys reach; a table with another trigger, and unknown statements, reach everything', async () => {
   const client = fakeClient();
   const counter = countLocalWrites({}, client);
-  void client.query('insert into "operations" ("id", "class") values ($1, $2)');
-  void client.query('update "operations" set "status_code" = $1 where ("operations"."id" = $2)');
-  void client.query('delete from "reconcile_status" where "kind" = $1');
-  void client.query('insert into "reconcile_status" ("kind", "key") values ($1, $2) on conflict ("kind","key") do update set "facts" = $3');
+  const v = (...tables: string[]) => localVersion(counter, tables);
+  // Before the schema is known, every write counts for every table.
+  void client.query('insert into "operations" ("id") values ($1)');
   await client.settleAll();
-  assert.equal(counter.count, 0);
+  const early = v('pools');
+  assert.notEqual(early, localVersion({ tables: new Map(), any: 0, reach: undefined }, ['pools']), 'before learnReach: anything');
+  schema(counter);
 
-  type Tx = { query(sql: string): Promise<void> };
-  await client.transaction(async (tx: Tx) => { await tx.query('select 1'); await tx.query('insert into "operations" ("id") values ($1)'); });
-  await new Promise((r) => setImmediate(r));
-  assert.equal(counter.count, 0, 'a transaction of isolated writes');
-  await client.transaction(async (tx: Tx) => { await tx.query('insert into "operations" ("id") values ($1)'); await tx.query('update "containers" set "power" = $1'); });
-  await new Promise((r) => setImmediate(r));
-  assert.equal(counter.count, 1, 'a transaction that also wrote a versioned table');
-
-  for (const sql of [
-    'update "operations" set "x" = 1; delete from "containers"', // two statements
-    'update operations set "x" = 1', // not the quoted form drizzle sends
-    'with d as (delete from "containers" returning *) update "operations" set "x" = 1',
-    'insert into "operations_archive" ("id") values ($1)',
-  ]) {
-    const before: number = counter.count;
+  const write = async (sql: string) => {
     void client.query(sql);
     await client.settleAll();
-    assert.equal(counter.count, before + 1, sql);
+  };
+  let all = v('projects', 'profiles', 'containers', 'snapshots', 'pools', 'volumes');
+  await write('insert into "projects" ("name") values ($1)');
+  await write('insert into "pools" ("name") values ($1)');
+  const changed = (before: string, after: string) => before.split(':')[1]!.split(',').map((x, i) => x !== after.split(':')[1]!.split(',')[i]);
+  assert.deepEqual(changed(all, v('projects', 'profiles', 'containers', 'snapshots', 'pools', 'volumes')), [true, false, false, false, true, false], 'an insert reaches its table only');
+  all = v('projects', 'profiles', 'containers', 'snapshots', 'pools', 'volumes');
+  await write('update "projects" set "name" = $1');
+  assert.deepEqual(changed(all, v('projects', 'profiles', 'containers', 'snapshots', 'pools', 'volumes')), [true, true, true, true, false, false], 'projects cascade to profiles, containers and on to snapshots');
+  all = v('projects', 'profiles', 'containers', 'snapshots', 'pools', 'volumes');
+  await write('delete from "projects" where "name" = $1');
+  assert.deepEqual(changed(all, v('projects', 'profiles', 'containers', 'snapshots', 'pools', 'volumes')), [true, true, false, false, false, false], 'on delete: profiles cascade, containers (no action) do not');
+  all = v('projects', 'profiles', 'containers', 'snapshots', 'pools', 'volumes');
+  await write('insert into "projects" ("name") values ($1) on conflict ("name") do update set "x" = $2');
+  assert.deepEqual(changed(all, v('projects', 'profiles', 'containers', 'snapshots', 'pools', 'volumes')), [true, true, true, true, false, false], 'an upsert counts as an update');
+  all = v('projects', 'profiles', 'containers', 'snapshots', 'pools', 'volumes');
+  await write('delete from "pools" where "name" = $1');
+  assert.deepEqual(changed(all, v('projects', 'profiles', 'containers', 'snapshots', 'pools', 'volumes')), [false, false, false, false, true, false], 'restrict: volumes untouched');
+  all = v('pools');
+  await write('insert into "operations" ("id") values ($1)');
+  assert.equal(v('pools'), all, 'a table nothing references reaches itself only');
+
+  for (const sql of [
+    'update "audit" set "x" = 1', // a trigger that may write anywhere
+    'update "operations" set "x" = 1; delete from "pools"', // two statements
+    'update operations set "x" = 1', // not the quoted form drizzle sends
+    'with d as (delete from "pools" returning *) update "operations" set "x" = 1',
+    'truncate "pools"',
+  ]) {
+    const before = counter.any;
+    await write(sql);
+    assert.equal(counter.any, before + 1, sql);
   }
-  void client.exec('select 1; delete from "containers"');
+  const before = counter.any;
+  void client.exec('select 1; delete from "pools"');
   await client.settleAll();
-  assert.equal(counter.count, 6, 'exec of several statements starting with a read');
+  assert.equal(counter.any, before + 1, 'exec of several statements starting with a read');
+  await client.transaction(async (tx: Tx) => void (await tx.exec('select 1')));
+  await tick();
+  assert.equal(counter.any, before + 2, 'exec in a transaction');
 });

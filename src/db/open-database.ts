@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import * as schema from '../desired/schema/index.ts';
-import { countLocalWrites } from './local-writes.ts';
+import { countLocalWrites, learnReach, REACH_QUERIES, type ForeignKey } from './local-writes.ts';
 import { installQueryParsers, type ParserClient } from './pglite-parsers.ts';
 import type { Database, Db } from './types.ts';
 
@@ -40,9 +40,12 @@ async function openPglite(dir: string): Promise<Database> {
   }
   installQueryParsers(client as unknown as ParserClient);
   const db = drizzle(client, { schema });
-  countLocalWrites(db, client as never);
+  const writes = countLocalWrites(db, client as never);
   try {
     await migrate(db, { migrationsFolder });
+    const keys = (await client.query<ForeignKey>(REACH_QUERIES.keys)).rows;
+    const triggers = (await client.query<{ table: string; fn: string }>(REACH_QUERIES.triggers)).rows;
+    learnReach(writes, keys, triggers);
   } catch (e) {
     await client.close().catch(() => {});
     throw e;

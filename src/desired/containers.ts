@@ -7,6 +7,7 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isUnique
 import { expandConfig } from './expand.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateContainerName } from './names.ts';
+import { cachedRead } from './cached-reads.ts';
 import { DEFAULT_PROJECT, profileProjectOf, readProject } from './projects.ts';
 import { containers, profiles, storagePools, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest } from './schema/index.ts';
 
@@ -46,8 +47,11 @@ export async function expandContainer(db: DbOrTx, profileProject: string, c: Pic
  * it names that exist, from its project's profile project: `default` without features.profiles), then its own.
  */
 export async function expandStoredContainer(db: DbOrTx, c: Pick<ContainerRow, 'project' | 'profiles' | 'config' | 'devices'>) {
-  const profileProject = c.project === DEFAULT_PROJECT ? DEFAULT_PROJECT : profileProjectOf(await readProject(db, c.project));
-  const rows = c.profiles.length ? await db.select().from(profiles).where(and(eq(profiles.project, profileProject), inArray(profiles.name, c.profiles))) : [];
+  if (!c.profiles.length) return expandConfig([], c);
+  const profileProject =
+    c.project === DEFAULT_PROJECT ? DEFAULT_PROJECT : profileProjectOf(await cachedRead(db, `project\0${c.project}`, ['projects'], () => readProject(db, c.project)));
+  // All of the project's profiles (a handful), read again only after a write of profiles or projects.
+  const rows = await cachedRead(db, `profiles\0${profileProject}`, ['profiles', 'projects'], () => db.select().from(profiles).where(eq(profiles.project, profileProject)));
   const byName = new Map(rows.map((p) => [p.name, p]));
   return expandConfig(c.profiles.map((n) => byName.get(n)).filter((p) => p !== undefined), c);
 }

@@ -1,5 +1,5 @@
 import { inArray } from 'drizzle-orm';
-import { localWrites } from '../db/local-writes.ts';
+import { localVersion, localWrites } from '../db/local-writes.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { dataVersions } from './schema/index.ts';
 
@@ -11,22 +11,10 @@ export type VersionedTable = 'containers' | 'container_runtime' | 'profiles' | '
  * before the data it guards (see schema/data-versions.ts).
  */
 export async function readDataVersion(db: DbOrTx, tables: readonly VersionedTable[]): Promise<string> {
-  // An embedded database written only by this process: asked again only after a write (local-writes.ts).
+  // An embedded database written only by this process: its own count of writes is the version (local-writes.ts).
   const writes = localWrites(db);
-  if (!writes) return queryDataVersion(db, tables);
-  const key = tables.join(',');
-  let known = lastRead.get(db);
-  if (!known) lastRead.set(db, (known = new Map()));
-  const hit = known.get(key);
-  if (hit && hit.count === writes.count) return hit.version;
-  const count = writes.count;
-  const version = await queryDataVersion(db, tables);
-  known.set(key, { count, version });
-  return version;
+  return writes ? localVersion(writes, tables) : queryDataVersion(db, tables);
 }
-
-/** The last version read per database and table list, with the write count it was read at. */
-const lastRead = new WeakMap<object, Map<string, { count: number; version: string }>>();
 
 async function queryDataVersion(db: DbOrTx, tables: readonly VersionedTable[]): Promise<string> {
   const rows = await db.select().from(dataVersions).where(inArray(dataVersions.name, [...tables]));

@@ -1,18 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, rm, stat } from 'node:fs/promises';
-import { unpackBackup } from '../../host/backups/backup-tarball.ts';
-
-const pathExists = (p: string) => stat(p).then(() => true, () => false);
 import path from 'node:path';
+import { unpackBackup } from '../../host/backups/backup-tarball.ts';
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
 import { readContainerById } from '../../desired/containers.ts';
 import { allContainerSnapshots } from '../../desired/container-snapshots.ts';
+import { cachedRead } from '../../desired/cached-reads.ts';
 import { storagePools, storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
-import { randomUUID } from 'node:crypto';
 import type { ImageFiles } from '../../host/images/inspect-image.ts';
 import { unpackImage } from '../../host/images/unpack-image.ts';
 import { writeMetadataFile } from '../../host/templates/metadata-files.ts';
-import type { PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
+import type { PoolHealth, PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { readFacts, writeFacts, type FactsRecord } from '../status-settler.ts';
 import { poolSpecOf } from '../storage-pool/reconcile.ts';
@@ -33,14 +32,35 @@ export interface RootfsDeps {
 
 const IMAGE_VOLUME_KIND = 'image-volume';
 
+const pathExists = (p: string) => stat(p).then(() => true, () => false);
+
 export async function readyPool(deps: RootfsDeps, name: string): Promise<PoolHandle> {
-  const [row] = await deps.db.select().from(storagePools).where(eq(storagePools.name, name));
+  const pools = await cachedRead(deps.db, 'storage_pools', ['storage_pools'], () => deps.db.select().from(storagePools));
+  const row = pools.find((p) => p.name === name);
   if (!row) throw new TerminalError(`storage pool "${name}" does not exist`);
   const spec = poolSpecOf(row, deps.stateDir);
   const driver = deps.driverFor(row.driver);
-  const health = await driver.poolHealth(spec);
+  const health = await recentHealth(JSON.stringify(spec), () => driver.poolHealth(spec));
   if (!health.ready) throw new Error(`storage pool "${name}" is not ready: ${health.problem ?? 'not mounted'}`);
   return { row, spec, driver };
+}
+
+/** How long a pool's health check answers for (concurrent reconciles share one check). */
+const HEALTH_MS = 1_000;
+const healthChecks = new Map<string, { at: number; health: Promise<PoolHealth> }>();
+
+/** The pool's health as checked at most HEALTH_MS ago; a failing check is not kept. */
+function recentHealth(key: string, check: () => Promise<PoolHealth>): Promise<PoolHealth> {
+  const hit = healthChecks.get(key);
+  if (hit && Date.now() - hit.at < HEALTH_MS) return hit.health;
+  const health = check();
+  const entry = { at: Date.now(), health };
+  healthChecks.set(key, entry);
+  const forget = () => {
+    if (healthChecks.get(key) === entry) healthChecks.delete(key);
+  };
+  health.then((h) => void (h.ready || forget()), forget);
+  return health;
 }
 
 /** The root disk's pool of an expanded device map. */

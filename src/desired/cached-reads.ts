@@ -1,0 +1,29 @@
+import { PgTransaction } from 'drizzle-orm/pg-core';
+import type { DbOrTx } from '../db/types.ts';
+import { readDataVersion, type VersionedTable } from './data-versions.ts';
+
+/**
+ * Reads of small, rarely written tables (profiles, pools), kept per database until the data version
+ * of what they read changes: a reconcile of each of 200 new containers then reads its profiles and
+ * pool from memory. On PGlite the version is this process's own count of writes (no query); on
+ * PostgreSQL it is one small query instead of the read. Never inside a transaction, which must see
+ * its own writes. The values are shared: callers must not change them.
+ */
+const caches = new WeakMap<object, Map<string, { version: string; value: Promise<unknown> }>>();
+
+export async function cachedRead<T>(db: DbOrTx, key: string, tables: readonly VersionedTable[], read: () => PromiseLike<T>): Promise<T> {
+  if (db instanceof PgTransaction) return read();
+  const version = await readDataVersion(db, tables);
+  let entries = caches.get(db);
+  if (!entries) caches.set(db, (entries = new Map()));
+  const hit = entries.get(key);
+  if (hit && hit.version === version) return hit.value as Promise<T>;
+  // Resolved once: a drizzle query is a thenable that runs again each time it is awaited.
+  const value = Promise.resolve(read());
+  entries.set(key, { version, value });
+  // a failed read is not kept
+  value.catch(() => {
+    if (entries.get(key)?.value === value) entries.delete(key);
+  });
+  return value;
+}
