@@ -1,6 +1,9 @@
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../db/types.ts';
+import { eq } from 'drizzle-orm';
 import { readDataVersion, type VersionedTable } from './data-versions.ts';
+import { readProject } from './projects.ts';
+import { profiles, storagePools } from './schema/index.ts';
 
 /**
  * Reads of small, rarely written tables (profiles, pools), kept per database until the data version
@@ -27,3 +30,13 @@ export async function cachedRead<T>(db: DbOrTx, key: string, tables: readonly Ve
   });
   return value;
 }
+
+/** All storage pools (a handful), read again only after a write of them. */
+export const cachedPools = (db: DbOrTx) => cachedRead(db, 'storage_pools', ['storage_pools'], () => db.select().from(storagePools));
+
+/** All profiles of a (profile) project, read again only after a write of profiles or projects. */
+export const cachedProfiles = (db: DbOrTx, project: string) =>
+  cachedRead(db, `profiles\0${project}`, ['profiles', 'projects'], () => db.select().from(profiles).where(eq(profiles.project, project)));
+
+/** A project's row (NotFoundError if there is none), read again only after a write of projects. */
+export const cachedProject = (db: DbOrTx, name: string) => cachedRead(db, `project\0${name}`, ['projects'], () => readProject(db, name));

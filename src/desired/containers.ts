@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
@@ -7,9 +7,9 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isUnique
 import { expandConfig } from './expand.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateContainerName } from './names.ts';
-import { cachedRead } from './cached-reads.ts';
-import { DEFAULT_PROJECT, profileProjectOf, readProject } from './projects.ts';
-import { containers, profiles, storagePools, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest } from './schema/index.ts';
+import { cachedPools, cachedProfiles, cachedProject } from './cached-reads.ts';
+import { DEFAULT_PROJECT, profileProjectOf } from './projects.ts';
+import { containers, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest } from './schema/index.ts';
 
 export const CONTAINER_KIND = 'container';
 
@@ -29,7 +29,7 @@ export function containerUrl(c: { name: string; project: string }): string {
 /** The profiles a container names, in its order; a missing one → 400. */
 export async function loadProfiles(db: DbOrTx, profileProject: string, names: string[]) {
   if (new Set(names).size !== names.length) throw new ValidationError('A profile is listed twice');
-  const rows = names.length ? await db.select().from(profiles).where(and(eq(profiles.project, profileProject), inArray(profiles.name, names))) : [];
+  const rows = names.length ? await cachedProfiles(db, profileProject) : [];
   return names.map((n) => {
     const p = rows.find((r) => r.name === n);
     if (!p) throw new ValidationError(`Profile "${n}" does not exist`);
@@ -48,10 +48,8 @@ export async function expandContainer(db: DbOrTx, profileProject: string, c: Pic
  */
 export async function expandStoredContainer(db: DbOrTx, c: Pick<ContainerRow, 'project' | 'profiles' | 'config' | 'devices'>) {
   if (!c.profiles.length) return expandConfig([], c);
-  const profileProject =
-    c.project === DEFAULT_PROJECT ? DEFAULT_PROJECT : profileProjectOf(await cachedRead(db, `project\0${c.project}`, ['projects'], () => readProject(db, c.project)));
-  // All of the project's profiles (a handful), read again only after a write of profiles or projects.
-  const rows = await cachedRead(db, `profiles\0${profileProject}`, ['profiles', 'projects'], () => db.select().from(profiles).where(eq(profiles.project, profileProject)));
+  const profileProject = c.project === DEFAULT_PROJECT ? DEFAULT_PROJECT : profileProjectOf(await cachedProject(db, c.project));
+  const rows = await cachedProfiles(db, profileProject);
   const byName = new Map(rows.map((p) => [p.name, p]));
   return expandConfig(c.profiles.map((n) => byName.get(n)).filter((p) => p !== undefined), c);
 }
@@ -71,7 +69,7 @@ export async function validateContainer(db: DbOrTx, profileProject: string, inpu
   const roots = Object.entries(expanded.devices).filter(([, d]) => d.type === 'disk' && d.path === '/');
   if (roots.length !== 1) throw new ValidationError(roots.length ? 'A container can have only one root disk device' : 'A container needs a root disk device (path "/" on a storage pool), from its profiles or its own devices');
   const pool = roots[0]![1].pool!;
-  const [p] = await db.select().from(storagePools).where(eq(storagePools.name, pool));
+  const p = (await cachedPools(db)).find((row) => row.name === pool);
   if (!p || p.deletingAt) throw new ValidationError(`The root disk's storage pool "${pool}" does not exist`);
 }
 

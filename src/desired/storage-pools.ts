@@ -6,6 +6,7 @@ import { parseSize } from '../host/storage/size.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
+import { forgetFacts } from './reconcile-facts.ts';
 import { profiles, reconcileStatus, storagePools, storageVolumes, type StoragePoolRow } from './schema/index.ts';
 
 export const POOL_KIND = 'storage-pool';
@@ -106,7 +107,7 @@ export async function insertPool(db: Db, input: PoolInput, config: Record<string
       // A pool of the same name may have existed before: its status must not count for this one.
       await tx.delete(reconcileStatus).where(and(eq(reconcileStatus.kind, POOL_KIND), eq(reconcileStatus.key, input.name)));
       return row!;
-    });
+    }).finally(() => forgetFacts(db, POOL_KIND, input.name));
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Storage pool "${input.name}" already exists`);
     throw e;

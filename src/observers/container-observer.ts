@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { eq, isNull } from 'drizzle-orm';
+import { localWrites } from '../db/local-writes.ts';
 import type { Db } from '../db/types.ts';
 import { CONTAINER_KIND, containerUrl, readContainerById, recordContainerPoweredOff, retireEphemeralContainer } from '../desired/containers.ts';
 import { containerRuntime, containers, type ContainerRow } from '../desired/schema/index.ts';
@@ -86,6 +87,12 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
   const { db } = deps;
   const now = deps.now ?? Date.now;
   const memory = new Map<string, Seen>();
+  /**
+   * Runtime rows as this observer last wrote or read them, when svcd is the database's only writer
+   * (PGlite): a look then needs no read of its row. (Only looks write them; a removal deletes the
+   * container's row with it.)
+   */
+  const rowsSeen = localWrites(db) ? new Map<string, RuntimeRow>() : undefined;
   const logFileOf = (c: ContainerRow) => path.join(logDirOf(deps.stateDir, c), 'lxc.log');
   const lifecycle = (c: ContainerRow, action: string) => emitLifecycle(deps.bus, { action, source: containerUrl(c), project: c.project });
 
@@ -150,8 +157,10 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
     if (!prev || prev.state !== state || prev.pid !== pid) {
       const startedAt = pid && pid !== prev?.pid ? new Date() : (prev?.startedAt ?? null);
       const values = { node: deps.node, state, pid, startedAt, observedAt: new Date() };
+      rowsSeen?.delete(c.id);
       await db.insert(containerRuntime).values({ id: c.id, ...values }).onConflictDoUpdate({ target: containerRuntime.id, set: values });
-    }
+      rowsSeen?.set(c.id, { processes: 0, cpuNs: 0, memory: 0, ...prev, id: c.id, ...values });
+    } else rowsSeen?.set(c.id, prev);
 
     const stable = stableOf(state);
     let m = memory.get(c.id);
@@ -224,7 +233,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
       if (!seen && (lookedAt.get(id) ?? 0) > since) return;
       const c = row ?? (await readContainerById(db, id));
       if (!c || c.deletingAt) return;
-      const [prev] = await db.select().from(containerRuntime).where(eq(containerRuntime.id, id)).limit(1);
+      const prev = rowsSeen?.get(id) ?? (await db.select().from(containerRuntime).where(eq(containerRuntime.id, id)).limit(1))[0];
       lookedAt.set(id, ++lookSeq);
       await look(c, obs, prev?.node === deps.node ? prev : undefined, now());
     });
@@ -268,6 +277,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
         const live = new Set(rows.map((r) => r.id));
         const gone = (id: string) => !live.has(id) && (lookedAt.get(id) ?? 0) <= since;
         for (const id of memory.keys()) if (gone(id)) memory.delete(id);
+        for (const id of rowsSeen?.keys() ?? []) if (gone(id)) rowsSeen!.delete(id);
         for (const id of lookedAt.keys()) if (gone(id)) lookedAt.delete(id);
       });
     },

@@ -1,5 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
+import { forgetFacts, readFacts, writeFacts } from '../desired/reconcile-facts.ts';
 import { reconcileStatus } from '../desired/schema/index.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from './convergence.ts';
@@ -33,21 +34,7 @@ export function createStatusSettler({ db, ops, convergence }: { db: Db; ops: Pic
   };
 }
 
-/** Facts a reconciler keeps about the host (e.g. where a volume's data lives). */
-export async function readFacts(db: Db, kind: string, key: string): Promise<Record<string, unknown>> {
-  const [row] = await db
-    .select({ facts: reconcileStatus.facts })
-    .from(reconcileStatus)
-    .where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
-  return row?.facts ?? {};
-}
-
-export async function writeFacts(db: Db, kind: string, key: string, facts: Record<string, unknown>): Promise<void> {
-  await db
-    .insert(reconcileStatus)
-    .values({ kind, key, facts, updatedAt: new Date() })
-    .onConflictDoUpdate({ target: [reconcileStatus.kind, reconcileStatus.key], set: { facts, updatedAt: new Date() } });
-}
+export { forgetFacts, readFacts, writeFacts };
 
 /**
  * A reconcile's one copy of its key's facts: every step records in `facts`. `save()` writes them now (for
@@ -82,5 +69,7 @@ export async function openFacts<F extends object>(db: Db, kind: string, key: str
 
 /** Forget a key's status (its object is gone, or its name is being reused). */
 export async function clearStatus(db: Db, kind: string, key: string): Promise<void> {
+  forgetFacts(db, kind, key);
   await db.delete(reconcileStatus).where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
+  forgetFacts(db, kind, key);
 }

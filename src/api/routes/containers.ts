@@ -19,6 +19,7 @@ import { ValidationError } from '../../desired/errors.ts';
 import { resolveImage } from '../../desired/images.ts';
 import { expandInstanceType } from '../../desired/instance-types.ts';
 import { validateContainerName } from '../../desired/names.ts';
+import { cachedProject } from '../../desired/cached-reads.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
 import type { ContainerRow, ContainerSource } from '../../desired/schema/index.ts';
 import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
@@ -71,7 +72,7 @@ const editable = (c: ContainerRow) => ({ description: c.description, architectur
 /** The container API: every write is desired state plus an operation settled by the container reconciler. */
 export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db } = deps;
-  const profileProject = async (c: Context<AppEnv>) => profileProjectOf(await readProject(db, c.get('project')));
+  const profileProject = async (c: Context<AppEnv>) => profileProjectOf(await cachedProject(db, c.get('project')));
   const one = async (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
   const op = (c: ContainerRow, description: string) => ({
     class: 'task' as const,

@@ -6,8 +6,8 @@ import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
 import { readContainerById } from '../../desired/containers.ts';
 import { allContainerSnapshots } from '../../desired/container-snapshots.ts';
-import { cachedRead } from '../../desired/cached-reads.ts';
-import { storagePools, storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
+import { cachedPools } from '../../desired/cached-reads.ts';
+import { storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
 import type { ImageFiles } from '../../host/images/inspect-image.ts';
 import { unpackImage } from '../../host/images/unpack-image.ts';
 import { writeMetadataFile } from '../../host/templates/metadata-files.ts';
@@ -35,8 +35,7 @@ const IMAGE_VOLUME_KIND = 'image-volume';
 const pathExists = (p: string) => stat(p).then(() => true, () => false);
 
 export async function readyPool(deps: RootfsDeps, name: string): Promise<PoolHandle> {
-  const pools = await cachedRead(deps.db, 'storage_pools', ['storage_pools'], () => deps.db.select().from(storagePools));
-  const row = pools.find((p) => p.name === name);
+  const row = (await cachedPools(deps.db)).find((p) => p.name === name);
   if (!row) throw new TerminalError(`storage pool "${name}" does not exist`);
   const spec = poolSpecOf(row, deps.stateDir);
   const driver = deps.driverFor(row.driver);

@@ -7,7 +7,7 @@ import { removeLeftovers } from '../../host/lxc/remove-leftovers.ts';
 import { ContainerStartError, containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from '../../host/lxc/lifecycle.ts';
 import { TerminalError, type Reconciler } from '../runtime/index.ts';
 import { announceConverged, announceDeleted, type Announced } from './announce.ts';
-import { openFacts, type FactsRecord } from '../status-settler.ts';
+import { forgetFacts, openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
@@ -50,6 +50,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     await rm(path.join(lxcPath, c.id), { recursive: true, force: true });
     await db.delete(containerRuntime).where(eq(containerRuntime.id, c.id));
     await deleteContainerRow(db, c.id);
+    forgetFacts(db, CONTAINER_KIND, c.id);
   }
 
   async function converge(id: string, signal: AbortSignal) {

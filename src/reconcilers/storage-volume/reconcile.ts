@@ -6,7 +6,7 @@ import { deleteSnapshotRow, deleteVolumeRow, listAllSnapshots, readVolumeById, V
 import type { PoolSpec, SnapshotRef, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
 import { isStorageUnsupportedError } from '../../host/storage/errors.ts';
 import { TerminalError, type Reconciler } from '../runtime/index.ts';
-import { readFacts, writeFacts } from '../status-settler.ts';
+import { forgetFacts, readFacts, writeFacts } from '../status-settler.ts';
 import { poolSpecOf } from '../storage-pool/reconcile.ts';
 
 interface VolumeFacts {
@@ -71,6 +71,7 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; driverF
           await p.driver.removeVolume(p.spec, ref, ctx.signal);
         }
         await deleteVolumeRow(db, id);
+        forgetFacts(db, VOLUME_KIND, id);
         return { observedGeneration: vol.generation };
       }
 
