@@ -22,6 +22,18 @@ test('metadata.yaml: absent is empty; written and read back; invalid parts of an
   assert.deepEqual(await readMetadataFile(vol), m);
   await writeFile(path.join(vol, 'metadata.yaml'), 'architecture: x86_64\ncreation_date: 7\ntemplates:\n  /etc/ok: {when: [create], template: ok.tpl}\n  /etc/bad: {when: [reboot], template: b.tpl}\n  rel: {template: c.tpl}\n');
   assert.deepEqual(Object.keys((await readMetadataFile(vol)).templates), ['/etc/ok']);
+
+  // Two volumes with the same file (two containers of one image): each read is a copy of its own.
+  const vol2 = path.join(base, 'v1-copy');
+  await mkdir(vol2);
+  await writeMetadataFile(vol2, m);
+  const a = await readMetadataFile(vol2);
+  a.properties.os = 'changed by a reader';
+  a.templates['/etc/a']!.when.push('copy');
+  assert.deepEqual(await readMetadataFile(vol2), m);
+  assert.deepEqual(await readMetadataFile(vol), { ...empty, architecture: 'x86_64', creation_date: 7, templates: { '/etc/ok': { when: ['create'], create_only: false, template: 'ok.tpl', properties: {} } } });
+  await writeMetadataFile(vol2, { ...m, creation_date: 9 });
+  assert.equal((await readMetadataFile(vol2)).creation_date, 9, 'a changed file reads changed');
 });
 
 test('links are never followed: a linked metadata.yaml reads as empty and is replaced, a linked templates/ is refused', async () => {

@@ -50,16 +50,33 @@ async function replaceFile(file: string, data: string | Buffer, mode = 0o644): P
 /** The container's metadata (empty when the volume has no metadata.yaml). */
 export async function readMetadataFile(volumeDir: string): Promise<ContainerMetadata> {
   const raw = await readPlainFile(path.join(volumeDir, METADATA_FILE));
-  let doc: unknown = {};
-  if (raw) {
-    try {
-      doc = parse(raw.toString('utf8'), { maxAliasCount: 100 });
-    } catch {
-      doc = {};
+  const text = raw ? raw.toString('utf8') : '';
+  let known = parsedMetadata.get(text);
+  if (known) {
+    // most recently used last
+    parsedMetadata.delete(text);
+  } else {
+    let doc: unknown = {};
+    if (text) {
+      try {
+        doc = parse(text, { maxAliasCount: 100 });
+      } catch {
+        doc = {};
+      }
     }
+    known = readableContainerMetadata(doc);
+    if (parsedMetadata.size >= PARSED_METADATA_MAX) parsedMetadata.delete(parsedMetadata.keys().next().value!);
   }
-  return readableContainerMetadata(doc);
+  parsedMetadata.set(text, known);
+  return structuredClone(known);
 }
+
+/**
+ * Parsed metadata.yaml by its text: the containers of one image start with the same file, and a
+ * YAML parse costs far more than a copy. A few texts, least recently used first out.
+ */
+const parsedMetadata = new Map<string, ContainerMetadata>();
+const PARSED_METADATA_MAX = 16;
 
 export async function writeMetadataFile(volumeDir: string, metadata: ContainerMetadata): Promise<void> {
   await replaceFile(path.join(volumeDir, METADATA_FILE), stringify(metadata));
