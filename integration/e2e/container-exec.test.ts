@@ -384,6 +384,25 @@ print(json.dumps({'code': r.exit_code, 'out': r.stdout, 'err': r.stderr, 'code2'
     const out = JSON.parse(stdout.trim().split('\n').pop()!);
     assert.deepEqual(out, { code: 0, out: 'hi\n', err: '', code2: 3, err2: 'oops\n' });
   });
+  test('exec operations are stored: a short one with its end (found after a restart), a long one while it runs', async () => {
+    const short = await waitOp(api, await api.post('/1.0/containers/u1/exec', { command: ['true'], 'wait-for-websocket': false }));
+    assert.equal(short.status_code, 200);
+    const long = await api.post('/1.0/containers/u1/exec', { command: ['sleep', '30'], 'wait-for-websocket': false });
+    assert.equal(long.status, 202);
+    const longId = long.json.metadata.id as string;
+    // Longer than 250 ms: its row is written as running (then svcd stops under it).
+    await new Promise((r) => setTimeout(r, 600));
+    await d.stop();
+    await d.restart();
+    const found = await api.get(`/1.0/operations/${short.id}`);
+    assert.equal(found.status, 200, found.text);
+    assert.equal(found.json.metadata.status_code, 200);
+    assert.equal(found.json.metadata.metadata.return, 0);
+    const orphan = await api.get(`/1.0/operations/${longId}`);
+    assert.equal(orphan.status, 200, orphan.text);
+    assert.equal(orphan.json.metadata.status_code, 400);
+    assert.match(orphan.json.metadata.err, /svcd stopped while this operation was running/);
+  });
   test('recorded output older than 48 hours is removed (at daemon start, then hourly); newer output stays', async () => {
     const op = await waitOp(api, await api.post('/1.0/containers/u1/exec', { command: ['sh', '-c', 'echo o; echo e >&2'], 'wait-for-websocket': false, 'record-output': true }));
     const [outUrl, errUrl] = [op.metadata.output['1'] as string, op.metadata.output['2'] as string];
