@@ -32,6 +32,7 @@ import { parseSubids } from './host/idmap/parse-subids.ts';
 import { createConvergence } from './reconcilers/convergence.ts';
 import { createPoolReconciler } from './reconcilers/storage-pool/reconcile.ts';
 import { createVolumeReconciler } from './reconcilers/storage-volume/reconcile.ts';
+import { createImageVolumeReconciler } from './reconcilers/image-volume/reconcile.ts';
 import { readServerKeys } from './desired/server-config.ts';
 import { createEventBus, type EventBus } from './events/index.ts';
 import { createDevsvc } from './devsvc/create-devsvc.ts';
@@ -120,18 +121,22 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}),
   });
   const devsvc = createDevsvc({ db, stateDir: config.stateDir, node: config.nodeName, bus, log, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
+  const rootfsDeps = {
+    db,
+    stateDir: config.stateDir,
+    driverFor: storage.driverFor,
+    imageFiles: async (fp: string) => {
+      const [img] = await db.select({ split: images.split }).from(images).where(eq(images.fingerprint, fp)).limit(1);
+      if (!img) throw new TerminalError(`image ${fp} is not on this host`);
+      return imageFilesIn(imagesDirOf(config.stateDir), fp, img.split);
+    },
+  };
   const reconcilers: Reconciler[] = [
     createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
     createVolumeReconciler({ db, stateDir: config.stateDir, driverFor: storage.driverFor }),
+    createImageVolumeReconciler(rootfsDeps),
     createContainerReconciler({
-      db,
-      stateDir: config.stateDir,
-      driverFor: storage.driverFor,
-      imageFiles: async (fp) => {
-        const [img] = await db.select({ split: images.split }).from(images).where(eq(images.fingerprint, fp)).limit(1);
-        if (!img) throw new TerminalError(`image ${fp} is not on this host`);
-        return imageFilesIn(imagesDirOf(config.stateDir), fp, img.split);
-      },
+      ...rootfsDeps,
       host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
       subids,
       onHostChange: (id, seen, row) => containerObserver.observe(id, seen, row).catch(() => {}),

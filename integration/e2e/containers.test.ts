@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { buildBusyboxImage } from '../support/busybox-image.ts';
 import { teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
@@ -150,6 +150,44 @@ describe('containers on real LXC (busybox image): create, run, observe, self-hea
       return st.status === 'Running' && st.pid !== pid ? st : undefined;
     }, 'p1 restarted with a new init');
     assert.ok(after.pid > 0);
+  });
+
+  test('deleting an image removes its unpacked volumes from every pool (a dir pool\'s spare copy too); its containers keep running', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-gc-'));
+    try {
+      const img = await buildBusyboxImage({ dir, format: 'unified', compression: 'gzip', customizeRootfs: (r) => writeFile(path.join(r, 'etc/marker'), 'gc\n') });
+      if (img.format !== 'unified') throw new Error('unexpected image format');
+      await waitOp(api, await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
+      const fp = img.fingerprint;
+      const imagesDir = path.join(d.stateDir, 'storage-pools', 'default', 'images');
+      const before = new Set(await readdir(imagesDir));
+      await waitOp(api, await api.post('/1.0/containers', { name: 'g1', source: { type: 'image', fingerprint: fp } }));
+      await waitOp(api, await api.post('/1.0/containers', { name: 'g2', devices: { root: { type: 'disk', path: '/', pool: 'fast' } }, source: { type: 'image', fingerprint: fp } }));
+      for (const pool of ['default', 'fast']) assert.ok((await api.get(`/1.0/storage-pools/${pool}/volumes`)).json.metadata.includes(`/1.0/storage-pools/${pool}/volumes/image/${fp}`), pool);
+      // On the dir pool: the image volume and, made in the background, its spare copy.
+      const added = await eventually(async () => {
+        const now = (await readdir(imagesDir)).filter((e) => !before.has(e));
+        return now.length === 2 && now.some((e) => e.endsWith('.spare')) ? now : undefined;
+      }, 'the image volume and its spare on the dir pool');
+
+      await waitOp(api, await api.delete(`/1.0/images/${fp}`));
+      for (const pool of ['default', 'fast']) {
+        await eventually(async () => !(await api.get(`/1.0/storage-pools/${pool}/volumes`)).json.metadata.includes(`/1.0/storage-pools/${pool}/volumes/image/${fp}`), `the image volume gone from ${pool}`);
+      }
+      await eventually(async () => (await readdir(imagesDir)).every((e) => !added.includes(e)), 'the volume and its spare gone from the disk');
+      assert.deepEqual(new Set(await readdir(imagesDir)), before, 'the other image\'s volumes stay');
+
+      // The containers are copies (dir) and snapshots (btrfs) of their own.
+      for (const name of ['g1', 'g2']) {
+        await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));
+        const out = await waitOp(api, await api.post(`/1.0/containers/${name}/exec`, { command: ['cat', '/etc/marker'], 'wait-for-websocket': false, 'record-output': true }));
+        assert.equal((await api.get(out.metadata.output['1'])).text, 'gc\n', name);
+        await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'stop', force: true }));
+        await waitOp(api, await api.delete(`/1.0/containers/${name}`));
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('self-healing: a container killed behind svcd\'s back is started again', async () => {

@@ -13,6 +13,8 @@ import { checkIfMatch, computeEtag } from '../etag.ts';
 import { boundaryOf } from '../multipart-parser.ts';
 import { renderCollection } from '../query.ts';
 import { route } from '../router.ts';
+import { IMAGE_VOLUME_KIND } from '../../reconcilers/container/ensure-rootfs.ts';
+import { imageVolumeIds } from '../../reconcilers/image-volume/reconcile.ts';
 import { registerImageAliasRoutes } from './image-aliases.ts';
 import { looksLikeJson, openImageBody, readImageJson } from './image-body.ts';
 import { imageLifecycle, imageUrl, isTrusted, renderImage, visibleImage, type ImageRoutesContext } from './image-common.ts';
@@ -199,7 +201,10 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       const img = await readImage(db, project, c.req.param('fingerprint') ?? '');
       const op = await ops.startTask(imageOp(c, 'Deleting image', img.fingerprint), async () => {
         await ictx.store.withLock(img.fingerprint, async () => {
-          if (await deleteImage(db, project, img.fingerprint)) await ictx.store.removeFiles(img.fingerprint);
+          if (!(await deleteImage(db, project, img.fingerprint))) return;
+          await ictx.store.removeFiles(img.fingerprint);
+          // Its unpacked copies on the pools go too (image-volume/reconcile.ts keeps them if another project has the image).
+          for (const id of await imageVolumeIds(db, img.fingerprint)) deps.reconcile.enqueue(IMAGE_VOLUME_KIND, id, 'image deleted');
         });
         imageLifecycle(ictx, c, 'image-deleted', imageUrl(c, img.fingerprint));
       });

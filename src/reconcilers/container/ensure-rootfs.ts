@@ -13,7 +13,7 @@ import { unpackImage } from '../../host/images/unpack-image.ts';
 import { writeMetadataFile } from '../../host/templates/metadata-files.ts';
 import type { PoolHealth, PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
 import { TerminalError } from '../runtime/index.ts';
-import { readFacts, writeFacts, type FactsRecord } from '../status-settler.ts';
+import { clearStatus, readFacts, writeFacts, type FactsRecord } from '../status-settler.ts';
 import { poolSpecOf } from '../storage-pool/reconcile.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 
@@ -30,7 +30,8 @@ export interface RootfsDeps {
   imageFiles: (fingerprint: string) => Promise<ImageFiles>;
 }
 
-const IMAGE_VOLUME_KIND = 'image-volume';
+/** The reconcile kind of image volumes: their facts (`ready`), and their removal (image-volume/reconcile.ts). */
+export const IMAGE_VOLUME_KIND = 'image-volume';
 
 const pathExists = (p: string) => stat(p).then(() => true, () => false);
 
@@ -106,6 +107,22 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
     }
     readyImageVolumes.set(key, ref);
     return ref;
+  });
+}
+
+/**
+ * Remove an image volume (with a dir pool's spare copy) and its row, unless `keep()` says its image is
+ * back: under the same lock as ensureImageVolume, so no create unpacks or takes it meanwhile.
+ */
+export async function removeImageVolume(deps: RootfsDeps, pool: PoolHandle, vol: { id: string; name: string }, keep: () => Promise<boolean>, signal: AbortSignal): Promise<boolean> {
+  const key = `${pool.row.name}\0${vol.name}`;
+  return imageVolumeLocks.run(key, async () => {
+    if (await keep()) return false;
+    readyImageVolumes.delete(key);
+    await pool.driver.removeVolume(pool.spec, { id: vol.id, type: 'image' }, signal);
+    await deps.db.delete(storageVolumes).where(eq(storageVolumes.id, vol.id));
+    await clearStatus(deps.db, IMAGE_VOLUME_KIND, vol.id);
+    return true;
   });
 }
 
