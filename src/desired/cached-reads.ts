@@ -1,6 +1,6 @@
+import { eq } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../db/types.ts';
-import { eq } from 'drizzle-orm';
 import { readDataVersion, type VersionedTable } from './data-versions.ts';
 import { readProject } from './projects.ts';
 import { profiles, storagePools } from './schema/index.ts';

@@ -224,11 +224,14 @@ export function createOperations(opts: OperationsOptions) {
         insertError = e;
         ac.abort(e);
       });
+      let deferTimer: ReturnType<Clock['setTimer']> | undefined;
+      /** Write the row now (once); a deferred task's timer is then moot. */
       const startInsert = () => {
+        if (deferTimer) clock.clearTimer(deferTimer);
+        if (insertStarted) return;
         insertStarted = true;
         insert();
       };
-      let deferTimer: ReturnType<Clock['setTimer']> | undefined;
       if (deferred) {
         register(draft);
         deferTimer = clock.setTimer(startInsert, DEFER_INSERT_MS);
@@ -238,8 +241,7 @@ export function createOperations(opts: OperationsOptions) {
         id: draft.id,
         signal: ac.signal,
         async setMetadata(patch) {
-          if (deferTimer) clock.clearTimer(deferTimer);
-          if (!insertStarted) startInsert();
+          startInsert();
           await inserted;
           metadata = { ...metadata, ...patch };
           await transition(draft.id, { statusCode: ac.signal.aborted ? StatusCode.Cancelling : StatusCode.Running, metadata });
@@ -258,9 +260,11 @@ export function createOperations(opts: OperationsOptions) {
           const cancelled = ac.signal.aborted;
           end = { statusCode: cancelled ? StatusCode.Cancelled : StatusCode.Failure, err: cancelled ? 'operation cancelled' : errorText(e), metadata, mayCancel: false };
         }
-        if (deferTimer) clock.clearTimer(deferTimer);
         // Never written: the end is the whole row, written behind.
-        if (deferred && !insertStarted) return void finishTask(draft.id, end, false);
+        if (deferred && !insertStarted) {
+          if (deferTimer) clock.clearTimer(deferTimer);
+          return void finishTask(draft.id, end, false);
+        }
         if (await inserted.then(() => true, () => false)) {
           await finishTask(draft.id, end, true).catch((err2: unknown) => log.error({ err: err2, op: draft.id }, 'failed to record the end of an operation'));
         } else if (deferred) {
