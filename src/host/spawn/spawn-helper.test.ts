@@ -21,7 +21,16 @@ test('runCommand: environment, timeout and cancellation reach the command', asyn
   const t0 = Date.now();
   await assert.rejects(runCommand('sleep', ['5'], { signal: ac.signal }), /cancelled/);
   assert.ok(Date.now() - t0 < 4000, 'the command was killed, not waited for');
-  await assert.rejects(runCommand('/nonexistent/command', []), HostCommandError);
+  await assert.rejects(runCommand('/nonexistent/command', []), (e: unknown) => e instanceof HostCommandError && /could not be started: .*ENOENT/.test(e.message));
+});
+
+test('runCommand: a command that leaves a daemon holding its output has ended when it exits', async () => {
+  const t0 = Date.now();
+  // the background sleep keeps stdout open for 30 s
+  assert.equal(await runCommand('sh', ['-c', 'sleep 30 & echo started']), 'started');
+  assert.ok(Date.now() - t0 < 3000, `resolved after ${Date.now() - t0} ms`);
+  await assert.rejects(runCommand('sh', ['-c', 'kill -KILL $$']), /was killed by SIGKILL/);
+  assert.equal(await runCommand('printf', ['a\\r\\n\\n']), 'a\r\n', 'only one final newline is stripped');
 });
 
 test('a helper that dies fails the commands in flight, and the next command starts a new one', async () => {
