@@ -5,7 +5,9 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { openDatabase } from '../db/open-database.ts';
 import type { Database } from '../db/types.ts';
-import { cachedRead } from './cached-reads.ts';
+import { cachedContainerSnapshots, cachedLocalRead, cachedRead, MAX_CACHED_READS } from './cached-reads.ts';
+import { deleteContainerSnapshotRow, insertContainerSnapshot } from './container-snapshots.ts';
+import { insertContainer } from './containers.ts';
 import { createProfile, deleteProfile } from './profiles.ts';
 import { ensureDefaultProject } from './projects.ts';
 import { profiles } from './schema/index.ts';
@@ -53,4 +55,37 @@ test('a cached read runs once until a write of its tables; a failed read is not 
   await assert.rejects(cachedRead(db, 'names', ['profiles'], () => Promise.reject(new Error('db gone'))), /db gone/);
   assert.deepEqual(await cachedRead(db, 'names', ['profiles'], read), ['default'], 'the failure was not kept');
   assert.equal(runs, 4);
+});
+
+test('cachedLocalRead: any table on the embedded database; the oldest entries go beyond the cap', async () => {
+  const { db } = database;
+  let runs = 0;
+  const read = () => Promise.resolve(++runs);
+  assert.equal(await cachedLocalRead(db, 'k0', ['container_snapshots'], read), 1);
+  assert.equal(await cachedLocalRead(db, 'k0', ['container_snapshots'], read), 1, 'kept');
+  for (let i = 1; i <= MAX_CACHED_READS; i++) await cachedLocalRead(db, `k${i}`, ['container_snapshots'], read);
+  const before = runs;
+  assert.equal(await cachedLocalRead(db, `k${MAX_CACHED_READS}`, ['container_snapshots'], read), before, 'the newest is kept');
+  assert.equal(await cachedLocalRead(db, 'k0', ['container_snapshots'], read), before + 1, 'the oldest was dropped: read again');
+});
+
+test("cachedContainerSnapshots: each container's own rows, fresh after every write of snapshots", async () => {
+  const { db } = database;
+  const input = { description: '', architecture: 'x86_64', ephemeral: false, profiles: ['default'], config: {}, devices: {} };
+  const [a, b] = await db.transaction(async (tx) => [
+    await insertContainer(tx, 'default', 'snaps-a', input, { type: 'none' }, 'stopped'),
+    await insertContainer(tx, 'default', 'snaps-b', input, { type: 'none' }, 'stopped'),
+  ]);
+  assert.notEqual(a!.idmapIndex, b!.idmapIndex, 'each container its own idmap index');
+  const names = async (id: string) => (await cachedContainerSnapshots(db, id)).map((s) => s.name);
+  assert.deepEqual(await names(a!.id), []);
+  const s1 = await insertContainerSnapshot(db, a!, 'snap0');
+  assert.deepEqual(await names(a!.id), ['snap0'], 'a new snapshot is seen');
+  assert.deepEqual(await names(b!.id), [], "not another container's");
+  await insertContainerSnapshot(db, b!, 'snap0');
+  await insertContainerSnapshot(db, a!, 'snap1');
+  assert.deepEqual(await names(a!.id), ['snap0', 'snap1']);
+  assert.deepEqual(await names(b!.id), ['snap0']);
+  await deleteContainerSnapshotRow(db, s1.id);
+  assert.deepEqual(await names(a!.id), ['snap1'], 'a deleted one is gone');
 });

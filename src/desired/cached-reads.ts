@@ -1,9 +1,11 @@
 import { eq } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
+import { localVersion, localWrites } from '../db/local-writes.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { readDataVersion, type VersionedTable } from './data-versions.ts';
 import { readProject } from './projects.ts';
-import { profiles, storagePools } from './schema/index.ts';
+import { allContainerSnapshots } from './container-snapshots.ts';
+import { containerSnapshots, profiles, storagePools, type ContainerSnapshotRow } from './schema/index.ts';
 
 /**
  * Reads of small, rarely written tables (profiles, pools), kept per database until the data version
@@ -13,16 +15,33 @@ import { profiles, storagePools } from './schema/index.ts';
  * its own writes. The values are shared: callers must not change them.
  */
 const caches = new WeakMap<object, Map<string, { version: string; value: Promise<unknown> }>>();
+/** Entries kept per database at most; the longest unrefreshed goes first. */
+export const MAX_CACHED_READS = 4096;
 
 export async function cachedRead<T>(db: DbOrTx, key: string, tables: readonly VersionedTable[], read: () => PromiseLike<T>): Promise<T> {
   if (db instanceof PgTransaction) return read();
-  const version = await readDataVersion(db, tables);
+  return remembered(db, key, await readDataVersion(db, tables), read);
+}
+
+/**
+ * As cachedRead for any tables, on an embedded database only (its own count of writes is the
+ * version); on PostgreSQL, where only some tables have version counters, it just reads.
+ */
+export async function cachedLocalRead<T>(db: DbOrTx, key: string, tables: readonly string[], read: () => PromiseLike<T>): Promise<T> {
+  const writes = localWrites(db);
+  if (!writes || db instanceof PgTransaction) return read();
+  return remembered(db, key, localVersion(writes, tables), read);
+}
+
+function remembered<T>(db: DbOrTx, key: string, version: string, read: () => PromiseLike<T>): Promise<T> {
   let entries = caches.get(db);
   if (!entries) caches.set(db, (entries = new Map()));
   const hit = entries.get(key);
   if (hit && hit.version === version) return hit.value as Promise<T>;
   // Resolved once: a drizzle query is a thenable that runs again each time it is awaited.
   const value = Promise.resolve(read());
+  entries.delete(key);
+  if (entries.size >= MAX_CACHED_READS) entries.delete(entries.keys().next().value!);
   entries.set(key, { version, value });
   // a failed read is not kept
   value.catch(() => {
@@ -40,3 +59,17 @@ export const cachedProfiles = (db: DbOrTx, project: string) =>
 
 /** A project's row (NotFoundError if there is none), read again only after a write of projects. */
 export const cachedProject = (db: DbOrTx, name: string) => cachedRead(db, `project\0${name}`, ['projects'], () => readProject(db, name));
+
+/**
+ * A container's snapshot rows (those marked for deletion too), oldest first. On an embedded database the
+ * containers that have any are known per version of container_snapshots: most containers have none,
+ * and a reconcile of one costs no query.
+ */
+export async function cachedContainerSnapshots(db: DbOrTx, containerId: string): Promise<ContainerSnapshotRow[]> {
+  if (!localWrites(db) || db instanceof PgTransaction) return allContainerSnapshots(db, containerId);
+  const owners = await cachedLocalRead(db, 'snapshot owners', ['container_snapshots'], async () => {
+    const rows = await db.selectDistinct({ id: containerSnapshots.containerId }).from(containerSnapshots);
+    return new Set(rows.map((r) => r.id));
+  });
+  return owners.has(containerId) ? allContainerSnapshots(db, containerId) : [];
+}

@@ -113,10 +113,11 @@ export async function insertContainer(
 ): Promise<ContainerRow> {
   validateContainerName(name);
   try {
-    const [{ next }] = (await tx.select({ next: sql<number>`coalesce(max(${containers.idmapIndex}), 0) + 1` }).from(containers)) as [{ next: number }];
+    // The next idmap index, in the insert itself (one statement).
+    const next = sql`(select coalesce(max(${containers.idmapIndex}), 0) + 1 from ${containers})`;
     const [row] = await tx
       .insert(containers)
-      .values({ id, project, name, ...input, source, power, idmapIndex: Number(next) })
+      .values({ id, project, name, ...input, source, power, idmapIndex: next })
       .returning();
     return row!;
   } catch (e) {

@@ -1,3 +1,4 @@
+import { cachedContainerSnapshots } from '../../desired/cached-reads.ts';
 import { allContainerSnapshots, deleteContainerSnapshotRow } from '../../desired/container-snapshots.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import type { VolumeRef } from '../../host/storage/types.ts';
@@ -9,7 +10,7 @@ import type { PoolHandle, RootfsDeps } from './ensure-rootfs.ts';
  * dir copy), removed (with their rows) when marked for deletion.
  */
 export async function ensureSnapshots(deps: RootfsDeps, c: ContainerRow, pool: PoolHandle, ref: VolumeRef, signal: AbortSignal): Promise<void> {
-  for (const s of await allContainerSnapshots(deps.db, c.id)) {
+  for (const s of await cachedContainerSnapshots(deps.db, c.id)) {
     const snap = { volume: ref, id: s.id };
     if (s.deletingAt) {
       await pool.driver.removeSnapshot(pool.spec, snap, signal);
