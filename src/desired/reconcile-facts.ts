@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { localWrites } from '../db/local-writes.ts';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { reconcileStatus } from './schema/index.ts';
@@ -47,4 +47,22 @@ export async function writeFacts(db: Db, kind: string, key: string, facts: Recor
  */
 export function forgetFacts(db: DbOrTx, kind: string, key: string): void {
   memoryOf(db)?.delete(factsKey(kind, key));
+}
+
+/**
+ * Record that (kind, key) converged to `observedGeneration` (its last error cleared), and its facts when
+ * given, in one write.
+ */
+export async function recordConverged(db: Db, kind: string, key: string, observedGeneration: number, facts?: Record<string, unknown>): Promise<void> {
+  const memory = facts && memoryOf(db);
+  memory?.delete(factsKey(kind, key));
+  const updatedAt = new Date();
+  await db
+    .insert(reconcileStatus)
+    .values({ kind, key, observedGeneration, lastError: '', terminal: false, updatedAt, ...(facts ? { facts } : {}) })
+    .onConflictDoUpdate({
+      target: [reconcileStatus.kind, reconcileStatus.key],
+      set: { observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, ${observedGeneration})`, lastError: '', terminal: false, updatedAt, ...(facts ? { facts } : {}) },
+    });
+  memory?.set(factsKey(kind, key), JSON.stringify(facts));
 }

@@ -1,6 +1,6 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
-import { forgetFacts, readFacts, writeFacts } from '../desired/reconcile-facts.ts';
+import { forgetFacts, readFacts, recordConverged, writeFacts } from '../desired/reconcile-facts.ts';
 import { reconcileStatus } from '../desired/schema/index.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from './convergence.ts';
@@ -12,14 +12,8 @@ import type { Settler } from './runtime/index.ts';
  */
 export function createStatusSettler({ db, ops, convergence }: { db: Db; ops: Pick<Operations, 'converged' | 'failed'>; convergence?: Pick<Convergence, 'notify'> }): Settler {
   return {
-    async converged(kind, key, observedGeneration) {
-      await db
-        .insert(reconcileStatus)
-        .values({ kind, key, observedGeneration, lastError: '', terminal: false, updatedAt: new Date() })
-        .onConflictDoUpdate({
-          target: [reconcileStatus.kind, reconcileStatus.key],
-          set: { observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, ${observedGeneration})`, lastError: '', terminal: false, updatedAt: new Date() },
-        });
+    async converged(kind, key, observedGeneration, facts) {
+      await recordConverged(db, kind, key, observedGeneration, facts);
       await ops.converged(kind, key, observedGeneration);
       convergence?.notify(kind, key, { observed: observedGeneration });
     },
@@ -39,13 +33,16 @@ export { forgetFacts, readFacts, writeFacts };
 /**
  * A reconcile's one copy of its key's facts: every step records in `facts`. `save()` writes them now (for
  * what must be on disk before the next step); `note()` marks a change a crash would only redo, written by
- * `flush()` when the reconcile ends (or by the next `save()`).
+ * `flush()` when the reconcile ends (or by the next `save()`), or handed to the settler with the
+ * convergence by `take()` (one write for both).
  */
 export interface FactsRecord<F extends object> {
   facts: F;
   save(): Promise<void>;
   note(): void;
   flush(): Promise<void>;
+  /** The noted facts, now the caller's to write (the record no longer holds them as noted); else undefined. */
+  take(): Record<string, unknown> | undefined;
 }
 
 export async function openFacts<F extends object>(db: Db, kind: string, key: string): Promise<FactsRecord<F>> {
@@ -62,6 +59,11 @@ export async function openFacts<F extends object>(db: Db, kind: string, key: str
     },
     async flush() {
       if (noted) await record.save();
+    },
+    take() {
+      if (!noted) return undefined;
+      noted = false;
+      return { ...facts } as Record<string, unknown>;
     },
   };
   return record;

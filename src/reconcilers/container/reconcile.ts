@@ -5,7 +5,7 @@ import { CONTAINER_KIND, deleteContainerRow, expandStoredContainer, readContaine
 import { containerRuntime, containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
 import { removeLeftovers } from '../../host/lxc/remove-leftovers.ts';
 import { ContainerStartError, containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from '../../host/lxc/lifecycle.ts';
-import { TerminalError, type Reconciler } from '../runtime/index.ts';
+import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
 import { announceConverged, announceDeleted, type Announced } from './announce.ts';
 import { forgetFacts, openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
@@ -66,11 +66,20 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     // before the next step (a fill under way, copied snapshots, a restore, a power request done) is saved
     // at once; the rest (noted: bookkeeping a crash would only redo) when the reconcile ends.
     const record = await openFacts<ContainerFacts>(db, CONTAINER_KIND, id);
+    let result: ReconcileResult;
     try {
-      return await convergeWith(c, config, devices, record, signal);
-    } finally {
+      result = await convergeWith(c, config, devices, record, signal);
+    } catch (e) {
       await record.flush().catch(() => {});
+      throw e;
     }
+    // Converged: what was noted is written with the convergence (one write); else now.
+    if (result.observedGeneration !== undefined) {
+      const facts = record.take();
+      return facts ? { ...result, facts } : result;
+    }
+    await record.flush().catch(() => {});
+    return result;
   }
 
   async function convergeWith(c: ContainerRow, config: Record<string, string>, devices: Record<string, Record<string, string>>, record: FactsRecord<ContainerFacts>, signal: AbortSignal) {
@@ -144,9 +153,11 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await stopContainer({ ...ref, ...stopOpts });
       now = { state: 'STOPPED' };
     }
+    // The request is done: recorded with the convergence that settles its operation (one write, after
+    // which it is never done again; a crash before it repeats a start or stop, which changes nothing).
     if (fresh) {
       facts.doneSeq = req!.seq;
-      await record.save();
+      record.note();
     }
     await deps.onHostChange?.(id, now, c);
     return { observedGeneration: c.generation };

@@ -49,8 +49,11 @@ export function fakeSettler() {
     calls,
     convergedError: undefined as Error | undefined,
     failedError: undefined as Error | undefined,
-    async converged(kind: string, key: string, gen: number) {
+    /** Facts recorded with a convergence: [kind, key, facts]. */
+    facts: [] as [string, string, Record<string, unknown>][],
+    async converged(kind: string, key: string, gen: number, facts?: Record<string, unknown>) {
       calls.push(['converged', kind, key, gen]);
+      if (facts) s.facts.push([kind, key, facts]);
       if (s.convergedError) throw s.convergedError;
     },
     async failed(kind: string, key: string, message: string, terminal: boolean) {

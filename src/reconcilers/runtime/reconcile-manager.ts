@@ -133,12 +133,12 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
   async function onSuccess(item: QueueItem, klog: RuntimeLogger, result: ReconcileResult | undefined): Promise<void> {
     const { kind, key } = item;
     states.delete(idOf(kind, key));
-    const { observedGeneration, requeueAfterMs } = result ?? {};
+    const { observedGeneration, requeueAfterMs, facts } = result ?? {};
     klog.debug({ observedGeneration, requeueAfterMs }, 'reconciled');
     if (requeueAfterMs !== undefined) queue.addAfter(kind, key, requeueAfterMs, 'requeue');
     if (observedGeneration === undefined) return;
     try {
-      await settler.converged(kind, key, observedGeneration);
+      await settler.converged(kind, key, observedGeneration, facts);
     } catch (err) {
       retryAfterSettlerError(item, klog, err);
     }

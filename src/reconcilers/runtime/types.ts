@@ -15,6 +15,8 @@ export interface ReconcileResult {
   observedGeneration?: number;
   /** Ask to be called again later even on success (e.g. polling a slow host change). */
   requeueAfterMs?: number;
+  /** The key's facts to record with its convergence, in the same write (only with observedGeneration). */
+  facts?: Record<string, unknown>;
 }
 
 export interface Reconciler {
@@ -24,8 +26,8 @@ export interface Reconciler {
 }
 
 export interface Settler {
-  /** Settles operations whose target generation <= observedGeneration. */
-  converged(kind: string, key: string, observedGeneration: number): Promise<void>;
+  /** Settles operations whose target generation <= observedGeneration; records `facts` when given. */
+  converged(kind: string, key: string, observedGeneration: number, facts?: Record<string, unknown>): Promise<void>;
   /** terminal: fail pending operations; transient: only record the last error. */
   failed(kind: string, key: string, message: string, terminal: boolean): Promise<void>;
 }

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { and, eq } from 'drizzle-orm';
+import { openDatabase } from '../db/open-database.ts';
+import type { Database } from '../db/types.ts';
+import { reconcileStatus } from '../desired/schema/index.ts';
+import { createStatusSettler, openFacts, readFacts } from './status-settler.ts';
+
+let dir: string;
+let database: Database;
+before(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-settler-'));
+  database = await openDatabase({ stateDir: dir });
+});
+after(async () => {
+  await database?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const rowOf = async (kind: string, key: string) =>
+  (await database.db.select().from(reconcileStatus).where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key))))[0];
+
+test('a convergence records the generation, clears the error, and writes the facts handed with it', async () => {
+  const { db } = database;
+  const settled: [string, string, number][] = [];
+  const settler = createStatusSettler({ db, ops: { converged: async (k, key, g) => void settled.push([k, key, g]), failed: async () => {} } });
+
+  await settler.failed('thing', 'a', 'broken', false);
+  const record = await openFacts<{ done?: number; kept?: string }>(db, 'thing', 'a');
+  record.facts.kept = 'x';
+  await record.save();
+  record.facts.done = 3;
+  record.note();
+  const facts = record.take();
+  assert.deepEqual(facts, { kept: 'x', done: 3 });
+  assert.equal(record.take(), undefined, 'taken once');
+  assert.deepEqual(await readFacts(db, 'thing', 'a'), { kept: 'x' }, 'not written by take()');
+
+  await settler.converged('thing', 'a', 5, facts);
+  const row = await rowOf('thing', 'a');
+  assert.equal(row?.observedGeneration, 5);
+  assert.equal(row?.lastError, '');
+  assert.deepEqual(row?.facts, { kept: 'x', done: 3 }, 'stored with the convergence');
+  assert.deepEqual(await readFacts(db, 'thing', 'a'), { kept: 'x', done: 3 }, 'and read back so');
+  assert.deepEqual(settled, [['thing', 'a', 5]], 'the operations were settled');
+
+  await settler.converged('thing', 'a', 4);
+  const again = await rowOf('thing', 'a');
+  assert.equal(again?.observedGeneration, 5, 'never goes back');
+  assert.deepEqual(again?.facts, { kept: 'x', done: 3 }, 'no facts given: the stored ones stay');
+
+  await settler.converged('thing', 'new', 1, { first: true });
+  assert.deepEqual((await rowOf('thing', 'new'))?.facts, { first: true }, 'a first convergence with facts');
+});
