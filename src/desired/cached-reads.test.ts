@@ -5,7 +5,8 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { openDatabase } from '../db/open-database.ts';
 import type { Database } from '../db/types.ts';
-import { cachedContainerSnapshots, cachedLocalRead, cachedRead, MAX_CACHED_READS } from './cached-reads.ts';
+import { cachedContainerSnapshots, cachedImageFingerprint, cachedLocalRead, cachedRead, MAX_CACHED_READS } from './cached-reads.ts';
+import { createAlias, deleteAlias, insertImage, updateAlias } from './images.ts';
 import { deleteContainerSnapshotRow, insertContainerSnapshot } from './container-snapshots.ts';
 import { insertContainer } from './containers.ts';
 import { createProfile, deleteProfile } from './profiles.ts';
@@ -88,4 +89,35 @@ test("cachedContainerSnapshots: each container's own rows, fresh after every wri
   assert.deepEqual(await names(b!.id), ['snap0']);
   await deleteContainerSnapshotRow(db, s1.id);
   assert.deepEqual(await names(a!.id), ['snap1'], 'a deleted one is gone');
+});
+
+test('cachedImageFingerprint: what an alias, a fingerprint prefix or properties pick, fresh after image or alias writes', async () => {
+  const { db } = database;
+  const image = (fingerprint: string, os: string, at: number) => ({
+    fingerprint,
+    filename: '',
+    size: 1,
+    architecture: 'x86_64',
+    split: false,
+    public: false,
+    autoUpdate: false,
+    cached: false,
+    properties: { os },
+    createdAt: new Date(at),
+    expiresAt: null,
+  });
+  const fa = 'a'.repeat(64);
+  const fb = 'b'.repeat(64);
+  await insertImage(db, 'default', image(fa, 'one', 1000), [{ name: 'pick' }]);
+  assert.equal(await cachedImageFingerprint(db, 'default', { alias: 'pick' }), fa);
+  assert.equal(await cachedImageFingerprint(db, 'default', { fingerprint: 'aaaa' }), fa);
+  await assert.rejects(cachedImageFingerprint(db, 'default', { properties: { os: 'two' } }), /No image matches/);
+  await insertImage(db, 'default', image(fb, 'two', 2000));
+  assert.equal(await cachedImageFingerprint(db, 'default', { properties: { os: 'two' } }), fb, 'a new image is seen (the miss was not kept)');
+  await updateAlias(db, 'default', 'pick', { target: fb, description: '' });
+  assert.equal(await cachedImageFingerprint(db, 'default', { alias: 'pick' }), fb, 'a retargeted alias is followed');
+  await deleteAlias(db, 'default', 'pick');
+  await assert.rejects(cachedImageFingerprint(db, 'default', { alias: 'pick' }), /not found/);
+  await createAlias(db, 'default', { name: 'pick', target: 'aaaa' });
+  assert.equal(await cachedImageFingerprint(db, 'default', { alias: 'pick' }), fa);
 });

@@ -3,6 +3,7 @@ import { PgTransaction } from 'drizzle-orm/pg-core';
 import { localVersion, localWrites } from '../db/local-writes.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { readDataVersion, type VersionedTable } from './data-versions.ts';
+import { resolveImage, type ImageSelector } from './images.ts';
 import { readProject } from './projects.ts';
 import { allContainerSnapshots } from './container-snapshots.ts';
 import { containerSnapshots, profiles, storagePools, type ContainerSnapshotRow } from './schema/index.ts';
@@ -73,3 +74,10 @@ export async function cachedContainerSnapshots(db: DbOrTx, containerId: string):
   });
   return owners.has(containerId) ? allContainerSnapshots(db, containerId) : [];
 }
+
+/**
+ * The fingerprint an image source (alias, fingerprint or properties) picks in a project. On an embedded
+ * database read again only after a write of images, aliases or projects; on PostgreSQL always read.
+ */
+export const cachedImageFingerprint = (db: DbOrTx, project: string, sel: ImageSelector): Promise<string> =>
+  cachedLocalRead(db, `image source\0${project}\0${JSON.stringify([sel.alias, sel.fingerprint, sel.properties])}`, ['images', 'image_aliases', 'projects'], async () => (await resolveImage(db, project, sel)).fingerprint);

@@ -16,10 +16,9 @@ import {
   type ContainerInput,
 } from '../../desired/containers.ts';
 import { ValidationError } from '../../desired/errors.ts';
-import { resolveImage } from '../../desired/images.ts';
 import { expandInstanceType } from '../../desired/instance-types.ts';
 import { validateContainerName } from '../../desired/names.ts';
-import { cachedProject } from '../../desired/cached-reads.ts';
+import { cachedImageFingerprint, cachedProject } from '../../desired/cached-reads.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
 import type { ContainerRow, ContainerSource } from '../../desired/schema/index.ts';
 import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
@@ -146,8 +145,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         if (!s || s.type === 'none') return { type: 'none' };
         if (s.type === 'image') {
           if (s.mode && s.mode !== 'local') throw new ValidationError(`Image source mode "${s.mode}" is not supported (only local images)`);
-          const img = await resolveImage(db, project, { alias: s.alias, fingerprint: s.fingerprint, properties: s.properties });
-          return { type: 'image', fingerprint: img.fingerprint };
+          return { type: 'image', fingerprint: await cachedImageFingerprint(db, project, { alias: s.alias, fingerprint: s.fingerprint, properties: s.properties }) };
         }
         if (s.type === 'copy') {
           if (!s.source) throw new ValidationError('Missing "source.source": the container to copy');
