@@ -47,6 +47,13 @@ describe('readHostState (spawn-free container state)', () => {
     assert.deepEqual(await readHostState(ref, host(listening(SOCK), { ...running, '/cg/lxc.payload.c1/cgroup.events': 'populated 1\nfrozen 1\n' }, 'v2')), { state: 'FROZEN', pid: 901 });
   });
 
+  it('right after lxc-start returned: init in the cgroup decides without the socket; anything less is still undefined', async () => {
+    const started = { ...ref, monitorStarted: true };
+    assert.deepEqual(await readHostState(started, host('', { ...running, '/cg/lxc.payload.c1/freezer.state': 'THAWED\n' })), { state: 'RUNNING', pid: 901 });
+    assert.equal(await readHostState(started, host('', {})), undefined, 'no cgroup: not STOPPED, ask lxc-info');
+    assert.equal(await readHostState(started, host('', { '/cg/lxc.payload.c1/cgroup.procs': '', '/cg/lxc.payload.c1/freezer.state': 'THAWED\n' })), undefined);
+  });
+
   it('undefined while starting or stopping (a monitor without init, or no cgroup yet)', async () => {
     assert.equal(await readHostState(ref, host(listening(SOCK), { '/cg/lxc.payload.c1/cgroup.procs': '', '/cg/lxc.payload.c1/freezer.state': 'THAWED\n' })), undefined);
     assert.equal(await readHostState(ref, host(listening(SOCK), {})), undefined);

@@ -49,7 +49,7 @@ export async function readLogTail(file: string, from = 0, maxLines = 25): Promis
  * The container's state and init pid: from the host's records when they settle it (host-state.ts, no
  * process), else `lxc-info`. A container LXC does not know is STOPPED.
  */
-export async function containerState(input: LxcRef & RunnerOptions): Promise<ContainerState> {
+export async function containerState(input: LxcRef & RunnerOptions & { monitorStarted?: boolean }): Promise<ContainerState> {
   const known = await readHostState(input).catch(() => undefined);
   if (known) return known;
   return lxcInfo(input);
@@ -67,7 +67,7 @@ export async function lxcInfo(input: LxcRef & RunnerOptions): Promise<ContainerS
 }
 
 /** Poll until the state is one of `want` (or, when given, one of `fail`), bounded by `timeoutMs`. */
-async function waitForState(input: LxcRef & { signal?: AbortSignal }, want: readonly LxcState[], timeoutMs: number, fail: readonly LxcState[] = []): Promise<ContainerState> {
+async function waitForState(input: LxcRef & { signal?: AbortSignal; monitorStarted?: boolean }, want: readonly LxcState[], timeoutMs: number, fail: readonly LxcState[] = []): Promise<ContainerState> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const s = await containerState(input);
@@ -106,7 +106,7 @@ export async function startContainer(input: StartContainerInput): Promise<Contai
     if (input.signal?.aborted) throw e;
     await fail(`container ${input.name} failed to start: ${e instanceof Error ? e.message : String(e)}`, e);
   }
-  const s = await waitForState(input, ['RUNNING'], timeoutMs, ['STOPPED', 'ABORTING']);
+  const s = await waitForState({ ...input, monitorStarted: true }, ['RUNNING'], timeoutMs, ['STOPPED', 'ABORTING']);
   if (s.state !== 'RUNNING' || s.pid === undefined) {
     await fail(`container ${input.name} did not reach RUNNING within ${timeoutMs} ms (state ${s.state})`);
   }

@@ -43,7 +43,7 @@ export async function ensureLxcConfig(
   devices: Record<string, Record<string, string>>,
   rootfs: string,
   signal?: AbortSignal,
-): Promise<{ file: string; logFile: string; consoleLogFile: string }> {
+): Promise<{ file: string; logFile: string; consoleLogFile: string; /** There was no config file before: LXC cannot have started the container. */ created: boolean }> {
   const dir = path.join(lxcPathOf(deps.stateDir), c.id);
   const logDir = logDirOf(deps.stateDir, c);
   await mkdir(logDir, { recursive: true, mode: 0o700 });
@@ -88,6 +88,6 @@ export async function ensureLxcConfig(
   const file = path.join(dir, 'config');
   // Looked at every time: lxcfs may be started (or stopped) while svcd runs.
   const lxcfs = existsSync(LXCFS_PROC);
-  await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig({ ...spec, lxcfs })));
-  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile! };
+  const written = await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig({ ...spec, lxcfs })));
+  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile!, created: written === 'created' };
 }

@@ -132,7 +132,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       });
     };
     // What LXC shows now, kept up to date by each step: the observer is told the outcome (no second look).
-    let now = await containerState(ref);
+    // A config this reconcile created was never there to start from: STOPPED without asking.
+    let now = cfg.created ? { state: 'STOPPED' as const } : await containerState(ref);
     if (fresh && req!.action === 'restart' && now.state !== 'STOPPED') {
       await stopContainer({ ...ref, ...stopOpts });
       now = { state: 'STOPPED' };

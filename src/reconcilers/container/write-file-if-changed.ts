@@ -1,8 +1,12 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 
-/** Write `text` to `file` atomically (temp file + rename) unless it already holds exactly that; true when written. */
-export async function writeFileIfChanged(file: string, text: string, mode = 0o600): Promise<boolean> {
-  if ((await readFile(file, 'utf8').catch(() => undefined)) === text) return false;
+/**
+ * Write `text` to `file` atomically (temp file + rename) unless it already holds exactly that. Says what
+ * it did: `created` (there was no file), `changed` or `unchanged`.
+ */
+export async function writeFileIfChanged(file: string, text: string, mode = 0o600): Promise<'created' | 'changed' | 'unchanged'> {
+  const old = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? undefined : ''));
+  if (old === text) return 'unchanged';
   const tmp = `${file}.new`;
   try {
     await writeFile(tmp, text, { mode });
@@ -11,5 +15,5 @@ export async function writeFileIfChanged(file: string, text: string, mode = 0o60
     await rm(tmp, { force: true });
     throw e;
   }
-  return true;
+  return old === undefined ? 'created' : 'changed';
 }
