@@ -90,9 +90,9 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
   /**
    * Runtime rows as this observer last wrote or read them, when svcd is the database's only writer
    * (PGlite): a look then needs no read of its row. (Only looks write them; a removal deletes the
-   * container's row with it.)
+   * container's row with it.) A container known to have no row (never seen up) maps to undefined.
    */
-  const rowsSeen = localWrites(db) ? new Map<string, RuntimeRow>() : undefined;
+  const rowsSeen = localWrites(db) ? new Map<string, RuntimeRow | undefined>() : undefined;
   const logFileOf = (c: ContainerRow) => path.join(logDirOf(deps.stateDir, c), 'lxc.log');
   const lifecycle = (c: ContainerRow, action: string) => emitLifecycle(deps.bus, { action, source: containerUrl(c), project: c.project });
 
@@ -154,7 +154,11 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
   async function look(c: ContainerRow, obs: { state: LxcState; pid?: number | undefined } | undefined, prev: RuntimeRow | undefined, t: number): Promise<void> {
     const state = obs?.state ?? 'STOPPED';
     const pid = state === 'STOPPED' ? 0 : (obs?.pid ?? 0);
-    if (!prev || prev.state !== state || prev.pid !== pid) {
+    if (!prev && state === 'STOPPED' && rowsSeen) {
+      // A container never seen up has no row, which reads as stopped: nothing to write (known: no row).
+      // Only on PGlite, where the only rows are this node's: on a shared database another member's row may exist.
+      rowsSeen.set(c.id, undefined);
+    } else if (!prev || prev.state !== state || prev.pid !== pid) {
       const startedAt = pid && pid !== prev?.pid ? new Date() : (prev?.startedAt ?? null);
       const values = { node: deps.node, state, pid, startedAt, observedAt: new Date() };
       rowsSeen?.delete(c.id);
@@ -233,7 +237,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
       if (!seen && (lookedAt.get(id) ?? 0) > since) return;
       const c = row ?? (await readContainerById(db, id));
       if (!c || c.deletingAt) return;
-      const prev = rowsSeen?.get(id) ?? (await db.select().from(containerRuntime).where(eq(containerRuntime.id, id)).limit(1))[0];
+      const prev = rowsSeen?.has(id) ? rowsSeen.get(id) : (await db.select().from(containerRuntime).where(eq(containerRuntime.id, id)).limit(1))[0];
       lookedAt.set(id, ++lookSeq);
       await look(c, obs, prev?.node === deps.node ? prev : undefined, now());
     });
