@@ -43,6 +43,7 @@ import { createDriftReporter, createObserverRunner } from './observers/index.ts'
 import { createOperations, type Operations } from './operations/index.ts';
 import { createReconcileManager, systemClock, TerminalError, type Clock, type ReconcileManager, type Reconciler } from './reconcilers/runtime/index.ts';
 import { createStatusSettler } from './reconcilers/status-settler.ts';
+import { preloadFacts } from './desired/reconcile-facts.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
 
 export interface Agent {
@@ -90,6 +91,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const database = await openDatabase({ stateDir: config.stateDir, databaseUrl: config.databaseUrl });
   const { db } = database;
   if (await ensureDefaultProject(db)) await ensureDefaultPool(db, config.stateDir);
+  await preloadFacts(db);
   const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
 
   const ops = createOperations({ db, bus, clock, node: config.nodeName, log: log.child({ component: 'operations' }), ...opts.operations });

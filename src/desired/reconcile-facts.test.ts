@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { openDatabase } from '../db/open-database.ts';
 import type { Database } from '../db/types.ts';
-import { forgetFacts, readFacts, writeFacts } from './reconcile-facts.ts';
+import { forgetFacts, preloadFacts, readFacts, writeFacts } from './reconcile-facts.ts';
 import { reconcileStatus } from './schema/index.ts';
 import { insertPool, POOL_KIND } from './storage-pools.ts';
 
@@ -41,4 +41,29 @@ test('facts: written, read back as copies; forgotten after their row is deleted;
   await writeFacts(db, POOL_KIND, 'again', { mountOptions: 'compress=zstd' });
   await insertPool(db, { name: 'again', driver: 'dir', description: '', config: {} }, {});
   assert.deepEqual(await readFacts(db, POOL_KIND, 'again'), {}, 'the new pool does not inherit them');
+});
+
+test('preloaded facts: every stored key read at once, none read after; a write during the preload wins', async () => {
+  const other = await mkdtemp(path.join(os.tmpdir(), 'svcd-facts-preload-'));
+  const first = await openDatabase({ stateDir: other });
+  await writeFacts(first.db, 'thing', 'stored', { a: 1 });
+  await writeFacts(first.db, 'thing', 'raced', { v: 1 });
+  await first.close();
+  // Opened again: nothing in memory; the facts are on disk.
+  const again = await openDatabase({ stateDir: other });
+  try {
+    const { db } = again;
+    await Promise.all([preloadFacts(db), writeFacts(db, 'thing', 'raced', { v: 2 })]);
+    assert.deepEqual(await readFacts(db, 'thing', 'raced'), { v: 2 }, 'the write is not undone by the preload');
+    // Behind the memory's back: a preloaded database no longer reads.
+    await db.update(reconcileStatus).set({ facts: { a: 'changed on disk' } }).where(and(eq(reconcileStatus.kind, 'thing'), eq(reconcileStatus.key, 'stored')));
+    assert.deepEqual(await readFacts(db, 'thing', 'stored'), { a: 1 }, 'from memory');
+    await db.insert(reconcileStatus).values({ kind: 'thing', key: 'sneaked', facts: { s: 1 }, updatedAt: new Date() });
+    assert.deepEqual(await readFacts(db, 'thing', 'sneaked'), {}, 'a key not preloaded nor written through here has none');
+    forgetFacts(db, 'thing', 'stored');
+    assert.deepEqual(await readFacts(db, 'thing', 'stored'), {}, 'forgotten: none');
+  } finally {
+    await again.close();
+    await rm(other, { recursive: true, force: true });
+  }
 });

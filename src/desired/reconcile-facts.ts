@@ -16,12 +16,39 @@ function memoryOf(db: DbOrTx): Map<string, string> | undefined {
   return m;
 }
 const factsKey = (kind: string, key: string) => `${kind}\0${key}`;
+/** Databases whose every row's facts are in memory (preloadFacts): a key not there has none. */
+const complete = new WeakSet<object>();
+/** Keys written or forgotten while a preload reads, which it must not overwrite. */
+const touchedDuringLoad = new WeakMap<object, Set<string>>();
+const touch = (db: DbOrTx, k: string) => touchedDuringLoad.get(db)?.add(k);
+
+/**
+ * On PGlite, read every key's facts into memory once (at start): a reconcile of a new object then
+ * needs no read to learn it has none. Elsewhere nothing.
+ */
+export async function preloadFacts(db: Db): Promise<void> {
+  const memory = memoryOf(db);
+  if (!memory || complete.has(db)) return;
+  const touched = new Set<string>();
+  touchedDuringLoad.set(db, touched);
+  try {
+    const rows = await db.select({ kind: reconcileStatus.kind, key: reconcileStatus.key, facts: reconcileStatus.facts }).from(reconcileStatus);
+    for (const r of rows) {
+      const k = factsKey(r.kind, r.key);
+      if (!touched.has(k) && !memory.has(k)) memory.set(k, JSON.stringify(r.facts ?? {}));
+    }
+    complete.add(db);
+  } finally {
+    touchedDuringLoad.delete(db);
+  }
+}
 
 /** Facts a reconciler keeps about the host (e.g. where a volume's data lives). */
 export async function readFacts(db: Db, kind: string, key: string): Promise<Record<string, unknown>> {
   const memory = memoryOf(db);
   const known = memory?.get(factsKey(kind, key));
   if (known !== undefined) return JSON.parse(known) as Record<string, unknown>;
+  if (complete.has(db)) return {};
   const [row] = await db
     .select({ facts: reconcileStatus.facts })
     .from(reconcileStatus)
@@ -34,6 +61,7 @@ export async function readFacts(db: Db, kind: string, key: string): Promise<Reco
 export async function writeFacts(db: Db, kind: string, key: string, facts: Record<string, unknown>): Promise<void> {
   const memory = memoryOf(db);
   memory?.delete(factsKey(kind, key));
+  touch(db, factsKey(kind, key));
   await db
     .insert(reconcileStatus)
     .values({ kind, key, facts, updatedAt: new Date() })
@@ -47,6 +75,7 @@ export async function writeFacts(db: Db, kind: string, key: string, facts: Recor
  */
 export function forgetFacts(db: DbOrTx, kind: string, key: string): void {
   memoryOf(db)?.delete(factsKey(kind, key));
+  touch(db, factsKey(kind, key));
 }
 
 /**
@@ -56,6 +85,7 @@ export function forgetFacts(db: DbOrTx, kind: string, key: string): void {
 export async function recordConverged(db: Db, kind: string, key: string, observedGeneration: number, facts?: Record<string, unknown>): Promise<void> {
   const memory = facts && memoryOf(db);
   memory?.delete(factsKey(kind, key));
+  if (facts) touch(db, factsKey(kind, key));
   const updatedAt = new Date();
   await db
     .insert(reconcileStatus)
