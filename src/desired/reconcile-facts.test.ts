@@ -58,6 +58,9 @@ test('preloaded facts: every stored key read at once, none read after; a write d
     // Behind the memory's back: a preloaded database no longer reads.
     await db.update(reconcileStatus).set({ facts: { a: 'changed on disk' } }).where(and(eq(reconcileStatus.kind, 'thing'), eq(reconcileStatus.key, 'stored')));
     assert.deepEqual(await readFacts(db, 'thing', 'stored'), { a: 1 }, 'from memory');
+    await assert.rejects(writeFacts(db, 'thing', 'stored', { unwritable: 1n }));
+    assert.deepEqual(await readFacts(db, 'thing', 'stored'), { a: 'changed on disk' }, 'after a failed write: read, not assumed');
+    await writeFacts(db, 'thing', 'stored', { a: 1 });
     await db.insert(reconcileStatus).values({ kind: 'thing', key: 'sneaked', facts: { s: 1 }, updatedAt: new Date() });
     assert.deepEqual(await readFacts(db, 'thing', 'sneaked'), {}, 'a key not preloaded nor written through here has none');
     forgetFacts(db, 'thing', 'stored');

@@ -21,6 +21,25 @@ const complete = new WeakSet<object>();
 /** Keys written or forgotten while a preload reads, which it must not overwrite. */
 const touchedDuringLoad = new WeakMap<object, Set<string>>();
 const touch = (db: DbOrTx, k: string) => touchedDuringLoad.get(db)?.add(k);
+/** Keys whose facts are being written, or whose write failed: read from the database, not assumed none. */
+const unsure = new WeakMap<object, Set<string>>();
+function unsureOf(db: DbOrTx): Set<string> {
+  let u = unsure.get(db);
+  if (!u) unsure.set(db, (u = new Set()));
+  return u;
+}
+
+/** Run `write` (of a key's facts) keeping memory true: unknown while it runs and if it fails, `facts` after. */
+async function writeThrough(db: Db, k: string, facts: Record<string, unknown>, write: () => Promise<unknown>): Promise<void> {
+  const memory = memoryOf(db);
+  if (!memory) return void (await write());
+  memory.delete(k);
+  touch(db, k);
+  unsureOf(db).add(k);
+  await write();
+  unsureOf(db).delete(k);
+  memory.set(k, JSON.stringify(facts));
+}
 
 /**
  * On PGlite, read every key's facts into memory once (at start): a reconcile of a new object then
@@ -48,25 +67,23 @@ export async function readFacts(db: Db, kind: string, key: string): Promise<Reco
   const memory = memoryOf(db);
   const known = memory?.get(factsKey(kind, key));
   if (known !== undefined) return JSON.parse(known) as Record<string, unknown>;
-  if (complete.has(db)) return {};
+  if (complete.has(db) && !unsure.get(db)?.has(factsKey(kind, key))) return {};
   const [row] = await db
     .select({ facts: reconcileStatus.facts })
     .from(reconcileStatus)
     .where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
   const facts = row?.facts ?? {};
-  memory?.set(factsKey(kind, key), JSON.stringify(facts));
+  if (memory && !unsure.get(db)?.has(factsKey(kind, key))) memory.set(factsKey(kind, key), JSON.stringify(facts));
   return facts;
 }
 
 export async function writeFacts(db: Db, kind: string, key: string, facts: Record<string, unknown>): Promise<void> {
-  const memory = memoryOf(db);
-  memory?.delete(factsKey(kind, key));
-  touch(db, factsKey(kind, key));
-  await db
-    .insert(reconcileStatus)
-    .values({ kind, key, facts, updatedAt: new Date() })
-    .onConflictDoUpdate({ target: [reconcileStatus.kind, reconcileStatus.key], set: { facts, updatedAt: new Date() } });
-  memory?.set(factsKey(kind, key), JSON.stringify(facts));
+  await writeThrough(db, factsKey(kind, key), facts, () =>
+    db
+      .insert(reconcileStatus)
+      .values({ kind, key, facts, updatedAt: new Date() })
+      .onConflictDoUpdate({ target: [reconcileStatus.kind, reconcileStatus.key], set: { facts, updatedAt: new Date() } }),
+  );
 }
 
 /**
@@ -76,6 +93,7 @@ export async function writeFacts(db: Db, kind: string, key: string, facts: Recor
 export function forgetFacts(db: DbOrTx, kind: string, key: string): void {
   memoryOf(db)?.delete(factsKey(kind, key));
   touch(db, factsKey(kind, key));
+  unsure.get(db)?.delete(factsKey(kind, key));
 }
 
 /**
@@ -83,16 +101,15 @@ export function forgetFacts(db: DbOrTx, kind: string, key: string): void {
  * given, in one write.
  */
 export async function recordConverged(db: Db, kind: string, key: string, observedGeneration: number, facts?: Record<string, unknown>): Promise<void> {
-  const memory = facts && memoryOf(db);
-  memory?.delete(factsKey(kind, key));
-  if (facts) touch(db, factsKey(kind, key));
   const updatedAt = new Date();
-  await db
-    .insert(reconcileStatus)
-    .values({ kind, key, observedGeneration, lastError: '', terminal: false, updatedAt, ...(facts ? { facts } : {}) })
-    .onConflictDoUpdate({
-      target: [reconcileStatus.kind, reconcileStatus.key],
-      set: { observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, ${observedGeneration})`, lastError: '', terminal: false, updatedAt, ...(facts ? { facts } : {}) },
-    });
-  memory?.set(factsKey(kind, key), JSON.stringify(facts));
+  const write = () =>
+    db
+      .insert(reconcileStatus)
+      .values({ kind, key, observedGeneration, lastError: '', terminal: false, updatedAt, ...(facts ? { facts } : {}) })
+      .onConflictDoUpdate({
+        target: [reconcileStatus.kind, reconcileStatus.key],
+        set: { observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, ${observedGeneration})`, lastError: '', terminal: false, updatedAt, ...(facts ? { facts } : {}) },
+      });
+  if (facts) await writeThrough(db, factsKey(kind, key), facts, write);
+  else await write();
 }

@@ -63,8 +63,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     }
     const { config, devices } = await expandStoredContainer(db, c);
     // One copy of the facts for the whole reconcile: every step records in it. What must be on disk
-    // before the next step (a fill under way, copied snapshots, a restore, a power request done) is saved
-    // at once; the rest (noted: bookkeeping a crash would only redo) when the reconcile ends.
+    // before the next step (a fill under way, copied snapshots, a restore) is saved at once; the rest
+    // (noted: what a crash would only redo) with the convergence, or when the reconcile ends without one.
     const record = await openFacts<ContainerFacts>(db, CONTAINER_KIND, id);
     let result: ReconcileResult;
     try {
@@ -154,8 +154,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await stopContainer({ ...ref, ...stopOpts });
       now = { state: 'STOPPED' };
     }
-    // The request is done: recorded with the convergence that settles its operation (one write, after
-    // which it is never done again; a crash before it repeats a start or stop, which changes nothing).
+    // The request is done: recorded in the same write as the convergence that settles its operation.
+    // A crash before that write does it once more (a start or stop changes nothing; a restart restarts).
     if (fresh) {
       facts.doneSeq = req!.seq;
       record.note();
