@@ -13,6 +13,7 @@ import { openDatabase } from './db/open-database.ts';
 import type { Database } from './db/types.ts';
 import { ensureDefaultProject } from './desired/projects.ts';
 import { ensureDefaultPool } from './desired/storage-pools.ts';
+import { preloadFacts } from './desired/reconcile-facts.ts';
 import { ValidationError } from './desired/errors.ts';
 import { createStorageDrivers } from './host/storage/registry.ts';
 import { probeProjectQuota } from './host/storage/dir.ts';
@@ -43,7 +44,6 @@ import { createDriftReporter, createObserverRunner } from './observers/index.ts'
 import { createOperations, type Operations } from './operations/index.ts';
 import { createReconcileManager, systemClock, TerminalError, type Clock, type ReconcileManager, type Reconciler } from './reconcilers/runtime/index.ts';
 import { createStatusSettler } from './reconcilers/status-settler.ts';
-import { preloadFacts } from './desired/reconcile-facts.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
 
 export interface Agent {

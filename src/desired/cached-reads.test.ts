@@ -1,10 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { after, before, test } from 'node:test';
-import { openDatabase } from '../db/open-database.ts';
-import type { Database } from '../db/types.ts';
+import { test } from 'node:test';
+import { useTempDatabase } from '../db/temp-database.ts';
 import { cachedContainerSnapshots, cachedImageFingerprint, cachedLocalRead, cachedRead, MAX_CACHED_READS } from './cached-reads.ts';
 import { createAlias, deleteAlias, insertImage, updateAlias } from './images.ts';
 import { deleteContainerSnapshotRow, insertContainerSnapshot } from './container-snapshots.ts';
@@ -13,20 +9,10 @@ import { createProfile, deleteProfile } from './profiles.ts';
 import { ensureDefaultProject } from './projects.ts';
 import { profiles } from './schema/index.ts';
 
-let dir: string;
-let database: Database;
-before(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-cached-reads-'));
-  database = await openDatabase({ stateDir: dir });
-  await ensureDefaultProject(database.db);
-});
-after(async () => {
-  await database?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const temp = useTempDatabase('svcd-cached-reads-', ensureDefaultProject);
 
 test('a cached read runs once until a write of its tables; a failed read is not kept; a transaction always reads', async () => {
-  const { db } = database;
+  const { db } = temp.database;
   let runs = 0;
   // A thenable like a drizzle query: it runs each time it is awaited, so it must be awaited once.
   const readWith = (h: Pick<typeof db, 'select'>) => (): PromiseLike<string[]> => ({
@@ -59,7 +45,7 @@ test('a cached read runs once until a write of its tables; a failed read is not 
 });
 
 test('cachedLocalRead: any table on the embedded database; the oldest entries go beyond the cap', async () => {
-  const { db } = database;
+  const { db } = temp.database;
   let runs = 0;
   const read = () => Promise.resolve(++runs);
   assert.equal(await cachedLocalRead(db, 'k0', ['container_snapshots'], read), 1);
@@ -71,7 +57,7 @@ test('cachedLocalRead: any table on the embedded database; the oldest entries go
 });
 
 test("cachedContainerSnapshots: each container's own rows, fresh after every write of snapshots", async () => {
-  const { db } = database;
+  const { db } = temp.database;
   const input = { description: '', architecture: 'x86_64', ephemeral: false, profiles: ['default'], config: {}, devices: {} };
   const [a, b] = await db.transaction(async (tx) => [
     await insertContainer(tx, 'default', 'snaps-a', input, { type: 'none' }, 'stopped'),
@@ -92,7 +78,7 @@ test("cachedContainerSnapshots: each container's own rows, fresh after every wri
 });
 
 test('cachedImageFingerprint: what an alias, a fingerprint prefix or properties pick, fresh after image or alias writes', async () => {
-  const { db } = database;
+  const { db } = temp.database;
   const image = (fingerprint: string, os: string, at: number) => ({
     fingerprint,
     filename: '',

@@ -2,27 +2,18 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { openDatabase } from '../db/open-database.ts';
-import type { Database } from '../db/types.ts';
+import { useTempDatabase } from '../db/temp-database.ts';
 import { forgetFacts, preloadFacts, readFacts, writeFacts } from './reconcile-facts.ts';
 import { reconcileStatus } from './schema/index.ts';
 import { insertPool, POOL_KIND } from './storage-pools.ts';
 
-let dir: string;
-let database: Database;
-before(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-facts-'));
-  database = await openDatabase({ stateDir: dir });
-});
-after(async () => {
-  await database?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const temp = useTempDatabase('svcd-facts-');
 
 test('facts: written, read back as copies; forgotten after their row is deleted; a new pool of an old name starts with none', async () => {
-  const { db } = database;
+  const { db } = temp.database;
   assert.deepEqual(await readFacts(db, 'thing', 'a'), {}, 'none yet');
   await writeFacts(db, 'thing', 'a', { pool: 'p1', nested: { n: 1 } });
   const got = await readFacts(db, 'thing', 'a');

@@ -1,30 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { openDatabase } from '../db/open-database.ts';
-import type { Database } from '../db/types.ts';
+import { useTempDatabase } from '../db/temp-database.ts';
 import { reconcileStatus } from '../desired/schema/index.ts';
 import { createStatusSettler, openFacts, readFacts } from './status-settler.ts';
 
-let dir: string;
-let database: Database;
-before(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-settler-'));
-  database = await openDatabase({ stateDir: dir });
-});
-after(async () => {
-  await database?.close();
-  await rm(dir, { recursive: true, force: true });
-});
+const temp = useTempDatabase('svcd-settler-');
 
 const rowOf = async (kind: string, key: string) =>
-  (await database.db.select().from(reconcileStatus).where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key))))[0];
+  (await temp.database.db.select().from(reconcileStatus).where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key))))[0];
 
 test('a convergence records the generation, clears the error, and writes the facts handed with it', async () => {
-  const { db } = database;
+  const { db } = temp.database;
   const settled: [string, string, number][] = [];
   const settler = createStatusSettler({ db, ops: { converged: async (k, key, g) => void settled.push([k, key, g]), failed: async () => {} } });
 

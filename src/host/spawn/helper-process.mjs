@@ -56,7 +56,10 @@ function runBuffered(msg, signal) {
     let child;
     let killTimer;
     let pipeTimer;
+    let done = false;
     const finish = (code, sig) => {
+      if (done) return;
+      done = true;
       clearTimeout(timer);
       clearTimeout(killTimer);
       clearTimeout(pipeTimer);
@@ -98,19 +101,13 @@ function runBuffered(msg, signal) {
     child.once('error', (e) => {
       spawnError ??= e;
     });
-    let done = false;
-    const close = (code, sig) => {
-      if (done) return;
-      done = true;
-      finish(code, sig);
-    };
-    child.once('close', close);
+    child.once('close', finish);
     // A command that left a daemon holding its pipes has still ended.
     child.once('exit', (code, sig) => {
       pipeTimer = setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();
-        close(code, sig);
+        finish(code, sig);
       }, PIPE_GRACE_MS);
     });
     if (child.stdin) {
