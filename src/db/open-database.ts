@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import * as schema from '../desired/schema/index.ts';
 import { countLocalWrites, learnReach, REACH_QUERIES, type ForeignKey } from './local-writes.ts';
 import { installQueryParsers, type ParserClient } from './pglite-parsers.ts';
+import { installPreparedStatements, type PreparedClient } from './pglite-prepared.ts';
 import type { Database, Db } from './types.ts';
 
 export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
@@ -38,6 +39,8 @@ async function openPglite(dir: string): Promise<Database> {
     await client.close();
     client = await PGlite.create(dir);
   }
+  // Innermost first: the wrappers below keep the query method they find.
+  installPreparedStatements(client as unknown as PreparedClient);
   installQueryParsers(client as unknown as ParserClient);
   const db = drizzle(client, { schema });
   const writes = countLocalWrites(db, client as never);
