@@ -17,6 +17,19 @@ const PGLITE_SHARED_BUFFERS = '16MB';
 const MIGRATION_LOCK = 7_715_104_211;
 
 /**
+ * The embedded database has one writer, this process, which counts its own writes (local-writes.ts,
+ * readDataVersion): the data_versions counters serve a server shared by several hosts. On PGlite their
+ * triggers only cost a row update per write statement, so they are switched off here (each open, in
+ * case a later migration adds one).
+ */
+const DATA_VERSION_TRIGGERS_OFF = `DO $$ DECLARE r record; BEGIN
+  FOR r IN SELECT t.tgrelid::regclass AS tbl, t.tgname FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+           WHERE p.proname = 'bump_data_version' AND NOT t.tgisinternal AND t.tgenabled <> 'D' LOOP
+    EXECUTE format('ALTER TABLE %s DISABLE TRIGGER %I', r.tbl, r.tgname);
+  END LOOP;
+END $$`;
+
+/**
  * Open the store: PGlite in `<stateDir>/database` unless `databaseUrl` names a PostgreSQL server.
  * Applies drizzle-kit migrations before returning.
  */
@@ -46,6 +59,7 @@ async function openPglite(dir: string): Promise<Database> {
   const writes = countLocalWrites(db, client as never);
   try {
     await migrate(db, { migrationsFolder });
+    await client.exec(DATA_VERSION_TRIGGERS_OFF);
     const keys = (await client.query<ForeignKey>(REACH_QUERIES.keys)).rows;
     const triggers = (await client.query<{ table: string; fn: string }>(REACH_QUERIES.triggers)).rows;
     learnReach(writes, keys, triggers);
