@@ -6,7 +6,7 @@
  * symlink, never writes through it).
  */
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -19,19 +19,26 @@ export const MAX_TEMPLATE_BYTES = 4 * 1024 * 1024;
 
 const missing = (e: unknown) => ['ENOENT', 'ENOTDIR'].includes((e as NodeJS.ErrnoException).code ?? '');
 
-/** The bytes of a regular file, not through a symlink; undefined when absent (or not a regular file). */
+/**
+ * The bytes of a regular file, not through a symlink; undefined when absent (or not a regular file).
+ * Synchronous inside (small local files, see host/storage/fs-helpers.ts): ~10 µs against ~200 µs of
+ * CPU for open, stat, read and close as promises.
+ */
 async function readPlainFile(file: string, limit = MAX_TEMPLATE_BYTES): Promise<Buffer | undefined> {
-  const fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((e: unknown) =>
-    missing(e) || (e as NodeJS.ErrnoException).code === 'ELOOP' ? undefined : Promise.reject(e),
-  );
-  if (!fh) return undefined;
+  let fd: number;
   try {
-    const st = await fh.stat();
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    if (missing(e) || (e as NodeJS.ErrnoException).code === 'ELOOP') return undefined;
+    throw e;
+  }
+  try {
+    const st = fstatSync(fd);
     if (!st.isFile()) return undefined;
     if (st.size > limit) throw new Error(`${path.basename(file)} is larger than ${limit} bytes`);
-    return await fh.readFile();
+    return readFileSync(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 

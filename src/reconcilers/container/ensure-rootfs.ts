@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { existsSync, mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { unpackBackup } from '../../host/backups/backup-tarball.ts';
 import { and, eq } from 'drizzle-orm';
@@ -33,7 +34,7 @@ export interface RootfsDeps {
 /** The reconcile kind of image volumes: their facts (`ready`), and their removal (image-volume/reconcile.ts). */
 export const IMAGE_VOLUME_KIND = 'image-volume';
 
-const pathExists = (p: string) => stat(p).then(() => true, () => false);
+const pathExists = async (p: string) => existsSync(p);
 
 export async function readyPool(deps: RootfsDeps, name: string): Promise<PoolHandle> {
   const row = (await cachedPools(deps.db)).find((p) => p.name === name);
@@ -202,7 +203,7 @@ export async function ensureRootfs(
     }
   }
   const rootfs = path.join(pool.driver.volumePath(pool.spec, ref), 'rootfs');
-  await mkdir(rootfs, { recursive: true, mode: 0o755 });
+  mkdirSync(rootfs, { recursive: true, mode: 0o755 });
   const volumeRow = `${poolName}/${c.project}/${c.name}`;
   if (hooks.record.facts.volumeRow !== volumeRow) {
     await deps.db
@@ -237,7 +238,7 @@ async function copySnapshotsAlong(
   const live = new Set((await allContainerSnapshots(deps.db, src.id)).filter((s) => !s.deletingAt).map((s) => s.id));
   for (const m of snapshots) {
     const mine = { volume: ref, id: m.to };
-    if (await stat(pool.driver.snapshotPath(pool.spec, mine)).then(() => true, () => false)) continue;
+    if (existsSync(pool.driver.snapshotPath(pool.spec, mine))) continue;
     if (!live.has(m.from)) throw new TerminalError(`a snapshot of container "${src.name}" was deleted while it was being copied`);
     await pool.driver.removeVolume(pool.spec, ref, signal);
     await pool.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: srcRef, snapshot: { volume: srcRef, id: m.from } }, { pool: pool.spec, vol: ref }, {}, signal);

@@ -1,4 +1,4 @@
-import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { ensureDeviceNode } from '../../host/devices/ensure-device-node.ts';
 import { readDeviceNode } from '../../host/devices/read-device-node.ts';
@@ -34,8 +34,8 @@ export async function ensureUnixDevices(input: { dir: string; requests: readonly
   const out: LxcUnixDevice[] = [];
   const keep = new Set<string>();
   if (requests.length > 0) {
-    await mkdir(dir, { recursive: true, mode: 0o711 });
-    await chmod(dir, 0o711);
+    mkdirSync(dir, { recursive: true, mode: 0o711 });
+    chmodSync(dir, 0o711);
   }
   for (const r of requests) {
     const numbers = await numbersOf(r);
@@ -50,8 +50,14 @@ export async function ensureUnixDevices(input: { dir: string; requests: readonly
     keep.add(file);
     out.push({ type: r.type, source: node, target: r.target, ...numbers });
   }
-  for (const f of await readdir(dir).catch(() => [] as string[])) {
-    if (f.startsWith('unix.') && !keep.has(f)) await rm(path.join(dir, f), { force: true });
+  let files: string[] = [];
+  try {
+    files = readdirSync(dir);
+  } catch {
+    // no directory: nothing to remove
+  }
+  for (const f of files) {
+    if (f.startsWith('unix.') && !keep.has(f)) rmSync(path.join(dir, f), { force: true });
   }
   return out;
 }
