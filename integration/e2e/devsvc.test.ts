@@ -215,8 +215,10 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
 
   test('security.devsvc=false: closed live, no mount after a restart; stop closes, delete removes the directory', async () => {
     await patch('/1.0/containers/g2', { config: { 'security.devsvc': 'false' } });
-    // Refused from the moment the desired write is done, and the socket is closed once converged.
-    assert.equal((await guest('g2').get('/1.0')).status, 403);
+    // Refused from the moment the desired write is done (403), and the socket is closed once converged
+    // (a reconcile quicker than this request leaves no socket to answer: the connection fails).
+    const first = await guest('g2').get('/1.0').then((r) => r.status, (e: NodeJS.ErrnoException) => e.code ?? String(e));
+    assert.ok(first === 403 || ['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ENOENT'].includes(String(first)), `devsvc still answering after security.devsvc=false: ${first}`);
     await eventually(() => guest('g2').get('/1.0').then(() => false, () => true), 'g2\'s socket closed');
     const g2Dir = path.dirname(await hostSock('g2'));
     await waitOp(api, await api.put('/1.0/containers/g2/state', { action: 'restart', force: true }));

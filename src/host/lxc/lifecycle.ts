@@ -3,7 +3,8 @@
  * Every command goes through runCommand with an argv from lxcArgs; every runner takes an AbortSignal and
  * a timeout. Stopping, freezing and thawing are idempotent (already there is success).
  */
-import { open, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HostCommandError, runCommand } from '../exec.ts';
 import { readHostState } from './host-state.ts';
@@ -28,7 +29,8 @@ interface RunnerOptions {
   timeoutMs?: number;
 }
 
-const sizeOf = async (file: string | undefined) => (file ? ((await stat(file).catch(() => undefined))?.size ?? 0) : 0);
+/** Synchronous: one stat before each start (see host/storage/fs-helpers.ts). */
+const sizeOf = (file: string | undefined) => (file ? (statSync(file, { throwIfNoEntry: false })?.size ?? 0) : 0);
 
 /** The last `maxLines` lines written to `file` after byte `from` (a log appended to by every start). */
 export async function readLogTail(file: string, from = 0, maxLines = 25): Promise<string> {
@@ -95,7 +97,12 @@ export async function startContainer(input: StartContainerInput): Promise<Contai
   const timeoutMs = input.timeoutMs ?? 30_000;
   const now = input.knownStopped ? { state: 'STOPPED' as const } : await containerState(input);
   if (now.state === 'RUNNING' && now.pid !== undefined) return { state: 'RUNNING', pid: now.pid };
-  const logFrom = await sizeOf(input.logFile);
+  let logFrom = 0;
+  try {
+    logFrom = sizeOf(input.logFile);
+  } catch {
+    // unreadable: quote the log from its start
+  }
   const fail = async (message: string, cause?: unknown): Promise<never> => {
     const tail = input.logFile ? await readLogTail(input.logFile, logFrom) : '';
     throw new ContainerStartError(message, tail, { cause });
