@@ -1,5 +1,5 @@
-import { chmodSync, mkdirSync, rmSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
@@ -128,11 +128,10 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
     const sock = path.join(dir, DEVSVC_SOCKET);
     if (Buffer.byteLength(sock) > MAX_SOCKET_PATH) throw new TerminalError(`devsvc: the socket path ${sock} is longer than ${MAX_SOCKET_PATH} bytes (use a shorter state directory, or set security.devsvc=false)`);
     // The container's root (a high host uid when unprivileged) must reach the socket: traversable dirs, a 0666 socket (as LXD's).
-    // svcd's own small directories: synchronous calls (see host/storage/fs-helpers.ts).
-    mkdirSync(devsvcRootOf(deps.stateDir), { recursive: true, mode: 0o711 });
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-    chmodSync(dir, 0o755);
-    rmSync(sock, { force: true });
+    await mkdir(devsvcRootOf(deps.stateDir), { recursive: true, mode: 0o711 });
+    await mkdir(dir, { recursive: true, mode: 0o755 });
+    await chmod(dir, 0o755);
+    if (existsSync(sock)) await rm(sock, { force: true });
     const handle = getRequestListener((req, env) => app.fetch(req, { ...env, containerId: id }));
     const server = http.createServer(handle);
     const l: Listener = { server, connections: new Set(), subscribers: new Map(), view, state: 'Started' };
@@ -170,7 +169,7 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
         resolve();
       });
     });
-    chmodSync(sock, 0o666);
+    await chmod(sock, 0o666);
     listeners.set(id, l);
     log.debug({ container: id, socket: sock }, 'devsvc socket listening');
     return l;

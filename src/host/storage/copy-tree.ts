@@ -1,5 +1,5 @@
 /** Copy directory trees with rsync or cp, and the crash-safe "build in <dst>.partial, then rename" pattern. */
-import { renameSync } from 'node:fs';
+import { rename } from 'node:fs/promises';
 import { runCommand } from '../exec.ts';
 import { cpArgs, rsyncArgs } from './copy-args.ts';
 import { pathExists } from './fs-helpers.ts';
@@ -54,7 +54,7 @@ export async function buildAtomically(b: AtomicBuild): Promise<boolean> {
   await b.create(partial);
   try {
     await b.fill(partial);
-    renameSync(partial, b.dst);
+    await rename(partial, b.dst);
   } catch (e) {
     await b.remove(partial).catch(() => undefined);
     throw e;

@@ -7,8 +7,7 @@
  * in the background after each such create) by a rename, so its create does not wait for a copy. The
  * spare costs the disk space of one more copy of each image used on the pool; it goes with the image volume.
  */
-import { chmodSync, mkdirSync } from 'node:fs';
-import { readdir, rename } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { buildAtomically, cloneTree, partialPath, syncTree } from './copy-tree.ts';
 import { StorageUnsupportedError } from './errors.ts';
@@ -45,15 +44,15 @@ function userSource(pool: PoolSpec): string | undefined {
   return resolved === path.resolve(defaultPoolPath(pool.stateDir, pool.name)) ? undefined : resolved;
 }
 
-/** mkdir one level (the parent must exist); returns whether it was created. Synchronous: see fs-helpers.ts. */
+/** mkdir one level (the parent must exist); returns whether it was created. */
 async function mkdirOne(p: string): Promise<boolean> {
   try {
-    mkdirSync(p, { mode: DIR_MODE });
+    await mkdir(p, { mode: DIR_MODE });
   } catch (e) {
     if (isErrno(e, 'EEXIST')) return false;
     throw e;
   }
-  chmodSync(p, DIR_MODE);
+  await chmod(p, DIR_MODE);
   return true;
 }
 

@@ -1,13 +1,14 @@
 /**
  * Small filesystem helpers shared by the drivers (no processes spawned).
  *
- * Metadata calls (stat, mkdir, chmod, rmdir, rename) are synchronous: a few µs each, where the
+ * Calls that only look (stat, lstat, reads of small files) are synchronous: a few µs each, where the
  * promise API costs ~40 µs of CPU per call in thread-pool hand-offs (a container's create and start
- * make dozens). svcd's storage is on this host, and the embedded database already does its file I/O
- * synchronously on the same thread. Whole trees are removed asynchronously.
+ * make dozens). Calls that allocate or free (mkdir, creating, truncating, renaming over or removing
+ * files) stay asynchronous: on a filesystem slow at that (ext4 without a journal after mass deletes,
+ * or discarding freed blocks) they would stall every request on svcd's one thread.
  */
-import { chmodSync, lstatSync, mkdirSync, rmdirSync, statSync, type Stats } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { lstatSync, statSync, type Stats } from 'node:fs';
+import { chmod, mkdir, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 
 function code(e: unknown): string | undefined {
@@ -39,21 +40,21 @@ export async function pathExists(p: string): Promise<boolean> {
  */
 export async function makeDirs(dir: string, mode = 0o711): Promise<string[]> {
   const target = path.resolve(dir);
-  const first = mkdirSync(target, { recursive: true, mode });
+  const first = await mkdir(target, { recursive: true, mode });
   if (first === undefined) return [];
   const created: string[] = [];
   for (let cur = target; ; cur = path.dirname(cur)) {
     created.unshift(cur);
     if (cur === first || cur === path.dirname(cur)) break;
   }
-  for (const d of created) chmodSync(d, mode);
+  for (const d of created) await chmod(d, mode);
   return created;
 }
 
 /** rmdir that treats "absent" and "not empty" as nothing to do; returns whether it removed the directory. */
 export async function removeEmptyDir(dir: string): Promise<boolean> {
   try {
-    rmdirSync(dir);
+    await rmdir(dir);
     return true;
   } catch (e) {
     if (code(e) === 'ENOENT' || code(e) === 'ENOTEMPTY' || code(e) === 'EEXIST') return false;

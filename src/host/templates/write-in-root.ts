@@ -6,10 +6,11 @@
  * the rootfs. Meant for a stopped container (nothing inside can swap links meanwhile); the final
  * open is O_NOFOLLOW anyway.
  *
- * The calls are synchronous: a template's few files cost a few µs each this way, against ~40 µs of
- * CPU per call as promises (see host/storage/fs-helpers.ts).
+ * The lookups (lstat, readlink) are synchronous: a few µs each against ~40 µs of CPU per promise call;
+ * the writes are not (see host/storage/fs-helpers.ts).
  */
-import { closeSync, constants, fchmodSync, fchownSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { constants, lstatSync, readlinkSync, type Stats } from 'node:fs';
+import { mkdir, open, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 const MAX_LINKS = 40;
@@ -46,7 +47,7 @@ export async function resolveInRoot(root: string, target: string, createDirs: bo
     if (pending.length === 0) return host;
     if (!st) {
       if (!createDirs) return undefined;
-      mkdirSync(host, { mode: 0o755 });
+      await mkdir(host, { mode: 0o755 });
     } else if (!st.isDirectory()) throw new Error(`${target}: /${[...dirs, name].join('/')} is not a directory`);
     dirs.push(name);
   }
@@ -69,16 +70,16 @@ export async function writeInRoot(root: string, target: string, content: string 
   const file = (await resolveInRoot(root, target, true))!;
   const before = lstatOrUndefined(file);
   if (before && !before.isFile()) throw new Error(`${target} exists and is not a regular file`);
-  if (before && before.nlink > 1) unlinkSync(file);
+  if (before && before.nlink > 1) await unlink(file);
   const fresh = !before || before.nlink > 1;
-  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK | (fresh ? constants.O_EXCL : constants.O_TRUNC), 0o644);
+  const fh = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK | (fresh ? constants.O_EXCL : constants.O_TRUNC), 0o644);
   try {
-    if (!fstatSync(fd).isFile()) throw new Error(`${target} is not a regular file`);
-    if (before && fresh) fchownSync(fd, before.uid, before.gid);
-    fchmodSync(fd, before ? before.mode & 0o7777 : 0o644);
-    writeFileSync(fd, content);
+    if (!(await fh.stat()).isFile()) throw new Error(`${target} is not a regular file`);
+    if (before && fresh) await fh.chown(before.uid, before.gid);
+    await fh.chmod(before ? before.mode & 0o7777 : 0o644);
+    await fh.writeFile(content);
   } finally {
-    closeSync(fd);
+    await fh.close();
   }
   return file;
 }

@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { validateExpandedDevices } from '../../desired/devices.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
@@ -45,10 +46,9 @@ export async function ensureLxcConfig(
 ): Promise<{ file: string; logFile: string; consoleLogFile: string; /** There was no config file before: LXC cannot have started the container. */ created: boolean }> {
   const dir = path.join(lxcPathOf(deps.stateDir), c.id);
   const logDir = logDirOf(deps.stateDir, c);
-  // svcd's own small directories: synchronous calls (see host/storage/fs-helpers.ts).
-  mkdirSync(logDir, { recursive: true, mode: 0o700 });
-  mkdirSync(dir, { recursive: true, mode: 0o711 });
-  chmodSync(dir, 0o711);
+  await mkdir(logDir, { recursive: true, mode: 0o700 });
+  await mkdir(dir, { recursive: true, mode: 0o711 });
+  await chmod(dir, 0o711);
 
   // Profiles may have changed since the container was validated.
   terminal('devices', () => validateExpandedDevices(devices));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { unpackBackup } from '../../host/backups/backup-tarball.ts';
 import { and, eq } from 'drizzle-orm';
@@ -203,7 +203,7 @@ export async function ensureRootfs(
     }
   }
   const rootfs = path.join(pool.driver.volumePath(pool.spec, ref), 'rootfs');
-  mkdirSync(rootfs, { recursive: true, mode: 0o755 });
+  await mkdir(rootfs, { recursive: true, mode: 0o755 });
   const volumeRow = `${poolName}/${c.project}/${c.name}`;
   if (hooks.record.facts.volumeRow !== volumeRow) {
     await deps.db

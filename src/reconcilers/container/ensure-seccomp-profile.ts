@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { renderSeccompPolicy, seccompConfigFromKeys } from '../../host/lxc/render-seccomp-policy.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { writeFileIfChanged } from './write-file-if-changed.ts';
@@ -16,7 +16,7 @@ export async function ensureSeccompProfile(file: string, config: Record<string, 
     throw new TerminalError(`seccomp: ${(e as Error).message}`);
   }
   if (policy === undefined) {
-    rmSync(file, { force: true });
+    await rm(file, { force: true });
     return undefined;
   }
   await writeFileIfChanged(file, policy, 0o644);

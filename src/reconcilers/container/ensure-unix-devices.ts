@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ensureDeviceNode } from '../../host/devices/ensure-device-node.ts';
 import { readDeviceNode } from '../../host/devices/read-device-node.ts';
@@ -34,8 +35,8 @@ export async function ensureUnixDevices(input: { dir: string; requests: readonly
   const out: LxcUnixDevice[] = [];
   const keep = new Set<string>();
   if (requests.length > 0) {
-    mkdirSync(dir, { recursive: true, mode: 0o711 });
-    chmodSync(dir, 0o711);
+    await mkdir(dir, { recursive: true, mode: 0o711 });
+    await chmod(dir, 0o711);
   }
   for (const r of requests) {
     const numbers = await numbersOf(r);
@@ -57,7 +58,7 @@ export async function ensureUnixDevices(input: { dir: string; requests: readonly
     // no directory: nothing to remove
   }
   for (const f of files) {
-    if (f.startsWith('unix.') && !keep.has(f)) rmSync(path.join(dir, f), { force: true });
+    if (f.startsWith('unix.') && !keep.has(f)) await rm(path.join(dir, f), { force: true });
   }
   return out;
 }

@@ -1,5 +1,5 @@
-import { rmSync, truncateSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { CONTAINER_KIND, deleteContainerRow, expandStoredContainer, readContainerById } from '../../desired/containers.ts';
@@ -122,12 +122,9 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await templates('start');
       // LXC appends to the console log: start each run with an empty one (and no rotated part), so
       // it holds this run (the last run once stopped).
-      try {
-        truncateSync(cfg.consoleLogFile, 0);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-      }
-      rmSync(`${cfg.consoleLogFile}.1`, { force: true });
+      // (a look first: most starts find nothing to truncate or remove, and pay no thread-pool hand-off)
+      if (statSync(cfg.consoleLogFile, { throwIfNoEntry: false })?.size) await truncate(cfg.consoleLogFile, 0);
+      if (existsSync(`${cfg.consoleLogFile}.1`)) await rm(`${cfg.consoleLogFile}.1`, { force: true });
       return startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true }).catch(async (e: unknown) => {
         if (!(e instanceof ContainerStartError)) throw e;
         // A failed start leaves LXC's empty monitor cgroups behind: remove them.

@@ -1,9 +1,11 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
 
 /**
  * Write `text` to `file` atomically (temp file + rename) unless it already holds exactly that. Says what
- * it did: `created` (there was no file), `changed` or `unchanged`. Synchronous inside: these are svcd's
- * own small files (LXC config, seccomp policy), a few µs each against ~40 µs of CPU per promise call.
+ * it did: `created` (there was no file), `changed` or `unchanged`. The read is synchronous (svcd's own
+ * small files: a few µs against ~40 µs of CPU per promise call); the writes are not (see
+ * host/storage/fs-helpers.ts).
  */
 export async function writeFileIfChanged(file: string, text: string, mode = 0o600): Promise<'created' | 'changed' | 'unchanged'> {
   let old: string | undefined;
@@ -15,10 +17,10 @@ export async function writeFileIfChanged(file: string, text: string, mode = 0o60
   if (old === text) return 'unchanged';
   const tmp = `${file}.new`;
   try {
-    writeFileSync(tmp, text, { mode });
-    renameSync(tmp, file);
+    await writeFile(tmp, text, { mode });
+    await rename(tmp, file);
   } catch (e) {
-    rmSync(tmp, { force: true });
+    await rm(tmp, { force: true });
     throw e;
   }
   return old === undefined ? 'created' : 'changed';
