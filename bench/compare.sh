@@ -2,12 +2,16 @@
 # Run bench/api-bench.ts against svcd and, when it can run here, Debian's LXD 5.0.2, then print both
 # side by side with the issue's target verdicts (bench/compare-report.ts).
 #
-#   bash bench/compare.sh [--counts 0,50,200] [--no-lxd] [--rest SECONDS] [-- <more api-bench options>]
+#   bash bench/compare.sh [--counts 0,50,200] [--no-lxd] [--no-fresh-fs] [--rest SECONDS] [-- <more api-bench options>]
+#
+# Each daemon's state directory (database, containers, its dir pool) is a fresh ext4 made on a sparse
+# 16 GiB loop file for its run (--no-fresh-fs: a plain directory on the temp dir's filesystem instead).
+# Both daemons then start from the same clean filesystem, whatever this machine's disk went through.
 #
 # --rest waits that long before each daemon's run (default 0). On ext4 without a journal (this dev
 # machine's root filesystem) an inode deleted in the last 60 s (300 s while its inode table block is
-# dirty) is skipped by the allocator, so file creation slows down after mass deletes: resting 300 s
-# lets neither daemon inherit the other's (or an earlier run's) deletes.
+# dirty) is skipped by the allocator, so file creation slows down after mass deletes: with
+# --no-fresh-fs, resting 300 s lets neither daemon inherit the other's (or an earlier run's) deletes.
 #
 # As root. Each daemon runs on a throw-away state directory under one temp dir, one daemon at a time
 # (svcd first, then LXD), each in its own network namespace (loopback only, and down), so neither can
@@ -25,12 +29,15 @@ rest() { if [ "$REST" -gt 0 ] 2>/dev/null; then log "resting ${REST} s before $1
 COUNTS=0,50,200
 WANT_LXD=1
 REST=0
+FRESH_FS=1
+FRESH_FS_SIZE=16G
 EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
     --counts) COUNTS=${2:?--counts needs a value}; shift 2 ;;
     --no-lxd) WANT_LXD=0; shift ;;
     --rest) REST=${2:?--rest needs a value}; shift 2 ;;
+    --no-fresh-fs) FRESH_FS=0; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; EXTRA=("$@"); break ;;
     *) echo "compare.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -163,6 +170,17 @@ cleanup_host() {
   fi
 }
 
+# The state directory of a daemon: with FRESH_FS a new ext4 on a sparse loop file under the work
+# dir, mounted there (cleanup_host unmounts it and detaches the loop device).
+state_dir() { # dir
+  if [ "$FRESH_FS" != 1 ]; then mkdir -m 0711 -p "$1"; return; fi
+  if ! { truncate -s "$FRESH_FS_SIZE" "$1.img" && mkfs.ext4 -q -F "$1.img" && mkdir -p "$1" && mount -o loop "$1.img" "$1" && chmod 0711 "$1"; }; then
+    log "could not make a fresh ext4 at $1 (try --no-fresh-fs)"
+    exit 2
+  fi
+  log "fresh ext4 ($FRESH_FS_SIZE sparse loop file) mounted at $1"
+}
+
 finished=0
 cleanup() {
   [ "$finished" = 1 ] && return
@@ -204,7 +222,7 @@ IMAGE=$(node --import tsx "$REPO/bench/build-image.ts" "$WORK/image" | tail -n 1
 
 # --- svcd -------------------------------------------------------------------------------------
 rest svcd
-mkdir -p "$SVCD_STATE"
+state_dir "$SVCD_STATE"
 log "starting svcd on $SVCD_STATE (PGlite), in a network namespace of its own"
 SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=warn setsid unshare --net node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
 SVCD_PID=$!
@@ -246,7 +264,7 @@ if [ "$WANT_LXD" = 1 ]; then
   if [ -z "$LXD_NOTE" ]; then
     LXD_VERSION=$(lxd --version 2>/dev/null)
     case $LXD_VERSION in 5.0.2*) ;; *) log "note: lxd is $LXD_VERSION, the comparison is meant for Debian's 5.0.2" ;; esac
-    mkdir -m 0711 -p "$LXD_STATE"
+    state_dir "$LXD_STATE"
     log "starting lxd $LXD_VERSION on $LXD_STATE, in a network namespace of its own"
     LXD_DIR=$LXD_STATE setsid unshare --net lxd --group root --logfile "$WORK/lxd.log" >"$WORK/lxd.out" 2>&1 &
     LXD_PID=$!
