@@ -48,17 +48,6 @@ const DML = /^\s*(?:select|insert|update|delete|with)\b/i;
 const STALE = new Set(['0A000' /* cached plan must not change result type */, '26000' /* invalid statement name */]);
 
 const ser = protocol.serialize;
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
 
 /** Like PGlite's own errors: the query, its parameters and options ride on the error. */
 function annotate(e: unknown, query: string, params: unknown[], options: QueryOptions | undefined): unknown {
@@ -72,7 +61,7 @@ export interface PreparedStats {
   /** Runs of an already prepared statement. */
   reused: number;
   /** Statements open now. */
-  open: number;
+  readonly open: number;
 }
 
 /**
@@ -85,9 +74,15 @@ export function installPreparedStatements(client: PreparedClient, opts: { max?: 
   const statements = new Map<string, { name: string; paramTypes: number[] }>();
   /** Names evicted and not yet closed: closed on the next trip. */
   const toClose: string[] = [];
-  const stats: PreparedStats = { prepared: 0, reused: 0, open: 0 };
+  const stats: PreparedStats = {
+    prepared: 0,
+    reused: 0,
+    get open() {
+      return statements.size;
+    },
+  };
   let seq = 0;
-  const stream = (parts: Uint8Array[]) => client.execProtocolStream(concat(parts), { syncToFs: false });
+  const stream = (parts: Uint8Array[]) => client.execProtocolStream(Buffer.concat(parts), { syncToFs: false });
   const closing = () => toClose.splice(0).map((name) => ser.close({ type: 'S', name }));
 
   async function prepare(text: string) {
@@ -101,7 +96,6 @@ export function installPreparedStatements(client: PreparedClient, opts: { max?: 
       statements.delete(oldest);
       toClose.push(old.name);
     }
-    stats.open = statements.size;
     return st;
   }
 
@@ -130,7 +124,6 @@ export function installPreparedStatements(client: PreparedClient, opts: { max?: 
         if (st && typeof code === 'string' && STALE.has(code) && statements.get(text) === st) {
           statements.delete(text);
           toClose.push(st.name);
-          stats.open = statements.size;
           if (!inTx && attempt === 0) continue;
         }
         throw annotate(e, text, params, options);

@@ -29,8 +29,14 @@ interface RunnerOptions {
   timeoutMs?: number;
 }
 
-/** Synchronous: one stat before each start (see host/storage/fs-helpers.ts). */
-const sizeOf = (file: string | undefined) => (file ? (statSync(file, { throwIfNoEntry: false })?.size ?? 0) : 0);
+/** The file's size, 0 when absent or unreadable. Synchronous: one stat before each start (see host/storage/fs-helpers.ts). */
+function sizeOf(file: string | undefined): number {
+  try {
+    return (file && statSync(file, { throwIfNoEntry: false })?.size) || 0;
+  } catch {
+    return 0;
+  }
+}
 
 /** The last `maxLines` lines written to `file` after byte `from` (a log appended to by every start). */
 export async function readLogTail(file: string, from = 0, maxLines = 25): Promise<string> {
@@ -97,12 +103,7 @@ export async function startContainer(input: StartContainerInput): Promise<Contai
   const timeoutMs = input.timeoutMs ?? 30_000;
   const now = input.knownStopped ? { state: 'STOPPED' as const } : await containerState(input);
   if (now.state === 'RUNNING' && now.pid !== undefined) return { state: 'RUNNING', pid: now.pid };
-  let logFrom = 0;
-  try {
-    logFrom = sizeOf(input.logFile);
-  } catch {
-    // unreadable: quote the log from its start
-  }
+  const logFrom = sizeOf(input.logFile);
   const fail = async (message: string, cause?: unknown): Promise<never> => {
     const tail = input.logFile ? await readLogTail(input.logFile, logFrom) : '';
     throw new ContainerStartError(message, tail, { cause });

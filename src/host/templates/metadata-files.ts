@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { isTemplateName, readableContainerMetadata, type ContainerMetadata } from '../../desired/container-metadata.ts';
