@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # make, g++ and python3 build node-pty's native module (npm ships no Linux prebuild for 1.1.0).
-packages=(lxc busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 make g++ python3)
+packages=(lxc busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 make g++ gcc libc6-dev python3)
 if [ "${1:-}" = "--test" ]; then
   packages+=(postgresql-15 lxd-client python3-pylxd lxd-tools tmux curl)
 fi
@@ -26,6 +26,13 @@ fi
 for f in /etc/subuid /etc/subgid; do
   grep -q '^root:' "$f" 2>/dev/null || echo 'root:1000000:1000000000' >> "$f"
 done
+
+# The mount helper: adds and removes devices in running containers (node cannot enter a mount namespace).
+if [ ! -x .build/svcd-mountns ] || [ src/host/native/svcd-mountns.c -nt .build/svcd-mountns ]; then
+  mkdir -p .build
+  cc -O2 -Wall -Wextra -Werror -o .build/svcd-mountns.tmp src/host/native/svcd-mountns.c
+  mv .build/svcd-mountns.tmp .build/svcd-mountns
+fi
 
 # Node modules: install when missing or when the lock file changed since the last install.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

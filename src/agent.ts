@@ -18,6 +18,8 @@ import { ValidationError } from './desired/errors.ts';
 import { createStorageDrivers } from './host/storage/registry.ts';
 import { probeProjectQuota } from './host/storage/dir.ts';
 import { createPoolObserver } from './observers/pool-observer.ts';
+import { createLiveDriftObserver } from './observers/live-drift-observer.ts';
+import { createLiveRegistry } from './reconcilers/container/ensure-live.ts';
 import { createBackupExpiryObserver } from './observers/backup-expiry.ts';
 import { createExecOutputExpiryObserver } from './observers/exec-output-expiry.ts';
 import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
@@ -72,6 +74,8 @@ export interface AgentOptions {
   backupExpiryMs?: number;
   /** Container observer period (tests shorten it). */
   containerObserveMs?: number;
+  /** How often running containers' cgroup limits and live mounts are compared with what svcd applied (default 5 s). */
+  liveObserveMs?: number;
   /** Pool observer period (tests shorten it). */
   poolObserveMs?: number;
   /** Operation deadlines and sweep period (tests shorten them). */
@@ -122,6 +126,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     report: (kind, key, what) => drift.report(kind, key, what),
     ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}),
   });
+  const live = createLiveRegistry();
   const devsvc = createDevsvc({ db, stateDir: config.stateDir, node: config.nodeName, bus, log, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
   const rootfsDeps = {
     db,
@@ -145,6 +150,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       boot: bootGate,
       bus,
       devsvc,
+      live,
     }),
     ...(opts.reconcilers ?? []),
   ];
@@ -159,6 +165,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const drift = createDriftReporter({ enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason) });
   observers.register(containerObserver);
   observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: (ev) => containerObserver.onMonitorEvent(ev) }));
+  observers.register(createLiveDriftObserver({ live, report: drift.report, ...(opts.liveObserveMs ? { intervalMs: opts.liveObserveMs } : {}) }));
   observers.register(createBackupExpiryObserver({ db, stateDir: config.stateDir, ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}) }));
   observers.register(createExecOutputExpiryObserver({ stateDir: config.stateDir }));
   observers.register(createPoolObserver({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
@@ -179,7 +186,10 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     reconcile,
     convergence,
     stateDir: config.stateDir,
-    containers: { state: readContainerState },
+    containers: {
+      // What waits for the next start is part of the state: a config change never looks applied when it is not.
+      state: async (row, rt) => ({ ...(await readContainerState(row, rt)), pending_restart: rt && rt.state !== 'STOPPED' ? (live.get(row.id)?.pendingRestart ?? []) : [] }),
+    },
     storage: {
       driverFor: storage.driverFor,
       async checkVolumeQuota(pool) {

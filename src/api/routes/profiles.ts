@@ -9,7 +9,10 @@ import {
   readProfile,
   renameProfile,
   updateProfile,
+  type ProfileInput,
 } from '../../desired/profiles.ts';
+import { bumpContainersUsingProfile, CONTAINER_KIND } from '../../desired/containers.ts';
+import { HostFailureError } from '../../desired/errors.ts';
 import type { ProfileRow } from '../../desired/schema/index.ts';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { emitLifecycle } from '../../events/index.ts';
@@ -72,21 +75,44 @@ export function registerProfileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     const cur = await readProfile(db, project, name);
     checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
     // A key sent as "" is unset, on PUT as on PATCH: `lxc profile unset` PUTs the profile with the key emptied.
-    await updateProfile(
-      db,
-      project,
-      name,
-      replace
-        ? { description: body.description ?? '', config: mergeConfig({}, body.config), devices: body.devices ?? {} }
-        : {
-            description: body.description ?? cur.description,
-            config: mergeConfig(cur.config, body.config),
-            devices: { ...cur.devices, ...body.devices },
-          },
-    );
+    const next = replace
+      ? { description: body.description ?? '', config: mergeConfig({}, body.config), devices: body.devices ?? {} }
+      : {
+          description: body.description ?? cur.description,
+          config: mergeConfig(cur.config, body.config),
+          devices: { ...cur.devices, ...body.devices },
+        };
+    await applyProfile(project, name, next, editable(cur));
     lifecycle(c, 'updated', name);
     return sync(c, {});
   };
+
+  /**
+   * Write a profile and bring every container that uses it there, running ones included, before answering
+   * (the spec's PUT is sync). If one of them cannot take it, the profile is put back as it was (and those
+   * containers with it) and the answer names the container and the reason.
+   */
+  async function applyProfile(project: string, name: string, next: ProfileInput, previous: ProfileInput): Promise<void> {
+    const users = await db.transaction(async (tx) => {
+      await updateProfile(tx, project, name, next);
+      return bumpContainersUsingProfile(tx, project, name);
+    });
+    const outcomes = await Promise.all(
+      users.map(async (u) => {
+        const wait = deps.convergence.wait(CONTAINER_KIND, u.id, u.generation);
+        deps.reconcile.enqueue(CONTAINER_KIND, u.id, `profile ${name} changed`);
+        return { u, out: await wait };
+      }),
+    );
+    const failed = outcomes.find((o) => !o.out.ok);
+    if (!failed || failed.out.ok) return;
+    const back = await db.transaction(async (tx) => {
+      await updateProfile(tx, project, name, previous);
+      return bumpContainersUsingProfile(tx, project, name);
+    });
+    for (const u of back) deps.reconcile.enqueue(CONTAINER_KIND, u.id, `profile ${name} restored`);
+    throw new HostFailureError(`Failed to apply profile "${name}" to container "${failed.u.name}": ${failed.out.error}; the profile was left unchanged`);
+  }
 
   route(app, '/1.0/profiles/:name', {
     GET: async (c) => {

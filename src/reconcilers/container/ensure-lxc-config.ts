@@ -6,6 +6,7 @@ import type { ContainerRow } from '../../desired/schema/index.ts';
 import { computeIdmap } from '../../host/idmap/compute-idmap.ts';
 import type { Idmap } from '../../host/idmap/types.ts';
 import { renderLxcConfig } from '../../host/lxc/render-config.ts';
+import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
 import { devsvcDirOf } from '../../devsvc/paths.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { diskRequestsOf, hostIdOf, idmapSettingsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
@@ -16,6 +17,16 @@ import { resolveDisks } from './resolve-disks.ts';
 import { resolveNics } from './resolve-nics.ts';
 import { logDirOf, lxcPathOf, type ContainerReconcilerDeps } from './types.ts';
 import { writeFileIfChanged } from './write-file-if-changed.ts';
+
+export interface EnsuredLxcConfig {
+  file: string;
+  logFile: string;
+  consoleLogFile: string;
+  /** There was no config file before: LXC cannot have started the container. */
+  created: boolean;
+  /** The parts a running container takes without a restart (ensure-live.ts). */
+  live: { limits: LxcLimits; disks: (LxcDiskMount & { device: string })[]; unixDevices: (LxcUnixDevice & { device: string })[] };
+}
 
 /** Where a running lxcfs serves its /proc files (what lxcfs's LXC mount hook binds into containers). */
 const LXCFS_PROC = '/var/lib/lxcfs/proc';
@@ -43,7 +54,7 @@ export async function ensureLxcConfig(
   devices: Record<string, Record<string, string>>,
   rootfs: string,
   signal?: AbortSignal,
-): Promise<{ file: string; logFile: string; consoleLogFile: string; /** There was no config file before: LXC cannot have started the container. */ created: boolean }> {
+): Promise<EnsuredLxcConfig> {
   const dir = path.join(lxcPathOf(deps.stateDir), c.id);
   const logDir = logDirOf(deps.stateDir, c);
   await mkdir(logDir, { recursive: true, mode: 0o700 });
@@ -89,5 +100,5 @@ export async function ensureLxcConfig(
   // Looked at every time: lxcfs may be started (or stopped) while svcd runs.
   const lxcfs = existsSync(LXCFS_PROC);
   const written = await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig({ ...spec, lxcfs })));
-  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile!, created: written === 'created' };
+  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile!, created: written === 'created', live: { limits: spec.limits ?? {}, disks, unixDevices } };
 }

@@ -30,9 +30,9 @@ async function numbersOf(r: UnixDeviceRequest): Promise<{ major: number; minor: 
  * cgroup. Nodes of devices no longer wanted are removed. A missing host node is a TerminalError
  * unless the device has `required=false` (then it is skipped).
  */
-export async function ensureUnixDevices(input: { dir: string; requests: readonly UnixDeviceRequest[]; idmap: Idmap; signal?: AbortSignal | undefined }): Promise<LxcUnixDevice[]> {
+export async function ensureUnixDevices(input: { dir: string; requests: readonly UnixDeviceRequest[]; idmap: Idmap; signal?: AbortSignal | undefined }): Promise<(LxcUnixDevice & { device: string })[]> {
   const { dir, requests, idmap } = input;
-  const out: LxcUnixDevice[] = [];
+  const out: (LxcUnixDevice & { device: string })[] = [];
   const keep = new Set<string>();
   if (requests.length > 0) {
     await mkdir(dir, { recursive: true, mode: 0o711 });
@@ -49,7 +49,7 @@ export async function ensureUnixDevices(input: { dir: string; requests: readonly
     const node = path.join(dir, file);
     await ensureDeviceNode({ path: node, type: r.type, ...numbers, mode: r.mode, uid, gid }, input.signal);
     keep.add(file);
-    out.push({ type: r.type, source: node, target: r.target, ...numbers });
+    out.push({ device: r.device, type: r.type, source: node, target: r.target, ...numbers });
   }
   let files: string[] = [];
   try {

@@ -6,10 +6,12 @@ import { CONTAINER_KIND, deleteContainerRow, expandStoredContainer, readContaine
 import { containerRuntime, containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
 import { removeLeftovers } from '../../host/lxc/remove-leftovers.ts';
 import { ContainerStartError, containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from '../../host/lxc/lifecycle.ts';
+import type { LxcState } from '../../host/lxc/lxc-args.ts';
 import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
 import { announceConverged, announceDeleted, type Announced } from './announce.ts';
 import { forgetFacts, openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
+import { ensureLive, type LiveFacts } from './ensure-live.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
 import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
@@ -26,6 +28,8 @@ interface ContainerFacts extends RootfsFacts {
   restoredSeq?: number;
   /** What the last lifecycle announcement said (announce.ts). */
   announced?: Announced;
+  /** While it runs: what was mounted in it live and the config it was started with (ensure-live.ts). */
+  live?: LiveFacts;
 }
 
 /**
@@ -52,6 +56,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     await db.delete(containerRuntime).where(eq(containerRuntime.id, c.id));
     await deleteContainerRow(db, c.id);
     forgetFacts(db, CONTAINER_KIND, c.id);
+    deps.live?.delete(c.id);
   }
 
   async function converge(id: string, signal: AbortSignal) {
@@ -135,7 +140,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     };
     // What LXC shows now, kept up to date by each step: the observer is told the outcome (no second look).
     // A config this reconcile created was never there to start from: STOPPED without asking.
-    let now = cfg.created ? { state: 'STOPPED' as const } : await containerState(ref);
+    let now: { state: LxcState; pid?: number | undefined } = cfg.created ? { state: 'STOPPED' as const } : await containerState(ref);
+    let startedNow = false;
     if (fresh && req!.action === 'restart' && now.state !== 'STOPPED') {
       await stopContainer({ ...ref, ...stopOpts });
       now = { state: 'STOPPED' };
@@ -143,7 +149,10 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     if (c.power === 'running' || c.power === 'frozen') {
       // Not this container's turn in the boot order yet: come back shortly (nothing else waits on it).
       if (now.state === 'STOPPED' && deps.boot && !deps.boot.mayStart(c.id)) return { requeueAfterMs: 1_000 };
-      if (now.state === 'STOPPED') now = await start();
+      if (now.state === 'STOPPED') {
+        now = await start();
+        startedNow = true;
+      }
       if (c.power === 'running' && now.state === 'FROZEN') {
         await unfreezeContainer(ref);
         now = { ...now, state: 'RUNNING' };
@@ -155,6 +164,17 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     } else if (now.state !== 'STOPPED') {
       await stopContainer({ ...ref, ...stopOpts });
       now = { state: 'STOPPED' };
+    }
+    if (now.state === 'RUNNING' || now.state === 'FROZEN') {
+      // Running: the config reaches it now, not at its next start.
+      const pid = now.pid ?? (await containerState(ref)).pid;
+      if (pid && (await ensureLive({ host: deps.host, c, pid, startedNow, config, devices, ...cfg.live, facts, registry: deps.live, signal }))) record.note();
+    } else {
+      deps.live?.delete(id);
+      if (facts.live) {
+        delete facts.live;
+        record.note();
+      }
     }
     // The request is done: recorded in the same write as the convergence that settles its operation.
     // A crash before that write does it once more (a start or stop changes nothing; a restart restarts).

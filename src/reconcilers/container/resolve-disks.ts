@@ -55,15 +55,15 @@ async function checkBindable(device: string, source: string, recursive: boolean,
  * owns as uid N are uid N inside, unless the volume has `security.unmapped=true` (then host-owned files
  * appear as nobody, as without any shifting). Missing sources are TerminalErrors, except optional host paths.
  */
-export async function resolveDisks(deps: RootfsDeps, requests: readonly DiskRequest[], ctx: DiskContext): Promise<LxcDiskMount[]> {
-  const out: LxcDiskMount[] = [];
+export async function resolveDisks(deps: RootfsDeps, requests: readonly DiskRequest[], ctx: DiskContext): Promise<(LxcDiskMount & { device: string })[]> {
+  const out: (LxcDiskMount & { device: string })[] = [];
   const unprivileged = ctx.unprivilegedRoot !== undefined;
   for (const r of requests) {
     const opts = { target: r.target, readonly: r.readonly, recursive: r.recursive, ...(r.propagation ? { propagation: r.propagation } : {}) };
     if (r.kind === 'volume') {
       const { source, unmapped } = await volumeSource(deps, r);
       await checkBindable(r.device, source, r.recursive ?? false, ctx);
-      out.push({ source, kind: 'dir', ...opts, ...(unprivileged && !unmapped ? { idmap: true } : {}) });
+      out.push({ device: r.device, source, kind: 'dir', ...opts, ...(unprivileged && !unmapped ? { idmap: true } : {}) });
       continue;
     }
     const kind = await readPathKind(r.source);
@@ -72,7 +72,7 @@ export async function resolveDisks(deps: RootfsDeps, requests: readonly DiskRequ
       throw new TerminalError(`disk "${r.device}": host path "${r.source}" does not exist (set optional=true to skip it when missing)`);
     }
     await checkBindable(r.device, r.source, r.recursive ?? false, ctx);
-    out.push({ source: r.source, kind, ...opts, ...(unprivileged && r.shift ? { idmap: true } : {}) });
+    out.push({ device: r.device, source: r.source, kind, ...opts, ...(unprivileged && r.shift ? { idmap: true } : {}) });
   }
   return out;
 }

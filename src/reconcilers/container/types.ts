@@ -3,6 +3,7 @@ import type { ContainerRow } from '../../desired/schema/index.ts';
 import type { EventBus } from '../../events/index.ts';
 import type { SubidRange } from '../../host/idmap/types.ts';
 import type { ContainerState } from '../../host/lxc/lxc-args.ts';
+import type { LiveRegistry } from './ensure-live.ts';
 import type { RootfsDeps } from './ensure-rootfs.ts';
 import type { HostFacts } from './lxc-spec.ts';
 
@@ -15,6 +16,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   bus?: EventBus;
   /** The guest-facing socket (devsvc): open while the container is desired up, removed with it. */
   devsvc?: { sync(id: string, current?: { row: ContainerRow; config: Record<string, string>; devices: Record<string, Record<string, string>> }): Promise<void>; remove(id: string): Promise<void> };
+  /** What each running container has of its config (ensure-live.ts): read by the drift observer and the state route. */
+  live?: LiveRegistry;
   /** Tell the observer what a reconcile left the container as (it records and judges it like any look). */
   onHostChange?: (id: string, seen: ContainerState, row?: ContainerRow) => Promise<void>;
 }
