@@ -1,10 +1,11 @@
 /**
  * How every remote user connects: Debian's `lxc` 5.0.2 against svcd's HTTPS listener. With
- * core.https_address and core.trust_password set over the unix socket, `lxc remote add … --password`
- * (which sends `"certificate": ""` and relies on the TLS connection's certificate) makes the CLI's
- * own client certificate trusted, and `lxc list svcd:` lists the containers over HTTPS. A wrong
- * password is refused with a clear message and adds no certificate. Each CLI has a private LXD_CONF
- * (its own client certificate); a container with no rootfs source (`none`) is created to be listed.
+ * core.https_address and core.trust_password set by `lxc config set` over the unix socket,
+ * `lxc remote add … --password` (which sends `"certificate": ""` and relies on the TLS connection's
+ * certificate) makes the CLI's own client certificate trusted, and `lxc list svcd:` lists the
+ * containers over HTTPS. A wrong password is refused with a clear message and adds no certificate.
+ * Each CLI has a private LXD_CONF (its own client certificate); a container with no rootfs source
+ * (`none`) is created to be listed.
  */
 import assert from 'node:assert/strict';
 import { createHash, X509Certificate } from 'node:crypto';
@@ -35,8 +36,13 @@ describe('lxc remote add with the trust password, then lxc list over HTTPS', { s
     d = await startDaemon();
     api = client({ socketPath: d.socketPath });
     port = await freePort();
-    const r = await api.patch('/1.0', { config: { 'core.https_address': `127.0.0.1:${port}`, 'core.trust_password': PASSWORD } });
-    assert.equal(r.status, 200, r.text);
+    // As the README tells a user: the local CLI (unix socket, LXD_DIR) sets both keys.
+    const local = await lxcCli(d.stateDir);
+    clis.push(local);
+    await local.ok(['config', 'set', 'core.https_address', `127.0.0.1:${port}`]);
+    await local.ok(['config', 'set', 'core.trust_password', PASSWORD]);
+    const config = (await api.get('/1.0')).json.metadata.config;
+    assert.deepEqual(config, { 'core.https_address': `127.0.0.1:${port}`, 'core.trust_password': true });
     await waitOp(api, await api.post('/1.0/containers', { name: 'remote-c1', source: { type: 'none' } }));
   });
   after(async () => {
