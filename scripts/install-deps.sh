@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Install what svcd needs on a Debian 12 host, idempotently (root). `--test` adds what the test
-# suite needs (PostgreSQL 15, the lxc CLI, pylxd, lxd-tools, tmux).
+# suite needs (PostgreSQL 15, pylxd, lxd-tools, tmux).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# make, g++ and python3 build node-pty's native module (npm ships no Linux prebuild for 1.1.0).
-packages=(lxc busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 make g++ gcc libc6-dev python3)
+# make, g++ and python3 build node-pty's native module (npm ships no Linux prebuild for 1.1.0); gcc and
+# libc6-dev the mount helper (src/host/native/svcd-mountns.c).
+# lxd-client is the `lxc` command-line client that talks to svcd (the README's first commands): the
+# client alone, it depends on libc6 only and brings no LXD daemon.
+packages=(lxc lxd-client busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 make g++ gcc libc6-dev python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postgresql-15 lxd-client python3-pylxd lxd-tools tmux curl)
+  packages+=(postgresql-15 python3-pylxd lxd-tools tmux curl)
 fi
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 

@@ -50,9 +50,11 @@ export function registerCertificateRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
           if (body.certificate && parseCertificate(body.certificate).fingerprint !== caller.fingerprint)
             throw new ForbiddenError('not authorized: an untrusted client can only add its own certificate');
         }
-        const pem = body.certificate ?? caller.certificatePem;
+        // An empty string is absent: `lxc remote add` sends `"certificate": ""` (and `"name": ""`) and
+        // means the certificate its TLS connection presented.
+        const pem = body.certificate || caller.certificatePem;
         if (!pem) throw new ValidationError('No certificate given and none presented on the connection');
-        const row = await addCertificate(db, { pem, name: body.name ?? caller.address ?? '', type: body.type });
+        const row = await addCertificate(db, { pem, name: body.name || caller.address || '', type: body.type });
         await trust.invalidate();
         lifecycle('created', row.fingerprint);
         c.header('Location', url(row.fingerprint));

@@ -16,6 +16,7 @@ import {
   type ContainerInput,
 } from '../../desired/containers.ts';
 import { ValidationError } from '../../desired/errors.ts';
+import { readObservedState, refusedPowerAction } from '../../desired/power-actions.ts';
 import { expandInstanceType } from '../../desired/instance-types.ts';
 import { validateContainerName } from '../../desired/names.ts';
 import { cachedImageFingerprint, cachedProject } from '../../desired/cached-reads.ts';
@@ -25,6 +26,7 @@ import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
+import { refusedOperation } from '../refused-operation.ts';
 import { async, sync, syncRaw } from '../envelope.ts';
 import { createVersionedCache } from '../memo.ts';
 import { readDataVersion } from '../../desired/data-versions.ts';
@@ -65,6 +67,8 @@ const StateBody = v.object({
   force: v.optional(v.boolean('expected a boolean'), false),
   stateful: v.optional(v.boolean('expected a boolean'), false),
 });
+
+const STATE_VERB = { start: 'Starting', stop: 'Stopping', restart: 'Restarting', freeze: 'Freezing', unfreeze: 'Unfreezing' } as const;
 
 const editable = (c: ContainerRow) => ({ description: c.description, architecture: c.architecture, ephemeral: c.ephemeral, profiles: c.profiles, config: c.config, devices: c.devices });
 
@@ -244,10 +248,14 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const cur = await one(c);
       const body = await readJson(c, StateBody);
       if (body.stateful) throw new ValidationError('Stateful stop/start needs CRIU, which is not available on this host (criu check fails)');
+      const description = `${STATE_VERB[body.action]} container`;
+      // Judged now, against the desired power and what the observer last saw (see power-actions.ts).
+      const refused = refusedPowerAction(body.action, cur.power, await readObservedState(db, cur.id));
+      if (refused) return async(c, await refusedOperation(deps, op(cur, description), refused));
       const operation = await writeWithOperation(deps, async (tx) => {
         const seq = (cur.powerRequest?.seq ?? 0) + 1;
         const row = await bumpContainer(tx, cur.id, { power: powerFor(body.action), powerRequest: { action: body.action, force: body.force, timeout: body.timeout, seq } });
-        return { operation: op(row, `${body.action[0]!.toUpperCase()}${body.action.slice(1)}ing container`), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+        return { operation: op(row, description), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
       });
       return async(c, operation);
     },
