@@ -33,6 +33,8 @@ export function snapshotUrl(c: Pick<ContainerRow, 'name' | 'project'>, snap: str
 export function renderSnapshot(s: ContainerSnapshotRow) {
   return {
     name: s.name,
+    // entity_description: the snapshot API has no way to give a snapshot a description, so it is always empty.
+    description: '',
     architecture: s.architecture,
     config: s.config,
     devices: s.devices,
