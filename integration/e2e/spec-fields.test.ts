@@ -174,7 +174,10 @@ describe('every object the API renders has the spec field names and types (real 
     assert.ok(st.network.lo.counters.packets_received >= 1 && st.network.lo.counters.bytes_sent > 0, JSON.stringify(st.network.lo.counters));
     assert.equal(st.network.lo.counters.bytesReceived, undefined, 'no camelCase counters');
 
-    conforms('containerSnapshot', (await api.get(`/1.0/containers/${ct}/snapshots/snap0`)).json.metadata);
+    const snap = (await api.get(`/1.0/containers/${ct}/snapshots/snap0`)).json.metadata;
+    conforms('containerSnapshot', snap);
+    assert.deepEqual(snap.expanded_devices, c.expanded_devices, "expanded with its profiles: the root disk comes from the default profile");
+    assert.equal(snap.devices.root, undefined);
     for (const s of (await api.get(`/1.0/containers/${ct}/snapshots?recursion=1`)).json.metadata) conforms('containerSnapshot', s);
     conforms('containerMetadata', (await api.get(`/1.0/containers/${ct}/metadata`)).json.metadata);
 
@@ -193,6 +196,7 @@ describe('every object the API renders has the spec field names and types (real 
     assert.equal(list.length, 1);
     conforms('containerFull', list[0]);
     assert.deepEqual(list[0].snapshots.map((s: { name: string }) => s.name), ['snap0']);
+    assert.equal(list[0].snapshots[0].expanded_devices.root?.type, 'disk');
     assert.deepEqual(list[0].backups.map((s: { name: string }) => s.name), ['bk0']);
     for (const c of (await api.get('/1.0/containers?recursion=1')).json.metadata) conforms('container', c);
   });
