@@ -10,6 +10,7 @@ import type { ApiDeps } from './deps.ts';
 import { errorBody } from './envelope.ts';
 import { HttpError, statusFor } from './errors.ts';
 import { registerCertificateRoutes } from './routes/certificates.ts';
+import { registerClusterRoutes } from './routes/cluster.ts';
 import { registerContainerRoutes } from './routes/containers.ts';
 import { registerContainerLogRoutes } from './routes/container-logs.ts';
 import { registerContainerExecRoutes } from './routes/container-exec.ts';
@@ -55,6 +56,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
 
   registerServerRoutes(app, deps);
   registerCertificateRoutes(app, deps);
+  registerClusterRoutes(app, deps);
   registerProfileRoutes(app, deps);
   registerProjectRoutes(app, deps);
   registerOperationRoutes(app, deps);

@@ -1,7 +1,20 @@
 import type { ContainerRow, ContainerRuntimeRow } from '../desired/schema/index.ts';
 import { readCgroupStats } from '../host/lxc/cgroup-stats.ts';
 import { readNetworkStats } from '../host/lxc/network-stats.ts';
+import type { NetworkCounters } from '../host/lxc/parse-proc-net.ts';
 import { containerStatus } from '../desired/container-status.ts';
+
+/** The spec's counter names (`bytes_received`, …), plus LXD's error and drop counters under its names. */
+export const renderCounters = (n: NetworkCounters) => ({
+  bytes_received: n.bytesReceived,
+  bytes_sent: n.bytesSent,
+  packets_received: n.packetsReceived,
+  packets_sent: n.packetsSent,
+  errors_received: n.errorsReceived,
+  errors_sent: n.errorsSent,
+  packets_dropped_outbound: n.packetsDroppedOutbound,
+  packets_dropped_inbound: n.packetsDroppedInbound,
+});
 
 /**
  * `GET .../state`: status and pid from the observer's runtime row; cpu, memory, processes and
@@ -18,7 +31,7 @@ export async function readContainerState(_c: ContainerRow, rt: ContainerRuntimeR
       name,
       {
         addresses: i.addresses,
-        counters: i.counters,
+        counters: renderCounters(i.counters),
         hwaddr: i.hwaddr ?? '',
         host_name: i.hostName ?? '',
         mtu: i.mtu ?? 0,

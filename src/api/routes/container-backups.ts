@@ -32,14 +32,21 @@ const RenameBody = v.object({ name: v.string('expected a string') });
 
 const UNSET = '1970-01-01T00:00:00Z';
 
-export const renderBackup = (b: ContainerBackupRow) => ({
-  name: b.name,
-  created_at: b.createdAt.toISOString(),
-  expires_at: b.expiresAt?.toISOString() ?? UNSET,
-  container_only: b.containerOnly,
-  instance_only: b.containerOnly,
-  optimized_storage: b.optimizedStorage,
-});
+/** The spec's backup fields (`creation_date`, `expiry_date`, `container_only`) next to LXD 5's names, which the lxc CLI reads. */
+export const renderBackup = (b: ContainerBackupRow) => {
+  const created = b.createdAt.toISOString();
+  const expires = b.expiresAt?.toISOString() ?? UNSET;
+  return {
+    name: b.name,
+    creation_date: created,
+    expiry_date: expires,
+    container_only: b.containerOnly,
+    optimized_storage: b.optimizedStorage,
+    created_at: created,
+    expires_at: expires,
+    instance_only: b.containerOnly,
+  };
+};
 
 /** Backups of many containers at once (recursion=2 lists: one query). */
 export async function backupsOf(db: DbOrTx, ids: string[]): Promise<Map<string, ContainerBackupRow[]>> {

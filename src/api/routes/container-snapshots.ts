@@ -11,7 +11,10 @@ import {
 } from '../../desired/container-snapshots.ts';
 import { bumpContainer, CONTAINER_KIND, containerUrl, readContainer } from '../../desired/containers.ts';
 import { ValidationError } from '../../desired/errors.ts';
-import type { ContainerRow, ContainerSnapshotRow } from '../../desired/schema/index.ts';
+import { cachedProfiles, cachedProject } from '../../desired/cached-reads.ts';
+import { expandConfig } from '../../desired/expand.ts';
+import { profileProjectOf } from '../../desired/projects.ts';
+import type { ContainerRow, ContainerSnapshotRow, ProfileRow } from '../../desired/schema/index.ts';
 import { optionalString, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -30,14 +33,22 @@ export function snapshotUrl(c: Pick<ContainerRow, 'name' | 'project'>, snap: str
   return `${p}/snapshots/${encodeURIComponent(snap)}${q ? `?${q}` : ''}`;
 }
 
-export function renderSnapshot(s: ContainerSnapshotRow) {
+/**
+ * A snapshot as the API shows it; `profiles` are those of the container's profile project: the
+ * snapshot's own profiles, as they are now, expanded under its config and devices (as LXD does).
+ */
+export function renderSnapshot(s: ContainerSnapshotRow, profiles: readonly ProfileRow[]) {
+  const byName = new Map(profiles.map((p) => [p.name, p]));
+  const expanded = expandConfig(s.profiles.map((n) => byName.get(n)).filter((p): p is ProfileRow => !!p), s);
   return {
     name: s.name,
+    // entity_description: the snapshot API has no way to give a snapshot a description, so it is always empty.
+    description: '',
     architecture: s.architecture,
     config: s.config,
     devices: s.devices,
-    expanded_config: s.config,
-    expanded_devices: s.devices,
+    expanded_config: expanded.config,
+    expanded_devices: expanded.devices,
     ephemeral: s.ephemeral,
     profiles: s.profiles,
     stateful: false,
@@ -51,6 +62,7 @@ export function renderSnapshot(s: ContainerSnapshotRow) {
 export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db } = deps;
   const container = (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
+  const profilesOf = async (c: Context<AppEnv>) => cachedProfiles(db, profileProjectOf(await cachedProject(db, c.get('project'))));
   const change = (ct: ContainerRow, description: string, snap: string, fn: (tx: Tx) => Promise<void>) =>
     writeWithOperation(deps, async (tx) => {
       await fn(tx);
@@ -64,7 +76,8 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
   route(app, '/1.0/containers/:name/snapshots', {
     GET: async (c) => {
       const ct = await container(c);
-      return sync(c, await renderCollection(c, await listContainerSnapshots(db, ct.id), { url: (s) => snapshotUrl(ct, s.name), render: renderSnapshot }));
+      const profiles = await profilesOf(c);
+      return sync(c, await renderCollection(c, await listContainerSnapshots(db, ct.id), { url: (s) => snapshotUrl(ct, s.name), render: (s) => renderSnapshot(s, profiles) }));
     },
     POST: async (c) => {
       const ct = await container(c);
@@ -79,7 +92,7 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
   route(app, '/1.0/containers/:name/snapshots/:snap', {
     GET: async (c) => {
       const ct = await container(c);
-      return sync(c, renderSnapshot(await readContainerSnapshot(db, ct.id, param(c, 'snap'))));
+      return sync(c, renderSnapshot(await readContainerSnapshot(db, ct.id, param(c, 'snap')), await profilesOf(c)));
     },
     POST: async (c) => {
       const ct = await container(c);

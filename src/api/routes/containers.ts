@@ -19,7 +19,7 @@ import { ValidationError } from '../../desired/errors.ts';
 import { readObservedState, refusedPowerAction } from '../../desired/power-actions.ts';
 import { expandInstanceType } from '../../desired/instance-types.ts';
 import { validateContainerName } from '../../desired/names.ts';
-import { cachedImageFingerprint, cachedProject } from '../../desired/cached-reads.ts';
+import { cachedImageFingerprint, cachedProfiles, cachedProject } from '../../desired/cached-reads.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
 import type { ContainerRow, ContainerSource } from '../../desired/schema/index.ts';
 import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
@@ -104,14 +104,14 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const rendered = list.rendered.filter((r) => !filter || filter(r.json));
       if (recursion === 0) return sync(c, rendered.map((r) => containerUrl(r.row)));
       if (recursion === 1) return sync(c, rendered.map((r) => r.json));
-      const [snaps, backups] = await Promise.all([snapshotsOf(db, rendered.map((r) => r.row.id)), backupsOf(db, rendered.map((r) => r.row.id))]);
+      const [snaps, backups, profiles] = await Promise.all([snapshotsOf(db, rendered.map((r) => r.row.id)), backupsOf(db, rendered.map((r) => r.row.id)), profileProject(c).then((pp) => cachedProfiles(db, pp))]);
       return sync(
         c,
         await Promise.all(
           rendered.map(async (r) => ({
             ...r.json,
             state: await deps.containers.state(r.row, r.runtime),
-            snapshots: (snaps.get(r.row.id) ?? []).map(renderSnapshot),
+            snapshots: (snaps.get(r.row.id) ?? []).map((s) => renderSnapshot(s, profiles)),
             backups: (backups.get(r.row.id) ?? []).map(renderBackup),
           })),
         ),
