@@ -3,6 +3,7 @@ import {
   DomainError,
   ForbiddenError,
   HostFailureError,
+  isForeignKeyViolation,
   isUniqueViolation,
   NotFoundError,
   PreconditionFailedError,
@@ -34,5 +35,8 @@ export function statusFor(e: unknown): { status: 400 | 401 | 403 | 404 | 409 | 4
   if (e instanceof HttpError) return { status: e.status, message: e.message, known: true };
   for (const [cls, status] of TABLE) if (e instanceof cls) return { status, message: e.message, known: true };
   if (isUniqueViolation(e)) return { status: 409, message: 'An object with this name already exists', known: true };
+  // A safety net: refusals are checked where they happen, with a precise message; a foreign key that
+  // still catches one (a concurrent change) is a conflict, not an internal error.
+  if (isForeignKeyViolation(e)) return { status: 409, message: 'The object is in use, or refers to one that no longer exists', known: true };
   return { status: 500, message: 'Internal server error', known: false };
 }

@@ -18,11 +18,17 @@ export class HostFailureError extends DomainError {}
 /** If-Match did not match the current ETag (→ 412). */
 export class PreconditionFailedError extends DomainError {}
 
-/** PostgreSQL unique violation (23505), whichever driver raised it (drizzle wraps it in `cause`). */
-export function isUniqueViolation(e: unknown): boolean {
+/** Whether `e` or an error it wraps (drizzle wraps the driver's in `cause`) carries PostgreSQL error `code`. */
+function hasPgCode(e: unknown, code: string): boolean {
   for (let cur: unknown = e, depth = 0; cur && depth < 5; depth++) {
-    if (typeof cur === 'object' && (cur as { code?: unknown }).code === '23505') return true;
+    if (typeof cur === 'object' && (cur as { code?: unknown }).code === code) return true;
     cur = (cur as { cause?: unknown }).cause;
   }
   return false;
 }
+
+/** PostgreSQL unique violation (23505), whichever driver raised it. */
+export const isUniqueViolation = (e: unknown): boolean => hasPgCode(e, '23505');
+
+/** PostgreSQL foreign key violation (23503): a row still referenced, or a reference to a row that is gone. */
+export const isForeignKeyViolation = (e: unknown): boolean => hasPgCode(e, '23503');

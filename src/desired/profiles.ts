@@ -1,11 +1,13 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices } from './devices.ts';
-import { ConflictError, ForbiddenError, NotFoundError, isUniqueViolation } from './errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateName } from './names.ts';
-import { profiles, type ProfileRow } from './schema/index.ts';
+import { DEFAULT_PROJECT, profileProjectOf } from './profile-project.ts';
+import { containers, containerSnapshots, profiles, projects, type ProfileRow } from './schema/index.ts';
+import { describeUsers, usedByReader } from './used-by.ts';
 
 export interface ProfileInput {
   description: string;
@@ -28,12 +30,39 @@ export async function readProfile(db: DbOrTx, project: string, name: string): Pr
   return row;
 }
 
+/** URLs of the containers and container snapshots naming a profile (one reader per list: see used-by.ts). */
+export async function profileUsedBy(db: DbOrTx, project: string, name: string): Promise<string[]> {
+  return usedByReader(db).profile(project, name);
+}
+
 /**
- * URLs of the containers using a profile. Containers arrive with the containers issue; until
- * then nothing can use a profile, so this is honestly empty.
+ * Inside the transaction that writes a container naming `names`: check they exist in the profile
+ * project and hold them (FOR KEY SHARE) until it commits, so a concurrent delete or rename of one
+ * waits for this write and then sees the container (or this write waits and then sees it gone: 400).
  */
-export async function profileUsedBy(_db: DbOrTx, _project: string, _name: string): Promise<string[]> {
-  return [];
+export async function lockProfiles(tx: DbOrTx, profileProject: string, names: string[]): Promise<void> {
+  if (names.length === 0) return;
+  const rows = await tx
+    .select({ name: profiles.name })
+    .from(profiles)
+    .where(and(eq(profiles.project, profileProject), inArray(profiles.name, names)))
+    .for('key share');
+  const found = new Set(rows.map((r) => r.name));
+  for (const n of names) if (!found.has(n)) throw new ValidationError(`Profile "${n}" does not exist`);
+}
+
+/** The profile row, locked against concurrent container writes naming it (see lockProfiles). */
+async function lockProfile(tx: DbOrTx, project: string, name: string): Promise<ProfileRow> {
+  const [row] = await tx.select().from(profiles).where(and(eq(profiles.project, project), eq(profiles.name, name))).for('update');
+  if (!row) throw new NotFoundError(`Profile "${name}" not found`);
+  return row;
+}
+
+/** The projects whose containers use the profiles of `profileProject`. */
+async function projectsUsingProfilesOf(tx: DbOrTx, profileProject: string): Promise<string[]> {
+  if (profileProject !== DEFAULT_PROJECT) return [profileProject];
+  const rows = await tx.select({ name: projects.name, config: projects.config }).from(projects);
+  return rows.filter((p) => profileProjectOf(p) === DEFAULT_PROJECT).map((p) => p.name);
 }
 
 export async function createProfile(db: DbOrTx, project: string, name: string, input: ProfileInput): Promise<ProfileRow> {
@@ -60,30 +89,58 @@ export async function updateProfile(db: DbOrTx, project: string, name: string, i
   return row;
 }
 
+/**
+ * Rename a profile. As in LXD (whose instances refer to profiles by id), the containers and container
+ * snapshots naming it follow: their profile lists name the new name, in the same transaction. Their
+ * expanded configuration does not change, so their generation does not either.
+ */
 export async function renameProfile(db: Db, project: string, name: string, newName: string): Promise<ProfileRow> {
   if (name === 'default') throw new ForbiddenError('The "default" profile cannot be renamed');
   validateName('Profile', newName);
   try {
-    const [row] = await db
-      .update(profiles)
-      .set({ name: newName, generation: sql`${profiles.generation} + 1` })
-      .where(and(eq(profiles.project, project), eq(profiles.name, name)))
-      .returning();
-    if (!row) throw new NotFoundError(`Profile "${name}" not found`);
-    return row;
+    return await db.transaction(async (tx) => {
+      await lockProfile(tx, project, name);
+      const [row] = await tx
+        .update(profiles)
+        .set({ name: newName, generation: sql`${profiles.generation} + 1` })
+        .where(and(eq(profiles.project, project), eq(profiles.name, name)))
+        .returning();
+      const users = await projectsUsingProfilesOf(tx, project);
+      const holds = (col: typeof containers.profiles | typeof containerSnapshots.profiles) => sql`${col} @> ${JSON.stringify([name])}::jsonb`;
+      const renamed = (col: typeof containers.profiles | typeof containerSnapshots.profiles) =>
+        sql`(select coalesce(jsonb_agg(case when t.e = ${name}::text then ${newName}::text else t.e end order by t.i), '[]'::jsonb) from jsonb_array_elements_text(${col}) with ordinality as t(e, i))`;
+      await tx
+        .update(containers)
+        .set({ profiles: renamed(containers.profiles) })
+        .where(and(inArray(containers.project, users), holds(containers.profiles)));
+      await tx
+        .update(containerSnapshots)
+        .set({ profiles: renamed(containerSnapshots.profiles) })
+        .where(
+          and(
+            holds(containerSnapshots.profiles),
+            inArray(containerSnapshots.containerId, tx.select({ id: containers.id }).from(containers).where(inArray(containers.project, users))),
+          ),
+        );
+      return row!;
+    });
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Profile "${newName}" already exists`);
     throw e;
   }
 }
 
+/**
+ * Delete a profile no container or container snapshot names (LXD: "Profile is currently in use"). The
+ * check and the delete are one transaction holding the profile's row, so a container written
+ * concurrently either is seen here or finds the profile gone (see lockProfiles).
+ */
 export async function deleteProfile(db: Db, project: string, name: string): Promise<void> {
   if (name === 'default') throw new ForbiddenError('The "default" profile cannot be deleted');
-  const used = await profileUsedBy(db, project, name);
-  if (used.length > 0) throw new ConflictError(`Profile "${name}" is in use by ${used.join(', ')}`);
-  const rows = await db
-    .delete(profiles)
-    .where(and(eq(profiles.project, project), eq(profiles.name, name)))
-    .returning({ name: profiles.name });
-  if (rows.length === 0) throw new NotFoundError(`Profile "${name}" not found`);
+  await db.transaction(async (tx) => {
+    await lockProfile(tx, project, name);
+    const used = await usedByReader(tx).profile(project, name);
+    if (used.length > 0) throw new ValidationError(`Profile is currently in use by ${describeUsers(used)}`);
+    await tx.delete(profiles).where(and(eq(profiles.project, project), eq(profiles.name, name)));
+  });
 }

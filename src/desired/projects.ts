@@ -1,11 +1,13 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { isBool, isAny, parseBool, validateConfig, type KeyTable } from './config-keys.ts';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isForeignKeyViolation, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
 import { profiles, projects, type ProjectRow } from './schema/index.ts';
+import { describeUsers, usedByReader } from './used-by.ts';
+import { DEFAULT_PROJECT, profileProjectOf } from './profile-project.ts';
 
-export const DEFAULT_PROJECT = 'default';
+export { DEFAULT_PROJECT, profileProjectOf };
 
 export const projectConfigKeys: KeyTable = {
   exact: { 'features.images': isBool, 'features.profiles': isBool },
@@ -18,11 +20,6 @@ export interface ProjectInput {
   config?: Record<string, string> | undefined;
 }
 
-/** The project whose profiles a project uses: itself with features.profiles, else `default`. */
-export function profileProjectOf(p: ProjectRow): string {
-  return p.name === DEFAULT_PROJECT || parseBool(p.config['features.profiles']) ? p.name : DEFAULT_PROJECT;
-}
-
 export async function listProjects(db: DbOrTx): Promise<ProjectRow[]> {
   return db.select().from(projects).orderBy(asc(projects.name));
 }
@@ -33,19 +30,23 @@ export async function readProject(db: DbOrTx, name: string): Promise<ProjectRow>
   return row;
 }
 
-/** URLs of what lives in the project (profiles now; containers and images as they arrive). */
+/** URLs of what the project holds: containers, images, profiles, custom volumes (see used-by.ts). */
 export async function projectUsedBy(db: DbOrTx, p: ProjectRow): Promise<string[]> {
-  if (profileProjectOf(p) !== p.name) return [];
-  const rows = await db.select({ name: profiles.name }).from(profiles).where(eq(profiles.project, p.name)).orderBy(asc(profiles.name));
-  const q = p.name === DEFAULT_PROJECT ? '' : `?project=${encodeURIComponent(p.name)}`;
-  return rows.map((r) => `/1.0/profiles/${encodeURIComponent(r.name)}${q}`);
+  return usedByReader(db).project(p.name);
 }
 
-/** A project is empty when it holds nothing but its own `default` profile. */
+/** The project's row, locked until the transaction ends: container and image inserts (their foreign key) wait. */
+async function lockProject(tx: DbOrTx, name: string): Promise<ProjectRow> {
+  const [row] = await tx.select().from(projects).where(eq(projects.name, name)).for('update');
+  if (!row) throw new NotFoundError(`Project "${name}" not found`);
+  return row;
+}
+
+/** A project is empty when it holds nothing but its own `default` profile (as in LXD). */
 async function assertEmpty(db: DbOrTx, p: ProjectRow, what: string): Promise<void> {
-  const used = await projectUsedBy(db, p);
   const own = `/1.0/profiles/default?project=${encodeURIComponent(p.name)}`;
-  if (used.some((u) => u !== own)) throw new ValidationError(`${what}: the project is not empty (${used.length} objects in use)`);
+  const held = (await projectUsedBy(db, p)).filter((u) => u !== own);
+  if (held.length) throw new ValidationError(`${what}: project "${p.name}" still holds ${describeUsers(held)}`);
 }
 
 function normalizeConfig(config: Record<string, string>): Record<string, string> {
@@ -77,7 +78,7 @@ export async function createProject(db: Db, input: ProjectInput & { name: string
 export async function updateProject(db: Db, name: string, input: Required<ProjectInput>): Promise<ProjectRow> {
   const config = normalizeConfig(input.config);
   return db.transaction(async (tx) => {
-    const cur = await readProject(tx, name);
+    const cur = await lockProject(tx, name);
     const featuresChanged = FEATURE_KEYS.some((k) => parseBool(cur.config[k], true) !== parseBool(config[k], true));
     if (featuresChanged) {
       if (name === DEFAULT_PROJECT) throw new ValidationError('The features of the default project cannot be changed');
@@ -101,7 +102,7 @@ export async function renameProject(db: Db, name: string, newName: string): Prom
   validateName('Project', newName);
   try {
     return await db.transaction(async (tx) => {
-      const cur = await readProject(tx, name);
+      const cur = await lockProject(tx, name);
       await assertEmpty(tx, cur, 'Only empty projects can be renamed');
       const [row] = await tx
         .update(projects)
@@ -116,13 +117,24 @@ export async function renameProject(db: Db, name: string, newName: string): Prom
   }
 }
 
+/**
+ * Delete an empty project (LXD: "Only empty projects can be removed"). The check and the delete are
+ * one transaction holding the project's row, so a container or image added meanwhile is either seen
+ * by the check or refused by its foreign key.
+ */
 export async function deleteProject(db: Db, name: string): Promise<void> {
   if (name === DEFAULT_PROJECT) throw new ForbiddenError('The "default" project cannot be deleted');
-  await db.transaction(async (tx) => {
-    const cur = await readProject(tx, name);
-    await assertEmpty(tx, cur, 'Only empty projects can be deleted');
-    await tx.delete(projects).where(eq(projects.name, name));
-  });
+  const what = 'Only empty projects can be removed';
+  try {
+    await db.transaction(async (tx) => {
+      const cur = await lockProject(tx, name);
+      await assertEmpty(tx, cur, what);
+      await tx.delete(projects).where(eq(projects.name, name));
+    });
+  } catch (e) {
+    if (isForeignKeyViolation(e)) throw new ValidationError(`${what}: project "${name}" is still in use`);
+    throw e;
+  }
 }
 
 /** First start: the `default` project and its `default` profile. Idempotent; true when it created them. */

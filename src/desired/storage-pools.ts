@@ -7,7 +7,8 @@ import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig }
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
 import { forgetFacts } from './reconcile-facts.ts';
-import { profiles, reconcileStatus, storagePools, storageVolumes, type StoragePoolRow } from './schema/index.ts';
+import { profiles, reconcileStatus, storagePools, type StoragePoolRow } from './schema/index.ts';
+import { describeUsers, usedByReader } from './used-by.ts';
 
 export const POOL_KIND = 'storage-pool';
 /** Smallest loop-backed btrfs pool mkfs.btrfs accepts, with room to spare. */
@@ -124,21 +125,9 @@ export async function readPool(db: DbOrTx, name: string): Promise<StoragePoolRow
   return row;
 }
 
-/** Volumes on the pool and profiles whose disk devices use it (containers and images join later). */
+/** Profiles and containers whose disks are on the pool, its images and custom volumes (see used-by.ts). */
 export async function poolUsedBy(db: DbOrTx, name: string): Promise<string[]> {
-  const vols = await db
-    .select({ name: storageVolumes.name, type: storageVolumes.type, project: storageVolumes.project })
-    .from(storageVolumes)
-    .where(and(eq(storageVolumes.pool, name), isNull(storageVolumes.deletingAt)))
-    .orderBy(asc(storageVolumes.type), asc(storageVolumes.name));
-  const profs = await db.select({ name: profiles.name, project: profiles.project, devices: profiles.devices }).from(profiles);
-  const q = (project: string) => (project === 'default' ? '' : `?project=${encodeURIComponent(project)}`);
-  return [
-    ...profs
-      .filter((p) => Object.values(p.devices).some((d) => d.type === 'disk' && d.pool === name))
-      .map((p) => `/1.0/profiles/${encodeURIComponent(p.name)}${q(p.project)}`),
-    ...vols.map((v) => `/1.0/storage-pools/${encodeURIComponent(name)}/volumes/${v.type}/${encodeURIComponent(v.name)}${q(v.project)}`),
-  ];
+  return usedByReader(db).pool(name);
 }
 
 /** Replace the pool's config (PUT; PATCH passes the merged map). Immutable keys must not change. */
@@ -180,9 +169,11 @@ export async function revertPool(db: DbOrTx, name: string, generation: number, p
 /** Mark the pool for removal (the reconciler tears it down and deletes the row); refused while in use. */
 export async function markPoolDeleting(db: Db, name: string): Promise<StoragePoolRow> {
   return db.transaction(async (tx) => {
-    await readPool(tx, name);
+    // The row is held until commit: a volume inserted meanwhile (its foreign key) waits, then is seen.
+    const [cur] = await tx.select({ name: storagePools.name }).from(storagePools).where(eq(storagePools.name, name)).for('update');
+    if (!cur) throw new NotFoundError(`Storage pool "${name}" not found`);
     const used = await poolUsedBy(tx, name);
-    if (used.length) throw new ValidationError(`Storage pool "${name}" is in use by ${used.join(', ')}`);
+    if (used.length) throw new ValidationError(`The storage pool is currently in use by ${describeUsers(used)}`);
     const [row] = await tx
       .update(storagePools)
       .set({ deletingAt: sql`coalesce(${storagePools.deletingAt}, now())`, generation: sql`${storagePools.generation} + 1` })

@@ -6,7 +6,8 @@ import { parseSize } from '../host/storage/size.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
-import { containers, profiles, storageVolumes, volumeSnapshots, type StoragePoolRow, type StorageVolumeRow, type VolumeSnapshotRow } from './schema/index.ts';
+import { describeUsers, usedByReader } from './used-by.ts';
+import { storageVolumes, volumeSnapshots, type StoragePoolRow, type StorageVolumeRow, type VolumeSnapshotRow } from './schema/index.ts';
 import { readPool } from './storage-pools.ts';
 
 export const VOLUME_KIND = 'storage-volume';
@@ -73,19 +74,9 @@ export async function readVolumeById(db: DbOrTx, id: string): Promise<StorageVol
   return row;
 }
 
-/** Profiles (and, later, containers) whose disk devices mount this custom volume. */
+/** Containers (their profiles count) and profiles whose disk devices attach this custom volume (see used-by.ts). */
 export async function volumeUsedBy(db: DbOrTx, v: StorageVolumeRow): Promise<string[]> {
-  if (v.type !== 'custom') return [];
-  const [profs, cts] = await Promise.all([
-    db.select({ name: profiles.name, project: profiles.project, devices: profiles.devices }).from(profiles),
-    db.select({ name: containers.name, project: containers.project, devices: containers.devices }).from(containers).where(isNull(containers.deletingAt)),
-  ]);
-  const uses = (devices: Record<string, Record<string, string>>) => Object.values(devices).some((d) => d.type === 'disk' && d.pool === v.pool && d.source === v.name);
-  const q = (project: string) => (project === 'default' ? '' : `?project=${encodeURIComponent(project)}`);
-  return [
-    ...cts.filter((c) => uses(c.devices)).map((c) => `/1.0/containers/${encodeURIComponent(c.name)}${q(c.project)}`),
-    ...profs.filter((p) => uses(p.devices)).map((p) => `/1.0/profiles/${encodeURIComponent(p.name)}${q(p.project)}`),
-  ];
+  return usedByReader(db).volume(v);
 }
 
 export interface VolumeCreate {
@@ -153,7 +144,7 @@ export async function updateVolumeConfig(db: Db, v: StorageVolumeRow, input: { d
 
 async function assertUnused(db: DbOrTx, v: StorageVolumeRow, what: string): Promise<void> {
   const used = await volumeUsedBy(db, v);
-  if (used.length) throw new ValidationError(`${what}: storage volume "${v.name}" is in use by ${used.join(', ')}`);
+  if (used.length) throw new ValidationError(`${what}: the storage volume "${v.name}" is still in use by ${describeUsers(used)}`);
 }
 
 export async function renameVolume(db: Db, v: StorageVolumeRow, newName: string): Promise<StorageVolumeRow> {

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Context } from 'hono';
 import { CONTAINER_KIND, containerUrl, insertContainer, validateContainer, type ContainerInput } from '../../desired/containers.ts';
+import { lockProfiles } from '../../desired/profiles.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
 import { importFileOf } from '../../host/backups/backup-files.ts';
@@ -51,13 +52,15 @@ export async function importBackup(c: Context<AppEnv>, deps: ApiDeps): Promise<R
       config,
       devices,
     };
-    await validateContainer(db, profileProjectOf(await readProject(db, project)), input);
+    const pp = profileProjectOf(await readProject(db, project));
+    await validateContainer(db, pp, input);
     // The tarball is in place before the row commits (the reconciler unpacks it as soon as it sees the row).
     const id = randomUUID();
     const file = importFileOf(stateDir, id);
     await rename(upload, file);
     try {
       const op = await writeWithOperation(deps, async (tx) => {
+        await lockProfiles(tx, pp, input.profiles);
         const row = await insertContainer(tx, project, name, input, { type: 'backup', file }, 'stopped', id);
         return {
           operation: { class: 'task', description: 'Restoring container from backup', project, resources: { containers: [containerUrl(row)] } },

@@ -13,6 +13,7 @@ import { bumpContainer, CONTAINER_KIND, containerUrl, readContainer } from '../.
 import { ValidationError } from '../../desired/errors.ts';
 import { cachedProfiles, cachedProject } from '../../desired/cached-reads.ts';
 import { expandConfig } from '../../desired/expand.ts';
+import { lockProfiles } from '../../desired/profiles.ts';
 import { profileProjectOf } from '../../desired/projects.ts';
 import type { ContainerRow, ContainerSnapshotRow, ProfileRow } from '../../desired/schema/index.ts';
 import { optionalString, readJson } from '../body.ts';
@@ -85,7 +86,15 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
       if (body.stateful) throw new ValidationError('Stateful snapshots need CRIU, which is not available on this host (criu check fails)');
       const name = body.name || (await nextSnapshotName(db, ct.id));
       if (name.includes('/')) throw new ValidationError('Snapshot names cannot contain "/"');
-      return async(c, await change(ct, 'Snapshotting container', name, async (tx) => void (await insertContainerSnapshot(tx, ct, name))));
+      const pp = profileProjectOf(await cachedProject(db, ct.project));
+      return async(
+        c,
+        await change(ct, 'Snapshotting container', name, async (tx) => {
+          // The snapshot names the container's profiles: held until commit, as for a container write.
+          await lockProfiles(tx, pp, ct.profiles);
+          await insertContainerSnapshot(tx, ct, name);
+        }),
+      );
     },
   });
 

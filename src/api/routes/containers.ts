@@ -21,6 +21,7 @@ import { expandInstanceType } from '../../desired/instance-types.ts';
 import { validateContainerName } from '../../desired/names.ts';
 import { cachedImageFingerprint, cachedProfiles, cachedProject } from '../../desired/cached-reads.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
+import { lockProfiles } from '../../desired/profiles.ts';
 import type { ContainerRow, ContainerSource } from '../../desired/schema/index.ts';
 import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
@@ -138,6 +139,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         // A copy of a whole container takes its snapshots along (unless container_only).
         const copies = source.type === 'copy' && !source.snapshot && !source.containerOnly ? await plannedSnapshotCopies(tx, source.containerId) : [];
         const withSnapshots: ContainerSource = source.type === 'copy' && copies.length > 0 ? { ...source, snapshots: copies.map((p) => ({ from: p.from.id, to: p.to })) } : source;
+        await lockProfiles(tx, pp, input.profiles);
         const row = await insertContainer(tx, project, body.name, input, withSnapshots, 'stopped');
         const rootPool = Object.values((await expandStoredContainer(tx, row)).devices).find((d) => d.type === 'disk' && d.path === '/')?.pool ?? '';
         await insertSnapshotCopies(tx, row.id, copies, rootPool, async (s) => (await expandStoredContainer(tx, { project, profiles: s.profiles, config: s.config, devices: s.devices })).devices);
@@ -172,7 +174,9 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const [prefix, snapName] = body.restore.includes('/') ? (body.restore.split('/', 2) as [string, string]) : [cur.name, body.restore];
       if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to container "${cur.name}"`);
       const snap = await readContainerSnapshot(db, cur.id, snapName);
+      const pp = await profileProject(c);
       return writeWithOperation(deps, async (tx) => {
+        await lockProfiles(tx, pp, snap.profiles);
         const row = await bumpContainer(tx, cur.id, {
           restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 },
           architecture: snap.architecture,
@@ -196,8 +200,10 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       config: nextConfig,
       devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
     };
-    await validateContainer(db, await profileProject(c), input, cur.config);
+    const pp = await profileProject(c);
+    await validateContainer(db, pp, input, cur.config);
     return writeWithOperation(deps, async (tx) => {
+      await lockProfiles(tx, pp, input.profiles);
       const row = await bumpContainer(tx, cur.id, input);
       return { operation: op(row, 'Updating container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
     });

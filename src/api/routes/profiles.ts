@@ -1,16 +1,8 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
-import {
-  createProfile,
-  deleteProfile,
-  listProfiles,
-  profileUsedBy,
-  readProfile,
-  renameProfile,
-  updateProfile,
-  type ProfileInput,
-} from '../../desired/profiles.ts';
+import { createProfile, deleteProfile, listProfiles, readProfile, renameProfile, updateProfile, type ProfileInput } from '../../desired/profiles.ts';
+import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
 import { bumpContainersUsingProfile, CONTAINER_KIND } from '../../desired/containers.ts';
 import { HostFailureError } from '../../desired/errors.ts';
 import type { ProfileRow } from '../../desired/schema/index.ts';
@@ -43,18 +35,22 @@ export function registerProfileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     const project = c.get('project');
     return `/1.0/profiles/${encodeURIComponent(name)}${project === 'default' ? '' : `?project=${encodeURIComponent(project)}`}`;
   };
-  const render = async (p: ProfileRow) => ({
+  /** A list shares one used_by reader: the same few queries for any number of profiles. */
+  const render = async (p: ProfileRow, usedBy: UsedByReader = usedByReader(db)) => ({
     name: p.name,
     description: p.description,
     config: p.config,
     devices: p.devices,
-    used_by: await profileUsedBy(db, p.project, p.name),
+    used_by: await usedBy.profile(p.project, p.name),
   });
   const lifecycle = (c: Context<AppEnv>, action: string, name: string, context: Record<string, unknown> = {}) =>
     emitLifecycle(bus, { action: `profile-${action}`, source: url(c, name), project: c.get('project'), context });
 
   route(app, '/1.0/profiles', {
-    GET: async (c) => sync(c, await renderCollection(c, await listProfiles(db, await profileProject(c)), { url: (p) => url(c, p.name), render })),
+    GET: async (c) => {
+      const usedBy = usedByReader(db);
+      return sync(c, await renderCollection(c, await listProfiles(db, await profileProject(c)), { url: (p) => url(c, p.name), render: (p) => render(p, usedBy) }));
+    },
     POST: async (c) => {
       const body = await readJson(c, CreateBody);
       const p = await createProfile(db, await profileProject(c), body.name, {

@@ -4,7 +4,8 @@ import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { HostFailureError, NotFoundError } from '../../desired/errors.ts';
 import { poolRuntime, reconcileStatus, type StoragePoolRow } from '../../desired/schema/index.ts';
-import { insertPool, listPools, markPoolDeleting, POOL_KIND, poolUsedBy, preparePool, readPool, revertPool, updatePool } from '../../desired/storage-pools.ts';
+import { insertPool, listPools, markPoolDeleting, POOL_KIND, preparePool, readPool, revertPool, updatePool } from '../../desired/storage-pools.ts';
+import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
 import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
@@ -34,12 +35,12 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
     if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
     return { status: 'Created', status_detail: '' };
   }
-  const render = async (p: StoragePoolRow) => ({
+  const render = async (p: StoragePoolRow, usedBy: UsedByReader = usedByReader(db)) => ({
     name: p.name,
     description: p.description,
     driver: p.driver,
     config: p.config,
-    used_by: await poolUsedBy(db, p.name),
+    used_by: await usedBy.pool(p.name),
     ...(await statusOf(p)),
     locations: ['none'],
   });
@@ -52,7 +53,10 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   };
 
   route(app, '/1.0/storage-pools', {
-    GET: async (c) => sync(c, await renderCollection(c, (await listPools(db)).filter((p) => !p.deletingAt), { url: (p) => poolUrl(p.name), render })),
+    GET: async (c) => {
+      const usedBy = usedByReader(db);
+      return sync(c, await renderCollection(c, (await listPools(db)).filter((p) => !p.deletingAt), { url: (p) => poolUrl(p.name), render: (p) => render(p, usedBy) }));
+    },
     POST: async (c) => {
       const body = await readJson(c, CreateBody);
       const config = await preparePool(db, deps.stateDir, body);

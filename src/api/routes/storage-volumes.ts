@@ -17,8 +17,8 @@ import {
   VOLUME_KIND,
   VOLUME_TYPES,
   volumeUrl,
-  volumeUsedBy,
 } from '../../desired/storage-volumes.ts';
+import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
 import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
@@ -55,12 +55,12 @@ const editable = (vol: StorageVolumeRow) => ({ description: vol.description, con
 
 export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, bus } = deps;
-  const render = async (vol: StorageVolumeRow) => ({
+  const render = async (vol: StorageVolumeRow, usedBy: UsedByReader = usedByReader(db)) => ({
     name: vol.name,
     description: vol.description,
     type: vol.type,
     config: vol.config,
-    used_by: await volumeUsedBy(db, vol),
+    used_by: await usedBy.volume(vol),
     location: 'none',
     content_type: 'filesystem',
     project: vol.project,
@@ -78,7 +78,8 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
 
   const list = (typed: boolean) => async (c: Context<AppEnv>) => {
     const rows = await listVolumes(db, param(c, 'pool'), VOLUME_PROJECT, typed ? typeParam(c) : undefined);
-    return sync(c, await renderCollection(c, rows, { url: volumeUrl, render }));
+    const usedBy = usedByReader(db);
+    return sync(c, await renderCollection(c, rows, { url: volumeUrl, render: (v) => render(v, usedBy) }));
   };
 
   const create = (typed: boolean) => async (c: Context<AppEnv>) => {
