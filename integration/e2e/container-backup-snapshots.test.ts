@@ -159,6 +159,31 @@ describe('backups carry snapshots: export, delete, import (API and lxc CLI), con
     assert.deepEqual(await imports(), []);
   });
 
+  test('on a btrfs pool: snapshots exported from subvolumes and imported as subvolume snapshots (X-LXD-pool)', async () => {
+    assert.equal((await api.post('/1.0/storage-pools', { name: 'bkbt', driver: 'btrfs', config: { size: '384MiB' } })).status, 200);
+    try {
+      await waitOp(api, await api.post('/1.0/containers', { name: 'bkbtc', devices: { root: { type: 'disk', path: '/', pool: 'bkbt' } }, source: { type: 'image', alias: 'bb' } }));
+      await writeNote('bkbtc', 'bt-one');
+      await waitOp(api, await api.post('/1.0/containers/bkbtc/snapshots', { name: 'b1' }));
+      await writeNote('bkbtc', 'bt-live');
+      const file = await exportBackup('bkbtc', 'bt', {});
+      assert.equal((await member(file, 'backup/index.yaml')).backend, 'btrfs');
+      assert.ok((await listing(file)).includes('backup/snapshots/b1/rootfs/root/note'));
+      await waitOp(api, await api.delete('/1.0/containers/bkbtc'));
+      await waitOp(api, await importTarball(await readFile(file), { 'X-LXD-pool': 'bkbt' }));
+      const c = (await api.get('/1.0/containers/bkbtc')).json.metadata;
+      assert.equal(c.expanded_devices.root.pool, 'bkbt');
+      const s = (await api.get('/1.0/containers/bkbtc/snapshots/b1')).json.metadata;
+      assert.equal(s.devices.root.pool, 'bkbt');
+      assert.equal(await readNote('bkbtc'), 'bt-live');
+      await waitOp(api, await api.put('/1.0/containers/bkbtc', { restore: 'b1' }));
+      assert.equal(await readNote('bkbtc'), 'bt-one');
+    } finally {
+      await api.delete('/1.0/containers/bkbtc').then((r) => (r.status === 202 ? api.get(`${r.json.operation}/wait?timeout=60`) : undefined)).catch(() => {});
+      await api.delete('/1.0/storage-pools/bkbt').catch(() => {});
+    }
+  });
+
   test('lxc export / delete / import with the real CLI keeps the snapshots (lxc info), and lxc restore works', async () => {
     await waitOp(api, await api.post('/1.0/containers', { name: 'clisnap', source: { type: 'image', alias: 'bb' } }));
     await writeNote('clisnap', 'cli-one');
