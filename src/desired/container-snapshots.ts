@@ -136,3 +136,14 @@ export async function markContainerSnapshotDeleting(tx: DbOrTx, s: ContainerSnap
 export async function deleteContainerSnapshotRow(db: DbOrTx, id: string): Promise<void> {
   await db.delete(containerSnapshots).where(eq(containerSnapshots.id, id));
 }
+
+/** Snapshot rows restored from a backup under container `containerId` (the reconciler unpacks their data). */
+export async function insertRestoredSnapshots(
+  tx: DbOrTx,
+  containerId: string,
+  snaps: { id: string; name: string; architecture: string; ephemeral: boolean; profiles: string[]; config: Record<string, string>; devices: Devices; createdAt: Date }[],
+): Promise<void> {
+  if (snaps.length === 0) return;
+  for (const s of snaps) validateSnapshotName(s.name);
+  await tx.insert(containerSnapshots).values(snaps.map((s) => ({ ...s, containerId })));
+}

@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync, readdirSync } from 'node:fs';
 import { readdir, rename, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { eq, inArray } from 'drizzle-orm';
@@ -6,10 +6,12 @@ import type { DbOrTx } from '../../db/types.ts';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { deleteBackupRow, insertBackup, listBackups, nextBackupName, readBackup, renameBackup } from '../../desired/container-backups.ts';
-import { containerUrl, readContainer } from '../../desired/containers.ts';
-import { ValidationError } from '../../desired/errors.ts';
+import { containerUrl, expandStoredContainer, readContainer } from '../../desired/containers.ts';
+import { listContainerSnapshots } from '../../desired/container-snapshots.ts';
+import { ConflictError, ValidationError } from '../../desired/errors.ts';
 import { containerBackups, storagePools, storageVolumes, type ContainerBackupRow, type ContainerRow } from '../../desired/schema/index.ts';
 import { backupFileOf, ensureBackupDir, removeBackupFile } from '../../host/backups/backup-files.ts';
+import { describeBackup } from '../../host/backups/backup-config.ts';
 import { BACKUP_COMPRESSION, packBackup } from '../../host/backups/backup-tarball.ts';
 import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
 import { optionalString, readJson } from '../body.ts';
@@ -56,7 +58,7 @@ export async function backupsOf(db: DbOrTx, ids: string[]): Promise<Map<string, 
   return out;
 }
 
-/** Container backups (extension container_backup): a tarball of the root volume with LXD's layout. */
+/** Container backups (extension container_backup): a tarball of the root volume and its snapshots with LXD's layout. */
 export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, ops, stateDir } = deps;
   const container = (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
@@ -94,8 +96,25 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
           const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, ct.id));
           if (!vol) throw new Error(`container "${ct.name}" has no root volume yet`);
           const [pool] = await db.select().from(storagePools).where(eq(storagePools.name, vol.pool));
+          const spec = poolSpecOf(pool!, stateDir);
           const driver = deps.storage.driverFor(pool!.driver);
-          const volumePath = driver.volumePath(poolSpecOf(pool!, stateDir), { id: ct.id, type: 'container' });
+          const volumeRef = { id: ct.id, type: 'container' as const };
+          const volumePath = driver.volumePath(spec, volumeRef);
+          // Every live snapshot (oldest first) unless container_only; the reconciler makes each one on
+          // the pool before settling its create, so a snapshot without its directory is not ready yet.
+          const snaps = row.containerOnly ? [] : await listContainerSnapshots(db, ct.id);
+          const parts = snaps.map((s) => {
+            const p = driver.snapshotPath(spec, { volume: volumeRef, id: s.id });
+            if (!existsSync(p)) throw new ConflictError(`snapshot "${s.name}" is not on the storage pool yet: try again once it is made`);
+            return { name: s.name, path: p, present: readdirSync(p) };
+          });
+          const expand = (x: Pick<ContainerRow, 'profiles' | 'config' | 'devices'>) => expandStoredContainer(db, { project: ct.project, profiles: x.profiles, config: x.config, devices: x.devices });
+          const config = describeBackup({
+            project: ct.project,
+            container: { ...ct, expanded: await expand(ct) },
+            snapshots: await Promise.all(snaps.map(async (s) => ({ ...s, expanded: await expand(s) }))),
+            pool: pool!,
+          });
           await ensureBackupDir(stateDir, ct.id);
           const final = backupFileOf(stateDir, ct.id, row.id);
           const partial = `${final}.partial`;
@@ -104,15 +123,9 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
             volumePath,
             present: await readdir(volumePath),
             compression,
-            index: {
-              name: ct.name,
-              backend: pool!.driver,
-              pool: pool!.name,
-              snapshots: [],
-              optimized: false,
-              type: 'container',
-              config: { container: { name: ct.name, description: ct.description, architecture: ct.architecture, ephemeral: ct.ephemeral, profiles: ct.profiles, config: ct.config, devices: ct.devices } },
-            },
+            index: { name: ct.name, backend: pool!.driver, pool: pool!.name, snapshots: snaps.map((s) => s.name), optimized: false, optimized_header: false, type: 'container', config },
+            config,
+            snapshots: parts,
             signal,
           });
           await rename(partial, final);

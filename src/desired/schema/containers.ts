@@ -16,7 +16,12 @@ export type ContainerSource =
       /** The source's snapshots copied along (oldest first): source snapshot id → this container's. */
       snapshots?: { from: string; to: string }[];
     }
-  | { type: 'backup'; file: string };
+  | {
+      type: 'backup';
+      file: string;
+      /** The snapshots packed in the tarball (oldest first): their directory `backup/snapshots/<name>` → this container's snapshot id. */
+      snapshots?: { name: string; id: string }[];
+    };
 
 /**
  * The last state verb, kept as a level: `seq` grows with every PUT .../state, so the reconciler

@@ -1,26 +1,36 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse, stringify } from 'yaml';
 import { runCommand } from '../exec.ts';
-import { TAR_CREATE_PRESERVE } from '../images/unpack-image.ts';
+import { TAR_CREATE_PRESERVE, TAR_PRESERVE } from '../images/unpack-image.ts';
+import { renderBackupConfig, renderBackupIndex, type BackupConfig, type BackupIndex } from './backup-config.ts';
 
 /** Compressors of backup tarballs (GNU tar's). */
 export const BACKUP_COMPRESSION: Record<string, string[]> = { none: [], gzip: ['--gzip'], xz: ['--xz'], bzip2: ['--bzip2'], zstd: ['--zstd'] };
 
-/** What `backup/index.yaml` records (LXD's layout: `backup/index.yaml`, `backup/container/{rootfs,metadata.yaml,templates}`). */
-export interface BackupIndex {
+/** What a container (or snapshot) volume contributes to a backup, when present. */
+export const BACKUP_MEMBERS = ['metadata.yaml', 'rootfs', 'templates'] as const;
+
+/** One snapshot to pack: its name (`backup/snapshots/<name>/`), its directory on the pool, what that holds. */
+export interface SnapshotPart {
   name: string;
-  backend: string;
-  pool: string;
-  snapshots: string[];
-  optimized: boolean;
-  type: 'container';
-  config: { container: Record<string, unknown> };
+  path: string;
+  present: string[];
 }
 
-/** argv for packing a container volume into a backup tarball (pure). */
-export function backupTarArgs(opts: { output: string; indexDir: string; volumePath: string; members: string[]; compression: string }): string[] {
-  return [
+/** A snapshot name safe in a tar `--transform` replacement and a path component (validated names always are). */
+const SAFE_PART = /^[A-Za-z0-9_.+@=!()-]+$/;
+/** A pool directory name that needs no escaping in a tar `--transform` expression (svcd's ids). */
+const SAFE_DIR = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * argv for packing a backup tarball (pure): `backup/index.yaml` and `backup/container/backup.yaml`
+ * from `indexDir`, the container volume's members under `backup/container/`, then each snapshot's
+ * under `backup/snapshots/<name>/` (LXD's layout). Transforms rename members and hard-link targets,
+ * never symlink targets (those are the container's own paths).
+ */
+export function backupTarArgs(opts: { output: string; indexDir: string; volumePath: string; members: string[]; compression: string; snapshots?: SnapshotPart[] }): string[] {
+  const snaps = opts.snapshots ?? [];
+  const args = [
     '--create',
     '--file',
     opts.output,
@@ -28,52 +38,65 @@ export function backupTarArgs(opts: { output: string; indexDir: string; volumePa
     '--sort=name',
     ...TAR_CREATE_PRESERVE,
     ...(BACKUP_COMPRESSION[opts.compression] ?? BACKUP_COMPRESSION.gzip!),
-    '--directory',
-    opts.indexDir,
-    'backup/index.yaml',
-    '--directory',
-    opts.volumePath,
     '--transform',
-    's,^\\(rootfs\\|metadata\\.yaml\\|templates\\),backup/container/\\1,',
-    '--',
-    ...opts.members,
+    's,^\\(rootfs\\|metadata\\.yaml\\|templates\\),backup/container/\\1,rhS',
   ];
+  for (const s of snaps) {
+    const dir = path.basename(s.path);
+    if (!SAFE_PART.test(s.name) || !SAFE_DIR.test(dir)) throw new RangeError(`cannot pack snapshot ${JSON.stringify(s.name)} (${s.path})`);
+    args.push('--transform', `s,^${dir}/,backup/snapshots/${s.name}/,rhS`);
+  }
+  args.push('--directory', opts.indexDir, 'backup/index.yaml', 'backup/container/backup.yaml', '--directory', opts.volumePath, ...opts.members);
+  for (const s of snaps) {
+    const members = BACKUP_MEMBERS.filter((m) => s.present.includes(m)).map((m) => `${path.basename(s.path)}/${m}`);
+    // Member names are svcd's own (no leading dash), so no `--`: tar reads --directory among them.
+    args.push(`--directory=${path.dirname(s.path)}`, ...members);
+  }
+  return args;
 }
 
-/** Pack the container's root volume (rootfs, metadata.yaml, templates) and its index into `output`. */
-export async function packBackup(opts: { output: string; volumePath: string; index: BackupIndex; compression: string; present: string[]; signal?: AbortSignal }): Promise<void> {
+/**
+ * Pack the container's root volume (rootfs, metadata.yaml, templates), its snapshots' volumes, the index and
+ * backup.yaml into `output` (written from a temporary directory beside it, removed afterwards).
+ */
+export async function packBackup(opts: {
+  output: string;
+  volumePath: string;
+  present: string[];
+  index: BackupIndex;
+  config: BackupConfig;
+  snapshots: SnapshotPart[];
+  compression: string;
+  signal?: AbortSignal;
+}): Promise<void> {
   const dir = await mkdtemp(path.join(path.dirname(opts.output), '.index-'));
   try {
-    await mkdir(path.join(dir, 'backup'));
-    await writeFile(path.join(dir, 'backup', 'index.yaml'), stringify(opts.index));
-    const members = ['metadata.yaml', 'rootfs', 'templates'].filter((m) => opts.present.includes(m));
-    await runCommand('tar', backupTarArgs({ output: opts.output, indexDir: dir, volumePath: opts.volumePath, members, compression: opts.compression }), {
-      timeoutMs: 60 * 60_000,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-    });
+    await mkdir(path.join(dir, 'backup', 'container'), { recursive: true });
+    await writeFile(path.join(dir, 'backup', 'index.yaml'), renderBackupIndex(opts.index));
+    await writeFile(path.join(dir, 'backup', 'container', 'backup.yaml'), renderBackupConfig(opts.config));
+    const members = BACKUP_MEMBERS.filter((m) => opts.present.includes(m));
+    await runCommand(
+      'tar',
+      backupTarArgs({ output: opts.output, indexDir: dir, volumePath: opts.volumePath, members, compression: opts.compression, snapshots: opts.snapshots }),
+      { timeoutMs: 60 * 60_000, ...(opts.signal ? { signal: opts.signal } : {}) },
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
-/** Read `backup/index.yaml` from a backup tarball (any compression GNU tar detects). */
-export async function readBackupIndex(file: string, signal?: AbortSignal): Promise<BackupIndex> {
-  let text: string;
-  try {
-    text = await runCommand('tar', ['--extract', '--file', file, '--force-local', '--to-stdout', 'backup/index.yaml'], { timeoutMs: 10 * 60_000, ...(signal ? { signal } : {}) });
-  } catch {
-    throw new Error('not a container backup: backup/index.yaml is missing or the file is not a tarball');
-  }
-  const index = parse(text) as Partial<BackupIndex> | null;
-  if (!index || typeof index !== 'object' || typeof index.name !== 'string') throw new Error('not a container backup: backup/index.yaml has no name');
-  return { backend: '', pool: '', snapshots: [], optimized: false, type: 'container', config: { container: {} }, ...index } as BackupIndex;
+/** argv extracting one part of a backup (`container` or a snapshot's name) into a volume directory (pure). */
+export function unpackTarArgs(file: string, target: string, part: { snapshot?: string }): string[] {
+  const member = part.snapshot === undefined ? 'backup/container' : `backup/snapshots/${part.snapshot}`;
+  if (part.snapshot !== undefined && !SAFE_PART.test(part.snapshot)) throw new RangeError(`invalid snapshot name ${JSON.stringify(part.snapshot)}`);
+  return ['--extract', '--file', file, '--force-local', '--directory', target, ...TAR_PRESERVE, `--strip-components=${member.split('/').length}`, '--no-wildcards', '--', member];
 }
 
-/** Extract `backup/container/*` of a backup tarball into a volume directory, owners and modes kept. */
-export async function unpackBackup(file: string, target: string, signal?: AbortSignal): Promise<void> {
-  await runCommand(
-    'tar',
-    ['--extract', '--file', file, '--force-local', '--directory', target, '--numeric-owner', '--same-owner', '--same-permissions', '--xattrs', '--xattrs-include=*', '--strip-components=2', 'backup/container'],
-    { timeoutMs: 60 * 60_000, ...(signal ? { signal } : {}) },
-  );
+/**
+ * Extract the container's part of a backup tarball (`backup/container/…`), or one snapshot's
+ * (`backup/snapshots/<name>/…`), into a volume directory, owners, modes and xattrs kept. The tarball
+ * was checked by scanBackup first (paths, links, kinds).
+ */
+export async function unpackBackup(file: string, target: string, signal?: AbortSignal, part: { snapshot?: string } = {}): Promise<void> {
+  await runCommand('tar', unpackTarArgs(file, target, part), { timeoutMs: 60 * 60_000, ...(signal ? { signal } : {}) });
 }

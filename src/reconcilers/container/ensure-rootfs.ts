@@ -155,12 +155,23 @@ export async function ensureRootfs(
 ): Promise<{ pool: PoolHandle; ref: VolumeRef; rootfs: string }> {
   const pool = await readyPool(deps, poolName);
   const ref: VolumeRef = { id: c.id, type: 'container' };
-  // An imported backup: the tarball's presence means it is not unpacked yet (redo from scratch after a crash).
+  // An imported backup: the tarball's presence means it is not unpacked yet. Its snapshots first (oldest
+  // first; one already made is kept after a crash), then the container's own data from scratch.
   if (c.source.type === 'backup' && (await pathExists(c.source.file))) {
-    await pool.driver.removeVolume(pool.spec, ref, signal);
-    await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
-    await unpackBackup(c.source.file, pool.driver.volumePath(pool.spec, ref), signal);
-    await rm(c.source.file, { force: true });
+    const file = c.source.file;
+    const unpackInto = async (part: { snapshot?: string }) => {
+      await pool.driver.removeVolume(pool.spec, ref, signal);
+      await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
+      await unpackBackup(file, pool.driver.volumePath(pool.spec, ref), signal, part);
+    };
+    for (const s of c.source.snapshots ?? []) {
+      const mine = { volume: ref, id: s.id };
+      if (existsSync(pool.driver.snapshotPath(pool.spec, mine))) continue;
+      await unpackInto({ snapshot: s.name });
+      await pool.driver.ensureSnapshot(pool.spec, mine, signal);
+    }
+    await unpackInto({});
+    await rm(file, { force: true });
   } else {
     if (c.source.type === 'copy' && c.source.snapshots?.length && !hooks.record.facts.snapshotsCopied) {
       await copySnapshotsAlong(deps, c.source.containerId, c.source.snapshots, pool, ref, signal);
