@@ -2,7 +2,7 @@ import { AbandonedRunError, awaitWithGrace } from './await-with-grace.ts';
 import { computeBackoff, type BackoffOptions } from './backoff.ts';
 import type { Clock, TimerHandle } from './clock.ts';
 import { createKeyedQueue, type QueueItem } from './keyed-queue.ts';
-import { isTerminalError } from './terminal-error.ts';
+import { isTerminalError, terminalMessageOf } from './terminal-error.ts';
 import type { ReconcileResult, Reconciler, RuntimeLogger, Settler } from './types.ts';
 
 export interface ReconcileManagerDeps {
@@ -145,7 +145,7 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
   }
 
   async function onTerminal(item: QueueItem, klog: RuntimeLogger, err: unknown): Promise<void> {
-    const message = messageOf(err);
+    const message = terminalMessageOf(err);
     states.set(idOf(item.kind, item.key), { failures: 0, lastError: message });
     klog.error({ err }, 'reconcile failed terminally; waiting for a new trigger');
     try {
