@@ -124,6 +124,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     bus,
     log: log.child({ component: 'observers', observer: 'containers' }),
     report: (kind, key, what) => drift.report(kind, key, what),
+    reportAfter: (kind, key, delayMs, what) => drift.reportAfter(kind, key, delayMs, what),
     ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}),
   });
   const live = createLiveRegistry();
@@ -162,7 +163,10 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     settler: createStatusSettler({ db, ops, convergence }),
     log: log.child({ component: 'reconcile' }),
   });
-  const drift = createDriftReporter({ enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason) });
+  const drift = createDriftReporter({
+    enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason),
+    enqueueAfter: (kind, key, delayMs, reason) => reconcile.enqueueAfter(kind, key, delayMs, reason),
+  });
   observers.register(containerObserver);
   observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: (ev) => containerObserver.onMonitorEvent(ev) }));
   observers.register(createLiveDriftObserver({ live, report: drift.report, ...(opts.liveObserveMs ? { intervalMs: opts.liveObserveMs } : {}) }));

@@ -1,25 +1,40 @@
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
+import { classifyFailure, type FailureClassifier } from './command-failure.ts';
 import { runInHelper, spawnPtyStreamed, spawnStreamed, type PtyProcess, type StdioTarget, type StreamedProcess as SpawnedProcess } from './spawn/spawn-helper.ts';
 
-/** A host command that failed: carries the argv, exit code and stderr. */
+/**
+ * A host command that failed: carries the argv, exit code and stderr, and whether retrying can help
+ * (`terminal`, decided by the tool's classifier in command-failure.ts). A terminal one ends the
+ * reconcile's operations at once with `terminalMessage`, the tool's own words.
+ */
 export class HostCommandError extends Error {
   constructor(
     readonly command: string[],
     readonly exitCode: number | undefined,
     readonly stderr: string,
     message: string,
+    readonly terminal = false,
   ) {
     super(message);
     this.name = 'HostCommandError';
   }
+
+  /** What the operation says when this failure is terminal: the tool's stderr (trimmed), else the message. */
+  get terminalMessage(): string {
+    return this.stderr || this.message;
+  }
 }
 
-/** The HostCommandError for a failed execa result (argv, exit code, stderr in the message). */
-function commandError(file: string, args: readonly string[], res: { exitCode?: number | undefined; stderr?: unknown; timedOut?: boolean; isCanceled?: boolean; shortMessage?: string }): HostCommandError {
+type FailedResult = { exitCode?: number | undefined; stderr?: unknown; timedOut?: boolean; isCanceled?: boolean; shortMessage?: string | undefined };
+
+/** The HostCommandError for a failed execa result (argv, exit code, stderr in the message), classified. */
+function commandError(file: string, args: readonly string[], res: FailedResult, classifier?: FailureClassifier): HostCommandError {
   const stderr = String(res.stderr ?? '').trim();
   const why = res.timedOut ? 'timed out' : res.isCanceled ? 'was cancelled' : res.exitCode !== undefined ? `exited with ${res.exitCode}` : String(res.shortMessage);
-  return new HostCommandError([file, ...args], res.exitCode, stderr, `${[file, ...args].join(' ')} ${why}${stderr ? `: ${stderr}` : ''}`);
+  const notStarted = res.exitCode === undefined && /could not be started|ENOENT|EACCES/.test(String(res.shortMessage ?? ''));
+  const kind = classifyFailure(file, { exitCode: res.exitCode, stderr, timedOut: !!res.timedOut, canceled: !!res.isCanceled, notStarted }, classifier);
+  return new HostCommandError([file, ...args], res.exitCode, stderr, `${[file, ...args].join(' ')} ${why}${stderr ? `: ${stderr}` : ''}`, kind === 'terminal');
 }
 
 export interface RunOptions {
@@ -32,6 +47,8 @@ export interface RunOptions {
   /** Run as this user and group (svcd runs as root). */
   uid?: number;
   gid?: number;
+  /** How to judge a failure, when not by the tool's entry in command-failure.ts (e.g. `nice … cp`). */
+  failure?: FailureClassifier;
 }
 
 /**
@@ -41,7 +58,7 @@ export interface RunOptions {
  */
 export async function runCommand(file: string, args: readonly string[], opts: RunOptions = {}): Promise<string> {
   const res = await runInHelper({ file, args, timeoutMs: opts.timeoutMs ?? 60_000, signal: opts.signal, input: opts.input, env: opts.env, extendEnv: opts.extendEnv, uid: opts.uid, gid: opts.gid });
-  if (res.failed) throw commandError(file, args, res);
+  if (res.failed) throw commandError(file, args, res, opts.failure);
   return res.stdout;
 }
 

@@ -50,6 +50,8 @@ export interface ContainerObserverDeps {
   stateDir: string;
   bus: EventBus;
   report: (kind: string, key: string, what: string) => void;
+  /** Drift to act on after a delay (the crash loop backoff): the reconcile is scheduled on the clock, no poll waits for it. */
+  reportAfter: (kind: string, key: string, delayMs: number, what: string) => void;
   log?: Pick<RuntimeLogger, 'info' | 'warn'>;
   intervalMs?: number;
   now?: () => number;
@@ -145,7 +147,12 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
         const delay = crashBackoffMs(m.crashes);
         deps.log?.warn({ ...ctx, crashes: m.crashes, restartInMs: delay }, 'container stopped behind svcd\'s back; starting it again');
         if (delay === 0) deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (${cause})`);
-        else m.startAfter = now() + delay;
+        else {
+          // The start again is scheduled for when the backoff is over; the looks only stay quiet until then
+          // (and, should that reconcile not bring it up, report it once the time has come).
+          m.startAfter = now() + delay;
+          deps.reportAfter(CONTAINER_KIND, c.id, delay, `observed STOPPED, desired ${c.power} (${cause}, crash loop backoff of ${delay} ms over)`);
+        }
       }
     }
   }

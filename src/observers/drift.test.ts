@@ -37,4 +37,17 @@ describe('drift reporter', () => {
     drift.report('x', 'k', 'gone');
     assert.equal(calls, 2);
   });
+
+  it('reportAfter hands the delay to enqueueAfter; no delay (or no enqueueAfter) reports at once', () => {
+    const now: string[] = [];
+    const later: Array<[string, string, number, string]> = [];
+    const drift = createDriftReporter({ enqueue: (_k, key, reason) => now.push(`${key} ${reason}`), enqueueAfter: (kind, key, ms, reason) => later.push([kind, key, ms, reason]) });
+    drift.reportAfter('container', 'c1', 1_000, 'crash loop');
+    drift.reportAfter('container', 'c2', 0, 'crash');
+    assert.deepEqual(later, [['container', 'c1', 1_000, 'drift: crash loop']]);
+    assert.deepEqual(now, ['c2 drift: crash']);
+    const plain: string[] = [];
+    createDriftReporter({ enqueue: (_k, key) => plain.push(key) }).reportAfter('container', 'c3', 500, 'x');
+    assert.deepEqual(plain, ['c3']);
+  });
 });

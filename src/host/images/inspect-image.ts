@@ -19,14 +19,15 @@ export interface InspectedImage {
 /**
  * Check that the files are an image and read its metadata.yaml: a unified tarball must hold
  * metadata.yaml and rootfs/; a split image a metadata tarball with metadata.yaml and a rootfs
- * tarball or squashfs. Anything else is an InvalidImageError.
+ * tarball or squashfs. Each tarball is read whole (scan-tarball.ts): complete, and every member one
+ * GNU tar extracts, so that a stored image always unpacks. Anything else is an InvalidImageError.
  */
 export async function inspectImage(files: ImageFiles, signal?: AbortSignal): Promise<InspectedImage> {
   const split = files.rootfs !== undefined;
   const what = split ? 'metadata tarball' : 'image tarball';
   const metaFormat = (await detectFileCompression(files.meta)) ?? 'none';
   if (metaFormat === 'squashfs') throw new InvalidImageError(`Invalid ${what}: a squashfs file can only be the rootfs of a split image`);
-  const scan = await scanTarball(files.meta, metaFormat, what, { want: { metadata: true, rootfs: !split }, ...(signal ? { signal } : {}) });
+  const scan = await scanTarball(files.meta, metaFormat, what, signal ? { signal } : {});
   if (scan.metadataYaml === undefined) throw new InvalidImageError(`Invalid ${what}: metadata.yaml is missing`);
   const metadata = parseImageMetadata(scan.metadataYaml);
   if (!split && !scan.hasRootfs) throw new InvalidImageError(`Invalid ${what}: rootfs/ is missing`);
@@ -34,7 +35,7 @@ export async function inspectImage(files: ImageFiles, signal?: AbortSignal): Pro
   const rootfsFormat = (await detectFileCompression(files.rootfs)) ?? 'none';
   if (rootfsFormat === 'squashfs') await checkSquashfs(files.rootfs, signal);
   else {
-    const root = await scanTarball(files.rootfs, rootfsFormat, 'rootfs tarball', { want: { metadata: false, rootfs: false, firstEntry: true }, ...(signal ? { signal } : {}) });
+    const root = await scanTarball(files.rootfs, rootfsFormat, 'rootfs tarball', signal ? { signal } : {});
     if (root.entries === 0) throw new InvalidImageError('Invalid rootfs tarball: it is empty');
   }
   return { metadata, metaFormat, rootfsFormat };

@@ -1,5 +1,6 @@
 /** Copy directory trees with rsync or cp, and the crash-safe "build in <dst>.partial, then rename" pattern. */
 import { rename } from 'node:fs/promises';
+import { classifierFor } from '../command-failure.ts';
 import { runCommand } from '../exec.ts';
 import { cpArgs, rsyncArgs } from './copy-args.ts';
 import { pathExists } from './fs-helpers.ts';
@@ -24,7 +25,8 @@ export async function syncTree(opts: {
  * (`nice -n 19`, `ionice -c 3`).
  */
 export async function cloneTree(opts: { src: string; dst: string; signal?: AbortSignal | undefined; background?: boolean }): Promise<void> {
-  if (opts.background) await runCommand('nice', ['-n', '19', 'ionice', '-c', '3', 'cp', ...cpArgs(opts)], { signal: opts.signal, timeoutMs: COPY_TIMEOUT_MS });
+  // (judged as cp's failures, not nice's)
+  if (opts.background) await runCommand('nice', ['-n', '19', 'ionice', '-c', '3', 'cp', ...cpArgs(opts)], { signal: opts.signal, timeoutMs: COPY_TIMEOUT_MS, failure: classifierFor('cp') });
   else await runCommand('cp', cpArgs(opts), { signal: opts.signal, timeoutMs: COPY_TIMEOUT_MS });
 }
 

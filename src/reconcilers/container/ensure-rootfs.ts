@@ -13,7 +13,7 @@ import type { ImageFiles } from '../../host/images/inspect-image.ts';
 import { unpackImage } from '../../host/images/unpack-image.ts';
 import { writeMetadataFile } from '../../host/templates/metadata-files.ts';
 import type { PoolHealth, PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
-import { TerminalError } from '../runtime/index.ts';
+import { isTerminalError, TerminalError, terminalMessageOf } from '../runtime/index.ts';
 import { clearStatus, readFacts, writeFacts, type FactsRecord } from '../status-settler.ts';
 import { poolSpecOf } from '../storage-pool/reconcile.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
@@ -103,7 +103,17 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
       const files = await deps.imageFiles(fingerprint);
       await pool.driver.removeVolume(pool.spec, ref, signal);
       await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
-      await unpackImage({ files, target: pool.driver.volumePath(pool.spec, ref), signal });
+      try {
+        await unpackImage({ files, target: pool.driver.volumePath(pool.spec, ref), signal });
+      } catch (e) {
+        // Nothing half-unpacked stays on the pool (nor its row): the next try starts from scratch.
+        await pool.driver.removeVolume(pool.spec, ref).catch(() => undefined);
+        await deps.db.delete(storageVolumes).where(eq(storageVolumes.id, ref.id)).catch(() => undefined);
+        await clearStatus(deps.db, IMAGE_VOLUME_KIND, ref.id).catch(() => undefined);
+        // A damaged image file: no retry unpacks it (tar's own words say what is wrong).
+        if (isTerminalError(e)) throw new TerminalError(`Failed to unpack image ${fingerprint}: ${terminalMessageOf(e)}`, { cause: e });
+        throw e;
+      }
       await writeFacts(deps.db, IMAGE_VOLUME_KIND, ref.id, { ready: true });
     }
     readyImageVolumes.set(key, ref);

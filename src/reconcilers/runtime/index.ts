@@ -16,5 +16,5 @@ export {
   type ReconcileManagerDeps,
 } from './reconcile-manager.ts';
 export { invoke } from './invoke.ts';
-export { isTerminalError, TerminalError } from './terminal-error.ts';
+export { isTerminalError, terminalMessageOf, TerminalError } from './terminal-error.ts';
 export type { ReconcileContext, ReconcileResult, Reconciler, RuntimeLogger, Settler } from './types.ts';

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createDeferred } from './deferred.ts';
 import { createManagerHarness, untilAborted } from './manager-harness.ts';
+import { HostCommandError } from '../../host/exec.ts';
 import { TerminalError } from './terminal-error.ts';
 
 describe('reconcile manager: failures', () => {
@@ -24,6 +25,32 @@ describe('reconcile manager: failures', () => {
       t.r('box').calls.map((c) => c.reason),
       ['startup', 'api'],
     );
+    await t.manager.stop();
+  });
+
+  it('a host command failure its classifier judged terminal ends at once with the tool\'s words, no retry', async () => {
+    const t = createManagerHarness({ box: ['k'] });
+    t.r('box').impl = async () => {
+      throw new HostCommandError(['tar', '--extract'], 2, 'tar: Unexpected EOF in archive', 'tar --extract exited with 2: tar: Unexpected EOF in archive', true);
+    };
+    await t.manager.start();
+    await t.manager.idle();
+    assert.deepEqual(t.settler.calls, [['failed', 'box', 'k', 'tar: Unexpected EOF in archive', true]]);
+    await t.clock.advance(4 * 60_000);
+    assert.equal(t.r('box').calls.length, 1, 'not retried (until the next resync or trigger)');
+    await t.manager.stop();
+  });
+
+  it('a host command failure judged transient is retried with backoff', async () => {
+    const t = createManagerHarness({ box: ['k'] });
+    t.r('box').impl = async () => {
+      throw new HostCommandError(['tar', '--extract'], 2, 'tar: x: Cannot write: No space left on device', 'tar --extract exited with 2: tar: x: Cannot write: No space left on device', false);
+    };
+    await t.manager.start();
+    await t.manager.idle();
+    await t.clock.advance(600);
+    assert.equal(t.r('box').calls.length, 2, 'retried after 500 ms');
+    assert.equal(t.settler.calls[0]![4], false);
     await t.manager.stop();
   });
 

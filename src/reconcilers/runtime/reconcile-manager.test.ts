@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createDriftReporter } from '../../observers/drift.ts';
 import { createManualClock } from './clock.ts';
 import { createDeferred } from './deferred.ts';
 import { createManagerHarness, fakeReconciler, fakeSettler, untilAborted } from './manager-harness.ts';
@@ -52,6 +53,32 @@ describe('reconcile manager', () => {
     assert.deepEqual(t.settler.calls, [['converged', 'box', 'k1', 7]]);
     assert.deepEqual(t.settler.facts, [['box', 'k1', { done: 1 }]], 'facts go with the convergence they came with');
     assert.equal(t.manager.status('box', 'k1'), undefined);
+    await t.manager.stop();
+  });
+
+  it('enqueueAfter runs the key when its delay is over, on the clock alone (no poll, no other trigger)', async () => {
+    const t = createManagerHarness({ container: ['c1'] });
+    await t.manager.start();
+    await t.manager.idle();
+    const drift = createDriftReporter({ enqueue: t.manager.enqueue, enqueueAfter: t.manager.enqueueAfter });
+    drift.reportAfter('container', 'c1', 1_000, 'observed STOPPED, desired running (crash loop backoff)');
+    await t.clock.advance(999);
+    assert.equal(t.r('container').calls.length, 1, 'only the startup sweep so far');
+    await t.clock.advance(1);
+    await t.manager.idle();
+    assert.deepEqual(
+      t.r('container').calls.map((c) => [c.at, c.reason]),
+      [
+        [0, 'startup'],
+        [1_000, 'drift: observed STOPPED, desired running (crash loop backoff)'],
+      ],
+    );
+    // The next backoff, longer: again at its time exactly.
+    drift.reportAfter('container', 'c1', 2_000, 'again');
+    await t.clock.advance(2_000);
+    await t.manager.idle();
+    assert.deepEqual(t.r('container').calls.at(-1)?.at, 3_000);
+    assert.throws(() => t.manager.enqueueAfter('nope', 'k', 1, 'x'), /unknown reconciler kind/);
     await t.manager.stop();
   });
 

@@ -2,7 +2,7 @@ import { AbandonedRunError, awaitWithGrace } from './await-with-grace.ts';
 import { computeBackoff, type BackoffOptions } from './backoff.ts';
 import type { Clock, TimerHandle } from './clock.ts';
 import { createKeyedQueue, type QueueItem } from './keyed-queue.ts';
-import { isTerminalError } from './terminal-error.ts';
+import { isTerminalError, terminalMessageOf } from './terminal-error.ts';
 import type { ReconcileResult, Reconciler, RuntimeLogger, Settler } from './types.ts';
 
 export interface ReconcileManagerDeps {
@@ -35,6 +35,12 @@ export interface ReconcileManager {
   start(): Promise<void>;
   /** Queues a key (API desired writes, observer drift). Throws for an unknown kind. */
   enqueue(kind: string, key: string, reason: string): void;
+  /**
+   * Queues a key after `delayMs` on the clock (an observer's backoff, e.g. a crash loop): it runs
+   * then without any poll. An earlier-due delayed add of the key wins; any run of the key before
+   * then decides what comes next and drops it. Throws for an unknown kind.
+   */
+  enqueueAfter(kind: string, key: string, delayMs: number, reason: string): void;
   /** Stops timers, aborts in-flight runs and waits for them. */
   stop(): Promise<void>;
   /** Resolves when no key is waiting or running (delayed retries don't count). */
@@ -145,7 +151,7 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
   }
 
   async function onTerminal(item: QueueItem, klog: RuntimeLogger, err: unknown): Promise<void> {
-    const message = messageOf(err);
+    const message = terminalMessageOf(err);
     states.set(idOf(item.kind, item.key), { failures: 0, lastError: message });
     klog.error({ err }, 'reconcile failed terminally; waiting for a new trigger');
     try {
@@ -237,6 +243,12 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
       // power) must be in place before any reconcile reads desired state.
       if (phase === 'new') return void beforeStart.push([kind, key, reason]);
       queue.add(kind, key, reason);
+    },
+    enqueueAfter(kind, key, delayMs, reason) {
+      if (!byKind.has(kind)) throw new Error(`unknown reconciler kind: ${kind}`);
+      // Before start() every key is reconciled by the startup sweep anyway.
+      if (phase === 'new') return void beforeStart.push([kind, key, reason]);
+      queue.addAfter(kind, key, delayMs, reason);
     },
     stop() {
       if (stopPromise !== undefined) return stopPromise;

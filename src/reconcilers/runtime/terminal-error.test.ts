@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isTerminalError, TerminalError } from './terminal-error.ts';
+import { isTerminalError, terminalMessageOf, TerminalError } from './terminal-error.ts';
 
 describe('TerminalError', () => {
   it('is an Error named TerminalError that keeps its cause', () => {
@@ -21,5 +21,14 @@ describe('TerminalError', () => {
     assert.equal(isTerminalError('TerminalError'), false);
     assert.equal(isTerminalError({ name: 'TerminalError' }), false);
     assert.equal(isTerminalError(undefined), false);
+  });
+
+  it('an error that says it is terminal counts, and its terminalMessage is what the operation says', () => {
+    const tool = Object.assign(new Error('tar --extract ... exited with 2: tar: Unexpected EOF in archive'), { terminal: true, terminalMessage: 'tar: Unexpected EOF in archive' });
+    assert.equal(isTerminalError(tool), true);
+    assert.equal(terminalMessageOf(tool), 'tar: Unexpected EOF in archive');
+    assert.equal(isTerminalError(Object.assign(new Error('x'), { terminal: false })), false);
+    assert.equal(isTerminalError({ terminal: true }), false);
+    assert.equal(terminalMessageOf(new TerminalError('no cgroup v2')), 'no cgroup v2');
   });
 });

@@ -13,9 +13,19 @@ export class TerminalError extends Error {
 
 /**
  * True for a {@link TerminalError}, also one created by another copy of this
- * module (matched by name), so classification survives duplicated bundles.
+ * module (matched by name), so classification survives duplicated bundles; and
+ * for any error that says it is terminal (`terminal: true`, as a host command
+ * failure its tool's classifier judged unfixable by a retry does).
  */
 export function isTerminalError(e: unknown): boolean {
   if (e instanceof TerminalError) return true;
-  return e instanceof Error && e.name === 'TerminalError';
+  if (!(e instanceof Error)) return false;
+  return e.name === 'TerminalError' || (e as { terminal?: unknown }).terminal === true;
+}
+
+/** What a terminal failure's operation says: the error's `terminalMessage` (a tool's own words) if it has one. */
+export function terminalMessageOf(e: unknown): string {
+  const own = e instanceof Error ? (e as { terminalMessage?: unknown }).terminalMessage : undefined;
+  if (typeof own === 'string' && own !== '') return own;
+  return e instanceof Error ? e.message : String(e);
 }
