@@ -17,7 +17,7 @@ import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { renamedResponse, sync } from '../envelope.ts';
-import { checkIfMatch, computeEtag } from '../etag.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
 
@@ -69,20 +69,26 @@ export function registerProfileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     const name = param(c, 'name');
     const project = await profileProject(c);
     const body = await readJson(c, UpdateBody);
-    const cur = await readProfile(db, project, name);
-    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
-    // A key sent as "" is unset, on PUT as on PATCH: `lxc profile unset` PUTs the profile with the key emptied.
-    await updateProfile(
-      db,
-      project,
-      name,
-      replace
-        ? { description: body.description ?? '', config: mergeConfig({}, body.config), devices: body.devices ?? {} }
-        : {
-            description: body.description ?? cur.description,
-            config: mergeConfig(cur.config, body.config),
-            devices: { ...cur.devices, ...body.devices },
-          },
+    // Check, merge and write as one step: the write is conditional on the generation read.
+    await checkedWrite(
+      c.req.header('if-match'),
+      () => readProfile(db, project, name),
+      (cur) => computeEtag(editable(cur)),
+      (cur) =>
+        // A key sent as "" is unset, on PUT as on PATCH: `lxc profile unset` PUTs the profile with the key emptied.
+        updateProfile(
+          db,
+          project,
+          name,
+          replace
+            ? { description: body.description ?? '', config: mergeConfig({}, body.config), devices: body.devices ?? {} }
+            : {
+                description: body.description ?? cur.description,
+                config: mergeConfig(cur.config, body.config),
+                devices: { ...cur.devices, ...body.devices },
+              },
+          cur.generation,
+        ),
     );
     lifecycle(c, 'updated', name);
     return sync(c, {});
