@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../src/desired/errors.ts';
+import { ForbiddenError, NotFoundError, StaleWriteError, ValidationError } from '../../src/desired/errors.ts';
 import { createProfile, deleteProfile, listProfiles, readProfile, renameProfile, updateProfile } from '../../src/desired/profiles.ts';
 import { createProject, deleteProject, listProjects, readProject, renameProject, updateProject } from '../../src/desired/projects.ts';
 import { operations, profiles, storagePools, storageVolumes } from '../../src/desired/schema/index.ts';
@@ -338,5 +338,25 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     s = await readStatus(db, 'profile', key);
     assert.deepEqual([s?.observedGeneration, s?.lastError, s?.terminal], [3, '', false]);
     assert.equal(await readStatus(db, 'profile', 'default/never'), undefined);
+  });
+
+  test('conditional writes (If-Match): of 10 concurrent updates based on the same generation exactly one lands, the others are stale', async () => {
+    const db = ctx.db();
+    const p = await createProfile(db, 'default', 'raced', input('start'));
+    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => updateProfile(db, 'default', 'raced', input(`w${i}`), p.generation)));
+    const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+    assert.equal(won.length, 1, results.map((r) => r.status).join(' '));
+    for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
+    const row = await readProfile(db, 'default', 'raced');
+    assert.deepEqual([row.description, row.generation], [`w${won[0]}`, p.generation + 1]);
+    await deleteProfile(db, 'default', 'raced');
+
+    const j = await createProject(db, { name: 'raced', description: 'start', config: {} });
+    const projects = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => updateProject(db, 'raced', { description: `w${i}`, config: {} }, j.generation)));
+    const projectWon = projects.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+    assert.equal(projectWon.length, 1, projects.map((r) => r.status).join(' '));
+    for (const r of projects) if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
+    assert.equal((await readProject(db, 'raced')).description, `w${projectWon[0]}`);
+    await deleteProject(db, 'raced');
   });
 }

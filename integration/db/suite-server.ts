@@ -9,7 +9,7 @@ import {
   readCertificate,
   updateCertificate,
 } from '../../src/desired/certificates.ts';
-import { NotFoundError, ValidationError } from '../../src/desired/errors.ts';
+import { NotFoundError, StaleWriteError, ValidationError } from '../../src/desired/errors.ts';
 import { certificates, serverConfig } from '../../src/desired/schema/index.ts';
 import {
   computeServerConfig,
@@ -131,5 +131,27 @@ export function defineServerTests(ctx: SuiteContext): void {
     assert.equal((await readCertificate(db, 'ABCE')).certificate, 'pem-b');
     await assert.rejects(readCertificate(db, 'abcf'), NotFoundError);
     await assert.rejects(readCertificate(db, 'abc%'), NotFoundError);
+  });
+
+  test('conditional writes (If-Match): of 10 concurrent writes based on the same read exactly one lands, the others are stale and write nothing', async () => {
+    const db = ctx.db();
+    const base = await readServerConfig(db, 'node-r');
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => writeServerConfig(db, 'node-r', { ...base, 'images.compression_algorithm': ['xz', 'zstd', 'bzip2', 'lzma', 'none'][i % 5]! }, base)),
+    );
+    const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+    assert.equal(won.length, 1, results.map((r) => r.status).join(' '));
+    for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
+    assert.equal((await readServerConfig(db, 'node-r'))['images.compression_algorithm'], ['xz', 'zstd', 'bzip2', 'lzma', 'none'][won[0]! % 5]);
+
+    const { cert } = await makeClientCertificate('race');
+    const row = await addCertificate(db, { pem: cert, name: 'before', type: 'client' });
+    const read = { name: row.name, type: row.type };
+    const certs = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => updateCertificate(db, row.fingerprint, { name: `w${i}`, type: 'client' }, read)));
+    const certWon = certs.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+    assert.equal(certWon.length, 1, certs.map((r) => r.status).join(' '));
+    for (const r of certs) if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
+    assert.equal((await readCertificate(db, row.fingerprint)).name, `w${certWon[0]}`);
+    await deleteCertificate(db, row.fingerprint);
   });
 }

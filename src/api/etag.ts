@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PreconditionFailedError } from '../desired/errors.ts';
+import { PreconditionFailedError, StaleWriteError } from '../desired/errors.ts';
 
 /** Stable JSON: object keys sorted, so equal values always hash equally. */
 function stable(v: unknown): string {
@@ -28,4 +28,27 @@ export function checkIfMatch(ifMatch: string | undefined, current: string): void
   const tags = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1'));
   if (tags.includes('*') || tags.includes(current)) return;
   throw new PreconditionFailedError('ETag does not match: the object changed since it was read');
+}
+
+/** How often a read-check-merge-write is redone when other writers keep getting there first. */
+const MAX_ATTEMPTS = 100;
+
+/**
+ * If-Match and read-merge-write as one atomic step. `read` loads the current object and its ETag is
+ * checked against If-Match; `write` merges, validates and writes *conditionally on the object read*
+ * (its generation, or the fields the ETag is computed from, compared inside the database), throwing
+ * StaleWriteError when another writer changed it in between (in a transaction: nothing of it stays).
+ * Then the object is read again: with a stale If-Match that is 412, without one the merge is redone
+ * on the fresh object, so a PATCH never loses another writer's fields.
+ */
+export async function checkedWrite<R, T>(ifMatch: string | undefined, read: () => Promise<R>, etagOf: (cur: R) => string, write: (cur: R) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const cur = await read();
+    checkIfMatch(ifMatch, etagOf(cur));
+    try {
+      return await write(cur);
+    } catch (e) {
+      if (!(e instanceof StaleWriteError) || attempt >= MAX_ATTEMPTS) throw e;
+    }
+  }
 }

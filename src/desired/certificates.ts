@@ -1,7 +1,7 @@
 import { X509Certificate, createHash } from 'node:crypto';
-import { asc, eq, like } from 'drizzle-orm';
+import { and, asc, eq, like } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
-import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { certificates, type CertificateRow } from './schema/index.ts';
 
 /** SHA-256 of the DER certificate, lower-case hex (spec: Certificate fingerprint). */
@@ -51,10 +51,18 @@ export async function addCertificate(db: DbOrTx, input: { pem: string; name: str
   }
 }
 
-export async function updateCertificate(db: DbOrTx, fingerprint: string, input: { name: string; type: string }): Promise<CertificateRow> {
+/**
+ * Set name and type. With `expected` (name and type as the caller read them, what the ETag is
+ * computed from) only if they are still so, compared in the update itself, else StaleWriteError.
+ */
+export async function updateCertificate(db: DbOrTx, fingerprint: string, input: { name: string; type: string }, expected?: { name: string; type: string }): Promise<CertificateRow> {
   if (input.type !== 'client') throw new ValidationError(`Unsupported certificate type "${input.type}" (only "client")`);
-  const [row] = await db.update(certificates).set(input).where(eq(certificates.fingerprint, fingerprint)).returning();
-  if (!row) throw new NotFoundError('Certificate not found');
+  const [row] = await db
+    .update(certificates)
+    .set(input)
+    .where(and(eq(certificates.fingerprint, fingerprint), expected && and(eq(certificates.name, expected.name), eq(certificates.type, expected.type))))
+    .returning();
+  if (!row) throw expected ? new StaleWriteError('The certificate') : new NotFoundError('Certificate not found');
   return row;
 }
 

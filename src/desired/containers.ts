@@ -3,7 +3,7 @@ import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { expandConfig } from './expand.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateContainerName } from './names.ts';
@@ -140,6 +140,16 @@ export async function bumpContainer(tx: DbOrTx, id: string, set: Partial<typeof 
     if (isUniqueViolation(e)) throw new ConflictError(`Container "${set.name ?? ''}" already exists`);
     throw e;
   }
+}
+
+/**
+ * A client's edit based on the row it read (`generation`): applied only if nothing was written since,
+ * else StaleWriteError (the caller reads again: If-Match is checked anew, a PATCH merges again).
+ */
+export async function bumpContainerAt(tx: DbOrTx, id: string, generation: number, set: Partial<typeof containers.$inferInsert>): Promise<ContainerRow> {
+  const row = await bumpIfUnchanged(tx, id, generation, set);
+  if (!row) throw new StaleWriteError('The container');
+  return row;
 }
 
 /** PUT .../state as a level: the desired power state plus the verb that asked for it. */

@@ -17,6 +17,16 @@ export class ForbiddenError extends DomainError {}
 export class HostFailureError extends DomainError {}
 /** If-Match did not match the current ETag (→ 412). */
 export class PreconditionFailedError extends DomainError {}
+/**
+ * A conditional write found the object changed since the read it was based on (another writer got
+ * there first). The API reads again and retries (src/api/etag.ts); only if that keeps failing does
+ * it surface, as a conflict (→ 409).
+ */
+export class StaleWriteError extends ConflictError {
+  constructor(what: string) {
+    super(`${what} was changed concurrently by another request; try again`);
+  }
+}
 
 /** Whether `e` or an error it wraps (drizzle wraps the driver's in `cause`) carries PostgreSQL error `code`. */
 function hasPgCode(e: unknown, code: string): boolean {

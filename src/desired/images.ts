@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, like, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { parseBool } from './config-keys.ts';
-import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { DEFAULT_PROJECT, readProject } from './projects.ts';
 import { imageAliases, images, type ImageAliasRow, type ImageRow, type ProjectRow } from './schema/index.ts';
 
@@ -87,14 +87,22 @@ export interface ImageUpdate {
   properties: Record<string, string>;
 }
 
-export async function updateImage(db: DbOrTx, project: string, fingerprint: string, u: ImageUpdate): Promise<ImageRow> {
+/** A jsonb column equal to `value` (jsonb equality: key order does not matter). */
+const jsonbEq = (col: typeof images.properties, value: unknown) => sql`${col} = ${JSON.stringify(value)}::jsonb`;
+
+/**
+ * Set the editable fields. With `expected` (the fields as the caller read and merged them, what the
+ * ETag is computed from) only if they are still so, compared in the update itself, else StaleWriteError.
+ */
+export async function updateImage(db: DbOrTx, project: string, fingerprint: string, u: ImageUpdate, expected?: ImageUpdate): Promise<ImageRow> {
   const p = await imageProjectFor(db, project);
+  const unchanged = expected && and(eq(images.public, expected.public), eq(images.autoUpdate, expected.autoUpdate), jsonbEq(images.properties, expected.properties));
   const [row] = await db
     .update(images)
     .set({ public: u.public, autoUpdate: u.autoUpdate, properties: u.properties })
-    .where(and(eq(images.project, p), eq(images.fingerprint, fingerprint)))
+    .where(and(eq(images.project, p), eq(images.fingerprint, fingerprint), unchanged))
     .returning();
-  if (!row) throw new NotFoundError('Image not found');
+  if (!row) throw expected ? new StaleWriteError('The image') : new NotFoundError('Image not found');
   return row;
 }
 
@@ -209,14 +217,30 @@ export async function createAlias(db: DbOrTx, project: string, input: { name: st
   }
 }
 
-export async function updateAlias(db: DbOrTx, project: string, name: string, input: { target: string; description: string }): Promise<ImageAliasRow> {
+/**
+ * Point the alias at `target` with `description`. With `expected` (the alias as the caller read it,
+ * what the ETag is computed from) only if it is still so, compared in the update itself, else StaleWriteError.
+ */
+export async function updateAlias(
+  db: DbOrTx,
+  project: string,
+  name: string,
+  input: { target: string; description: string },
+  expected?: { fingerprint: string; description: string },
+): Promise<ImageAliasRow> {
   const image = await readImage(db, project, input.target);
   const [row] = await db
     .update(imageAliases)
     .set({ fingerprint: image.fingerprint, description: input.description })
-    .where(and(eq(imageAliases.project, image.project), eq(imageAliases.name, name)))
+    .where(
+      and(
+        eq(imageAliases.project, image.project),
+        eq(imageAliases.name, name),
+        expected && and(eq(imageAliases.fingerprint, expected.fingerprint), eq(imageAliases.description, expected.description)),
+      ),
+    )
     .returning();
-  if (!row) throw new NotFoundError(`Alias "${name}" not found`);
+  if (!row) throw expected ? new StaleWriteError(`Alias "${name}"`) : new NotFoundError(`Alias "${name}" not found`);
   return row;
 }
 

@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices } from './devices.ts';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateName } from './names.ts';
 import { DEFAULT_PROJECT, profileProjectOf } from './profile-project.ts';
@@ -77,15 +77,19 @@ export async function createProfile(db: DbOrTx, project: string, name: string, i
   }
 }
 
-/** Replace description, config and devices (PUT; PATCH callers pass the merged values). */
-export async function updateProfile(db: DbOrTx, project: string, name: string, input: ProfileInput): Promise<ProfileRow> {
+/**
+ * Replace description, config and devices (PUT; PATCH callers pass the merged values). With
+ * `generation` (the one the caller read and merged from) only if nothing was written since, else
+ * StaleWriteError.
+ */
+export async function updateProfile(db: DbOrTx, project: string, name: string, input: ProfileInput, generation?: number): Promise<ProfileRow> {
   validateProfile(input);
   const [row] = await db
     .update(profiles)
     .set({ ...input, generation: sql`${profiles.generation} + 1` })
-    .where(and(eq(profiles.project, project), eq(profiles.name, name)))
+    .where(and(eq(profiles.project, project), eq(profiles.name, name), generation === undefined ? undefined : eq(profiles.generation, generation)))
     .returning();
-  if (!row) throw new NotFoundError(`Profile "${name}" not found`);
+  if (!row) throw generation === undefined ? new NotFoundError(`Profile "${name}" not found`) : new StaleWriteError(`Profile "${name}"`);
   return row;
 }
 

@@ -1,7 +1,7 @@
-import { asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { isBool, isAny, parseBool, validateConfig, type KeyTable } from './config-keys.ts';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError, isForeignKeyViolation, isUniqueViolation } from './errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isForeignKeyViolation, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
 import { profiles, projects, type ProjectRow } from './schema/index.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
@@ -75,10 +75,15 @@ export async function createProject(db: Db, input: ProjectInput & { name: string
 }
 
 /** Replace description and config (PUT; PATCH callers pass the merged values). */
-export async function updateProject(db: Db, name: string, input: Required<ProjectInput>): Promise<ProjectRow> {
+/**
+ * Replace description and config. With `generation` (the one the caller read and merged from) only
+ * if nothing was written since, else StaleWriteError: the update is conditional on it.
+ */
+export async function updateProject(db: Db, name: string, input: Required<ProjectInput>, generation?: number): Promise<ProjectRow> {
   const config = normalizeConfig(input.config);
   return db.transaction(async (tx) => {
     const cur = await lockProject(tx, name);
+    if (generation !== undefined && cur.generation !== generation) throw new StaleWriteError(`Project "${name}"`);
     const featuresChanged = FEATURE_KEYS.some((k) => parseBool(cur.config[k], true) !== parseBool(config[k], true));
     if (featuresChanged) {
       if (name === DEFAULT_PROJECT) throw new ValidationError('The features of the default project cannot be changed');
@@ -87,8 +92,10 @@ export async function updateProject(db: Db, name: string, input: Required<Projec
     const [row] = await tx
       .update(projects)
       .set({ description: input.description, config, generation: sql`${projects.generation} + 1` })
-      .where(eq(projects.name, name))
+      .where(and(eq(projects.name, name), eq(projects.generation, cur.generation)))
       .returning();
+    // Another transaction wrote the row after it was read here (PostgreSQL): nothing of this stays.
+    if (!row) throw new StaleWriteError(`Project "${name}"`);
     const hadOwn = profileProjectOf(cur) === name;
     const hasOwn = profileProjectOf(row!) === name;
     if (!hadOwn && hasOwn) await tx.insert(profiles).values({ project: name, name: 'default', description: 'Default svcd profile' });

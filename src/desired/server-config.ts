@@ -1,9 +1,9 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import { and, eq, inArray, or } from 'drizzle-orm';
+import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { isBool, type ValueCheck } from './config-keys.ts';
-import { ValidationError } from './errors.ts';
+import { StaleWriteError, ValidationError } from './errors.ts';
 import { serverConfig } from './schema/index.ts';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number) => Promise<Buffer>;
@@ -99,9 +99,22 @@ export async function computeServerConfig(
   return next;
 }
 
-/** Write the whole config of this member (its local keys + the cluster-wide keys). */
-export async function writeServerConfig(db: Db, node: string, next: Record<string, string>): Promise<void> {
+/** An arbitrary constant: the transaction advisory lock that serializes writes of the server config. */
+const SERVER_CONFIG_LOCK = 7_715_104_212;
+
+const sameConfig = (a: Record<string, string>, b: Record<string, string>) =>
+  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([k, val]) => b[k] === val);
+
+/**
+ * Write the whole config of this member (its local keys + the cluster-wide keys). Writers take one
+ * lock for their transaction (the config is several rows, possibly none to lock); with `expected` (the
+ * config as the caller read it and computed `next` from) the write happens only if it is still so,
+ * else StaleWriteError and nothing is written.
+ */
+export async function writeServerConfig(db: Db, node: string, next: Record<string, string>, expected?: Record<string, string>): Promise<void> {
   await db.transaction(async (tx) => {
+    await tx.execute(sql`select pg_advisory_xact_lock(${SERVER_CONFIG_LOCK})`);
+    if (expected && !sameConfig(await readServerConfig(tx, node), expected)) throw new StaleWriteError('The server configuration');
     await tx.delete(serverConfig).where(or(eq(serverConfig.node, ''), eq(serverConfig.node, node)));
     const rows = Object.entries(next).map(([key, value]) => ({ node: SERVER_KEYS[key]?.local ? node : '', key, value }));
     if (rows.length) await tx.insert(serverConfig).values(rows);

@@ -4,7 +4,7 @@ import type { Db, DbOrTx } from '../db/types.ts';
 import { DRIVERS, probeDriver } from '../host/storage/registry.ts';
 import { parseSize } from '../host/storage/size.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
-import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
 import { forgetFacts } from './reconcile-facts.ts';
 import { profiles, reconcileStatus, storagePools, type StoragePoolRow } from './schema/index.ts';
@@ -130,10 +130,15 @@ export async function poolUsedBy(db: DbOrTx, name: string): Promise<string[]> {
   return usedByReader(db).pool(name);
 }
 
-/** Replace the pool's config (PUT; PATCH passes the merged map). Immutable keys must not change. */
-export async function updatePool(db: Db, name: string, input: { description: string; config: Record<string, string> }): Promise<StoragePoolRow> {
+/**
+ * Replace the pool's config (PUT; PATCH passes the merged map). Immutable keys must not change.
+ * With `generation` (the one the caller read and merged from) only if nothing was written since,
+ * else StaleWriteError; the update is conditional on the generation it validated against either way.
+ */
+export async function updatePool(db: Db, name: string, input: { description: string; config: Record<string, string> }, generation?: number): Promise<StoragePoolRow> {
   const cur = await readPool(db, name);
   if (cur.deletingAt) throw new ConflictError(`Storage pool "${name}" is being deleted`);
+  if (generation !== undefined && cur.generation !== generation) throw new StaleWriteError(`Storage pool "${name}"`);
   const config = { ...input.config };
   for (const k of IMMUTABLE) {
     if (k in cur.config && config[k] === undefined) config[k] = cur.config[k]!;
@@ -148,9 +153,10 @@ export async function updatePool(db: Db, name: string, input: { description: str
   const [row] = await db
     .update(storagePools)
     .set({ description: input.description, config, generation: sql`${storagePools.generation} + 1` })
-    .where(eq(storagePools.name, name))
+    .where(and(eq(storagePools.name, name), eq(storagePools.generation, cur.generation), isNull(storagePools.deletingAt)))
     .returning();
-  return row!;
+  if (!row) throw new StaleWriteError(`Storage pool "${name}"`);
+  return row;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Db, DbOrTx, Tx } from '../db/types.ts';
 import { DRIVERS } from '../host/storage/registry.ts';
 import { parseSize } from '../host/storage/size.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
-import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from './errors.ts';
+import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
 import { storageVolumes, volumeSnapshots, type StoragePoolRow, type StorageVolumeRow, type VolumeSnapshotRow } from './schema/index.ts';
@@ -135,11 +135,26 @@ export async function bumpVolume(tx: DbOrTx, id: string, set: Partial<typeof sto
   }
 }
 
+/**
+ * A client's edit based on the row it read (`v.generation`): applied only if nothing was written
+ * since (nor the volume marked for deletion), else StaleWriteError (the caller reads again).
+ */
+export async function bumpVolumeAt(tx: DbOrTx, v: StorageVolumeRow, set: Partial<typeof storageVolumes.$inferInsert>): Promise<StorageVolumeRow> {
+  const [row] = await tx
+    .update(storageVolumes)
+    .set({ ...set, generation: sql`${storageVolumes.generation} + 1` })
+    .where(and(eq(storageVolumes.id, v.id), eq(storageVolumes.generation, v.generation), isNull(storageVolumes.deletingAt)))
+    .returning();
+  if (!row) throw new StaleWriteError(`Storage volume "${v.name}"`);
+  return row;
+}
+
+/** Replace description and config of the volume as read (`v`): conditional on its generation (bumpVolumeAt). */
 export async function updateVolumeConfig(db: Db, v: StorageVolumeRow, input: { description: string; config: Record<string, string> }, checkSize?: (pool: StoragePoolRow) => Promise<void>): Promise<StorageVolumeRow> {
   const pool = await livePool(db, v.pool);
   validateConfig('storage volume', input.config, volumeKeyTable(pool.driver));
   if (input.config.size && input.config.size !== v.config.size && checkSize) await checkSize(pool);
-  return bumpVolume(db, v.id, { description: input.description, config: input.config });
+  return bumpVolumeAt(db, v, { description: input.description, config: input.config });
 }
 
 async function assertUnused(db: DbOrTx, v: StorageVolumeRow, what: string): Promise<void> {

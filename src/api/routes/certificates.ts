@@ -16,7 +16,7 @@ import { optionalString, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
-import { checkIfMatch, computeEtag } from '../etag.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
 
@@ -64,11 +64,16 @@ export function registerCertificateRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   });
 
   const update = (replace: boolean) => async (c: Context<AppEnv>) => {
-    const cur = await readCertificate(db, param(c, 'fingerprint'));
+    const fp = param(c, 'fingerprint');
     const body = await readJson(c, UpdateBody);
-    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
-    await updateCertificate(db, cur.fingerprint, { type: body.type, name: body.name ?? (replace ? '' : cur.name) });
-    lifecycle('updated', cur.fingerprint);
+    // Check, merge and write as one step: the update is conditional on the name and type read.
+    const row = await checkedWrite(
+      c.req.header('if-match'),
+      () => readCertificate(db, fp),
+      (cur) => computeEtag(editable(cur)),
+      (cur) => updateCertificate(db, cur.fingerprint, { type: body.type, name: body.name ?? (replace ? '' : cur.name) }, editable(cur)),
+    );
+    lifecycle('updated', row.fingerprint);
     return sync(c, {});
   };
 

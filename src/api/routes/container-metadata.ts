@@ -22,6 +22,7 @@ import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
 import { checkIfMatch, computeEtag } from '../etag.ts';
 import { param, route } from '../router.ts';
+import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 
 /**
  * `/1.0/containers/<name>/metadata` and `.../metadata/templates` (extension container_edit_metadata):
@@ -30,6 +31,8 @@ import { param, route } from '../router.ts';
  */
 export function registerContainerMetadataRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db } = deps;
+  /** One If-Match check and write of a container's metadata.yaml at a time (keyed by its volume directory). */
+  const metadataLocks = createKeyedMutex();
 
   /** The container and its volume directory (which exists once the container was created). */
   async function where(c: Context<AppEnv>): Promise<{ ct: ContainerRow; dir: string }> {
@@ -61,8 +64,11 @@ export function registerContainerMetadataRoutes(app: Hono<AppEnv>, deps: ApiDeps
     PUT: async (c) => {
       const { dir } = await where(c);
       const metadata = parseContainerMetadata(await readJson(c, v.record(v.string(), v.unknown())));
-      checkIfMatch(c.req.header('if-match'), computeEtag(await readMetadataFile(dir)));
-      await writeMetadataFile(dir, metadata);
+      // The file lives on this host: the check and the write are one step under its lock.
+      await metadataLocks.run(dir, async () => {
+        checkIfMatch(c.req.header('if-match'), computeEtag(await readMetadataFile(dir)));
+        await writeMetadataFile(dir, metadata);
+      });
       return sync(c, {});
     },
   });

@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import {
   bumpContainer,
+  bumpContainerAt,
   CONTAINER_KIND,
   containerUrl,
   expandStoredContainer,
@@ -31,7 +32,7 @@ import { refusedOperation } from '../refused-operation.ts';
 import { async, sync, syncRaw } from '../envelope.ts';
 import { createVersionedCache } from '../memo.ts';
 import { readDataVersion } from '../../desired/data-versions.ts';
-import { checkIfMatch, computeEtag } from '../etag.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
 import { recursionOf } from '../query.ts';
 import { compileFilter } from '../filter.ts';
 import { param, route } from '../router.ts';
@@ -165,47 +166,49 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     },
   });
 
+  // Read, If-Match, merge, validate, then a write conditional on the generation read (one atomic
+  // step: a concurrent writer makes it read again, so 412 or a fresh merge, never a lost update).
+  // A 412 comes back before any operation exists: the operation is inserted in the write's transaction.
   const update = async (c: Context<AppEnv>, replace: boolean) => {
-    const cur = await one(c);
     const body = await readJson(c, PutBody);
-    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
-    if (body.restore !== undefined) {
-      // `lxc restore` sends "<container>/<snapshot>" (with nulls for the rest, which must not apply).
-      const [prefix, snapName] = body.restore.includes('/') ? (body.restore.split('/', 2) as [string, string]) : [cur.name, body.restore];
-      if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to container "${cur.name}"`);
-      const snap = await readContainerSnapshot(db, cur.id, snapName);
-      const pp = await profileProject(c);
-      return writeWithOperation(deps, async (tx) => {
-        await lockProfiles(tx, pp, snap.profiles);
-        const row = await bumpContainer(tx, cur.id, {
-          restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 },
-          architecture: snap.architecture,
-          ephemeral: snap.ephemeral,
-          profiles: snap.profiles,
-          config: snap.config,
-          devices: snap.devices,
-        });
-        return { operation: op(row, 'Restoring container snapshot'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
-      });
-    }
-    // volatile.* keys are svcd's: a client sending them back unchanged (lxc config edit) is fine.
-    const { volatile } = splitVolatile(cur.config);
-    const nextConfig = replace ? { ...mergeConfig({}, body.config), ...volatile } : mergeConfig(cur.config, body.config);
-    const input: ContainerInput = {
-      description: body.description ?? (replace ? '' : cur.description),
-      // LXD keeps the current architecture when a PUT/PATCH sends "" (lxc config edit with YAML that omits it).
-      architecture: body.architecture || cur.architecture,
-      ephemeral: body.ephemeral ?? (replace ? false : cur.ephemeral),
-      profiles: body.profiles ?? (replace ? [] : cur.profiles),
-      config: nextConfig,
-      devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
-    };
     const pp = await profileProject(c);
-    await validateContainer(db, pp, input, cur.config);
-    return writeWithOperation(deps, async (tx) => {
-      await lockProfiles(tx, pp, input.profiles);
-      const row = await bumpContainer(tx, cur.id, input);
-      return { operation: op(row, 'Updating container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+    return checkedWrite(c.req.header('if-match'), () => one(c), (cur) => computeEtag(editable(cur)), async (cur) => {
+      if (body.restore !== undefined) {
+        // `lxc restore` sends "<container>/<snapshot>" (with nulls for the rest, which must not apply).
+        const [prefix, snapName] = body.restore.includes('/') ? (body.restore.split('/', 2) as [string, string]) : [cur.name, body.restore];
+        if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to container "${cur.name}"`);
+        const snap = await readContainerSnapshot(db, cur.id, snapName);
+        return writeWithOperation(deps, async (tx) => {
+          await lockProfiles(tx, pp, snap.profiles);
+          const row = await bumpContainerAt(tx, cur.id, cur.generation, {
+            restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 },
+            architecture: snap.architecture,
+            ephemeral: snap.ephemeral,
+            profiles: snap.profiles,
+            config: snap.config,
+            devices: snap.devices,
+          });
+          return { operation: op(row, 'Restoring container snapshot'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+        });
+      }
+      // volatile.* keys are svcd's: a client sending them back unchanged (lxc config edit) is fine.
+      const { volatile } = splitVolatile(cur.config);
+      const nextConfig = replace ? { ...mergeConfig({}, body.config), ...volatile } : mergeConfig(cur.config, body.config);
+      const input: ContainerInput = {
+        description: body.description ?? (replace ? '' : cur.description),
+        // LXD keeps the current architecture when a PUT/PATCH sends "" (lxc config edit with YAML that omits it).
+        architecture: body.architecture || cur.architecture,
+        ephemeral: body.ephemeral ?? (replace ? false : cur.ephemeral),
+        profiles: body.profiles ?? (replace ? [] : cur.profiles),
+        config: nextConfig,
+        devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
+      };
+      await validateContainer(db, pp, input, cur.config);
+      return writeWithOperation(deps, async (tx) => {
+        await lockProfiles(tx, pp, input.profiles);
+        const row = await bumpContainerAt(tx, cur.id, cur.generation, input);
+        return { operation: op(row, 'Updating container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+      });
     });
   };
 

@@ -6,7 +6,7 @@ import { ValidationError } from '../../desired/errors.ts';
 import { optionalString, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import { sync } from '../envelope.ts';
-import { checkIfMatch, computeEtag } from '../etag.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
 import { aliasUrl, imageLifecycle, isTrusted, renderAlias, type ImageRoutesContext } from './image-common.ts';
@@ -45,13 +45,22 @@ export function registerImageAliasRoutes(app: Hono<AppEnv>, ictx: ImageRoutesCon
     const name = param(c, 'name');
     const project = c.get('project');
     const body = await readJson(c, UpdateBody);
-    const cur = await readAlias(db, project, name);
-    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
-    if (replace && !body.target) throw new ValidationError('Missing "target": it is required');
-    await updateAlias(db, project, name, {
-      target: body.target || cur.fingerprint,
-      description: body.description ?? (replace ? '' : cur.description),
-    });
+    // Check, merge and write as one step: the update is conditional on the alias read (the ETag's fields).
+    await checkedWrite(
+      c.req.header('if-match'),
+      () => readAlias(db, project, name),
+      (cur) => computeEtag(editable(cur)),
+      (cur) => {
+        if (replace && !body.target) throw new ValidationError('Missing "target": it is required');
+        return updateAlias(
+          db,
+          project,
+          name,
+          { target: body.target || cur.fingerprint, description: body.description ?? (replace ? '' : cur.description) },
+          { fingerprint: cur.fingerprint, description: cur.description },
+        );
+      },
+    );
     lifecycle(c, 'updated', name);
     return sync(c, {});
   };

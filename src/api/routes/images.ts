@@ -9,7 +9,7 @@ import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async, sync } from '../envelope.ts';
-import { checkIfMatch, computeEtag } from '../etag.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
 import { boundaryOf } from '../multipart-parser.ts';
 import { renderCollection } from '../query.ts';
 import { route } from '../router.ts';
@@ -172,17 +172,23 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const update = (replace: boolean) => async (c: Context<AppEnv>) => {
     const project = c.get('project');
     const body = await readJson(c, UpdateBody);
-    const cur = await readImage(db, project, c.req.param('fingerprint') ?? '');
-    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
-    await updateImage(
-      db,
-      project,
-      cur.fingerprint,
-      replace
-        ? { public: body.public ?? false, autoUpdate: body.auto_update ?? false, properties: mergeConfig({}, body.properties) }
-        : { public: body.public ?? cur.public, autoUpdate: body.auto_update ?? cur.autoUpdate, properties: mergeConfig(cur.properties, body.properties) },
+    // Check, merge and write as one step: the update is conditional on the fields read (the ETag's).
+    const row = await checkedWrite(
+      c.req.header('if-match'),
+      () => readImage(db, project, c.req.param('fingerprint') ?? ''),
+      (cur) => computeEtag(editable(cur)),
+      (cur) =>
+        updateImage(
+          db,
+          project,
+          cur.fingerprint,
+          replace
+            ? { public: body.public ?? false, autoUpdate: body.auto_update ?? false, properties: mergeConfig({}, body.properties) }
+            : { public: body.public ?? cur.public, autoUpdate: body.auto_update ?? cur.autoUpdate, properties: mergeConfig(cur.properties, body.properties) },
+          { public: cur.public, autoUpdate: cur.autoUpdate, properties: cur.properties },
+        ),
     );
-    imageLifecycle(ictx, c, 'image-updated', imageUrl(c, cur.fingerprint));
+    imageLifecycle(ictx, c, 'image-updated', imageUrl(c, row.fingerprint));
     return sync(c, {});
   };
 

@@ -12,7 +12,7 @@ import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { renamedResponse, sync } from '../envelope.ts';
-import { checkIfMatch, computeEtag } from '../etag.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
 
@@ -68,17 +68,27 @@ export function registerProfileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     const name = param(c, 'name');
     const project = await profileProject(c);
     const body = await readJson(c, UpdateBody);
-    const cur = await readProfile(db, project, name);
-    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
-    // A key sent as "" is unset, on PUT as on PATCH: `lxc profile unset` PUTs the profile with the key emptied.
-    const next = replace
-      ? { description: body.description ?? '', config: mergeConfig({}, body.config), devices: body.devices ?? {} }
-      : {
-          description: body.description ?? cur.description,
-          config: mergeConfig(cur.config, body.config),
-          devices: { ...cur.devices, ...body.devices },
-        };
-    await applyProfile(project, name, next, editable(cur));
+    // Check, merge and write as one step: the write is conditional on the generation read.
+    await checkedWrite(
+      c.req.header('if-match'),
+      () => readProfile(db, project, name),
+      (cur) => computeEtag(editable(cur)),
+      (cur) =>
+        applyProfile(
+          project,
+          name,
+          // A key sent as "" is unset, on PUT as on PATCH: `lxc profile unset` PUTs the profile with the key emptied.
+          replace
+            ? { description: body.description ?? '', config: mergeConfig({}, body.config), devices: body.devices ?? {} }
+            : {
+                description: body.description ?? cur.description,
+                config: mergeConfig(cur.config, body.config),
+                devices: { ...cur.devices, ...body.devices },
+              },
+          editable(cur),
+          cur.generation,
+        ),
+    );
     lifecycle(c, 'updated', name);
     return sync(c, {});
   };
@@ -88,9 +98,9 @@ export function registerProfileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
    * (the spec's PUT is sync). If one of them cannot take it, the profile is put back as it was (and those
    * containers with it) and the answer names the container and the reason.
    */
-  async function applyProfile(project: string, name: string, next: ProfileInput, previous: ProfileInput): Promise<void> {
+  async function applyProfile(project: string, name: string, next: ProfileInput, previous: ProfileInput, generation: number): Promise<void> {
     const users = await db.transaction(async (tx) => {
-      await updateProfile(tx, project, name, next);
+      await updateProfile(tx, project, name, next, generation);
       return bumpContainersUsingProfile(tx, project, name);
     });
     const outcomes = await Promise.all(

@@ -9,7 +9,7 @@ import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async, isLxdEraClient, renamedResponse, sync } from '../envelope.ts';
-import { checkIfMatch, computeEtag } from '../etag.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
 
@@ -44,13 +44,23 @@ export function registerProjectRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const update = (replace: boolean) => async (c: Context<AppEnv>) => {
     const name = param(c, 'name');
     const body = await readJson(c, UpdateBody);
-    const cur = await readProject(db, name);
-    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
-    await updateProject(db, name, {
-      description: body.description ?? (replace ? '' : cur.description),
-      // A key sent as "" is unset on PUT as on PATCH (`lxc project unset` PUTs the key emptied).
-      config: mergeConfig(replace ? {} : cur.config, body.config),
-    });
+    // Check, merge and write as one step: the write is conditional on the generation read.
+    await checkedWrite(
+      c.req.header('if-match'),
+      () => readProject(db, name),
+      (cur) => computeEtag(editable(cur)),
+      (cur) =>
+        updateProject(
+          db,
+          name,
+          {
+            description: body.description ?? (replace ? '' : cur.description),
+            // A key sent as "" is unset on PUT as on PATCH (`lxc project unset` PUTs the key emptied).
+            config: mergeConfig(replace ? {} : cur.config, body.config),
+          },
+          cur.generation,
+        ),
+    );
     lifecycle('updated', name);
     return sync(c, {});
   };

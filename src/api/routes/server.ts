@@ -8,7 +8,8 @@ import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
 import { createMemo } from '../memo.ts';
-import { checkIfMatch, computeEtag } from '../etag.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
+import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 import { API_EXTENSIONS } from '../extensions.ts';
 import { route } from '../router.ts';
 
@@ -71,22 +72,33 @@ export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
 
   route(app, '/', { GET: { auth: 'guest', handler: (c) => sync(c, ['/1.0']) } });
 
+  // One update at a time in this process (the HTTPS listener follows the config), and each write
+  // conditional on the config it was computed from (other members share the cluster-wide keys).
+  const updates = createKeyedMutex();
   const update = (replace: boolean) => async (c: Context<AppEnv>) => {
     const req = await readJson(c, ConfigBody);
-    const stored = await readServerConfig(db, node);
-    checkIfMatch(c.req.header('if-match'), computeEtag(renderServerConfig(stored)));
-    const next = await computeServerConfig(stored, req.config, replace);
-    const addrBefore = stored['core.https_address'];
-    const addrAfter = next['core.https_address'];
-    // The listener is changed first: an address that cannot be bound is refused and nothing is saved.
-    if (addrBefore !== addrAfter) await deps.listeners.setHttpsAddress(addrAfter);
-    try {
-      await writeServerConfig(db, node, next);
-      configMemo.invalidate();
-    } catch (e) {
-      if (addrBefore !== addrAfter) await deps.listeners.setHttpsAddress(addrBefore).catch(() => {});
-      throw e;
-    }
+    await updates.run('config', () =>
+      checkedWrite(
+        c.req.header('if-match'),
+        () => readServerConfig(db, node),
+        (stored) => computeEtag(renderServerConfig(stored)),
+        async (stored) => {
+          const next = await computeServerConfig(stored, req.config, replace);
+          const addrBefore = stored['core.https_address'];
+          const addrAfter = next['core.https_address'];
+          // The listener is changed first: an address that cannot be bound is refused and nothing is saved.
+          if (addrBefore !== addrAfter) await deps.listeners.setHttpsAddress(addrAfter);
+          try {
+            await writeServerConfig(db, node, next, stored);
+          } catch (e) {
+            if (addrBefore !== addrAfter) await deps.listeners.setHttpsAddress(addrBefore).catch(() => {});
+            throw e;
+          } finally {
+            configMemo.invalidate();
+          }
+        },
+      ),
+    );
     emitLifecycle(deps.bus, { action: 'config-updated', source: '/1.0' });
     return sync(c, {});
   };

@@ -12,7 +12,7 @@ import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { awaitConverged } from '../desired-write.ts';
 import { sync } from '../envelope.ts';
-import { checkIfMatch, computeEtag } from '../etag.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
 
@@ -73,13 +73,24 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   });
 
   const update = (replace: boolean) => async (c: Context<AppEnv>) => {
-    const cur = await livePool(param(c, 'name'));
+    const name = param(c, 'name');
     const body = await readJson(c, UpdateBody);
-    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
-    const row = await updatePool(db, cur.name, {
-      description: body.description ?? (replace ? '' : cur.description),
-      config: replace ? mergeConfig({}, body.config) : mergeConfig(cur.config, body.config),
-    });
+    // Check, merge and write as one step: the write is conditional on the generation read.
+    let cur!: StoragePoolRow;
+    const row = await checkedWrite(
+      c.req.header('if-match'),
+      () => livePool(name),
+      (p) => computeEtag(editable(p)),
+      (p) => {
+        cur = p;
+        return updatePool(
+          db,
+          p.name,
+          { description: body.description ?? (replace ? '' : p.description), config: replace ? mergeConfig({}, body.config) : mergeConfig(p.config, body.config) },
+          p.generation,
+        );
+      },
+    );
     // On failure put the previous config back: a refused change (say, growing past what the host
     // allows) must not leave the pool stuck unavailable with a size it can never shrink back from.
     await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: row.generation }, async () => {

@@ -5,7 +5,7 @@ import { NotFoundError, ValidationError } from '../../desired/errors.ts';
 import type { StorageVolumeRow } from '../../desired/schema/index.ts';
 import { readPool } from '../../desired/storage-pools.ts';
 import {
-  bumpVolume,
+  bumpVolumeAt,
   insertVolume,
   listVolumes,
   markVolumeDeleting,
@@ -25,7 +25,7 @@ import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { awaitConverged, writeWithOperation } from '../desired-write.ts';
 import { async, sync } from '../envelope.ts';
-import { checkIfMatch, computeEtag } from '../etag.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
 import { HttpError } from '../errors.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
@@ -116,28 +116,29 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
   route(app, '/1.0/storage-pools/:pool/volumes/:type', { GET: list(true), POST: create(true) });
 
   const update = (replace: boolean) => async (c: Context<AppEnv>) => {
-    const cur = await volumeOf(c);
     const body = await readJson(c, UpdateBody);
-    checkIfMatch(c.req.header('if-match'), computeEtag(editable(cur)));
-    if (body.restore !== undefined) {
-      // `<volume>/<snapshot>` is accepted, but only for this volume's own snapshots.
-      const [prefix, snapName] = body.restore.includes('/') ? (body.restore.split('/', 2) as [string, string]) : [cur.name, body.restore];
-      if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to storage volume "${cur.name}"`);
-      const snap = await readSnapshot(db, cur.id, snapName);
-      const row = await bumpVolume(db, cur.id, { restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 } });
+    // Check, merge and write as one step: the write is conditional on the generation read.
+    return checkedWrite(c.req.header('if-match'), () => volumeOf(c), (cur) => computeEtag(editable(cur)), async (cur) => {
+      if (body.restore !== undefined) {
+        // `<volume>/<snapshot>` is accepted, but only for this volume's own snapshots.
+        const [prefix, snapName] = body.restore.includes('/') ? (body.restore.split('/', 2) as [string, string]) : [cur.name, body.restore];
+        if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to storage volume "${cur.name}"`);
+        const snap = await readSnapshot(db, cur.id, snapName);
+        const row = await bumpVolumeAt(db, cur, { restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 } });
+        await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation });
+        lifecycle('restored', row, { snapshot: snap.name });
+        return sync(c, {});
+      }
+      const row = await updateVolumeConfig(
+        db,
+        cur,
+        { description: body.description ?? (replace ? '' : cur.description), config: replace ? mergeConfig({}, body.config) : mergeConfig(cur.config, body.config) },
+        checkQuota,
+      );
       await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation });
-      lifecycle('restored', row, { snapshot: snap.name });
+      lifecycle('updated', row);
       return sync(c, {});
-    }
-    const row = await updateVolumeConfig(
-      db,
-      cur,
-      { description: body.description ?? (replace ? '' : cur.description), config: replace ? mergeConfig({}, body.config) : mergeConfig(cur.config, body.config) },
-      checkQuota,
-    );
-    await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation });
-    lifecycle('updated', row);
-    return sync(c, {});
+    });
   };
 
   route(app, '/1.0/storage-pools/:pool/volumes/:type/:name', {
