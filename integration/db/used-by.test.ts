@@ -5,7 +5,7 @@ import type { Db, DbOrTx } from '../../src/db/types.ts';
 import { insertContainerSnapshot } from '../../src/desired/container-snapshots.ts';
 import { insertContainer, markContainerDeleting, type ContainerInput } from '../../src/desired/containers.ts';
 import { ValidationError } from '../../src/desired/errors.ts';
-import { createProfile, deleteProfile, lockProfiles, readProfile, renameProfile } from '../../src/desired/profiles.ts';
+import { createProfile, deleteProfile, lockProfiles, readProfile, renameProfile, updateProfile } from '../../src/desired/profiles.ts';
 import { createProject, deleteProject, ensureDefaultProject, readProject } from '../../src/desired/projects.ts';
 import { containers, containerSnapshots, images, profiles, projects, storagePools, storageVolumes } from '../../src/desired/schema/index.ts';
 import { usedByReader } from '../../src/desired/used-by.ts';
@@ -148,6 +148,29 @@ function defineUsedBySuite(name: string, open: OpenTarget): void {
       assert.equal((await usedByReader(d).profile('default', 'ub-front')).length, 3);
       await renameProfile(d, 'default', 'ub-front', 'ub-web');
       assert.deepEqual(await profilesOf(d, 'ub-a'), ['default', 'ub-web']);
+    });
+
+    test('a profile update that would leave a container using it invalid is refused; one already invalid does not block', async () => {
+      const d = db();
+      await createProfile(d, 'default', 'ub-root', profileInput('', {}, { root: { type: 'disk', path: '/', pool: 'ub-pool' } }));
+      await newContainer(d, 'default', 'ub-rooted', ['ub-root']);
+      const before = await readProfile(d, 'default', 'ub-root');
+      const e = await rejection(updateProfile(d, 'default', 'ub-root', profileInput('no root')));
+      assert.ok(e instanceof ValidationError, String(e));
+      assert.match(e.message, /^At least one container relies on this profile: \/1\.0\/containers\/ub-rooted would be invalid: A container needs a root disk device/);
+      assert.deepEqual(await readProfile(d, 'default', 'ub-root'), before, 'nothing written');
+      // Moving the root disk to another existing pool is fine; to a missing one is not.
+      await updateProfile(d, 'default', 'ub-root', profileInput('', {}, { root: { type: 'disk', path: '/', pool: 'ub-other' } }));
+      assert.match(((await rejection(updateProfile(d, 'default', 'ub-root', profileInput('', {}, { root: { type: 'disk', path: '/', pool: 'gone' } })))) as Error).message, /storage pool "gone" does not exist/);
+      // A container that is invalid already (its own root disk names a pool that went away) does not block edits.
+      await newContainer(d, 'default', 'ub-broken', ['ub-root'], { root: { type: 'disk', path: '/', pool: 'ub-pool' } });
+      await d.update(containers).set({ devices: { root: { type: 'disk', path: '/', pool: 'vanished' } } }).where(eq(containers.name, 'ub-broken'));
+      const row = await updateProfile(d, 'default', 'ub-root', profileInput('edited', {}, { root: { type: 'disk', path: '/', pool: 'ub-other' } }));
+      assert.equal(row.description, 'edited');
+      assert.equal(row.generation, (await readProfile(d, 'default', 'ub-root')).generation);
+      await d.delete(containers).where(eq(containers.name, 'ub-broken'));
+      await d.delete(containers).where(eq(containers.name, 'ub-rooted'));
+      await deleteProfile(d, 'default', 'ub-root');
     });
 
     test('a container write names only existing profiles (lockProfiles): a missing one is a ValidationError', async () => {

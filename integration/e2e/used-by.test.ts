@@ -76,6 +76,11 @@ describe('used_by and in-use refusals, with real containers', () => {
     const msg = expectError(await api.delete(`/1.0/profiles/${web}`), 400);
     assert.match(msg, /^Profile is currently in use by \/1\.0\/containers\//);
     assert.ok(msg.includes(`/1.0/containers/${c2}?project=${shared}`), msg);
+    // Nor may an edit leave the containers using it without their root disk (LXD refuses that too).
+    const dflt = await api.get('/1.0/profiles/default');
+    assert.match(expectError(await api.put('/1.0/profiles/default', { description: 'x', config: {}, devices: {} }), 400), /^At least one container relies on this profile: \/1\.0\/containers\/.* A container needs a root disk device/);
+    assert.match(expectError(await api.patch('/1.0/profiles/default', { devices: { root: { type: 'disk', path: '/', pool: 'nope' } } }), 400), /storage pool "nope" does not exist/);
+    assert.deepEqual(await api.get('/1.0/profiles/default').then((r) => [r.headers.etag, r.json.metadata]), [dflt.headers.etag, dflt.json.metadata]);
     assert.deepEqual(await state(), before);
   });
 

@@ -1,13 +1,14 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
+import { validateContainer } from './containers.ts';
 import { validateDevices } from './devices.ts';
 import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateName } from './names.ts';
 import { DEFAULT_PROJECT, profileProjectOf } from './profile-project.ts';
 import { containers, containerSnapshots, profiles, projects, type ProfileRow } from './schema/index.ts';
-import { describeUsers, usedByReader } from './used-by.ts';
+import { describeUsers, usedByReader, usedByUrls } from './used-by.ts';
 
 export interface ProfileInput {
   description: string;
@@ -78,19 +79,55 @@ export async function createProfile(db: DbOrTx, project: string, name: string, i
 }
 
 /**
- * Replace description, config and devices (PUT; PATCH callers pass the merged values). With
- * `generation` (the one the caller read and merged from) only if nothing was written since, else
- * StaleWriteError.
+ * Replace description, config and devices (PUT; PATCH callers pass the merged values). Refused (400,
+ * nothing written) when a container using the profile would be left invalid, such as without its root
+ * disk (LXD: "At least one instance relies on this profile's root disk device"). With `generation` (the
+ * one the caller read and merged from) only if nothing was written since, else StaleWriteError.
  */
 export async function updateProfile(db: DbOrTx, project: string, name: string, input: ProfileInput, generation?: number): Promise<ProfileRow> {
   validateProfile(input);
-  const [row] = await db
-    .update(profiles)
-    .set({ ...input, generation: sql`${profiles.generation} + 1` })
-    .where(and(eq(profiles.project, project), eq(profiles.name, name), generation === undefined ? undefined : eq(profiles.generation, generation)))
-    .returning();
-  if (!row) throw generation === undefined ? new NotFoundError(`Profile "${name}" not found`) : new StaleWriteError(`Profile "${name}"`);
-  return row;
+  return db.transaction(async (tx) => {
+    const prev = await lockProfile(tx, project, name);
+    if (generation !== undefined && prev.generation !== generation) throw new StaleWriteError(`Profile "${name}"`);
+    // The generation counts the one change, whatever is written back and forth to judge it.
+    const write = async (values: ProfileInput) =>
+      (
+        await tx
+          .update(profiles)
+          .set({ ...values, generation: prev.generation + 1 })
+          .where(and(eq(profiles.project, project), eq(profiles.name, name)))
+          .returning()
+      )[0]!;
+    const row = await write(input);
+    const broken = await invalidUsers(tx, project, name);
+    if (broken.length === 0) return row;
+    // Only containers this change breaks count: one that was already invalid must not block every edit.
+    await write({ description: prev.description, config: prev.config, devices: prev.devices });
+    const before = new Set((await invalidUsers(tx, project, name)).map((b) => b.url));
+    const caused = broken.find((b) => !before.has(b.url));
+    if (caused) throw new ValidationError(`At least one container relies on this profile: ${caused.url} would be invalid: ${caused.reason}`);
+    return write(input);
+  });
+}
+
+/** The live containers naming the profile that do not validate with the profile as the transaction has it now. */
+async function invalidUsers(tx: DbOrTx, project: string, name: string): Promise<{ url: string; reason: string }[]> {
+  const users = await projectsUsingProfilesOf(tx, project);
+  const cts = await tx
+    .select()
+    .from(containers)
+    .where(and(inArray(containers.project, users), isNull(containers.deletingAt), sql`${containers.profiles} @> ${JSON.stringify([name])}::jsonb`))
+    .orderBy(asc(containers.project), asc(containers.name));
+  const out: { url: string; reason: string }[] = [];
+  for (const c of cts) {
+    try {
+      await validateContainer(tx, project, c, c.config);
+    } catch (e) {
+      if (!(e instanceof ValidationError)) throw e;
+      out.push({ url: usedByUrls.container(c), reason: e.message });
+    }
+  }
+  return out;
 }
 
 /**
