@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # client alone, it depends on libc6 only and brings no LXD daemon.
 packages=(lxc lxd-client busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 make g++ gcc libc6-dev python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postgresql-15 python3-pylxd lxd-tools tmux curl)
+  packages+=(postgresql-15 python3-pylxd lxd-tools ansible tmux curl)
 fi
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 

@@ -9,17 +9,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { buildBusyboxImage } from '../support/busybox-image.ts';
 import { cgroupFile } from '../support/cgroup.ts';
+import { teardownContainers, uploadBusybox, waitOp as waitOpOf } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
-import { cleanupHostUnder } from '../support/host-cleanup.ts';
 import { client, eventually, type Client } from '../support/http.ts';
 import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
-import { ensureRootSubids, lxcSkipReason, monitordFor } from '../support/lxc-host.ts';
+import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
 const skip = await lxcSkipReason();
 if (skip) console.log(`# skipping live config e2e tests: ${skip}`);
@@ -46,12 +45,7 @@ describe('live config on running containers (real LXC)', { skip }, () => {
   let work = '';
   let volume = '';
 
-  async function waitOp(res: Reply, want = 'Success') {
-    assert.equal(res.status, 202, res.text);
-    const done = await api.get(`${res.json.operation}/wait?timeout=120`);
-    assert.equal(done.json.metadata.status, want, done.json.metadata.err);
-    return done.json.metadata;
-  }
+  const waitOp = (res: Reply, want = 'Success') => waitOpOf(api, res, want);
   const state = async (name: string) => (await api.get(`/1.0/containers/${name}/state`)).json.metadata;
   async function launch(name: string, extra: Record<string, unknown> = {}): Promise<number> {
     await waitOp(await api.post('/1.0/containers', { name, source: { type: 'image', alias: 'bb' }, ...extra }));
@@ -72,8 +66,6 @@ describe('live config on running containers (real LXC)', { skip }, () => {
   before(async () => {
     await ensureRootSubids();
     imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-live-img-'));
-    const img = await buildBusyboxImage({ dir: imgDir, format: 'unified', compression: 'gzip' });
-    if (img.format !== 'unified') throw new Error('unexpected image format');
     work = await mkdtemp(path.join(os.tmpdir(), 'svcd-live-'));
     await chmod(work, 0o711);
     await mkdir(path.join(work, 'share'), { mode: 0o755 });
@@ -81,8 +73,7 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     d = await startDaemon();
     api = client({ socketPath: d.socketPath });
     cli = await lxcCli(d.stateDir);
-    await waitOp(await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
-    assert.equal((await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint })).status, 200);
+    await uploadBusybox(api, imgDir);
     volume = `live${rand}`;
     const r = await api.post('/1.0/storage-pools/default/volumes', { name: volume, type: 'custom', config: {} });
     assert.ok(r.status === 200 || r.status === 202, r.text);
@@ -90,6 +81,7 @@ describe('live config on running containers (real LXC)', { skip }, () => {
   });
 
   after(async () => {
+    // Containers first (they attach the volume), then the volume, then the daemon and what it left.
     const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
     for (const c of Array.isArray(list) ? list : []) {
       await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
@@ -97,19 +89,7 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     }
     if (volume) await api?.delete(`/1.0/storage-pools/default/volumes/custom/${volume}`).catch(() => {});
     await cli?.cleanup().catch(() => {});
-    await d?.stop().catch(() => {});
-    if (d) {
-      for (const p of await monitordFor(path.join(d.stateDir, 'containers'))) {
-        try {
-          process.kill(p.pid, 'SIGTERM');
-        } catch {
-          // already gone
-        }
-      }
-      await cleanupHostUnder(d.stateDir).catch(() => {});
-      await d.destroy().catch(() => {});
-    }
-    for (const dir of [imgDir, work]) if (dir) await rm(dir, { recursive: true, force: true });
+    await teardownContainers(d, api, [imgDir, work]);
   });
 
   test('limits are written to the running container when the operation succeeds, and reset when unset', async () => {
