@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
@@ -9,7 +9,7 @@ import { instanceConfigKeys } from './instance-config.ts';
 import { validateContainerName } from './names.ts';
 import { cachedPools, cachedProfiles, cachedProject } from './cached-reads.ts';
 import { DEFAULT_PROJECT, profileProjectOf } from './projects.ts';
-import { containers, projects, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest } from './schema/index.ts';
+import { containers, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest } from './schema/index.ts';
 
 export const CONTAINER_KIND = 'container';
 
@@ -198,19 +198,3 @@ export async function retireEphemeralContainer(db: DbOrTx, c: ContainerRow): Pro
   return row && { row, deleting };
 }
 
-/**
- * A profile's change is a change of every container that uses it: their expanded config is what the
- * reconciler converges, so each gets a new generation (in the profile write's transaction) to converge.
- * `profileProject` is the project the profile lives in: its own containers, and for `default` those of
- * every project without features.profiles.
- */
-export async function bumpContainersUsingProfile(tx: DbOrTx, profileProject: string, profile: string): Promise<{ id: string; name: string; generation: number }[]> {
-  const all = await tx.select().from(projects);
-  const using = all.filter((p) => profileProjectOf(p) === profileProject).map((p) => p.name);
-  if (using.length === 0) return [];
-  return tx
-    .update(containers)
-    .set({ generation: sql`${containers.generation} + 1` })
-    .where(and(inArray(containers.project, using), sql`${containers.profiles} @> ${JSON.stringify([profile])}::jsonb`, isNull(containers.deletingAt)))
-    .returning({ id: containers.id, name: containers.name, generation: containers.generation });
-}

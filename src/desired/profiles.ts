@@ -66,6 +66,20 @@ async function projectsUsingProfilesOf(tx: DbOrTx, profileProject: string): Prom
   return rows.filter((p) => profileProjectOf(p) === DEFAULT_PROJECT).map((p) => p.name);
 }
 
+/**
+ * A profile's change is a change of every container that uses it: their expanded config is what the
+ * reconciler converges, so each gets a new generation (in the profile write's transaction) to converge.
+ */
+export async function bumpContainersUsingProfile(tx: DbOrTx, profileProject: string, profile: string): Promise<{ id: string; name: string; generation: number }[]> {
+  const using = await projectsUsingProfilesOf(tx, profileProject);
+  if (using.length === 0) return [];
+  return tx
+    .update(containers)
+    .set({ generation: sql`${containers.generation} + 1` })
+    .where(and(inArray(containers.project, using), sql`${containers.profiles} @> ${JSON.stringify([profile])}::jsonb`, isNull(containers.deletingAt)))
+    .returning({ id: containers.id, name: containers.name, generation: containers.generation });
+}
+
 export async function createProfile(db: DbOrTx, project: string, name: string, input: ProfileInput): Promise<ProfileRow> {
   validateName('Profile', name);
   validateProfile(input);

@@ -1,9 +1,9 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
-import { createProfile, deleteProfile, listProfiles, readProfile, renameProfile, updateProfile, type ProfileInput } from '../../desired/profiles.ts';
+import { bumpContainersUsingProfile, createProfile, deleteProfile, listProfiles, readProfile, renameProfile, updateProfile, type ProfileInput } from '../../desired/profiles.ts';
 import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
-import { bumpContainersUsingProfile, CONTAINER_KIND } from '../../desired/containers.ts';
+import { CONTAINER_KIND } from '../../desired/containers.ts';
 import { HostFailureError } from '../../desired/errors.ts';
 import type { ProfileRow } from '../../desired/schema/index.ts';
 import { mergeConfig } from '../../desired/config-keys.ts';

@@ -1,8 +1,7 @@
-import { once } from 'node:events';
 import { Parser, type ReadEntry } from 'tar';
 import { validateName } from '../../desired/names.ts';
 import { detectFileCompression } from '../images/detect-compression.ts';
-import { openTarStream } from '../images/open-tar-stream.ts';
+import { feedTarParser, openTarStream } from '../images/open-tar-stream.ts';
 import { MAX_BACKUP_YAML_BYTES, parseBackupConfig, parseBackupIndex, type BackupConfig, type BackupIndex, type BackupSnapshot } from './backup-config.ts';
 import { InvalidBackupError } from './errors.ts';
 
@@ -136,22 +135,8 @@ export async function scanBackup(file: string, signal?: AbortSignal): Promise<Sc
     entry.resume();
   });
 
-  try {
-    for await (const chunk of tar.stream) {
-      if (!parser.write(chunk as Buffer)) await Promise.race([once(parser, 'drain'), once(parser, 'error').catch(() => {})]);
-      if (failure) break;
-    }
-    if (!failure) {
-      const ended = once(parser, 'end');
-      parser.end();
-      await Promise.race([ended, once(parser, 'error').catch(() => {})]);
-      await tar.done.catch((e: unknown) => (failure ??= e as Error));
-    }
-  } catch (e) {
-    failure ??= e as Error;
-  } finally {
-    if (failure) await tar.close();
-  }
+  const streamError = await feedTarParser(tar, parser, () => failure !== undefined);
+  failure ??= streamError;
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('operation cancelled');
   if (failure instanceof InvalidBackupError) throw failure;
   if (failure) throw bad(`the tarball is corrupt or truncated (${failure.message})`);

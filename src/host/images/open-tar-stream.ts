@@ -1,6 +1,8 @@
+import { once } from 'node:events';
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
+import type { Parser } from 'tar';
 import { runStreamCommand } from '../exec.ts';
 import type { ImageFileFormat } from './detect-compression.ts';
 
@@ -45,4 +47,32 @@ export function openTarStream(path: string, format: ImageFileFormat, signal?: Ab
       stream.destroy();
     },
   };
+}
+
+/**
+ * Feed a tar stream through node-tar's parser with backpressure, to its end or until `stop()` says so
+ * (the caller found what it needed, or a reason to refuse). Resolves with the error of the decompression
+ * (the stream breaking, or the decompressor's exit), if any; the tar stream is closed when stopped early or
+ * failed. `onChunk` sees the size of every uncompressed chunk.
+ */
+export async function feedTarParser(tar: TarStream, parser: Parser, stop: () => boolean, onChunk?: (bytes: number) => void): Promise<Error | undefined> {
+  let error: Error | undefined;
+  try {
+    for await (const chunk of tar.stream) {
+      onChunk?.((chunk as Buffer).length);
+      if (!parser.write(chunk as Buffer)) await Promise.race([once(parser, 'drain'), once(parser, 'error').catch(() => {})]);
+      if (stop()) break;
+    }
+    if (!stop()) {
+      const ended = once(parser, 'end');
+      parser.end();
+      await Promise.race([ended, once(parser, 'error').catch(() => {})]);
+      await tar.done.catch((e: unknown) => (error = e as Error));
+    }
+  } catch (e) {
+    error = e as Error;
+  } finally {
+    if (error || stop()) await tar.close();
+  }
+  return error;
 }

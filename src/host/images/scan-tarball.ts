@@ -1,8 +1,7 @@
-import { once } from 'node:events';
 import { Parser, type ReadEntry } from 'tar';
 import type { ImageFileFormat } from './detect-compression.ts';
 import { InvalidImageError } from './errors.ts';
-import { openTarStream } from './open-tar-stream.ts';
+import { feedTarParser, openTarStream } from './open-tar-stream.ts';
 
 /** metadata.yaml larger than this is refused (LXD's limit for YAML files). */
 const MAX_METADATA_BYTES = 1024 * 1024;
@@ -116,24 +115,11 @@ export async function scanTarball(path: string, format: ImageFileFormat, what: s
     }
   }
 
-  try {
-    for await (const chunk of tar.stream) {
-      bytes += (chunk as Buffer).length;
-      if (!parser.write(chunk as Buffer)) await Promise.race([once(parser, 'drain'), once(parser, 'error').catch(() => {})]);
-      if (failure) break;
-    }
-    if (!failure) {
-      const ended = once(parser, 'end');
-      parser.end();
-      await Promise.race([ended, once(parser, 'error').catch(() => {})]);
-      await tar.done.catch((e: unknown) => refuse(`it is cut short or corrupt (${(e as Error).message})`));
-    }
-  } catch (e) {
+  const streamError = await feedTarParser(tar, parser, () => failure !== undefined, (n) => (bytes += n));
+  if (streamError) {
     // The decompressor failed (gzip in process; xz and others' exit is `tar.done`).
-    if (opts.signal?.aborted) failure ??= e as Error;
-    else refuse(`it is cut short or corrupt (${(e as Error).message})`);
-  } finally {
-    if (failure) await tar.close();
+    if (opts.signal?.aborted) failure ??= streamError;
+    else refuse(`it is cut short or corrupt (${streamError.message})`);
   }
   if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('operation cancelled');
   if (!failure && bytes % 512 !== 0) refuse(`it is cut short (${bytes} bytes is not a whole number of 512-byte blocks)`);

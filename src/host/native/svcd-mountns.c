@@ -3,7 +3,6 @@
  *
  *   svcd-mountns attach <pid> <source> <target> <dir|file> [ro] [recursive] [idmap] [propagation=<p>]
  *   svcd-mountns detach <pid> <target> [remove]   (remove: then delete the target if it is an empty file)
- *   svcd-mountns probe  <pid> <target>          (exit 0: <target> is a mount point; 3: it is not)
  *
  * Node cannot do this itself: setns(CLONE_NEWNS) is refused to a multithreaded process. The new mount
  * API lets the source be picked up on the host side and moved into the container, so the source never
@@ -49,8 +48,7 @@ static int die(const char *step, const char *what) {
 
 static int usage(void) {
   fprintf(stderr, "usage: svcd-mountns attach <pid> <source> <target> <dir|file> [ro] [recursive] [idmap] [propagation=<p>]\n"
-                  "       svcd-mountns detach <pid> <target> [remove]\n"
-                  "       svcd-mountns probe <pid> <target>\n");
+                  "       svcd-mountns detach <pid> <target> [remove]\n");
   return 2;
 }
 
@@ -191,17 +189,9 @@ static int detach(int argc, char **argv) {
   return 0;
 }
 
-static int probe(int argc, char **argv) {
-  if (argc != 4) return usage();
-  if (argv[3][0] != '/') return usage();
-  if (enter(argv[2])) return 1;
-  return is_mount_point(argv[3]) ? 0 : 3;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) return usage();
   if (strcmp(argv[1], "attach") == 0) return attach(argc, argv);
   if (strcmp(argv[1], "detach") == 0) return detach(argc, argv);
-  if (strcmp(argv[1], "probe") == 0) return probe(argc, argv);
   return usage();
 }
