@@ -15,7 +15,7 @@ import { ensureDefaultProject } from './desired/projects.ts';
 import { ensureDefaultPool } from './desired/storage-pools.ts';
 import { preloadFacts } from './desired/reconcile-facts.ts';
 import { ValidationError } from './desired/errors.ts';
-import { createStorageDrivers } from './host/storage/registry.ts';
+import { createStorageDrivers, probeDriver } from './host/storage/registry.ts';
 import { probeProjectQuota } from './host/storage/dir.ts';
 import { createPoolObserver } from './observers/pool-observer.ts';
 import { createLiveDriftObserver } from './observers/live-drift-observer.ts';
@@ -24,12 +24,12 @@ import { createBackupExpiryObserver } from './observers/backup-expiry.ts';
 import { createExecOutputExpiryObserver } from './observers/exec-output-expiry.ts';
 import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
 import { readContainerState } from './observers/container-state.ts';
-import { createContainerReconciler, lxcPathOf } from './reconcilers/container/reconcile.ts';
+import { createContainerReconciler } from './reconcilers/container/reconcile.ts';
 import { planContainerBoot, shutdownContainers } from './reconcilers/container/boot.ts';
 import { createBootSequencer } from './reconcilers/container/boot-sequencer.ts';
 import { CONTAINER_KIND } from './desired/containers.ts';
 import { images } from './desired/schema/index.ts';
-import { imageFilesIn, imagesDirOf } from './host/images/create-image-store.ts';
+import { imageFilesIn } from './host/images/create-image-store.ts';
 import { readLxcHostFeatures } from './host/lxc/host-features.ts';
 import { parseSubids } from './host/idmap/parse-subids.ts';
 import { createConvergence } from './reconcilers/convergence.ts';
@@ -47,6 +47,7 @@ import { createOperations, type Operations } from './operations/index.ts';
 import { createReconcileManager, systemClock, TerminalError, type Clock, type ReconcileManager, type Reconciler } from './reconcilers/runtime/index.ts';
 import { createStatusSettler } from './reconcilers/status-settler.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
+import { imagesDirOf, lxcPathOf, unixSocketOf } from './host/layout.ts';
 
 export interface Agent {
   config: DaemonConfig;
@@ -196,6 +197,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     },
     storage: {
       driverFor: storage.driverFor,
+      probeDriver: (name) => probeDriver(name),
       async checkVolumeQuota(pool) {
         if (pool.driver !== 'dir') return;
         const probe = await probeProjectQuota(storage.driverFor('dir').poolPath({ name: pool.name, driver: pool.driver, config: pool.config, stateDir: config.stateDir }));
@@ -208,7 +210,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     },
   });
   listeners = createListeners({ app, db, bus, ops, trust, log: log.child({ component: 'api' }), tls: serverCert, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}), ...(opts.onRequest ? { onRequest: opts.onRequest } : {}) });
-  const socketPath = path.join(config.stateDir, 'unix.socket');
+  const socketPath = unixSocketOf(config.stateDir);
   try {
     await listeners.listenUnix(socketPath);
     const { 'core.https_address': https } = await readServerKeys(db, config.nodeName, ['core.https_address']);

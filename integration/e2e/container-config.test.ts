@@ -17,13 +17,13 @@ import { promisify } from 'node:util';
 import { parseSubids } from '../../src/host/idmap/parse-subids.ts';
 import { runInContainer } from '../../src/host/lxc/attach.ts';
 import { cgroupFile } from '../support/cgroup.ts';
-import { defaultPoolPath } from '../../src/host/storage/pool-layout.ts';
 import { buildBusyboxImage } from '../support/busybox-image.ts';
 import { lxcIdOf } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { cleanupHostUnder } from '../support/host-cleanup.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
 import { ensureRootSubids, lxcSkipReason, monitordFor } from '../support/lxc-host.ts';
+import { defaultPoolPath } from '../../src/host/layout.ts';
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;

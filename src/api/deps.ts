@@ -7,6 +7,7 @@ import type { HostInfo } from '../host/host-info.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from '../reconcilers/convergence.ts';
 import type { StorageDriver } from '../host/storage/types.ts';
+import type { ProbeResult } from '../desired/storage-driver-catalog.ts';
 import type { TrustStore } from './trust-store.ts';
 
 /** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
@@ -34,6 +35,8 @@ export interface ApiDeps {
   };
   storage: {
     driverFor(name: string): StorageDriver;
+    /** Can this host run the driver (tools, kernel support)? */
+    probeDriver(name: string): Promise<ProbeResult>;
     /** Throws a ValidationError when volumes on this pool cannot have a size limit here. */
     checkVolumeQuota(pool: { name: string; driver: string; config: Record<string, string> }): Promise<void>;
   };

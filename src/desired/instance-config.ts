@@ -1,7 +1,7 @@
-import { IdmapError } from '../host/idmap/idmap-error.ts';
-import { parseRawIdmap } from '../host/idmap/parse-raw-idmap.ts';
-import { parseSize } from '../host/storage/size.ts';
 import { isAny, isBool, isInt, isSize, isUint, oneOf, parseBool, type KeyTable, type ValueCheck } from './config-keys.ts';
+import { IdmapError } from '../util/idmap-error.ts';
+import { parseRawIdmap } from '../util/parse-raw-idmap.ts';
+import { parseSize } from '../util/size.ts';
 
 const cpuLimit: ValueCheck = (v) => {
   if (/^\d+$/.test(v)) return Number(v) >= 1 ? undefined : 'a CPU count must be at least 1';

@@ -1,14 +1,15 @@
 import path from 'node:path';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
-import { DRIVERS, probeDriver } from '../host/storage/registry.ts';
-import { parseSize } from '../host/storage/size.ts';
+import { DRIVERS, type ProbeResult } from './storage-driver-catalog.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
 import { forgetFacts } from './reconcile-facts.ts';
 import { profiles, reconcileStatus, storagePools, type StoragePoolRow } from './schema/index.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
+import { parseSize } from '../util/size.ts';
+import { defaultPoolPath, loopFilePath } from '../host/layout.ts';
 
 export const POOL_KIND = 'storage-pool';
 /** Smallest loop-backed btrfs pool mkfs.btrfs accepts, with room to spare. */
@@ -51,7 +52,7 @@ export interface PoolInput {
 
 /** Where a pool lives on the host: its source and, for mounted drivers, its mount point. */
 export function poolPaths(stateDir: string, row: { name: string; driver: string; config: Record<string, string> }): string[] {
-  const paths = [path.join(stateDir, 'storage-pools', row.name)];
+  const paths = [defaultPoolPath(stateDir, row.name)];
   if (row.config.source) paths.push(path.resolve(row.config.source));
   return paths;
 }
@@ -71,8 +72,11 @@ function checkSource(source: string, stateDir: string, others: StoragePoolRow[])
       if (inside(s, p) || inside(p, s)) throw new ValidationError(`Invalid source "${source}": it overlaps storage pool "${o.name}" (${p})`);
 }
 
-/** Validate a new pool against the driver registry and the host; returns the config to store. */
-export async function preparePool(db: DbOrTx, stateDir: string, input: PoolInput): Promise<Record<string, string>> {
+/**
+ * Validate a new pool against the driver catalog and what this host can run (`probe`, passed in: validation
+ * does not look at the host itself); returns the config to store.
+ */
+export async function preparePool(db: DbOrTx, stateDir: string, input: PoolInput, probeDriver: (driver: string) => Promise<ProbeResult>): Promise<Record<string, string>> {
   validateName('Storage pool', input.name);
   const info = DRIVERS[input.driver];
   if (!info) throw new ValidationError(`Unknown storage driver "${input.driver}" (known: ${Object.keys(DRIVERS).join(', ')})`);
@@ -92,9 +96,9 @@ export async function preparePool(db: DbOrTx, stateDir: string, input: PoolInput
     const bytes = parseSize(config.size ?? '5GiB');
     if (bytes < MIN_BTRFS_BYTES) throw new ValidationError(`Invalid size "${config.size}": a btrfs pool needs at least 128MiB`);
     config.size ??= '5GiB';
-    config.source = path.join(stateDir, 'disks', `${input.name}.img`);
+    config.source = loopFilePath(stateDir, input.name);
   }
-  if (input.driver === 'dir' && !config.source) config.source = path.join(stateDir, 'storage-pools', input.name);
+  if (input.driver === 'dir' && !config.source) config.source = defaultPoolPath(stateDir, input.name);
   return config;
 }
 
@@ -203,7 +207,7 @@ export async function ensureDefaultPool(db: Db, stateDir: string): Promise<void>
   await db.transaction(async (tx) => {
     await tx
       .insert(storagePools)
-      .values({ name: 'default', driver: 'dir', description: 'Default svcd storage pool', config: { source: path.join(stateDir, 'storage-pools', 'default') } })
+      .values({ name: 'default', driver: 'dir', description: 'Default svcd storage pool', config: { source: defaultPoolPath(stateDir, 'default') } })
       .onConflictDoNothing();
     await tx
       .update(profiles)

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx, Tx } from '../db/types.ts';
-import { DRIVERS } from '../host/storage/registry.ts';
-import { parseSize } from '../host/storage/size.ts';
+import { DRIVERS } from './storage-driver-catalog.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
 import { storageVolumes, volumeSnapshots, type StoragePoolRow, type StorageVolumeRow, type VolumeSnapshotRow } from './schema/index.ts';
 import { readPool } from './storage-pools.ts';
+import { parseSize } from '../util/size.ts';
 
 export const VOLUME_KIND = 'storage-volume';
 export const VOLUME_TYPES = ['custom', 'container', 'image'] as const;

@@ -3,10 +3,11 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/types.ts';
 import { NotFoundError, ValidationError } from '../desired/errors.ts';
 import { readImage } from '../desired/images.ts';
-import { imageFilesIn, imagesDirOf } from '../host/images/create-image-store.ts';
+import { imageFilesIn } from '../host/images/create-image-store.ts';
 import { sendImageFiles } from '../api/routes/image-export.ts';
 import { devsvcEnabled, devsvcImagesEnabled, guestConfigOf, isGuestKey, renderMetaData } from './guest-view.ts';
 import { readGuest, type Guest } from './read-guest.ts';
+import { imagesDirOf } from '../host/layout.ts';
 
 /** The guest's readiness as it last told us (PATCH /1.0); `Started` until then. */
 export type GuestState = 'Started' | 'Ready';

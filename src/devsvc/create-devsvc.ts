@@ -12,8 +12,9 @@ import type { EventBus } from '../events/index.ts';
 import { TerminalError } from '../reconcilers/runtime/index.ts';
 import { createDevsvcApp, type GuestState } from './create-devsvc-app.ts';
 import { devsvcEnabled, guestChanges, parseGuestEventTypes, type GuestChange, type GuestEventType, type GuestView } from './guest-view.ts';
-import { DEVSVC_SOCKET, devsvcDirOf, devsvcRootOf } from './paths.ts';
+import { DEVSVC_SOCKET } from './paths.ts';
 import { readGuest, type Guest } from './read-guest.ts';
+import { devsvcDirOf, devsvcRootOf } from '../host/layout.ts';
 
 /** Longest unix socket path (sun_path is 108 bytes with the NUL). */
 const MAX_SOCKET_PATH = 107;

@@ -11,10 +11,10 @@ import { containerState } from '../host/lxc/lifecycle.ts';
 import { lxcLsArgs, parseLxcLs, type LxcState } from '../host/lxc/lxc-args.ts';
 import { watchStates, type LxcMonitorEvent } from '../host/lxc/monitor.ts';
 import { restartInFlight } from '../reconcilers/container/restart-in-flight.ts';
-import { logDirOf } from '../reconcilers/container/types.ts';
 import type { RuntimeLogger } from '../reconcilers/runtime/types.ts';
 import { crashBackoffMs, SHORT_RUN_MS, stableOf, upTransitionAction, type Stable } from './container-transitions.ts';
 import type { PollObserver, StreamObserver } from './types.ts';
+import { logDirOf } from '../host/layout.ts';
 
 type RuntimeRow = typeof containerRuntime.$inferSelect;
 

@@ -1,6 +1,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { PollObserver } from './types.ts';
+import { logsRootOf } from '../host/layout.ts';
 
 /** How long recorded exec output is kept (the spec: like other log files, typically 48 hours). */
 export const EXEC_OUTPUT_RETENTION_MS = 48 * 60 * 60 * 1000;
@@ -38,7 +39,7 @@ export function createExecOutputExpiryObserver(deps: { stateDir: string; now?: (
     kind: 'poll',
     intervalMs: deps.intervalMs ?? 60 * 60_000,
     async sample() {
-      await removeOldExecOutput(path.join(deps.stateDir, 'logs'), deps.now?.() ?? Date.now(), deps.maxAgeMs ?? EXEC_OUTPUT_RETENTION_MS);
+      await removeOldExecOutput(logsRootOf(deps.stateDir), deps.now?.() ?? Date.now(), deps.maxAgeMs ?? EXEC_OUTPUT_RETENTION_MS);
     },
   };
 }

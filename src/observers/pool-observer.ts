@@ -2,8 +2,8 @@ import type { Db } from '../db/types.ts';
 import { poolRuntime } from '../desired/schema/index.ts';
 import { listPools, POOL_KIND } from '../desired/storage-pools.ts';
 import type { StorageDriver } from '../host/storage/types.ts';
-import { poolSpecOf } from '../reconcilers/storage-pool/reconcile.ts';
 import type { PollObserver } from './types.ts';
+import { poolSpecOf } from '../host/layout.ts';
 
 /**
  * Pool usage and health, sampled without spawning processes (mountinfo + statfs) and written to

@@ -10,16 +10,16 @@ import { containerUrl, expandStoredContainer, readContainer } from '../../desire
 import { listContainerSnapshots } from '../../desired/container-snapshots.ts';
 import { ConflictError, ValidationError } from '../../desired/errors.ts';
 import { containerBackups, storagePools, storageVolumes, type ContainerBackupRow, type ContainerRow } from '../../desired/schema/index.ts';
-import { backupFileOf, ensureBackupDir, removeBackupFile } from '../../host/backups/backup-files.ts';
+import { ensureBackupDir, removeBackupFile } from '../../host/backups/backup-files.ts';
 import { describeBackup } from '../../host/backups/backup-config.ts';
 import { BACKUP_COMPRESSION, packBackup } from '../../host/backups/backup-tarball.ts';
-import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
 import { optionalString, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async, sync } from '../envelope.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
+import { backupFileOf, poolSpecOf } from '../../host/layout.ts';
 
 const CreateBody = v.object({
   name: optionalString,

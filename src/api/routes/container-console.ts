@@ -8,13 +8,13 @@ import { ValidationError } from '../../desired/errors.ts';
 import { attachConsole } from '../../host/lxc/console.ts';
 import { containerState } from '../../host/lxc/lifecycle.ts';
 import { openLogFile, removeLogFile, truncateLogFile } from '../../host/log-files.ts';
-import { logDirOf, lxcPathOf } from '../../reconcilers/container/types.ts';
 import { readJson } from '../body.ts';
 import { createConsoleSession } from '../console-session.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async, sync } from '../envelope.ts';
 import { param, route } from '../router.ts';
+import { logDirOf, lxcPathOf } from '../../host/layout.ts';
 
 const dimension = v.optional(v.pipe(v.number('expected an integer'), v.integer('expected an integer'), v.minValue(0, 'must not be negative'), v.maxValue(10_000, 'must be at most 10000')));
 const ConsoleBody = v.object({ width: dimension, height: dimension });

@@ -11,7 +11,6 @@ import { ValidationError } from '../../desired/errors.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import { attachPiped, attachPty, mapsHostRoot, type AttachSpec } from '../../host/lxc/attach.ts';
 import { containerState } from '../../host/lxc/lifecycle.ts';
-import { logDirOf, lxcPathOf } from '../../reconcilers/container/types.ts';
 import { objectMap, readJson } from '../body.ts';
 import { createVersionedCache } from '../memo.ts';
 import type { AppEnv } from '../context.ts';
@@ -19,6 +18,7 @@ import type { ApiDeps } from '../deps.ts';
 import { async } from '../envelope.ts';
 import { bridgePipes, bridgePty, ExecSockets } from '../exec-session.ts';
 import { param, route } from '../router.ts';
+import { logDirOf, lxcPathOf } from '../../host/layout.ts';
 
 /** How long the command waits for its data websockets before the operation fails (nothing started). */
 const CONNECT_TIMEOUT_MS = 10_000;

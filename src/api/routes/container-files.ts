@@ -10,14 +10,13 @@ import { containers, storagePools, storageVolumes, type ContainerRow, type Stora
 import { containerState } from '../../host/lxc/lifecycle.ts';
 import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, SMALL_FILE, writeFile, type Owner, type WriteRequest } from '../../host/container-files/file-ops.ts';
 import { idmappedSources, openProcView, openRootfsView, parseLxcIdmap, type ContainerFs } from '../../host/container-files/views.ts';
-import { lxcPathOf } from '../../reconcilers/container/types.ts';
-import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
 import { readBodyLimited } from '../body.ts';
 import { createVersionedCache } from '../memo.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
 import { param, route } from '../router.ts';
+import { lxcPathOf, poolSpecOf } from '../../host/layout.ts';
 
 /** A container with its root volume's pool (see targets). */
 type Target = ContainerRow & { pool: StoragePoolRow | null };

@@ -10,12 +10,12 @@ import { CONTAINER_KIND, containerUrl, expandContainer, insertContainer, splitVo
 import { DomainError, ValidationError } from '../../desired/errors.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
-import { importFileOf } from '../../host/backups/backup-files.ts';
 import { scanBackup } from '../../host/backups/scan-backup.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
 import { async } from '../envelope.ts';
+import { importFileOf } from '../../host/layout.ts';
 
 /** volatile.* keys are the host's own: a restored container or snapshot starts without them. */
 const withoutVolatile = (config: Record<string, string>) => splitVolatile(config).rest;

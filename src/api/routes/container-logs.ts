@@ -6,11 +6,11 @@ import { readContainer } from '../../desired/containers.ts';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
 import { validateContainerName } from '../../desired/names.ts';
 import { isLogFileName, listLogFiles, openLogFile, removeLogFile } from '../../host/log-files.ts';
-import { logDirOf } from '../../reconcilers/container/reconcile.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
 import { param, route } from '../router.ts';
+import { logDirOf } from '../../host/layout.ts';
 
 /**
  * `/1.0/containers/<name>/logs`: the files in the container's log directory (lxc.log, console.log,

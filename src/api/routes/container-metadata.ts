@@ -15,7 +15,6 @@ import {
   writeMetadataFile,
   writeTemplateFile,
 } from '../../host/templates/metadata-files.ts';
-import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
 import { readBodyLimited, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -23,6 +22,7 @@ import { sync } from '../envelope.ts';
 import { checkIfMatch, computeEtag } from '../etag.ts';
 import { param, route } from '../router.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
+import { poolSpecOf } from '../../host/layout.ts';
 
 /**
  * `/1.0/containers/<name>/metadata` and `.../metadata/templates` (extension container_edit_metadata):

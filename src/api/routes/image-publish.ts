@@ -10,9 +10,9 @@ import { IMAGE_COMPRESSION, readServerKeys } from '../../desired/server-config.t
 import { sha256Files } from '../../host/images/hashed-file.ts';
 import { inspectImage } from '../../host/images/inspect-image.ts';
 import { packImage } from '../../host/images/pack-image.ts';
-import { poolSpecOf } from '../../reconcilers/storage-pool/reconcile.ts';
 import { commitImage, type ImageOptions } from './image-import.ts';
 import type { ImageRoutesContext } from './image-common.ts';
+import { poolSpecOf } from '../../host/layout.ts';
 
 /** Refuse early (before any operation): the container must exist and be stopped; the compression must be known. */
 export async function checkPublishable(ictx: ImageRoutesContext, project: string, name: string, requested: string | undefined) {

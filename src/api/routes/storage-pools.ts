@@ -59,7 +59,7 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
     },
     POST: async (c) => {
       const body = await readJson(c, CreateBody);
-      const config = await preparePool(db, deps.stateDir, body);
+      const config = await preparePool(db, deps.stateDir, body, deps.storage.probeDriver);
       const row = await insertPool(db, body, config);
       // Sync endpoint over the reconciler: wait for the host; on failure tear down whatever was made.
       await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: row.generation }, async () => {

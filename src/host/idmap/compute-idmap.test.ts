@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { computeIdmap } from './compute-idmap.ts';
-import { IdmapError } from './idmap-error.ts';
 import { renderIdmapLines } from './render-idmap-lines.ts';
+import { IdmapError } from '../../util/idmap-error.ts';
 
 const ROOT = [{ start: 1000000, count: 1000000000 }];
 const SMALL = [{ start: 100000, count: 196608 }]; // shared block + 2 isolated blocks of 65536

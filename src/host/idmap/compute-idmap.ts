@@ -1,6 +1,6 @@
-import { IdmapError } from './idmap-error.ts';
-import { parseRawIdmap } from './parse-raw-idmap.ts';
 import type { Idmap, Range, RawIdmapEntry, SubidRange } from './types.ts';
+import { IdmapError } from '../../util/idmap-error.ts';
+import { parseRawIdmap } from '../../util/parse-raw-idmap.ts';
 
 /** `security.idmap.size` when unset; also the size of the shared block every non-isolated container uses. */
 export const DEFAULT_IDMAP_SIZE = 65536;

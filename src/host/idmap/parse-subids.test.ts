@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { IdmapError } from './idmap-error.ts';
 import { parseSubids } from './parse-subids.ts';
+import { IdmapError } from '../../util/idmap-error.ts';
 
 const FILE = `# comment
 lxd:100000:65536

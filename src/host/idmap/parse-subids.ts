@@ -1,5 +1,5 @@
-import { IdmapError } from './idmap-error.ts';
 import type { SubidRange } from './types.ts';
+import { IdmapError } from '../../util/idmap-error.ts';
 
 /**
  * Parse /etc/subuid or /etc/subgid (`name:start:count` per line, shadow-utils format) and return the

@@ -17,10 +17,4 @@ export interface Idmap {
   gid: Range[];
 }
 
-/** One `raw.id_map` line: which maps it applies to and the range it maps. */
-export interface RawIdmapEntry {
-  kind: 'uid' | 'gid' | 'both';
-  hostid: number;
-  nsid: number;
-  count: number;
-}
+export type { RawIdmapEntry } from '../../util/parse-raw-idmap.ts';

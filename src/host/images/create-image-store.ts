@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ImageFiles } from './inspect-image.ts';
+import { imagesDirOf } from '../layout.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 
 const FINGERPRINT = /^[0-9a-f]{64}$/;
@@ -15,9 +16,6 @@ export function imageFilesIn(dir: string, fingerprint: string, split: boolean): 
   return split ? { meta, rootfs: `${meta}.rootfs` } : { meta };
 }
 
-export function imagesDirOf(stateDir: string): string {
-  return path.join(stateDir, 'images');
-}
 
 /**
  * The image files on this host: one set per fingerprint, shared by the projects that have it.

@@ -12,11 +12,12 @@ import { isErrno, makeDirs, pathExists, removeEmptyDir, removeMadeDirs, statOrUn
 import { attachLoop, detachLoop, findLoopDevice, findLoopDevices, refreshLoop } from './loop.ts';
 import { mountFs, remount, unmount } from './mount.ts';
 import { findMount, mountAt, readMounts } from './mountinfo.ts';
-import { OWN_SUBDIRS, POOL_SUBDIRS, defaultPoolPath, loopFilePath } from './pool-layout.ts';
-import { formatSize, parseSize } from './size.ts';
+import { OWN_SUBDIRS, POOL_SUBDIRS } from './pool-layout.ts';
 import type { PoolHealth, PoolSpec } from './types.ts';
 import type { UndoStack } from './undo-stack.ts';
 import { withUndo } from './undo-stack.ts';
+import { defaultPoolPath, loopFilePath } from '../layout.ts';
+import { formatSize, parseSize } from '../../util/size.ts';
 
 export const DEFAULT_LOOP_SIZE = '5GiB';
 export const DEFAULT_MOUNT_OPTIONS = 'user_subvol_rm_allowed';

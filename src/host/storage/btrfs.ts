@@ -10,9 +10,9 @@ import { btrfsPoolHealth, btrfsPoolPath, ensureBtrfsPool, remountBtrfsPool, remo
 import { buildAtomically, partialPath, syncTree } from './copy-tree.ts';
 import { makeDirs, pathExists, removeEmptyDir } from './fs-helpers.ts';
 import { snapshotParentIn, snapshotPathIn, volumePathIn } from './pool-layout.ts';
-import { parseOptionalSize } from './size.ts';
 import { statfsUsage } from './statfs-usage.ts';
 import type { PoolSpec, SnapshotRef, StorageDriver } from './types.ts';
+import { parseOptionalSize } from '../../util/size.ts';
 
 export function restoringPath(volumePath: string): string {
   return `${volumePath}.restoring`;

@@ -1,6 +1,6 @@
+import { parseSize } from '../../util/size.ts';
 /** Pure argv builders for copying directory trees (rsync, cp). */
 
-import { parseSize } from './size.ts';
 
 /**
  * The `--bwlimit` value for a pool's `rsync.bwlimit` (bytes per second): a bare number is passed as is

@@ -12,14 +12,15 @@ import path from 'node:path';
 import { buildAtomically, cloneTree, partialPath, syncTree } from './copy-tree.ts';
 import { StorageUnsupportedError } from './errors.ts';
 import { isErrno, makeDirs, pathExists, removeEmptyDir, removeMadeDirs, removeTree, statOrUndefined } from './fs-helpers.ts';
-import { OWN_SUBDIRS, POOL_SUBDIRS, defaultPoolPath, snapshotParentIn, snapshotPathIn, volumePathIn } from './pool-layout.ts';
+import { OWN_SUBDIRS, POOL_SUBDIRS, snapshotParentIn, snapshotPathIn, volumePathIn } from './pool-layout.ts';
 import { applyProjectQuota, probeProjectQuota } from './project-quota.ts';
 import type { ProjectQuotaSupport } from './project-quota.ts';
-import { parseOptionalSize } from './size.ts';
 import { statfsUsage } from './statfs-usage.ts';
 import type { PoolSpec, StorageDriver, VolumeRef } from './types.ts';
 import { withUndo } from './undo-stack.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
+import { defaultPoolPath } from '../layout.ts';
+import { parseOptionalSize } from '../../util/size.ts';
 
 /** Can a dir pool's volumes have `size` here? (`{ ok: false, reason }` says why not.) */
 export { probeProjectQuota } from './project-quota.ts';

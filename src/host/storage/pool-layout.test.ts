@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { OWN_SUBDIRS, POOL_SUBDIRS, loopFilePath, snapshotPathIn, volumePathIn } from './pool-layout.ts';
+import { OWN_SUBDIRS, POOL_SUBDIRS, snapshotPathIn, volumePathIn } from './pool-layout.ts';
+import { loopFilePath } from '../layout.ts';
 
 describe('pool layout', () => {
   it('puts volumes and snapshots under per-type directories', () => {

@@ -10,16 +10,6 @@ const TYPE_DIRS: Record<VolumeRef['type'], string> = { custom: 'custom', contain
 /** Every subdirectory svcd may have made in a pool (the created ones plus lazily made snapshot dirs). */
 export const OWN_SUBDIRS: readonly string[] = [...Object.values(TYPE_DIRS), ...Object.values(TYPE_DIRS).map((d) => `${d}-snapshots`)];
 
-/** `<stateDir>/storage-pools/<name>` */
-export function defaultPoolPath(stateDir: string, name: string): string {
-  return path.join(stateDir, 'storage-pools', name);
-}
-
-/** `<stateDir>/disks/<name>.img` */
-export function loopFilePath(stateDir: string, name: string): string {
-  return path.join(stateDir, 'disks', `${name}.img`);
-}
-
 /** `custom`, `containers` or `images`. */
 export function volumeDirName(type: VolumeRef['type']): string {
   return TYPE_DIRS[type];

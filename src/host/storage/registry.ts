@@ -1,56 +1,18 @@
 /**
- * Storage drivers as data: which names exist, which config keys each accepts, whether the host can run it
- * (probed from PATH tools and kernel facts without spawning), and the factory for the implemented ones.
+ * Storage drivers on this host: whether the host can run each one (probed from PATH tools and kernel
+ * facts without spawning), and the factory for the implemented ones. Which names exist and which keys
+ * each accepts is data, in `desired/storage-driver-catalog.ts`.
  */
 import { createBtrfsDriver } from './btrfs.ts';
 import { createDirDriver } from './dir.ts';
 import { StorageUnsupportedError } from './errors.ts';
 import { createHostChecker } from './host-checker.ts';
 import type { HostChecker } from './host-checker.ts';
-import type { DriverInfo, StorageDriver } from './types.ts';
+import type { StorageDriver } from './types.ts';
+import { DRIVERS, type ProbeResult } from '../../desired/storage-driver-catalog.ts';
 
-export type DriverEntry = DriverInfo & {
-  /**
-   * `yes`: svcd implements it (usable once {@link probeDriver} is ok; dir always is); `probe`: svcd does
-   * not implement it, the probe only tells a user what this host lacks.
-   */
-  available: 'yes' | 'probe';
-};
-
-const BLOCK_VOLUME_KEYS = ['size', 'security.unmapped', 'block.filesystem', 'block.mount_options'];
-
-export const DRIVERS: Record<string, DriverEntry> = {
-  dir: { name: 'dir', available: 'yes', poolKeys: ['source', 'size', 'volume.size', 'rsync.bwlimit'], volumeKeys: ['size', 'security.unmapped'] },
-  btrfs: {
-    name: 'btrfs',
-    available: 'yes',
-    poolKeys: ['source', 'size', 'volume.size', 'btrfs.mount_options', 'rsync.bwlimit'],
-    volumeKeys: ['size', 'security.unmapped'],
-  },
-  lvm: {
-    name: 'lvm',
-    available: 'probe',
-    poolKeys: ['source', 'size', 'volume.size', 'volume.block.filesystem', 'volume.block.mount_options', 'lvm.thinpool_name', 'lvm.vg_name', 'rsync.bwlimit'],
-    volumeKeys: BLOCK_VOLUME_KEYS,
-  },
-  zfs: { name: 'zfs', available: 'probe', poolKeys: ['source', 'size', 'volume.size', 'zfs.pool_name', 'rsync.bwlimit'], volumeKeys: ['size', 'security.unmapped'] },
-  ceph: {
-    name: 'ceph',
-    available: 'probe',
-    poolKeys: [
-      'source',
-      'volume.size',
-      'volume.block.filesystem',
-      'volume.block.mount_options',
-      'ceph.cluster_name',
-      'ceph.osd.pool_name',
-      'ceph.user.name',
-      'ceph.osd.force_reuse',
-      'rsync.bwlimit',
-    ],
-    volumeKeys: BLOCK_VOLUME_KEYS,
-  },
-};
+export { DRIVERS };
+export type { DriverEntry, ProbeResult } from '../../desired/storage-driver-catalog.ts';
 
 /** One thing a driver needs; `label` is how a refusal names it. */
 export type Requirement =
@@ -85,8 +47,6 @@ export const REQUIREMENTS: Record<string, Requirement[]> = {
     { kind: 'tools', label: 'ceph tools', tools: ['ceph', 'rbd'] },
   ],
 };
-
-export type ProbeResult = { ok: true } | { ok: false; missing: string[] };
 
 /** Can this host run the driver? Missing items are worded for a refusal message. */
 export async function probeDriver(name: string, opts: { checker?: HostChecker } = {}): Promise<ProbeResult> {

@@ -7,7 +7,6 @@ import { computeIdmap } from '../../host/idmap/compute-idmap.ts';
 import type { Idmap } from '../../host/idmap/types.ts';
 import { renderLxcConfig } from '../../host/lxc/render-config.ts';
 import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
-import { devsvcDirOf } from '../../devsvc/paths.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { diskRequestsOf, hostIdOf, idmapSettingsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
 import { ensureSeccompProfile } from './ensure-seccomp-profile.ts';
@@ -15,8 +14,9 @@ import { ensureUnixDevices } from './ensure-unix-devices.ts';
 import { computeLxcSpec } from './lxc-spec.ts';
 import { resolveDisks } from './resolve-disks.ts';
 import { resolveNics } from './resolve-nics.ts';
-import { logDirOf, lxcPathOf, type ContainerReconcilerDeps } from './types.ts';
+import { type ContainerReconcilerDeps } from './types.ts';
 import { writeFileIfChanged } from './write-file-if-changed.ts';
+import { devsvcDirOf, logDirOf, lxcPathOf } from '../../host/layout.ts';
 
 export interface EnsuredLxcConfig {
   file: string;

@@ -15,8 +15,8 @@ import { writeMetadataFile } from '../../host/templates/metadata-files.ts';
 import type { PoolHealth, PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
 import { isTerminalError, TerminalError, terminalMessageOf } from '../runtime/index.ts';
 import { clearStatus, readFacts, writeFacts, type FactsRecord } from '../status-settler.ts';
-import { poolSpecOf } from '../storage-pool/reconcile.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
+import { poolSpecOf } from '../../host/layout.ts';
 
 export interface PoolHandle {
   row: StoragePoolRow;

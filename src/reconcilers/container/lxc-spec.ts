@@ -1,8 +1,8 @@
 import type { Idmap } from '../../host/idmap/types.ts';
 import type { CgroupVersion, LxcDiskMount, LxcNic, LxcSpec, LxcUnixDevice } from '../../host/lxc/types.ts';
-import { parseSize } from '../../host/storage/size.ts';
 import { devsvcEnabled } from '../../devsvc/guest-view.ts';
 import { DEVSVC_TARGETS } from '../../devsvc/paths.ts';
+import { parseSize } from '../../util/size.ts';
 
 export interface HostFacts {
   cgroupVersion: CgroupVersion;

@@ -15,7 +15,8 @@ import { ensureLive, type LiveFacts } from './ensure-live.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
 import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
-import { logDirOf, lxcPathOf, type ContainerReconcilerDeps } from './types.ts';
+import { type ContainerReconcilerDeps } from './types.ts';
+import { logDirOf, lxcPathOf } from '../../host/layout.ts';
 
 export { logDirOf, lxcPathOf };
 

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import type { EventBus } from '../../events/index.ts';
 import type { SubidRange } from '../../host/idmap/types.ts';
@@ -22,5 +21,3 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   onHostChange?: (id: string, seen: ContainerState, row?: ContainerRow) => Promise<void>;
 }
 
-export const lxcPathOf = (stateDir: string) => path.join(stateDir, 'containers');
-export const logDirOf = (stateDir: string, c: { project: string; name: string }) => path.join(stateDir, 'logs', `${c.project}_${c.name}`);

@@ -3,14 +3,11 @@ import type { Db } from '../../db/types.ts';
 import { poolRuntime, storagePools, type StoragePoolRow } from '../../desired/schema/index.ts';
 import { deletePoolRow, listPools, POOL_KIND } from '../../desired/storage-pools.ts';
 import { volumesOnPool } from '../../desired/storage-volumes.ts';
-import { parseSize } from '../../host/storage/size.ts';
+import { poolSpecOf } from '../../host/layout.ts';
+import { parseSize } from '../../util/size.ts';
 import type { PoolSpec, StorageDriver } from '../../host/storage/types.ts';
 import type { Reconciler } from '../runtime/index.ts';
 import { readFacts, writeFacts } from '../status-settler.ts';
-
-export function poolSpecOf(row: StoragePoolRow, stateDir: string): PoolSpec {
-  return { name: row.name, driver: row.driver, config: row.config, stateDir };
-}
 
 /**
  * Converge one storage pool: created, attached and mounted while desired; unmounted, detached and

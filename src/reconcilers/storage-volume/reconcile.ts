@@ -7,7 +7,7 @@ import type { PoolSpec, SnapshotRef, StorageDriver, VolumeRef } from '../../host
 import { isStorageUnsupportedError } from '../../host/storage/errors.ts';
 import { TerminalError, type Reconciler } from '../runtime/index.ts';
 import { forgetFacts, readFacts, writeFacts } from '../status-settler.ts';
-import { poolSpecOf } from '../storage-pool/reconcile.ts';
+import { poolSpecOf } from '../../host/layout.ts';
 
 interface VolumeFacts {
   /** The pool where the volume's data lives now (differs from desired while a move is pending). */

@@ -1,5 +1,12 @@
 import { IdmapError } from './idmap-error.ts';
-import type { RawIdmapEntry } from './types.ts';
+
+/** One `raw.id_map` line: which maps it applies to and the range it maps. */
+export interface RawIdmapEntry {
+  kind: 'uid' | 'gid' | 'both';
+  hostid: number;
+  nsid: number;
+  count: number;
+}
 
 const MAX_ID = 2 ** 32 - 2;
 

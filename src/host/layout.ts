@@ -1,0 +1,52 @@
+/**
+ * Where svcd keeps things on the host, under its state directory: pure path arithmetic, the one
+ * place that knows the layout. Everything else asks here (nothing joins state-dir paths by hand).
+ * What lies inside a storage pool is the drivers' business (`storage/pool-layout.ts`).
+ */
+import path from 'node:path';
+import type { PoolSpec } from './storage/types.ts';
+
+/** LXC's lxcpath: one directory per container id (its config, its LXC log, its console log). */
+export const lxcPathOf = (stateDir: string) => path.join(stateDir, 'containers');
+
+/** A container's API-visible log directory (exec output records, `lxc info --show-log`). */
+export const logDirOf = (stateDir: string, c: { project: string; name: string }) => path.join(stateDir, 'logs', `${c.project}_${c.name}`);
+
+/** Every container's log directory lives under this one. */
+export const logsRootOf = (stateDir: string) => path.join(stateDir, 'logs');
+
+/** What a storage driver needs to find a pool. */
+export function poolSpecOf(row: { name: string; driver: string; config: Record<string, string> }, stateDir: string): PoolSpec {
+  return { name: row.name, driver: row.driver, config: row.config, stateDir };
+}
+
+/** `<stateDir>/storage-pools/<name>`: a pool's directory when no source is given (and btrfs's mount point). */
+export const defaultPoolPath = (stateDir: string, name: string) => path.join(stateDir, 'storage-pools', name);
+
+/** `<stateDir>/disks/<name>.img`: a loop-backed pool's file. */
+export const loopFilePath = (stateDir: string, name: string) => path.join(stateDir, 'disks', `${name}.img`);
+
+/** `<stateDir>/images`: one set of files per fingerprint. */
+export const imagesDirOf = (stateDir: string) => path.join(stateDir, 'images');
+
+/** `<stateDir>/backups/<container id>`: a container's backup tarballs. */
+export const backupDirOf = (stateDir: string, containerId: string) => path.join(stateDir, 'backups', containerId);
+
+/** `<stateDir>/backups/<container id>/<backup id>.tar` (compression inside). */
+export const backupFileOf = (stateDir: string, containerId: string, backupId: string) => path.join(backupDirOf(stateDir, containerId), `${backupId}.tar`);
+
+/** Where an uploaded backup waits until the reconciler has unpacked it. */
+export const importFileOf = (stateDir: string, containerId: string) => path.join(stateDir, 'backups', 'imports', `${containerId}.tar`);
+
+/** Where every container's guest socket directory lives on the host. */
+export const devsvcRootOf = (stateDir: string) => path.join(stateDir, 'devsvc');
+
+/**
+ * One directory per container, holding its socket `sock`. The directory (not the socket) is
+ * bind-mounted into the container, so a socket created again in it (after a daemon restart) is
+ * visible inside without touching the container's mounts.
+ */
+export const devsvcDirOf = (stateDir: string, id: string) => path.join(devsvcRootOf(stateDir), id);
+
+/** The API's unix socket. */
+export const unixSocketOf = (stateDir: string) => path.join(stateDir, 'unix.socket');
