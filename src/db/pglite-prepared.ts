@@ -38,6 +38,13 @@ export interface PreparedClient {
   _runExclusiveTransaction<T>(fn: () => Promise<T>): Promise<T>;
 }
 
+/**
+ * The PGlite release this patch was written against: it reaches into private methods
+ * (`_runExclusiveQuery`, `_runExclusiveTransaction`, `_checkReady`), which any release may change.
+ * package.json pins exactly this version, and pglite-version.test.ts fails if another is installed.
+ */
+export const PGLITE_PATCHED_VERSION = '0.5.16';
+
 /** Statements kept prepared at most; the least recently used one is closed beyond that. */
 export const MAX_PREPARED = 512;
 
