@@ -24,26 +24,5 @@ export function createMemo<T>(read: () => Promise<T>, ttlMs: number, now: () => 
   };
 }
 
-/**
- * Values per key, recomputed only when `version()` (read first, on every get) has changed since they
- * were read; concurrent gets of one key and version share one read. `maxKeys` bounds the memory.
- */
-export function createVersionedCache<T>(version: () => Promise<string>, read: (key: string) => Promise<T>, maxKeys = 64) {
-  const entries = new Map<string, { version: string; value: Promise<T> }>();
-  return {
-    async get(key: string): Promise<T> {
-      const v = await version();
-      const hit = entries.get(key);
-      if (hit && hit.version === v) return hit.value;
-      const value = read(key);
-      entries.delete(key);
-      if (entries.size >= maxKeys) entries.delete(entries.keys().next().value!);
-      entries.set(key, { version: v, value });
-      // a failed read is not kept
-      value.catch(() => {
-        if (entries.get(key)?.value === value) entries.delete(key);
-      });
-      return value;
-    },
-  };
-}
+/** Per-key values read again when a version changes: the one versioned cache (src/util), under the name the routes use. */
+export { createVersionedReads as createVersionedCache } from '../util/versioned-cache.ts';

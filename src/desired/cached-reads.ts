@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
 import { localVersion, localWrites } from '../db/local-writes.ts';
 import type { DbOrTx } from '../db/types.ts';
+import { createVersionedCache, type VersionedCache } from '../util/versioned-cache.ts';
 import { readDataVersion, type VersionedTable } from './data-versions.ts';
 import { resolveImage, type ImageSelector } from './images.ts';
 import { readProject } from './projects.ts';
@@ -15,7 +16,7 @@ import { containerSnapshots, profiles, storagePools, type ContainerSnapshotRow }
  * PostgreSQL it is one small query instead of the read. Never inside a transaction, which must see
  * its own writes. The values are shared: callers must not change them.
  */
-const caches = new WeakMap<object, Map<string, { version: string; value: Promise<unknown> }>>();
+const caches = new WeakMap<object, VersionedCache<unknown>>();
 /** Entries kept per database at most; the longest unrefreshed goes first. */
 export const MAX_CACHED_READS = 4096;
 
@@ -35,20 +36,9 @@ export async function cachedLocalRead<T>(db: DbOrTx, key: string, tables: readon
 }
 
 function remembered<T>(db: DbOrTx, key: string, version: string, read: () => PromiseLike<T>): Promise<T> {
-  let entries = caches.get(db);
-  if (!entries) caches.set(db, (entries = new Map()));
-  const hit = entries.get(key);
-  if (hit && hit.version === version) return hit.value as Promise<T>;
-  // Resolved once: a drizzle query is a thenable that runs again each time it is awaited.
-  const value = Promise.resolve(read());
-  entries.delete(key);
-  if (entries.size >= MAX_CACHED_READS) entries.delete(entries.keys().next().value!);
-  entries.set(key, { version, value });
-  // a failed read is not kept
-  value.catch(() => {
-    if (entries.get(key)?.value === value) entries.delete(key);
-  });
-  return value;
+  let cache = caches.get(db);
+  if (!cache) caches.set(db, (cache = createVersionedCache(MAX_CACHED_READS)));
+  return cache.get(key, version, read) as Promise<T>;
 }
 
 /** All storage pools (a handful), read again only after a write of them. */
