@@ -99,7 +99,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   await preloadFacts(db);
   const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
 
-  const ops = createOperations({ db, bus, clock, node: config.nodeName, log: log.child({ component: 'operations' }), ...opts.operations });
+  const ops = createOperations({ db, localWrites: database.localWrites, bus, clock, node: config.nodeName, log: log.child({ component: 'operations' }), ...opts.operations });
   const orphaned = await ops.recover();
   if (orphaned) log.warn({ count: orphaned }, 'operations left running by a previous svcd ended as Failure');
   ops.start();
@@ -119,6 +119,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   // Reconcilers tell this observer what they left each container as; its drift reports go to the reconcile manager below.
   const containerObserver = createContainerObserver({
     db,
+    localWrites: database.localWrites,
     node: config.nodeName,
     lxcPath: lxcPathOf(config.stateDir),
     stateDir: config.stateDir,

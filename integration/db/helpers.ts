@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql, type SQL } from 'drizzle-orm';
+import { localWrites } from '../../src/db/database-state.ts';
 import type { Db, DbOrTx } from '../../src/db/types.ts';
 import { ConflictError } from '../../src/desired/errors.ts';
 import { operations, profiles, reconcileStatus, type OperationRow } from '../../src/desired/schema/index.ts';
@@ -54,7 +55,7 @@ export function makeOps(db: Db, node = 'node-a', startMs = Date.parse('2030-01-0
   bus.subscribe({ types: new Set(['operation']) }, (e) => events.push(e));
   const clock = createManualClock(startMs);
   const log = { warn: () => {}, error: () => {} };
-  const ops = createOperations({ db, bus, clock, node, log });
+  const ops = createOperations({ db, localWrites: localWrites(db), bus, clock, node, log });
   return { ops, bus, events, clock };
 }
 

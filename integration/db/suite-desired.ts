@@ -10,7 +10,7 @@ import { renderOperation } from '../../src/operations/render-operation.ts';
 import { readOperation } from '../../src/operations/operation-store.ts';
 import { createStatusSettler } from '../../src/reconcilers/status-settler.ts';
 import { readDataVersion } from '../../src/desired/data-versions.ts';
-import { localWrites } from '../../src/db/local-writes.ts';
+import { localWrites } from '../../src/db/database-state.ts';
 import {
   assertConflict,
   bumpProfileWithOperation,

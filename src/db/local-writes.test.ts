@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { countLocalWrites, learnReach, localVersion, localWrites } from './local-writes.ts';
+import { attachDatabaseState, createDatabaseState, localWrites } from './database-state.ts';
+import { countLocalWrites, learnReach, localVersion } from './local-writes.ts';
 
 /** A stand-in for PGlite's query/exec/transaction that resolves when told to. */
 function fakeClient() {
@@ -40,7 +41,8 @@ test('writes count per table once finished; reads never; a transaction when it e
   const db = {};
   const client = fakeClient();
   assert.equal(localWrites(db), undefined, 'not registered: always ask the database');
-  const counter = countLocalWrites(db, client);
+  const counter = countLocalWrites(client);
+  attachDatabaseState(db, createDatabaseState(counter));
   assert.equal(localWrites(db), counter);
   schema(counter);
   const v = (...tables: string[]) => localVersion(counter, tables);
@@ -76,7 +78,7 @@ test('writes count per table once finished; reads never; a transaction when it e
 
 test('a write reaches the tables its cascading foreign keys reach; a table with another trigger, and unknown statements, reach everything', async () => {
   const client = fakeClient();
-  const counter = countLocalWrites({}, client);
+  const counter = countLocalWrites(client);
   const v = (...tables: string[]) => localVersion(counter, tables);
   // Before the schema is known, every write counts for every table.
   void client.query('insert into "operations" ("id") values ($1)');

@@ -2,7 +2,7 @@
  * Writes made through an embedded database (PGlite), counted per table: svcd's own process is its
  * only client, so "has this table been written since?" is answered without asking the database
  * (data-versions.ts, and caches of rarely written tables). A database with other clients (a
- * PostgreSQL server, possibly shared by a cluster) is never registered, and is always asked.
+ * PostgreSQL server, possibly shared by a cluster) has none (Database.localWrites), and is always asked.
  *
  * A write of one table may change others: foreign keys that cascade (or set null/default) carry an
  * update or delete to the referencing tables, and a trigger may write anything. What each table's
@@ -23,11 +23,6 @@ export interface WriteCounter {
 
 type WriteKind = 'insert' | 'update' | 'delete';
 type Reach = ReadonlySet<string> | 'any';
-
-const counters = new WeakMap<object, WriteCounter>();
-
-/** The counter of a database whose every writer is this process, if `db` is one. */
-export const localWrites = (db: object): WriteCounter | undefined => counters.get(db);
 
 /** A version of `tables` that changes whenever a finished write may have changed one of them (this process only). */
 export function localVersion(counter: WriteCounter, tables: readonly string[]): string {
@@ -77,11 +72,11 @@ interface QueryClient {
 }
 
 /**
- * Count the writes through `client` (a PGlite instance) and register the counter for `db`, the
- * drizzle database over it. A statement that may write counts after it finished; a transaction
+ * Count the writes through `client` (a PGlite instance); openDatabase makes the counter the
+ * database's `localWrites` (database-state.ts). A statement that may write counts after it finished; a transaction
  * counts what it wrote when it ends (committed or not: a needless count is harmless).
  */
-export function countLocalWrites(db: object, client: QueryClient): WriteCounter {
+export function countLocalWrites(client: QueryClient): WriteCounter {
   const counter: WriteCounter = { tables: new Map(), any: 0, reach: undefined };
   const after = <T>(p: Promise<T>, targets: Iterable<'any' | Target>): Promise<T> => {
     const done = () => bump(counter, targets);
@@ -115,7 +110,6 @@ export function countLocalWrites(db: object, client: QueryClient): WriteCounter 
     });
     return after(run, written);
   };
-  counters.set(db, counter);
   return counter;
 }
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import * as schema from '../desired/schema/index.ts';
+import { attachDatabaseState, createDatabaseState } from './database-state.ts';
 import { countLocalWrites, learnReach, REACH_QUERIES, type ForeignKey } from './local-writes.ts';
 import { installQueryParsers, type ParserClient } from './pglite-parsers.ts';
 import { installPreparedStatements, type PreparedClient } from './pglite-prepared.ts';
@@ -56,7 +57,8 @@ async function openPglite(dir: string): Promise<Database> {
   installPreparedStatements(client as unknown as PreparedClient);
   installQueryParsers(client as unknown as ParserClient);
   const db = drizzle(client, { schema });
-  const writes = countLocalWrites(db, client as never);
+  const writes = countLocalWrites(client as never);
+  attachDatabaseState(db, createDatabaseState(writes));
   try {
     await migrate(db, { migrationsFolder });
     await client.exec(DATA_VERSION_TRIGGERS_OFF);
@@ -67,7 +69,7 @@ async function openPglite(dir: string): Promise<Database> {
     await client.close().catch(() => {});
     throw e;
   }
-  return { db: db as unknown as Db, driver: 'pglite', close: () => client.close() };
+  return { db: db as unknown as Db, driver: 'pglite', localWrites: writes, close: () => client.close() };
 }
 
 async function openPostgres(url: string): Promise<Database> {
@@ -87,5 +89,6 @@ async function openPostgres(url: string): Promise<Database> {
   const client = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
   const db = drizzle(client, { schema });
   await db.execute(sql`select 1`);
-  return { db: db as unknown as Db, driver: 'postgres', close: () => client.end({ timeout: 5 }) };
+  attachDatabaseState(db, createDatabaseState(undefined));
+  return { db: db as unknown as Db, driver: 'postgres', localWrites: undefined, close: () => client.end({ timeout: 5 }) };
 }

@@ -1,6 +1,7 @@
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import type * as schema from '../desired/schema/index.ts';
+import type { WriteCounter } from './local-writes.ts';
 
 export type Schema = typeof schema;
 /** The drizzle database, whichever driver (PGlite or postgres.js) is underneath. */
@@ -12,5 +13,11 @@ export type DbOrTx = Db | Tx;
 export interface Database {
   db: Db;
   driver: 'pglite' | 'postgres';
+  /**
+   * This process's count of its writes when it is the database's only writer (PGlite): "has this
+   * table been written since?" needs no query. Undefined when others may write (PostgreSQL). The
+   * handle `db` carries it too, with the rest of what the database remembers (database-state.ts).
+   */
+  localWrites: WriteCounter | undefined;
   close(): Promise<void>;
 }

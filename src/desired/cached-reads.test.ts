@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { useTempDatabase } from '../db/temp-database.ts';
-import { cachedContainerSnapshots, cachedImageFingerprint, cachedLocalRead, cachedRead, MAX_CACHED_READS } from './cached-reads.ts';
+import { MAX_CACHED_READS } from '../db/database-state.ts';
+import { cachedContainerSnapshots, cachedImageFingerprint, cachedLocalRead, cachedRead } from './cached-reads.ts';
 import { createAlias, deleteAlias, insertImage, updateAlias } from './images.ts';
 import { deleteContainerSnapshotRow, insertContainerSnapshot } from './container-snapshots.ts';
 import { insertContainer } from './containers.ts';

@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
-import { localVersion, localWrites } from '../db/local-writes.ts';
+import { databaseStateOf, localWrites } from '../db/database-state.ts';
+import { localVersion } from '../db/local-writes.ts';
 import type { DbOrTx } from '../db/types.ts';
-import { createVersionedCache, type VersionedCache } from '../util/versioned-cache.ts';
 import { readDataVersion, type VersionedTable } from './data-versions.ts';
 import { resolveImage, type ImageSelector } from './images.ts';
 import { readProject } from './projects.ts';
@@ -10,16 +10,13 @@ import { allContainerSnapshots } from './container-snapshots.ts';
 import { containerSnapshots, profiles, storagePools, type ContainerSnapshotRow } from './schema/index.ts';
 
 /**
- * Reads of small, rarely written tables (profiles, pools), kept per database until the data version
+ * Reads of small, rarely written tables (profiles, pools), kept by the database until the data version
  * of what they read changes: a reconcile of each of 200 new containers then reads its profiles and
  * pool from memory. On PGlite the version is this process's own count of writes (no query); on
  * PostgreSQL it is one small query instead of the read. Never inside a transaction, which must see
- * its own writes. The values are shared: callers must not change them.
+ * its own writes. The values are shared: callers must not change them. The cache is the database's
+ * own (DatabaseState.reads, database-state.ts).
  */
-const caches = new WeakMap<object, VersionedCache<unknown>>();
-/** Entries kept per database at most; the longest unrefreshed goes first. */
-export const MAX_CACHED_READS = 4096;
-
 export async function cachedRead<T>(db: DbOrTx, key: string, tables: readonly VersionedTable[], read: () => PromiseLike<T>): Promise<T> {
   if (db instanceof PgTransaction) return read();
   return remembered(db, key, await readDataVersion(db, tables), read);
@@ -36,9 +33,8 @@ export async function cachedLocalRead<T>(db: DbOrTx, key: string, tables: readon
 }
 
 function remembered<T>(db: DbOrTx, key: string, version: string, read: () => PromiseLike<T>): Promise<T> {
-  let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = createVersionedCache(MAX_CACHED_READS)));
-  return cache.get(key, version, read) as Promise<T>;
+  const reads = databaseStateOf(db)?.reads;
+  return reads ? (reads.get(key, version, read) as Promise<T>) : Promise.resolve(read());
 }
 
 /** All storage pools (a handful), read again only after a write of them. */

@@ -1,5 +1,6 @@
 import { inArray } from 'drizzle-orm';
-import { localVersion, localWrites } from '../db/local-writes.ts';
+import { localWrites } from '../db/database-state.ts';
+import { localVersion } from '../db/local-writes.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { dataVersions } from './schema/index.ts';
 
@@ -11,7 +12,7 @@ export type VersionedTable = 'containers' | 'container_runtime' | 'profiles' | '
  * before the data it guards (see schema/data-versions.ts).
  */
 export async function readDataVersion(db: DbOrTx, tables: readonly VersionedTable[]): Promise<string> {
-  // An embedded database written only by this process: its own count of writes is the version (local-writes.ts).
+  // An embedded database written only by this process: its own count of writes is the version (Database.localWrites).
   const writes = localWrites(db);
   return writes ? localVersion(writes, tables) : queryDataVersion(db, tables);
 }

@@ -1,44 +1,28 @@
 import { and, eq, sql } from 'drizzle-orm';
-import { localWrites } from '../db/local-writes.ts';
+import { databaseStateOf, type RowMemory } from '../db/database-state.ts';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { reconcileStatus } from './schema/index.ts';
 
 /**
  * Facts as this process last read or wrote them (JSON), when it is the database's only writer
- * (PGlite, local-writes.ts): every write of facts goes through writeFacts or forgetFacts, so a
- * reconcile needs no read of them. On a shared PostgreSQL they are always read.
+ * (PGlite, Database.localWrites): every write of facts goes through writeFacts or forgetFacts, so a
+ * reconcile needs no read of them. On a shared PostgreSQL they are always read. The memory is the
+ * database's own (DatabaseState.facts, database-state.ts).
  */
-const remembered = new WeakMap<object, Map<string, string>>();
-function memoryOf(db: DbOrTx): Map<string, string> | undefined {
-  if (!localWrites(db)) return undefined;
-  let m = remembered.get(db);
-  if (!m) remembered.set(db, (m = new Map()));
-  return m;
-}
+const memoryOf = (db: DbOrTx): RowMemory | undefined => databaseStateOf(db)?.facts;
 const factsKey = (kind: string, key: string) => `${kind}\0${key}`;
-/** Databases whose every row's facts are in memory (preloadFacts): a key not there has none. */
-const complete = new WeakSet<object>();
-/** Keys written or forgotten while a preload reads, which it must not overwrite. */
-const touchedDuringLoad = new WeakMap<object, Set<string>>();
-const touch = (db: DbOrTx, k: string) => touchedDuringLoad.get(db)?.add(k);
-/** Keys whose facts are being written, or whose write failed: read from the database, not assumed none. */
-const unsure = new WeakMap<object, Set<string>>();
-function unsureOf(db: DbOrTx): Set<string> {
-  let u = unsure.get(db);
-  if (!u) unsure.set(db, (u = new Set()));
-  return u;
-}
+const touch = (memory: RowMemory, k: string) => memory.touchedDuringLoad?.add(k);
 
 /** Run `write` (of a key's facts) keeping memory true: unknown while it runs and if it fails, `facts` after. */
 async function writeThrough(db: Db, k: string, facts: Record<string, unknown>, write: () => Promise<unknown>): Promise<void> {
   const memory = memoryOf(db);
   if (!memory) return void (await write());
-  memory.delete(k);
-  touch(db, k);
-  unsureOf(db).add(k);
+  memory.values.delete(k);
+  touch(memory, k);
+  memory.unsure.add(k);
   await write();
-  unsureOf(db).delete(k);
-  memory.set(k, JSON.stringify(facts));
+  memory.unsure.delete(k);
+  memory.values.set(k, JSON.stringify(facts));
 }
 
 /**
@@ -47,33 +31,33 @@ async function writeThrough(db: Db, k: string, facts: Record<string, unknown>, w
  */
 export async function preloadFacts(db: Db): Promise<void> {
   const memory = memoryOf(db);
-  if (!memory || complete.has(db)) return;
+  if (!memory || memory.complete) return;
   const touched = new Set<string>();
-  touchedDuringLoad.set(db, touched);
+  memory.touchedDuringLoad = touched;
   try {
     const rows = await db.select({ kind: reconcileStatus.kind, key: reconcileStatus.key, facts: reconcileStatus.facts }).from(reconcileStatus);
     for (const r of rows) {
       const k = factsKey(r.kind, r.key);
-      if (!touched.has(k) && !memory.has(k)) memory.set(k, JSON.stringify(r.facts ?? {}));
+      if (!touched.has(k) && !memory.values.has(k)) memory.values.set(k, JSON.stringify(r.facts ?? {}));
     }
-    complete.add(db);
+    memory.complete = true;
   } finally {
-    touchedDuringLoad.delete(db);
+    memory.touchedDuringLoad = undefined;
   }
 }
 
 /** Facts a reconciler keeps about the host (e.g. where a volume's data lives). */
 export async function readFacts(db: Db, kind: string, key: string): Promise<Record<string, unknown>> {
   const memory = memoryOf(db);
-  const known = memory?.get(factsKey(kind, key));
+  const known = memory?.values.get(factsKey(kind, key));
   if (known !== undefined) return JSON.parse(known) as Record<string, unknown>;
-  if (complete.has(db) && !unsure.get(db)?.has(factsKey(kind, key))) return {};
+  if (memory?.complete && !memory.unsure.has(factsKey(kind, key))) return {};
   const [row] = await db
     .select({ facts: reconcileStatus.facts })
     .from(reconcileStatus)
     .where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
   const facts = row?.facts ?? {};
-  if (memory && !unsure.get(db)?.has(factsKey(kind, key))) memory.set(factsKey(kind, key), JSON.stringify(facts));
+  if (memory && !memory.unsure.has(factsKey(kind, key))) memory.values.set(factsKey(kind, key), JSON.stringify(facts));
   return facts;
 }
 
@@ -91,9 +75,11 @@ export async function writeFacts(db: Db, kind: string, key: string, facts: Recor
  * `db`), or when its object is gone for good.
  */
 export function forgetFacts(db: DbOrTx, kind: string, key: string): void {
-  memoryOf(db)?.delete(factsKey(kind, key));
-  touch(db, factsKey(kind, key));
-  unsure.get(db)?.delete(factsKey(kind, key));
+  const memory = memoryOf(db);
+  if (!memory) return;
+  memory.values.delete(factsKey(kind, key));
+  touch(memory, factsKey(kind, key));
+  memory.unsure.delete(factsKey(kind, key));
 }
 
 /**

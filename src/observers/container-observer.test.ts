@@ -29,6 +29,7 @@ test('a crash loop: killed at once again after each start, the start again is sc
   const later: [number, string][] = [];
   const observer = createContainerObserver({
     db,
+    localWrites: temp.database.localWrites,
     node: 'test',
     lxcPath: path.join(stateDir, 'containers'),
     stateDir,

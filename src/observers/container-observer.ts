@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { eq, isNull } from 'drizzle-orm';
-import { localWrites } from '../db/local-writes.ts';
+import type { WriteCounter } from '../db/local-writes.ts';
 import type { Db } from '../db/types.ts';
 import { CONTAINER_KIND, containerUrl, readContainerById, recordContainerPoweredOff, retireEphemeralContainer } from '../desired/containers.ts';
 import { containerRuntime, containers, type ContainerRow } from '../desired/schema/index.ts';
@@ -44,6 +44,8 @@ interface Seen {
 
 export interface ContainerObserverDeps {
   db: Db;
+  /** Set when this process is the database's only writer (Database.localWrites). */
+  localWrites: WriteCounter | undefined;
   node: string;
   lxcPath: string;
   /** The state dir: where each container's LXC log is (`logs/<project>_<name>/lxc.log`). */
@@ -94,7 +96,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
    * (PGlite): a look then needs no read of its row. (Only looks write them; a removal deletes the
    * container's row with it.) A container known to have no row (never seen up) maps to undefined.
    */
-  const rowsSeen = localWrites(db) ? new Map<string, RuntimeRow | undefined>() : undefined;
+  const rowsSeen = deps.localWrites ? new Map<string, RuntimeRow | undefined>() : undefined;
   const logFileOf = (c: ContainerRow) => path.join(logDirOf(deps.stateDir, c), 'lxc.log');
   const lifecycle = (c: ContainerRow, action: string) => emitLifecycle(deps.bus, { action, source: containerUrl(c), project: c.project });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { localWrites } from '../db/local-writes.ts';
+import type { WriteCounter } from '../db/local-writes.ts';
 import type { Db, DbOrTx } from '../db/types.ts';
 import type { OperationRow } from '../desired/schema/index.ts';
 import { NotFoundError, ValidationError } from '../desired/errors.ts';
@@ -46,6 +46,8 @@ export type TaskFn = (ctx: TaskContext) => Promise<Record<string, unknown> | voi
 
 export interface OperationsOptions {
   db: Db;
+  /** Set when this process is the database's only writer (Database.localWrites). */
+  localWrites: WriteCounter | undefined;
   bus: EventBus;
   clock: Clock;
   node: string;
@@ -85,7 +87,7 @@ export function createOperations(opts: OperationsOptions) {
    * is announced, so memory is current and a wait or GET needs no read. Not on a shared PostgreSQL,
    * where other members settle operations too.
    */
-  const live = localWrites(db) ? new Map<string, OperationRow>() : undefined;
+  const live = opts.localWrites ? new Map<string, OperationRow>() : undefined;
   let sweepTimer: ReturnType<Clock['setTimer']> | undefined;
   let stopped = false;
   const now = () => new Date(clock.now());
