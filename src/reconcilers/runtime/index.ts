@@ -16,5 +16,6 @@ export {
   type ReconcileManagerDeps,
 } from './reconcile-manager.ts';
 export { invoke } from './invoke.ts';
+export { createWatchFanout, type KindKey, type Watch } from './watches.ts';
 export { isTerminalError, terminalMessageOf, TerminalError } from './terminal-error.ts';
 export type { ReconcileContext, ReconcileResult, Reconciler, RuntimeLogger, Settler } from './types.ts';

@@ -4,6 +4,7 @@ import type { Clock, TimerHandle } from './clock.ts';
 import { createKeyedQueue, type QueueItem } from './keyed-queue.ts';
 import { isTerminalError, terminalMessageOf } from './terminal-error.ts';
 import type { ReconcileResult, Reconciler, RuntimeLogger, Settler } from './types.ts';
+import { createWatchFanout, type Watch } from './watches.ts';
 
 export interface ReconcileManagerDeps {
   clock: Clock;
@@ -20,6 +21,8 @@ export interface ReconcileManagerDeps {
   reconcileTimeoutMs?: number;
   /** How long an aborted run may take to settle before it is abandoned (default 30 s). */
   abortGraceMs?: number;
+  /** Kinds others depend on: when a key of one converges, what it maps to is queued at once (watches.ts). */
+  watches?: readonly Watch[];
 }
 
 export interface KeyStatus {
@@ -83,6 +86,15 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
     process: runOne,
     onError: (err, item) => log.error({ err, kind: item.kind, key: item.key }, 'reconcile run crashed'),
   });
+  const fanout = createWatchFanout({
+    watches: deps.watches ?? [],
+    enqueue: (kind, key, reason) => {
+      if (!byKind.has(kind)) throw new Error(`unknown reconciler kind: ${kind}`);
+      queue.add(kind, key, reason);
+    },
+    log,
+  });
+  for (const kind of fanout.kinds()) if (!byKind.has(kind)) throw new Error(`watch of unknown reconciler kind: ${kind}`);
   let phase: 'new' | 'started' | 'stopped' = 'new';
   /** Enqueued before start(): run once started. */
   const beforeStart: [string, string, string][] = [];
@@ -138,16 +150,17 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
 
   async function onSuccess(item: QueueItem, klog: RuntimeLogger, result: ReconcileResult | undefined): Promise<void> {
     const { kind, key } = item;
-    states.delete(idOf(kind, key));
+    const recovered = states.delete(idOf(kind, key));
     const { observedGeneration, requeueAfterMs, facts } = result ?? {};
     klog.debug({ observedGeneration, requeueAfterMs }, 'reconciled');
     if (requeueAfterMs !== undefined) queue.addAfter(kind, key, requeueAfterMs, 'requeue');
-    if (observedGeneration === undefined) return;
+    if (observedGeneration === undefined) return fanout.succeeded(kind, key, undefined, recovered);
     try {
       await settler.converged(kind, key, observedGeneration, facts);
     } catch (err) {
-      retryAfterSettlerError(item, klog, err);
+      return retryAfterSettlerError(item, klog, err);
     }
+    await fanout.succeeded(kind, key, observedGeneration, recovered);
   }
 
   async function onTerminal(item: QueueItem, klog: RuntimeLogger, err: unknown): Promise<void> {
