@@ -12,7 +12,9 @@ import type { DaemonConfig } from './config/daemon-config.ts';
 import { openDatabase } from './db/open-database.ts';
 import type { Database } from './db/types.ts';
 import { ensureDefaultProject } from './desired/projects.ts';
-import { ensureDefaultPool } from './desired/storage-pools.ts';
+import { ensureDefaultPool, POOL_KIND } from './desired/storage-pools.ts';
+import { VOLUME_KIND } from './desired/storage-volumes.ts';
+import { poolDependents } from './desired/pool-dependents.ts';
 import { preloadFacts } from './desired/reconcile-facts.ts';
 import { ValidationError } from './desired/errors.ts';
 import { createStorageDrivers, probeDriver } from './host/storage/registry.ts';
@@ -20,6 +22,7 @@ import { probeProjectQuota } from './host/storage/dir.ts';
 import { createPoolObserver } from './observers/pool-observer.ts';
 import { createLiveDriftObserver } from './observers/live-drift-observer.ts';
 import { createLiveRegistry } from './reconcilers/container/ensure-live.ts';
+import { IMAGE_VOLUME_KIND } from './reconcilers/container/ensure-rootfs.ts';
 import { createBackupExpiryObserver } from './observers/backup-expiry.ts';
 import { createExecOutputExpiryObserver } from './observers/exec-output-expiry.ts';
 import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
@@ -164,6 +167,17 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     concurrency: 16,
     settler: createStatusSettler({ db, ops, convergence }),
     log: log.child({ component: 'reconcile' }),
+    // What is on a pool waits for it: reconciled at once when it converges, not at the next backoff.
+    watches: [
+      {
+        kind: POOL_KIND,
+        map: async (name) => {
+          const on = await poolDependents(db, name);
+          const as = (kind: string, keys: string[]) => keys.map((key) => ({ kind, key }));
+          return [...as(CONTAINER_KIND, on.containers), ...as(VOLUME_KIND, on.customVolumes), ...as(IMAGE_VOLUME_KIND, on.imageVolumes)];
+        },
+      },
+    ],
   });
   const drift = createDriftReporter({
     enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason),
