@@ -2,15 +2,19 @@
  * What the imperative endpoints (files, exec, console, logs, backups, metadata, publish, image
  * files) need from the host: the API reaches the host only through these interfaces, which the
  * agent creates once (src/host/container-host/, src/host/image-host/) and passes in ApiDeps.
- * This is the one file of src/api that names host types (type-only: the shapes of processes and
- * of parsed image and backup files); route files import them from here.
+ * This is the one file of src/api that names host types (type-only: the shapes of processes, of
+ * parsed image and backup files, and of the requests declared beside their implementations, so
+ * each is declared once); route files import them from here.
  */
 import type { Hash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { ContainerMetadata } from '../desired/container-metadata.ts';
-import type { ContainerWithPool } from '../desired/container-pools.ts';
-import type { ContainerBackupRow, ContainerRow, ContainerSnapshotRow, StoragePoolRow } from '../desired/schema/index.ts';
+import type { ContainerRow } from '../desired/schema/index.ts';
 import type { BackupConfig, BackupSnapshot } from '../host/backups/backup-config.ts';
+import type { BackupRequest } from '../host/container-host/container-backups-host.ts';
+import type { ExecCommand } from '../host/container-host/container-exec-host.ts';
+import type { PublishRequest } from '../host/container-host/container-publish-host.ts';
+import type { ContainerLocation } from '../host/container-host/locate-container.ts';
 import type { InteractiveCommand } from '../host/exec.ts';
 import type { HostInfo } from '../host/host-info.ts';
 import type { HashedFile } from '../host/images/hashed-file.ts';
@@ -18,7 +22,7 @@ import type { ImageFiles, InspectedImage } from '../host/images/inspect-image.ts
 import type { PipedAttach, PtyAttach } from '../host/lxc/attach.ts';
 import type { ServerResources } from '../host/resources/index.ts';
 
-export type { HashedFile, HostInfo, ImageFiles, InspectedImage, InteractiveCommand, PipedAttach, PtyAttach, ServerResources };
+export type { BackupRequest, ContainerLocation, ExecCommand, HashedFile, HostInfo, ImageFiles, InspectedImage, InteractiveCommand, PipedAttach, PtyAttach, PublishRequest, ServerResources };
 
 /** A container by its project and name (also one that is gone: its logs stay). */
 export interface ContainerName {
@@ -33,15 +37,6 @@ export interface OpenedBytes {
   stream(): Readable;
   /** Close without streaming. */
   close(): Promise<void>;
-}
-
-/** Where a container lives on this host. */
-export interface ContainerLocation {
-  container: ContainerWithPool;
-  /** Its root volume's directory (metadata.yaml, templates/, rootfs/), once the volume row exists. */
-  volumeDir: string | undefined;
-  /** Its root filesystem directory, once the volume row exists. */
-  rootfs: string | undefined;
 }
 
 export interface FileOwner {
@@ -80,14 +75,6 @@ export interface ContainerFilesHost {
    * afterwards; host errors become domain errors naming `path`.
    */
   withFs<T>(where: ContainerLocation, path: string, f: (fsys: ContainerFileSystem) => Promise<T>): Promise<T>;
-}
-
-export interface ExecCommand {
-  command: string[];
-  env: Record<string, string>;
-  uid?: number | undefined;
-  gid?: number | undefined;
-  cwd: string;
 }
 
 /** A command ready to start in a running container. */
@@ -137,16 +124,6 @@ export interface ContainerMetadataHost {
   open(ct: ContainerName): Promise<MetadataFiles>;
 }
 
-export interface BackupRequest {
-  container: ContainerRow;
-  pool: StoragePoolRow;
-  backup: ContainerBackupRow;
-  /** Packed with the container (oldest first); each must already be on the pool (else a ConflictError). */
-  snapshots: ContainerSnapshotRow[];
-  expand(x: Pick<ContainerRow, 'profiles' | 'config' | 'devices'>): Promise<{ config: Record<string, string>; devices: Record<string, Record<string, string>> }>;
-  signal: AbortSignal;
-}
-
 /** An uploaded backup tarball, every member checked, kept until placed or discarded. */
 export interface ReceivedBackup {
   index: { name: string };
@@ -168,15 +145,6 @@ export interface ContainerBackupsHost {
   receive(body: ReadableStream<Uint8Array>): Promise<ReceivedBackup>;
   /** Remove a placed import file (absent is fine). */
   removeImport(file: string): Promise<void>;
-}
-
-export interface PublishRequest {
-  container: ContainerRow;
-  pool: StoragePoolRow;
-  snapshotId?: string | undefined;
-  properties: Record<string, string>;
-  compression: string;
-  signal: AbortSignal;
 }
 
 export interface ContainerPublishHost {
