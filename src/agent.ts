@@ -32,7 +32,9 @@ import { planContainerBoot, shutdownContainers } from './reconcilers/container/b
 import { createBootSequencer } from './reconcilers/container/boot-sequencer.ts';
 import { CONTAINER_KIND } from './desired/containers.ts';
 import { images } from './desired/schema/index.ts';
-import { imageFilesIn } from './host/images/create-image-store.ts';
+import { createImageStore, imageFilesIn } from './host/images/create-image-store.ts';
+import { createImageHost } from './host/image-host/create-image-host.ts';
+import { createContainerHost } from './host/container-host/create-container-host.ts';
 import { readLxcHostFeatures } from './host/lxc/host-features.ts';
 import { parseSubids } from './host/idmap/parse-subids.ts';
 import { createConvergence } from './reconcilers/convergence.ts';
@@ -192,6 +194,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
 
   const trust = createTrustStore({ db });
   const resources = createResourcesCache({ ttlMs: 1_000 });
+  const imageStore = createImageStore({ stateDir: config.stateDir });
   let listeners: ReturnType<typeof createListeners> | undefined;
   const app = createApp({
     db,
@@ -210,8 +213,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       // What waits for the next start is part of the state: a config change never looks applied when it is not.
       state: async (row, rt) => ({ ...(await readContainerState(row, rt)), pending_restart: rt && rt.state !== 'STOPPED' ? (live.get(row.id)?.pendingRestart ?? []) : [] }),
     },
+    containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore }),
+    images: createImageHost({ store: imageStore }),
     storage: {
-      driverFor: storage.driverFor,
       probeDriver: (name) => probeDriver(name),
       async checkVolumeQuota(pool) {
         if (pool.driver !== 'dir') return;

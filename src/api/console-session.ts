@@ -1,5 +1,5 @@
 import type { WebSocket } from 'ws';
-import type { InteractiveCommand } from '../host/exec.ts';
+import type { InteractiveCommand } from './host-service.ts';
 
 /** How long the client has to connect the data websocket after the operation was created. */
 export const CONSOLE_CONNECT_TIMEOUT_MS = 30_000;

@@ -2,11 +2,9 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/types.ts';
 import type { ContainerRow, ContainerRuntimeRow } from '../desired/schema/index.ts';
 import type { EventBus } from '../events/index.ts';
-import type { ServerResources } from '../host/resources/index.ts';
-import type { HostInfo } from '../host/host-info.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from '../reconcilers/convergence.ts';
-import type { StorageDriver } from '../host/storage/types.ts';
+import type { ContainerHost, HostInfo, ImageHost, ServerResources } from './host-service.ts';
 import type { ProbeResult } from '../desired/storage-driver-catalog.ts';
 import type { TrustStore } from './trust-store.ts';
 
@@ -33,8 +31,11 @@ export interface ApiDeps {
     /** The runtime state object of `GET .../state` (status, cpu, memory, network, pid, processes). */
     state(row: ContainerRow, runtime: ContainerRuntimeRow | undefined): Promise<unknown>;
   };
+  /** The host side of the containers' imperative endpoints (files, exec, console, logs, backups, metadata, publish). */
+  containerHost: ContainerHost;
+  /** The image store (uploads, URL imports, exports). */
+  images: ImageHost;
   storage: {
-    driverFor(name: string): StorageDriver;
     /** Can this host run the driver (tools, kernel support)? */
     probeDriver(name: string): Promise<ProbeResult>;
     /** Throws a ValidationError when volumes on this pool cannot have a size limit here. */

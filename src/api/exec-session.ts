@@ -6,7 +6,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { WebSocket, RawData } from 'ws';
-import type { PipedAttach, PtyAttach } from '../host/lxc/attach.ts';
+import type { PipedAttach, PtyAttach } from './host-service.ts';
 
 /** Bytes queued on a socket past which the command's output is paused until the client catches up. */
 const HIGH_WATER = 4 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, lt } from 'drizzle-orm';
+import { and, asc, eq, inArray, lt } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { ConflictError, NotFoundError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
@@ -7,6 +7,14 @@ import { containerBackups, type ContainerBackupRow } from './schema/index.ts';
 
 export async function listBackups(db: DbOrTx, containerId: string): Promise<ContainerBackupRow[]> {
   return db.select().from(containerBackups).where(eq(containerBackups.containerId, containerId)).orderBy(asc(containerBackups.createdAt), asc(containerBackups.name));
+}
+
+/** Backups of many containers at once (recursion=2 lists: one query). */
+export async function backupsOf(db: DbOrTx, ids: string[]): Promise<Map<string, ContainerBackupRow[]>> {
+  const out = new Map<string, ContainerBackupRow[]>();
+  if (ids.length === 0) return out;
+  for (const b of await db.select().from(containerBackups).where(inArray(containerBackups.containerId, ids))) out.set(b.containerId, [...(out.get(b.containerId) ?? []), b]);
+  return out;
 }
 
 export async function readBackup(db: DbOrTx, containerId: string, name: string): Promise<ContainerBackupRow> {

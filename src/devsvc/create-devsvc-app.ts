@@ -4,6 +4,7 @@ import type { Db } from '../db/types.ts';
 import { NotFoundError, ValidationError } from '../desired/errors.ts';
 import { readImage } from '../desired/images.ts';
 import { imageFilesIn } from '../host/images/create-image-store.ts';
+import { openImageFiles } from '../host/image-host/open-image-files.ts';
 import { sendImageFiles } from '../api/routes/image-export.ts';
 import { devsvcEnabled, devsvcImagesEnabled, guestConfigOf, isGuestKey, renderMetaData } from './guest-view.ts';
 import { readGuest, type Guest } from './read-guest.ts';
@@ -93,7 +94,7 @@ export function createDevsvcApp(deps: DevsvcAppDeps): Hono<DevsvcEnv> {
       throw e;
     });
     if (!img.public && !img.cached) throw new GuestError(404, 'not found');
-    return sendImageFiles(c, img, imageFilesIn(imagesDirOf(deps.stateDir), img.fingerprint, img.split));
+    return sendImageFiles(c, img, () => openImageFiles(img.fingerprint, imageFilesIn(imagesDirOf(deps.stateDir), img.fingerprint, img.split)));
   });
 
   app.notFound((c) => c.text('not found', 404));

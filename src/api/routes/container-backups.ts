@@ -1,25 +1,18 @@
-import { createReadStream, existsSync, readdirSync } from 'node:fs';
-import { readdir, rename, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { eq, inArray } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/types.ts';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { deleteBackupRow, insertBackup, listBackups, nextBackupName, readBackup, renameBackup } from '../../desired/container-backups.ts';
+import { readRootPool } from '../../desired/container-pools.ts';
 import { containerUrl, expandStoredContainer, readContainer } from '../../desired/containers.ts';
 import { listContainerSnapshots } from '../../desired/container-snapshots.ts';
-import { ConflictError, ValidationError } from '../../desired/errors.ts';
-import { containerBackups, storagePools, storageVolumes, type ContainerBackupRow, type ContainerRow } from '../../desired/schema/index.ts';
-import { ensureBackupDir, removeBackupFile } from '../../host/backups/backup-files.ts';
-import { describeBackup } from '../../host/backups/backup-config.ts';
-import { BACKUP_COMPRESSION, packBackup } from '../../host/backups/backup-tarball.ts';
+import { ValidationError } from '../../desired/errors.ts';
+import type { ContainerBackupRow, ContainerRow } from '../../desired/schema/index.ts';
 import { optionalString, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async, sync } from '../envelope.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
-import { backupFileOf, poolSpecOf } from '../../host/layout.ts';
 
 const CreateBody = v.object({
   name: optionalString,
@@ -50,17 +43,10 @@ export const renderBackup = (b: ContainerBackupRow) => {
   };
 };
 
-/** Backups of many containers at once (recursion=2 lists: one query). */
-export async function backupsOf(db: DbOrTx, ids: string[]): Promise<Map<string, ContainerBackupRow[]>> {
-  const out = new Map<string, ContainerBackupRow[]>();
-  if (ids.length === 0) return out;
-  for (const b of await db.select().from(containerBackups).where(inArray(containerBackups.containerId, ids))) out.set(b.containerId, [...(out.get(b.containerId) ?? []), b]);
-  return out;
-}
-
 /** Container backups (extension container_backup): a tarball of the root volume and its snapshots with LXD's layout. */
 export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
-  const { db, ops, stateDir } = deps;
+  const { db, ops } = deps;
+  const { backups } = deps.containerHost;
   const container = (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
   const url = (ct: ContainerRow, b: string) => {
     const [p, q] = containerUrl(ct).split('?');
@@ -85,7 +71,7 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
       const body = await readJson(c, CreateBody);
       if (body.optimized_storage) throw new ValidationError('Optimized (driver-native) backups are not supported: use optimized_storage=false');
       const compression = body.compression_algorithm || 'gzip';
-      if (!(compression in BACKUP_COMPRESSION)) throw new ValidationError(`Invalid compression_algorithm "${compression}": must be one of ${Object.keys(BACKUP_COMPRESSION).join(', ')}`);
+      if (!backups.compressions.includes(compression)) throw new ValidationError(`Invalid compression_algorithm "${compression}": must be one of ${backups.compressions.join(', ')}`);
       const expiresAt =
         typeof body.expiry === 'number' ? new Date(Date.now() + body.expiry * 1000) : body.expires_at || typeof body.expiry === 'string' ? new Date(String(body.expires_at ?? body.expiry)) : null;
       if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new ValidationError('Invalid "expiry": seconds or a timestamp');
@@ -93,45 +79,15 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
       const row = await insertBackup(db, { containerId: ct.id, name, containerOnly: body.container_only ?? body.instance_only ?? false, optimizedStorage: false, compression, expiresAt: expiresAt && expiresAt.getTime() > 0 ? expiresAt : null });
       const operation = await ops.startTask(op(ct, 'Backing up container', name), async ({ signal }) => {
         try {
-          const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, ct.id));
-          if (!vol) throw new Error(`container "${ct.name}" has no root volume yet`);
-          const [pool] = await db.select().from(storagePools).where(eq(storagePools.name, vol.pool));
-          const spec = poolSpecOf(pool!, stateDir);
-          const driver = deps.storage.driverFor(pool!.driver);
-          const volumeRef = { id: ct.id, type: 'container' as const };
-          const volumePath = driver.volumePath(spec, volumeRef);
-          // Every live snapshot (oldest first) unless container_only; the reconciler makes each one on
-          // the pool before settling its create, so a snapshot without its directory is not ready yet.
-          const snaps = row.containerOnly ? [] : await listContainerSnapshots(db, ct.id);
-          const parts = snaps.map((s) => {
-            const p = driver.snapshotPath(spec, { volume: volumeRef, id: s.id });
-            if (!existsSync(p)) throw new ConflictError(`snapshot "${s.name}" is not on the storage pool yet: try again once it is made`);
-            return { name: s.name, path: p, present: readdirSync(p) };
-          });
+          const pool = await readRootPool(db, ct.id);
+          if (!pool) throw new Error(`container "${ct.name}" has no root volume yet`);
+          // Every live snapshot (oldest first) unless container_only.
+          const snapshots = row.containerOnly ? [] : await listContainerSnapshots(db, ct.id);
           const expand = (x: Pick<ContainerRow, 'profiles' | 'config' | 'devices'>) => expandStoredContainer(db, { project: ct.project, profiles: x.profiles, config: x.config, devices: x.devices });
-          const config = describeBackup({
-            project: ct.project,
-            container: { ...ct, expanded: await expand(ct) },
-            snapshots: await Promise.all(snaps.map(async (s) => ({ ...s, expanded: await expand(s) }))),
-            pool: pool!,
-          });
-          await ensureBackupDir(stateDir, ct.id);
-          const final = backupFileOf(stateDir, ct.id, row.id);
-          const partial = `${final}.partial`;
-          await packBackup({
-            output: partial,
-            volumePath,
-            present: await readdir(volumePath),
-            compression,
-            index: { name: ct.name, backend: pool!.driver, pool: pool!.name, snapshots: snaps.map((s) => s.name), optimized: false, optimized_header: false, type: 'container', config },
-            config,
-            snapshots: parts,
-            signal,
-          });
-          await rename(partial, final);
+          await backups.pack({ container: ct, pool, backup: row, snapshots, expand, signal });
         } catch (e) {
           await deleteBackupRow(db, row.id);
-          await removeBackupFile(stateDir, ct.id, row.id);
+          await backups.remove(ct.id, row.id);
           throw e;
         }
       });
@@ -155,7 +111,7 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
       const ct = await container(c);
       const b = await readBackup(db, ct.id, param(c, 'backup'));
       await deleteBackupRow(db, b.id);
-      return async(c, await ops.startTask(op(ct, 'Deleting container backup', b.name), () => removeBackupFile(stateDir, ct.id, b.id)));
+      return async(c, await ops.startTask(op(ct, 'Deleting container backup', b.name), () => backups.remove(ct.id, b.id)));
     },
   });
 
@@ -163,13 +119,12 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
     GET: async (c) => {
       const ct = await container(c);
       const b = await readBackup(db, ct.id, param(c, 'backup'));
-      const file = backupFileOf(stateDir, ct.id, b.id);
-      const st = await stat(file).catch(() => undefined);
-      if (!st) throw new ValidationError(`Backup "${b.name}" is not complete yet`);
+      const file = await backups.open(ct.id, b.id);
+      if (!file) throw new ValidationError(`Backup "${b.name}" is not complete yet`);
       c.header('Content-Type', 'application/octet-stream');
-      c.header('Content-Length', String(st.size));
+      c.header('Content-Length', String(file.size));
       c.header('Content-Disposition', `attachment; filename=${ct.name}-${b.name}.tar${b.compression === 'none' ? '' : b.compression === 'gzip' ? '.gz' : `.${b.compression}`}`);
-      return c.body(Readable.toWeb(createReadStream(file)) as ReadableStream, 200);
+      return c.body(Readable.toWeb(file.stream()) as ReadableStream, 200);
     },
   });
 }

@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { constants } from 'node:fs';
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
-import path from 'node:path';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { WebSocket } from 'ws';
 import { containerUrl, expandStoredContainer, readContainer } from '../../desired/containers.ts';
 import { readDataVersion } from '../../desired/data-versions.ts';
 import { ValidationError } from '../../desired/errors.ts';
-import type { ContainerRow } from '../../desired/schema/index.ts';
-import { attachPiped, attachPty, mapsHostRoot, type AttachSpec } from '../../host/lxc/attach.ts';
-import { containerState } from '../../host/lxc/lifecycle.ts';
 import { objectMap, readJson } from '../body.ts';
 import { createVersionedCache } from '../memo.ts';
 import type { AppEnv } from '../context.ts';
@@ -18,7 +12,6 @@ import type { ApiDeps } from '../deps.ts';
 import { async } from '../envelope.ts';
 import { bridgePipes, bridgePty, ExecSockets } from '../exec-session.ts';
 import { param, route } from '../router.ts';
-import { logDirOf, lxcPathOf } from '../../host/layout.ts';
 
 /** How long the command waits for its data websockets before the operation fails (nothing started). */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -62,18 +55,8 @@ type ExecRequest = v.InferOutput<typeof ExecBody>;
  * by the logs API). The operation ends with `return` = the exit status (128 + N when killed by signal N).
  */
 export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
-  const { db, ops, stateDir } = deps;
-
-  /** Where the spawn helper keeps its private copy of lxc-attach (attach.ts `copyIn`). */
-  const copyDir = lxcPathOf(stateDir);
-
-  /** 400 unless LXC runs the container (asked of the host, not the runtime view, which may lag a start); its init pid. */
-  async function requireRunning(ct: ContainerRow): Promise<number | undefined> {
-    const { state, pid } = await containerState({ name: ct.id, lxcPath: lxcPathOf(stateDir) });
-    if (state === 'RUNNING') return pid;
-    if (state === 'FROZEN' || state === 'FREEZING') throw new ValidationError(`Container "${ct.name}" is frozen: unfreeze it to run commands in it`);
-    throw new ValidationError(`Container "${ct.name}" is not running: start it to run commands in it`);
-  }
+  const { db, ops } = deps;
+  const { exec } = deps.containerHost;
 
   /**
    * The container by project and name with its `environment.*` config (expanded), kept until a container,
@@ -107,20 +90,13 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       const body = await readJson(c, ExecBody);
       const waitForWebsocket = body['wait-for-websocket'];
       if (body['record-output'] && waitForWebsocket) throw new ValidationError('"record-output" is only valid with "wait-for-websocket" false');
-      const pid = await requireRunning(ct);
-      // lxc-attach's self-copy only guards containers whose root is host root: skipped for the others.
-      const fast = pid !== undefined && !mapsHostRoot(pid);
-      const spec: AttachSpec = {
-        name: ct.id,
-        lxcPath: lxcPathOf(stateDir),
+      const prepared = await exec.prepare(ct, {
         command: body.command,
         env: environmentOf(env, body),
-        ...(body.user !== undefined ? { uid: body.user } : {}),
-        ...(body.group !== undefined ? { gid: body.group } : {}),
+        uid: body.user,
+        gid: body.group,
         cwd: body.cwd,
-        logFile: path.join(logDirOf(stateDir, ct), 'lxc.log'),
-        ...(fast ? { copyIn: copyDir } : {}),
-      };
+      });
       const opId = randomUUID();
       const base = { id: opId, description: 'Executing command', project: ct.project, resources: { containers: [containerUrl(ct)] } };
       const log = (msg: string) => c.get('log').debug({ op: opId }, msg);
@@ -137,8 +113,8 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
               const size = { cols: body.width || 80, rows: body.height || 24 };
               // The bridges kill the command if the signal aborts (a cancel, or a failed write of the row).
               const status = interactive
-                ? await bridgePty(sockets, await attachPty(spec, size), { log, signal })
-                : await bridgePipes(sockets, await attachPiped(spec, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' }), { log, signal });
+                ? await bridgePty(sockets, await prepared.pty(size), { log, signal })
+                : await bridgePipes(sockets, await prepared.piped(), { log, signal });
               return { return: status };
             } catch (e) {
               // No socket outlives the operation (the client learns the failure from it).
@@ -153,7 +129,6 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         }
       }
 
-      const dir = logDirOf(stateDir, ct);
       const base1 = `exec_${opId}`;
       const logUrl = (suffix: string) => {
         const [p, q] = containerUrl(ct).split('?');
@@ -161,28 +136,15 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       };
       const output = body['record-output'] ? { '1': logUrl('stdout'), '2': logUrl('stderr') } : undefined;
       const operation = await ops.startTask({ ...base, class: 'task', ...(output ? { metadata: { output } } : {}) }, async ({ signal }) => {
-        const files: FileHandle[] = [];
+        const proc = await prepared.detached(output ? base1 : undefined);
+        const stop = () => void proc.signal(9);
+        // Without output files the operation is answered at once and written with its end (deferInsert).
+        if (signal.aborted) stop();
+        else signal.addEventListener('abort', stop, { once: true });
         try {
-          if (output) {
-            await mkdir(dir, { recursive: true, mode: 0o700 });
-            // New files only, never through a symlink.
-            for (const suffix of ['stdout', 'stderr']) files.push(await open(path.join(dir, `${base1}.${suffix}`), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
-          }
-          // Created here (new, not through a symlink); the spawn helper appends to them (O_NOFOLLOW too).
-          for (const f of files.splice(0)) await f.close();
-          const target = (suffix: string) => (output ? { appendTo: path.join(dir, `${base1}.${suffix}`) } : ('ignore' as const));
-          const proc = await attachPiped(spec, { stdin: 'ignore', stdout: target('stdout'), stderr: target('stderr') });
-          const stop = () => void proc.signal(9);
-          // Without output files the operation is answered at once and written with its end (deferInsert).
-          if (signal.aborted) stop();
-          else signal.addEventListener('abort', stop, { once: true });
-          try {
-            return { return: await proc.status };
-          } finally {
-            signal.removeEventListener('abort', stop);
-          }
+          return { return: await proc.status };
         } finally {
-          for (const f of files) await f.close().catch(() => {});
+          signal.removeEventListener('abort', stop);
         }
       }, { deferInsert: !output });
       return async(c, operation);

@@ -1,21 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import path from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Context } from 'hono';
 import { insertRestoredSnapshots, withRootPool } from '../../desired/container-snapshots.ts';
 import { CONTAINER_KIND, containerUrl, expandContainer, insertContainer, splitVolatile, validateContainer, type ContainerInput } from '../../desired/containers.ts';
 import { DomainError, ValidationError } from '../../desired/errors.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
-import { scanBackup } from '../../host/backups/scan-backup.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
 import { async } from '../envelope.ts';
-import { importFileOf } from '../../host/layout.ts';
 
 /** volatile.* keys are the host's own: a restored container or snapshot starts without them. */
 const withoutVolatile = (config: Record<string, string>) => splitVolatile(config).rest;
@@ -30,16 +23,14 @@ const header = (c: Context<AppEnv>, name: string) => c.req.header(`x-svc-${name}
  * scanBackup, or a container or snapshot that would not validate, is a 400 and nothing is made.
  */
 export async function importBackup(c: Context<AppEnv>, deps: ApiDeps): Promise<Response> {
-  const { db, stateDir } = deps;
+  const { db } = deps;
+  const { backups } = deps.containerHost;
   const project = c.get('project');
-  const dir = path.dirname(importFileOf(stateDir, 'x'));
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const upload = path.join(dir, `.upload-${randomUUID()}`);
+  if (!c.req.raw.body) throw new ValidationError('Empty body: expected a backup tarball');
+  // Every member is checked before anything is made (paths, links, kinds; index and config agree).
+  const upload = await backups.receive(c.req.raw.body);
   try {
-    if (!c.req.raw.body) throw new ValidationError('Empty body: expected a backup tarball');
-    await pipeline(Readable.fromWeb(c.req.raw.body as import('node:stream/web').ReadableStream), createWriteStream(upload, { mode: 0o600 }));
-    // Every member is checked before anything is made (paths, links, kinds; index and config agree).
-    const { index, config: backup, snapshots } = await scanBackup(upload);
+    const { index, config: backup, snapshots } = upload;
     const saved = backup.container;
     const name = header(c, 'name') || index.name;
     const pool = header(c, 'pool');
@@ -72,8 +63,7 @@ export async function importBackup(c: Context<AppEnv>, deps: ApiDeps): Promise<R
     }
     // The tarball is in place before the row commits (the reconciler unpacks it as soon as it sees the row).
     const id = randomUUID();
-    const file = importFileOf(stateDir, id);
-    await rename(upload, file);
+    const file = await upload.place(id);
     try {
       const op = await writeWithOperation(deps, async (tx) => {
         const source = { type: 'backup' as const, file, ...(snapRows.length ? { snapshots: snapRows.map((r) => ({ name: r.name, id: r.id })) } : {}) };
@@ -88,10 +78,10 @@ export async function importBackup(c: Context<AppEnv>, deps: ApiDeps): Promise<R
       });
       return async(c, op);
     } catch (e) {
-      await rm(file, { force: true });
+      await backups.removeImport(file);
       throw e;
     }
   } finally {
-    await rm(upload, { force: true });
+    await upload.discard();
   }
 }

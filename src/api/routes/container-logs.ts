@@ -1,16 +1,12 @@
-import { createReadStream } from 'node:fs';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
 import { readContainer } from '../../desired/containers.ts';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
 import { validateContainerName } from '../../desired/names.ts';
-import { isLogFileName, listLogFiles, openLogFile, removeLogFile } from '../../host/log-files.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
 import { param, route } from '../router.ts';
-import { logDirOf } from '../../host/layout.ts';
 
 /**
  * `/1.0/containers/<name>/logs`: the files in the container's log directory (lxc.log, console.log,
@@ -18,16 +14,9 @@ import { logDirOf } from '../../host/layout.ts';
  * and only plain files directly in that directory are served or removed (log-files.ts).
  */
 export function registerContainerLogRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
-  const where = (c: Context<AppEnv>) => {
-    const name = validateContainerName(param(c, 'name'));
-    const dir = logDirOf(deps.stateDir, { project: c.get('project'), name });
-    return { name, root: path.dirname(dir), sub: path.basename(dir) };
-  };
-  const file = (c: Context<AppEnv>) => {
-    const f = param(c, 'file');
-    if (!isLogFileName(f)) throw new ValidationError(`Log file name ${JSON.stringify(f)} is not valid`);
-    return f;
-  };
+  const { logs } = deps.containerHost;
+  const where = (c: Context<AppEnv>) => ({ project: c.get('project'), name: validateContainerName(param(c, 'name')) });
+  const file = (c: Context<AppEnv>) => param(c, 'file');
   const url = (c: Context<AppEnv>, name: string, f: string) => {
     const project = c.get('project');
     return `/1.0/containers/${encodeURIComponent(name)}/logs/${encodeURIComponent(f)}${project === 'default' ? '' : `?project=${encodeURIComponent(project)}`}`;
@@ -35,33 +24,33 @@ export function registerContainerLogRoutes(app: Hono<AppEnv>, deps: ApiDeps): vo
 
   route(app, '/1.0/containers/:name/logs', {
     GET: async (c) => {
-      const { name, root, sub } = where(c);
-      return sync(c, (await listLogFiles(root, sub)).map((f) => url(c, name, f)));
+      const ct = where(c);
+      return sync(c, (await logs.list(ct)).map((f) => url(c, ct.name, f)));
     },
   });
 
   route(app, '/1.0/containers/:name/logs/:file', {
     GET: async (c) => {
-      const { name, root, sub } = where(c);
+      const ct = where(c);
       const f = file(c);
-      const opened = await openLogFile(root, sub, f);
-      if (!opened) throw new NotFoundError(`Log file "${f}" of container "${name}" not found`);
-      const { fh, size } = opened;
+      const opened = await logs.open(ct, f);
+      if (!opened) throw new NotFoundError(`Log file "${f}" of container "${ct.name}" not found`);
       c.header('Content-Type', 'application/octet-stream');
-      c.header('Content-Length', String(size));
-      if (size === 0) {
-        await fh.close();
+      c.header('Content-Length', String(opened.size));
+      if (opened.size === 0) {
+        await opened.close();
         return c.body(null, 200);
       }
       // LXC may still be appending: serve the bytes there were when the file was opened.
-      return c.body(Readable.toWeb(createReadStream('', { fd: fh, start: 0, end: size - 1, autoClose: true })) as ReadableStream);
+      return c.body(Readable.toWeb(opened.stream()) as ReadableStream);
     },
     DELETE: async (c) => {
-      const { name, root, sub } = where(c);
+      const ct = where(c);
+      const { name } = ct;
       const f = file(c);
       if (f === 'lxc.log' && (await readContainer(deps.db, c.get('project'), name).then(() => true, (e: unknown) => (e instanceof NotFoundError ? false : Promise.reject(e)))))
         throw new ValidationError('The lxc.log of an existing container cannot be deleted (svcd reads it to tell a power-off from a crash)');
-      if (!(await removeLogFile(root, sub, f))) throw new NotFoundError(`Log file "${f}" of container "${name}" not found`);
+      if (!(await logs.remove(ct, f))) throw new NotFoundError(`Log file "${f}" of container "${name}" not found`);
       return sync(c, {});
     },
   });

@@ -1,28 +1,14 @@
-import { lstat } from 'node:fs/promises';
-import { eq } from 'drizzle-orm';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { isTemplateName, parseContainerMetadata } from '../../desired/container-metadata.ts';
-import { readContainer } from '../../desired/containers.ts';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
-import { storagePools, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
-import {
-  listTemplateFiles,
-  MAX_TEMPLATE_BYTES,
-  readMetadataFile,
-  readTemplateFile,
-  removeTemplateFile,
-  writeMetadataFile,
-  writeTemplateFile,
-} from '../../host/templates/metadata-files.ts';
 import { readBodyLimited, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
 import { checkIfMatch, computeEtag } from '../etag.ts';
+import type { MetadataFiles } from '../host-service.ts';
 import { param, route } from '../router.ts';
-import { createKeyedMutex } from '../../util/keyed-mutex.ts';
-import { poolSpecOf } from '../../host/layout.ts';
 
 /**
  * `/1.0/containers/<name>/metadata` and `.../metadata/templates` (extension container_edit_metadata):
@@ -30,18 +16,12 @@ import { poolSpecOf } from '../../host/layout.ts';
  * source `none`). Templates are rendered by the container reconciler (apply-templates.ts).
  */
 export function registerContainerMetadataRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
-  const { db } = deps;
-  /** One If-Match check and write of a container's metadata.yaml at a time (keyed by its volume directory). */
-  const metadataLocks = createKeyedMutex();
+  const { metadata: host } = deps.containerHost;
 
-  /** The container and its volume directory (which exists once the container was created). */
-  async function where(c: Context<AppEnv>): Promise<{ ct: ContainerRow; dir: string }> {
-    const ct = await readContainer(db, c.get('project'), param(c, 'name'));
-    const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, ct.id));
-    const [pool] = vol ? await db.select().from(storagePools).where(eq(storagePools.name, vol.pool)) : [];
-    const dir = pool && deps.storage.driverFor(pool.driver).volumePath(poolSpecOf(pool, deps.stateDir), { id: ct.id, type: 'container' });
-    if (!dir || !(await lstat(dir).then((s) => s.isDirectory(), () => false))) throw new ValidationError(`Container "${ct.name}" has no root volume yet`);
-    return { ct, dir };
+  /** The container's metadata files (its volume directory exists once the container was created). */
+  async function where(c: Context<AppEnv>): Promise<{ name: string; files: MetadataFiles }> {
+    const name = param(c, 'name');
+    return { name, files: await host.open({ project: c.get('project'), name }) };
   }
 
   /** `?path=`: a template file name (one component, no `/`, not starting with `.`). */
@@ -57,38 +37,35 @@ export function registerContainerMetadataRoutes(app: Hono<AppEnv>, deps: ApiDeps
 
   route(app, '/1.0/containers/:name/metadata', {
     GET: async (c) => {
-      const { dir } = await where(c);
-      const metadata = await readMetadataFile(dir);
+      const { files } = await where(c);
+      const metadata = await files.read();
       return sync(c, metadata, { etag: computeEtag(metadata) });
     },
     PUT: async (c) => {
-      const { dir } = await where(c);
+      const { files } = await where(c);
       const metadata = parseContainerMetadata(await readJson(c, v.record(v.string(), v.unknown())));
-      // The file lives on this host: the check and the write are one step under its lock.
-      await metadataLocks.run(dir, async () => {
-        checkIfMatch(c.req.header('if-match'), computeEtag(await readMetadataFile(dir)));
-        await writeMetadataFile(dir, metadata);
-      });
+      // The check and the write are one step under the file's lock.
+      await files.update((current) => checkIfMatch(c.req.header('if-match'), computeEtag(current)), metadata);
       return sync(c, {});
     },
   });
 
   // POST and PUT both create or replace (`lxc config template edit` POSTs to an existing name).
   const upload = async (c: Context<AppEnv>) => {
-    const { dir } = await where(c);
+    const { files } = await where(c);
     const name = templateName(c, true)!;
-    const body = Buffer.from(await readBodyLimited(c, MAX_TEMPLATE_BYTES));
-    await writeTemplateFile(dir, name, body);
+    const body = Buffer.from(await readBodyLimited(c, host.maxTemplateBytes));
+    await files.writeTemplate(name, body);
     return sync(c, {});
   };
 
   route(app, '/1.0/containers/:name/metadata/templates', {
     GET: async (c) => {
-      const { ct, dir } = await where(c);
+      const { name: ct, files } = await where(c);
       const name = templateName(c, false);
-      if (name === undefined) return sync(c, await listTemplateFiles(dir));
-      const data = await readTemplateFile(dir, name);
-      if (!data) throw new NotFoundError(`Template "${name}" of container "${ct.name}" not found`);
+      if (name === undefined) return sync(c, await files.listTemplates());
+      const data = await files.readTemplate(name);
+      if (!data) throw new NotFoundError(`Template "${name}" of container "${ct}" not found`);
       c.header('Content-Type', 'application/octet-stream');
       c.header('Content-Length', String(data.length));
       return c.body(new Uint8Array(data), 200);
@@ -96,9 +73,9 @@ export function registerContainerMetadataRoutes(app: Hono<AppEnv>, deps: ApiDeps
     POST: upload,
     PUT: upload,
     DELETE: async (c) => {
-      const { ct, dir } = await where(c);
+      const { name: ct, files } = await where(c);
       const name = templateName(c, true)!;
-      if (!(await removeTemplateFile(dir, name))) throw new NotFoundError(`Template "${name}" of container "${ct.name}" not found`);
+      if (!(await files.removeTemplate(name))) throw new NotFoundError(`Template "${name}" of container "${ct}" not found`);
       return sync(c, {});
     },
   });

@@ -1,7 +1,8 @@
-import { eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/types.ts';
 import { expandConfig } from '../../desired/expand.ts';
-import { containerRuntime, profiles, type ContainerRow, type ProfileRow } from '../../desired/schema/index.ts';
+import { listProfiles } from '../../desired/profiles.ts';
+import { containerRuntimesOf } from '../../desired/runtime-reads.ts';
+import type { ContainerRow, ProfileRow } from '../../desired/schema/index.ts';
 import { containerStatus } from '../../desired/container-status.ts';
 
 const UNSET = '1970-01-01T00:00:00Z';
@@ -13,8 +14,8 @@ const UNSET = '1970-01-01T00:00:00Z';
 export async function renderContainers(db: DbOrTx, profileProject: string, rows: ContainerRow[]) {
   if (rows.length === 0) return [];
   const [profs, runtime] = await Promise.all([
-    db.select().from(profiles).where(eq(profiles.project, profileProject)),
-    db.select().from(containerRuntime).where(inArray(containerRuntime.id, rows.map((r) => r.id))),
+    listProfiles(db, profileProject),
+    containerRuntimesOf(db, rows.map((r) => r.id)),
   ]);
   const byName = new Map<string, ProfileRow>(profs.map((p) => [p.name, p]));
   const rtById = new Map(runtime.map((r) => [r.id, r]));

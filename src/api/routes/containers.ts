@@ -39,7 +39,8 @@ import { param, route } from '../router.ts';
 import { renderContainers } from './containers-render.ts';
 import { importBackup } from './container-import.ts';
 import { registerContainerSnapshotRoutes, renderSnapshot } from './container-snapshots.ts';
-import { backupsOf, renderBackup } from './container-backups.ts';
+import { renderBackup } from './container-backups.ts';
+import { backupsOf } from '../../desired/container-backups.ts';
 import { insertSnapshotCopies, plannedSnapshotCopies, readContainerSnapshot, snapshotsOf } from '../../desired/container-snapshots.ts';
 
 const Source = v.object({

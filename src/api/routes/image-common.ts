@@ -3,15 +3,15 @@ import { NotFoundError } from '../../desired/errors.ts';
 import { imageProjectFor, readImage } from '../../desired/images.ts';
 import type { ImageAliasRow, ImageRow } from '../../desired/schema/index.ts';
 import { emitLifecycle } from '../../events/index.ts';
-import type { ImageStore } from '../../host/images/create-image-store.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
+import type { ImageHost } from '../host-service.ts';
 import type { ImageSecrets } from './image-secrets.ts';
 
 /** What the image route files share. */
 export interface ImageRoutesContext {
   deps: ApiDeps;
-  store: ImageStore;
+  store: ImageHost;
   secrets: ImageSecrets;
 }
 

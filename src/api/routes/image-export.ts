@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
-import { HostFailureError } from '../../desired/errors.ts';
 import type { ImageRow } from '../../desired/schema/index.ts';
-import { detectFileCompression, extensionOf } from '../../host/images/detect-compression.ts';
 import type { AppEnv } from '../context.ts';
+import type { OpenedImageFiles } from '../host-service.ts';
 import { imageLifecycle, imageUrl, visibleImage, type ImageRoutesContext } from './image-common.ts';
 
 /** `attachment; filename=...`: a bare token when possible, quoted otherwise, RFC 5987 for non-ASCII. */
@@ -29,54 +26,40 @@ const partHead = (boundary: string, name: string, filename: string, first: boole
  */
 export async function exportImage(ictx: ImageRoutesContext, c: Context<AppEnv>): Promise<Response> {
   const img = await visibleImage(ictx, c, c.req.param('fingerprint') ?? '');
-  return sendImageFiles(c, img, ictx.store.files(img.fingerprint, img.split), () => imageLifecycle(ictx, c, 'image-retrieved', imageUrl(c, img.fingerprint)));
+  return sendImageFiles(c, img, () => ictx.store.open(img), () => imageLifecycle(ictx, c, 'image-retrieved', imageUrl(c, img.fingerprint)));
 }
 
 /**
  * Answer with an image's files (the body of an image export, also used by devsvc): opened before
- * answering, then `opened()` is called (for the lifecycle event).
+ * answering (a delete that follows cannot cut the download short), then `opened()` is called (for
+ * the lifecycle event).
  */
-export async function sendImageFiles(c: Context, img: ImageRow, files: { meta: string; rootfs?: string | undefined }, opened: () => void = () => {}): Promise<Response> {
-  // Open the files now: a delete that follows cannot cut the download short.
-  const missing = (e: unknown): never => {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new HostFailureError(`The files of image ${img.fingerprint} are missing on this host`);
-    throw e;
-  };
-  const metaFh = await open(files.meta, 'r').catch(missing);
-  const rootfsFh = files.rootfs
-    ? await open(files.rootfs, 'r').catch(async (e: unknown) => {
-        await metaFh.close();
-        return missing(e);
-      })
-    : undefined;
+export async function sendImageFiles(c: Context, img: ImageRow, open: () => Promise<OpenedImageFiles>, opened: () => void = () => {}): Promise<Response> {
+  const { meta, rootfs } = await open();
   opened();
-  const metaSize = (await metaFh.stat()).size;
-  const metaExt = extensionOf(await detectFileCompression(files.meta));
-  if (!rootfsFh) {
+  if (!rootfs) {
     c.header('Content-Type', 'application/octet-stream');
-    c.header('Content-Length', String(metaSize));
-    c.header('Content-Disposition', contentDisposition(exportName(img, metaExt)));
-    return c.body(Readable.toWeb(createReadStream('', { fd: metaFh, autoClose: true })) as ReadableStream);
+    c.header('Content-Length', String(meta.size));
+    c.header('Content-Disposition', contentDisposition(exportName(img, meta.ext)));
+    return c.body(Readable.toWeb(meta.stream()) as ReadableStream);
   }
-  const rootfsSize = (await rootfsFh.stat()).size;
-  const rootfsExt = extensionOf(await detectFileCompression(files.rootfs!));
   const boundary = randomBytes(30).toString('hex');
-  const heads = [partHead(boundary, 'metadata', `meta-${img.fingerprint}${metaExt}`, true), partHead(boundary, 'rootfs', `${img.fingerprint}${rootfsExt}`, false)];
+  const heads = [partHead(boundary, 'metadata', `meta-${img.fingerprint}${meta.ext}`, true), partHead(boundary, 'rootfs', `${img.fingerprint}${rootfs.ext}`, false)];
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   async function* body() {
     try {
       yield heads[0]!;
-      yield* createReadStream('', { fd: metaFh, autoClose: false });
+      yield* meta.stream();
       yield heads[1]!;
-      yield* createReadStream('', { fd: rootfsFh!, autoClose: false });
+      yield* rootfs!.stream();
       yield tail;
     } finally {
-      await metaFh.close().catch(() => {});
-      await rootfsFh!.close().catch(() => {});
+      await meta.close();
+      await rootfs!.close();
     }
   }
   c.header('Content-Type', `multipart/form-data; boundary=${boundary}`);
-  c.header('Content-Length', String(heads[0]!.length + metaSize + heads[1]!.length + rootfsSize + tail.length));
+  c.header('Content-Length', String(heads[0]!.length + meta.size + heads[1]!.length + rootfs.size + tail.length));
   return c.body(Readable.toWeb(Readable.from(body())) as ReadableStream);
 }
 

@@ -1,7 +1,7 @@
 import { ConflictError } from '../../desired/errors.ts';
 import { fingerprintInUse, findImage, insertImage } from '../../desired/images.ts';
 import type { ImageRow } from '../../desired/schema/index.ts';
-import type { ImageFiles, InspectedImage } from '../../host/images/inspect-image.ts';
+import type { ReceivedImage } from '../host-service.ts';
 import type { ImageRoutesContext } from './image-common.ts';
 
 /** How the image is to be recorded (from upload headers or the create body). */
@@ -15,13 +15,7 @@ export interface ImageOptions {
   cached?: boolean;
 }
 
-export interface ReceivedImage {
-  /** Temporary files in the image store's directory. */
-  temp: ImageFiles;
-  fingerprint: string;
-  size: number;
-  inspected: InspectedImage;
-}
+export type { ReceivedImage };
 
 /** The file name kept for export: a base name only (the CLI joins it to a directory). */
 export function cleanFilename(raw: string | undefined): string {

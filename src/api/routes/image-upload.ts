@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
 import { ValidationError } from '../../desired/errors.ts';
-import { createHashedFile, type HashedFile } from '../../host/images/hashed-file.ts';
-import type { ImageFiles } from '../../host/images/inspect-image.ts';
-import { inspectImage } from '../../host/images/inspect-image.ts';
 import type { AppEnv } from '../context.ts';
 import { HttpError } from '../errors.ts';
+import type { HashedFile, ImageFiles, ImageHost } from '../host-service.ts';
 import { MultipartError, readMultipart } from '../multipart-parser.ts';
 import type { ImageBody } from './image-body.ts';
 import { uploadHeader, type ImageRoutesContext } from './image-common.ts';
@@ -48,12 +46,12 @@ export async function receiveUpload(ictx: ImageRoutesContext, c: Context<AppEnv>
   try {
     await ictx.store.init();
     if (!split) {
-      const file = await createHashedFile(temp.meta, hash);
+      const file = await ictx.store.createHashedFile(temp.meta, hash);
       open.push(file);
       for await (const chunk of body.chunks()) await file.write(chunk);
       size = await file.close();
     } else {
-      await receiveSplit(temp, body.chunks(), boundary, hash, open, (name) => (partFilename = name)).catch(async (e: unknown) => {
+      await receiveSplit(ictx.store, temp, body.chunks(), boundary, hash, open, (name) => (partFilename = name)).catch(async (e: unknown) => {
         const drained = await body.drain();
         const message = e instanceof MultipartError || e instanceof ValidationError ? `Invalid multipart image: ${e.message}` : undefined;
         if (message) throw new HttpError(400, message, drained ? {} : { Connection: 'close' });
@@ -66,7 +64,7 @@ export async function receiveUpload(ictx: ImageRoutesContext, c: Context<AppEnv>
     if (expected && expected.toLowerCase() !== fingerprint)
       throw new ValidationError(`Fingerprint mismatch: the upload hashes to ${fingerprint}, X-SVC-fingerprint says ${expected}`);
     if (size === 0) throw new ValidationError('Invalid image: the upload is empty');
-    const inspected = await inspectImage(temp);
+    const inspected = await ictx.store.inspect(temp);
     kept = true;
     return { temp, fingerprint, size, inspected, ...(partFilename ? { partFilename } : {}) };
   } finally {
@@ -77,7 +75,7 @@ export async function receiveUpload(ictx: ImageRoutesContext, c: Context<AppEnv>
   }
 }
 
-async function receiveSplit(temp: ImageFiles, chunks: AsyncIterable<Uint8Array>, boundary: string, hash: ReturnType<typeof createHash>, open: HashedFile[], setName: (n: string) => void): Promise<void> {
+async function receiveSplit(store: ImageHost, temp: ImageFiles, chunks: AsyncIterable<Uint8Array>, boundary: string, hash: ReturnType<typeof createHash>, open: HashedFile[], setName: (n: string) => void): Promise<void> {
   let current: HashedFile | undefined;
   let parts = 0;
   await readMultipart(chunks, boundary, {
@@ -90,7 +88,7 @@ async function receiveSplit(temp: ImageFiles, chunks: AsyncIterable<Uint8Array>,
         if (part.filename) setName(part.filename);
       }
       if (parts > 2) throw new MultipartError(`unexpected part "${part.name}" after metadata and rootfs`);
-      current = await createHashedFile(parts === 1 ? temp.meta : temp.rootfs!, hash);
+      current = await store.createHashedFile(parts === 1 ? temp.meta : temp.rootfs!, hash);
       open.push(current);
     },
     onData: (chunk) => current!.write(chunk),

@@ -2,9 +2,6 @@ import { createHash } from 'node:crypto';
 import { ValidationError } from '../../desired/errors.ts';
 import { createAlias, findImage } from '../../desired/images.ts';
 import type { ImageRow } from '../../desired/schema/index.ts';
-import { createHashedFile } from '../../host/images/hashed-file.ts';
-import { inspectImage } from '../../host/images/inspect-image.ts';
-import { InvalidImageError } from '../../host/images/errors.ts';
 import type { ImageRoutesContext } from './image-common.ts';
 import { commitImage, type ImageOptions } from './image-import.ts';
 
@@ -65,7 +62,7 @@ export async function importFromUrl(
     const res = await fetch(imageUrl, { redirect: 'follow', signal, headers: { 'User-Agent': USER_AGENT } });
     if (res.status !== 200 || !res.body) throw new Error(`Cannot fetch ${imageUrl.href}: ${res.status} ${res.statusText}`);
     const sha = createHash('sha256');
-    const file = await createHashedFile(temp.meta, sha);
+    const file = await store.createHashedFile(temp.meta, sha);
     let size: number;
     try {
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) await file.write(chunk);
@@ -73,8 +70,8 @@ export async function importFromUrl(
       size = await file.close();
     }
     const got = sha.digest('hex');
-    if (got !== hash) throw new InvalidImageError(`Hash mismatch for ${imageUrl.href}: ${got} != ${hash}`);
-    const inspected = await inspectImage(temp, signal);
+    if (got !== hash) throw store.invalid(`Hash mismatch for ${imageUrl.href}: ${got} != ${hash}`);
+    const inspected = await store.inspect(temp, signal);
     kept = true;
     const filename = opts.filename || '';
     return { image: await commitImage(ictx, project, { temp, fingerprint: got, size, inspected }, { ...opts, filename }), existed: false };

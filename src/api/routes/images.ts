@@ -4,7 +4,6 @@ import { mergeConfig } from '../../desired/config-keys.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { deleteImage, fingerprintInUse, imageProjectFor, listAliases, listImages, readImage, updateImage } from '../../desired/images.ts';
 import type { ImageAliasRow, ImageRow } from '../../desired/schema/index.ts';
-import { createImageStore } from '../../host/images/create-image-store.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -54,7 +53,7 @@ const editable = (img: ImageRow) => ({ auto_update: img.autoUpdate, properties: 
 /** Images (spec: Images): upload, URL import, list, get, update, delete, export, secrets, aliases. */
 export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, ops } = deps;
-  const ictx: ImageRoutesContext = { deps, store: createImageStore({ stateDir: deps.stateDir }), secrets: createImageSecrets() };
+  const ictx: ImageRoutesContext = { deps, store: deps.images, secrets: createImageSecrets() };
   void ictx.store
     .sweep((fp) => fingerprintInUse(db, fp))
     .then((removed) => removed.length && deps.log.info({ removed }, 'removed image files no project uses'))

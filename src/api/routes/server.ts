@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { computeServerConfig, readServerConfig, renderServerConfig, writeServerConfig } from '../../desired/server-config.ts';
-import { storagePools } from '../../desired/schema/index.ts';
+import { usedPoolDrivers } from '../../desired/runtime-reads.ts';
 import { emitLifecycle } from '../../events/index.ts';
 import { objectMap, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
@@ -24,7 +24,7 @@ export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
 
   // GET /1.0 is the hottest path: no query per request (1 s bound on what other members changed).
   const configMemo = createMemo(() => readServerConfig(db, node), 1_000);
-  const driversMemo = createMemo(() => db.selectDistinct({ driver: storagePools.driver }).from(storagePools), 1_000);
+  const driversMemo = createMemo(() => usedPoolDrivers(db), 1_000);
 
   async function describe(c: Context<AppEnv>) {
     const caller = c.get('caller');

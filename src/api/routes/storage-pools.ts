@@ -1,9 +1,9 @@
-import { and, eq } from 'drizzle-orm';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { HostFailureError, NotFoundError } from '../../desired/errors.ts';
-import { poolRuntime, reconcileStatus, type StoragePoolRow } from '../../desired/schema/index.ts';
+import { readPoolReconcileStatus, readPoolRuntime } from '../../desired/runtime-reads.ts';
+import type { StoragePoolRow } from '../../desired/schema/index.ts';
 import { insertPool, listPools, markPoolDeleting, POOL_KIND, preparePool, readPool, revertPool, updatePool } from '../../desired/storage-pools.ts';
 import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
 import { emitLifecycle } from '../../events/index.ts';
@@ -28,8 +28,8 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   /** Status from what the host shows (observer) and how the last reconcile went. */
   async function statusOf(p: StoragePoolRow): Promise<{ status: string; status_detail: string }> {
     if (p.deletingAt) return { status: 'Deleting', status_detail: '' };
-    const [rt] = await db.select().from(poolRuntime).where(and(eq(poolRuntime.node, node), eq(poolRuntime.pool, p.name)));
-    const [st] = await db.select().from(reconcileStatus).where(and(eq(reconcileStatus.kind, POOL_KIND), eq(reconcileStatus.key, p.name)));
+    const rt = await readPoolRuntime(db, node, p.name);
+    const st = await readPoolReconcileStatus(db, p.name);
     if (st?.lastError) return { status: 'Unavailable', status_detail: st.lastError };
     if (rt && !rt.ready) return { status: 'Unavailable', status_detail: rt.problem };
     if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
@@ -120,7 +120,7 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   route(app, '/1.0/storage-pools/:name/resources', {
     GET: async (c) => {
       const p = await livePool(param(c, 'name'));
-      const [rt] = await db.select().from(poolRuntime).where(and(eq(poolRuntime.node, node), eq(poolRuntime.pool, p.name)));
+      const rt = await readPoolRuntime(db, node, p.name);
       if (!rt) throw new HostFailureError(`Storage pool "${p.name}" has not been observed yet`);
       if (!rt.ready) throw new HostFailureError(`Storage pool "${p.name}" is unavailable: ${rt.problem}`);
       return sync(c, { space: { used: rt.spaceUsed, total: rt.spaceTotal }, inodes: { used: rt.inodesUsed, total: rt.inodesTotal } });

@@ -1,0 +1,94 @@
+/**
+ * Route files parse, call one service or src/desired function, and render: they never reach the host
+ * (src/host, node:fs) or query tables themselves (drizzle-orm, table objects of src/desired/schema).
+ * The host is reached through ApiDeps (src/api/host-service.ts); types of rows may be imported.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+export interface ImportStatement {
+  source: string;
+  /** `import type {...}`, or every named binding marked `type`. */
+  typeOnly: boolean;
+  text: string;
+}
+
+/** The static imports and re-exports of a module's source (pure). */
+export function listImports(code: string): ImportStatement[] {
+  const out: ImportStatement[] = [];
+  const re = /^\s*(import|export)\s+(type\s+)?([^'";()=]*?)\s*from\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm;
+  for (const m of code.matchAll(re)) {
+    if (m[5] !== undefined) {
+      out.push({ source: m[5], typeOnly: false, text: m[0].trim() });
+      continue;
+    }
+    const clause = m[3] ?? '';
+    const named = /^\{([^}]*)\}$/.exec(clause.trim());
+    const allTyped = named !== null && named[1]!.split(',').map((s) => s.trim()).filter(Boolean).every((s) => s.startsWith('type '));
+    out.push({ source: m[4]!, typeOnly: m[2] !== undefined || allTyped, text: m[0].trim() });
+  }
+  // Dynamic imports and `import('...')` types name a module too.
+  for (const m of code.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push({ source: m[1]!, typeOnly: false, text: m[0] });
+  return out;
+}
+
+/** Why a route file may not make this import, or undefined when it may (pure). */
+export function forbiddenImport(imp: ImportStatement): string | undefined {
+  const s = imp.source;
+  if (/(^|\/)host(\/|$)/.test(s) && s.startsWith('.')) return 'route files reach the host only through ApiDeps (src/api/host-service.ts)';
+  if (s === 'node:fs' || s === 'node:fs/promises' || s === 'fs' || s === 'fs/promises') return 'route files do not touch host paths';
+  if (s === 'drizzle-orm' || s.startsWith('drizzle-orm/')) return 'queries belong in src/desired';
+  if (/(^|\/)desired\/schema(\/|$)/.test(s) && !imp.typeOnly) return 'only row types may come from src/desired/schema (queries belong in src/desired)';
+  return undefined;
+}
+
+/** `file: import` for every forbidden import of every non-test .ts file in `dir`. */
+export function routeImportViolations(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    if (!name.endsWith('.ts') || name.endsWith('.test.ts')) continue;
+    for (const imp of listImports(readFileSync(path.join(dir, name), 'utf8'))) {
+      const why = forbiddenImport(imp);
+      if (why) out.push(`${name}: ${imp.text} (${why})`);
+    }
+  }
+  return out;
+}
+
+const routesDir = path.dirname(fileURLToPath(import.meta.url));
+
+test('no route file imports src/host, node:fs, drizzle-orm or a table of src/desired/schema', () => {
+  assert.deepEqual(routeImportViolations(routesDir), []);
+});
+
+test('the check names what it refuses, and lets row types and services through', () => {
+  const code = [
+    "import fs from 'node:fs';",
+    "import { readFile } from 'node:fs/promises';",
+    "import { eq } from 'drizzle-orm';",
+    "import { containers, type ContainerRow } from '../../desired/schema/index.ts';",
+    "import type { ImageRow } from '../../desired/schema/index.ts';",
+    "import { type ProfileRow } from '../../desired/schema/index.ts';",
+    "import { containerState } from '../../host/lxc/lifecycle.ts';",
+    "import type { ImageStore } from '../../host/images/create-image-store.ts';",
+    "export { poolSpecOf } from '../../host/layout.ts';",
+    "import type { ContainerHost } from '../host-service.ts';",
+    "import { readContainer } from '../../desired/containers.ts';",
+    "import { Readable } from 'node:stream';",
+  ].join('\n');
+  const refused = listImports(code)
+    .filter((i) => forbiddenImport(i))
+    .map((i) => i.source);
+  assert.deepEqual(refused, [
+    'node:fs',
+    'node:fs/promises',
+    'drizzle-orm',
+    '../../desired/schema/index.ts',
+    '../../host/lxc/lifecycle.ts',
+    '../../host/images/create-image-store.ts',
+    '../../host/layout.ts',
+  ]);
+});
