@@ -5,11 +5,14 @@ import { Writable } from 'node:stream';
 import WebSocket from 'ws';
 import { createAgent, type Agent, type AgentOptions } from '../agent.ts';
 
-/** An in-process agent on PGlite in a temp dir, for component tests. */
-export async function startTestAgent(opts: AgentOptions = {}): Promise<Agent & { dir: string; cleanup(): Promise<void> }> {
+/**
+ * An in-process agent with its state in a temp dir, for component tests: on PGlite there, or on the
+ * PostgreSQL database at `databaseUrl`.
+ */
+export async function startTestAgent(opts: AgentOptions = {}, { databaseUrl }: { databaseUrl?: string | undefined } = {}): Promise<Agent & { dir: string; cleanup(): Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-c-'));
   const agent = await createAgent(
-    { stateDir: dir, logLevel: 'info', nodeName: 'test-node', databaseUrl: undefined },
+    { stateDir: dir, logLevel: 'info', nodeName: 'test-node', databaseUrl },
     { logDestination: new Writable({ write: (_c, _e, cb) => cb() }), ...opts },
   );
   return Object.assign(agent, {

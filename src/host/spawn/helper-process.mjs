@@ -1,31 +1,33 @@
+// @ts-check
 // The spawn helper: a small Node process that runs host commands for svcd and sends back their results.
 //
 // Why: starting a process forks the caller first, and forking svcd (hundreds of MiB of PGlite memory
 // to copy page tables for) costs ~40 ms of its main thread per command; forking this helper costs ~2 ms.
-// Plain JavaScript so it starts without the TypeScript loader. Protocol (advanced IPC serialization):
-//   parent → helper  {type:'run', id, file, args, timeoutMs, input?, env?, extendEnv, uid?, gid?}  |  {type:'cancel', id}
-//   helper → parent  {type:'result', id, failed, stdout, stderr, exitCode?, timedOut, isCanceled, shortMessage?}
-// Streamed processes (exec, console), pipes or a PTY, their bytes relayed as messages with flow control:
-//   parent → helper  {type:'spawn', id, file, args, cwd, env, stdio:[t,t,t] | pty:{cols,rows}}  where t is
-//                    'pipe' | 'ignore' | {appendTo: path};  {type:'stdin', id, seq, data}  {type:'stdin-end', id}
-//                    {type:'pause'|'resume', id, fd}  {type:'kill', id, signal}  {type:'resize', id, cols, rows}
-//   helper → parent  {type:'spawned', id, pid} | {type:'spawn-error', id, message}  {type:'data', id, fd, data}
-//                    {type:'eof', id, fd}  {type:'stdin-ack', id, seq}  {type:'exit', id, exitCode, signal}
-//   A spawn with `copyIn: <dir>` runs `file` from a private copy (privateCopy below).
+// Plain JavaScript so it starts without the TypeScript loader; its messages are those of protocol.ts
+// (checked by tsc through the JSDoc types below): buffered commands (`run`, `cancel` → `result`), and
+// streamed processes (exec, console), pipes or a PTY, their bytes relayed as messages with flow control.
+// A spawn with `copyIn: <dir>` runs `file` from a private copy (private-copy.mjs).
 // The helper exits when svcd goes away (the IPC channel closes), ending what it started.
+/** @import { HelperMessage, HelperResult, ParentMessage, RunMessage, SpawnMessage, StreamControlMessage } from './protocol.ts' */
+/** @import { ChildProcess } from 'node:child_process' */
+/** @import { IPty } from 'node-pty' */
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, constants, copyFileSync, fstatSync, openSync, statSync, unlinkSync } from 'node:fs';
-import path from 'node:path';
+import { closeSync, constants, openSync } from 'node:fs';
+import { privateCopy } from './private-copy.mjs';
 
+/** Buffered commands running, by id. @type {Map<number, AbortController>} */
 const running = new Map();
-/** Streamed processes by id: { kind: 'pipes', child } | { kind: 'pty', term }. */
+/** @typedef {{ kind: 'pipes'; child: ChildProcess } | { kind: 'pty'; term: IPty }} Streamed */
+/** Streamed processes by id. @type {Map<number, Streamed>} */
 const streamed = new Map();
+/** @type {typeof import('node-pty') | undefined} */
 let ptyModule;
 
-process.on('message', async (msg) => {
+process.on('message', async (/** @type {ParentMessage} */ msg) => {
   if (msg?.type === 'cancel') return running.get(msg.id)?.abort();
   if (msg?.type === 'spawn') return startStreamed(msg);
-  if (streamed.has(msg?.id)) return controlStreamed(streamed.get(msg.id), msg);
+  const p = streamed.get(msg?.id);
+  if (p) return controlStreamed(p, /** @type {StreamControlMessage} */ (msg));
   if (msg?.type !== 'run') return;
   const abort = new AbortController();
   running.set(msg.id, abort);
@@ -45,18 +47,28 @@ const PIPE_GRACE_MS = 200;
  * Run a command to its end with its output buffered: node's own spawn, which costs this process
  * about 1 ms of CPU per command against execa's 2.1–3.1 (200 runs of `true`, 8 at a time).
  * stdin is `input` (then closed) or the null device. One final newline is stripped from the output.
+ * @param {RunMessage} msg
+ * @param {AbortSignal} signal
+ * @returns {Promise<HelperResult>}
  */
 function runBuffered(msg, signal) {
   return new Promise((resolve) => {
+    /** @type {Buffer[]} */
     const out = [];
+    /** @type {Buffer[]} */
     const err = [];
     let timedOut = false;
     let isCanceled = false;
+    /** @type {Error | undefined} */
     let spawnError;
+    /** @type {ChildProcess | undefined} */
     let child;
+    /** @type {NodeJS.Timeout | undefined} */
     let killTimer;
+    /** @type {NodeJS.Timeout | undefined} */
     let pipeTimer;
     let done = false;
+    /** @param {number | null | undefined} code @param {NodeJS.Signals | null | undefined} sig */
     const finish = (code, sig) => {
       if (done) return;
       done = true;
@@ -96,8 +108,9 @@ function runBuffered(msg, signal) {
       spawnError = e instanceof Error ? e : new Error(String(e));
       return finish(undefined, undefined);
     }
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => err.push(d));
+    const { stdout, stderr } = /** @type {{ stdout: import('node:stream').Readable; stderr: import('node:stream').Readable }} */ (child);
+    stdout.on('data', (d) => out.push(d));
+    stderr.on('data', (d) => err.push(d));
     child.once('error', (e) => {
       spawnError ??= e;
     });
@@ -105,12 +118,12 @@ function runBuffered(msg, signal) {
     // A command that left a daemon holding its pipes has still ended.
     child.once('exit', (code, sig) => {
       pipeTimer = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        stdout.destroy();
+        stderr.destroy();
         finish(code, sig);
       }, PIPE_GRACE_MS);
     });
-    if (child.stdin) {
+    if (child.stdin && msg.input !== undefined) {
       child.stdin.on('error', () => {});
       child.stdin.end(typeof msg.input === 'string' ? msg.input : Buffer.from(msg.input.buffer, msg.input.byteOffset, msg.input.byteLength));
     }
@@ -118,61 +131,13 @@ function runBuffered(msg, signal) {
   });
 }
 
-/** Output as text without one final newline (LF or CRLF). */
+/** Output as text without one final newline (LF or CRLF). @param {Buffer[]} chunks */
 function text(chunks) {
   const s = Buffer.concat(chunks).toString('utf8');
   return s.endsWith('\r\n') ? s.slice(0, -2) : s.endsWith('\n') ? s.slice(0, -1) : s;
 }
 
-/**
- * `file` (a program name on PATH) run from an unlinked, read-only, root-only copy that this helper
- * keeps open, exec'd as /proc/<helper>/fd/<n>: `lxc-attach` copies itself into a sealed memfd and
- * executes that again on every start (about 2 ms here), unless it already runs from a memfd or from
- * an unlinked file, which is what the copy is. The self-copy guards the host binary against a
- * container root that is host root (CVE-2019-5736); svcd asks for the copy only for containers whose
- * user namespace does not map host root, whose root cannot write a host-root-owned file anyway.
- * Made again when the program on disk changes (an upgrade); undefined when it cannot be made (the
- * caller then runs `file` itself).
- */
-const copies = new Map();
-/** The file at `p` with its stat, or undefined. */
-const fileAt = (p) => {
-  try {
-    const st = statSync(p);
-    return st.isFile() ? { path: p, st } : undefined;
-  } catch {
-    return undefined;
-  }
-};
-function privateCopy(file, dir) {
-  const known = copies.get(file);
-  const candidates = file.includes('/') ? [file] : (process.env.PATH ?? '/usr/bin:/bin').split(':').map((d) => path.join(d, file));
-  const source = (known && fileAt(known.source)) ?? candidates.map(fileAt).find(Boolean);
-  if (!source) return undefined;
-  const { st } = source;
-  const stamp = `${source.path}:${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
-  if (known?.stamp === stamp) return known.path;
-  if (known) closeSync(known.fd);
-  copies.delete(file);
-  const tmp = path.join(dir, `.${path.basename(file)}-${process.pid}-${Date.now()}`);
-  // EXCL: never onto anything already there (a symlink included).
-  copyFileSync(source.path, tmp, constants.COPYFILE_EXCL);
-  let fd;
-  try {
-    chmodSync(tmp, 0o500);
-    fd = openSync(tmp, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } finally {
-    unlinkSync(tmp);
-  }
-  if (fstatSync(fd).nlink !== 0) {
-    closeSync(fd);
-    return undefined;
-  }
-  const entry = { fd, source: source.path, stamp, path: `/proc/${process.pid}/fd/${fd}` };
-  copies.set(file, entry);
-  return entry.path;
-}
-
+/** The program to run for a spawn: `file`, or its private copy. @param {SpawnMessage} msg */
 function programFor(msg) {
   if (!msg.copyIn) return msg.file;
   try {
@@ -182,6 +147,7 @@ function programFor(msg) {
   }
 }
 
+/** @param {SpawnMessage} msg */
 async function startStreamed(msg) {
   const { id } = msg;
   const program = programFor(msg);
@@ -199,8 +165,9 @@ async function startStreamed(msg) {
       });
       return;
     }
+    /** @type {number[]} */
     const opened = [];
-    const stdio = msg.stdio.map((t) => {
+    const stdio = (msg.stdio ?? []).map((t) => {
       if (t === 'pipe' || t === 'ignore') return t;
       // an existing file (svcd created it), never through a symlink
       const fd = openSync(t.appendTo, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
@@ -215,9 +182,10 @@ async function startStreamed(msg) {
     });
     child.once('spawn', () => {
       streamed.set(id, { kind: 'pipes', child });
-      send({ type: 'spawned', id, pid: child.pid });
+      // Once spawned, a child has its pid.
+      send({ type: 'spawned', id, pid: /** @type {number} */ (child.pid) });
     });
-    for (const [fd, stream] of [[1, child.stdout], [2, child.stderr]]) {
+    for (const [fd, stream] of /** @type {const} */ ([[1, child.stdout], [2, child.stderr]])) {
       if (!stream) continue;
       stream.on('data', (data) => send({ type: 'data', id, fd, data }));
       stream.on('end', () => send({ type: 'eof', id, fd }));
@@ -233,15 +201,18 @@ async function startStreamed(msg) {
   }
 }
 
+/** @param {Streamed} p @param {StreamControlMessage} msg */
 function controlStreamed(p, msg) {
   const { id } = msg;
   const term = p.kind === 'pty' ? p.term : undefined;
-  const child = p.kind === 'pipes' ? p.child : undefined;
+  // Undefined exactly when `term` is set: each use below comes after `term` was tried.
+  const child = /** @type {ChildProcess} */ (p.kind === 'pipes' ? p.child : undefined);
   try {
     switch (msg.type) {
       case 'stdin':
         if (term) {
-          term.write(msg.data);
+          // node-pty writes any bytes; its type says Buffer.
+          term.write(/** @type {Buffer} */ (msg.data));
           return send({ type: 'stdin-ack', id, seq: msg.seq });
         }
         if (!child.stdin || child.stdin.destroyed) return send({ type: 'stdin-ack', id, seq: msg.seq });
@@ -262,8 +233,9 @@ function controlStreamed(p, msg) {
   }
 }
 
+/** @param {HelperMessage} m */
 function send(m) {
-  if (process.connected) process.send(m);
+  if (process.connected) process.send?.(m);
 }
 
 // svcd went away or stopped the helper: end the commands in flight with it.
