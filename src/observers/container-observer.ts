@@ -4,6 +4,7 @@ import { localWrites } from '../db/local-writes.ts';
 import type { Db } from '../db/types.ts';
 import { CONTAINER_KIND, containerUrl, readContainerById, recordContainerPoweredOff, retireEphemeralContainer } from '../desired/containers.ts';
 import { containerRuntime, containers, type ContainerRow } from '../desired/schema/index.ts';
+import { recordContainerRuntime } from '../desired/container-runtime.ts';
 import { emitLifecycle, type EventBus } from '../events/index.ts';
 import { runCommand } from '../host/exec.ts';
 import { readInitExit, stopCauseOf, type InitExit } from '../host/lxc/init-exit.ts';
@@ -169,7 +170,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
       const startedAt = pid && pid !== prev?.pid ? new Date() : (prev?.startedAt ?? null);
       const values = { node: deps.node, state, pid, startedAt, observedAt: new Date() };
       rowsSeen?.delete(c.id);
-      await db.insert(containerRuntime).values({ id: c.id, ...values }).onConflictDoUpdate({ target: containerRuntime.id, set: values });
+      await recordContainerRuntime(db, c.id, values);
       rowsSeen?.set(c.id, { processes: 0, cpuNs: 0, memory: 0, ...prev, id: c.id, ...values });
     } else rowsSeen?.set(c.id, prev);
 

@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
 import { readContainerById } from '../../desired/containers.ts';
 import { allContainerSnapshots } from '../../desired/container-snapshots.ts';
+import { deleteVolumeRow, ensureImageVolumeRow, recordContainerVolume } from '../../desired/storage-volumes.ts';
 import { cachedPools } from '../../desired/cached-reads.ts';
 import { storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
 import type { ImageFiles } from '../../host/images/inspect-image.ts';
@@ -67,15 +67,7 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
   const known = deps.rootfsState.readyImageVolumes.get(key);
   if (known && (await pool.driver.volumeExists(pool.spec, known))) return known;
   return deps.rootfsState.imageVolumeLocks.run(key, async () => {
-    await deps.db
-      .insert(storageVolumes)
-      .values({ id: randomUUID(), pool: pool.row.name, project: 'default', type: 'image', name: fingerprint, config: {} })
-      .onConflictDoNothing();
-    const [row] = await deps.db
-      .select({ id: storageVolumes.id })
-      .from(storageVolumes)
-      .where(and(eq(storageVolumes.pool, pool.row.name), eq(storageVolumes.project, 'default'), eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
-    const ref: VolumeRef = { id: row!.id, type: 'image' };
+    const ref: VolumeRef = { id: await ensureImageVolumeRow(deps.db, pool.row.name, fingerprint), type: 'image' };
     const facts = await readFacts(deps.db, IMAGE_VOLUME_KIND, ref.id);
     if (facts.ready !== true || !(await pool.driver.volumeExists(pool.spec, ref))) {
       deps.rootfsState.readyImageVolumes.delete(key);
@@ -87,7 +79,7 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
       } catch (e) {
         // Nothing half-unpacked stays on the pool (nor its row): the next try starts from scratch.
         await pool.driver.removeVolume(pool.spec, ref).catch(() => undefined);
-        await deps.db.delete(storageVolumes).where(eq(storageVolumes.id, ref.id)).catch(() => undefined);
+        await deleteVolumeRow(deps.db, ref.id).catch(() => undefined);
         await clearStatus(deps.db, IMAGE_VOLUME_KIND, ref.id).catch(() => undefined);
         // A damaged image file: no retry unpacks it (tar's own words say what is wrong).
         if (isTerminalError(e)) throw new TerminalError(`Failed to unpack image ${fingerprint}: ${terminalMessageOf(e)}`, { cause: e });
@@ -110,7 +102,7 @@ export async function removeImageVolume(deps: RootfsDeps, pool: PoolHandle, vol:
     if (await keep()) return false;
     deps.rootfsState.readyImageVolumes.delete(key);
     await pool.driver.removeVolume(pool.spec, { id: vol.id, type: 'image' }, signal);
-    await deps.db.delete(storageVolumes).where(eq(storageVolumes.id, vol.id));
+    await deleteVolumeRow(deps.db, vol.id);
     await clearStatus(deps.db, IMAGE_VOLUME_KIND, vol.id);
     return true;
   });
@@ -206,10 +198,7 @@ export async function ensureRootfs(
   await mkdir(rootfs, { recursive: true, mode: 0o755 });
   const volumeRow = `${poolName}/${c.project}/${c.name}`;
   if (hooks.record.facts.volumeRow !== volumeRow) {
-    await deps.db
-      .insert(storageVolumes)
-      .values({ id: c.id, pool: poolName, project: c.project, type: 'container', name: c.name, config: {} })
-      .onConflictDoUpdate({ target: storageVolumes.id, set: { name: c.name, project: c.project, pool: poolName } });
+    await recordContainerVolume(deps.db, { id: c.id, pool: poolName, project: c.project, name: c.name });
     hooks.record.facts.volumeRow = volumeRow;
     hooks.record.note();
   }

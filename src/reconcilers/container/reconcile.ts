@@ -3,7 +3,9 @@ import { rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { CONTAINER_KIND, deleteContainerRow, expandStoredContainer, readContainerById } from '../../desired/containers.ts';
-import { containerRuntime, containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
+import { containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
+import { deleteVolumeRow } from '../../desired/storage-volumes.ts';
+import { deleteContainerRuntime } from '../../desired/container-runtime.ts';
 import { ContainerStartError } from '../../host/lxc/lxc-errors.ts';
 import type { LxcState } from '../../host/lxc/lxc-args.ts';
 import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
@@ -50,10 +52,10 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       const pool = await readyPool(deps, vol.pool);
       await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
       await pool.driver.removeVolume(pool.spec, { id: c.id, type: 'container' }, signal);
-      await db.delete(storageVolumes).where(eq(storageVolumes.id, c.id));
+      await deleteVolumeRow(db, c.id);
     }
     await rm(path.join(lxcPath, c.id), { recursive: true, force: true });
-    await db.delete(containerRuntime).where(eq(containerRuntime.id, c.id));
+    await deleteContainerRuntime(db, c.id);
     await deleteContainerRow(db, c.id);
     forgetFacts(db, CONTAINER_KIND, c.id);
     deps.live?.delete(c.id);
