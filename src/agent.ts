@@ -123,6 +123,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   // Reconcilers tell this observer what they left each container as; its drift reports go to the reconcile manager below.
   const containerObserver = createContainerObserver({
     db,
+    lxc,
     node: config.nodeName,
     lxcPath: lxcPathOf(config.stateDir),
     stateDir: config.stateDir,
