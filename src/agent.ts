@@ -28,6 +28,9 @@ import { createExecOutputExpiryObserver } from './observers/exec-output-expiry.t
 import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
 import { readContainerState } from './observers/container-state.ts';
 import { createContainerReconciler } from './reconcilers/container/reconcile.ts';
+import { createRootfsState } from './reconcilers/container/rootfs-state.ts';
+import { createLxcAdapter, createLxcLiveAdapter } from './host/lxc/lxc-adapter.ts';
+import { createUnpackAdapter } from './host/unpack-adapter.ts';
 import { planContainerBoot, shutdownContainers } from './reconcilers/container/boot.ts';
 import { createBootSequencer } from './reconcilers/container/boot-sequencer.ts';
 import { CONTAINER_KIND } from './desired/containers.ts';
@@ -110,6 +113,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   ops.start();
 
   const storage = createStorageDrivers();
+  const lxc = createLxcAdapter();
   const lxcPath = lxcPathOf(config.stateDir);
   /** Until the boot sequencer runs, no container is powered up by the startup sweep. */
   const bootGate = { mayStart: (_id: string) => false };
@@ -125,6 +129,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const containerObserver = createContainerObserver({
     db,
     localWrites: database.localWrites,
+    lxc,
     node: config.nodeName,
     lxcPath: lxcPathOf(config.stateDir),
     stateDir: config.stateDir,
@@ -139,7 +144,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const rootfsDeps = {
     db,
     stateDir: config.stateDir,
-    driverFor: storage.driverFor,
+    storage,
+    unpack: createUnpackAdapter(),
+    rootfsState: createRootfsState({ clock }),
     imageFiles: async (fp: string) => {
       const [img] = await db.select({ split: images.split }).from(images).where(eq(images.fingerprint, fp)).limit(1);
       if (!img) throw new TerminalError(`image ${fp} is not on this host`);
@@ -147,11 +154,13 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     },
   };
   const reconcilers: Reconciler[] = [
-    createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
-    createVolumeReconciler({ db, stateDir: config.stateDir, driverFor: storage.driverFor }),
+    createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, storage, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
+    createVolumeReconciler({ db, stateDir: config.stateDir, storage }),
     createImageVolumeReconciler(rootfsDeps),
     createContainerReconciler({
       ...rootfsDeps,
+      lxc,
+      lxcLive: createLxcLiveAdapter(),
       host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
       subids,
       onHostChange: (id, seen, row) => containerObserver.observe(id, seen, row).catch(() => {}),
@@ -235,7 +244,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     const { 'core.https_address': https } = await readServerKeys(db, config.nodeName, ['core.https_address']);
     if (https) await listeners.setHttpsAddress(https).catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));
     observers.start();
-    const plan = await planContainerBoot({ db, lxcPath }).catch((e: unknown) => {
+    const plan = await planContainerBoot({ db, lxcPath, lxc }).catch((e: unknown) => {
       log.error({ err: e }, 'cannot plan the container boot order; starting containers without it');
       return { setPower: [], order: [] as { id: string; delayMs: number; generation: number }[] };
     });
@@ -273,7 +282,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       await observers.stop();
       await reconcile.stop();
       await devsvc.close();
-      await shutdownContainers({ db, lxcPath, log });
+      await shutdownContainers({ db, lxcPath, lxc, log });
       await ops.stop();
       await database.close();
     },

@@ -99,3 +99,16 @@ export async function recordConverged(db: Db, kind: string, key: string, observe
   if (facts) await writeThrough(db, factsKey(kind, key), facts, write);
   else await write();
 }
+
+/** Record a failed reconcile of (kind, key): its error, and whether a retry can help. */
+export async function recordFailed(db: Db, kind: string, key: string, message: string, terminal: boolean): Promise<void> {
+  await db
+    .insert(reconcileStatus)
+    .values({ kind, key, lastError: message, terminal, updatedAt: new Date() })
+    .onConflictDoUpdate({ target: [reconcileStatus.kind, reconcileStatus.key], set: { lastError: message, terminal, updatedAt: new Date() } });
+}
+
+/** Delete (kind, key)'s status row, in the caller's transaction if it has one; the caller forgets its facts (forgetFacts). */
+export async function deleteStatusRow(db: DbOrTx, kind: string, key: string): Promise<void> {
+  await db.delete(reconcileStatus).where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
+}

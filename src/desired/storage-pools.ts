@@ -5,8 +5,8 @@ import { DRIVERS, type ProbeResult } from './storage-driver-catalog.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
-import { forgetFacts } from './reconcile-facts.ts';
-import { profiles, reconcileStatus, storagePools, type StoragePoolRow } from './schema/index.ts';
+import { deleteStatusRow, forgetFacts } from './reconcile-facts.ts';
+import { profiles, storagePools, type StoragePoolRow } from './schema/index.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
 import { parseSize } from '../util/size.ts';
 import { defaultPoolPath, loopFilePath } from '../host/layout.ts';
@@ -110,7 +110,7 @@ export async function insertPool(db: Db, input: PoolInput, config: Record<string
         .values({ name: input.name, driver: input.driver, description: input.description ?? '', config })
         .returning();
       // A pool of the same name may have existed before: its status must not count for this one.
-      await tx.delete(reconcileStatus).where(and(eq(reconcileStatus.kind, POOL_KIND), eq(reconcileStatus.key, input.name)));
+      await deleteStatusRow(tx, POOL_KIND, input.name);
       return row!;
     }).finally(() => forgetFacts(db, POOL_KIND, input.name));
   } catch (e) {

@@ -250,3 +250,24 @@ export async function volumesOnPool(db: DbOrTx, pool: string): Promise<StorageVo
   return db.select().from(storageVolumes).where(eq(storageVolumes.pool, pool));
 }
 
+
+/**
+ * The row of an image unpacked on a pool (type `image`, named by its fingerprint, in `default`): inserted
+ * if missing; returns its id. Written by the container reconciler (ensure-rootfs.ts), which alone makes them.
+ */
+export async function ensureImageVolumeRow(db: DbOrTx, pool: string, fingerprint: string): Promise<string> {
+  await db.insert(storageVolumes).values({ id: randomUUID(), pool, project: 'default', type: 'image', name: fingerprint, config: {} }).onConflictDoNothing();
+  const [row] = await db
+    .select({ id: storageVolumes.id })
+    .from(storageVolumes)
+    .where(and(eq(storageVolumes.pool, pool), eq(storageVolumes.project, 'default'), eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
+  return row!.id;
+}
+
+/** The row listing a container's root volume (its id is the container's), following the container's name, project and pool. */
+export async function recordContainerVolume(db: DbOrTx, v: { id: string; pool: string; project: string; name: string }): Promise<void> {
+  await db
+    .insert(storageVolumes)
+    .values({ id: v.id, pool: v.pool, project: v.project, type: 'container', name: v.name, config: {} })
+    .onConflictDoUpdate({ target: storageVolumes.id, set: { name: v.name, project: v.project, pool: v.pool } });
+}

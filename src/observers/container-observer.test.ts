@@ -10,6 +10,7 @@ import { containers } from '../desired/schema/index.ts';
 import { createEventBus } from '../events/index.ts';
 import { stopSpawnHelper } from '../host/spawn/spawn-helper.ts';
 import { createManualClock } from '../reconcilers/runtime/clock.ts';
+import { createLxcAdapter } from '../host/lxc/lxc-adapter.ts';
 import { createContainerObserver } from './container-observer.ts';
 
 const temp = useTempDatabase('svcd-observer-', ensureDefaultProject);
@@ -31,6 +32,7 @@ test('a crash loop: killed at once again after each start, the start again is sc
     db,
     localWrites: temp.database.localWrites,
     node: 'test',
+    lxc: createLxcAdapter(),
     lxcPath: path.join(stateDir, 'containers'),
     stateDir,
     bus: createEventBus({ location: 'test' }),

@@ -2,18 +2,19 @@ import path from 'node:path';
 import { eq, isNull } from 'drizzle-orm';
 import type { WriteCounter } from '../db/local-writes.ts';
 import type { Db } from '../db/types.ts';
-import { CONTAINER_KIND, containerUrl, readContainerById, recordContainerPoweredOff, retireEphemeralContainer } from '../desired/containers.ts';
+import { CONTAINER_KIND, containerUrl, readContainerById, retireEphemeralContainer } from '../desired/containers.ts';
 import { containerRuntime, containers, type ContainerRow } from '../desired/schema/index.ts';
+import { recordContainerRuntime } from '../desired/container-runtime.ts';
 import { emitLifecycle, type EventBus } from '../events/index.ts';
-import { runCommand } from '../host/exec.ts';
-import { readInitExit, stopCauseOf, type InitExit } from '../host/lxc/init-exit.ts';
-import { containerState } from '../host/lxc/lifecycle.ts';
-import { lxcLsArgs, parseLxcLs, type LxcState } from '../host/lxc/lxc-args.ts';
-import { watchStates, type LxcMonitorEvent } from '../host/lxc/monitor.ts';
-import { restartInFlight } from '../reconcilers/container/restart-in-flight.ts';
+import type { LxcState } from '../host/lxc/lxc-args.ts';
+import type { LxcMonitorEvent } from '../host/lxc/monitor.ts';
+import type { LxcAdapter } from '../reconcilers/adapters.ts';
 import type { RuntimeLogger } from '../reconcilers/runtime/types.ts';
-import { crashBackoffMs, SHORT_RUN_MS, stableOf, upTransitionAction, type Stable } from './container-transitions.ts';
-import type { PollObserver, StreamObserver } from './types.ts';
+import { stableOf, upTransitionAction } from './container-transitions.ts';
+import { createStopJudge, type Seen } from './container-stop-judge.ts';
+import type { PollObserver } from './types.ts';
+
+export { createContainerEventsObserver } from './container-events-observer.ts';
 import { logDirOf } from '../host/layout.ts';
 
 type RuntimeRow = typeof containerRuntime.$inferSelect;
@@ -21,32 +22,14 @@ type RuntimeRow = typeof containerRuntime.$inferSelect;
 /** How long an lxc-monitor RUNNING/FROZEN event waits for a reconcile's report before its own look. */
 const MONITOR_LOOK_DELAY_MS = 250;
 
-/** A reboot from inside: LXC starts the container again by itself; if it is not back by then, svcd starts it. */
-const REBOOT_GRACE_MS = 30_000;
-
-/** What this process has seen of one container (a fresh svcd starts from the runtime rows). */
-interface Seen {
-  stable: Stable;
-  /** The last init pid seen while up, and since when (ms). */
-  pid: number;
-  upSince: number;
-  /** The LXC log of the run of `pid` (its log directory is named after the container's name at start). */
-  logFile: string;
-  /** The next start is a restart: svcd's own restart, or a reboot from inside. */
-  restarting: boolean;
-  /** Rebooting from inside: start it ourselves if it is still stopped after this. */
-  rebootUntil?: number | undefined;
-  /** Consecutive short runs that ended killed or crashed (the crash loop backoff). */
-  crashes: number;
-  /** Killed in a crash loop: report drift (start again) once this time has come. */
-  startAfter?: number | undefined;
-}
 
 export interface ContainerObserverDeps {
   db: Db;
   /** Set when this process is the database's only writer (Database.localWrites). */
   localWrites: WriteCounter | undefined;
   node: string;
+  /** LXC's view: one container's state, and the listing the periodic sample reads. */
+  lxc: Pick<LxcAdapter, 'state' | 'list'>;
   lxcPath: string;
   /** The state dir: where each container's LXC log is (`logs/<project>_<name>/lxc.log`). */
   stateDir: string;
@@ -106,58 +89,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
     deps.report(CONTAINER_KIND, c.id, `ephemeral container ${why}`);
   }
 
-  /** The container went from up to stopped: whose doing was it, and what follows. */
-  async function stopped(id: string, m: Seen): Promise<void> {
-    const c = await readContainerById(db, id);
-    if (!c || c.deletingAt) return;
-    if (await restartInFlight(db, c)) {
-      m.restarting = true;
-      return;
-    }
-    if (c.power === 'stopped') {
-      lifecycle(c, 'container-stopped');
-      if (c.ephemeral) await retire(c, 'stopped');
-      return;
-    }
-    // Up again already (a restart svcd finished meanwhile, or LXC's own after a reboot): nothing to judge.
-    const live = await containerState({ name: c.id, lxcPath: deps.lxcPath }).catch(() => undefined);
-    if (live && live.state !== 'STOPPED') {
-      m.restarting = true;
-      m.rebootUntil = now() + REBOOT_GRACE_MS;
-      return;
-    }
-    const exit: InitExit = await readInitExit(m.logFile, m.pid || undefined).catch(() => ({ kind: 'unknown' }) as const);
-    const cause = stopCauseOf(exit);
-    const ctx = { container: c.name, project: c.project, pid: m.pid, exit, cause };
-    switch (cause) {
-      case 'reboot':
-        m.restarting = true;
-        m.rebootUntil = now() + REBOOT_GRACE_MS;
-        deps.log?.info(ctx, 'container rebooted from inside');
-        return;
-      case 'poweroff': {
-        lifecycle(c, 'container-shutdown');
-        if (c.ephemeral) return retire(c, 'powered off from inside');
-        const row = await recordContainerPoweredOff(db, c.id, c.generation);
-        deps.log?.info({ ...ctx, desired: row ? 'stopped' : 'changed meanwhile' }, 'container powered off from inside');
-        deps.report(CONTAINER_KIND, c.id, 'powered off from inside');
-        return;
-      }
-      default: {
-        lifecycle(c, 'container-stopped');
-        m.crashes = now() - m.upSince < SHORT_RUN_MS ? m.crashes + 1 : 1;
-        const delay = crashBackoffMs(m.crashes);
-        deps.log?.warn({ ...ctx, crashes: m.crashes, restartInMs: delay }, 'container stopped behind svcd\'s back; starting it again');
-        if (delay === 0) deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (${cause})`);
-        else {
-          // The start again is scheduled for when the backoff is over; the looks only stay quiet until then
-          // (and, should that reconcile not bring it up, report it once the time has come).
-          m.startAfter = now() + delay;
-          deps.reportAfter(CONTAINER_KIND, c.id, delay, `observed STOPPED, desired ${c.power} (${cause}, crash loop backoff of ${delay} ms over)`);
-        }
-      }
-    }
-  }
+  const stopped = createStopJudge({ ...deps, now, lifecycle, retire });
 
   /** One container's look: write what changed to its runtime row, judge the transition, report drift. */
   async function look(c: ContainerRow, obs: { state: LxcState; pid?: number | undefined } | undefined, prev: RuntimeRow | undefined, t: number): Promise<void> {
@@ -171,7 +103,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
       const startedAt = pid && pid !== prev?.pid ? new Date() : (prev?.startedAt ?? null);
       const values = { node: deps.node, state, pid, startedAt, observedAt: new Date() };
       rowsSeen?.delete(c.id);
-      await db.insert(containerRuntime).values({ id: c.id, ...values }).onConflictDoUpdate({ target: containerRuntime.id, set: values });
+      await recordContainerRuntime(db, c.id, values);
       rowsSeen?.set(c.id, { processes: 0, cpuNs: 0, memory: 0, ...prev, id: c.id, ...values });
     } else rowsSeen?.set(c.id, prev);
 
@@ -238,7 +170,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
     const since = lookSeq;
     let obs: { state: LxcState; pid?: number | undefined };
     try {
-      obs = seen ?? (await containerState({ name: id, lxcPath: deps.lxcPath }));
+      obs = seen ?? (await deps.lxc.state({ name: id, lxcPath: deps.lxcPath }));
     } finally {
       if (!seen) pending.delete(id);
     }
@@ -276,7 +208,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
       const [rows, runtime, listing] = await Promise.all([
         db.select().from(containers).where(isNull(containers.deletingAt)),
         db.select().from(containerRuntime).where(eq(containerRuntime.node, deps.node)),
-        runCommand('lxc-ls', lxcLsArgs(deps.lxcPath), { signal, timeoutMs: 30_000 }).then(parseLxcLs),
+        deps.lxc.list(deps.lxcPath, signal),
       ]);
       await exclusive(async () => {
         const seen = new Map(listing.map((l) => [l.name, l]));
@@ -294,14 +226,5 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
         for (const id of lookedAt.keys()) if (gone(id)) lookedAt.delete(id);
       });
     },
-  };
-}
-
-/** LXC's state events (lxc-monitor) make the poll observer look right away. */
-export function createContainerEventsObserver(deps: { lxcPath: string; onEvent: (ev: LxcMonitorEvent) => void }): StreamObserver {
-  return {
-    name: 'container-events',
-    kind: 'stream',
-    run: (signal) => watchStates({ lxcPath: deps.lxcPath, signal, onEvent: deps.onEvent }),
   };
 }

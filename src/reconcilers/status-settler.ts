@@ -1,7 +1,5 @@
-import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
-import { forgetFacts, readFacts, recordConverged, writeFacts } from '../desired/reconcile-facts.ts';
-import { reconcileStatus } from '../desired/schema/index.ts';
+import { deleteStatusRow, forgetFacts, readFacts, recordConverged, recordFailed, writeFacts } from '../desired/reconcile-facts.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from './convergence.ts';
 import type { Settler } from './runtime/index.ts';
@@ -18,10 +16,7 @@ export function createStatusSettler({ db, ops, convergence }: { db: Db; ops: Pic
       convergence?.notify(kind, key, { observed: observedGeneration });
     },
     async failed(kind, key, message, terminal) {
-      await db
-        .insert(reconcileStatus)
-        .values({ kind, key, lastError: message, terminal, updatedAt: new Date() })
-        .onConflictDoUpdate({ target: [reconcileStatus.kind, reconcileStatus.key], set: { lastError: message, terminal, updatedAt: new Date() } });
+      await recordFailed(db, kind, key, message, terminal);
       await ops.failed(kind, key, message, terminal);
       convergence?.notify(kind, key, { error: message, terminal });
     },
@@ -72,6 +67,6 @@ export async function openFacts<F extends object>(db: Db, kind: string, key: str
 /** Forget a key's status (its object is gone, or its name is being reused). */
 export async function clearStatus(db: Db, kind: string, key: string): Promise<void> {
   forgetFacts(db, kind, key);
-  await db.delete(reconcileStatus).where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
+  await deleteStatusRow(db, kind, key);
   forgetFacts(db, kind, key);
 }

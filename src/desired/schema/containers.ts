@@ -38,6 +38,12 @@ export interface PowerRequest {
 /**
  * Desired containers. On the host a container is known by its stable `id` (LXC name and storage
  * path), so a rename is a database change; `name` is what users and the hostname see.
+ *
+ * Writers: every write goes through `desired/containers.ts` (the API, the boot plan's autostart verdict,
+ * the observer's power-off and ephemeral retirement, the reconciler's final delete), except one:
+ * `desired/profiles.ts` bumps the generation of the containers using a profile, in the profile write's
+ * transaction. Safe together: each write bumps `generation`, and the observer's writes are conditional on
+ * the generation it read (`bumpIfUnchanged`), so a newer desire is never overwritten.
  */
 export const containers = pgTable(
   'containers',
@@ -70,7 +76,11 @@ export const containers = pgTable(
 );
 export type ContainerRow = typeof containers.$inferSelect;
 
-/** Written only by observers: what LXC shows of each container on this member. */
+/**
+ * What LXC shows of each container on this member. One writer module, `desired/container-runtime.ts`:
+ * the container observer records its looks; the container reconciler deletes the row of a container it
+ * removed, after its teardown (the observer no longer looks at a container marked for deletion).
+ */
 export const containerRuntime = pgTable('container_runtime', {
   id: uuid('id').primaryKey(),
   node: text('node').notNull(),
@@ -85,7 +95,11 @@ export const containerRuntime = pgTable('container_runtime', {
 });
 export type ContainerRuntimeRow = typeof containerRuntime.$inferSelect;
 
-/** Container snapshots: the root volume's snapshot plus the container's configuration at that time. */
+/**
+ * Container snapshots: the root volume's snapshot plus the container's configuration at that time.
+ * Writers: `desired/container-snapshots.ts`; and `desired/profiles.ts`, which renames a profile in the
+ * snapshots that name it, in the rename's own transaction (one statement, the same rename as the containers').
+ */
 export const containerSnapshots = pgTable(
   'container_snapshots',
   {

@@ -1,7 +1,9 @@
 import { boolean, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 /**
- * Written only by reconcilers: how far a desired object has converged.
+ * Written only by reconcilers: how far a desired object has converged. One writer module,
+ * `desired/reconcile-facts.ts` (the status settler's convergences and failures, the reconcilers' facts,
+ * and a pool create's clearing of a former same-named pool's status).
  * `observed_generation` = the desired generation last converged; `last_error` = the latest reconcile error.
  */
 export const reconcileStatus = pgTable(

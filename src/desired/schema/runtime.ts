@@ -1,6 +1,11 @@
 import { bigint, boolean, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
-/** Written only by observers: what the host shows of each pool on each member. */
+/**
+ * What the host shows of each pool on each member. Written by the pool observer; the storage-pool reconciler
+ * deletes this member's row of a pool it removed, in the transaction that deletes the pool's row (the
+ * observer only writes rows of pools it read as present, so it does not bring the row back for long:
+ * the next sample no longer lists the pool).
+ */
 export const poolRuntime = pgTable(
   'pool_runtime',
   {

@@ -3,7 +3,7 @@ import { createdAt, generation, stringMap } from './columns.ts';
 
 const deletingAt = () => timestamp('deleting_at', { withTimezone: true, mode: 'date' });
 
-/** Desired storage pools. Delete sets deleting_at; the reconciler removes the row after teardown. */
+/** Desired storage pools. Delete sets deleting_at; the reconciler removes the row after teardown. One writer module: `desired/storage-pools.ts`. */
 export const storagePools = pgTable('storage_pools', {
   name: text('name').primaryKey(),
   driver: text('driver').notNull(),
@@ -18,6 +18,10 @@ export type StoragePoolRow = typeof storagePools.$inferSelect;
 /**
  * Desired volumes. On the host a volume is stored under its stable `id`, so a rename is a pure
  * database change; moving to another pool changes `pool` and the reconciler moves the data.
+ *
+ * One writer module, `desired/storage-volumes.ts`: the API's custom volumes, and the rows of the volumes
+ * the container reconciler makes (container root volumes, image volumes; recordContainerVolume,
+ * ensureImageVolumeRow, deleteVolumeRow).
  */
 export const storageVolumes = pgTable(
   'storage_volumes',

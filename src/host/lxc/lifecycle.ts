@@ -9,20 +9,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { HostCommandError, runCommand } from '../exec.ts';
 import { readHostState } from './host-state.ts';
 import { lxcArgs, parseLxcInfo, type ContainerState, type LxcRef, type LxcState } from './lxc-args.ts';
+import { ContainerStartError } from './lxc-errors.ts';
+
+export { ContainerStartError };
 
 const POLL_MS = 100;
-
-/** lxc-start failed or the container did not reach RUNNING; carries the tail of the LXC log written by this attempt. */
-export class ContainerStartError extends Error {
-  constructor(
-    message: string,
-    readonly logTail: string,
-    options?: { cause?: unknown },
-  ) {
-    super(logTail ? `${message}\n--- lxc log ---\n${logTail}` : message, options);
-    this.name = 'ContainerStartError';
-  }
-}
 
 interface RunnerOptions {
   signal?: AbortSignal;

@@ -10,6 +10,9 @@ import path from 'node:path';
 import { readMounts } from '../storage/mountinfo.ts';
 import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseProcCgroup, type CgroupMounts } from './parse-cgroup.ts';
 import type { CgroupVersion, LxcLimits, LxcUnixDevice } from './types.ts';
+import { CgroupWriteError } from './lxc-errors.ts';
+
+export { CgroupWriteError };
 
 /** One cgroup file's wanted value: a literal, or `inherit` (what the parent cgroup has: cpuset, swappiness). */
 export interface CgroupSetting {
@@ -124,19 +127,6 @@ export async function locateContainerCgroups(pid: number): Promise<ContainerCgro
 }
 
 const readTrim = (file: string) => readFileSync(file, 'utf8').trim();
-
-/** A cgroup write the kernel refused: which key, which value, and why. */
-export class CgroupWriteError extends Error {
-  constructor(
-    readonly key: string,
-    readonly file: string,
-    readonly code: string | undefined,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'CgroupWriteError';
-  }
-}
 
 function explain(setting: CgroupSetting, value: string, e: NodeJS.ErrnoException, dir: string): CgroupWriteError {
   const key = KEY_OF[setting.file] ?? setting.file;

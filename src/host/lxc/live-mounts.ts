@@ -11,17 +11,13 @@ import { fileURLToPath } from 'node:url';
 import { runCommand } from '../exec.ts';
 import { parseMountinfo } from '../storage/mountinfo.ts';
 import type { LxcDiskMount } from './types.ts';
+import { MountHelperMissingError } from './lxc-errors.ts';
+
+export { MountHelperMissingError };
 
 /** The helper binary: `.build/svcd-mountns` at the top of the checkout (SVCD_MOUNTNS overrides it, for packagers). */
 export function mountHelperPath(env: NodeJS.ProcessEnv = process.env): string {
   return env.SVCD_MOUNTNS ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../.build/svcd-mountns');
-}
-
-export class MountHelperMissingError extends Error {
-  constructor(file: string) {
-    super(`the mount helper ${file} is not built (run scripts/install-deps.sh): devices cannot be added to or removed from running containers`);
-    this.name = 'MountHelperMissingError';
-  }
 }
 
 /** A mount inside a running container: a bind of a host path (a disk device, or a unix device's node). */

@@ -3,9 +3,7 @@ import type { Db } from '../../db/types.ts';
 import { bumpContainer } from '../../desired/containers.ts';
 import { expandConfig } from '../../desired/expand.ts';
 import { containers, profiles } from '../../desired/schema/index.ts';
-import { runCommand } from '../../host/exec.ts';
-import { lxcLsArgs, parseLxcLs } from '../../host/lxc/lxc-args.ts';
-import { stopContainer } from '../../host/lxc/lifecycle.ts';
+import type { LxcAdapter } from '../adapters.ts';
 import { computeBootPlan, computeStopGroups, type BootPlan } from './boot-plan.ts';
 
 async function expandedConfigs(db: Db) {
@@ -20,8 +18,8 @@ async function expandedConfigs(db: Db) {
   return { rows, expanded };
 }
 
-async function observedStates(lxcPath: string): Promise<Map<string, string>> {
-  const listing = parseLxcLs(await runCommand('lxc-ls', lxcLsArgs(lxcPath), { timeoutMs: 30_000 }));
+async function observedStates(lxc: Pick<LxcAdapter, 'list'>, lxcPath: string): Promise<Map<string, string>> {
+  const listing = await lxc.list(lxcPath);
   return new Map(listing.map((l) => [l.name, l.state]));
 }
 
@@ -30,8 +28,8 @@ async function observedStates(lxcPath: string): Promise<Map<string, string>> {
  * power (a desired write on the user's behalf: it is what they configured), and return the start
  * order for the boot sequencer.
  */
-export async function planContainerBoot(deps: { db: Db; lxcPath: string }): Promise<{ setPower: BootPlan['setPower']; order: { id: string; delayMs: number; generation: number }[] }> {
-  const [{ rows, expanded }, states] = await Promise.all([expandedConfigs(deps.db), observedStates(deps.lxcPath)]);
+export async function planContainerBoot(deps: { db: Db; lxcPath: string; lxc: Pick<LxcAdapter, 'list'> }): Promise<{ setPower: BootPlan['setPower']; order: { id: string; delayMs: number; generation: number }[] }> {
+  const [{ rows, expanded }, states] = await Promise.all([expandedConfigs(deps.db), observedStates(deps.lxc, deps.lxcPath)]);
   const plan = computeBootPlan(rows, (id) => states.get(id), (r) => expanded.get(r.id) ?? {});
   for (const { id, power } of plan.setPower) await bumpContainer(deps.db, id, { power });
   // Each container to start gets a start request (a new generation), so the boot sequencer can
@@ -51,15 +49,15 @@ export async function planContainerBoot(deps: { db: Db; lxcPath: string }): Prom
  * as it is, so the containers come back at the next start. Reconcilers and observers must already
  * be stopped, or they would start the containers again.
  */
-export async function shutdownContainers(deps: { db: Db; lxcPath: string; log: { info(o: object, m?: string): void; warn(o: object, m?: string): void } }): Promise<void> {
-  const [{ rows, expanded }, states] = await Promise.all([expandedConfigs(deps.db), observedStates(deps.lxcPath)]);
+export async function shutdownContainers(deps: { db: Db; lxcPath: string; lxc: Pick<LxcAdapter, 'list' | 'stop'>; log: { info(o: object, m?: string): void; warn(o: object, m?: string): void } }): Promise<void> {
+  const [{ rows, expanded }, states] = await Promise.all([expandedConfigs(deps.db), observedStates(deps.lxc, deps.lxcPath)]);
   const running = rows.filter((r) => (states.get(r.id) ?? 'STOPPED') !== 'STOPPED').map((r) => ({ id: r.id, name: r.name, config: expanded.get(r.id) ?? {} }));
   const names = new Map(running.map((r) => [r.id, r.name]));
   for (const group of computeStopGroups(running)) {
     deps.log.info({ priority: group.priority, containers: group.members.map((m) => names.get(m.id)) }, 'host shutdown: stopping containers');
     await Promise.all(
       group.members.map((m) =>
-        stopContainer({ name: m.id, lxcPath: deps.lxcPath, timeoutMs: m.timeoutMs }).catch((e: unknown) =>
+        deps.lxc.stop({ name: m.id, lxcPath: deps.lxcPath, timeoutMs: m.timeoutMs }).catch((e: unknown) =>
           deps.log.warn({ err: e, container: names.get(m.id) }, 'host shutdown: container did not stop'),
         ),
       ),

@@ -8,12 +8,12 @@
  * mount table (unmounted behind svcd's back) is mounted again; a changed one is replaced.
  */
 import type { ContainerRow } from '../../desired/schema/index.ts';
-import { HostCommandError } from '../../host/exec.ts';
-import { applyCgroupSettings, baseAllowedDevices, CgroupWriteError, cgroupSettingsOf, deviceRuleCovered, deviceRuleOf, locateContainerCgroups, setDeviceAccess } from '../../host/lxc/live-cgroup.ts';
-import { LXC_COMMON_CONF } from '../../host/lxc/render-config.ts';
-import { attachMount, detachMount, MountHelperMissingError, readContainerMounts, type LiveMount } from '../../host/lxc/live-mounts.ts';
+import { cgroupSettingsOf, deviceRuleCovered, deviceRuleOf } from '../../host/lxc/live-cgroup.ts';
+import { CgroupWriteError, MountHelperMissingError } from '../../host/lxc/lxc-errors.ts';
+import type { LiveMount } from '../../host/lxc/live-mounts.ts';
 import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
-import { TerminalError } from '../runtime/index.ts';
+import { TerminalError, terminalMessageOf } from '../runtime/index.ts';
+import type { LxcLiveAdapter } from '../adapters.ts';
 import { pendingRestartOf, restartViewOf, type RestartView } from './live-keys.ts';
 import type { HostFacts } from './lxc-spec.ts';
 
@@ -87,6 +87,7 @@ function wantedMounts(disks: readonly (LxcDiskMount & { device?: string })[], un
 }
 
 export interface EnsureLiveInput {
+  lxc: LxcLiveAdapter;
   host: HostFacts;
   c: ContainerRow;
   pid: number;
@@ -109,16 +110,16 @@ export interface EnsureLiveInput {
  * cannot reclaim down to, a mount the kernel refuses) are TerminalErrors naming the key or device.
  */
 export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
-  const { c, pid, host } = input;
+  const { c, pid, host, lxc } = input;
   const view = restartViewOf(input.config, input.devices, host.cgroupVersion);
   const wanted = wantedMounts(input.disks, input.unixDevices);
   let changed = false;
 
   // cgroup limits: written where they differ (a fresh start has them from LXC: nothing to write).
-  const cg = await locateContainerCgroups(pid);
+  const cg = await lxc.locateCgroups(pid);
   let cgroup: Record<string, string>;
   try {
-    cgroup = applyCgroupSettings(cg, cgroupSettingsOf(host.cgroupVersion, input.limits, !!host.swapAccounting));
+    cgroup = lxc.applyCgroupSettings(cg, cgroupSettingsOf(host.cgroupVersion, input.limits, !!host.swapAccounting));
   } catch (e) {
     if (e instanceof CgroupWriteError) throw new TerminalError(e.message, { cause: e });
     throw e;
@@ -128,7 +129,7 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
   if (input.startedNow || !live) {
     // Started now: LXC mounted everything the config names. Started before this svcd knew (no record):
     // what is mounted at a wanted target is taken as that device, and the start config as the current one.
-    const present = input.startedNow ? undefined : readContainerMounts(pid);
+    const present = input.startedNow ? undefined : lxc.readMounts(pid);
     const mounts: Record<string, LiveMountRecord> = {};
     for (const [t, w] of wanted) if (!present || present.has(t)) mounts[t] = { key: w.key, ...(w.rule ? { rule: w.rule } : {}) };
     live = { mounts, startedWith: view };
@@ -137,22 +138,23 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
   }
 
   if (!input.startedNow) {
-    const present = readContainerMounts(pid);
+    const present = lxc.readMounts(pid);
     const fail = (device: string, what: string, e: unknown): never => {
       if (e instanceof MountHelperMissingError) throw new TerminalError(e.message, { cause: e });
-      const why = e instanceof HostCommandError ? e.stderr || e.message : (e as Error).message;
+      // A host command's own words (its stderr) when it has them.
+      const why = terminalMessageOf(e);
       throw new TerminalError(`device "${device}": cannot ${what} the running container: ${why}`, { cause: e });
     };
     // Gone or changed: unmount (and take back its device access).
     for (const [target, rec] of Object.entries(live.mounts)) {
       const w = wanted.get(target);
       if (w && w.key === rec.key) continue;
-      if (present.has(target)) await detachMount(pid, target, { removeFile: !!rec.rule, signal: input.signal }).catch((e: unknown) => fail(target, `unmount ${target} from`, e));
+      if (present.has(target)) await lxc.detachMount(pid, target, { removeFile: !!rec.rule, signal: input.signal }).catch((e: unknown) => fail(target, `unmount ${target} from`, e));
       // Its device access goes with it, unless every container has it (/dev/null ...) or another device still needs it.
       const stillWanted = [...wanted.values()].some((x) => x.rule === rec.rule);
-      if (rec.rule && host.cgroupVersion === 1 && !stillWanted && !deviceRuleCovered(rec.rule, baseAllowedDevices(LXC_COMMON_CONF))) {
+      if (rec.rule && host.cgroupVersion === 1 && !stillWanted && !deviceRuleCovered(rec.rule, lxc.baseAllowedDevices())) {
         try {
-          setDeviceAccess(cg, rec.rule, false);
+          lxc.setDeviceAccess(cg, rec.rule, false);
         } catch (e) {
           fail(target, 'deny the device in', e);
         }
@@ -166,15 +168,15 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
       const rec = live.mounts[target];
       const seen = present.get(target);
       if (rec && rec.key === w.key && seen && seen.readonly === !!w.mount.readonly) continue;
-      if (seen) await detachMount(pid, target, { signal: input.signal }).catch((e: unknown) => fail(w.device, `unmount ${target} from`, e));
+      if (seen) await lxc.detachMount(pid, target, { signal: input.signal }).catch((e: unknown) => fail(w.device, `unmount ${target} from`, e));
       if (w.rule) {
         try {
-          setDeviceAccess(cg, w.rule, true);
+          lxc.setDeviceAccess(cg, w.rule, true);
         } catch (e) {
           fail(w.device, 'allow the device in', e);
         }
       }
-      await attachMount(pid, w.mount, input.signal).catch((e: unknown) => fail(w.device, `mount ${target} into`, e));
+      await lxc.attachMount(pid, w.mount, input.signal).catch((e: unknown) => fail(w.device, `mount ${target} into`, e));
       live.mounts[target] = { key: w.key, ...(w.rule ? { rule: w.rule } : {}) };
       changed = true;
     }

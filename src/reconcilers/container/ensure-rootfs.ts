@@ -1,21 +1,20 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { unpackBackup } from '../../host/backups/backup-tarball.ts';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
 import { readContainerById } from '../../desired/containers.ts';
 import { allContainerSnapshots } from '../../desired/container-snapshots.ts';
+import { deleteVolumeRow, ensureImageVolumeRow, recordContainerVolume } from '../../desired/storage-volumes.ts';
 import { cachedPools } from '../../desired/cached-reads.ts';
 import { storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
 import type { ImageFiles } from '../../host/images/inspect-image.ts';
-import { unpackImage } from '../../host/images/unpack-image.ts';
 import { writeMetadataFile } from '../../host/templates/metadata-files.ts';
-import type { PoolHealth, PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
+import type { PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
+import type { StorageAdapter, UnpackAdapter } from '../adapters.ts';
+import type { RootfsState } from './rootfs-state.ts';
 import { isTerminalError, TerminalError, terminalMessageOf } from '../runtime/index.ts';
 import { clearStatus, readFacts, writeFacts, type FactsRecord } from '../status-settler.ts';
-import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 import { poolSpecOf } from '../../host/layout.ts';
 
 export interface PoolHandle {
@@ -27,8 +26,11 @@ export interface PoolHandle {
 export interface RootfsDeps {
   db: Db;
   stateDir: string;
-  driverFor: (name: string) => StorageDriver;
+  storage: StorageAdapter;
+  unpack: UnpackAdapter;
   imageFiles: (fingerprint: string) => Promise<ImageFiles>;
+  /** Per agent: pool health checks, image volume locks (agent.ts creates it). */
+  rootfsState: RootfsState;
 }
 
 /** The reconcile kind of image volumes: their facts (`ready`), and their removal (image-volume/reconcile.ts). */
@@ -40,28 +42,10 @@ export async function readyPool(deps: RootfsDeps, name: string): Promise<PoolHan
   const row = (await cachedPools(deps.db)).find((p) => p.name === name);
   if (!row) throw new TerminalError(`storage pool "${name}" does not exist`);
   const spec = poolSpecOf(row, deps.stateDir);
-  const driver = deps.driverFor(row.driver);
-  const health = await recentHealth(JSON.stringify(spec), () => driver.poolHealth(spec));
+  const driver = deps.storage.driverFor(row.driver);
+  const health = await deps.rootfsState.recentHealth(JSON.stringify(spec), () => driver.poolHealth(spec));
   if (!health.ready) throw new Error(`storage pool "${name}" is not ready: ${health.problem ?? 'not mounted'}`);
   return { row, spec, driver };
-}
-
-/** How long a pool's health check answers for (concurrent reconciles share one check). */
-const HEALTH_MS = 1_000;
-const healthChecks = new Map<string, { at: number; health: Promise<PoolHealth> }>();
-
-/** The pool's health as checked at most HEALTH_MS ago; a failing check is not kept. */
-function recentHealth(key: string, check: () => Promise<PoolHealth>): Promise<PoolHealth> {
-  const hit = healthChecks.get(key);
-  if (hit && Date.now() - hit.at < HEALTH_MS) return hit.health;
-  const health = check();
-  const entry = { at: Date.now(), health };
-  healthChecks.set(key, entry);
-  const forget = () => {
-    if (healthChecks.get(key) === entry) healthChecks.delete(key);
-  };
-  health.then((h) => void (h.ready || forget()), forget);
-  return health;
 }
 
 /** The root disk's pool of an expanded device map. */
@@ -70,11 +54,6 @@ export function rootPoolOf(devices: Record<string, Record<string, string>>): str
   if (!root) throw new TerminalError('the container has no root disk device');
   return root.pool!;
 }
-
-/** One unpack at a time per (pool, image): concurrent creates from a new image wait for the first one's. */
-const imageVolumeLocks = createKeyedMutex();
-/** Image volumes known complete, by `<pool>\0<fingerprint>` (their rows and facts need no re-reading). */
-const readyImageVolumes = new Map<string, VolumeRef>();
 
 /**
  * The image unpacked once per pool into an image volume (a row of type `image` named by the
@@ -85,30 +64,22 @@ const readyImageVolumes = new Map<string, VolumeRef>();
  */
 async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint: string, signal: AbortSignal): Promise<VolumeRef> {
   const key = `${pool.row.name}\0${fingerprint}`;
-  const known = readyImageVolumes.get(key);
+  const known = deps.rootfsState.readyImageVolumes.get(key);
   if (known && (await pool.driver.volumeExists(pool.spec, known))) return known;
-  return imageVolumeLocks.run(key, async () => {
-    await deps.db
-      .insert(storageVolumes)
-      .values({ id: randomUUID(), pool: pool.row.name, project: 'default', type: 'image', name: fingerprint, config: {} })
-      .onConflictDoNothing();
-    const [row] = await deps.db
-      .select({ id: storageVolumes.id })
-      .from(storageVolumes)
-      .where(and(eq(storageVolumes.pool, pool.row.name), eq(storageVolumes.project, 'default'), eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
-    const ref: VolumeRef = { id: row!.id, type: 'image' };
+  return deps.rootfsState.imageVolumeLocks.run(key, async () => {
+    const ref: VolumeRef = { id: await ensureImageVolumeRow(deps.db, pool.row.name, fingerprint), type: 'image' };
     const facts = await readFacts(deps.db, IMAGE_VOLUME_KIND, ref.id);
     if (facts.ready !== true || !(await pool.driver.volumeExists(pool.spec, ref))) {
-      readyImageVolumes.delete(key);
+      deps.rootfsState.readyImageVolumes.delete(key);
       const files = await deps.imageFiles(fingerprint);
       await pool.driver.removeVolume(pool.spec, ref, signal);
       await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
       try {
-        await unpackImage({ files, target: pool.driver.volumePath(pool.spec, ref), signal });
+        await deps.unpack.unpackImage(files, pool.driver.volumePath(pool.spec, ref), signal);
       } catch (e) {
         // Nothing half-unpacked stays on the pool (nor its row): the next try starts from scratch.
         await pool.driver.removeVolume(pool.spec, ref).catch(() => undefined);
-        await deps.db.delete(storageVolumes).where(eq(storageVolumes.id, ref.id)).catch(() => undefined);
+        await deleteVolumeRow(deps.db, ref.id).catch(() => undefined);
         await clearStatus(deps.db, IMAGE_VOLUME_KIND, ref.id).catch(() => undefined);
         // A damaged image file: no retry unpacks it (tar's own words say what is wrong).
         if (isTerminalError(e)) throw new TerminalError(`Failed to unpack image ${fingerprint}: ${terminalMessageOf(e)}`, { cause: e });
@@ -116,7 +87,7 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
       }
       await writeFacts(deps.db, IMAGE_VOLUME_KIND, ref.id, { ready: true });
     }
-    readyImageVolumes.set(key, ref);
+    deps.rootfsState.readyImageVolumes.set(key, ref);
     return ref;
   });
 }
@@ -127,11 +98,11 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
  */
 export async function removeImageVolume(deps: RootfsDeps, pool: PoolHandle, vol: { id: string; name: string }, keep: () => Promise<boolean>, signal: AbortSignal): Promise<boolean> {
   const key = `${pool.row.name}\0${vol.name}`;
-  return imageVolumeLocks.run(key, async () => {
+  return deps.rootfsState.imageVolumeLocks.run(key, async () => {
     if (await keep()) return false;
-    readyImageVolumes.delete(key);
+    deps.rootfsState.readyImageVolumes.delete(key);
     await pool.driver.removeVolume(pool.spec, { id: vol.id, type: 'image' }, signal);
-    await deps.db.delete(storageVolumes).where(eq(storageVolumes.id, vol.id));
+    await deleteVolumeRow(deps.db, vol.id);
     await clearStatus(deps.db, IMAGE_VOLUME_KIND, vol.id);
     return true;
   });
@@ -172,7 +143,7 @@ export async function ensureRootfs(
     const unpackInto = async (part: { snapshot?: string }) => {
       await pool.driver.removeVolume(pool.spec, ref, signal);
       await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
-      await unpackBackup(file, pool.driver.volumePath(pool.spec, ref), signal, part);
+      await deps.unpack.unpackBackup(file, pool.driver.volumePath(pool.spec, ref), signal, part);
     };
     for (const s of c.source.snapshots ?? []) {
       const mine = { volume: ref, id: s.id };
@@ -227,10 +198,7 @@ export async function ensureRootfs(
   await mkdir(rootfs, { recursive: true, mode: 0o755 });
   const volumeRow = `${poolName}/${c.project}/${c.name}`;
   if (hooks.record.facts.volumeRow !== volumeRow) {
-    await deps.db
-      .insert(storageVolumes)
-      .values({ id: c.id, pool: poolName, project: c.project, type: 'container', name: c.name, config: {} })
-      .onConflictDoUpdate({ target: storageVolumes.id, set: { name: c.name, project: c.project, pool: poolName } });
+    await recordContainerVolume(deps.db, { id: c.id, pool: poolName, project: c.project, name: c.name });
     hooks.record.facts.volumeRow = volumeRow;
     hooks.record.note();
   }

@@ -3,9 +3,10 @@ import { rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { CONTAINER_KIND, deleteContainerRow, expandStoredContainer, readContainerById } from '../../desired/containers.ts';
-import { containerRuntime, containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
-import { removeLeftovers } from '../../host/lxc/remove-leftovers.ts';
-import { ContainerStartError, containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from '../../host/lxc/lifecycle.ts';
+import { containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
+import { deleteVolumeRow } from '../../desired/storage-volumes.ts';
+import { deleteContainerRuntime } from '../../desired/container-runtime.ts';
+import { ContainerStartError } from '../../host/lxc/lxc-errors.ts';
 import type { LxcState } from '../../host/lxc/lxc-args.ts';
 import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
 import { announceConverged, announceDeleted, type Announced } from './announce.ts';
@@ -39,22 +40,22 @@ interface ContainerFacts extends RootfsFacts {
  * storage by its stable id; its name is only the hostname and the API's.
  */
 export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconciler {
-  const { db, stateDir } = deps;
+  const { db, stateDir, lxc } = deps;
   const lxcPath = lxcPathOf(stateDir);
 
   async function remove(c: ContainerRow, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };
-    await stopContainer({ ...ref, force: true }).catch(() => undefined);
+    await lxc.stop({ ...ref, force: true }).catch(() => undefined);
     await deps.devsvc?.remove(c.id);
     const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id));
     if (vol) {
       const pool = await readyPool(deps, vol.pool);
       await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
       await pool.driver.removeVolume(pool.spec, { id: c.id, type: 'container' }, signal);
-      await db.delete(storageVolumes).where(eq(storageVolumes.id, c.id));
+      await deleteVolumeRow(db, c.id);
     }
     await rm(path.join(lxcPath, c.id), { recursive: true, force: true });
-    await db.delete(containerRuntime).where(eq(containerRuntime.id, c.id));
+    await deleteContainerRuntime(db, c.id);
     await deleteContainerRow(db, c.id);
     forgetFacts(db, CONTAINER_KIND, c.id);
     deps.live?.delete(c.id);
@@ -111,7 +112,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     await ensureSnapshots(deps, c, pool, volRef, signal);
     if (c.restore && c.restore.seq > (facts.restoredSeq ?? 0)) {
       // Restore on a stopped container (killed, not shut down: the observer must not read it as a power-off).
-      await stopContainer({ ...ref, force: true });
+      await lxc.stop({ ...ref, force: true });
       await restoreSnapshot(deps, c, pool, volRef, c.restore.snapshotId, signal);
       facts.restoredSeq = c.restore.seq;
       await record.save();
@@ -131,20 +132,20 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       // (a look first: most starts find nothing to truncate or remove, and pay no thread-pool hand-off)
       if (statSync(cfg.consoleLogFile, { throwIfNoEntry: false })?.size) await truncate(cfg.consoleLogFile, 0);
       if (existsSync(`${cfg.consoleLogFile}.1`)) await rm(`${cfg.consoleLogFile}.1`, { force: true });
-      return startContainer({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true }).catch(async (e: unknown) => {
+      return lxc.start({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true }).catch(async (e: unknown) => {
         if (!(e instanceof ContainerStartError)) throw e;
         // A failed start leaves LXC's empty monitor cgroups behind: remove them.
-        await removeLeftovers({ name: c.id }).catch(() => undefined);
+        await lxc.removeLeftovers(c.id).catch(() => undefined);
         // LXC refused this config: retrying the same desired state will not help.
         throw new TerminalError(e.message);
       });
     };
     // What LXC shows now, kept up to date by each step: the observer is told the outcome (no second look).
     // A config this reconcile created was never there to start from: STOPPED without asking.
-    let now: { state: LxcState; pid?: number | undefined } = cfg.created ? { state: 'STOPPED' as const } : await containerState(ref);
+    let now: { state: LxcState; pid?: number | undefined } = cfg.created ? { state: 'STOPPED' as const } : await lxc.state(ref);
     let startedNow = false;
     if (fresh && req!.action === 'restart' && now.state !== 'STOPPED') {
-      await stopContainer({ ...ref, ...stopOpts });
+      await lxc.stop({ ...ref, ...stopOpts });
       now = { state: 'STOPPED' };
     }
     if (c.power === 'running' || c.power === 'frozen') {
@@ -155,21 +156,21 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
         startedNow = true;
       }
       if (c.power === 'running' && now.state === 'FROZEN') {
-        await unfreezeContainer(ref);
+        await lxc.unfreeze(ref);
         now = { ...now, state: 'RUNNING' };
       }
       if (c.power === 'frozen' && now.state !== 'FROZEN') {
-        await freezeContainer(ref);
+        await lxc.freeze(ref);
         now = { ...now, state: 'FROZEN' };
       }
     } else if (now.state !== 'STOPPED') {
-      await stopContainer({ ...ref, ...stopOpts });
+      await lxc.stop({ ...ref, ...stopOpts });
       now = { state: 'STOPPED' };
     }
     if (now.state === 'RUNNING' || now.state === 'FROZEN') {
       // Running: the config reaches it now, not at its next start.
-      const pid = now.pid ?? (await containerState(ref)).pid;
-      if (pid && (await ensureLive({ host: deps.host, c, pid, startedNow, config, devices, ...cfg.live, facts, registry: deps.live, signal }))) record.note();
+      const pid = now.pid ?? (await lxc.state(ref)).pid;
+      if (pid && (await ensureLive({ lxc: deps.lxcLive, host: deps.host, c, pid, startedNow, config, devices, ...cfg.live, facts, registry: deps.live, signal }))) record.note();
     } else {
       deps.live?.delete(id);
       if (facts.live) {

@@ -4,9 +4,13 @@ import type { SubidRange } from '../../host/idmap/types.ts';
 import type { ContainerState } from '../../host/lxc/lxc-args.ts';
 import type { LiveRegistry } from './ensure-live.ts';
 import type { RootfsDeps } from './ensure-rootfs.ts';
+import type { LxcAdapter, LxcLiveAdapter } from '../adapters.ts';
 import type { HostFacts } from './lxc-spec.ts';
 
 export interface ContainerReconcilerDeps extends RootfsDeps {
+  lxc: LxcAdapter;
+  /** A running container's cgroups and mounts (ensure-live.ts). */
+  lxcLive: LxcLiveAdapter;
   host: HostFacts;
   subids: { subuid: SubidRange[]; subgid: SubidRange[] };
   /** At svcd start, containers power up one after another (boot.autostart.priority order). */

@@ -5,8 +5,8 @@ import { deletePoolRow, listPools, POOL_KIND } from '../../desired/storage-pools
 import { volumesOnPool } from '../../desired/storage-volumes.ts';
 import { poolSpecOf } from '../../host/layout.ts';
 import { parseSize } from '../../util/size.ts';
-import type { PoolSpec, StorageDriver } from '../../host/storage/types.ts';
 import type { Reconciler } from '../runtime/index.ts';
+import type { StorageAdapter } from '../adapters.ts';
 import { readFacts, writeFacts } from '../status-settler.ts';
 
 /**
@@ -17,11 +17,11 @@ export function createPoolReconciler(deps: {
   db: Db;
   node: string;
   stateDir: string;
-  driverFor: (name: string) => StorageDriver;
+  storage: StorageAdapter;
   /** Called after a pool changed on the host, so observers refresh its health and usage now. */
   onHostChange?: (pool: string) => Promise<void>;
 }): Reconciler {
-  const { db, stateDir, driverFor } = deps;
+  const { db, stateDir, storage } = deps;
   return {
     kind: POOL_KIND,
     async listKeys() {
@@ -31,7 +31,7 @@ export function createPoolReconciler(deps: {
       const [row] = await db.select().from(storagePools).where(eq(storagePools.name, name));
       if (!row) return {};
       const spec = poolSpecOf(row, stateDir);
-      const driver = driverFor(row.driver);
+      const driver = storage.driverFor(row.driver);
       if (row.deletingAt) {
         const left = await volumesOnPool(db, name);
         if (left.length) throw new Error(`waiting for ${left.length} volume(s) on pool "${name}" to be removed`);

@@ -6,6 +6,7 @@ import { deleteSnapshotRow, deleteVolumeRow, listAllSnapshots, readVolumeById, V
 import type { PoolSpec, SnapshotRef, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
 import { isStorageUnsupportedError } from '../../host/storage/errors.ts';
 import { TerminalError, type Reconciler } from '../runtime/index.ts';
+import type { StorageAdapter } from '../adapters.ts';
 import { forgetFacts, readFacts, writeFacts } from '../status-settler.ts';
 import { poolSpecOf } from '../../host/layout.ts';
 
@@ -23,14 +24,14 @@ const refOf = (v: StorageVolumeRow): VolumeRef => ({ id: v.id, type: v.type as V
  * moved from where it was), its quota applied, its snapshots made or removed, a requested restore
  * done; or, once marked for deletion, removed with its snapshots and then its rows.
  */
-export function createVolumeReconciler(deps: { db: Db; stateDir: string; driverFor: (name: string) => StorageDriver }): Reconciler {
-  const { db, stateDir, driverFor } = deps;
+export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage: StorageAdapter }): Reconciler {
+  const { db, stateDir, storage } = deps;
 
   async function readyPool(name: string): Promise<{ row: StoragePoolRow; spec: PoolSpec; driver: StorageDriver }> {
     const [row] = await db.select().from(storagePools).where(eq(storagePools.name, name));
     if (!row) throw new TerminalError(`storage pool "${name}" does not exist`);
     const spec = poolSpecOf(row, stateDir);
-    const driver = driverFor(row.driver);
+    const driver = storage.driverFor(row.driver);
     const health = await driver.poolHealth(spec);
     if (!health.ready) throw new Error(`storage pool "${name}" is not ready: ${health.problem ?? 'not mounted'}`);
     return { row, spec, driver };

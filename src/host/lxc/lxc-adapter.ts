@@ -1,0 +1,37 @@
+/**
+ * The real LXC adapters the reconcilers are given (their interfaces: src/reconcilers/adapters.ts): thin
+ * objects over the runners in this folder.
+ */
+import { LXC_COMMON_CONF } from './render-config.ts';
+import { runCommand } from '../exec.ts';
+import { containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
+import { applyCgroupSettings, baseAllowedDevices, locateContainerCgroups, setDeviceAccess } from './live-cgroup.ts';
+import { attachMount, detachMount, readContainerMounts } from './live-mounts.ts';
+import { lxcLsArgs, parseLxcLs } from './lxc-args.ts';
+import { removeLeftovers } from './remove-leftovers.ts';
+
+/** Power state, listing and leftovers of LXC containers. */
+export function createLxcAdapter() {
+  return {
+    state: containerState,
+    start: startContainer,
+    stop: stopContainer,
+    freeze: freezeContainer,
+    unfreeze: unfreezeContainer,
+    list: async (lxcPath: string, signal?: AbortSignal) => parseLxcLs(await runCommand('lxc-ls', lxcLsArgs(lxcPath), { timeoutMs: 30_000, ...(signal ? { signal } : {}) })),
+    removeLeftovers: async (name: string) => void (await removeLeftovers({ name })),
+  };
+}
+
+/** A running container's cgroups and mounts. */
+export function createLxcLiveAdapter() {
+  return {
+    locateCgroups: locateContainerCgroups,
+    applyCgroupSettings,
+    setDeviceAccess,
+    baseAllowedDevices: () => baseAllowedDevices(LXC_COMMON_CONF),
+    readMounts: readContainerMounts,
+    attachMount,
+    detachMount,
+  };
+}

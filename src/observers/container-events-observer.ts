@@ -1,0 +1,12 @@
+import type { LxcMonitorEvent } from '../host/lxc/monitor.ts';
+import { watchStates } from '../host/lxc/monitor.ts';
+import type { StreamObserver } from './types.ts';
+
+/** LXC's state events (lxc-monitor) make the poll observer look right away. */
+export function createContainerEventsObserver(deps: { lxcPath: string; onEvent: (ev: LxcMonitorEvent) => void }): StreamObserver {
+  return {
+    name: 'container-events',
+    kind: 'stream',
+    run: (signal) => watchStates({ lxcPath: deps.lxcPath, signal, onEvent: deps.onEvent }),
+  };
+}

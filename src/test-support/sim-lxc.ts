@@ -1,0 +1,151 @@
+/**
+ * LXC in memory, for component tests of the container reconciler: the LxcAdapter and LxcLiveAdapter of
+ * src/reconcilers/adapters.ts. Each container is STOPPED, RUNNING or FROZEN with an init pid, remembers
+ * the config file it was started with, and has cgroup values and mounts of its own. It refuses what LXC
+ * refuses: `lxc-start` of a container that is up or has no config, freezing or thawing one that is not
+ * running; stopping a stopped one is success, as it is for lxc-stop.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { CgroupSetting, ContainerCgroups } from '../host/lxc/live-cgroup.ts';
+import type { LiveMount } from '../host/lxc/live-mounts.ts';
+import type { LxcState } from '../host/lxc/lxc-args.ts';
+import { ContainerStartError } from '../host/lxc/lxc-errors.ts';
+import type { LxcAdapter, LxcLiveAdapter } from '../reconcilers/adapters.ts';
+import { createSimCalls, type SimCalls } from './sim-calls.ts';
+
+export interface SimContainer {
+  state: LxcState;
+  pid: number;
+  /** The config file's text when it was last started. */
+  startedWith?: string;
+  /** cgroup file (under /sim) → value. */
+  cgroup: Map<string, string>;
+  /** Mounted targets inside it. */
+  mounts: Map<string, { readonly: boolean; source: string }>;
+}
+
+export interface SimLxc extends LxcAdapter, LxcLiveAdapter, Pick<SimCalls, 'calls' | 'failOnce'> {
+  readonly containers: Map<string, SimContainer>;
+  /** Behind svcd's back (drift): the container's init dies, or someone freezes it. */
+  kill(name: string): void;
+  freezeBehind(name: string): void;
+}
+
+export function createSimLxc(): SimLxc {
+  const sim = createSimCalls('sim lxc');
+  const containers = new Map<string, SimContainer>();
+  let nextPid = 1000;
+  const get = (name: string) => containers.get(name);
+  const byPid = (pid: number) => {
+    for (const [name, c] of containers) if (c.pid === pid && c.state !== 'STOPPED') return { name, c };
+    throw new Error(`no process ${pid}`);
+  };
+  const up = (name: string, what: string) => {
+    const c = get(name);
+    if (!c || c.state === 'STOPPED') throw new Error(`${what}: ${name} is not running`);
+    return c;
+  };
+  const halt = (c: SimContainer) => Object.assign(c, { state: 'STOPPED', pid: 0, mounts: new Map(), cgroup: new Map() });
+
+  const lxc: SimLxc = {
+    calls: sim.calls,
+    failOnce: sim.failOnce,
+    containers,
+    async state(ref) {
+      sim.enter('state');
+      const c = get(ref.name);
+      return c && c.state !== 'STOPPED' ? { state: c.state, pid: c.pid } : { state: 'STOPPED' };
+    },
+    async start(input) {
+      sim.enter('start');
+      const c = get(input.name);
+      if (c && c.state === 'RUNNING' && !input.knownStopped) return { state: 'RUNNING', pid: c.pid };
+      if (c && c.state !== 'STOPPED') throw new ContainerStartError(`container ${input.name} failed to start: it is already running`, '');
+      let text: string;
+      try {
+        text = readFileSync(input.configFile, 'utf8');
+      } catch (e) {
+        throw new ContainerStartError(`container ${input.name} failed to start: no config ${input.configFile}`, '', { cause: e });
+      }
+      const pid = ++nextPid;
+      containers.set(input.name, { state: 'RUNNING', pid, startedWith: text, cgroup: new Map(), mounts: new Map() });
+      return { state: 'RUNNING', pid };
+    },
+    async stop(input) {
+      sim.enter('stop');
+      const c = get(input.name);
+      if (!c || c.state === 'STOPPED') return { forced: false };
+      halt(c);
+      return { forced: !!input.force };
+    },
+    async freeze(ref) {
+      sim.enter('freeze');
+      up(ref.name, 'lxc-freeze').state = 'FROZEN';
+    },
+    async unfreeze(ref) {
+      sim.enter('unfreeze');
+      up(ref.name, 'lxc-unfreeze').state = 'RUNNING';
+    },
+    async list() {
+      sim.enter('list');
+      return [...containers].map(([name, c]) => ({ name, state: c.state, ...(c.pid ? { pid: c.pid } : {}) }));
+    },
+    async removeLeftovers() {
+      sim.enter('removeLeftovers');
+    },
+
+    async locateCgroups(pid): Promise<ContainerCgroups> {
+      sim.enter('locateCgroups');
+      const { name } = byPid(pid);
+      return { dirOf: (controller) => path.join('/sim/cgroup', controller ?? 'unified', `lxc.payload.${name}`) };
+    },
+    applyCgroupSettings(cg, settings: readonly CgroupSetting[]) {
+      sim.enter('applyCgroupSettings');
+      const applied: Record<string, string> = {};
+      for (const s of settings) {
+        const dir = cg.dirOf(s.controller);
+        if (!dir || typeof s.value !== 'string') continue;
+        const { c } = byPid(pidOfDir(dir));
+        const file = path.join(dir, s.file);
+        c.cgroup.set(file, s.value);
+        applied[file] = s.value;
+      }
+      return applied;
+    },
+    setDeviceAccess(cg, rule, allow) {
+      sim.enter('setDeviceAccess');
+      const dir = cg.dirOf('devices')!;
+      byPid(pidOfDir(dir)).c.cgroup.set(path.join(dir, allow ? 'devices.allow' : 'devices.deny'), rule);
+    },
+    baseAllowedDevices: () => [],
+    readMounts(pid) {
+      const { c } = byPid(pid);
+      return new Map([...c.mounts].map(([t, m]) => [t, { readonly: m.readonly, root: m.source }]));
+    },
+    async attachMount(pid, m: LiveMount) {
+      sim.enter('attachMount');
+      byPid(pid).c.mounts.set(`/${m.target.replace(/^\/+/, '')}`, { readonly: !!m.readonly, source: m.source });
+    },
+    async detachMount(pid, target) {
+      sim.enter('detachMount');
+      byPid(pid).c.mounts.delete(`/${target.replace(/^\/+/, '')}`);
+    },
+
+    kill(name) {
+      const c = get(name);
+      if (c) halt(c);
+    },
+    freezeBehind(name) {
+      up(name, 'freeze').state = 'FROZEN';
+    },
+  };
+  /** The pid of the container a simulated cgroup directory belongs to. */
+  function pidOfDir(dir: string): number {
+    const name = path.basename(dir).replace(/^lxc\.payload\./, '');
+    const c = get(name);
+    if (!c || c.state === 'STOPPED') throw new Error(`cgroup ${dir} is gone`);
+    return c.pid;
+  }
+  return lxc;
+}
