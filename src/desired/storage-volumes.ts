@@ -271,3 +271,12 @@ export async function recordContainerVolume(db: DbOrTx, v: { id: string; pool: s
     .values({ id: v.id, pool: v.pool, project: v.project, type: 'container', name: v.name, config: {} })
     .onConflictDoUpdate({ target: storageVolumes.id, set: { name: v.name, project: v.project, pool: v.pool } });
 }
+
+/** The reconcile kind of image volumes (an image unpacked on a pool, shared by the containers made from it). */
+export const IMAGE_VOLUME_KIND = 'image-volume';
+
+/** The image volumes of an image, on every pool (to enqueue when the image is deleted). */
+export async function imageVolumeIds(db: DbOrTx, fingerprint: string): Promise<string[]> {
+  const rows = await db.select({ id: storageVolumes.id }).from(storageVolumes).where(and(eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
+  return rows.map((r) => r.id);
+}

@@ -12,8 +12,6 @@ import { checkedWrite, computeEtag } from '../etag.ts';
 import { boundaryOf } from '../multipart-parser.ts';
 import { renderCollection } from '../query.ts';
 import { route } from '../router.ts';
-import { IMAGE_VOLUME_KIND } from '../../reconcilers/container/ensure-rootfs.ts';
-import { imageVolumeIds } from '../../reconcilers/image-volume/reconcile.ts';
 import { registerImageAliasRoutes } from './image-aliases.ts';
 import { looksLikeJson, openImageBody, readImageJson } from './image-body.ts';
 import { imageLifecycle, imageUrl, isTrusted, renderImage, visibleImage, type ImageRoutesContext } from './image-common.ts';
@@ -23,6 +21,7 @@ import { createImageSecrets } from './image-secrets.ts';
 import { receiveUpload, uploadOptions } from './image-upload.ts';
 import { checkSourceUrl, importFromUrl } from './image-url.ts';
 import { checkPublishable, publishContainer } from './image-publish.ts';
+import { IMAGE_VOLUME_KIND, imageVolumeIds } from '../../desired/storage-volumes.ts';
 
 const nullable = <S extends v.GenericSchema>(s: S) => v.nullish(s);
 const AliasInput = v.object({ name: v.string('expected a string'), description: nullable(v.string('expected a string')) });

@@ -40,6 +40,7 @@ export function forbiddenImport(imp: ImportStatement): string | undefined {
   const s = imp.source;
   if (/(^|\/)host(\/|$)/.test(s) && s.startsWith('.')) return 'route files reach the host only through ApiDeps (src/api/host-service.ts)';
   if (s === 'node:fs' || s === 'node:fs/promises' || s === 'fs' || s === 'fs/promises') return 'route files do not touch host paths';
+  if (/(^|\/)reconcilers(\/|$)/.test(s) && s.startsWith('.')) return 'route files only enqueue (ApiDeps.reconcile); kinds and their reads live in src/desired';
   if (s === 'drizzle-orm' || s.startsWith('drizzle-orm/')) return 'queries belong in src/desired';
   if (/(^|\/)desired\/schema(\/|$)/.test(s) && !imp.typeOnly) return 'only row types may come from src/desired/schema (queries belong in src/desired)';
   return undefined;
@@ -60,7 +61,7 @@ export function routeImportViolations(dir: string): string[] {
 
 const routesDir = path.dirname(fileURLToPath(import.meta.url));
 
-test('no route file imports src/host, node:fs, drizzle-orm or a table of src/desired/schema', () => {
+test('no route file imports src/host, src/reconcilers, node:fs, drizzle-orm or a table of src/desired/schema', () => {
   assert.deepEqual(routeImportViolations(routesDir), []);
 });
 
@@ -78,6 +79,7 @@ test('the check names what it refuses, and lets row types and services through',
     "import type { ContainerHost } from '../host-service.ts';",
     "import { readContainer } from '../../desired/containers.ts';",
     "import { Readable } from 'node:stream';",
+    "import { IMAGE_VOLUME_KIND } from '../../reconcilers/container/ensure-rootfs.ts';",
   ].join('\n');
   const refused = listImports(code)
     .filter((i) => forbiddenImport(i))
@@ -90,5 +92,6 @@ test('the check names what it refuses, and lets row types and services through',
     '../../host/lxc/lifecycle.ts',
     '../../host/images/create-image-store.ts',
     '../../host/layout.ts',
+    '../../reconcilers/container/ensure-rootfs.ts',
   ]);
 });

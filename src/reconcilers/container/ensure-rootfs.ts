@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
 import { readContainerById } from '../../desired/containers.ts';
 import { allContainerSnapshots } from '../../desired/container-snapshots.ts';
-import { deleteVolumeRow, ensureImageVolumeRow, recordContainerVolume } from '../../desired/storage-volumes.ts';
+import { IMAGE_VOLUME_KIND, deleteVolumeRow, ensureImageVolumeRow, recordContainerVolume } from '../../desired/storage-volumes.ts';
 import { cachedPools } from '../../desired/cached-reads.ts';
 import { storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
 import type { ImageFiles } from '../../host/images/inspect-image.ts';
@@ -34,7 +34,6 @@ export interface RootfsDeps {
 }
 
 /** The reconcile kind of image volumes: their facts (`ready`), and their removal (image-volume/reconcile.ts). */
-export const IMAGE_VOLUME_KIND = 'image-volume';
 
 const pathExists = async (p: string) => existsSync(p);
 

@@ -1,7 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import { images, storageVolumes } from '../../desired/schema/index.ts';
 import type { Reconciler } from '../runtime/index.ts';
-import { IMAGE_VOLUME_KIND, readyPool, removeImageVolume, type RootfsDeps } from '../container/ensure-rootfs.ts';
+import { readyPool, removeImageVolume, type RootfsDeps } from '../container/ensure-rootfs.ts';
+import { IMAGE_VOLUME_KIND } from '../../desired/storage-volumes.ts';
 
 /**
  * Image volumes (an image unpacked on a pool, which containers are cloned from) whose image is gone
@@ -26,10 +27,4 @@ export function createImageVolumeReconciler(deps: RootfsDeps): Reconciler {
       return {};
     },
   };
-}
-
-/** The image volumes of an image, on every pool (to enqueue when the image is deleted). */
-export async function imageVolumeIds(db: RootfsDeps['db'], fingerprint: string): Promise<string[]> {
-  const rows = await db.select({ id: storageVolumes.id }).from(storageVolumes).where(and(eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
-  return rows.map((r) => r.id);
 }
