@@ -1,4 +1,12 @@
 import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureDefaultProject } from '../desired/projects.ts';
+import { ensureDefaultPool } from '../desired/storage-pools.ts';
+import { createPoolReconciler } from '../reconcilers/storage-pool/reconcile.ts';
+import { createReconcileOnce } from './reconcile-once.ts';
+import { createSimStorage } from './sim-storage.ts';
 import type { Db } from '../db/types.ts';
 import type { UnpackAdapter } from '../reconcilers/adapters.ts';
 import type { ContainerReconcilerDeps } from '../reconcilers/container/types.ts';
@@ -6,6 +14,16 @@ import { createRootfsState } from '../reconcilers/container/rootfs-state.ts';
 import type { ImageFiles } from '../host/images/inspect-image.ts';
 import type { SimLxc } from './sim-lxc.ts';
 import type { SimStorage } from './sim-storage.ts';
+
+/** A temp state dir and a storage simulator under it, with the default project and pool, the pool made by its reconciler. */
+export async function openSimHost(db: Db, prefix: string): Promise<{ stateDir: string; storage: SimStorage }> {
+  const stateDir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  const storage = createSimStorage({ root: path.join(stateDir, 'pools') });
+  await ensureDefaultProject(db);
+  await ensureDefaultPool(db, stateDir);
+  await createReconcileOnce(db)(createPoolReconciler({ db, node: 'n1', stateDir, storage }), 'default');
+  return { stateDir, storage };
+}
 
 /** Test support: the container (and image-volume) reconciler's deps on the simulators, for a cgroup v1 host. */
 export function simContainerDeps(opts: {

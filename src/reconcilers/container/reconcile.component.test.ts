@@ -1,33 +1,23 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { useTempDatabase } from '../../db/temp-database.ts';
 import { bumpContainer, insertContainer, markContainerDeleting, readContainerById } from '../../desired/containers.ts';
-import { ensureDefaultProject } from '../../desired/projects.ts';
 import { storageVolumes } from '../../desired/schema/index.ts';
-import { ensureDefaultPool } from '../../desired/storage-pools.ts';
 import { lxcPathOf } from '../../host/layout.ts';
 import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
-import { simContainerDeps } from '../../test-support/sim-container-deps.ts';
+import { openSimHost, simContainerDeps } from '../../test-support/sim-container-deps.ts';
 import { createSimLxc } from '../../test-support/sim-lxc.ts';
-import { createSimStorage, type SimStorage } from '../../test-support/sim-storage.ts';
-import { createPoolReconciler } from '../storage-pool/reconcile.ts';
+import type { SimStorage } from '../../test-support/sim-storage.ts';
 import { createContainerReconciler } from './reconcile.ts';
 
 let stateDir: string;
 let storage: SimStorage;
 // The default project, profile and pool, the pool made by its reconciler on the simulator.
-const temp = useTempDatabase('svcd-container-rec-', async (db) => {
-  stateDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-sim-containers-'));
-  storage = createSimStorage({ root: path.join(stateDir, 'pools') });
-  await ensureDefaultProject(db);
-  await ensureDefaultPool(db, stateDir);
-  await createReconcileOnce(db)(createPoolReconciler({ db, node: 'n1', stateDir, storage }), 'default');
-});
+const temp = useTempDatabase('svcd-container-rec-', async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-containers-')));
 after(() => rm(stateDir, { recursive: true, force: true }));
 
 function setup() {

@@ -1,33 +1,23 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { useTempDatabase } from '../../db/temp-database.ts';
 import { insertContainer } from '../../desired/containers.ts';
 import { deleteImage, insertImage, type NewImage } from '../../desired/images.ts';
-import { ensureDefaultProject } from '../../desired/projects.ts';
 import { storageVolumes } from '../../desired/schema/index.ts';
-import { ensureDefaultPool } from '../../desired/storage-pools.ts';
 import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
-import { simContainerDeps } from '../../test-support/sim-container-deps.ts';
+import { openSimHost, simContainerDeps } from '../../test-support/sim-container-deps.ts';
 import { createSimLxc } from '../../test-support/sim-lxc.ts';
-import { createSimStorage, type SimStorage } from '../../test-support/sim-storage.ts';
+import type { SimStorage } from '../../test-support/sim-storage.ts';
 import { createContainerReconciler } from '../container/reconcile.ts';
-import { createPoolReconciler } from '../storage-pool/reconcile.ts';
 import { createImageVolumeReconciler } from './reconcile.ts';
 
 let stateDir: string;
 let storage: SimStorage;
-const temp = useTempDatabase('svcd-image-volume-rec-', async (db) => {
-  stateDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-sim-images-'));
-  storage = createSimStorage({ root: path.join(stateDir, 'pools') });
-  await ensureDefaultProject(db);
-  await ensureDefaultPool(db, stateDir);
-  await createReconcileOnce(db)(createPoolReconciler({ db, node: 'n1', stateDir, storage }), 'default');
-});
+const temp = useTempDatabase('svcd-image-volume-rec-', async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-images-')));
 after(() => rm(stateDir, { recursive: true, force: true }));
 
 /** The container and image-volume reconcilers sharing one agent's rootfs state, with an unpack that writes a tiny rootfs. */
