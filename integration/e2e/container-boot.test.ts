@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { uploadBusybox } from '../support/container-env.ts';
-import { startDaemon, type Daemon } from '../support/daemon.ts';
+import { startBusyboxDaemon } from '../support/container-env.ts';
+import type { Daemon } from '../support/daemon.ts';
 import { cleanupHostUnder } from '../support/host-cleanup.ts';
-import { client, eventually, type Client } from '../support/http.ts';
-import { ensureRootSubids, monitordFor } from '../support/lxc-host.ts';
+import { eventually, type Client } from '../support/http.ts';
+import { monitordFor } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
 
@@ -39,11 +38,7 @@ describe('boot: autostart, priority order and delay; host shutdown by stop prior
   const started = async (name: string) => Date.parse((await api.get(`/1.0/containers/${name}`)).json.metadata.last_used_at);
 
   before(async () => {
-    await ensureRootSubids();
-    imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
-    d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
-    api = client({ socketPath: d.socketPath });
-    await uploadBusybox(api, imgDir);
+    ({ d, api, imgDir } = await startBusyboxDaemon());
     const make = async (name: string, config: Record<string, string>, running: boolean) => {
       await waitOp(api, await api.post('/1.0/containers', { name, config, source: { type: 'image', alias: 'bb' } }));
       if (running) await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));

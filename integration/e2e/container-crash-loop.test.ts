@@ -5,14 +5,11 @@
  * deletes every container, stops the daemon and removes the temp dirs, also on failure.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
-import { startDaemon, type Daemon } from '../support/daemon.ts';
-import { client, type Client } from '../support/http.ts';
-import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
+import { startBusyboxDaemon, teardownContainers, waitOp } from '../support/container-env.ts';
+import type { Daemon } from '../support/daemon.ts';
+import type { Client } from '../support/http.ts';
+import { lxcSkipReason } from '../support/lxc-host.ts';
 
 const skip = await lxcSkipReason();
 if (skip) console.log(`# skipping crash loop e2e tests: ${skip}`);
@@ -34,11 +31,7 @@ describe('crash loop backoff on real LXC', { skip }, () => {
   }
 
   before(async () => {
-    await ensureRootSubids();
-    imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
-    d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
-    api = client({ socketPath: d.socketPath });
-    await uploadBusybox(api, imgDir);
+    ({ d, api, imgDir } = await startBusyboxDaemon());
   });
 
   after(async () => teardownContainers(d, api, [imgDir]));

@@ -6,16 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { access, mkdtemp, readdir, readFile, stat, symlink } from 'node:fs/promises';
-import os from 'node:os';
+import { access, readdir, readFile, stat, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { lxcIdOf, teardownContainers, uploadBusybox } from '../support/container-env.ts';
-import { startDaemon, type Daemon } from '../support/daemon.ts';
+import { lxcIdOf, startBusyboxDaemon, teardownContainers } from '../support/container-env.ts';
+import type { Daemon } from '../support/daemon.ts';
 import { subscribeEvents } from '../support/events.ts';
-import { client, eventually, expectError, type Client } from '../support/http.ts';
-import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
+import { eventually, expectError, type Client } from '../support/http.ts';
+import { lxcSkipReason } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
 const skip = await lxcSkipReason();
@@ -54,11 +53,7 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
   const powerOffInside = (id: string) => run('lxc-attach', ['-n', id, '-P', lxcPath(), '--', '/bin/busybox', 'poweroff']);
 
   before(async () => {
-    await ensureRootSubids();
-    imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
-    d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
-    api = client({ socketPath: d.socketPath });
-    await uploadBusybox(api, imgDir);
+    ({ d, api, imgDir } = await startBusyboxDaemon());
   });
 
   after(async () => teardownContainers(d, api, [imgDir]));

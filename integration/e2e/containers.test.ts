@@ -6,10 +6,9 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { buildBusyboxImage } from '../support/busybox-image.ts';
-import { teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
-import { startDaemon, type Daemon } from '../support/daemon.ts';
-import { client, eventually, expectError, type Client } from '../support/http.ts';
-import { ensureRootSubids } from '../support/lxc-host.ts';
+import { startBusyboxDaemon, teardownContainers, waitOp } from '../support/container-env.ts';
+import type { Daemon } from '../support/daemon.ts';
+import { eventually, expectError, type Client } from '../support/http.ts';
 
 const run = promisify(execFile);
 
@@ -22,11 +21,7 @@ describe('containers on real LXC (busybox image): create, run, observe, self-hea
   const state = (name: string) => api.get(`/1.0/containers/${name}/state`).then((r) => r.json.metadata);
 
   before(async () => {
-    await ensureRootSubids();
-    imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
-    d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
-    api = client({ socketPath: d.socketPath });
-    ({ fingerprint } = await uploadBusybox(api, imgDir));
+    ({ d, api, imgDir, image: { fingerprint } } = await startBusyboxDaemon());
     assert.equal((await api.post('/1.0/storage-pools', { name: 'fast', driver: 'btrfs', config: { size: '512MiB' } })).status, 200);
   });
   after(async () => teardownContainers(d, api, [imgDir]));

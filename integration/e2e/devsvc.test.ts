@@ -7,16 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { access, chmod, mkdir, mkdtemp, readFile } from 'node:fs/promises';
-import os from 'node:os';
+import { access, chmod, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { lxcIdOf, teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
-import { startDaemon, type Daemon } from '../support/daemon.ts';
+import { lxcIdOf, startBusyboxDaemon, teardownContainers, waitOp } from '../support/container-env.ts';
+import type { Daemon } from '../support/daemon.ts';
 import { subscribeEvents } from '../support/events.ts';
 import { client, eventually, expectError, request, type Client } from '../support/http.ts';
-import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
+import { lxcSkipReason } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
 const skip = await lxcSkipReason();
@@ -62,11 +61,7 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
   }
 
   before(async () => {
-    await ensureRootSubids();
-    imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
-    d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
-    api = client({ socketPath: d.socketPath });
-    image = await uploadBusybox(api, imgDir);
+    ({ d, api, imgDir, image: image } = await startBusyboxDaemon());
     await launch('g1', { 'user.foo': 'bar', 'user.meta-data': 'foo: bar', 'limits.processes': '200', 'environment.SECRET': 'x' });
     await launch('g2', { 'user.foo': 'other', 'security.privileged': 'true' });
   });

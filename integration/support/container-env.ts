@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { buildBusyboxImage } from './busybox-image.ts';
-import type { Daemon } from './daemon.ts';
+import { startDaemon, type Daemon } from './daemon.ts';
 import { cleanupHostUnder } from './host-cleanup.ts';
-import { eventually, type Client } from './http.ts';
-import { findProcesses, monitordFor } from './lxc-host.ts';
+import { client, eventually, type Client } from './http.ts';
+import { ensureRootSubids, findProcesses, monitordFor } from './lxc-host.ts';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
@@ -26,6 +27,18 @@ export async function uploadBusybox(api: Client, dir: string): Promise<{ fingerp
   await waitOp(api, await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
   assert.equal((await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint })).status, 200);
   return { fingerprint: img.fingerprint, file: img.file };
+}
+
+/**
+ * The usual start of a container suite: root's subordinate ids in place, a daemon (info logs) with
+ * the busybox image uploaded as `bb`, built in a temp dir that {@link teardownContainers} removes.
+ */
+export async function startBusyboxDaemon(): Promise<{ d: Daemon; api: Client; imgDir: string; image: { fingerprint: string; file: string } }> {
+  await ensureRootSubids();
+  const imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
+  const d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
+  const api = client({ socketPath: d.socketPath });
+  return { d, api, imgDir, image: await uploadBusybox(api, imgDir) };
 }
 
 /** The LXC name (svcd's stable id) of container `name`, from the rendered config's `lxc.uts.name`. */
