@@ -23,6 +23,3 @@ export function createMemo<T>(read: () => Promise<T>, ttlMs: number, now: () => 
     },
   };
 }
-
-/** Per-key values read again when a version changes: the one versioned cache (src/util), under the name the routes use. */
-export { createVersionedReads as createVersionedCache } from '../util/versioned-cache.ts';

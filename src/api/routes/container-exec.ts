@@ -6,7 +6,7 @@ import { containerUrl, expandStoredContainer, readContainer } from '../../desire
 import { readDataVersion } from '../../desired/data-versions.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { objectMap, readJson } from '../body.ts';
-import { createVersionedCache } from '../memo.ts';
+import { createVersionedReads } from '../../util/versioned-cache.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async } from '../envelope.ts';
@@ -62,7 +62,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
    * The container by project and name with its `environment.*` config (expanded), kept until a container,
    * profile or project write changes them (data_versions): an exec is a hot path.
    */
-  const targets = createVersionedCache(
+  const targets = createVersionedReads(
     () => readDataVersion(db, ['containers', 'profiles', 'projects']),
     async (key: string) => {
       const [project, name] = key.split('\0') as [string, string];

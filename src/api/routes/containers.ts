@@ -30,7 +30,7 @@ import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
 import { refusedOperation } from '../refused-operation.ts';
 import { async, sync, syncRaw } from '../envelope.ts';
-import { createVersionedCache } from '../memo.ts';
+import { createVersionedReads } from '../../util/versioned-cache.ts';
 import { readDataVersion } from '../../desired/data-versions.ts';
 import { checkedWrite, computeEtag } from '../etag.ts';
 import { recursionOf } from '../query.ts';
@@ -88,7 +88,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
   });
 
   // The rendered list of a project's containers, read again only after a write to what it shows.
-  const listing = createVersionedCache(
+  const listing = createVersionedReads(
     () => readDataVersion(db, ['containers', 'container_runtime', 'profiles', 'projects']),
     async (project) => {
       const rows = await listContainers(db, project);
