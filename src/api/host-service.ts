@@ -21,7 +21,10 @@ import type { HashedFile } from '../host/images/hashed-file.ts';
 import type { ImageFiles, InspectedImage } from '../host/images/inspect-image.ts';
 import type { PipedAttach, PtyAttach } from '../host/lxc/attach.ts';
 import type { ServerResources } from '../host/resources/index.ts';
+import type { HostInterface, NetworkFeature, NetworkLease, NetworkStateView } from '../host/network/types.ts';
+import type { ProbeResult } from '../desired/storage-driver-catalog.ts';
 
+export type { HostInterface, NetworkFeature, NetworkLease, NetworkStateView };
 export type { BackupRequest, ContainerLocation, ExecCommand, HashedFile, HostInfo, ImageFiles, InspectedImage, InteractiveCommand, PipedAttach, PtyAttach, PublishRequest, ServerResources };
 
 /** A container by its project and name (also one that is gone: its logs stay). */
@@ -196,4 +199,18 @@ export interface ImageHost {
   /** Open an image's files for export (a HostFailureError when they are missing). */
   open(img: { fingerprint: string; split: boolean }): Promise<OpenedImageFiles>;
   sweep(inUse: (fingerprint: string) => Promise<boolean>): Promise<string[]>;
+}
+
+/** What the networks API reads of the host (host/network/): its interfaces, their state, leases, and probes. */
+export interface NetworkHost {
+  /** Every host interface (name and LXD's type word), sorted by name. */
+  interfaces(): Promise<HostInterface[]>;
+  /** One interface's state, or undefined when it does not exist. Spawns nothing. */
+  state(name: string): Promise<NetworkStateView | undefined>;
+  /** The dynamic leases dnsmasq holds for a network (its lease file under `dir`). */
+  leases(network: { name: string; dir: string }): Promise<NetworkLease[]>;
+  /** Whether this host has a feature a network key needs (`missing` names what it lacks: a tool, a kernel module). */
+  probe(feature: NetworkFeature): Promise<ProbeResult>;
+  /** Subnets the host already uses (its routes and addresses, CIDR form), for `auto` and overlap checks. */
+  usedSubnets(): Promise<string[]>;
 }

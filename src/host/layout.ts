@@ -50,3 +50,9 @@ export const devsvcDirOf = (stateDir: string, id: string) => path.join(devsvcRoo
 
 /** The API's unix socket. */
 export const unixSocketOf = (stateDir: string) => path.join(stateDir, 'unix.socket');
+
+/** Where every managed network's directory lives. */
+export const networksRootOf = (stateDir: string) => path.join(stateDir, 'networks');
+
+/** `<stateDir>/networks/<name>`: one managed network's dnsmasq config, pid file, leases and DHCP hosts directory. */
+export const networkDirOf = (stateDir: string, name: string) => path.join(networksRootOf(stateDir), name);

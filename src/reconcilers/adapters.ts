@@ -7,6 +7,7 @@ import type { ImageFiles } from '../host/images/inspect-image.ts';
 import type { CgroupSetting, ContainerCgroups } from '../host/lxc/live-cgroup.ts';
 import type { LiveMount } from '../host/lxc/live-mounts.ts';
 import type { ContainerState, LxcRef, LxcState } from '../host/lxc/lxc-args.ts';
+import type { DhcpHostEntry, NetworkSpec } from '../host/network/types.ts';
 import type { StorageDriver } from '../host/storage/types.ts';
 
 export interface LxcCall extends LxcRef {
@@ -53,4 +54,24 @@ export interface StorageAdapter {
 export interface UnpackAdapter {
   unpackImage(files: ImageFiles, target: string, signal?: AbortSignal): Promise<void>;
   unpackBackup(file: string, target: string, signal: AbortSignal | undefined, part: { snapshot?: string }): Promise<void>;
+}
+
+/**
+ * Managed networks on the host (host/network/): bridges, addresses, sysctls, tunnels, one supervised
+ * dnsmasq per network, and svcd's nftables table. Every method is idempotent and converges from any
+ * partial state (half a bridge, a dnsmasq left from a crash, a stale rule).
+ */
+export interface NetworkAdapter {
+  /** Bring one network to its spec: bridge, its addresses and settings, tunnels, routes, sysctls, dnsmasq (started, or restarted when its config changed). */
+  ensureNetwork(spec: NetworkSpec, signal?: AbortSignal): Promise<void>;
+  /** Remove a network's bridge, tunnels, routes, dnsmasq and directory (`dir`); nothing there is success. */
+  removeNetwork(name: string, dir: string, signal?: AbortSignal): Promise<void>;
+  /** Replace svcd's nftables table(s) with the rules of exactly these networks (none: the table goes). */
+  applyFirewall(specs: readonly NetworkSpec[], signal?: AbortSignal): Promise<void>;
+  /** What is wrong with a network on the host now (bridge missing or down, dnsmasq not running), or undefined. Spawns nothing. */
+  health(spec: NetworkSpec): Promise<string | undefined>;
+  /** Write (entry) or remove (undefined) one DHCP host entry of a network (key: `<container id>.<device>`); dnsmasq is told when one changes or goes. */
+  setDhcpHost(spec: Pick<NetworkSpec, 'name' | 'dir'>, key: string, entry: DhcpHostEntry | undefined): Promise<void>;
+  /** Remove the network's DHCP host entries whose key is not in `keep`. */
+  pruneDhcpHosts(spec: Pick<NetworkSpec, 'name' | 'dir'>, keep: ReadonlySet<string>): Promise<void>;
 }

@@ -18,6 +18,7 @@ const WRITERS: Record<string, string[]> = {
   dataVersions: [],
   images: ['desired/images.ts'],
   imageAliases: ['desired/images.ts'],
+  networks: ['desired/networks.ts'],
   operations: ['operations/operation-store.ts'],
   profiles: ['desired/profiles.ts', 'desired/projects.ts', 'desired/storage-pools.ts'],
   projects: ['desired/projects.ts'],
