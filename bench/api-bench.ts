@@ -19,10 +19,8 @@
  * `default` profile only, which must have no network device. Every container the run created is
  * deleted at the end, also on failure and on Ctrl-C.
  */
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import http from 'node:http';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -30,6 +28,7 @@ import type { BenchResults, BulkResults, FilesResults, GetCell, SingleResults, S
 import { findDaemonPids, loadAverage, processName, readRssKiB, settledRss } from './lib/rss.ts';
 import { fmtKiB, fmtMs, fmtRate, summarize, table } from './lib/stats.ts';
 import { execOverWebsockets } from './lib/exec-ws.ts';
+import { uploadImageFile } from './lib/image-upload.ts';
 import { errorText, UnixClient, type OperationResult } from './lib/unix-client.ts';
 
 const IMAGE_ALIAS = 'bench-busybox';
@@ -192,12 +191,6 @@ async function checkDefaultProfile(): Promise<void> {
     throw new Error('the default profile has no root disk device (path /)');
 }
 
-async function sha256File(file: string): Promise<string> {
-  const h = createHash('sha256');
-  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
-  return h.digest('hex');
-}
-
 async function ensureImage(): Promise<void> {
   if (opts.image) {
     const ref = opts.image;
@@ -223,26 +216,9 @@ async function ensureImage(): Promise<void> {
     if (img.format !== 'unified') throw new Error('expected a unified image');
     file = img.file;
   }
-  const fingerprint = await sha256File(file);
-  results.image = { ref: IMAGE_ALIAS, imported: false, fingerprint, file };
-  if ((await client.get(`/1.0/images/${fingerprint}`)).status !== 200) {
-    const body = await readFile(file);
-    const started = performance.now();
-    const r = await client.request('POST', '/1.0/images', body, {
-      'Content-Type': 'application/octet-stream',
-      'X-LXD-filename': path.basename(file),
-      'X-SVC-filename': path.basename(file),
-    });
-    const opUrl = r.json?.operation;
-    if (r.status !== 202 || typeof opUrl !== 'string') throw new Error(`image upload: HTTP ${r.status} ${errorText(r)}`);
-    const op = await client.waitOperation(opUrl, Date.now() + opTimeoutMs);
-    if (Number(op?.status_code) !== 200) throw new Error(`image upload failed: ${op?.err}`);
-    importedFingerprint = fingerprint;
-    results.image.imported = true;
-    results.image.importMs = performance.now() - started;
-  }
-  const a = await client.request('POST', '/1.0/images/aliases', { name: IMAGE_ALIAS, description: 'api-bench image', target: fingerprint });
-  if (a.status !== 200 && a.status !== 201) throw new Error(`alias ${IMAGE_ALIAS}: HTTP ${a.status} ${errorText(a)}`);
+  const up = await uploadImageFile(client, file, IMAGE_ALIAS, opTimeoutMs);
+  results.image = { ref: IMAGE_ALIAS, imported: up.imported, fingerprint: up.fingerprint, file, ...(up.importMs !== undefined ? { importMs: up.importMs } : {}) };
+  if (up.imported) importedFingerprint = up.fingerprint;
   createdAlias = true;
 }
 

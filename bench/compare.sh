@@ -2,7 +2,12 @@
 # Run bench/api-bench.ts against svcd and, when it can run here, Debian's LXD 5.0.2, then print both
 # side by side with the issue's target verdicts (bench/compare-report.ts).
 #
-#   bash bench/compare.sh [--counts 0,50,200] [--no-lxd] [--no-fresh-fs] [--rest SECONDS] [-- <more api-bench options>]
+#   bash bench/compare.sh [--counts 0,50,200] [--no-lxd] [--no-fresh-fs] [--rest SECONDS] [--networks|--networks-only]
+#                         [-- <more api-bench options>]
+#
+# --networks also runs bench/network-bench.ts (a managed bridge, containers with a nic on it, leases,
+# repair) against each daemon after api-bench; --networks-only runs only that. Each daemon then also
+# gets a mount namespace whose /sys/class/net shows its own network namespace.
 #
 # Each daemon's state directory (database, containers, its dir pool) is a fresh ext4 made on a sparse
 # 16 GiB loop file for its run (--no-fresh-fs: a plain directory on the temp dir's filesystem instead).
@@ -31,6 +36,8 @@ WANT_LXD=1
 REST=0
 FRESH_FS=1
 FRESH_FS_SIZE=16G
+NETWORKS=0
+API_BENCH=1
 EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -38,6 +45,8 @@ while [ $# -gt 0 ]; do
     --no-lxd) WANT_LXD=0; shift ;;
     --rest) REST=${2:?--rest needs a value}; shift 2 ;;
     --no-fresh-fs) FRESH_FS=0; shift ;;
+    --networks) NETWORKS=1; shift ;;
+    --networks-only) NETWORKS=1; API_BENCH=0; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; EXTRA=("$@"); break ;;
     *) echo "compare.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -203,7 +212,25 @@ trap cleanup EXIT
 # trap once it has exited. The daemons are in their own sessions (setsid) and are stopped by cleanup.
 trap 'log "interrupted"; exit 130' INT TERM
 
+# How each daemon is started: in a network namespace of its own (loopback only, down); with --networks
+# also in a mount namespace where a sysfs of that network namespace is bound over /sys/class/net and
+# /sys/devices/virtual/net, so interfaces the daemon creates there show in /sys as they would on a host.
+NS_WRAP=(unshare --net)
+if [ "$NETWORKS" = 1 ]; then
+  # shellcheck disable=SC2016
+  NS_WRAP=(unshare --net --mount --propagation private sh -c 'm=$(mktemp -d) && mount -t sysfs sysfs "$m" && mount --bind "$m/class/net" /sys/class/net && mount --bind "$m/devices/virtual/net" /sys/devices/virtual/net && exec "$@"' netns-sysfs)
+fi
+
+run_net_bench() { # label socket pid json
+  [ "$NETWORKS" = 1 ] || return 0
+  node --import tsx "$REPO/bench/network-bench.ts" --socket "$2" --pid "$3" --image-file "$IMAGE" --label "$1" --json "$4"
+  local rc=$?
+  [ $rc = 0 ] || log "network-bench against $1 exited with $rc"
+  return 0
+}
+
 run_bench() { # label socket pid json
+  [ "$API_BENCH" = 1 ] || return 0
   node --import tsx "$REPO/bench/api-bench.ts" --socket "$2" --pid "$3" --image-file "$IMAGE" --counts "$COUNTS" \
     --label "$1" --json "$4" ${EXTRA[@]+"${EXTRA[@]}"}
   local rc=$?
@@ -224,7 +251,7 @@ IMAGE=$(node --import tsx "$REPO/bench/build-image.ts" "$WORK/image" | tail -n 1
 rest svcd
 state_dir "$SVCD_STATE"
 log "starting svcd on $SVCD_STATE (PGlite), in a network namespace of its own"
-SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=warn setsid unshare --net node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
+SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=warn setsid "${NS_WRAP[@]}" node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
 SVCD_PID=$!
 if ! wait_answer "$SVCD_STATE/unix.socket" 90 "$SVCD_PID"; then
   log "svcd did not answer on $SVCD_STATE/unix.socket:"; tail -n 20 "$WORK/svcd.log" >&2
@@ -234,6 +261,7 @@ pid=$(server_pid "$SVCD_STATE/unix.socket")
 [ -n "$pid" ] && [ "$pid" != "$SVCD_PID" ] && log "svcd says its pid is $pid (started as $SVCD_PID)" && SVCD_PID=$pid
 echo
 run_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd.json"
+run_net_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-net.json"
 # What svcd logged at warn level or above during the run, by message (its log goes with the temp dir).
 node -e '
   const lines = require("node:fs").readFileSync(process.argv[1], "utf8").split("\n");
@@ -266,7 +294,7 @@ if [ "$WANT_LXD" = 1 ]; then
     case $LXD_VERSION in 5.0.2*) ;; *) log "note: lxd is $LXD_VERSION, the comparison is meant for Debian's 5.0.2" ;; esac
     state_dir "$LXD_STATE"
     log "starting lxd $LXD_VERSION on $LXD_STATE, in a network namespace of its own"
-    LXD_DIR=$LXD_STATE setsid unshare --net lxd --group root --logfile "$WORK/lxd.log" >"$WORK/lxd.out" 2>&1 &
+    LXD_DIR=$LXD_STATE setsid "${NS_WRAP[@]}" lxd --group root --logfile "$WORK/lxd.log" >"$WORK/lxd.out" 2>&1 &
     LXD_PID=$!
     if ! LXD_DIR=$LXD_STATE timeout 90 lxd waitready --timeout 60 >/dev/null 2>&1 || ! alive "$LXD_PID"; then
       LXD_NOTE="lxd did not start: $(tail -n 3 "$WORK/lxd.out" "$WORK/lxd.log" 2>/dev/null | tr '\n' ' ' | cut -c1-300)"
@@ -300,7 +328,8 @@ EOF
     [ -n "$pid" ] && [ "$pid" != "$LXD_PID" ] && log "lxd says its pid is $pid (started as $LXD_PID)" && LXD_PID=$pid
     echo
     run_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd.json"
-    [ -s "$WORK/lxd.json" ] || LXD_NOTE="api-bench against lxd produced no results"
+    run_net_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-net.json"
+    [ "$API_BENCH" = 0 ] || [ -s "$WORK/lxd.json" ] || LXD_NOTE="api-bench against lxd produced no results"
   fi
   [ -n "$LXD_NOTE" ] && log "lxd: $LXD_NOTE"
   stop_lxd
@@ -317,6 +346,9 @@ if [ -s "$WORK/svcd.json" ]; then
   else
     node --import tsx "$REPO/bench/compare-report.ts" "$WORK/svcd.json" --lxd-note "$LXD_NOTE"
   fi
-else
+elif [ "$API_BENCH" = 1 ]; then
   log "no svcd results (see above)"
+fi
+if [ "$NETWORKS" = 1 ] && [ -s "$WORK/svcd-net.json" ]; then
+  node --import tsx "$REPO/bench/network-report.ts" "$WORK/svcd-net.json" "$WORK/lxd-net.json"
 fi
