@@ -69,7 +69,13 @@ export async function teardownContainers(d: Daemon | undefined, api: Client | un
     await api!.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api!.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
     await api!.delete(c).then((r) => api!.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
   }
+  // Managed networks (their bridges, dnsmasq and firewall rules go with them); what the API could not remove, below.
+  const nets = (await api?.get('/1.0/networks?recursion=1').catch(() => undefined))?.json?.metadata;
+  const managed = (Array.isArray(nets) ? (nets as { name: string; managed: boolean }[]) : []).filter((n) => n.managed).map((n) => n.name);
+  for (const n of managed) await api!.delete(`/1.0/networks/${n}`).catch(() => {});
   await d?.stop().catch(() => {});
+  for (const n of managed) await run('ip', ['link', 'del', n]).catch(() => {});
+  if (d) for (const p of await findProcesses((a) => path.basename(a[0] ?? '') === 'dnsmasq' && a.some((x) => x.includes(d.stateDir)))) process.kill(p.pid, 'SIGKILL');
   if (d) {
     const lxcPath = path.join(d.stateDir, 'containers');
     // Whatever the API could not remove (a failed test, a daemon that died): stop it with LXC itself.
