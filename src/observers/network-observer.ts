@@ -1,0 +1,50 @@
+import { isNull } from 'drizzle-orm';
+import type { Db } from '../db/types.ts';
+import { NETWORK_KIND } from '../desired/networks.ts';
+import { networks } from '../desired/schema/index.ts';
+import type { NetworkAdapter } from '../reconcilers/adapters.ts';
+import { specOfRow } from '../reconcilers/network/reconcile.ts';
+import type { PollObserver } from './types.ts';
+
+/**
+ * Managed networks' health on the host, sampled without spawning (sysfs, the dnsmasq pid file and
+ * /proc): a bridge deleted or a dnsmasq killed behind svcd's back triggers the network's reconciler at
+ * once, and again every `repeatMs` while it stays broken (a repair that did not hold).
+ */
+export function createNetworkObserver(deps: {
+  db: Db;
+  stateDir: string;
+  network: Pick<NetworkAdapter, 'health'>;
+  report: (kind: string, key: string, what: string) => void;
+  intervalMs?: number;
+  repeatMs?: number;
+  now?: () => number;
+}): PollObserver & { forget(id: string): void } {
+  const now = deps.now ?? Date.now;
+  const repeatMs = deps.repeatMs ?? 5_000;
+  /** Network id → when its current problem was last reported (absent: healthy at the last look). */
+  const reported = new Map<string, number>();
+  return {
+    name: 'networks',
+    kind: 'poll',
+    intervalMs: deps.intervalMs ?? 1_000,
+    forget: (id) => void reported.delete(id),
+    async sample() {
+      const rows = await deps.db.select({ id: networks.id, name: networks.name, config: networks.config }).from(networks).where(isNull(networks.deletingAt));
+      const seen = new Set<string>();
+      for (const row of rows) {
+        seen.add(row.id);
+        const problem = await deps.network.health(specOfRow(deps.stateDir, row)).catch((e: unknown) => (e as Error).message);
+        if (problem === undefined) {
+          reported.delete(row.id);
+          continue;
+        }
+        const last = reported.get(row.id);
+        if (last !== undefined && now() - last < repeatMs) continue;
+        reported.set(row.id, now());
+        deps.report(NETWORK_KIND, row.id, `network ${row.name}: ${problem}`);
+      }
+      for (const id of reported.keys()) if (!seen.has(id)) reported.delete(id);
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { eq, isNull } from 'drizzle-orm';
+import type { Db } from '../../db/types.ts';
+import { nicsOnNetwork } from '../../desired/network-nics.ts';
+import { deleteNetworkRow, NETWORK_KIND } from '../../desired/networks.ts';
+import { networks, type NetworkRow } from '../../desired/schema/index.ts';
+import { networkDirOf } from '../../host/layout.ts';
+import type { NetworkSpec } from '../../host/network/types.ts';
+import { createKeyedMutex } from '../../util/keyed-mutex.ts';
+import type { NetworkAdapter } from '../adapters.ts';
+import type { Reconciler } from '../runtime/index.ts';
+import { forgetFacts, readFacts, writeFacts } from '../status-settler.ts';
+import { networkSpecOf } from './network-spec.ts';
+
+interface NetworkFacts {
+  /** The bridge this network has on the host (its name when it was last converged): a rename removes the old one. */
+  bridge?: string;
+}
+
+export interface NetworkReconcilerDeps {
+  db: Db;
+  stateDir: string;
+  network: NetworkAdapter;
+  /**
+   * Called after a network that was broken on the host (its bridge gone, its dnsmasq dead) was repaired:
+   * the running containers on it attach their nics to the bridge again.
+   */
+  onRepaired?: (name: string) => void;
+}
+
+/** The host spec of a network row (its directory from the layout). */
+export const specOfRow = (stateDir: string, row: Pick<NetworkRow, 'id' | 'name' | 'config'>): NetworkSpec => networkSpecOf(row, networkDirOf(stateDir, row.name));
+
+/**
+ * Converge one managed network (key: its id): its bridge, addresses, tunnels, routes and sysctls, its
+ * dnsmasq and the DHCP host entries of the container nics on it, and svcd's firewall table; once marked
+ * for deletion, all of it removed and its row deleted. Idempotent from any partial state: every step
+ * compares with what the host shows. The firewall table holds every network's rules and is replaced
+ * whole, one reconcile at a time, from the networks in the database at that moment.
+ */
+export function createNetworkReconciler(deps: NetworkReconcilerDeps): Reconciler {
+  const { db, stateDir, network } = deps;
+  const firewall = createKeyedMutex();
+
+  const liveRows = () => db.select().from(networks).where(isNull(networks.deletingAt));
+  /** Serialized: a concurrent reconcile that read the networks earlier cannot put an older table back. */
+  const syncFirewall = (signal: AbortSignal) =>
+    firewall.run('table', async () => {
+      const rows = await liveRows();
+      await network.applyFirewall(
+        rows.map((r) => specOfRow(stateDir, r)),
+        signal,
+      );
+    });
+
+  return {
+    kind: NETWORK_KIND,
+    async listKeys() {
+      return (await db.select({ id: networks.id }).from(networks)).map((r) => r.id);
+    },
+    async reconcile(id, ctx) {
+      const [row] = await db.select().from(networks).where(eq(networks.id, id));
+      if (!row) return {};
+      const facts = (await readFacts(db, NETWORK_KIND, id)) as NetworkFacts;
+      // Renamed: the bridge of the old name goes first (a network in use cannot be renamed).
+      if (facts.bridge && facts.bridge !== row.name) {
+        await network.removeNetwork(facts.bridge, networkDirOf(stateDir, facts.bridge), ctx.signal);
+        delete facts.bridge;
+        await writeFacts(db, NETWORK_KIND, id, { ...facts });
+      }
+      if (row.deletingAt) {
+        await network.removeNetwork(row.name, networkDirOf(stateDir, row.name), ctx.signal);
+        await syncFirewall(ctx.signal);
+        await deleteNetworkRow(db, id);
+        forgetFacts(db, NETWORK_KIND, id);
+        return { observedGeneration: row.generation };
+      }
+      // Recorded before the host is touched: a crash half-way still knows which bridge to remove.
+      if (facts.bridge !== row.name) await writeFacts(db, NETWORK_KIND, id, { ...facts, bridge: row.name });
+      const spec = specOfRow(stateDir, row);
+      // Broken after it had converged once (a bridge deleted behind svcd's back): its containers need their nics back.
+      const broken = facts.bridge === row.name ? await network.health(spec) : undefined;
+      await network.ensureNetwork(spec, ctx.signal);
+      await syncFirewall(ctx.signal);
+      // The containers' nics write their own entries (before they start); what is left of gone ones goes here.
+      const keep = new Set((await nicsOnNetwork(db, row.name)).map((n) => `${n.containerId}.${n.device}`));
+      await network.pruneDhcpHosts(spec, keep);
+      if (broken !== undefined) deps.onRepaired?.(row.name);
+      return { observedGeneration: row.generation };
+    },
+  };
+}
