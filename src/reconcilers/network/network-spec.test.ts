@@ -54,7 +54,7 @@ test('IPv6, bridge keys, DNS and tunnels', () => {
       'ipv6.address': 'fd42:aa::1/64',
       'ipv6.dhcp.stateful': 'true',
       'bridge.mtu': '1400',
-      'bridge.hwaddress': '00:16:3E:AA:BB:CC',
+      'bridge.hwaddr': '00:16:3E:AA:BB:CC',
       'bridge.external_interfaces': 'veth1, veth2',
       'dns.domain': 'lab',
       'dns.mode': 'none',
