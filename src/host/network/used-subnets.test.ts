@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ipv4Network, ipv6Hex, ipv6NetworkOfHex, parseIpv6RouteDestinations, usedSubnetsFrom } from './used-subnets.ts';
+import { ipv4Network, ipv6Hex, ipv6NetworkOfHex, parseIpv6Routes, usedSubnetsFrom } from './used-subnets.ts';
 
 const ROUTE = `Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
 eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0
@@ -51,5 +51,5 @@ test('CIDR helpers', () => {
   assert.equal(ipv6NetworkOfHex('fd420001abcd00000000000000000001', 36), 'fd42:1:a000::/36');
   assert.equal(ipv6Hex('fd42:1::1'), 'fd420001000000000000000000000001');
   assert.equal(ipv6Hex('::1'), '00000000000000000000000000000001');
-  assert.deepEqual(parseIpv6RouteDestinations(IPV6_ROUTE).slice(0, 2), ['fd00::/64', 'fe80::/64']);
+  assert.deepEqual(parseIpv6Routes(IPV6_ROUTE).slice(0, 2), [{ iface: 'eth0', cidr: 'fd00::/64' }, { iface: 'eth0', cidr: 'fe80::/64' }]);
 });

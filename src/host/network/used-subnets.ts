@@ -13,12 +13,12 @@ export interface ProcNetTexts {
   ifInet6: string;
 }
 
-const ipv4Text = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 0xff).join('.');
 const maskOf = (prefix: number) => (prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0);
-const popcount = (n: number) => n.toString(2).replace(/0/g, '').length;
 const ipv4Number = (ip: string) => ip.split('.').reduce((n, o) => ((n << 8) | Number(o)) >>> 0, 0);
 
 /** `a.b.c.d` with prefix → its network in CIDR form. */
+export const ipv4Text = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 0xff).join('.');
+export const popcount = (n: number) => n.toString(2).replace(/0/g, '').length;
 export const ipv4Network = (ip: string, prefix: number) => `${ipv4Text((ipv4Number(ip) & maskOf(prefix)) >>> 0)}/${prefix}`;
 
 /** 32 hex digits with prefix → the network in CIDR form (RFC 5952 text). */
@@ -40,16 +40,19 @@ export function ipv6Hex(address: string): string {
 
 const ignoredV6 = (cidr: string) => cidr === '::/0' || /^fe[89ab][0-9a-f]?:/.test(cidr) || cidr.startsWith('ff') || cidr.endsWith('/128');
 
-/** /proc/net/ipv6_route: `dest prefixlen src srcprefixlen nexthop metric refcnt use flags dev` per line → destination CIDRs. */
-export function parseIpv6RouteDestinations(text: string): string[] {
-  const out: string[] = [];
+/** /proc/net/ipv6_route: `dest prefixlen src srcprefixlen nexthop metric refcnt use flags dev` per line → destination CIDR and device. */
+export function parseIpv6Routes(text: string): Array<{ iface: string; cidr: string }> {
+  const out: Array<{ iface: string; cidr: string }> = [];
   for (const line of text.split('\n')) {
     const f = line.trim().split(/\s+/);
     if (f.length < 10 || !/^[0-9a-f]{32}$/i.test(f[0]!)) continue;
-    out.push(ipv6NetworkOfHex(f[0]!, parseInt(f[1]!, 16)));
+    out.push({ iface: f[9]!, cidr: ipv6NetworkOfHex(f[0]!, parseInt(f[1]!, 16)) });
   }
   return out;
 }
+
+/** Routes that are subnets someone uses (not the default, link-local, multicast or a single host). */
+export const isSubnetRoute = (cidr: string) => !ignoredV6(cidr);
 
 /** Every used subnet, CIDR form, deduplicated and sorted. */
 export function usedSubnetsFrom(t: ProcNetTexts): string[] {
@@ -61,7 +64,7 @@ export function usedSubnetsFrom(t: ProcNetTexts): string[] {
   for (const { address } of explained) out.add(ipv4Network(address.address, Number(address.netmask)));
   // an address whose connected route is gone (its link is down) still takes at least itself
   for (const a of local) if (!explained.some((e) => e.address.address === a)) out.add(`${a}/32`);
-  for (const cidr of parseIpv6RouteDestinations(t.ipv6Route)) if (!ignoredV6(cidr)) out.add(cidr);
+  for (const { cidr } of parseIpv6Routes(t.ipv6Route)) if (!ignoredV6(cidr)) out.add(cidr);
   for (const { address } of parseIfInet6(t.ifInet6)) {
     const cidr = ipv6NetworkOfHex(ipv6Hex(address.address), Number(address.netmask));
     if (address.scope === 'global' && !ignoredV6(cidr)) out.add(cidr);
