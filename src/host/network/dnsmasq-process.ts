@@ -30,6 +30,15 @@ export function createDnsmasqProcess(deps: DnsmasqProcessDeps) {
     return path.basename(args[0] ?? '') === 'dnsmasq' && args.includes(dnsmasqArgs(dir)[0]!);
   }
 
+  /**
+   * Has `pid` finished exiting (gone, or a zombie)? Its cmdline empties before its sockets close, so
+   * only the zombie state says its ports are free for the next dnsmasq.
+   */
+  async function exited(pid: number): Promise<boolean> {
+    const stat = await readFile(path.join(deps.procRoot, String(pid), 'stat'), 'utf8').catch(() => undefined);
+    return stat === undefined || /^\d+ \(.*\) [ZX] /s.test(stat);
+  }
+
   /** The pid in the pid file when that process is this network's dnsmasq. */
   async function running(dir: string): Promise<number | undefined> {
     const text = await readFile(dnsmasqFiles(dir).pid, 'utf8').catch(() => '');
@@ -54,9 +63,10 @@ export function createDnsmasqProcess(deps: DnsmasqProcessDeps) {
 
   /** Stop these processes: SIGTERM, then SIGKILL after 2 s; resolves when none is left. */
   async function stopAll(pids: number[], dir: string): Promise<void> {
+    if (pids.length === 0) return;
     for (const pid of pids) await signal(pid, 'SIGTERM');
     for (let waited = 0; ; waited += 20) {
-      const left = (await Promise.all(pids.map(async (pid) => ((await isOurs(pid, dir)) ? pid : undefined)))).filter((p): p is number => p !== undefined);
+      const left = (await Promise.all(pids.map(async (pid) => ((await exited(pid)) ? undefined : pid)))).filter((p): p is number => p !== undefined);
       if (left.length === 0) return;
       if (waited === 2000) for (const pid of left) await signal(pid, 'SIGKILL');
       if (waited > 4000) throw new Error(`dnsmasq of ${dir} does not stop (pids ${left.join(', ')})`);
