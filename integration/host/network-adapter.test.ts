@@ -160,4 +160,20 @@ describe('network adapter on the real host', { skip }, () => {
     assert.equal(await exists(spec.dir), false);
     await adapter.removeNetwork(BR, spec.dir);
   });
+
+  it('refuses, naming it, a host interface of another kind holding the name or another interface holding the subnet, and leaves both alone', async () => {
+    await runCommand('ip', ['link', 'add', BR, 'type', 'veth', 'peer', 'name', `${BR}p`]);
+    try {
+      await assert.rejects(adapter.ensureNetwork(spec), new RegExp(`host interface "${BR}" exists and is not a bridge`));
+      assert.ok((await host.interfaces()).some((i) => i.name === BR), 'the veth is still there');
+      // The veth takes the subnet: a network on it is refused while the veth has it.
+      await runCommand('ip', ['addr', 'add', `${prefix}.200/24`, 'dev', BR]);
+      await runCommand('ip', ['link', 'set', BR, 'up']);
+      const other = { ...spec, name: `${BR}x`, dir: `${spec.dir}x` };
+      await assert.rejects(adapter.ensureNetwork(other), new RegExp(`subnet ${prefix}.0/24 is already used by host interface "${BR}"`));
+      assert.equal(await host.state(other.name), undefined, 'no bridge made');
+    } finally {
+      await runCommand('ip', ['link', 'delete', BR]).catch(() => {});
+    }
+  });
 });

@@ -1,6 +1,7 @@
 /**
- * Converge one bridge from what /sys and /proc show (no command when all is right): the link (created,
- * or recreated when a non-bridge holds the name), its MAC, MTU and up flag, its sysctls, its addresses
+ * Converge one bridge from what /sys and /proc show (no command when all is right): the link (created
+ * when missing; a host interface of another kind holding the name, or another interface holding the
+ * subnet, is an error svcd does not "repair": it names the interface), its MAC, MTU and up flag, its sysctls, its addresses
  * (wanted ones replaced, others but link-local removed) and the routes through it (ipv4/ipv6.routes;
  * any other non-connected route on it removed).
  */
@@ -8,7 +9,7 @@ import { lstat, readFile, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { formatIpv6, parseIpv4Routes } from '../lxc/parse-proc-net.ts';
 import { readNamespaceInterfaces } from '../lxc/network-stats.ts';
-import { addressDeleteArgs, addressReplaceArgs, bridgeAddArgs, bridgeSetArgs, linkDeleteArgs, routeDeleteArgs, routeReplaceArgs } from './ip-args.ts';
+import { addressDeleteArgs, addressReplaceArgs, bridgeAddArgs, bridgeSetArgs, routeDeleteArgs, routeReplaceArgs } from './ip-args.ts';
 import { networkSysctls } from './sysctl-writes.ts';
 import type { NetworkSpec } from './types.ts';
 import { ipv4Network, ipv4Text, ipv6Hex, ipv6NetworkOfHex, isSubnetRoute, parseIpv6Routes, popcount } from './used-subnets.ts';
@@ -54,14 +55,26 @@ const canonical = (cidr: string) => {
 
 /** True when the bridge was (re)created. */
 async function convergeLink(spec: NetworkSpec, roots: HostRoots, ip: RunIp): Promise<boolean> {
-  let link = await readLinkFacts(roots, spec.name);
-  if (link && !link.bridge) {
-    await ip(linkDeleteArgs(spec.name));
-    link = undefined;
-  }
+  const link = await readLinkFacts(roots, spec.name);
+  if (link && !link.bridge) throw new Error(`host interface "${spec.name}" exists and is not a bridge (svcd does not replace an interface it did not make: remove it or rename the network)`);
+  await checkSubnetsFree(spec, roots);
   if (!link) await ip(bridgeAddArgs(spec.name));
   if (!link || link.hwaddr.toLowerCase() !== spec.hwaddr.toLowerCase() || link.mtu !== spec.mtu || !link.up) await ip(bridgeSetArgs(spec));
   return !link;
+}
+
+/** The network's subnets must not be routed through another interface already (the subnet is taken). */
+async function checkSubnetsFree(spec: NetworkSpec, roots: HostRoots): Promise<void> {
+  const net = path.join(roots.procRoot, 'net');
+  const [v4, v6] = await Promise.all(['route', 'ipv6_route'].map((f) => text(path.join(net, f)).then((t) => t ?? '')));
+  const routes = [
+    ...parseIpv4Routes(v4!).filter((r) => r.mask !== 0).map((r) => ({ iface: r.iface, cidr: ipv4Network(ipv4Text(r.destination), popcount(r.mask)) })),
+    ...parseIpv6Routes(v6!).filter((r) => isSubnetRoute(r.cidr)),
+  ];
+  for (const { subnet } of ownCidrs(spec)) {
+    const other = routes.find((r) => r.cidr === subnet && r.iface !== spec.name);
+    if (other) throw new Error(`subnet ${subnet} is already used by host interface "${other.iface}"`);
+  }
 }
 
 async function convergeSysctls(spec: NetworkSpec, roots: HostRoots): Promise<void> {
