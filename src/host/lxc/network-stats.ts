@@ -69,19 +69,39 @@ async function hostIfindexes(sysRoot: string): Promise<Map<number, string>> {
   return out;
 }
 
+/** Where one network namespace is read: its proc `net` directory and the `class/net` directory of a sysfs showing it. */
+export interface NamespaceDirs {
+  net: string;
+  sysNet: string;
+}
+
+/**
+ * Interfaces of one network namespace (all, or only `only`): counters from `dev`, addresses from
+ * if_inet6, fib_trie and route, and each interface's sysfs state. The one reader of the host's own
+ * interfaces (host/network/network-host.ts) and of a container's (readNetworkStats below).
+ */
+export async function readNamespaceInterfaces(dirs: NamespaceDirs, only?: string): Promise<Map<string, InterfaceStats & { peerIndex?: number }>> {
+  const [devText, inet6, route, trie] = await Promise.all([
+    readFile(path.join(dirs.net, 'dev'), 'utf8'),
+    ...['if_inet6', 'route', 'fib_trie'].map((f) => readFile(path.join(dirs.net, f), 'utf8').catch(() => '')),
+  ]);
+  const addresses = [...ipv4AddressesByInterface(parseFibTrieLocal(trie!), parseIpv4Routes(route!)), ...parseIfInet6(inet6!)];
+  const wanted = [...parseNetDev(devText!)].filter(([name]) => only === undefined || name === only);
+  const states = await Promise.all(wanted.map(([name]) => readInterfaceState(dirs.sysNet, name)));
+  // in /proc/net/dev's order
+  return new Map(wanted.map(([name, counters], i) => [name, { ...states[i]!, addresses: addresses.filter((a) => a.iface === name).map((a) => a.address), counters }]));
+}
+
 /** Interfaces of the network namespace of `pid` (a container's init): counters, addresses, state, host peer. */
 export async function readNetworkStats(pid: number, roots: NetworkRoots = {}): Promise<Record<string, InterfaceStats>> {
-  const net = path.join(roots.procRoot ?? '/proc', String(pid), 'net');
-  const devText = await readFile(path.join(net, 'dev'), 'utf8');
-  const [inet6, route, trie] = await Promise.all(['if_inet6', 'route', 'fib_trie'].map((f) => readFile(path.join(net, f), 'utf8').catch(() => '')));
-  const addresses = [...ipv4AddressesByInterface(parseFibTrieLocal(trie!), parseIpv4Routes(route!)), ...parseIfInet6(inet6!)];
+  const procPid = path.join(roots.procRoot ?? '/proc', String(pid));
   // The container's own sysfs (mounted in its mount namespace) describes its interfaces.
-  const containerSysNet = path.join(roots.procRoot ?? '/proc', String(pid), 'root/sys/class/net');
-  const hostIdx = await hostIfindexes(roots.sysRoot ?? '/sys');
+  const [ifaces, hostIdx] = await Promise.all([
+    readNamespaceInterfaces({ net: path.join(procPid, 'net'), sysNet: path.join(procPid, 'root/sys/class/net') }),
+    hostIfindexes(roots.sysRoot ?? '/sys'),
+  ]);
   const out: Record<string, InterfaceStats> = {};
-  for (const [name, counters] of parseNetDev(devText)) {
-    const { peerIndex, ...state } = await readInterfaceState(containerSysNet, name);
-    const stats: InterfaceStats = { ...state, addresses: addresses.filter((a) => a.iface === name).map((a) => a.address), counters };
+  for (const [name, { peerIndex, ...stats }] of ifaces) {
     if (peerIndex !== undefined && hostIdx.has(peerIndex)) stats.hostName = hostIdx.get(peerIndex)!;
     out[name] = stats;
   }
