@@ -93,7 +93,7 @@ function defineNetworkSuite(name: string, open: OpenTarget): void {
       await refusedWith(create({ name: 'n16o', config: { 'ipv4.address': '10.202.0.1/24', ...safe } }, host({ subnets: ['10.202.0.128/25'] })), ValidationError, '10.202.0.128/25');
       // The host lists svcd's own bridges too: a network's own subnet does not block changing it.
       const c = await readNetwork(db(), 'n16c');
-      const h = host({ interfaces: ['n16c'], subnets: ['10.201.7.0/24'] });
+      const h = host({ interfaces: ['n16c'], subnets: ['10.201.7.0/24', '10.201.7.1/32'] });
       const next = await prepareNetworkUpdate(db(), c, { ...c.config, 'ipv4.dhcp.expiry': '2h' }, h);
       assert.equal(next['ipv4.address'], '10.201.7.1/24');
       await refusedWith(create({ name: 'n16p', config: { 'ipv4.address': '10.201.7.1/24', ...safe } }, h), ValidationError, 'network "n16c"');

@@ -27,18 +27,19 @@ function subnetsOf(config: Record<string, string>, family: Family): Cidr[] {
   return own ? [own, ...routes] : routes;
 }
 
-const same = (a: Cidr, b: Cidr) => a.family === b.family && a.network === b.network && a.prefix === b.prefix;
+/** `inner` lies wholly inside `outer`. */
+const within = (inner: Cidr, outer: Cidr) => inner.family === outer.family && outer.network <= inner.network && inner.last <= outer.last;
 
 /**
- * The host's subnets that no managed network explains: the host lists svcd's own bridges and routes
- * too (`all` is every managed network, the one being changed included). Default routes (prefix 0) are
- * no subnet anyone takes.
+ * The host's subnets that no managed network explains: the host lists svcd's own bridges, their
+ * addresses (a /32 while a bridge is down) and routes too (`all` is every managed network, the one
+ * being changed included). Default routes (prefix 0) are no subnet anyone takes.
  */
 function foreignHostSubnets(hostSubnets: string[], all: OtherNetwork[]): Cidr[] {
   const managed = all.flatMap((n) => FAMILIES.flatMap((f) => subnetsOf(n.config, f)));
   return hostSubnets
     .map((s) => parseCidr(s))
-    .filter((c): c is Cidr => !!c && c.prefix > 0 && !managed.some((m) => same(m, c)));
+    .filter((c): c is Cidr => !!c && c.prefix > 0 && !managed.some((m) => within(c, m)));
 }
 
 function randomCidr(family: Family): string {
