@@ -36,6 +36,7 @@ import { CONTAINER_KIND } from './desired/containers.ts';
 import { images } from './desired/schema/index.ts';
 import { createImageStore, imageFilesIn } from './host/images/create-image-store.ts';
 import { createImageHost } from './host/image-host/create-image-host.ts';
+import { createNetworkHost } from './host/network/network-host.ts';
 import { createContainerHost } from './host/container-host/create-container-host.ts';
 import { readLxcHostFeatures } from './host/lxc/host-features.ts';
 import { parseSubids } from './host/idmap/parse-subids.ts';
@@ -223,6 +224,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     },
     containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore }),
     images: createImageHost({ store: imageStore }),
+    networks: createNetworkHost({}),
     storage: {
       probeDriver: (name) => probeDriver(name),
       async checkVolumeQuota(pool) {

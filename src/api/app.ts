@@ -19,6 +19,7 @@ import { registerContainerMetadataRoutes } from './routes/container-metadata.ts'
 import { registerContainerBackupRoutes } from './routes/container-backups.ts';
 import { registerContainerFileRoutes } from './routes/container-files.ts';
 import { registerImageRoutes } from './routes/images.ts';
+import { registerNetworkRoutes } from './routes/networks.ts';
 import { registerOperationRoutes } from './routes/operations.ts';
 import { registerProfileRoutes } from './routes/profiles.ts';
 import { registerProjectRoutes } from './routes/projects.ts';
@@ -62,6 +63,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerOperationRoutes(app, deps);
   registerStoragePoolRoutes(app, deps);
   registerStorageVolumeRoutes(app, deps);
+  registerNetworkRoutes(app, deps);
   registerContainerRoutes(app, deps);
   registerContainerLogRoutes(app, deps);
   registerContainerExecRoutes(app, deps);

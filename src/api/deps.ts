@@ -4,7 +4,7 @@ import type { ContainerRow, ContainerRuntimeRow } from '../desired/schema/index.
 import type { EventBus } from '../events/index.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from '../reconcilers/convergence.ts';
-import type { ContainerHost, HostInfo, ImageHost, ServerResources } from './host-service.ts';
+import type { ContainerHost, HostInfo, ImageHost, NetworkHost, ServerResources } from './host-service.ts';
 import type { ProbeResult } from '../desired/storage-driver-catalog.ts';
 import type { TrustStore } from './trust-store.ts';
 
@@ -35,6 +35,8 @@ export interface ApiDeps {
   containerHost: ContainerHost;
   /** The image store (uploads, URL imports, exports). */
   images: ImageHost;
+  /** Host interfaces, their state, dnsmasq's leases and feature probes (managed networks). */
+  networks: NetworkHost;
   storage: {
     /** Can this host run the driver (tools, kernel support)? */
     probeDriver(name: string): Promise<ProbeResult>;

@@ -4,7 +4,7 @@ import { DEFAULT_PROJECT, profileProjectOf } from './profile-project.ts';
 import { containers, containerSnapshots, images, profiles, projects, storageVolumes } from './schema/index.ts';
 
 /**
- * `used_by` of profiles, projects, storage pools and storage volumes: the URLs of what uses or holds
+ * `used_by` of profiles, projects, storage pools, storage volumes and networks: the URLs of what uses or holds
  * them, with `?project=` when that is not `default` (as LXD writes them).
  *
  * A reader loads each table it needs once, with one query, whatever the number of objects it is
@@ -20,6 +20,19 @@ export interface UsedByReader {
   pool(name: string): Promise<string[]>;
   /** Containers (expanded devices: their profiles count) and profiles whose disk devices attach the custom volume. */
   volume(v: { pool: string; type: string; name: string }): Promise<string[]>;
+  /** Profiles, then containers (expanded devices: their profiles count), with a nic on the network or host interface (`parent` or `network`). */
+  network(name: string): Promise<string[]>;
+  /** The nics of live containers (expanded devices) on the network, with the container's volatile hwaddr of each. */
+  networkNics(name: string): Promise<NetworkNic[]>;
+}
+
+/** One container nic on a network. */
+export interface NetworkNic {
+  container: { id: string; project: string; name: string };
+  device: string;
+  nic: Record<string, string>;
+  /** The nic's `hwaddr`, else the one svcd generated (`volatile.<device>.hwaddr`), else ''. */
+  hwaddr: string;
 }
 
 type Devices = Record<string, Record<string, string>>;
@@ -55,7 +68,7 @@ export function usedByReader(db: DbOrTx): UsedByReader {
   // Containers and snapshots being deleted no longer use anything (their teardown is under way).
   const liveContainers = lazy(() =>
     db
-      .select({ id: containers.id, project: containers.project, name: containers.name, profiles: containers.profiles, devices: containers.devices })
+      .select({ id: containers.id, project: containers.project, name: containers.name, profiles: containers.profiles, config: containers.config, devices: containers.devices })
       .from(containers)
       .where(isNull(containers.deletingAt))
       .orderBy(asc(containers.project), asc(containers.name)),
@@ -98,6 +111,9 @@ export function usedByReader(db: DbOrTx): UsedByReader {
 
   const disksOn = (devices: Devices, pool: string, source?: string) =>
     Object.values(devices).some((d) => d.type === 'disk' && d.pool === pool && (source === undefined || d.source === source));
+  /** A nic names its network by `network` or (as `lxc network attach` sends it) by `parent`. */
+  const isNicOn = (d: Record<string, string>, network: string) => d.type === 'nic' && (d.network === network || d.parent === network);
+  const nicsOn = (devices: Devices, network: string) => Object.values(devices).some((d) => isNicOn(d, network));
 
   return {
     async profile(project, name) {
@@ -153,6 +169,20 @@ export function usedByReader(db: DbOrTx): UsedByReader {
         ...cts.filter((c) => disksOn(c.expanded, v.pool, v.name)).map(usedByUrls.container),
         ...profs.filter((p) => disksOn(p.devices, v.pool, v.name)).map(usedByUrls.profile),
       ];
+    },
+
+    async network(name) {
+      const [profs, cts] = await Promise.all([allProfiles(), expandedContainers()]);
+      return [...profs.filter((p) => nicsOn(p.devices, name)).map(usedByUrls.profile), ...cts.filter((c) => nicsOn(c.expanded, name)).map(usedByUrls.container)];
+    },
+
+    async networkNics(name) {
+      const out: NetworkNic[] = [];
+      for (const c of await expandedContainers())
+        for (const [device, nic] of Object.entries(c.expanded))
+          if (isNicOn(nic, name))
+            out.push({ container: { id: c.id, project: c.project, name: c.name }, device, nic, hwaddr: nic.hwaddr ?? c.config[`volatile.${device}.hwaddr`] ?? '' });
+      return out;
     },
   };
 }

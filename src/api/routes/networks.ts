@@ -1,0 +1,179 @@
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import { mergeConfig } from '../../desired/config-keys.ts';
+import { NotFoundError, StaleWriteError, ValidationError } from '../../desired/errors.ts';
+import {
+  insertNetwork,
+  listNetworks,
+  markNetworkDeleting,
+  mergeLeases,
+  NETWORK_KIND,
+  networkDir,
+  prepareNetwork,
+  prepareNetworkUpdate,
+  readNetwork,
+  readNetworkReconcileStatus,
+  renameNetwork,
+  staticLeases,
+  updateNetwork,
+} from '../../desired/networks.ts';
+import type { NetworkRow } from '../../desired/schema/index.ts';
+import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
+import { emitLifecycle } from '../../events/index.ts';
+import { optionalString, readJson, stringMap } from '../body.ts';
+import type { AppEnv } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { awaitConverged } from '../desired-write.ts';
+import { renamedResponse, sync } from '../envelope.ts';
+import { checkedWrite, computeEtag } from '../etag.ts';
+import type { HostInterface } from '../host-service.ts';
+import { renderCollection } from '../query.ts';
+import { param, route } from '../router.ts';
+
+const CreateBody = v.object({ name: v.string('expected a string'), type: optionalString, description: optionalString, config: v.optional(stringMap) });
+const UpdateBody = v.object({ description: optionalString, config: v.optional(stringMap) });
+const RenameBody = v.object({ name: v.string('expected a string') });
+
+export const networkUrl = (name: string) => `/1.0/networks/${encodeURIComponent(name)}`;
+const editable = (n: { description: string; config: Record<string, string> }) => ({ description: n.description, config: n.config });
+
+/** One entry of the list: a managed network, or a host interface svcd does not manage. */
+type Listed = { managed: NetworkRow } | { host: HostInterface };
+const nameOf = (l: Listed) => ('managed' in l ? l.managed.name : l.host.name);
+
+export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
+  const { db, bus, networks: host } = deps;
+
+  /** Created once the reconciler converged it, Errored (with why) when its last reconcile failed. */
+  async function statusOf(n: NetworkRow): Promise<{ status: string; status_detail: string }> {
+    const st = await readNetworkReconcileStatus(db, n.id);
+    if (st?.lastError) return { status: 'Errored', status_detail: st.lastError };
+    if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
+    return { status: 'Created', status_detail: '' };
+  }
+  const render = async (l: Listed, usedBy: UsedByReader = usedByReader(db)) => {
+    if ('host' in l)
+      return { name: l.host.name, description: '', type: l.host.type, managed: false, config: {}, used_by: await usedBy.network(l.host.name), status: '', locations: [] };
+    const n = l.managed;
+    return {
+      name: n.name,
+      description: n.description,
+      type: n.type,
+      managed: true,
+      config: n.config,
+      used_by: await usedBy.network(n.name),
+      ...(await statusOf(n)),
+      locations: ['none'],
+    };
+  };
+  const lifecycle = (action: string, name: string, context: Record<string, unknown> = {}) =>
+    emitLifecycle(bus, { action: `network-${action}`, source: networkUrl(name), context });
+
+  /** A managed network that is not being deleted, or undefined. */
+  const managedNetwork = async (name: string) => {
+    const n = await readNetwork(db, name).catch((e: unknown) => (e instanceof NotFoundError ? undefined : Promise.reject(e)));
+    return n && !n.deletingAt ? n : undefined;
+  };
+  /** A managed network or a host interface by name (404 when neither). */
+  const lookup = async (name: string): Promise<Listed> => {
+    const n = await managedNetwork(name);
+    if (n) return { managed: n };
+    const iface = (await host.interfaces()).find((i) => i.name === name);
+    if (iface) return { host: iface };
+    throw new NotFoundError(`Network "${name}" not found`);
+  };
+  /** A managed network by name: a host interface is a 400, anything else a 404. */
+  const managed = async (name: string): Promise<NetworkRow> => {
+    const l = await lookup(name);
+    if ('host' in l) throw new ValidationError(`Network "${name}" is not a managed network`);
+    return l.managed;
+  };
+
+  route(app, '/1.0/networks', {
+    GET: async (c) => {
+      const rows = (await listNetworks(db)).filter((n) => !n.deletingAt);
+      const names = new Set(rows.map((n) => n.name));
+      const hostOnly = (await host.interfaces()).filter((i) => !names.has(i.name));
+      const all: Listed[] = [...rows.map((managed) => ({ managed })), ...hostOnly.map((h) => ({ host: h }))].sort((a, b) => (nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : 0));
+      const usedBy = usedByReader(db);
+      return sync(c, await renderCollection(c, all, { url: (l) => networkUrl(nameOf(l)), render: (l) => render(l, usedBy) }));
+    },
+    POST: async (c) => {
+      const body = await readJson(c, CreateBody);
+      const row = await insertNetwork(db, await prepareNetwork(db, body, host));
+      // Sync endpoint over the reconciler: wait for the host; on failure tear down whatever was made.
+      await awaitConverged(deps, { kind: NETWORK_KIND, key: row.id, generation: row.generation }, async () => {
+        const gone = await markNetworkDeleting(db, row.id);
+        await awaitConverged(deps, { kind: NETWORK_KIND, key: row.id, generation: gone.generation });
+      });
+      lifecycle('created', row.name);
+      c.header('Location', networkUrl(row.name));
+      return sync(c, {});
+    },
+  });
+
+  const update = (replace: boolean) => async (c: Context<AppEnv>) => {
+    const name = param(c, 'name');
+    const body = await readJson(c, UpdateBody);
+    let cur!: NetworkRow;
+    // Check, merge, validate and write as one step: the write is conditional on the generation read.
+    const row = await checkedWrite(
+      c.req.header('if-match'),
+      () => managed(name),
+      (n) => computeEtag(editable(n)),
+      async (n) => {
+        cur = n;
+        const config = await prepareNetworkUpdate(db, n, replace ? mergeConfig({}, body.config) : mergeConfig(n.config, body.config), host);
+        return updateNetwork(db, n.id, { description: body.description ?? (replace ? '' : n.description), config }, n.generation);
+      },
+    );
+    // A change the host refused must not stay desired: put the previous config back (unless changed since).
+    await awaitConverged(deps, { kind: NETWORK_KIND, key: row.id, generation: row.generation }, async () => {
+      const back = await updateNetwork(db, row.id, editable(cur), row.generation).catch((e: unknown) => (e instanceof StaleWriteError || e instanceof NotFoundError ? undefined : Promise.reject(e)));
+      if (back) await awaitConverged(deps, { kind: NETWORK_KIND, key: back.id, generation: back.generation });
+    });
+    lifecycle('updated', row.name);
+    return sync(c, {});
+  };
+
+  route(app, '/1.0/networks/:name', {
+    GET: async (c) => {
+      const l = await lookup(param(c, 'name'));
+      return sync(c, await render(l), { etag: computeEtag('managed' in l ? editable(l.managed) : { description: '', config: {} }) });
+    },
+    PUT: update(true),
+    PATCH: update(false),
+    POST: async (c) => {
+      const n = await managed(param(c, 'name'));
+      const { name: newName } = await readJson(c, RenameBody);
+      const row = await renameNetwork(db, n.id, newName, host);
+      await awaitConverged(deps, { kind: NETWORK_KIND, key: row.id, generation: row.generation });
+      lifecycle('renamed', row.name, { old_name: n.name });
+      return renamedResponse(c, networkUrl(row.name));
+    },
+    DELETE: async (c) => {
+      const n = await managed(param(c, 'name'));
+      const row = await markNetworkDeleting(db, n.id);
+      await awaitConverged(deps, { kind: NETWORK_KIND, key: row.id, generation: row.generation });
+      lifecycle('deleted', row.name);
+      return sync(c, {});
+    },
+  });
+
+  route(app, '/1.0/networks/:name/state', {
+    GET: async (c) => {
+      const name = param(c, 'name');
+      const st = await host.state(name);
+      if (!st) throw new NotFoundError(`Network "${name}" not found`);
+      return sync(c, st);
+    },
+  });
+
+  route(app, '/1.0/networks/:name/leases', {
+    GET: async (c) => {
+      const n = await managed(param(c, 'name'));
+      const [statics, dynamic] = await Promise.all([staticLeases(n.name, usedByReader(db)), host.leases({ name: n.name, dir: networkDir(deps.stateDir, n.name) })]);
+      return sync(c, mergeLeases(statics, dynamic));
+    },
+  });
+}
