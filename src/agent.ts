@@ -37,6 +37,11 @@ import { images } from './desired/schema/index.ts';
 import { createImageStore, imageFilesIn } from './host/images/create-image-store.ts';
 import { createImageHost } from './host/image-host/create-image-host.ts';
 import { createNetworkHost } from './host/network/network-host.ts';
+import { createNetworkAdapter } from './host/network/network-adapter.ts';
+import { NETWORK_KIND, readNetworkById } from './desired/networks.ts';
+import { usedByReader } from './desired/used-by.ts';
+import { createNetworkReconciler } from './reconcilers/network/reconcile.ts';
+import { createNetworkObserver } from './observers/network-observer.ts';
 import { createContainerHost } from './host/container-host/create-container-host.ts';
 import { readLxcHostFeatures } from './host/lxc/host-features.ts';
 import { parseSubids } from './host/idmap/parse-subids.ts';
@@ -85,6 +90,8 @@ export interface AgentOptions {
   containerObserveMs?: number;
   /** How often running containers' cgroup limits and live mounts are compared with what svcd applied (default 5 s). */
   liveObserveMs?: number;
+  /** Network health check period (default 1 s). */
+  networkObserveMs?: number;
   /** Pool observer period (tests shorten it). */
   poolObserveMs?: number;
   /** Operation deadlines and sweep period (tests shorten them). */
@@ -153,7 +160,20 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       return imageFilesIn(imagesDirOf(config.stateDir), fp, img.split);
     },
   };
+  const network = createNetworkAdapter();
+  /** The containers with a nic on a network (profiles included), by id. */
+  const containersOn = async (name: string) => [...new Set((await usedByReader(db).networkNics(name)).map((n) => n.container.id))];
   const reconcilers: Reconciler[] = [
+    createNetworkReconciler({
+      db,
+      stateDir: config.stateDir,
+      network,
+      onRepaired: (name) =>
+        void containersOn(name).then(
+          (ids) => ids.forEach((id) => reconcile.enqueue(CONTAINER_KIND, id, `network ${name} repaired`)),
+          (err: unknown) => log.error({ err, network: name }, 'cannot list the containers of a repaired network'),
+        ),
+    }),
     createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, storage, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
     createVolumeReconciler({ db, stateDir: config.stateDir, storage }),
     createImageVolumeReconciler(rootfsDeps),
@@ -180,6 +200,14 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     log: log.child({ component: 'reconcile' }),
     // What is on a pool waits for it: reconciled at once when it converges, not at the next backoff.
     watches: [
+      // Containers with a nic on a network wait for it: started (or their nics attached) once it converges.
+      {
+        kind: NETWORK_KIND,
+        map: async (id) => {
+          const row = await readNetworkById(db, id);
+          return row ? (await containersOn(row.name)).map((key) => ({ kind: CONTAINER_KIND, key })) : [];
+        },
+      },
       {
         kind: POOL_KIND,
         map: async (name) => {
@@ -199,6 +227,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   observers.register(createLiveDriftObserver({ live, report: drift.report, ...(opts.liveObserveMs ? { intervalMs: opts.liveObserveMs } : {}) }));
   observers.register(createBackupExpiryObserver({ db, stateDir: config.stateDir, ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}) }));
   observers.register(createExecOutputExpiryObserver({ stateDir: config.stateDir }));
+  observers.register(createNetworkObserver({ db, stateDir: config.stateDir, network, report: drift.report, ...(opts.networkObserveMs ? { intervalMs: opts.networkObserveMs } : {}) }));
   observers.register(createPoolObserver({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
 
   const trust = createTrustStore({ db });
