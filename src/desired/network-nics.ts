@@ -5,13 +5,13 @@
  * The networks table itself is written only by desired/networks.ts.
  */
 import { BlockList, isIPv4 } from 'node:net';
-import { eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { nicParentOf } from './devices.ts';
 import { ValidationError } from './errors.ts';
 import { expandConfig } from './expand.ts';
 import { profileProjectOf } from './profile-project.ts';
-import { containers, networks, profiles, projects, type NetworkRow } from './schema/index.ts';
+import { containers, networks, profiles, projects, reconcileStatus, type NetworkRow } from './schema/index.ts';
 
 type Devices = Record<string, Record<string, string>>;
 
@@ -80,6 +80,20 @@ export async function networkDependents(db: DbOrTx, name: string): Promise<strin
 export async function readManagedNetwork(db: DbOrTx, name: string): Promise<NetworkRow | undefined> {
   const [row] = await db.select().from(networks).where(eq(networks.name, name));
   return row && !row.deletingAt ? row : undefined;
+}
+
+/**
+ * Whether a managed network is up for its containers: its row exists and is not being deleted, and its
+ * reconcile (kind `network`, key = its id) converged its generation without an error. `why` otherwise.
+ */
+export async function networkReadiness(db: DbOrTx, name: string): Promise<{ ready: true; network: NetworkRow } | { ready: false; why: string }> {
+  const [row] = await db.select().from(networks).where(eq(networks.name, name));
+  if (!row) return { ready: false, why: 'it does not exist' };
+  if (row.deletingAt) return { ready: false, why: 'it is being deleted' };
+  const [st] = await db.select().from(reconcileStatus).where(and(eq(reconcileStatus.kind, 'network'), eq(reconcileStatus.key, row.id)));
+  if (st?.lastError) return { ready: false, why: st.lastError };
+  if (!st || st.observedGeneration < row.generation) return { ready: false, why: 'it is not set up yet' };
+  return { ready: true, network: row };
 }
 
 /** `ipv4.address` / `ipv6.address` of a network as gateway + subnet, or undefined (none, unset). */
