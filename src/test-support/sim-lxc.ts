@@ -92,7 +92,7 @@ export function createSimLxc(): SimLxc {
     if (!bridges.has(nic.parent)) throw new Error(`Cannot find device "${nic.parent}"`);
     if (c.nics.has(nic.name)) throw new Error(`RTNETLINK answers: File exists (${nic.name} in the container)`);
     veths.set(nic.hostName, { container: name, peer: nic.name, master: nic.parent });
-    c.nics.set(nic.name, { hwaddr: nic.hwaddr, mtu: nic.mtu, hostName: nic.hostName });
+    c.nics.set(nic.name, { hwaddr: nic.hwaddr, hostName: nic.hostName, ...(nic.mtu !== undefined ? { mtu: nic.mtu } : {}) });
   };
 
   const lxc: SimLxc = {
