@@ -18,6 +18,7 @@ import { poolDependents } from './desired/pool-dependents.ts';
 import { preloadFacts } from './desired/reconcile-facts.ts';
 import { ValidationError } from './desired/errors.ts';
 import { createStorageDrivers, probeDriver } from './host/storage/registry.ts';
+import { probeNicFeature } from './host/lxc/nic-features.ts';
 import { probeProjectQuota } from './host/storage/dir.ts';
 import { createPoolObserver } from './observers/pool-observer.ts';
 import { createLiveDriftObserver } from './observers/live-drift-observer.ts';
@@ -250,6 +251,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     containers: {
       // What waits for the next start is part of the state: a config change never looks applied when it is not.
       state: async (row, rt) => ({ ...(await readContainerState(row, rt)), pending_restart: rt && rt.state !== 'STOPPED' ? (live.get(row.id)?.pendingRestart ?? []) : [] }),
+      probeNic: (feature) => probeNicFeature(feature),
     },
     containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore }),
     images: createImageHost({ store: imageStore }),

@@ -6,6 +6,7 @@ import type { Operations } from '../operations/index.ts';
 import type { Convergence } from '../reconcilers/convergence.ts';
 import type { ContainerHost, HostInfo, ImageHost, NetworkHost, ServerResources } from './host-service.ts';
 import type { ProbeResult } from '../desired/storage-driver-catalog.ts';
+import type { NicFeatureProbe } from '../desired/containers.ts';
 import type { TrustStore } from './trust-store.ts';
 
 /** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
@@ -30,6 +31,8 @@ export interface ApiDeps {
   containers: {
     /** The runtime state object of `GET .../state` (status, cpu, memory, network, pid, processes). */
     state(row: ContainerRow, runtime: ContainerRuntimeRow | undefined): Promise<unknown>;
+    /** Whether the host can do what a nic key needs (`vlan`), for the 400 at a container write. */
+    probeNic?: NicFeatureProbe;
   };
   /** The host side of the containers' imperative endpoints (files, exec, console, logs, backups, metadata, publish). */
   containerHost: ContainerHost;

@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
+import { checkContainerNics, volatileHwaddrKey } from './network-nics.ts';
 import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { expandConfig } from './expand.ts';
 import { instanceConfigKeys } from './instance-config.ts';
@@ -58,7 +59,7 @@ export async function expandStoredContainer(db: DbOrTx, c: Pick<ContainerRow, 'p
  * Validate local config/devices, and the expanded result: exactly one root disk on an existing
  * pool. `volatile.*` keys may be kept as they are but never set by a client.
  */
-export async function validateContainer(db: DbOrTx, profileProject: string, input: ContainerInput, current?: Record<string, string>): Promise<void> {
+export async function validateContainer(db: DbOrTx, profileProject: string, input: ContainerInput, current?: Record<string, string>, probe?: NicFeatureProbe): Promise<void> {
   const { volatile, rest } = splitVolatile(input.config);
   for (const [k, v] of Object.entries(volatile)) if (current?.[k] !== v) throw new ValidationError(`Container config key "${k}" is read-only`);
   validateConfig('container', rest, instanceConfigKeys);
@@ -71,6 +72,46 @@ export async function validateContainer(db: DbOrTx, profileProject: string, inpu
   const pool = roots[0]![1].pool!;
   const p = (await cachedPools(db)).find((row) => row.name === pool);
   if (!p || p.deletingAt) throw new ValidationError(`The root disk's storage pool "${pool}" does not exist`);
+  if (probe) await checkNicFeatures(expanded.devices, probe);
+}
+
+/** Whether this host can do what a nic key needs (`vlan`: 802.1q or bridge vlan_filtering); `missing` names what it lacks. */
+export type NicFeatureProbe = (feature: 'vlan') => Promise<{ ok: boolean; missing?: string }>;
+
+/** Refuse nic keys the host cannot carry out (the probe is the host's, passed in by the API). */
+export async function checkNicFeatures(devices: Record<string, Record<string, string>>, probe: NicFeatureProbe): Promise<void> {
+  for (const [name, d] of Object.entries(devices)) {
+    if (d.type !== 'nic' || d.vlan === undefined) continue;
+    const r = await probe('vlan');
+    if (!r.ok) throw new ValidationError(`Device "${name}" (nic): "vlan" is not available on this host: ${r.missing ?? 'no VLAN support'}`);
+  }
+}
+
+/** A random MAC with LXD's 00:16:3e prefix. */
+const randomHwaddr = () => ['00', '16', '3e', ...[...randomBytes(3)].map((b) => b.toString(16).padStart(2, '0'))].join(':');
+
+/**
+ * The config with `volatile.<nic>.hwaddr` for each expanded nic without `hwaddr` (generated once, kept
+ * after), and without those of nics that went.
+ */
+export function withNicHwaddrs(config: Record<string, string>, devices: Record<string, Record<string, string>>): Record<string, string> {
+  const out = { ...config };
+  for (const k of Object.keys(out)) {
+    const m = /^volatile\.(.+)\.hwaddr$/.exec(k);
+    if (m && devices[m[1]!]?.type !== 'nic') delete out[k];
+  }
+  for (const [name, d] of Object.entries(devices)) if (d.type === 'nic' && !d.hwaddr && !out[volatileHwaddrKey(name)]) out[volatileHwaddrKey(name)] = randomHwaddr();
+  return out;
+}
+
+/**
+ * At a desired write of a container (id undefined when new): the cross-object nic checks (network-nics.ts)
+ * on its expanded devices, and its config with the nics' volatile hwaddrs.
+ */
+export async function prepareNics(tx: DbOrTx, id: string | undefined, project: string, c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>): Promise<Record<string, string>> {
+  const { devices } = await expandStoredContainer(tx, { project, ...c });
+  await checkContainerNics(tx, id, devices);
+  return withNicHwaddrs(c.config, devices);
 }
 
 export function splitVolatile(config: Record<string, string>) {
@@ -112,6 +153,7 @@ export async function insertContainer(
   id: string = randomUUID(),
 ): Promise<ContainerRow> {
   validateContainerName(name);
+  input = { ...input, config: await prepareNics(tx, undefined, project, input) };
   try {
     // The next idmap index, in the insert itself (one statement).
     const next = sql`(select coalesce(max(${containers.idmapIndex}), 0) + 1 from ${containers})`;
@@ -147,6 +189,10 @@ export async function bumpContainer(tx: DbOrTx, id: string, set: Partial<typeof 
  * else StaleWriteError (the caller reads again: If-Match is checked anew, a PATCH merges again).
  */
 export async function bumpContainerAt(tx: DbOrTx, id: string, generation: number, set: Partial<typeof containers.$inferInsert>): Promise<ContainerRow> {
+  if (set.config && set.devices && set.profiles) {
+    const [cur] = await tx.select({ project: containers.project }).from(containers).where(eq(containers.id, id));
+    if (cur) set = { ...set, config: await prepareNics(tx, id, cur.project, { profiles: set.profiles, config: set.config, devices: set.devices }) };
+  }
   const row = await bumpIfUnchanged(tx, id, generation, set);
   if (!row) throw new StaleWriteError('The container');
   return row;

@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from 'node:net';
 import { isBool, isSize, isUint, oneOf, type ValueCheck } from './config-keys.ts';
 import { ValidationError } from './errors.ts';
 
@@ -17,10 +18,23 @@ const range =
     /^\d+$/.test(v) && Number(v) >= min && Number(v) <= max ? undefined : `must be an integer from ${min} to ${max}`;
 /** A disk `source`: a host path, or with `pool` a custom volume name (checked per device below). */
 const diskSource: ValueCheck = (v) => (v !== '' && !/[\n\r\0]/.test(v) ? undefined : 'must not be empty or contain line breaks');
-const unsupportedYet =
-  (why: string): ValueCheck =>
-  () =>
-    why;
+const networkName: ValueCheck = (v) => (/^[A-Za-z0-9_-]{1,15}$/.test(v) ? undefined : 'must be a network name (at most 15 characters: letters, digits, "_" and "-")');
+const ipv4: ValueCheck = (v) => (isIPv4(v) ? undefined : 'must be an IPv4 address');
+const ipv6: ValueCheck = (v) => (isIPv6(v) ? undefined : 'must be an IPv6 address');
+/** A bit rate in LXD's syntax: `100kbit`, `10Mbit`, `1Gbit` (a bare number is bit/s). */
+export const BIT_RATE = /^(\d+(?:\.\d+)?)(bit|kbit|Mbit|Gbit|Tbit)?$/;
+const bitRate: ValueCheck = (v) => (BIT_RATE.test(v) ? undefined : 'must be a bit rate such as 100kbit, 10Mbit or 1Gbit');
+const cidrList =
+  (family: 4 | 6): ValueCheck =>
+  (v) => {
+    for (const part of v.split(',').map((x) => x.trim())) {
+      const [addr, len, extra] = part.split('/');
+      const max = family === 4 ? 32 : 128;
+      const ok = extra === undefined && (family === 4 ? isIPv4(addr ?? '') : isIPv6(addr ?? '')) && /^\d+$/.test(len ?? '') && Number(len) <= max;
+      if (!ok) return `must be a comma-separated list of IPv${family} subnets in CIDR form (bad "${part}")`;
+    }
+    return undefined;
+  };
 
 const unix: DeviceTable = {
   path: absPath,
@@ -49,14 +63,20 @@ const DEVICE_TYPES: Record<string, DeviceTable> = {
   nic: {
     nictype: oneOf('bridged'),
     parent: ifName,
-    network: unsupportedYet('managed networks are not supported yet; use nictype=bridged with parent=<an existing host bridge>'),
+    network: networkName,
     name: ifName,
     host_name: ifName,
     hwaddr: mac,
     mtu: range(68, 65535),
-    'ipv4.address': unsupportedYet('needs a managed network (not supported yet)'),
-    'ipv6.address': unsupportedYet('needs a managed network (not supported yet)'),
-    'security.mac_filtering': unsupportedYet('MAC filtering is not supported yet'),
+    vlan: range(1, 4094),
+    'ipv4.address': ipv4,
+    'ipv6.address': ipv6,
+    'ipv4.routes': cidrList(4),
+    'ipv6.routes': cidrList(6),
+    'limits.ingress': bitRate,
+    'limits.egress': bitRate,
+    'limits.max': bitRate,
+    'security.mac_filtering': isBool,
   },
   'unix-char': unix,
   'unix-block': unix,
@@ -82,6 +102,21 @@ function checkDisk(name: string, dev: Device): void {
   }
 }
 
+function checkNic(name: string, dev: Device): void {
+  const where = `Device "${name}" (nic)`;
+  if (dev.network !== undefined) {
+    if (dev.nictype !== undefined) throw new ValidationError(`${where}: "nictype" must not be set with "network" (the network decides it)`);
+    if (dev.parent !== undefined && dev.parent !== dev.network) throw new ValidationError(`${where}: "parent" ("${dev.parent}") and "network" ("${dev.network}") name different networks`);
+  } else if (!dev.parent) throw new ValidationError(`${where}: "parent" (a host bridge or managed network) or "network" is required`);
+  if (dev['limits.max'] !== undefined && (dev['limits.ingress'] !== undefined || dev['limits.egress'] !== undefined))
+    throw new ValidationError(`${where}: "limits.max" sets both directions and cannot be combined with "limits.ingress" or "limits.egress"`);
+  if (dev['ipv4.routes'] !== undefined && !dev['ipv4.address']) throw new ValidationError(`${where}: "ipv4.routes" needs a static "ipv4.address" to route through`);
+  if (dev['ipv6.routes'] !== undefined && !dev['ipv6.address']) throw new ValidationError(`${where}: "ipv6.routes" needs a static "ipv6.address" to route through`);
+}
+
+/** The network (managed, or a host bridge) a nic joins: `network`, else `parent`. */
+export const nicParentOf = (dev: Device): string => dev.network ?? dev.parent ?? '';
+
 /** Validate a devices map (container or profile). Cross-object checks (pool exists...) happen where the objects are known. */
 export function validateDevices(devices: Record<string, Device>): void {
   for (const [name, dev] of Object.entries(devices)) {
@@ -98,7 +133,7 @@ export function validateDevices(devices: Record<string, Device>): void {
       if (err) throw new ValidationError(`Device "${name}" (${type}): invalid "${k}": ${err}`);
     }
     if (type === 'disk') checkDisk(name, dev);
-    if (type === 'nic' && !dev.parent) throw new ValidationError(`Device "${name}" (nic): "parent" (an existing host bridge) is required`);
+    if (type === 'nic') checkNic(name, dev);
     if ((type === 'unix-char' || type === 'unix-block') && !dev.path && !dev.source)
       throw new ValidationError(`Device "${name}" (${type}): "path" or "source" is required`);
   }

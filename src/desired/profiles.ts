@@ -1,7 +1,8 @@
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
-import { validateContainer } from './containers.ts';
+import { expandStoredContainer, validateContainer, withNicHwaddrs } from './containers.ts';
+import { checkContainerNics } from './network-nics.ts';
 import { validateDevices } from './devices.ts';
 import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { instanceConfigKeys } from './instance-config.ts';
@@ -73,11 +74,17 @@ async function projectsUsingProfilesOf(tx: DbOrTx, profileProject: string): Prom
 export async function bumpContainersUsingProfile(tx: DbOrTx, profileProject: string, profile: string): Promise<{ id: string; name: string; generation: number }[]> {
   const using = await projectsUsingProfilesOf(tx, profileProject);
   if (using.length === 0) return [];
-  return tx
+  const rows = await tx
     .update(containers)
     .set({ generation: sql`${containers.generation} + 1` })
     .where(and(inArray(containers.project, using), sql`${containers.profiles} @> ${JSON.stringify([profile])}::jsonb`, isNull(containers.deletingAt)))
-    .returning({ id: containers.id, name: containers.name, generation: containers.generation });
+    .returning();
+  // A nic the profile gave them gets its volatile hwaddr in the same write (and one it took away loses it).
+  for (const c of rows) {
+    const config = withNicHwaddrs(c.config, (await expandStoredContainer(tx, c)).devices);
+    if (JSON.stringify(config) !== JSON.stringify(c.config)) await tx.update(containers).set({ config }).where(eq(containers.id, c.id));
+  }
+  return rows.map((c) => ({ id: c.id, name: c.name, generation: c.generation }));
 }
 
 export async function createProfile(db: DbOrTx, project: string, name: string, input: ProfileInput): Promise<ProfileRow> {
@@ -117,8 +124,9 @@ export async function updateProfile(db: DbOrTx, project: string, name: string, i
     if (broken.length === 0) return row;
     // Only containers this change breaks count: one that was already invalid must not block every edit.
     await write({ description: prev.description, config: prev.config, devices: prev.devices });
-    const before = new Set((await invalidUsers(tx, project, name)).map((b) => b.url));
-    const caused = broken.find((b) => !before.has(b.url));
+    // (by the reason too: one that was invalid for another reason may not be made invalid for this one)
+    const before = new Set((await invalidUsers(tx, project, name)).map((b) => `${b.url}\0${b.reason}`));
+    const caused = broken.find((b) => !before.has(`${b.url}\0${b.reason}`));
     if (caused) throw new ValidationError(`At least one container relies on this profile: ${caused.url} would be invalid: ${caused.reason}`);
     return write(input);
   });
@@ -135,6 +143,7 @@ async function invalidUsers(tx: DbOrTx, project: string, name: string): Promise<
   const out: { url: string; reason: string }[] = [];
   for (const c of cts) {
     try {
+      await checkContainerNics(tx, c.id, (await expandStoredContainer(tx, c)).devices);
       await validateContainer(tx, project, c, c.config);
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;

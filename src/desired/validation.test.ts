@@ -92,8 +92,21 @@ test('devices: disks are host paths or custom volumes; NICs need an existing bri
   refuse({ x: { type: 'disk', path: '/mnt', source: '/srv', size: '1GiB' } }, /only to the root disk/);
   refuse({ x: { type: 'disk', path: '/', pool: 'default', source: '/srv' } }, /root disk takes no "source"/);
   refuse({ x: { type: 'disk', path: '/mnt', source: '/srv', propagation: 'sideways' } }, /propagation/);
-  refuse({ x: { type: 'nic', network: 'lxdbr0' } }, /managed networks are not supported yet/);
-  refuse({ x: { type: 'nic', parent: 'br0', 'ipv4.address': '10.0.0.2' } }, /managed network/);
+  validateDevices({
+    a: { type: 'nic', network: 'svcdbr0', 'ipv4.address': '10.0.0.2', 'ipv6.address': 'fd00::2', 'ipv4.routes': '10.9.0.0/24,10.8.0.0/16', 'ipv6.routes': 'fd01::/64' },
+    b: { type: 'nic', nictype: 'bridged', parent: 'br0', 'limits.ingress': '10Mbit', 'limits.egress': '100kbit', 'security.mac_filtering': 'true', vlan: '12' },
+    c: { type: 'nic', parent: 'br1', network: 'br1', 'limits.max': '1Gbit' },
+  });
+  refuse({ x: { type: 'nic', network: 'a.b' } }, /network name/);
+  refuse({ x: { type: 'nic', network: 'n1', nictype: 'bridged' } }, /"nictype" must not be set with "network"/);
+  refuse({ x: { type: 'nic', network: 'n1', parent: 'n2' } }, /name different networks/);
+  refuse({ x: { type: 'nic', parent: 'br0', 'ipv4.address': '10.0.0.300' } }, /invalid "ipv4.address": must be an IPv4 address/);
+  refuse({ x: { type: 'nic', parent: 'br0', 'ipv6.address': '10.0.0.3' } }, /invalid "ipv6.address"/);
+  refuse({ x: { type: 'nic', parent: 'br0', 'limits.ingress': '10MB' } }, /bit rate/);
+  refuse({ x: { type: 'nic', parent: 'br0', 'security.mac_filtering': 'maybe' } }, /mac_filtering/);
+  refuse({ x: { type: 'nic', parent: 'br0', vlan: '5000' } }, /"vlan"/);
+  refuse({ x: { type: 'nic', parent: 'br0', 'ipv4.address': '10.0.0.2', 'ipv4.routes': '10.1.0.0/33' } }, /IPv4 subnets in CIDR form \(bad "10.1.0.0\/33"\)/);
+  refuse({ x: { type: 'nic', parent: 'br0', 'ipv4.routes': '10.1.0.0/24' } }, /"ipv4.routes" needs a static "ipv4.address"/);
   refuse({ x: { type: 'nic', parent: 'br0', hwaddr: '01:00:5e:00:00:01' } }, /unicast/);
   refuse({ x: { type: 'nic', parent: 'br0', mtu: '10' } }, /mtu/);
   refuse({ x: { type: 'nic', parent: '..' } }, /interface name/);
@@ -124,7 +137,7 @@ test('devices: per-type properties and required fields', () => {
   refuse({ x: { type: 'disk', source: '/a' } }, /"path" is required/);
   refuse({ x: { type: 'disk', path: '/' } }, /needs a "pool"/);
   refuse({ x: { type: 'disk', path: '/a/../b', source: '/s' } }, /absolute path/);
-  refuse({ x: { type: 'nic', nictype: 'bridged' } }, /"parent"/);
+  refuse({ x: { type: 'nic', nictype: 'bridged' } }, /"parent" \(a host bridge or managed network\) or "network" is required/);
   refuse({ x: { type: 'nic', parent: 'br0', colour: 'red' } }, /unknown property "colour"/);
   refuse({ 'bad name!': { type: 'none' } }, /Invalid device name/);
   refuse({ x: { type: 'unix-block' } }, /"path" or "source"/);

@@ -8,6 +8,9 @@ import type { CgroupSetting, ContainerCgroups } from '../host/lxc/live-cgroup.ts
 import type { LiveMount } from '../host/lxc/live-mounts.ts';
 import type { ContainerState, LxcRef, LxcState } from '../host/lxc/lxc-args.ts';
 import type { DhcpHostEntry, NetworkSpec } from '../host/network/types.ts';
+import type { LiveNic } from '../host/lxc/live-nics.ts';
+import type { FilteredNic } from '../host/lxc/nic-filter.ts';
+import type { NicLimits } from '../host/lxc/nic-limits.ts';
 import type { StorageDriver } from '../host/storage/types.ts';
 
 export interface LxcCall extends LxcRef {
@@ -43,6 +46,20 @@ export interface LxcLiveAdapter {
   readMounts(pid: number): Map<string, { readonly: boolean; root: string }>;
   attachMount(pid: number, m: LiveMount, signal?: AbortSignal): Promise<void>;
   detachMount(pid: number, target: string, opts?: { removeFile?: boolean; signal?: AbortSignal | undefined }): Promise<void>;
+  /** A veth whose peer is created in the container (init `pid`) with the nic's name, MAC and MTU; the host side on its bridge, up (host/lxc/live-nics.ts). */
+  attachNic(pid: number, nic: LiveNic, signal?: AbortSignal): Promise<void>;
+  /** Delete a nic's host-side veth (its peer goes with it); absent is success. */
+  detachNic(hostName: string, signal?: AbortSignal): Promise<void>;
+  /** A host-side veth: undefined when absent, else the bridge it is enslaved to ('' for none). Spawns nothing. */
+  readHostVeth(hostName: string): Promise<{ master: string } | undefined>;
+  /** Put a host-side veth back on its bridge (after the bridge was recreated), up. */
+  rejoinBridge(nic: Pick<LiveNic, 'hostName' | 'parent'>, signal?: AbortSignal): Promise<void>;
+  /** tc limits on a host-side veth (none: cleared; host/lxc/nic-limits.ts). */
+  applyNicLimits(hostName: string, limits: NicLimits, signal?: AbortSignal): Promise<void>;
+  /** security.mac_filtering in the `bridge svcd` table: set (nic) or removed (undefined) (host/lxc/nic-filter.ts). */
+  applyNicFilter(hostName: string, nic: FilteredNic | undefined, signal?: AbortSignal): Promise<void>;
+  /** A nic's host routes via its static address on the bridge: set (replace) or removed (del). */
+  applyNicRoutes(verb: 'replace' | 'del', routes: readonly string[], via: { ipv4?: string | undefined; ipv6?: string | undefined }, bridge: string, signal?: AbortSignal): Promise<void>;
 }
 
 /** The storage drivers (host/storage/registry.ts): one per name. */

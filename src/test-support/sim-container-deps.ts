@@ -8,7 +8,7 @@ import { createPoolReconciler } from '../reconcilers/storage-pool/reconcile.ts';
 import { createReconcileOnce } from './reconcile-once.ts';
 import { createSimStorage } from './sim-storage.ts';
 import type { Db } from '../db/types.ts';
-import type { UnpackAdapter } from '../reconcilers/adapters.ts';
+import type { NetworkAdapter, UnpackAdapter } from '../reconcilers/adapters.ts';
 import type { ContainerReconcilerDeps } from '../reconcilers/container/types.ts';
 import { createRootfsState } from '../reconcilers/container/rootfs-state.ts';
 import type { ImageFiles } from '../host/images/inspect-image.ts';
@@ -34,6 +34,7 @@ export function simContainerDeps(opts: {
   unpack?: Partial<UnpackAdapter>;
   imageFiles?: (fingerprint: string) => Promise<ImageFiles>;
   onHostChange?: ContainerReconcilerDeps['onHostChange'];
+  network?: NetworkAdapter;
 }): ContainerReconcilerDeps {
   const ids = [{ start: 1_000_000, count: 1_000_000_000 }];
   return {
@@ -52,5 +53,6 @@ export function simContainerDeps(opts: {
     host: { cgroupVersion: 1, apparmorEnabled: false, cpuCount: 2, memoryBytes: 2 ** 31 },
     subids: { subuid: ids, subgid: ids },
     ...(opts.onHostChange ? { onHostChange: opts.onHostChange } : {}),
+    ...(opts.network ? { network: opts.network } : {}),
   };
 }

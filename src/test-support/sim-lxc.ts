@@ -12,7 +12,21 @@ import type { LiveMount } from '../host/lxc/live-mounts.ts';
 import type { LxcState } from '../host/lxc/lxc-args.ts';
 import { ContainerStartError } from '../host/lxc/lxc-errors.ts';
 import type { LxcAdapter, LxcLiveAdapter } from '../reconcilers/adapters.ts';
+import type { LiveNic } from '../host/lxc/live-nics.ts';
+import type { FilteredNic } from '../host/lxc/nic-filter.ts';
+import type { NicLimits } from '../host/lxc/nic-limits.ts';
 import { createSimCalls, type SimCalls } from './sim-calls.ts';
+
+/** The nics a rendered LXC config names (lxc.net.N.*). */
+function nicsOfConfig(text: string): (LiveNic & { index: string })[] {
+  const byIndex = new Map<string, Record<string, string>>();
+  for (const m of text.matchAll(/^lxc\.net\.(\d+)\.([a-z.]+) = (.*)$/gm)) {
+    const e = byIndex.get(m[1]!) ?? {};
+    e[m[2]!] = m[3]!;
+    byIndex.set(m[1]!, e);
+  }
+  return [...byIndex].map(([index, e]) => ({ index, hostName: e['veth.pair'] ?? `veth-sim${index}`, name: e.name ?? `eth${index}`, parent: e.link ?? '', hwaddr: e.hwaddr ?? '', ...(e.mtu ? { mtu: Number(e.mtu) } : {}) }));
+}
 
 export interface SimContainer {
   state: LxcState;
@@ -23,6 +37,15 @@ export interface SimContainer {
   cgroup: Map<string, string>;
   /** Mounted targets inside it. */
   mounts: Map<string, { readonly: boolean; source: string }>;
+  /** Its nics inside: name → MAC, MTU and the host-side veth. */
+  nics: Map<string, { hwaddr: string; mtu?: number | undefined; hostName: string }>;
+}
+
+/** A host-side veth: the container (by id) whose peer it is, and the bridge it is on. */
+export interface SimVeth {
+  container: string;
+  peer: string;
+  master: string;
 }
 
 export interface SimLxc extends LxcAdapter, LxcLiveAdapter, Pick<SimCalls, 'calls' | 'failOnce'> {
@@ -30,6 +53,14 @@ export interface SimLxc extends LxcAdapter, LxcLiveAdapter, Pick<SimCalls, 'call
   /** Behind svcd's back (drift): the container's init dies, or someone freezes it. */
   kill(name: string): void;
   freezeBehind(name: string): void;
+  /** The host's bridges: a nic joins only one of these. */
+  readonly bridges: Set<string>;
+  /** Host-side veths by name. */
+  readonly veths: Map<string, SimVeth>;
+  /** tc limits, MAC filters and host routes svcd set, by veth (routes: `<cidr> via <addr> dev <bridge>`). */
+  readonly nicLimits: Map<string, NicLimits>;
+  readonly nicFilters: Map<string, FilteredNic>;
+  readonly routes: Set<string>;
 }
 
 export function createSimLxc(): SimLxc {
@@ -46,7 +77,23 @@ export function createSimLxc(): SimLxc {
     if (!c || c.state === 'STOPPED') throw new Error(`${what}: ${name} is not running`);
     return c;
   };
-  const halt = (c: SimContainer) => Object.assign(c, { state: 'STOPPED', pid: 0, mounts: new Map(), cgroup: new Map() });
+  const bridges = new Set<string>();
+  const veths = new Map<string, SimVeth>();
+  const nicLimits = new Map<string, NicLimits>();
+  const nicFilters = new Map<string, FilteredNic>();
+  const routes = new Set<string>();
+  /** Its netns goes: each veth pair with it (what svcd set around them stays, as on a host). */
+  const halt = (c: SimContainer) => {
+    for (const n of c.nics.values()) veths.delete(n.hostName);
+    return Object.assign(c, { state: 'STOPPED', pid: 0, mounts: new Map(), cgroup: new Map(), nics: new Map() });
+  };
+  const plug = (name: string, c: SimContainer, nic: LiveNic) => {
+    if (veths.has(nic.hostName)) throw new Error(`RTNETLINK answers: File exists (${nic.hostName})`);
+    if (!bridges.has(nic.parent)) throw new Error(`Cannot find device "${nic.parent}"`);
+    if (c.nics.has(nic.name)) throw new Error(`RTNETLINK answers: File exists (${nic.name} in the container)`);
+    veths.set(nic.hostName, { container: name, peer: nic.name, master: nic.parent });
+    c.nics.set(nic.name, { hwaddr: nic.hwaddr, hostName: nic.hostName, ...(nic.mtu !== undefined ? { mtu: nic.mtu } : {}) });
+  };
 
   const lxc: SimLxc = {
     calls: sim.calls,
@@ -69,7 +116,14 @@ export function createSimLxc(): SimLxc {
         throw new ContainerStartError(`container ${input.name} failed to start: no config ${input.configFile}`, '', { cause: e });
       }
       const pid = ++nextPid;
-      containers.set(input.name, { state: 'RUNNING', pid, startedWith: text, cgroup: new Map(), mounts: new Map() });
+      const started: SimContainer = { state: 'RUNNING', pid, startedWith: text, cgroup: new Map(), mounts: new Map(), nics: new Map() };
+      try {
+        for (const nic of nicsOfConfig(text)) plug(input.name, started, nic);
+      } catch (e) {
+        halt(started);
+        throw new ContainerStartError(`container ${input.name} failed to start: ${(e as Error).message}`, '', { cause: e });
+      }
+      containers.set(input.name, started);
       return { state: 'RUNNING', pid };
     },
     async stop(input) {
@@ -131,6 +185,55 @@ export function createSimLxc(): SimLxc {
       sim.enter('detachMount');
       byPid(pid).c.mounts.delete(`/${target.replace(/^\/+/, '')}`);
     },
+
+    async attachNic(pid, nic) {
+      sim.enter('attachNic');
+      const { name, c } = byPid(pid);
+      plug(name, c, nic);
+    },
+    async detachNic(hostName) {
+      sim.enter('detachNic');
+      const v = veths.get(hostName);
+      if (!v) return;
+      veths.delete(hostName);
+      containers.get(v.container)?.nics.delete(v.peer);
+    },
+    async readHostVeth(hostName) {
+      const v = veths.get(hostName);
+      return v && { master: bridges.has(v.master) ? v.master : '' };
+    },
+    async rejoinBridge(nic) {
+      sim.enter('rejoinBridge');
+      const v = veths.get(nic.hostName);
+      if (!v) throw new Error(`Cannot find device "${nic.hostName}"`);
+      if (!bridges.has(nic.parent)) throw new Error(`Cannot find device "${nic.parent}"`);
+      v.master = nic.parent;
+    },
+    async applyNicLimits(hostName, limits) {
+      sim.enter('applyNicLimits');
+      if (limits.ingressBits || limits.egressBits) {
+        if (!veths.has(hostName)) throw new Error(`Cannot find device "${hostName}"`);
+        nicLimits.set(hostName, { ...limits });
+      } else nicLimits.delete(hostName);
+    },
+    async applyNicFilter(hostName, nic) {
+      sim.enter('applyNicFilter');
+      if (nic) nicFilters.set(hostName, { ...nic });
+      else nicFilters.delete(hostName);
+    },
+    async applyNicRoutes(verb, list, via, bridge) {
+      sim.enter('applyNicRoutes');
+      for (const r of list) {
+        const line = `${r} via ${r.includes(':') ? via.ipv6 : via.ipv4} dev ${bridge}`;
+        if (verb === 'replace') routes.add(line);
+        else routes.delete(line);
+      }
+    },
+    bridges,
+    veths,
+    nicLimits,
+    nicFilters,
+    routes,
 
     kill(name) {
       const c = get(name);

@@ -7,6 +7,9 @@ import { runCommand } from '../exec.ts';
 import { containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
 import { applyCgroupSettings, baseAllowedDevices, locateContainerCgroups, setDeviceAccess } from './live-cgroup.ts';
 import { attachMount, detachMount, readContainerMounts } from './live-mounts.ts';
+import { applyNicRoutes, attachNic, detachNic, readHostVeth, rejoinBridge } from './live-nics.ts';
+import { applyNicFilter } from './nic-filter.ts';
+import { applyNicLimits } from './nic-limits.ts';
 import { lxcLsArgs, parseLxcLs } from './lxc-args.ts';
 import { removeLeftovers } from './remove-leftovers.ts';
 
@@ -33,5 +36,12 @@ export function createLxcLiveAdapter() {
     readMounts: readContainerMounts,
     attachMount,
     detachMount,
+    attachNic,
+    detachNic,
+    readHostVeth: (hostName: string) => readHostVeth(hostName),
+    rejoinBridge,
+    applyNicLimits,
+    applyNicFilter,
+    applyNicRoutes,
   };
 }

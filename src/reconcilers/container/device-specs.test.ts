@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { computeIdmap } from '../../host/idmap/compute-idmap.ts';
-import { defaultHwaddr, deviceNodeFileName, diskRequestsOf, hostIdOf, idmapSettingsOf, nicsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
+import { defaultHostName, defaultHwaddr, deviceNodeFileName, parseBitRate, diskRequestsOf, hostIdOf, idmapSettingsOf, nicsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
 
 const ROOT = [{ start: 1000000, count: 1000000000 }];
 const mapOf = (config: Record<string, string>, index = 3) => computeIdmap({ subuid: ROOT, subgid: ROOT, ...idmapSettingsOf(config), index });
@@ -30,22 +30,30 @@ test('hostIdOf maps a container id through the ranges; identity without a map; u
   assert.equal(hostIdOf([], 42), 42);
 });
 
-test('NICs: sorted by device name, name defaults to the device name, a stable default MAC', () => {
+test('NICs: sorted by device name, name defaults to the device name, MAC from hwaddr, volatile or a stable default, a stable host name', () => {
   const nics = nicsOf(
     {
       root: { type: 'disk', path: '/', pool: 'default' },
-      net1: { type: 'nic', nictype: 'bridged', parent: 'br1', name: 'eth1', mtu: '1400', host_name: 'vethx' },
-      eth0: { type: 'nic', parent: 'br0', hwaddr: '00:16:3E:AA:BB:CC' },
+      net1: { type: 'nic', nictype: 'bridged', parent: 'br1', name: 'eth1', mtu: '1400', host_name: 'vethx', 'limits.max': '10Mbit' },
+      eth0: { type: 'nic', parent: 'br0', hwaddr: '00:16:3E:AA:BB:CC', 'limits.ingress': '100kbit', 'security.mac_filtering': 'true' },
+      net2: { type: 'nic', network: 'n1', 'ipv4.address': '10.1.0.5', 'ipv4.routes': '10.9.0.0/24, 10.8.0.0/16', 'limits.egress': '1.5Gbit' },
+      net3: { type: 'nic', network: 'n1' },
     },
     'c-id',
+    { 'volatile.net2.hwaddr': '00:16:3e:01:02:03' },
   );
   assert.deepEqual(nics, [
-    { device: 'eth0', name: 'eth0', parent: 'br0', hwaddr: '00:16:3e:aa:bb:cc' },
-    { device: 'net1', name: 'eth1', parent: 'br1', hwaddr: defaultHwaddr('c-id', 'net1'), mtu: 1400, hostName: 'vethx' },
+    { device: 'eth0', name: 'eth0', parent: 'br0', hwaddr: '00:16:3e:aa:bb:cc', hostName: defaultHostName('c-id', 'eth0'), routes: [], ingressBits: 100_000, macFiltering: true },
+    { device: 'net1', name: 'eth1', parent: 'br1', hwaddr: defaultHwaddr('c-id', 'net1'), mtu: 1400, hostName: 'vethx', routes: [], ingressBits: 10_000_000, egressBits: 10_000_000, macFiltering: false },
+    { device: 'net2', name: 'net2', parent: 'n1', hwaddr: '00:16:3e:01:02:03', hostName: defaultHostName('c-id', 'net2'), ipv4: '10.1.0.5', routes: ['10.9.0.0/24', '10.8.0.0/16'], egressBits: 1_500_000_000, macFiltering: false },
+    { device: 'net3', name: 'net3', parent: 'n1', hwaddr: defaultHwaddr('c-id', 'net3'), hostName: defaultHostName('c-id', 'net3'), routes: [], macFiltering: false },
   ]);
   assert.match(defaultHwaddr('c-id', 'net1'), /^00:16:3e(:[0-9a-f]{2}){3}$/);
   assert.equal(defaultHwaddr('c-id', 'net1'), defaultHwaddr('c-id', 'net1'));
   assert.notEqual(defaultHwaddr('c-id', 'net1'), defaultHwaddr('c-id2', 'net1'));
+  assert.match(defaultHostName('c-id', 'eth0'), /^veth[0-9a-f]{8}$/);
+  assert.notEqual(defaultHostName('c-id', 'eth0'), defaultHostName('c-id', 'eth1'));
+  assert.equal(parseBitRate('2500'), 2500);
 });
 
 test('disks: the root disk is skipped; host paths and custom volumes with their mount options', () => {

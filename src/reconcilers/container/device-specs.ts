@@ -31,19 +31,65 @@ export function defaultHwaddr(containerId: string, device: string): string {
   return ['00', '16', '3e', ...[h[0]!, h[1]!, h[2]!].map((b) => b.toString(16).padStart(2, '0'))].join(':');
 }
 
-/** The NICs (device order by name, so `lxc.net.N` numbering is stable); `parent` is checked on the host by the caller. */
-export function nicsOf(devices: Devices, containerId: string): (LxcNic & { device: string })[] {
+/** A stable host-side veth name for a nic without `host_name`: `veth` + 8 hex digits from the container id and device. */
+export function defaultHostName(containerId: string, device: string): string {
+  return `veth${createHash('sha256').update(`${containerId}/${device}/host`).digest('hex').slice(0, 8)}`;
+}
+
+/** LXD's bit rates (`10Mbit`, `100kbit`, a bare number is bit/s) in bit/s; decimal multiples as LXD's. */
+export function parseBitRate(v: string): number {
+  const m = /^(\d+(?:\.\d+)?)(bit|kbit|Mbit|Gbit|Tbit)?$/.exec(v);
+  if (!m) throw new Error(`bad bit rate "${v}"`);
+  const unit = { bit: 1, kbit: 1e3, Mbit: 1e6, Gbit: 1e9, Tbit: 1e12 }[(m[2] ?? 'bit') as 'bit'];
+  return Math.round(Number(m[1]) * unit);
+}
+
+const cidrs = (v: string | undefined) => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : []);
+
+/** One nic as the reconciler carries it out: the LXC veth, and what svcd adds on the host around it. */
+export interface NicSpec extends LxcNic {
+  device: string;
+  hwaddr: string;
+  hostName: string;
+  /** Static addresses (a managed network's static DHCP lease). */
+  ipv4?: string;
+  ipv6?: string;
+  /** `ipv4.routes` / `ipv6.routes`: host routes via the static address. */
+  routes: string[];
+  /** bit/s: `limits.ingress` (to the container), `limits.egress` (from it); `limits.max` sets both. */
+  ingressBits?: number;
+  egressBits?: number;
+  macFiltering: boolean;
+}
+
+/**
+ * The NICs (device order by name, so `lxc.net.N` numbering is stable); `parent` (or `network`) is checked
+ * on the host by the caller. MAC: `hwaddr`, else the `volatile.<device>.hwaddr` svcd generated, else a
+ * stable default; host side: `host_name`, else a stable default.
+ */
+export function nicsOf(devices: Devices, containerId: string, config: Record<string, string> = {}): NicSpec[] {
   return Object.entries(devices)
     .filter(([, d]) => d.type === 'nic')
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([device, d]) => ({
-      device,
-      name: d.name ?? device,
-      parent: d.parent ?? '',
-      hwaddr: (d.hwaddr ?? defaultHwaddr(containerId, device)).toLowerCase(),
-      ...(d.mtu ? { mtu: Number(d.mtu) } : {}),
-      ...(d.host_name ? { hostName: d.host_name } : {}),
-    }));
+    .map(([device, d]) => {
+      const max = d['limits.max'];
+      const ingress = max ?? d['limits.ingress'];
+      const egress = max ?? d['limits.egress'];
+      return {
+        device,
+        name: d.name ?? device,
+        parent: d.network ?? d.parent ?? '',
+        hwaddr: (d.hwaddr ?? config[`volatile.${device}.hwaddr`] ?? defaultHwaddr(containerId, device)).toLowerCase(),
+        ...(d.mtu ? { mtu: Number(d.mtu) } : {}),
+        hostName: d.host_name ?? defaultHostName(containerId, device),
+        ...(d['ipv4.address'] ? { ipv4: d['ipv4.address'] } : {}),
+        ...(d['ipv6.address'] ? { ipv6: d['ipv6.address'] } : {}),
+        routes: [...cidrs(d['ipv4.routes']), ...cidrs(d['ipv6.routes'])],
+        ...(ingress ? { ingressBits: parseBitRate(ingress) } : {}),
+        ...(egress ? { egressBits: parseBitRate(egress) } : {}),
+        macFiltering: isTrue(d['security.mac_filtering']),
+      };
+    });
 }
 
 type MountOptions = Pick<LxcDiskMount, 'readonly' | 'recursive' | 'propagation'> & { target: string };

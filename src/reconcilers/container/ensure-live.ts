@@ -1,6 +1,6 @@
 /**
  * Bring a running (or frozen) container to its desired config without a restart: its cgroup limits, the
- * disks and unix device nodes mounted in it. What cannot change while it runs is compared with what it was
+ * disks and unix device nodes mounted in it, its nics (ensure-live-nics.ts). What cannot change while it runs is compared with what it was
  * started with and reported as pending a restart (live-keys.ts).
  *
  * What was mounted live is recorded in the container's facts (target → what was mounted there), so a
@@ -14,7 +14,9 @@ import type { LiveMount } from '../../host/lxc/live-mounts.ts';
 import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
 import { TerminalError, terminalMessageOf } from '../runtime/index.ts';
 import type { LxcLiveAdapter } from '../adapters.ts';
+import { ensureLiveNics, type LiveNicRecord } from './ensure-live-nics.ts';
 import { pendingRestartOf, restartViewOf, type RestartView } from './live-keys.ts';
+import type { ResolvedNic } from './resolve-nics.ts';
 import type { HostFacts } from './lxc-spec.ts';
 
 /** One mount svcd made in a running container (or LXC made at its start). */
@@ -31,6 +33,8 @@ export interface LiveFacts {
   mounts: Record<string, LiveMountRecord>;
   /** The part of the config that only a start applies, as the running container was started with. */
   startedWith: RestartView;
+  /** Device → the nic attached (ensure-live-nics.ts). */
+  nics?: Record<string, LiveNicRecord>;
 }
 
 /** What this process knows of each running container's live state: for the drift observer and `GET .../state`. */
@@ -99,6 +103,9 @@ export interface EnsureLiveInput {
   /** The disks the config mounts (the devsvc mounts left out: those follow a restart). */
   disks: (LxcDiskMount & { device?: string })[];
   unixDevices: (LxcUnixDevice & { device?: string })[];
+  nics: readonly ResolvedNic[];
+  /** Before a nic is attached live (its managed network must be ready): throws to wait. */
+  beforeAttachNic(nic: ResolvedNic): Promise<void>;
   facts: { live?: LiveFacts | undefined };
   registry?: LiveRegistry | undefined;
   signal?: AbortSignal | undefined;
@@ -180,6 +187,12 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
       live.mounts[target] = { key: w.key, ...(w.rule ? { rule: w.rule } : {}) };
       changed = true;
     }
+  }
+
+  const nics = await ensureLiveNics({ lxc, pid, startedNow: input.startedNow, nics: input.nics, records: live.nics, beforeAttach: input.beforeAttachNic, signal: input.signal });
+  if (nics.changed) {
+    live.nics = nics.records;
+    changed = true;
   }
 
   input.registry?.set(c.id, {

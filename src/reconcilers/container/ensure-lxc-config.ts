@@ -13,7 +13,7 @@ import { ensureSeccompProfile } from './ensure-seccomp-profile.ts';
 import { ensureUnixDevices } from './ensure-unix-devices.ts';
 import { computeLxcSpec } from './lxc-spec.ts';
 import { resolveDisks } from './resolve-disks.ts';
-import { resolveNics } from './resolve-nics.ts';
+import { lxcNicsOf, resolveNics, type ResolvedNic } from './resolve-nics.ts';
 import { type ContainerReconcilerDeps } from './types.ts';
 import { writeFileIfChanged } from './write-file-if-changed.ts';
 import { devsvcDirOf, logDirOf, lxcPathOf } from '../../host/layout.ts';
@@ -25,7 +25,7 @@ export interface EnsuredLxcConfig {
   /** There was no config file before: LXC cannot have started the container. */
   created: boolean;
   /** The parts a running container takes without a restart (ensure-live.ts). */
-  live: { limits: LxcLimits; disks: (LxcDiskMount & { device: string })[]; unixDevices: (LxcUnixDevice & { device: string })[] };
+  live: { limits: LxcLimits; disks: (LxcDiskMount & { device: string })[]; unixDevices: (LxcUnixDevice & { device: string })[]; nics: ResolvedNic[] };
 }
 
 /** Where a running lxcfs serves its /proc files (what lxcfs's LXC mount hook binds into containers). */
@@ -76,7 +76,7 @@ export async function ensureLxcConfig(
     }
   }
 
-  const nics = await resolveNics(devices, c.id);
+  const nics = await resolveNics(deps.db, devices, c.id, config);
   const disks = await resolveDisks(deps, diskRequestsOf(devices), settings.privileged ? {} : { unprivilegedRoot: { uid: rootUid, gid: rootGid } });
   const unixDevices = await ensureUnixDevices({ dir: path.join(dir, 'devices'), requests: unixDeviceRequestsOf(devices), idmap, signal });
   const seccompProfile = await ensureSeccompProfile(path.join(dir, 'seccomp'), config, c.architecture);
@@ -91,7 +91,7 @@ export async function ensureLxcConfig(
     logFile: path.join(logDir, 'lxc.log'),
     consoleLogFile: path.join(logDir, 'console.log'),
     seccompProfile,
-    nics,
+    nics: lxcNicsOf(nics),
     disks,
     unixDevices,
     devsvcDir: devsvcDirOf(deps.stateDir, c.id),
@@ -100,5 +100,5 @@ export async function ensureLxcConfig(
   // Looked at every time: lxcfs may be started (or stopped) while svcd runs.
   const lxcfs = existsSync(LXCFS_PROC);
   const written = await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig({ ...spec, lxcfs })));
-  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile!, created: written === 'created', live: { limits: spec.limits ?? {}, disks, unixDevices } };
+  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile!, created: written === 'created', live: { limits: spec.limits ?? {}, disks, unixDevices, nics } };
 }

@@ -13,6 +13,8 @@ import { announceConverged, announceDeleted, type Announced } from './announce.t
 import { forgetFacts, openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
 import { ensureLive, type LiveFacts } from './ensure-live.ts';
+import { releaseLiveNics } from './ensure-live-nics.ts';
+import { ensureDhcpHosts, removeDhcpHosts, requireNetworksReady, type NetworkNicsFacts } from './ensure-network-nics.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
 import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
@@ -21,7 +23,7 @@ import { logDirOf, lxcPathOf } from '../../host/layout.ts';
 
 export { logDirOf, lxcPathOf };
 
-interface ContainerFacts extends RootfsFacts {
+interface ContainerFacts extends RootfsFacts, NetworkNicsFacts {
   /** Image templates still to render for the new root volume (recorded before it is filled). */
   pendingTemplates?: 'create' | 'copy';
   /** The last power request carried out. */
@@ -46,6 +48,10 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
   async function remove(c: ContainerRow, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };
     await lxc.stop({ ...ref, force: true }).catch(() => undefined);
+    // What svcd set up on the host and on its networks for its nics.
+    const record = await openFacts<ContainerFacts>(db, CONTAINER_KIND, c.id);
+    await releaseLiveNics(deps.lxcLive, record.facts.live?.nics, signal);
+    await removeDhcpHosts(deps, record.facts);
     await deps.devsvc?.remove(c.id);
     const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id));
     if (vol) {
@@ -118,6 +124,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await record.save();
     }
     const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal);
+    if (await ensureDhcpHosts(deps, c, cfg.live.nics, facts)) record.note();
     announceConverged(deps, c, record);
     // Before a start, so the guest finds its socket from its first moment.
     await deps.devsvc?.sync(c.id, { row: c, config, devices });
@@ -152,6 +159,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       // Not this container's turn in the boot order yet: come back shortly (nothing else waits on it).
       if (now.state === 'STOPPED' && deps.boot && !deps.boot.mayStart(c.id)) return { requeueAfterMs: 1_000 };
       if (now.state === 'STOPPED') {
+        // Its managed networks up first: else wait for them (they enqueue it when they converge).
+        await requireNetworksReady(db, cfg.live.nics);
         now = await start();
         startedNow = true;
       }
@@ -170,10 +179,12 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     if (now.state === 'RUNNING' || now.state === 'FROZEN') {
       // Running: the config reaches it now, not at its next start.
       const pid = now.pid ?? (await lxc.state(ref)).pid;
-      if (pid && (await ensureLive({ lxc: deps.lxcLive, host: deps.host, c, pid, startedNow, config, devices, ...cfg.live, facts, registry: deps.live, signal }))) record.note();
+      const beforeAttachNic = (nic: (typeof cfg.live.nics)[number]) => requireNetworksReady(db, [nic]);
+      if (pid && (await ensureLive({ lxc: deps.lxcLive, host: deps.host, c, pid, startedNow, config, devices, ...cfg.live, beforeAttachNic, facts, registry: deps.live, signal }))) record.note();
     } else {
       deps.live?.delete(id);
       if (facts.live) {
+        await releaseLiveNics(deps.lxcLive, facts.live.nics, signal);
         delete facts.live;
         record.note();
       }

@@ -1,24 +1,47 @@
+import type { DbOrTx } from '../../db/types.ts';
+import { readManagedNetwork } from '../../desired/network-nics.ts';
 import { readHostLink } from '../../host/devices/read-host-link.ts';
-import type { LxcNic } from '../../host/lxc/types.ts';
+import { probeNicFeature } from '../../host/lxc/nic-features.ts';
 import { TerminalError } from '../runtime/index.ts';
-import { nicsOf } from './device-specs.ts';
+import { nicsOf, type NicSpec } from './device-specs.ts';
+
+/** A nic resolved for this host: on a managed network (`managed`: its name = the bridge), or on an existing host bridge. */
+export interface ResolvedNic extends NicSpec {
+  managed: boolean;
+}
 
 /**
- * The container's NICs: each a veth whose host side joins an existing host bridge (`parent`). The API
- * cannot look at the host, so a parent that is missing or not a bridge is refused here, at start, as
- * a TerminalError naming the device and the bridge (the container is left as it was).
+ * The container's NICs: each a veth whose host side joins a bridge (`parent`, or `network`): a managed
+ * network's (its readiness is checked before a start: ensure-network-nics.ts), or an existing host
+ * bridge. The API cannot look at the host, so a host parent that is missing or not a bridge is refused
+ * here, at start, as a TerminalError naming the device and the bridge (the container is left as it was).
  */
-export async function resolveNics(devices: Record<string, Record<string, string>>, containerId: string): Promise<LxcNic[]> {
-  const nics = nicsOf(devices, containerId);
+export async function resolveNics(db: DbOrTx, devices: Record<string, Record<string, string>>, containerId: string, config: Record<string, string>): Promise<ResolvedNic[]> {
+  const nics = nicsOf(devices, containerId, config);
   const seen = new Map<string, string>();
-  for (const { device, name, parent } of nics) {
+  const out: ResolvedNic[] = [];
+  for (const nic of nics) {
+    const { device, name, parent } = nic;
     const other = seen.get(name);
     if (other !== undefined) throw new TerminalError(`nic "${device}": interface name "${name}" is already used by nic "${other}"`);
     seen.set(name, device);
-    if (!parent) throw new TerminalError(`nic "${device}": no "parent" bridge (managed networks are not supported yet; use nictype=bridged with parent=<host bridge>)`);
+    if (devices[device]!.vlan !== undefined) {
+      const probe = await probeNicFeature('vlan');
+      throw new TerminalError(`nic "${device}": "vlan" is not supported${probe.ok ? ' by svcd' : `: ${probe.missing}`}`);
+    }
+    if (!parent) throw new TerminalError(`nic "${device}": no "parent" bridge or "network"`);
+    if (await readManagedNetwork(db, parent)) {
+      out.push({ ...nic, managed: true });
+      continue;
+    }
+    if (nic.ipv4 || nic.ipv6) throw new TerminalError(`nic "${device}": a static address needs a managed network; "${parent}" is not one`);
     const kind = await readHostLink(parent);
     if (kind === undefined) throw new TerminalError(`nic "${device}": host bridge "${parent}" does not exist (create it, e.g. "ip link add ${parent} type bridge", or change "parent")`);
-    if (kind !== 'bridge') throw new TerminalError(`nic "${device}": host interface "${parent}" is not a bridge (only nictype=bridged on an existing bridge is supported)`);
+    if (kind !== 'bridge') throw new TerminalError(`nic "${device}": host interface "${parent}" is not a bridge (only nictype=bridged on a bridge or a managed network is supported)`);
+    out.push({ ...nic, managed: false });
   }
-  return nics.map(({ device: _device, ...nic }) => nic);
+  return out;
 }
+
+/** The LXC part of resolved nics (lxc.net.N). */
+export const lxcNicsOf = (nics: readonly ResolvedNic[]) => nics.map(({ name, parent, hwaddr, mtu, hostName }) => ({ name, parent, hwaddr, hostName, ...(mtu !== undefined ? { mtu } : {}) }));

@@ -4,13 +4,15 @@ import type { SubidRange } from '../../host/idmap/types.ts';
 import type { ContainerState } from '../../host/lxc/lxc-args.ts';
 import type { LiveRegistry } from './ensure-live.ts';
 import type { RootfsDeps } from './ensure-rootfs.ts';
-import type { LxcAdapter, LxcLiveAdapter } from '../adapters.ts';
+import type { LxcAdapter, LxcLiveAdapter, NetworkAdapter } from '../adapters.ts';
 import type { HostFacts } from './lxc-spec.ts';
 
 export interface ContainerReconcilerDeps extends RootfsDeps {
   lxc: LxcAdapter;
-  /** A running container's cgroups and mounts (ensure-live.ts). */
+  /** A running container's cgroups, mounts and nics (ensure-live.ts). */
   lxcLive: LxcLiveAdapter;
+  /** Managed networks: the DHCP host entries of the container's nics on them (ensure-network-nics.ts). */
+  network?: NetworkAdapter;
   host: HostFacts;
   subids: { subuid: SubidRange[]; subgid: SubidRange[] };
   /** At svcd start, containers power up one after another (boot.autostart.priority order). */

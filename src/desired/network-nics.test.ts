@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+import { useTempDatabase } from '../db/temp-database.ts';
+import { bumpContainerAt, insertContainer, readContainer } from './containers.ts';
+import { ValidationError } from './errors.ts';
+import { networkDependents, nicsOnNetwork } from './network-nics.ts';
+import { bumpContainersUsingProfile, createProfile, updateProfile } from './profiles.ts';
+import { ensureDefaultProject } from './projects.ts';
+import { networks } from './schema/index.ts';
+
+const temp = useTempDatabase('svcd-network-nics-', ensureDefaultProject);
+
+type Devices = Record<string, Record<string, string>>;
+const input = (profiles: string[], devices: Devices = {}, config: Record<string, string> = {}) => ({ description: '', architecture: 'x86_64', ephemeral: false, profiles, config, devices });
+const rejects = (p: Promise<unknown>, re: RegExp) => assert.rejects(p, (e: Error) => e instanceof ValidationError && re.test(e.message), re.source);
+
+test('nics on managed networks: static addresses checked, hwaddrs generated once, profiles expanded', async () => {
+  const { db } = temp.database;
+  await db.insert(networks).values([
+    { id: randomUUID(), name: 'n1', config: { 'ipv4.address': '10.55.1.1/24', 'ipv6.address': 'fd42:1::1/64' } },
+    { id: randomUUID(), name: 'n2', config: { 'ipv4.address': 'none' } },
+  ]);
+  const mk = (name: string, profiles: string[], devices: Devices = {}) => insertContainer(db, 'default', name, input(profiles, devices), { type: 'none' }, 'stopped');
+
+  const a = await mk('a', [], { eth0: { type: 'nic', network: 'n1', 'ipv4.address': '10.55.1.10' } });
+  const mac = a.config['volatile.eth0.hwaddr']!;
+  assert.match(mac, /^00:16:3e(:[0-9a-f]{2}){3}$/);
+  // Outside the subnet, the gateway, taken, on an unmanaged parent, a missing network, a network without IPv4.
+  await rejects(mk('b', [], { eth0: { type: 'nic', network: 'n1', 'ipv4.address': '10.55.2.10' } }), /outside network "n1"'s subnet 10\.55\.1\.1\/24/);
+  await rejects(mk('b', [], { eth0: { type: 'nic', network: 'n1', 'ipv4.address': '10.55.1.1' } }), /gateway/);
+  await rejects(mk('b', [], { eth0: { type: 'nic', parent: 'n1', 'ipv4.address': '10.55.1.10' } }), /already used by container "a" \(project "default", device "eth0"\)/);
+  await rejects(mk('b', [], { eth0: { type: 'nic', parent: 'br0', 'ipv4.address': '10.55.1.11' } }), /needs a managed network as parent; "br0" is not one/);
+  await rejects(mk('b', [], { eth0: { type: 'nic', network: 'nope' } }), /network "nope" does not exist/);
+  await rejects(mk('b', [], { eth0: { type: 'nic', network: 'n2', 'ipv4.address': '10.0.0.2' } }), /has no IPv4 subnet/);
+  await rejects(mk('b', [], { eth0: { type: 'nic', network: 'n1', 'ipv6.address': 'fd42:2::5' } }), /outside/);
+
+  // Its own address is no conflict on a later write; the volatile hwaddr is kept.
+  const a2 = await bumpContainerAt(db, a.id, a.generation, { profiles: [], config: a.config, devices: { ...a.devices, eth1: { type: 'nic', parent: 'br0', hwaddr: '00:16:3e:00:00:09' } } });
+  assert.equal(a2.config['volatile.eth0.hwaddr'], mac);
+  assert.equal(a2.config['volatile.eth1.hwaddr'], undefined, 'a nic with its own hwaddr gets no volatile one');
+  // A nic removed takes its volatile hwaddr along.
+  const a3 = await bumpContainerAt(db, a.id, a2.generation, { profiles: [], config: a2.config, devices: { eth1: a2.devices.eth1! } });
+  assert.equal(a3.config['volatile.eth0.hwaddr'], undefined);
+  const a4 = await bumpContainerAt(db, a.id, a3.generation, { profiles: [], config: a3.config, devices: { eth0: { type: 'nic', network: 'n1', 'ipv4.address': '10.55.1.10' } } });
+
+  // A profile's nic: its containers get their hwaddr when the profile gains it; two containers cannot share its static address.
+  await createProfile(db, 'default', 'net', { description: '', config: {}, devices: {} });
+  const c = await mk('c', ['net']);
+  const d = await mk('d', ['net']);
+  assert.equal(c.config['volatile.eth1.hwaddr'], undefined);
+  await db.transaction(async (tx) => {
+    await updateProfile(tx, 'default', 'net', { description: '', config: {}, devices: { eth1: { type: 'nic', network: 'n1' } } });
+    await bumpContainersUsingProfile(tx, 'default', 'net');
+  });
+  const cMac = (await readContainer(db, 'default', 'c')).config['volatile.eth1.hwaddr'];
+  const dMac = (await readContainer(db, 'default', 'd')).config['volatile.eth1.hwaddr'];
+  assert.ok(cMac && dMac && cMac !== dMac, 'each container its own MAC');
+  await rejects(updateProfile(db, 'default', 'net', { description: '', config: {}, devices: { eth1: { type: 'nic', network: 'n1', 'ipv4.address': '10.55.1.20' } } }), /already used by container/);
+
+  const onN1 = await nicsOnNetwork(db, 'n1');
+  assert.deepEqual(
+    onN1.map((n) => [n.containerName, n.device, n.hwaddr, n.ipv4 ?? '']),
+    [
+      ['a', 'eth0', a4.config['volatile.eth0.hwaddr'], '10.55.1.10'],
+      ['c', 'eth1', cMac, ''],
+      ['d', 'eth1', dMac, ''],
+    ],
+  );
+  assert.deepEqual(new Set(await networkDependents(db, 'n1')), new Set([a.id, c.id, d.id]));
+  assert.deepEqual(await networkDependents(db, 'n2'), []);
+});

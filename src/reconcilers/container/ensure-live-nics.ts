@@ -1,0 +1,112 @@
+/**
+ * A running container's nics, live: attached when added, detached when removed, detached and attached
+ * again when changed, attached again when their veth was deleted behind svcd's back, and put back on
+ * their bridge when it was made anew. Around each veth, what LXC does not do: the tc limits, the MAC
+ * filter (`bridge svcd`) and the host routes, set when they change or the veth is new, and removed when
+ * the nic goes or the container stops (releaseLiveNics). What is attached is recorded in the container's
+ * facts (device → what), like the live mounts.
+ */
+import { terminalMessageOf, TerminalError } from '../runtime/index.ts';
+import type { LxcLiveAdapter } from '../adapters.ts';
+import type { ResolvedNic } from './resolve-nics.ts';
+
+/** One nic attached to a running container (by LXC at its start, or live by svcd). */
+export interface LiveNicRecord {
+  /** What was attached, as a comparable text (names, bridge, MAC, MTU). */
+  key: string;
+  hostName: string;
+  parent: string;
+  /** The limits, filter and routes set around it (comparable text; '' before they are set). */
+  extras: string;
+  routes: string[];
+  ipv4?: string | undefined;
+  ipv6?: string | undefined;
+  filtered: boolean;
+}
+
+type NicHost = Pick<LxcLiveAdapter, 'attachNic' | 'detachNic' | 'readHostVeth' | 'rejoinBridge' | 'applyNicLimits' | 'applyNicFilter' | 'applyNicRoutes'>;
+
+const attachKey = (n: ResolvedNic) => JSON.stringify([n.hostName, n.name, n.parent, n.hwaddr, n.mtu ?? 0]);
+const extrasKey = (n: ResolvedNic) => JSON.stringify([n.ingressBits ?? 0, n.egressBits ?? 0, n.macFiltering, n.ipv4 ?? '', n.ipv6 ?? '', n.routes]);
+
+export interface EnsureLiveNicsInput {
+  lxc: NicHost;
+  pid: number;
+  /** Started by this reconcile: LXC attached every nic; only the extras are set. */
+  startedNow: boolean;
+  nics: readonly ResolvedNic[];
+  /** device → record; undefined when nothing was recorded yet (an svcd that did not know the container). */
+  records: Record<string, LiveNicRecord> | undefined;
+  /** Before a live attach (a managed network must be ready): throws to wait. */
+  beforeAttach(nic: ResolvedNic): Promise<void>;
+  signal?: AbortSignal | undefined;
+}
+
+const fail = (device: string, what: string, e: unknown): never => {
+  throw new TerminalError(`nic "${device}": cannot ${what}: ${terminalMessageOf(e)}`, { cause: e });
+};
+
+/** Remove what svcd set around a nic's veth (limits, filter, routes) and, with `detach`, the veth itself. */
+async function release(lxc: NicHost, rec: LiveNicRecord, detach: boolean, signal?: AbortSignal): Promise<void> {
+  if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, { ipv4: rec.ipv4, ipv6: rec.ipv6 }, rec.parent, signal);
+  if (rec.filtered) await lxc.applyNicFilter(rec.hostName, undefined, signal);
+  await lxc.applyNicLimits(rec.hostName, {}, signal);
+  if (detach) await lxc.detachNic(rec.hostName, signal);
+}
+
+/** The container stopped (or is deleted): what svcd set around its veths goes (LXC removed the veths). */
+export async function releaseLiveNics(lxc: NicHost, records: Record<string, LiveNicRecord> | undefined, signal?: AbortSignal): Promise<void> {
+  for (const rec of Object.values(records ?? {})) await release(lxc, rec, false, signal);
+}
+
+/** Bring the running container's nics to `nics`; returns the records (device → what is attached) and whether they changed. */
+export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ records: Record<string, LiveNicRecord>; changed: boolean }> {
+  const { lxc, pid, signal } = input;
+  const wanted = new Map(input.nics.map((n) => [n.device, n]));
+  let changed = !input.records;
+  const records: Record<string, LiveNicRecord> = { ...(input.records ?? {}) };
+  const recordOf = (n: ResolvedNic): LiveNicRecord => ({ key: attachKey(n), hostName: n.hostName, parent: n.parent, extras: '', routes: [], filtered: false });
+
+  if (input.startedNow || !input.records) {
+    // LXC attached what the config names; an unknown running container: what has its veth is taken as attached.
+    for (const k of Object.keys(records)) delete records[k];
+    for (const n of wanted.values()) if (input.startedNow || (await lxc.readHostVeth(n.hostName))) records[n.device] = recordOf(n);
+  }
+  if (!input.startedNow) {
+    for (const [device, rec] of Object.entries(records)) {
+      const w = wanted.get(device);
+      if (w && rec.key === attachKey(w)) continue;
+      await release(lxc, rec, true, signal).catch((e: unknown) => fail(device, 'detach it from the running container', e));
+      delete records[device];
+      changed = true;
+    }
+    for (const n of wanted.values()) {
+      const rec = records[n.device];
+      const veth = await lxc.readHostVeth(n.hostName);
+      if (rec && veth) {
+        if (veth.master !== n.parent) await lxc.rejoinBridge(n, signal).catch((e: unknown) => fail(n.device, `put ${n.hostName} back on bridge ${n.parent}`, e));
+        continue;
+      }
+      await input.beforeAttach(n);
+      await lxc.attachNic(pid, n, signal).catch((e: unknown) => fail(n.device, 'attach it to the running container', e));
+      records[n.device] = recordOf(n);
+      changed = true;
+    }
+  }
+  // Limits, filter and routes: set where they differ (a veth new since has none).
+  for (const n of wanted.values()) {
+    const rec = records[n.device];
+    if (!rec || rec.extras === extrasKey(n)) continue;
+    try {
+      if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, { ipv4: rec.ipv4, ipv6: rec.ipv6 }, rec.parent, signal);
+      await lxc.applyNicLimits(n.hostName, { ingressBits: n.ingressBits, egressBits: n.egressBits }, signal);
+      if (n.macFiltering || rec.filtered) await lxc.applyNicFilter(n.hostName, n.macFiltering ? n : undefined, signal);
+      if (n.routes.length) await lxc.applyNicRoutes('replace', n.routes, { ipv4: n.ipv4, ipv6: n.ipv6 }, n.parent, signal);
+    } catch (e) {
+      fail(n.device, 'set its limits, MAC filter or routes', e);
+    }
+    records[n.device] = { ...rec, extras: extrasKey(n), routes: n.routes, ipv4: n.ipv4, ipv6: n.ipv6, filtered: n.macFiltering };
+    changed = true;
+  }
+  return { records, changed };
+}

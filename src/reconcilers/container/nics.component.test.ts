@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { after, test } from 'node:test';
+import { useTempDatabase } from '../../db/temp-database.ts';
+import { bumpContainer, bumpContainerAt, insertContainer, markContainerDeleting, readContainerById } from '../../desired/containers.ts';
+import { recordConverged, recordFailed } from '../../desired/reconcile-facts.ts';
+import { networks } from '../../desired/schema/index.ts';
+import { networkDirOf } from '../../host/layout.ts';
+import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
+import { openSimHost, simContainerDeps } from '../../test-support/sim-container-deps.ts';
+import { createSimLxc } from '../../test-support/sim-lxc.ts';
+import { createSimNetwork } from '../../test-support/sim-network.ts';
+import type { SimStorage } from '../../test-support/sim-storage.ts';
+import { defaultHostName } from './device-specs.ts';
+import { createContainerReconciler } from './reconcile.ts';
+
+let stateDir: string;
+let storage: SimStorage;
+const temp = useTempDatabase('svcd-container-nics-', async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-nics-')));
+after(() => rm(stateDir, { recursive: true, force: true }));
+
+const base = { description: '', architecture: 'x86_64', ephemeral: false, profiles: ['default'], config: {} };
+
+test('nics on a managed network: wait for it, DHCP host entries, live attach, repair, detach, and removal with the container', async () => {
+  const { db } = temp.database;
+  const lxc = createSimLxc();
+  const network = createSimNetwork({ bridges: lxc.bridges });
+  const reconciler = createContainerReconciler(simContainerDeps({ db, stateDir, storage, lxc, network }));
+  const once = createReconcileOnce(db);
+  const netId = randomUUID();
+  const [net] = await db.insert(networks).values({ id: netId, name: 'n1', config: { 'ipv4.address': '10.55.1.1/24' } }).returning();
+  await network.ensureNetwork({ name: 'n1', dir: networkDirOf(stateDir, 'n1') } as never);
+
+  const c = await insertContainer(db, 'default', 'web', { ...base, devices: { eth0: { type: 'nic', network: 'n1', 'ipv4.address': '10.55.1.10' } } }, { type: 'none' }, 'stopped');
+  const mac0 = c.config['volatile.eth0.hwaddr']!;
+  await bumpContainer(db, c.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: 1 } });
+  // The network has not converged yet: this container waits (retryable), its entry already written.
+  await assert.rejects(once(reconciler, c.id), (e: Error) => /network "n1" is not ready: it is not set up yet/.test(e.message) && !('terminal' in e && e.terminal));
+  assert.equal(lxc.calls.start, undefined);
+  await recordConverged(db, 'network', netId, net!.generation);
+  await once(reconciler, c.id);
+  const sim = lxc.containers.get(c.id)!;
+  assert.equal(sim.state, 'RUNNING');
+  assert.deepEqual(sim.nics.get('eth0'), { hwaddr: mac0, hostName: defaultHostName(c.id, 'eth0') });
+  assert.equal(lxc.veths.get(defaultHostName(c.id, 'eth0'))!.master, 'n1');
+  assert.deepEqual(Object.fromEntries(network.dhcpHosts.get('n1')!), { [`${c.id}.eth0`]: { hwaddr: mac0, hostname: 'web', ipv4: '10.55.1.10' } });
+
+  // A second nic, live: attached without a restart, with its limits and MAC filter.
+  let row = (await readContainerById(db, c.id))!;
+  row = await bumpContainerAt(db, c.id, row.generation, { profiles: row.profiles, config: row.config, devices: { ...row.devices, eth1: { type: 'nic', network: 'n1', 'limits.ingress': '10Mbit', 'security.mac_filtering': 'true' } } });
+  const mac1 = row.config['volatile.eth1.hwaddr']!;
+  const host1 = defaultHostName(c.id, 'eth1');
+  await once(reconciler, c.id);
+  assert.equal(lxc.calls.start, 1, 'not restarted');
+  assert.deepEqual(sim.nics.get('eth1'), { hwaddr: mac1, hostName: host1 });
+  assert.deepEqual(lxc.nicLimits.get(host1), { ingressBits: 10_000_000, egressBits: undefined });
+  assert.equal(lxc.nicFilters.get(host1)?.hwaddr, mac1);
+  assert.equal(network.dhcpHosts.get('n1')!.get(`${c.id}.eth1`)?.hwaddr, mac1);
+  await once(reconciler, c.id);
+  assert.equal(lxc.calls.attachNic, 1, 'a converged nic is left alone');
+
+  // Its veth deleted behind svcd's back: attached again, limits again; a bridge made anew: put back on it.
+  await lxc.detachNic(host1);
+  await once(reconciler, c.id);
+  assert.equal(lxc.calls.attachNic, 2);
+  assert.ok(sim.nics.has('eth1') && lxc.nicLimits.has(host1));
+  lxc.veths.get(defaultHostName(c.id, 'eth0'))!.master = '';
+  await once(reconciler, c.id);
+  assert.equal(lxc.calls.rejoinBridge, 1);
+  assert.equal(lxc.veths.get(defaultHostName(c.id, 'eth0'))!.master, 'n1');
+
+  // Removed: detached live, its limits, filter and DHCP entry go.
+  row = (await readContainerById(db, c.id))!;
+  const { eth1: _gone, ...rest } = row.devices;
+  row = await bumpContainerAt(db, c.id, row.generation, { profiles: row.profiles, config: row.config, devices: rest });
+  await once(reconciler, c.id);
+  assert.equal(lxc.calls.start, 1);
+  assert.equal(sim.nics.has('eth1'), false);
+  assert.equal(lxc.veths.has(host1), false);
+  assert.equal(lxc.nicLimits.has(host1) || lxc.nicFilters.has(host1), false);
+  assert.deepEqual([...network.dhcpHosts.get('n1')!.keys()], [`${c.id}.eth0`]);
+
+  // A network that fails blocks the start of its containers with its error.
+  await bumpContainer(db, c.id, { power: 'stopped', powerRequest: { action: 'stop', force: false, timeout: -1, seq: 2 } });
+  await once(reconciler, c.id);
+  await recordFailed(db, 'network', netId, 'subnet 10.55.1.0/24 is taken', false);
+  await bumpContainer(db, c.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: 3 } });
+  await assert.rejects(once(reconciler, c.id), /network "n1" is not ready: subnet 10\.55\.1\.0\/24 is taken/);
+  await recordConverged(db, 'network', netId, net!.generation);
+  await once(reconciler, c.id);
+  assert.equal(lxc.containers.get(c.id)!.state, 'RUNNING');
+
+  // Deleted: its DHCP host entries go.
+  await markContainerDeleting(db, (await readContainerById(db, c.id))!);
+  await once(reconciler, c.id);
+  assert.equal(network.dhcpHosts.get('n1')!.size, 0);
+});
