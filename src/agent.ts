@@ -189,6 +189,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       bus,
       devsvc,
       live,
+      network,
     }),
     ...(opts.reconcilers ?? []),
   ];
