@@ -187,7 +187,7 @@ describe('container config keys and devices on real LXC', { skip }, () => {
       ['volume source that is a path', { devices: { v: { type: 'disk', pool: 'default', source: '/srv', path: '/mnt' } } }, /custom volume/],
       ['relative host path', { devices: { v: { type: 'disk', source: 'srv', path: '/mnt' } } }, /host path/],
       ['bad propagation', { devices: { v: { type: 'disk', source: '/srv', path: '/mnt', propagation: 'both' } } }, /propagation/],
-      ['managed network', { devices: { n: { type: 'nic', network: 'lxdbr0' } } }, /managed networks/],
+      ['missing managed network', { devices: { n: { type: 'nic', network: 'lxdbr0' } } }, /network "lxdbr0" does not exist/],
       ['multicast MAC', { devices: { n: { type: 'nic', parent: bridge, hwaddr: '01:00:5e:00:00:01' } } }, /unicast/],
       ['macvlan', { devices: { n: { type: 'nic', nictype: 'macvlan', parent: bridge } } }, /nictype/],
       ['unix-char without a path', { devices: { t: { type: 'unix-char', major: '10', minor: '200' } } }, /"path" or "source"/],

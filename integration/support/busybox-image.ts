@@ -20,6 +20,10 @@ export const BUSYBOX = '/bin/busybox';
  * - Shutdown: busybox init powers off on SIGUSR2 (and, since 1.3x, on SIGPWR, lxc-stop's default),
  *   halts on SIGUSR1, reboots on SIGTERM; SIGINT (lxc-stop -r) runs `ctrlaltdel`. Specs for this
  *   image set `haltSignal: 'SIGUSR2'` so a clean stop works with any busybox version.
+ * - DHCP: with an eth0 (a nic), busybox udhcpc runs in the background (an init `once` entry) and asks
+ *   for a lease sending the hostname, so dnsmasq names it; /etc/udhcpc.script applies what it gets
+ *   (busybox has no default script here). Without eth0 the line does nothing. (init runs a command with
+ *   shell characters as `sh -c "exec <command>"`, hence the inner `sh -c '…'`.)
  * - `umount -a` without `-r`: in a privileged container the rootfs is a bind mount of the host's
  *   filesystem, and `-r` (remount read-only when busy) would remount the host's superblock read-only.
  */
@@ -27,10 +31,31 @@ export const INITTAB = `::sysinit:/bin/test -e /proc/self || /bin/mount -t proc 
 ::sysinit:/bin/test -d /sys/class || /bin/mount -t sysfs sysfs /sys
 ::sysinit:/bin/grep -q " /run " /proc/mounts || /bin/mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
 ::sysinit:/bin/mkdir -p /dev/pts /dev/shm /run/lock
+::once:/bin/sh -c 'test -e /sys/class/net/eth0 && exec /bin/udhcpc -f -i eth0 -s /etc/udhcpc.script -t 30 -T 1 -A 2 -x hostname:$(hostname)'
 ::askfirst:-/bin/sh
 ::ctrlaltdel:/bin/reboot
 ::shutdown:/bin/sync
 ::shutdown:/bin/umount -a
+`;
+
+/** busybox udhcpc's event script: address, default route and resolv.conf from the lease ($mask is a prefix length). */
+export const UDHCPC_SCRIPT = `#!/bin/sh
+case "$1" in
+  deconfig)
+    /bin/ip -4 addr flush dev "$interface"
+    /bin/ip link set "$interface" up
+    ;;
+  bound|renew)
+    [ "$1" = bound ] && /bin/ip -4 addr flush dev "$interface"
+    /bin/ip addr replace "$ip/$mask" broadcast + dev "$interface"
+    for r in $router; do /bin/ip route replace default via "$r" dev "$interface"; break; done
+    {
+      [ -n "$domain" ] && echo "search $domain"
+      for d in $dns; do echo "nameserver $d"; done
+    } > /etc/resolv.conf
+    ;;
+esac
+exit 0
 `;
 
 const PASSWD = 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n';
@@ -78,6 +103,7 @@ export async function buildBusyboxRootfs({ dir, hostname = 'busybox' }: BusyboxR
     'etc/hosts': `127.0.0.1 localhost\n127.0.1.1 ${hostname}\n::1 localhost ip6-localhost ip6-loopback\n`,
   };
   for (const [f, text] of Object.entries(files)) await writeFile(path.join(dir, f), text, { mode: 0o644 });
+  await writeFile(path.join(dir, 'etc/udhcpc.script'), UDHCPC_SCRIPT, { mode: 0o755 });
   return { dir, version: await busyboxVersion() };
 }
 
