@@ -18,14 +18,19 @@ export const API_EXTENSIONS = [
   'container_exec_recording', // exec record-output: log files under output, served by /logs
   'certificate_update', // PUT/PATCH with ETag on certificates
   'container_exec_signal_handling', // signal control messages reach the command
+  'network', // /1.0/networks: managed bridges (bridge, dnsmasq, nftables) and host interfaces; bridged nics on them, security.mac_filtering
   'id_map', // security.idmap.isolated, security.idmap.size, raw.id_map
+  'network_firewall_filtering', // ipv4.firewall, ipv6.firewall: the accept rules of the inet svcd table
+  'network_routes', // ipv4.routes, ipv6.routes on networks and nics
   'storage', // pools and volumes API (dir, btrfs)
   'file_delete', // DELETE on container files
   'file_append', // X-SVC-write: append
+  'network_dhcp_expiry', // ipv4.dhcp.expiry, ipv6.dhcp.expiry in dnsmasq's ranges
   'image_create_aliases', // aliases on image create
   'container_only_migration', // container_only on copy (no snapshots); migration itself is not built
   'unix_device_rename', // unix-char/unix-block take path and source, each defaulting to the other
   'storage_rsync_bwlimit', // rsync.bwlimit on pools limits volume copies and moves
+  'network_vxlan_interface', // tunnel.NAME.interface
   'storage_btrfs_mount_options', // btrfs.mount_options, applied live
   'entity_description', // description on containers, snapshots (always empty), pools, volumes
   'id_map_base', // security.idmap.base
@@ -39,7 +44,9 @@ export const API_EXTENSIONS = [
   'console', // console log and console websocket
   'restrict_devsvc', // security.devsvc
   'devsvc_events', // events websocket on the guest socket
+  'network_dhcp_gateway', // ipv4.dhcp.gateway as dnsmasq's router option
   'file_get_symlink', // symlinks read as X-SVC-type: symlink
+  'network_leases', // GET /1.0/networks/<name>/leases: static (container nics) and dnsmasq's dynamic leases
   'storage_api_local_volume_handling', // copy and move custom volumes between local pools
   'operation_description', // description on operations
   'event_lifecycle', // lifecycle events
@@ -47,19 +54,22 @@ export const API_EXTENSIONS = [
   'container_backup', // backup endpoints and import of a backup tarball
   'devsvc_images', // security.devsvc.images: image export over the guest socket
   'container_local_cross_pool_handling', // a copy's root disk may be on another pool (snapshots follow)
+  'network_state', // GET /1.0/networks/<name>/state for any host interface (sysfs and /proc, no spawn)
   'container_protection_delete', // security.protection.delete
+  'network_hwaddr', // bridge.hwaddr (bridge.hwaddress accepted too)
+  'network_nat_order', // ipv4.nat.order, ipv6.nat.order: svcd's NAT chain priority before or after others
   'container_full', // recursion=2 on /1.0/containers: state, snapshots, backups
   'storage_api_volume_snapshots', // volume snapshot endpoints
   'storage_unmapped', // security.unmapped on volumes
   'projects', // project API
+  'network_vxlan_ttl', // tunnel.NAME.ttl
   'api_filtering', // filter= on collections (not in the spec; the lxc CLI refuses to list without it)
 ] as const;
 
 /*
  * Not announced (the spec names them, svcd does not do them):
- * - networks are not built: network, network_firewall_filtering, network_routes, network_dhcp_expiry,
- *   network_vlan, network_vxlan_interface, network_vlan_physical, network_sriov, network_dhcp_gateway,
- *   network_leases, network_state, network_hwaddr, network_nat_order, network_vxlan_ttl, external_net_mgmt.
+ * - network_vlan (vlan on macvlan nics) and network_vlan_physical: this kernel has no 802.1q; macvlan and physical
+ *   nics come with issue 17. network_sriov: no SR-IOV here. external_net_mgmt: no external network manager.
  * - clustering is not built (GET /1.0/cluster only describes a standalone server): clustering, clustering_join.
  * - migration is not built: container_push, container_push_target, container_stateless_copy, migration_progress,
  *   migration_pre_copy, container_snapshot_stateful_migration, storage_api_remote_volume_handling.

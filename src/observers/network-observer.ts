@@ -22,8 +22,8 @@ export function createNetworkObserver(deps: {
 }): PollObserver & { forget(id: string): void } {
   const now = deps.now ?? Date.now;
   const repeatMs = deps.repeatMs ?? 5_000;
-  /** Network id → when its current problem was last reported (absent: healthy at the last look). */
-  const reported = new Map<string, number>();
+  /** Network id → its problem when last reported, and when (absent: healthy at the last look). */
+  const reported = new Map<string, { what: string; at: number }>();
   return {
     name: 'networks',
     kind: 'poll',
@@ -39,10 +39,12 @@ export function createNetworkObserver(deps: {
           reported.delete(row.id);
           continue;
         }
+        // A new problem at once (even if the last one was never seen repaired); the same one again after repeatMs.
+        const what = `network ${row.name}: ${problem}`;
         const last = reported.get(row.id);
-        if (last !== undefined && now() - last < repeatMs) continue;
-        reported.set(row.id, now());
-        deps.report(NETWORK_KIND, row.id, `network ${row.name}: ${problem}`);
+        if (last && last.what === what && now() - last.at < repeatMs) continue;
+        reported.set(row.id, { what, at: now() });
+        deps.report(NETWORK_KIND, row.id, what);
       }
       for (const id of reported.keys()) if (!seen.has(id)) reported.delete(id);
     },
