@@ -9,6 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { subscribeEvents } from '../support/events.ts';
+import { checkSpecFields } from '../support/spec-fields.ts';
+import { freeSubnet24, safeNetworkConfig, svcdRuleText, svcdTable } from '../support/networks.ts';
 import { client, eventually, expectError, type Client } from '../support/http.ts';
 
 const run = promisify(execFile);
@@ -193,5 +195,30 @@ describe('networks API: create to delete', () => {
     assert.match(expectError(await api.post(`/1.0/networks/${a}`, { name: r }), 400), /in use/);
     await api.delete('/1.0/profiles/t16use');
     assert.equal((await api.delete(`/1.0/networks/${a}`)).status, 200);
+  });
+
+  test('the firewall and NAT rules are in the inet svcd table, follow the config, and go with the network (rules read only; the bridge has no ports)', async () => {
+    const { cidr } = await freeSubnet24(4);
+    const subnet = cidr.replace(/\.1\/24$/, '.0/24');
+    assert.equal((await api.post('/1.0/networks', { name: b, config: safeNetworkConfig(cidr, { 'ipv4.nat': 'true' }) })).status, 200);
+    const got = (await api.get(`/1.0/networks/${b}`)).json.metadata;
+    assert.deepEqual(checkSpecFields('network', got), []);
+    assert.deepEqual(checkSpecFields('networkState', (await api.get(`/1.0/networks/${b}/state`)).json.metadata), []);
+    const rules = await svcdRuleText();
+    const has = (line: string, text = rules) => assert.ok(text.includes(line), `${line}\n--- in ---\n${text}`);
+    has(`iifname "${b}" meta nfproto ipv4 udp dport { 53, 67 } accept`);
+    has(`iifname "${b}" meta nfproto ipv4 tcp dport 53 accept`);
+    has(`iifname "${b}" meta nfproto ipv4 accept`);
+    has(`ip saddr ${subnet} ip daddr != ${subnet} masquerade`);
+    assert.ok(await svcdTable(), 'nft -j reads the table');
+    // NAT off and the firewall off: no masquerade, no accepts for the bridge.
+    assert.equal((await api.patch(`/1.0/networks/${b}`, { config: { 'ipv4.nat': 'false', 'ipv4.firewall': 'false' } })).status, 200);
+    const after = await svcdRuleText();
+    assert.doesNotMatch(after, /masquerade/);
+    assert.doesNotMatch(after, new RegExp(`"${b}"`));
+    assert.equal((await api.patch(`/1.0/networks/${b}`, { config: { 'ipv4.firewall': 'true' } })).status, 200);
+    assert.match(await svcdRuleText(), new RegExp(`"${b}"`));
+    assert.equal((await api.delete(`/1.0/networks/${b}`)).status, 200);
+    assert.doesNotMatch(await svcdRuleText(), new RegExp(`"${b}"`), 'the rules went with the network');
   });
 });

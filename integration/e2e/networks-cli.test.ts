@@ -1,19 +1,15 @@
 /**
- * Debian's lxc CLI (5.0.2) and python3-pylxd (2.2.10) on svcd's networks. Both clients refuse every
- * network call unless the server announces the `network` extension (lxc: also `network_state` for
- * `info`, `network_leases` for `list-leases`), so the suites skip, saying so, until it is announced;
- * what creates bridges also waits for the network reconciler. Test networks: NAT off, no IPv6, no
- * routing. pylxd 2.2.10's Network.rename() POSTs to /1.0/networks (a create, on LXD too): not used.
+ * Debian's lxc CLI (5.0.2) and python3-pylxd (2.2.10) on svcd's networks (both refuse every network
+ * call unless the server announces the `network` extension; lxc also needs `network_state` for `info`
+ * and `network_leases` for `list-leases`). Test networks: NAT off, no IPv6, no routing. pylxd 2.2.10's Network.rename() POSTs to /1.0/networks (a create, on LXD too): not used.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import { API_EXTENSIONS } from '../../src/api/extensions.ts';
-import { repoRoot, startDaemon, type Daemon } from '../support/daemon.ts';
+import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { client, type Client } from '../support/http.ts';
 import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
 
@@ -24,10 +20,6 @@ const net = `t16c${tag}`;
 const renamed = `t16d${tag}`;
 const pyNet = `t16p${tag}`;
 const SAFE = ['ipv4.nat=false', 'ipv4.routing=false', 'ipv6.address=none'];
-const announced = (API_EXTENSIONS as readonly string[]).includes('network');
-const reconcilerBuilt = existsSync(path.join(repoRoot, 'src/reconcilers/network'));
-const needsExtension = !announced && 'the "network" API extension is not announced yet (lxc and pylxd refuse network calls without it)';
-const needsReconciler = needsExtension || (!reconcilerBuilt && 'the network reconciler (src/reconcilers/network) is not built in this tree');
 
 const PYLXD = String.raw`
 import json, sys
@@ -74,7 +66,7 @@ function pylxd(stateDir: string, step: string): Promise<any> {
   });
 }
 
-describe('lxc network and pylxd networks on svcd', { skip: needsExtension }, () => {
+describe('lxc network and pylxd networks on svcd', () => {
   let d: Daemon;
   let api: Client;
   let lxc: LxcCli;
@@ -120,7 +112,7 @@ describe('lxc network and pylxd networks on svcd', { skip: needsExtension }, () 
     assert.equal(out.state.type, 'loopback');
   });
 
-  test('lxc network create / set / get / list-leases / rename / delete', { skip: needsReconciler }, async () => {
+  test('lxc network create / set / get / list-leases / rename / delete', async () => {
     await lxc.ok(['network', 'create', net, ...SAFE]);
     const shown = parseYaml(await lxc.ok(['network', 'show', net]));
     assert.equal(shown.managed, true);
@@ -141,7 +133,7 @@ describe('lxc network and pylxd networks on svcd', { skip: needsExtension }, () 
     assert.match(await lxc.fail(['network', 'show', renamed]), /not found/i);
   });
 
-  test('pylxd networks.create, network.save, delete; duplicate and bad keys raise with the daemon message', { skip: needsReconciler }, async () => {
+  test('pylxd networks.create, network.save, delete; duplicate and bad keys raise with the daemon message', async () => {
     const out = await pylxd(d.stateDir, 'lifecycle');
     assert.equal(out.made.managed, true);
     assert.equal(out.made.description, 'from pylxd');

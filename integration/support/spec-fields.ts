@@ -173,6 +173,8 @@ export const SPEC_FIELDS = {
   },
   imageAlias: { name: 'string', description: 'string', target: 'string' },
   profile: { name: 'string', description: 'string', config: 'string-map', devices: 'devices', used_by: 'url-list' },
+  network: { name: 'string', description: 'string', config: 'string-map', managed: 'boolean', type: 'string', used_by: 'url-list' },
+  networkState: { addresses: { listOf: address }, counters: { object: counters }, hwaddr: 'string', mtu: 'integer', state: 'string', type: 'string' },
   project: { name: 'string', description: 'string', config: 'string-map', used_by: 'url-list' },
   storagePool: { name: 'string', driver: 'string', config: 'string-map', used_by: 'url-list', description: 'string' },
   storagePoolResources: { space: { object: { used: 'integer', total: 'integer' } }, inodes: { object: { used: 'integer', total: 'integer' } } },
