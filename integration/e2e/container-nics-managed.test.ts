@@ -12,6 +12,7 @@ import { runInContainer } from '../../src/host/lxc/attach.ts';
 import { lxcIdOf, startBusyboxDaemon, teardownContainers, waitOp } from '../support/container-env.ts';
 import type { Daemon } from '../support/daemon.ts';
 import { eventually, expectError, type Client } from '../support/http.ts';
+import { lxcCli } from '../support/lxc-cli.ts';
 import { lxcSkipReason } from '../support/lxc-host.ts';
 import { freeSubnet24, safeNetworkConfig } from '../support/networks.ts';
 
@@ -71,5 +72,25 @@ describe('containers on a managed network', { skip }, () => {
     }, 'c2 resolved through the bridge dnsmasq', 15_000);
     assert.match(answer, new RegExp(`${subnet.replace(/\./g, '\\.')}\\.50`));
     await exec('c1', ['/bin/ping', '-c', '1', '-W', '2', `c2.${domain}`]);
+  });
+
+  test("Debian's lxc: launch --network, network attach and detach on a running container, list-leases, info", async () => {
+    const lxc = await lxcCli(d.stateDir);
+    await lxc.ok(['launch', 'bb', 'c3', '--network', net]);
+    const dev = (await api.get('/1.0/containers/c3')).json.metadata.devices.eth0;
+    assert.deepEqual(dev, { type: 'nic', nictype: 'bridged', parent: net, name: 'eth0' }, 'what a 3.6 server is sent');
+    await eventually(async () => (await lxc.ok(['network', 'list-leases', net])).includes('c3') || undefined, 'c3 in lxc network list-leases', 30_000);
+    // A second nic attached live (no restart), then detached.
+    const pid = (await api.get('/1.0/containers/c3/state')).json.metadata.pid;
+    await lxc.ok(['network', 'attach', net, 'c3', 'eth1']);
+    assert.equal((await api.get('/1.0/containers/c3/state')).json.metadata.pid, pid, 'not restarted');
+    assert.match(await exec('c3', ['/bin/ip', 'link', 'show', 'eth1']), /eth1/);
+    const st = (await api.get('/1.0/containers/c3/state')).json.metadata.network.eth1;
+    assert.ok(st.host_name && st.hwaddr && st.mtu > 0, JSON.stringify(st));
+    assert.equal(st.hwaddr, (await api.get('/1.0/containers/c3')).json.metadata.config['volatile.eth1.hwaddr']);
+    await lxc.ok(['network', 'detach', net, 'c3', 'eth1']);
+    await assert.rejects(exec('c3', ['/bin/ip', 'link', 'show', 'eth1']));
+    assert.match(await lxc.ok(['network', 'info', net]), /State: up/);
+    assert.ok(((await api.get(`/1.0/networks/${net}`)).json.metadata.used_by as string[]).includes('/1.0/containers/c3'));
   });
 });
