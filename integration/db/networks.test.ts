@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { insertContainer, type ContainerInput } from '../../src/desired/containers.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError } from '../../src/desired/errors.ts';
-import { parseCidr } from '../../src/desired/ip-cidr.ts';
+import { parseCidr } from '../../src/util/ip-cidr.ts';
 import {
   deleteNetworkRow,
   insertNetwork,

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { ValidationError } from './errors.ts';
-import { overlaps, parseCidr, subnetText, type Cidr, type Family } from './ip-cidr.ts';
+import { overlaps, parseCidr, subnetText, type Cidr, type Family } from '../util/ip-cidr.ts';
 import { familyCidr } from './network-config.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { NetworkFeature } from '../host/network/types.ts';
 import { isAny, isBool, oneOf, validateConfig, type KeyTable, type ValueCheck } from './config-keys.ts';
 import { ValidationError } from './errors.ts';
-import { contains, parseCidr, parseIp, type Cidr, type Family } from './ip-cidr.ts';
+import { contains, parseCidr, parseIp, type Cidr, type Family } from '../util/ip-cidr.ts';
 import type { ProbeResult } from './storage-driver-catalog.ts';
 
 /**

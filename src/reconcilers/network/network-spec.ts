@@ -5,7 +5,7 @@
  * `ipv4.address` is no IPv4, as `none`).
  */
 import { createHash } from 'node:crypto';
-import ipaddr from 'ipaddr.js';
+import { parseCidr, subnetText } from '../../util/ip-cidr.ts';
 import type { NetworkFamilySpec, NetworkSpec, TunnelSpec } from '../../host/network/types.ts';
 
 type Config = Record<string, string>;
@@ -23,8 +23,9 @@ export function defaultBridgeHwaddr(networkId: string): string {
 
 /** The subnet of `address/prefix`, in CIDR form (`10.1.2.0/24`, `fd42::/64`). */
 export function subnetOf(address: string, prefix: number): string {
-  const net = ipaddr.parse(address).kind() === 'ipv6' ? ipaddr.IPv6.networkAddressFromCIDR(`${address}/${prefix}`) : ipaddr.IPv4.networkAddressFromCIDR(`${address}/${prefix}`);
-  return `${net.toString()}/${prefix}`;
+  const c = parseCidr(`${address}/${prefix}`);
+  if (!c) throw new Error(`not an address: ${address}/${prefix}`);
+  return subnetText(c);
 }
 
 function familyOf(config: Config, fam: 'ipv4' | 'ipv6'): NetworkFamilySpec | undefined {

@@ -1,8 +1,9 @@
 import { isIPv4, isIPv6 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
  * IPv4/IPv6 addresses and CIDRs as numbers (bigint), for network config validation: parse, compare,
- * test containment and overlap, format. Pure.
+ * test containment and overlap, format. Pure; parsing and formatting are ipaddr.js's.
  */
 export type Family = 4 | 6;
 
@@ -19,22 +20,11 @@ export interface Cidr {
 
 const bitsOf = (family: Family) => (family === 4 ? 32 : 128);
 
-/** Parse an IP address to its family and number, or undefined when it is not one. */
+/** Parse an IP address to its family and number, or undefined when it is not one (ipaddr.js parses; no zones). */
 export function parseIp(text: string): { family: Family; value: bigint } | undefined {
-  if (isIPv4(text)) return { family: 4, value: text.split('.').reduce((acc, o) => (acc << 8n) | BigInt(Number(o)), 0n) };
-  if (!isIPv6(text) || text.includes('%')) return undefined;
-  let s = text;
-  // An embedded IPv4 tail (::ffff:1.2.3.4) becomes two groups.
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (v4) {
-    const n = parseIp(v4[1]!)!.value;
-    s = `${s.slice(0, -v4[1]!.length)}${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
-  }
-  const [head, tail] = s.split('::') as [string, string | undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
-  return { family: 6, value: groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n) };
+  if (!isIPv4(text) && !(isIPv6(text) && !text.includes('%'))) return undefined;
+  const bytes = ipaddr.parse(text).toByteArray();
+  return { family: bytes.length === 4 ? 4 : 6, value: bytes.reduce((acc, b) => (acc << 8n) | BigInt(b), 0n) };
 }
 
 /** Parse `address/prefix`, or undefined when it is not a CIDR. */
@@ -59,20 +49,11 @@ export function contains(c: Cidr, ip: { family: Family; value: bigint }): boolea
   return c.family === ip.family && ip.value >= c.network && ip.value <= c.last;
 }
 
-/** Format a number as an address of the family (IPv6 in its shortest form). */
+/** Format a number as an address of the family (IPv6 in its shortest form, RFC 5952). */
 export function formatIp(family: Family, value: bigint): string {
-  if (family === 4) return [24n, 16n, 8n, 0n].map((s) => String((value >> s) & 0xffn)).join('.');
-  const groups = Array.from({ length: 8 }, (_, i) => Number((value >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
-  // The longest run of two or more zero groups becomes `::`.
-  let best = { at: -1, len: 0 };
-  for (let i = 0; i < 8; ) {
-    let j = i;
-    while (j < 8 && groups[j] === '0') j++;
-    if (j - i > best.len && j - i >= 2) best = { at: i, len: j - i };
-    i = j === i ? i + 1 : j;
-  }
-  if (best.at < 0) return groups.join(':');
-  return `${groups.slice(0, best.at).join(':')}::${groups.slice(best.at + best.len).join(':')}`;
+  const n = family === 4 ? 4 : 16;
+  const bytes = Array.from({ length: n }, (_, i) => Number((value >> BigInt(8 * (n - 1 - i))) & 0xffn));
+  return ipaddr.fromByteArray(bytes).toString();
 }
 
 /** The subnet in canonical CIDR form (`10.0.3.0/24`). */
