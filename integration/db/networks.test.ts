@@ -119,9 +119,11 @@ function defineNetworkSuite(name: string, open: OpenTarget): void {
 
     test('used_by, in-use refusals, rename and delete', async () => {
       const d = db();
+      // A static address inside n16a's (auto-picked) subnet.
+      const p3 = (await readNetwork(d, 'n16a')).config['ipv4.address']!.split('.').slice(0, 3).join('.');
       // Inserted as a row: device validation of `network` belongs to the container nic side.
       await d.insert(profiles).values({ project: 'default', name: 'n16prof', devices: { eth0: { type: 'nic', nictype: 'bridged', network: 'n16b' } } });
-      await insertContainer(d, 'default', 'n16ct', ct({ eth1: { type: 'nic', nictype: 'bridged', parent: 'n16a', 'ipv4.address': '10.1.1.5' } }, ['n16prof'], { 'volatile.eth1.hwaddr': '00:16:3e:00:00:01' }), { type: 'none' }, 'stopped');
+      await insertContainer(d, 'default', 'n16ct', ct({ eth1: { type: 'nic', nictype: 'bridged', parent: 'n16a', 'ipv4.address': `${p3}.5` } }, ['n16prof'], { 'volatile.eth1.hwaddr': '00:16:3e:00:00:01' }), { type: 'none' }, 'stopped');
       await insertContainer(d, 'default', 'n16other', ct({ eth0: { type: 'nic', nictype: 'bridged', parent: 'br-host', hwaddr: '00:16:3e:00:00:09' } }), { type: 'none' }, 'stopped');
       const r = usedByReader(d);
       assert.deepEqual(await r.network('n16a'), ['/1.0/containers/n16ct']);
@@ -130,12 +132,12 @@ function defineNetworkSuite(name: string, open: OpenTarget): void {
       assert.deepEqual(await r.network('n16c'), []);
 
       const statics = await staticLeases('n16a', r);
-      assert.deepEqual(statics, [{ hostname: 'n16ct', hwaddr: '00:16:3e:00:00:01', address: '10.1.1.5', type: 'static', location: 'none' }]);
+      assert.deepEqual(statics, [{ hostname: 'n16ct', hwaddr: '00:16:3e:00:00:01', address: `${p3}.5`, type: 'static', location: 'none' }]);
       const dyn = [
-        { hostname: 'n16ct', hwaddr: '00:16:3E:00:00:01', address: '10.1.1.77', type: 'dynamic' as const, location: 'none' },
-        { hostname: 'x', hwaddr: '00:16:3e:00:00:02', address: '10.1.1.78', type: 'dynamic' as const, location: 'none' },
+        { hostname: 'n16ct', hwaddr: '00:16:3E:00:00:01', address: `${p3}.77`, type: 'dynamic' as const, location: 'none' },
+        { hostname: 'x', hwaddr: '00:16:3e:00:00:02', address: `${p3}.78`, type: 'dynamic' as const, location: 'none' },
       ];
-      assert.deepEqual(mergeLeases(statics, dyn).map((l) => l.address), ['10.1.1.5', '10.1.1.78']);
+      assert.deepEqual(mergeLeases(statics, dyn).map((l) => l.address), [`${p3}.5`, `${p3}.78`]);
 
       const a = await readNetwork(d, 'n16a');
       await refusedWith(markNetworkDeleting(d, a.id), ValidationError, 'in use', '/1.0/containers/n16ct');
