@@ -40,7 +40,7 @@ import { createImageHost } from './host/image-host/create-image-host.ts';
 import { createNetworkHost } from './host/network/network-host.ts';
 import { createNetworkAdapter } from './host/network/network-adapter.ts';
 import { NETWORK_KIND, readNetworkById } from './desired/networks.ts';
-import { usedByReader } from './desired/used-by.ts';
+import { networkDependents } from './desired/network-nics.ts';
 import { createNetworkReconciler } from './reconcilers/network/reconcile.ts';
 import { createNetworkObserver } from './observers/network-observer.ts';
 import { createContainerHost } from './host/container-host/create-container-host.ts';
@@ -162,15 +162,13 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     },
   };
   const network = createNetworkAdapter();
-  /** The containers with a nic on a network (profiles included), by id. */
-  const containersOn = async (name: string) => [...new Set((await usedByReader(db).networkNics(name)).map((n) => n.container.id))];
   const reconcilers: Reconciler[] = [
     createNetworkReconciler({
       db,
       stateDir: config.stateDir,
       network,
       onRepaired: (name) =>
-        void containersOn(name).then(
+        void networkDependents(db, name).then(
           (ids) => ids.forEach((id) => reconcile.enqueue(CONTAINER_KIND, id, `network ${name} repaired`)),
           (err: unknown) => log.error({ err, network: name }, 'cannot list the containers of a repaired network'),
         ),
@@ -207,7 +205,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
         kind: NETWORK_KIND,
         map: async (id) => {
           const row = await readNetworkById(db, id);
-          return row ? (await containersOn(row.name)).map((key) => ({ kind: CONTAINER_KIND, key })) : [];
+          return row ? (await networkDependents(db, row.name)).map((key) => ({ kind: CONTAINER_KIND, key })) : [];
         },
       },
       {

@@ -131,7 +131,7 @@ function defineNetworkSuite(name: string, open: OpenTarget): void {
       assert.deepEqual(await r.network('br-host'), ['/1.0/containers/n16other']);
       assert.deepEqual(await r.network('n16c'), []);
 
-      const statics = await staticLeases('n16a', r);
+      const statics = await staticLeases(d, 'n16a');
       assert.deepEqual(statics, [{ hostname: 'n16ct', hwaddr: '00:16:3e:00:00:01', address: `${p3}.5`, type: 'static', location: 'none' }]);
       const dyn = [
         { hostname: 'n16ct', hwaddr: '00:16:3E:00:00:01', address: `${p3}.77`, type: 'dynamic' as const, location: 'none' },

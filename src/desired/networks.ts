@@ -5,9 +5,10 @@ import { networkDirOf } from '../host/layout.ts';
 import type { HostInterface, NetworkLease } from '../host/network/types.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { resolveNetworkAddresses } from './network-addresses.ts';
+import { nicsOnNetwork } from './network-nics.ts';
 import { checkNetworkConfig, type NetworkProbes } from './network-config.ts';
 import { networks, reconcileStatus, type NetworkRow } from './schema/index.ts';
-import { describeUsers, usedByReader, type UsedByReader } from './used-by.ts';
+import { describeUsers, usedByReader } from './used-by.ts';
 
 export const NETWORK_KIND = 'network';
 
@@ -174,11 +175,10 @@ export function networkDir(stateDir: string, name: string): string {
  * The static leases of a network: container nics on it with `ipv4.address` / `ipv6.address` (hostname
  * the container's name, hwaddr the nic's or its volatile one).
  */
-export async function staticLeases(name: string, reader: UsedByReader): Promise<NetworkLease[]> {
+export async function staticLeases(db: DbOrTx, name: string): Promise<NetworkLease[]> {
   const out: NetworkLease[] = [];
-  for (const n of await reader.networkNics(name))
-    for (const key of ['ipv4.address', 'ipv6.address'])
-      if (n.nic[key]) out.push({ hostname: n.container.name, hwaddr: n.hwaddr, address: n.nic[key]!, type: 'static', location: 'none' });
+  for (const n of await nicsOnNetwork(db, name))
+    for (const address of [n.ipv4, n.ipv6]) if (address) out.push({ hostname: n.containerName, hwaddr: n.hwaddr, address, type: 'static', location: 'none' });
   return out;
 }
 

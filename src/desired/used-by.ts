@@ -1,5 +1,6 @@
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
+import { nicParentOf } from './devices.ts';
 import { DEFAULT_PROJECT, profileProjectOf } from './profile-project.ts';
 import { containers, containerSnapshots, images, profiles, projects, storageVolumes } from './schema/index.ts';
 
@@ -23,16 +24,6 @@ export interface UsedByReader {
   /** Profiles, then containers (expanded devices: their profiles count), with a nic on the network or host interface (`parent` or `network`). */
   network(name: string): Promise<string[]>;
   /** The nics of live containers (expanded devices) on the network, with the container's volatile hwaddr of each. */
-  networkNics(name: string): Promise<NetworkNic[]>;
-}
-
-/** One container nic on a network. */
-export interface NetworkNic {
-  container: { id: string; project: string; name: string };
-  device: string;
-  nic: Record<string, string>;
-  /** The nic's `hwaddr`, else the one svcd generated (`volatile.<device>.hwaddr`), else ''. */
-  hwaddr: string;
 }
 
 type Devices = Record<string, Record<string, string>>;
@@ -112,8 +103,7 @@ export function usedByReader(db: DbOrTx): UsedByReader {
   const disksOn = (devices: Devices, pool: string, source?: string) =>
     Object.values(devices).some((d) => d.type === 'disk' && d.pool === pool && (source === undefined || d.source === source));
   /** A nic names its network by `network` or (as `lxc network attach` sends it) by `parent`. */
-  const isNicOn = (d: Record<string, string>, network: string) => d.type === 'nic' && (d.network === network || d.parent === network);
-  const nicsOn = (devices: Devices, network: string) => Object.values(devices).some((d) => isNicOn(d, network));
+  const nicsOn = (devices: Devices, network: string) => Object.values(devices).some((d) => d.type === 'nic' && nicParentOf(d) === network);
 
   return {
     async profile(project, name) {
@@ -174,15 +164,6 @@ export function usedByReader(db: DbOrTx): UsedByReader {
     async network(name) {
       const [profs, cts] = await Promise.all([allProfiles(), expandedContainers()]);
       return [...profs.filter((p) => nicsOn(p.devices, name)).map(usedByUrls.profile), ...cts.filter((c) => nicsOn(c.expanded, name)).map(usedByUrls.container)];
-    },
-
-    async networkNics(name) {
-      const out: NetworkNic[] = [];
-      for (const c of await expandedContainers())
-        for (const [device, nic] of Object.entries(c.expanded))
-          if (isNicOn(nic, name))
-            out.push({ container: { id: c.id, project: c.project, name: c.name }, device, nic, hwaddr: nic.hwaddr ?? c.config[`volatile.${device}.hwaddr`] ?? '' });
-      return out;
     },
   };
 }

@@ -172,7 +172,7 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   route(app, '/1.0/networks/:name/leases', {
     GET: async (c) => {
       const n = await managed(param(c, 'name'));
-      const [statics, dynamic] = await Promise.all([staticLeases(n.name, usedByReader(db)), host.leases({ name: n.name, dir: networkDir(deps.stateDir, n.name) })]);
+      const [statics, dynamic] = await Promise.all([staticLeases(db, n.name), host.leases({ name: n.name, dir: networkDir(deps.stateDir, n.name) })]);
       return sync(c, mergeLeases(statics, dynamic));
     },
   });

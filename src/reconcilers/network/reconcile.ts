@@ -1,8 +1,8 @@
 import { eq, isNull } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
+import { nicsOnNetwork } from '../../desired/network-nics.ts';
 import { deleteNetworkRow, NETWORK_KIND } from '../../desired/networks.ts';
 import { networks, type NetworkRow } from '../../desired/schema/index.ts';
-import { usedByReader } from '../../desired/used-by.ts';
 import { networkDirOf } from '../../host/layout.ts';
 import type { NetworkSpec } from '../../host/network/types.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
@@ -82,7 +82,7 @@ export function createNetworkReconciler(deps: NetworkReconcilerDeps): Reconciler
       await network.ensureNetwork(spec, ctx.signal);
       await syncFirewall(ctx.signal);
       // The containers' nics write their own entries (before they start); what is left of gone ones goes here.
-      const keep = new Set((await usedByReader(db).networkNics(row.name)).map((n) => `${n.container.id}.${n.device}`));
+      const keep = new Set((await nicsOnNetwork(db, row.name)).map((n) => `${n.containerId}.${n.device}`));
       await network.pruneDhcpHosts(spec, keep);
       if (broken !== undefined) deps.onRepaired?.(row.name);
       return { observedGeneration: row.generation };
