@@ -19,6 +19,7 @@ import {
   type NetworkHostView,
   type NetworkInput,
 } from '../../src/desired/networks.ts';
+import { createProfile } from '../../src/desired/profiles.ts';
 import { profiles } from '../../src/desired/schema/index.ts';
 import { ensureDefaultProject } from '../../src/desired/projects.ts';
 import { usedByReader } from '../../src/desired/used-by.ts';
@@ -162,6 +163,26 @@ function defineNetworkSuite(name: string, open: OpenTarget): void {
       await deleteNetworkRow(d, c.id);
       assert.equal(await readNetworkById(d, c.id), undefined);
       await refusedWith(markNetworkDeleting(d, c.id), NotFoundError);
+    });
+
+    test('race: deleting a network against a container or profile write that puts a nic on it: never both', async () => {
+      const d = db();
+      for (let i = 0; i < 12; i++) {
+        const net = await create({ name: `n16race${i}`, type: 'bridge', description: '', config: { ...safe, 'ipv4.address': 'auto' } });
+        const nic = { eth0: { type: 'nic', network: net.name } };
+        // As the API writes a container: in a transaction (with its operation).
+        const write = i % 2 === 0 ? d.transaction((tx) => insertContainer(tx, 'default', `n16rc${i}`, ct(nic), { type: 'none' }, 'stopped')) : createProfile(d, 'default', `n16rp${i}`, { description: '', config: {}, devices: nic });
+        const [w, del] = await Promise.allSettled([write, markNetworkDeleting(d, net.id)]);
+        const round = `round ${i}: ${JSON.stringify([w.status, del.status, (w as PromiseRejectedResult).reason?.message, (del as PromiseRejectedResult).reason?.message])}`;
+        assert.equal([w, del].filter((r) => r.status === 'fulfilled').length, 1, round);
+        if (w.status === 'rejected') {
+          assert.ok(w.reason instanceof ValidationError && /being deleted|does not exist/.test(w.reason.message), round);
+          await deleteNetworkRow(d, net.id);
+        } else {
+          assert.ok((del as PromiseRejectedResult).reason instanceof ValidationError && /in use/.test((del as PromiseRejectedResult).reason.message), round);
+          assert.deepEqual(await usedByReader(d).network(net.name), [i % 2 === 0 ? `/1.0/containers/n16rc${i}` : `/1.0/profiles/n16rp${i}`], round);
+        }
+      }
     });
   });
 }

@@ -5,7 +5,7 @@
  * The networks table itself is written only by desired/networks.ts.
  */
 import { BlockList, isIPv4 } from 'node:net';
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { nicParentOf } from './devices.ts';
 import { ValidationError } from './errors.ts';
@@ -96,6 +96,27 @@ export async function networkReadiness(db: DbOrTx, name: string): Promise<{ read
   return { ready: true, network: row };
 }
 
+/**
+ * In a desired write's transaction: lock (FOR SHARE, until it ends) the managed networks that the nics
+ * among `devices` name as parent, so that a concurrent DELETE or rename of one of them (FOR UPDATE, then
+ * its used_by) waits for this write and sees it, or this write waits for it. A nic on a network being
+ * deleted is refused (400). Returns the locked networks by name.
+ */
+export async function lockNicNetworks(db: DbOrTx, devices: Devices): Promise<Map<string, NetworkRow>> {
+  const names = [...new Set(Object.values(devices).filter((d) => d.type === 'nic').map(nicParentOf))].filter((n) => n !== '').sort();
+  const out = new Map<string, NetworkRow>();
+  if (names.length === 0) return out;
+  const rows = await db.select().from(networks).where(inArray(networks.name, names)).orderBy(asc(networks.name)).for('share');
+  for (const row of rows) {
+    if (row.deletingAt) {
+      const [device] = Object.entries(devices).find(([, d]) => d.type === 'nic' && nicParentOf(d) === row.name)!;
+      throw new ValidationError(`Device "${device}" (nic): network "${row.name}" is being deleted`);
+    }
+    out.set(row.name, row);
+  }
+  return out;
+}
+
 /** `ipv4.address` / `ipv6.address` of a network as gateway + subnet, or undefined (none, unset). */
 function subnetOf(cidr: string | undefined): { gateway: string; list: BlockList; family: 'ipv4' | 'ipv6' } | undefined {
   const m = /^([^/]+)\/(\d+)$/.exec(cidr ?? '');
@@ -113,11 +134,12 @@ function subnetOf(cidr: string | undefined): { gateway: string; list: BlockList;
  * being written (its own nics are not a conflict), undefined for a new one.
  */
 export async function checkContainerNics(db: DbOrTx, id: string | undefined, devices: Devices): Promise<void> {
+  const locked = await lockNicNetworks(db, devices);
   const nics = Object.entries(devices).filter(([, d]) => d.type === 'nic');
   for (const [device, d] of nics) {
     const where = `Device "${device}" (nic)`;
     const parent = nicParentOf(d);
-    const net = await readManagedNetwork(db, parent);
+    const net = locked.get(parent);
     if (!net) {
       if (d.network !== undefined) throw new ValidationError(`${where}: network "${parent}" does not exist (create it with POST /1.0/networks)`);
       for (const k of ['ipv4.address', 'ipv6.address'])

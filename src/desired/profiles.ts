@@ -2,7 +2,7 @@ import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { expandStoredContainer, validateContainer, withNicHwaddrs } from './containers.ts';
-import { checkContainerNics } from './network-nics.ts';
+import { checkContainerNics, lockNicNetworks } from './network-nics.ts';
 import { validateDevices } from './devices.ts';
 import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { instanceConfigKeys } from './instance-config.ts';
@@ -91,8 +91,11 @@ export async function createProfile(db: DbOrTx, project: string, name: string, i
   validateName('Profile', name);
   validateProfile(input);
   try {
-    const [row] = await db.insert(profiles).values({ project, name, ...input }).returning();
-    return row!;
+    return await db.transaction(async (tx) => {
+      await lockNicNetworks(tx, input.devices);
+      const [row] = await tx.insert(profiles).values({ project, name, ...input }).returning();
+      return row!;
+    });
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Profile "${name}" already exists`);
     throw e;
@@ -110,6 +113,7 @@ export async function updateProfile(db: DbOrTx, project: string, name: string, i
   return db.transaction(async (tx) => {
     const prev = await lockProfile(tx, project, name);
     if (generation !== undefined && prev.generation !== generation) throw new StaleWriteError(`Profile "${name}"`);
+    await lockNicNetworks(tx, input.devices);
     // The generation counts the one change, whatever is written back and forth to judge it.
     const write = async (values: ProfileInput) =>
       (
