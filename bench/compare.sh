@@ -215,10 +215,13 @@ trap 'log "interrupted"; exit 130' INT TERM
 # How each daemon is started: in a network namespace of its own (loopback only, down); with --networks
 # also in a mount namespace where a sysfs of that network namespace is bound over /sys/class/net and
 # /sys/devices/virtual/net, so interfaces the daemon creates there show in /sys as they would on a host.
+# There, a blackhole route to TEST-NET-1 (192.0.2.0/24, which drops what is sent to it) makes the main
+# routing table exist, as it does on any host: LXD's network create flushes its static routes there and
+# fails with "FIB table does not exist" on a namespace that has none.
 NS_WRAP=(unshare --net)
 if [ "$NETWORKS" = 1 ]; then
   # shellcheck disable=SC2016
-  NS_WRAP=(unshare --net --mount --propagation private sh -c 'm=$(mktemp -d) && mount -t sysfs sysfs "$m" && mount --bind "$m/class/net" /sys/class/net && mount --bind "$m/devices/virtual/net" /sys/devices/virtual/net && exec "$@"' netns-sysfs)
+  NS_WRAP=(unshare --net --mount --propagation private sh -c 'ip route add blackhole 192.0.2.0/24 && m=$(mktemp -d) && mount -t sysfs sysfs "$m" && mount --bind "$m/class/net" /sys/class/net && mount --bind "$m/devices/virtual/net" /sys/devices/virtual/net && exec "$@"' netns-sysfs)
 fi
 
 run_net_bench() { # label socket pid json
