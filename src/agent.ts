@@ -18,7 +18,6 @@ import { poolDependents } from './desired/pool-dependents.ts';
 import { preloadFacts } from './desired/reconcile-facts.ts';
 import { ValidationError } from './desired/errors.ts';
 import { createStorageDrivers, probeDriver } from './host/storage/registry.ts';
-import { probeNicFeature } from './host/lxc/nic-features.ts';
 import { probeProjectQuota } from './host/storage/dir.ts';
 import { createPoolObserver } from './observers/pool-observer.ts';
 import { createLiveDriftObserver } from './observers/live-drift-observer.ts';
@@ -234,6 +233,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const resources = createResourcesCache({ ttlMs: 1_000 });
   const imageStore = createImageStore({ stateDir: config.stateDir });
   let listeners: ReturnType<typeof createListeners> | undefined;
+  const networkHost = createNetworkHost({});
   const app = createApp({
     db,
     node: config.nodeName,
@@ -250,11 +250,15 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     containers: {
       // What waits for the next start is part of the state: a config change never looks applied when it is not.
       state: async (row, rt) => ({ ...(await readContainerState(row, rt)), pending_restart: rt && rt.state !== 'STOPPED' ? (live.get(row.id)?.pendingRestart ?? []) : [] }),
-      probeNic: (feature) => probeNicFeature(feature),
+      // The network host's probe (cached per process): one answer for networks and container nics.
+      probeNic: async (feature) => {
+        const r = await networkHost.probe(feature);
+        return r.ok ? { ok: true } : { ok: false, missing: r.missing.join('; ') };
+      },
     },
     containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore }),
     images: createImageHost({ store: imageStore }),
-    networks: createNetworkHost({}),
+    networks: networkHost,
     storage: {
       probeDriver: (name) => probeDriver(name),
       async checkVolumeQuota(pool) {

@@ -75,15 +75,20 @@ export async function validateContainer(db: DbOrTx, profileProject: string, inpu
   if (probe) await checkNicFeatures(expanded.devices, probe);
 }
 
-/** Whether this host can do what a nic key needs (`vlan`: 802.1q or bridge vlan_filtering); `missing` names what it lacks. */
+/** Whether this host can do what a nic key needs (`vlan`: 802.1Q); `missing` names what it lacks. */
 export type NicFeatureProbe = (feature: 'vlan') => Promise<{ ok: boolean; missing?: string }>;
 
-/** Refuse nic keys the host cannot carry out (the probe is the host's, passed in by the API). */
+/**
+ * Refuse nic keys svcd cannot carry out here (the probe is the host's, passed in by the API): `vlan`
+ * names what the host lacks, and where the host has 802.1Q it is still refused, since svcd does not
+ * build VLANs on bridged nics (bridge vlan_filtering) yet.
+ */
 export async function checkNicFeatures(devices: Record<string, Record<string, string>>, probe: NicFeatureProbe): Promise<void> {
   for (const [name, d] of Object.entries(devices)) {
     if (d.type !== 'nic' || d.vlan === undefined) continue;
     const r = await probe('vlan');
     if (!r.ok) throw new ValidationError(`Device "${name}" (nic): "vlan" is not available on this host: ${r.missing ?? 'no VLAN support'}`);
+    throw new ValidationError(`Device "${name}" (nic): "vlan" is not supported by svcd yet (VLANs on bridged nics need bridge vlan_filtering, not built)`);
   }
 }
 

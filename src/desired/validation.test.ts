@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mergeConfig, validateConfig } from './config-keys.ts';
+import { checkNicFeatures } from './containers.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
 import { ValidationError } from './errors.ts';
 import { instanceConfigKeys } from './instance-config.ts';
@@ -146,4 +147,15 @@ test('devices: per-type properties and required fields', () => {
 test('PATCH merge: given keys replace, "" removes', () => {
   assert.deepEqual(mergeConfig({ a: '1', b: '2' }, { b: '', c: '3' }), { a: '1', c: '3' });
   assert.deepEqual(mergeConfig({ a: '1' }, undefined), { a: '1' });
+});
+
+test('nic vlan: refused naming what the host lacks, and refused as not built where the host has 802.1Q', async () => {
+  const devices = { eth0: { type: 'nic', parent: 'br0', vlan: '10' }, eth1: { type: 'nic', parent: 'br0' } };
+  const asked: string[] = [];
+  const lacking = async (f: 'vlan') => (asked.push(f), { ok: false, missing: '802.1Q VLANs (kernel module 8021q)' });
+  await assert.rejects(checkNicFeatures(devices, lacking), (e: Error) => e instanceof ValidationError && /Device "eth0" \(nic\): "vlan" is not available on this host: 802\.1Q VLANs/.test(e.message));
+  assert.deepEqual(asked, ['vlan']);
+  await assert.rejects(checkNicFeatures(devices, async () => ({ ok: true })), (e: Error) => e instanceof ValidationError && /Device "eth0" \(nic\): "vlan" is not supported by svcd yet/.test(e.message));
+  await checkNicFeatures({ eth1: devices.eth1 }, lacking);
+  assert.deepEqual(asked, ['vlan'], 'no probe without a vlan key');
 });
