@@ -54,6 +54,12 @@ export interface LxcLiveAdapter {
   readHostVeth(hostName: string): Promise<{ master: string } | undefined>;
   /** Put a host-side veth back on its bridge (after the bridge was recreated), up. */
   rejoinBridge(nic: Pick<LiveNic, 'hostName' | 'parent'>, signal?: AbortSignal): Promise<void>;
+  /**
+   * A running container's interface `nic.name` that is a veth whose host side has another name (LXC's
+   * own, from before stable names): that host side renamed to `nic.hostName`; its MAC and MTU, or
+   * undefined when there is no such veth.
+   */
+  adoptNic(pid: number, nic: Pick<LiveNic, 'hostName' | 'name'>, signal?: AbortSignal): Promise<{ hwaddr: string; mtu: number } | undefined>;
   /** tc limits on a host-side veth (none: cleared; host/lxc/nic-limits.ts). */
   applyNicLimits(hostName: string, limits: NicLimits, signal?: AbortSignal): Promise<void>;
   /** security.mac_filtering in the `bridge svcd` table: set (nic) or removed (undefined) (host/lxc/nic-filter.ts). */

@@ -202,6 +202,17 @@ export function createSimLxc(): SimLxc {
       const v = veths.get(hostName);
       return v && { master: bridges.has(v.master) ? v.master : '' };
     },
+    async adoptNic(pid, nic) {
+      sim.enter('adoptNic');
+      const { c } = byPid(pid);
+      const inside = c.nics.get(nic.name);
+      const v = inside && veths.get(inside.hostName);
+      if (!inside || !v) return undefined;
+      veths.delete(inside.hostName);
+      veths.set(nic.hostName, v);
+      inside.hostName = nic.hostName;
+      return { hwaddr: inside.hwaddr, mtu: inside.mtu ?? 1500 };
+    },
     async rejoinBridge(nic) {
       sim.enter('rejoinBridge');
       const v = veths.get(nic.hostName);

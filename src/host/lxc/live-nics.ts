@@ -4,7 +4,7 @@
  * joins the bridge. Plus the nic's host routes (`ipv4.routes`/`ipv6.routes` via its static address).
  * Pure argv builders and their runners (argv via host/exec.ts); the host side is read from /sys.
  */
-import { access, readlink } from 'node:fs/promises';
+import { access, readdir, readFile, readlink } from 'node:fs/promises';
 import { isIPv6 } from 'node:net';
 import path from 'node:path';
 import { HostCommandError, runCommand } from '../exec.ts';
@@ -67,6 +67,47 @@ export async function readHostVeth(hostName: string, { sysRoot = '/sys' }: { sys
   if (!(await access(dir).then(() => true, () => false))) return undefined;
   const master = await readlink(path.join(dir, 'master')).then((l) => path.basename(l), () => '');
   return { master };
+}
+
+/** The renames that give a host-side veth its stable name (a link is renamed only while down). */
+export const renameHostVethArgs = (from: string, to: string): string[][] => [
+  ['link', 'set', 'dev', from, 'down'],
+  ['link', 'set', 'dev', from, 'name', to],
+  ['link', 'set', 'dev', to, 'up'],
+];
+
+/** `ip -j -d link show dev <name>` output → the veth's own and peer ifindex, MAC and MTU; undefined unless a veth. */
+export function parseContainerVeth(json: string): { ifindex: number; peerIndex: number; hwaddr: string; mtu: number } | undefined {
+  const [l] = JSON.parse(json || '[]') as { ifindex?: number; link_index?: number; address?: string; mtu?: number; linkinfo?: { info_kind?: string } }[];
+  if (!l || l.linkinfo?.info_kind !== 'veth' || typeof l.ifindex !== 'number' || typeof l.link_index !== 'number') return undefined;
+  return { ifindex: l.ifindex, peerIndex: l.link_index, hwaddr: (l.address ?? '').toLowerCase(), mtu: l.mtu ?? 0 };
+}
+
+/**
+ * Adopt a nic a running container already has under another host-side name (LXC's own `vethXXXXXX`,
+ * from an svcd before stable names): its interface `nic.name` (read in its network namespace), when a
+ * veth, and the host-side peer (found in /sys by ifindex and iflink) renamed to `nic.hostName`. Returns
+ * the MAC and MTU it has, or undefined when the container has no such veth whose peer is on this host.
+ */
+export async function adoptNic(pid: number, nic: Pick<LiveNic, 'hostName' | 'name'>, signal?: AbortSignal, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<{ hwaddr: string; mtu: number } | undefined> {
+  const opts = { timeoutMs: 30_000, ...(signal ? { signal } : {}) };
+  const json = await runCommand('nsenter', ['-t', String(pid), '-n', 'ip', '-j', '-d', 'link', 'show', 'dev', nic.name], opts).catch((e: unknown) => {
+    if (gone(e)) return '';
+    throw e;
+  });
+  const inside = parseContainerVeth(json);
+  if (!inside) return undefined;
+  const netDir = path.join(sysRoot, 'class/net');
+  const num = (name: string, file: string) => readFile(path.join(netDir, name, file), 'utf8').then((s) => Number(s.trim()), () => NaN);
+  let host: string | undefined;
+  for (const name of await readdir(netDir).catch(() => [] as string[]))
+    if ((await num(name, 'ifindex')) === inside.peerIndex && (await num(name, 'iflink')) === inside.ifindex) {
+      host = name;
+      break;
+    }
+  if (host === undefined) return undefined;
+  if (host !== nic.hostName) for (const args of renameHostVethArgs(host, nic.hostName)) await runCommand('ip', args, opts);
+  return { hwaddr: inside.hwaddr, mtu: inside.mtu };
 }
 
 /** `ip route replace|del <cidr> via <address> dev <bridge>` for each of a nic's routes (family from the address). */

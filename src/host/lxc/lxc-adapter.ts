@@ -7,7 +7,7 @@ import { runCommand } from '../exec.ts';
 import { containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
 import { applyCgroupSettings, baseAllowedDevices, locateContainerCgroups, setDeviceAccess } from './live-cgroup.ts';
 import { attachMount, detachMount, readContainerMounts } from './live-mounts.ts';
-import { applyNicRoutes, attachNic, detachNic, readHostVeth, rejoinBridge } from './live-nics.ts';
+import { adoptNic, applyNicRoutes, attachNic, detachNic, readHostVeth, rejoinBridge } from './live-nics.ts';
 import { applyNicFilter } from './nic-filter.ts';
 import { applyNicLimits } from './nic-limits.ts';
 import { lxcLsArgs, parseLxcLs } from './lxc-args.ts';
@@ -40,6 +40,7 @@ export function createLxcLiveAdapter() {
     detachNic,
     readHostVeth: (hostName: string) => readHostVeth(hostName),
     rejoinBridge,
+    adoptNic: (pid: number, nic: { hostName: string; name: string }, signal?: AbortSignal) => adoptNic(pid, nic, signal),
     applyNicLimits,
     applyNicFilter,
     applyNicRoutes,

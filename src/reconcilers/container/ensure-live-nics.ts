@@ -24,7 +24,7 @@ export interface LiveNicRecord {
   filtered: boolean;
 }
 
-type NicHost = Pick<LxcLiveAdapter, 'attachNic' | 'detachNic' | 'readHostVeth' | 'rejoinBridge' | 'applyNicLimits' | 'applyNicFilter' | 'applyNicRoutes'>;
+type NicHost = Pick<LxcLiveAdapter, 'attachNic' | 'detachNic' | 'readHostVeth' | 'adoptNic' | 'rejoinBridge' | 'applyNicLimits' | 'applyNicFilter' | 'applyNicRoutes'>;
 
 const attachKey = (n: ResolvedNic) => JSON.stringify([n.hostName, n.name, n.parent, n.hwaddr, n.mtu ?? 0]);
 const extrasKey = (n: ResolvedNic) => JSON.stringify([n.ingressBits ?? 0, n.egressBits ?? 0, n.macFiltering, n.ipv4 ?? '', n.ipv6 ?? '', n.routes]);
@@ -70,7 +70,17 @@ export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ reco
   if (input.startedNow || !input.records) {
     // LXC attached what the config names; an unknown running container: what has its veth is taken as attached.
     for (const k of Object.keys(records)) delete records[k];
-    for (const n of wanted.values()) if (input.startedNow || (await lxc.readHostVeth(n.hostName))) records[n.device] = recordOf(n);
+    for (const n of wanted.values()) {
+      if (input.startedNow || (await lxc.readHostVeth(n.hostName))) {
+        records[n.device] = recordOf(n);
+        continue;
+      }
+      // Its interface under another host-side name (LXC's own, from an svcd before stable names): adopted
+      // under the stable name, as attached with the MAC (and MTU, where one is asked for) it has, so that
+      // one that differs from the desired is replaced below.
+      const found = await lxc.adoptNic(pid, n, signal).catch((e: unknown) => fail(n.device, 'adopt its veth', e));
+      if (found) records[n.device] = { ...recordOf(n), key: attachKey({ ...n, hwaddr: found.hwaddr, ...(n.mtu !== undefined ? { mtu: found.mtu } : {}) }) };
+    }
   }
   if (!input.startedNow) {
     for (const [device, rec] of Object.entries(records)) {

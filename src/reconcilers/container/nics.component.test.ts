@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { after, test } from 'node:test';
 import { useTempDatabase } from '../../db/temp-database.ts';
 import { bumpContainer, bumpContainerAt, insertContainer, markContainerDeleting, readContainerById } from '../../desired/containers.ts';
-import { recordConverged, recordFailed } from '../../desired/reconcile-facts.ts';
+import { readFacts, recordConverged, recordFailed, writeFacts } from '../../desired/reconcile-facts.ts';
 import { networks } from '../../desired/schema/index.ts';
 import { networkDirOf } from '../../host/layout.ts';
 import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
@@ -95,4 +95,43 @@ test('nics on a managed network: wait for it, DHCP host entries, live attach, re
   await markContainerDeleting(db, (await readContainerById(db, c.id))!);
   await once(reconciler, c.id);
   assert.equal(network.dhcpHosts.get('n1')!.size, 0);
+});
+
+test('a running container whose nics have LXC-named veths (an svcd before stable names) is adopted: renamed, not attached twice; a MAC that differs is replaced', async () => {
+  const { db } = temp.database;
+  const lxc = createSimLxc();
+  const network = createSimNetwork({ bridges: lxc.bridges });
+  const reconciler = createContainerReconciler(simContainerDeps({ db, stateDir, storage, lxc, network }));
+  const once = createReconcileOnce(db);
+  const netId = randomUUID();
+  const [net] = await db.insert(networks).values({ id: netId, name: 'n2', config: { 'ipv4.address': '10.55.2.1/24' } }).returning();
+  await network.ensureNetwork({ name: 'n2', dir: networkDirOf(stateDir, 'n2') } as never);
+  await recordConverged(db, 'network', netId, net!.generation);
+  const c = await insertContainer(db, 'default', 'old', { ...base, devices: { eth0: { type: 'nic', network: 'n2' }, eth1: { type: 'nic', network: 'n2' } } }, { type: 'none' }, 'stopped');
+  await bumpContainer(db, c.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: 1 } });
+  await once(reconciler, c.id);
+  const sim = lxc.containers.get(c.id)!;
+  // As an svcd before stable names left it: LXC's veth names, eth1 with a MAC of LXC's, nothing recorded.
+  const rename = (inside: string, to: string, hwaddr?: string) => {
+    const n = sim.nics.get(inside)!;
+    lxc.veths.set(to, lxc.veths.get(n.hostName)!);
+    lxc.veths.delete(n.hostName);
+    Object.assign(n, { hostName: to }, hwaddr ? { hwaddr } : {});
+  };
+  rename('eth0', 'vethA1b2C3');
+  rename('eth1', 'vethD4e5F6', '00:16:3e:aa:bb:cc');
+  const facts = await readFacts(db, 'container', c.id);
+  await writeFacts(db, 'container', c.id, { ...facts, live: { ...(facts.live as object), nics: undefined } });
+  const attached = lxc.calls.attachNic ?? 0;
+
+  await once(reconciler, c.id);
+  const [h0, h1] = [defaultHostName(c.id, 'eth0'), defaultHostName(c.id, 'eth1')];
+  assert.equal(lxc.calls.start, 1, 'not restarted');
+  assert.equal(lxc.calls.adoptNic, 2);
+  assert.deepEqual([...lxc.veths.keys()].sort(), [h0, h1].sort(), 'the LXC names are gone, the stable ones are there');
+  assert.equal(sim.nics.get('eth0')!.hostName, h0);
+  assert.equal(lxc.calls.attachNic ?? 0, attached + 1, 'eth0 adopted as it is; eth1 (another MAC) attached anew');
+  assert.equal(sim.nics.get('eth1')!.hwaddr, (await readContainerById(db, c.id))!.config['volatile.eth1.hwaddr']);
+  await once(reconciler, c.id);
+  assert.equal(lxc.calls.attachNic ?? 0, attached + 1, 'then left alone');
 });
