@@ -221,4 +221,42 @@ describe('networks API: create to delete', () => {
     assert.equal((await api.delete(`/1.0/networks/${b}`)).status, 200);
     assert.doesNotMatch(await svcdRuleText(), new RegExp(`"${b}"`), 'the rules went with the network');
   });
+
+  test('a vxlan tunnel (remote on loopback): made with its keys on the bridge, recreated when they change, removed with the key and with the network', async () => {
+    const { cidr } = await freeSubnet24(5);
+    const v = `t16v${tag}`;
+    const port = `${v}-t`;
+    /** The tunnel's link as the kernel has it (`ip -d`), or undefined. */
+    const link = async () => {
+      const out = await run('ip', ['-j', '-d', 'link', 'show', 'dev', port]).then((r) => r.stdout, () => '');
+      return out ? (JSON.parse(out)[0] as any) : undefined;
+    };
+    const tunnel = { 'tunnel.t.protocol': 'vxlan', 'tunnel.t.local': '127.0.0.1', 'tunnel.t.remote': '127.0.0.2', 'tunnel.t.id': '4242', 'tunnel.t.port': '47890', 'tunnel.t.ttl': '3' };
+    try {
+      assert.equal((await api.post('/1.0/networks', { name: v, config: safeNetworkConfig(cidr, tunnel) })).status, 200);
+      let l = await link();
+      assert.ok(l, `${port} exists`);
+      assert.equal(l.master, v, 'a port of the bridge');
+      const info = l.linkinfo.info_data;
+      assert.deepEqual([l.linkinfo.info_kind, info.id, info.local, info.remote, info.port, info.ttl], ['vxlan', 4242, '127.0.0.1', '127.0.0.2', 47890, 3]);
+      assert.equal((await api.patch(`/1.0/networks/${v}`, { config: { 'tunnel.t.id': '4243', 'tunnel.t.ttl': '5' } })).status, 200);
+      l = await link();
+      assert.deepEqual([l.linkinfo.info_data.id, l.linkinfo.info_data.ttl, l.master], [4243, 5, v], 'recreated with the new keys, on the bridge again');
+      // removed behind svcd's back: the observer repairs it
+      await run('ip', ['link', 'delete', 'dev', port]);
+      await eventually(async () => (await link())?.linkinfo.info_data.id === 4243 && (await link())?.master === v, 'the tunnel repaired', 5000);
+      const cur = (await api.get(`/1.0/networks/${v}`)).json.metadata;
+      const config = Object.fromEntries(Object.entries(cur.config as Record<string, string>).filter(([k]) => !k.startsWith('tunnel.')));
+      assert.equal((await api.put(`/1.0/networks/${v}`, { config, description: '' })).status, 200);
+      assert.equal(await link(), undefined, 'the tunnel goes with its keys');
+      assert.equal((await api.patch(`/1.0/networks/${v}`, { config: tunnel })).status, 200);
+      assert.ok(await link());
+      assert.equal((await api.delete(`/1.0/networks/${v}`)).status, 200);
+      assert.equal(await link(), undefined, 'and with the network');
+    } finally {
+      await api.delete(`/1.0/networks/${v}`).catch(() => {});
+      await run('ip', ['link', 'delete', 'dev', port]).catch(() => {});
+      await run('ip', ['link', 'delete', 'dev', v]).catch(() => {});
+    }
+  });
 });

@@ -91,7 +91,7 @@ export interface NetworkAdapter {
   removeNetwork(name: string, dir: string, signal?: AbortSignal): Promise<void>;
   /** Replace svcd's nftables table(s) with the rules of exactly these networks (none: the table goes). */
   applyFirewall(specs: readonly NetworkSpec[], signal?: AbortSignal): Promise<void>;
-  /** What is wrong with a network on the host now (bridge missing or down, dnsmasq not running), or undefined. Spawns nothing. */
+  /** What is wrong with a network on the host now (bridge missing or down, dnsmasq not running, a tunnel or external interface off the bridge), or undefined. Spawns nothing. */
   health(spec: NetworkSpec): Promise<string | undefined>;
   /** Write (entry) or remove (undefined) one DHCP host entry of a network (key: `<container id>.<device>`); dnsmasq is told when one changes or goes. */
   setDhcpHost(spec: Pick<NetworkSpec, 'name' | 'dir'>, key: string, entry: DhcpHostEntry | undefined): Promise<void>;

@@ -13,7 +13,7 @@ import { convergeBridge, readLinkFacts, type HostRoots } from './converge-bridge
 import { convergePorts, removePorts } from './converge-ports.ts';
 import { pruneDhcpHostFiles, writeDhcpHost } from './dhcp-hosts.ts';
 import { createDnsmasqProcess } from './dnsmasq-process.ts';
-import { linkDeleteArgs } from './ip-args.ts';
+import { linkDeleteArgs, tunnelInterfaceName } from './ip-args.ts';
 import { createNftFirewall } from './nft-firewall.ts';
 import { dnsmasqFiles, renderDnsmasqConf, wantsDnsmasq } from './render-dnsmasq-conf.ts';
 
@@ -79,6 +79,17 @@ export function createNetworkAdapter(deps: NetworkAdapterDeps = {}): NetworkAdap
       if (!link.bridge) return `${spec.name} is not a bridge`;
       if (!link.up) return `bridge ${spec.name} is down`;
       if (wantsDnsmasq(spec) && (await dnsmasq.running(spec.dir)) === undefined) return `dnsmasq of network ${spec.name} is not running`;
+      for (const t of spec.tunnels) {
+        const name = tunnelInterfaceName(spec.name, t.name);
+        const port = await readLinkFacts(roots, name);
+        if (!port) return `tunnel ${name} of network ${spec.name} is missing`;
+        if (port.master !== spec.name) return `tunnel ${name} is not on bridge ${spec.name}`;
+      }
+      // An external interface svcd did not make: only its place on the bridge is svcd's to repair.
+      for (const name of spec.externalInterfaces) {
+        const port = await readLinkFacts(roots, name);
+        if (port && port.master !== spec.name) return `external interface ${name} is not on bridge ${spec.name}`;
+      }
       return undefined;
     },
 
