@@ -2,7 +2,8 @@
  * GitOps with Debian's Ansible (community.general's lxd_profile and lxd_container, `url: unix:<socket>`):
  * a play creates a profile and a running container; a second play changes the container's config, the
  * profile and the container's devices, and the running container has them when the play ends (cgroup
- * files, its mount table), without a restart; a third run of the same play changes nothing.
+ * files, its mount table), without a restart; a third run of the same play changes nothing. A container with a
+ * nic on a managed network: Ansible waits for its IPv4 address (the static lease) and a rerun changes nothing.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -16,6 +17,7 @@ import { cgroupFile } from '../support/cgroup.ts';
 import { teardownContainers, uploadBusybox } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { client, type Client } from '../support/http.ts';
+import { freeSubnet24, safeNetworkConfig } from '../support/networks.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
@@ -102,5 +104,44 @@ describe('Ansible lxd_profile and lxd_container drive running containers', { ski
     assert.equal(await mounted(pid, '/mnt/share'), undefined);
 
     assert.equal(await playbook(play({ processes: '90', memory: '128MiB', share: false })), 0);
+  });
+
+  test('a container with a nic on a managed network: wait_for_ipv4_addresses sees its static lease, a rerun changes nothing', async () => {
+    const net = `tan${process.pid % 10000}`;
+    const { cidr, prefix3 } = await freeSubnet24(7);
+    assert.equal((await api.post('/1.0/networks', { name: net, config: safeNetworkConfig(cidr) })).status, 200);
+    const ct = `${name}n`;
+    const netPlay = JSON.stringify([
+      {
+        hosts: 'localhost',
+        gather_facts: false,
+        tasks: [
+          {
+            'community.general.lxd_container': {
+              url: `unix:${d.socketPath}`,
+              name: ct,
+              state: 'started',
+              source: { type: 'image', alias: 'bb' },
+              profiles: ['default'],
+              devices: { root: { type: 'disk', path: '/', pool: 'default' }, eth0: { type: 'nic', network: net, 'ipv4.address': `${prefix3}.42` } },
+              wait_for_ipv4_addresses: true,
+              timeout: 60,
+            },
+          },
+        ],
+      },
+    ]);
+    try {
+      assert.ok((await playbook(netPlay)) > 0);
+      const state = (await api.get(`/1.0/containers/${ct}/state`)).json.metadata;
+      assert.ok(state.network.eth0.addresses.some((a: { address: string }) => a.address === `${prefix3}.42`), JSON.stringify(state.network.eth0));
+      const leases = (await api.get(`/1.0/networks/${net}/leases`)).json.metadata as { hostname: string; address: string; type: string }[];
+      assert.ok(leases.some((l) => l.hostname === ct && l.address === `${prefix3}.42` && l.type === 'static'), JSON.stringify(leases));
+      assert.equal(await playbook(netPlay), 0, 'the volatile MAC svcd added is not a change');
+    } finally {
+      await api.put(`/1.0/containers/${ct}/state`, { action: 'stop', force: true }).catch(() => {});
+      await api.delete(`/1.0/containers/${ct}`).catch(() => {});
+      await api.delete(`/1.0/networks/${net}`).catch(() => {});
+    }
   });
 });
