@@ -3,11 +3,14 @@
 # side by side with the issue's target verdicts (bench/compare-report.ts).
 #
 #   bash bench/compare.sh [--counts 0,50,200] [--no-lxd] [--no-fresh-fs] [--rest SECONDS] [--networks|--networks-only]
+#                         [--proxy|--proxy-only]
 #                         [-- <more api-bench options>]
 #
 # --networks also runs bench/network-bench.ts (a managed bridge, containers with a nic on it, leases,
 # repair) against each daemon after api-bench; --networks-only runs only that. Each daemon then also
-# gets a mount namespace whose /sys/class/net shows its own network namespace.
+# gets a mount namespace whose /sys/class/net shows its own network namespace. --proxy also runs
+# bench/proxy-bench.ts (a proxy device on 127.0.0.1 to busybox httpd and a sink in a container) in each
+# daemon's network namespace, with its loopback up; --proxy-only runs only that.
 #
 # Each daemon's state directory (database, containers, its dir pool) is a fresh ext4 made on a sparse
 # 16 GiB loop file for its run (--no-fresh-fs: a plain directory on the temp dir's filesystem instead).
@@ -38,6 +41,7 @@ FRESH_FS=1
 FRESH_FS_SIZE=16G
 NETWORKS=0
 API_BENCH=1
+PROXY=0
 EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -47,6 +51,8 @@ while [ $# -gt 0 ]; do
     --no-fresh-fs) FRESH_FS=0; shift ;;
     --networks) NETWORKS=1; shift ;;
     --networks-only) NETWORKS=1; API_BENCH=0; shift ;;
+    --proxy) PROXY=1; shift ;;
+    --proxy-only) PROXY=1; API_BENCH=0; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; EXTRA=("$@"); break ;;
     *) echo "compare.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -218,10 +224,13 @@ trap 'log "interrupted"; exit 130' INT TERM
 # There, a blackhole route to TEST-NET-1 (192.0.2.0/24, which drops what is sent to it) makes the main
 # routing table exist, as it does on any host: LXD's network create flushes its static routes there and
 # fails with "FIB table does not exist" on a namespace that has none.
+# With --proxy (and no --networks) the namespace's loopback is brought up: the proxies listen on 127.0.0.1 there.
 NS_WRAP=(unshare --net)
+# shellcheck disable=SC2016
+[ "$PROXY" = 1 ] && NS_WRAP=(unshare --net sh -c 'ip link set lo up && exec "$@"' netns-lo)
 if [ "$NETWORKS" = 1 ]; then
   # shellcheck disable=SC2016
-  NS_WRAP=(unshare --net --mount --propagation private sh -c 'ip route add blackhole 192.0.2.0/24 && m=$(mktemp -d) && mount -t sysfs sysfs "$m" && mount --bind "$m/class/net" /sys/class/net && mount --bind "$m/devices/virtual/net" /sys/devices/virtual/net && exec "$@"' netns-sysfs)
+  NS_WRAP=(unshare --net --mount --propagation private sh -c 'ip link set lo up && ip route add blackhole 192.0.2.0/24 && m=$(mktemp -d) && mount -t sysfs sysfs "$m" && mount --bind "$m/class/net" /sys/class/net && mount --bind "$m/devices/virtual/net" /sys/devices/virtual/net && exec "$@"' netns-sysfs)
 fi
 
 run_net_bench() { # label socket pid json
@@ -229,6 +238,14 @@ run_net_bench() { # label socket pid json
   node --import tsx "$REPO/bench/network-bench.ts" --socket "$2" --pid "$3" --image-file "$IMAGE" --label "$1" --json "$4"
   local rc=$?
   [ $rc = 0 ] || log "network-bench against $1 exited with $rc"
+  return 0
+}
+
+run_proxy_bench() { # label socket pid json
+  [ "$PROXY" = 1 ] || return 0
+  nsenter --net="/proc/$3/ns/net" node --import tsx "$REPO/bench/proxy-bench.ts" --socket "$2" --image-file "$IMAGE" --label "$1" --json "$4"
+  local rc=$?
+  [ $rc = 0 ] || log "proxy-bench against $1 exited with $rc"
   return 0
 }
 
@@ -265,6 +282,7 @@ pid=$(server_pid "$SVCD_STATE/unix.socket")
 echo
 run_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd.json"
 run_net_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-net.json"
+run_proxy_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-proxy.json"
 # What svcd logged at warn level or above during the run, by message (its log goes with the temp dir).
 node -e '
   const lines = require("node:fs").readFileSync(process.argv[1], "utf8").split("\n");
@@ -332,6 +350,7 @@ EOF
     echo
     run_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd.json"
     run_net_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-net.json"
+    run_proxy_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-proxy.json"
     [ "$API_BENCH" = 0 ] || [ -s "$WORK/lxd.json" ] || LXD_NOTE="api-bench against lxd produced no results"
   fi
   [ -n "$LXD_NOTE" ] && log "lxd: $LXD_NOTE"
@@ -354,4 +373,7 @@ elif [ "$API_BENCH" = 1 ]; then
 fi
 if [ "$NETWORKS" = 1 ] && [ -s "$WORK/svcd-net.json" ]; then
   node --import tsx "$REPO/bench/network-report.ts" "$WORK/svcd-net.json" "$WORK/lxd-net.json"
+fi
+if [ "$PROXY" = 1 ] && [ -s "$WORK/svcd-proxy.json" ]; then
+  node --import tsx "$REPO/bench/proxy-report.ts" "$WORK/svcd-proxy.json" "$WORK/lxd-proxy.json"
 fi
