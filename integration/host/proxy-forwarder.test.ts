@@ -14,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCommand } from '../../src/host/exec.ts';
+import { forwarderBinary } from '../../src/host/proxy/forwarder-args.ts';
 import { ForwarderError, readForwarder, startForwarder, stopForwarder } from '../../src/host/proxy/forwarder-process.ts';
 import { createProxyAdapter } from '../../src/host/proxy/proxy-adapter.ts';
 import type { ForwarderSpec } from '../../src/host/proxy/types.ts';
@@ -178,6 +179,28 @@ describe('svcd-proxy forwarders on the real host', { skip }, () => {
       await assert.rejects(stat(path.join(stateDir, 'containers', 'c1', 'proxy', `${s.device}.pid`)), /ENOENT/);
     } finally {
       holder.close();
+    }
+  });
+
+  it('t17 bad argv: refused with error: and exit 1, before anything is bound', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--listen', 'tcp:127.0.0.1:1-3', '--connect', 'tcp:127.0.0.1:80,81'], /3 listen ports and 2 connect ports/],
+      [['--listen', 'udp:127.0.0.1:5353', '--connect', 'tcp:127.0.0.1:80'], /udp goes to udp only/],
+      [['--listen', 'tcp:localhost:80', '--connect', 'tcp:127.0.0.1:80'], /'localhost' is not an IPv4 address/],
+      [['--listen', 'tcp:[::1:80', '--connect', 'tcp:127.0.0.1:80'], /bad IPv6 address/],
+      [['--listen', 'tcp:127.0.0.1:0', '--connect', 'tcp:127.0.0.1:80'], /bad port '0'/],
+      [['--listen', 'unix:rel/path', '--connect', 'tcp:127.0.0.1:80'], /absolute path or @name/],
+      [['--listen', 'sctp:1.2.3.4:5', '--connect', 'tcp:127.0.0.1:80'], /must start with tcp:, udp: or unix:/],
+      [['--listen', 'tcp:127.0.0.1:80', '--connect', 'tcp:127.0.0.1:80', '--listen-mode', '999'], /not an octal mode/],
+      [['--listen', 'tcp:127.0.0.1:80', '--connect', 'tcp:127.0.0.1:80', '--bogus'], /unknown argument '--bogus'/],
+    ];
+    for (const [args, why] of cases) {
+      await assert.rejects(runCommand(forwarderBinary(), ['--listen-ns', '0', '--connect-ns', '0', ...args]), (e: unknown) => {
+        const err = e as { exitCode?: number; stderr?: string };
+        assert.equal(err.exitCode, 1, args.join(' '));
+        assert.match(err.stderr ?? '', new RegExp(`^error: .*${why.source}`), args.join(' '));
+        return true;
+      });
     }
   });
 
