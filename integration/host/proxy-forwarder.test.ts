@@ -1,0 +1,240 @@
+/**
+ * svcd-proxy and its process management on the real host. A "container": a process in a network and
+ * mount namespace the test creates (lo up, a tmpfs of its own at MNT), running busybox httpd on
+ * 127.0.0.1:80 and a node upstream (tcp echo on 7001 and 7002 that first says its port, udp echo on
+ * 7003, a unix echo at MNT/up.sock that only exists in its mount namespace). Forwarders listen on the
+ * host's loopback (or a unix socket) and connect inside. Traffic stays on loopback and unix sockets.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import dgram from 'node:dgram';
+import { mkdir, mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { runCommand } from '../../src/host/exec.ts';
+import { forwarderBinary } from '../../src/host/proxy/forwarder-args.ts';
+import { ForwarderError, readForwarder, startForwarder, stopForwarder } from '../../src/host/proxy/forwarder-process.ts';
+import { createProxyAdapter } from '../../src/host/proxy/proxy-adapter.ts';
+import type { ForwarderSpec } from '../../src/host/proxy/types.ts';
+
+const skip = process.getuid?.() !== 0 ? 'needs root' : false;
+const tag = process.pid % 100000;
+const MNT = `/tmp/t17m${tag}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const UPSTREAM = `
+const net = require('node:net'), dgram = require('node:dgram');
+for (const port of [7001, 7002]) net.createServer((s) => { s.write('port' + port + ':'); s.pipe(s); }).listen(port, '127.0.0.1');
+const u = dgram.createSocket('udp4'); u.on('message', (m, r) => u.send(Buffer.concat([Buffer.from('udp:'), m]), r.port, r.address)); u.bind(7003, '127.0.0.1');
+net.createServer((s) => { s.write('unix:'); s.pipe(s); }).listen('${MNT}/up.sock', () => console.log('up'));
+`;
+
+async function freePort(): Promise<number> {
+  const srv = net.createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => srv.once('listening', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** Send `data` on a stream connection, half-close, and read all until the other side ends. */
+function exchange(opts: net.NetConnectOpts, data: string | Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(opts, () => s.end(data));
+    const chunks: Buffer[] = [];
+    s.on('data', (d) => chunks.push(d)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
+  });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, ms = 3000): Promise<void> {
+  for (let t = 0; t < ms; t += 50) {
+    if (await check()) return;
+    await sleep(50);
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+describe('svcd-proxy forwarders on the real host', { skip }, () => {
+  let ns: ChildProcess;
+  const helpers: ChildProcess[] = [];
+  let stateDir: string;
+  let n = 0;
+  const deps = () => ({ stateDir });
+  const spec = (s: Partial<ForwarderSpec> & Pick<ForwarderSpec, 'listen' | 'connect'>): ForwarderSpec => ({
+    containerId: 'c1', device: `dev${++n}`, listenNs: 0, connectNs: ns.pid!, proxyProtocol: false, exitWith: ns.pid!, ...s,
+  });
+
+  before(async () => {
+    stateDir = await mkdtemp(path.join(os.tmpdir(), 't17fwd-'));
+    await mkdir(MNT, { recursive: true });
+    await writeFile(path.join(stateDir, 'upstream.cjs'), UPSTREAM);
+    ns = spawn('unshare', ['--net', '--mount', '--propagation', 'private', 'sh', '-c', `mount -t tmpfs t17 ${MNT} && ip link set lo up && exec sleep 600`], { stdio: 'ignore' });
+    const mine = await readlink('/proc/self/ns/net');
+    await waitFor('the namespace', async () => {
+      const its = await readlink(`/proc/${ns.pid}/ns/net`).catch(() => mine);
+      const comm = await readFile(`/proc/${ns.pid}/comm`, 'utf8').catch(() => '');
+      return its !== mine && comm.trim() === 'sleep';
+    });
+    await mkdir(path.join(stateDir, 'www'));
+    await writeFile(path.join(stateDir, 'www', 'index.html'), 'hello from t17\n');
+    helpers.push(spawn('nsenter', ['-t', String(ns.pid), '-n', 'busybox', 'httpd', '-f', '-p', '127.0.0.1:80', '-h', path.join(stateDir, 'www')], { stdio: 'ignore' }));
+    const up = spawn('nsenter', ['-t', String(ns.pid), '-n', '-m', process.execPath, path.join(stateDir, 'upstream.cjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    helpers.push(up);
+    await new Promise((r) => up.stdout!.once('data', r));
+  });
+
+  after(async () => {
+    for (let i = 1; i <= n; i++) await stopForwarder('c1', `dev${i}`, deps()).catch(() => {});
+    for (const h of helpers) h.kill('SIGKILL');
+    ns?.kill('SIGKILL');
+    await sleep(100);
+    await rm(stateDir, { recursive: true, force: true });
+    await rm(MNT, { recursive: true, force: true }).catch(() => {});
+  });
+
+  it('t17 tcp: an HTTP GET on the host reaches busybox httpd in the namespace', async () => {
+    const port = await freePort();
+    await startForwarder(spec({ listen: `tcp:127.0.0.1:${port}`, connect: 'tcp:127.0.0.1:80' }), deps());
+    const res = await fetch(`http://127.0.0.1:${port}/index.html`);
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), 'hello from t17\n');
+  });
+
+  it('t17 tcp: a port range maps one to one; half-close passes', async () => {
+    const port = await freePort();
+    await startForwarder(spec({ listen: `tcp:127.0.0.1:${port}-${port + 1}`, connect: 'tcp:127.0.0.1:7001-7002' }), deps());
+    assert.equal(String(await exchange({ host: '127.0.0.1', port }, 'a')), 'port7001:a');
+    assert.equal(String(await exchange({ host: '127.0.0.1', port: port + 1 }, 'b')), 'port7002:b');
+  });
+
+  it('t17 udp: a datagram goes through and its answer comes back', async () => {
+    const port = await freePort();
+    await startForwarder(spec({ listen: `udp:127.0.0.1:${port}`, connect: 'udp:127.0.0.1:7003' }), deps());
+    const sock = dgram.createSocket('udp4');
+    try {
+      const answer = new Promise<string>((r) => sock.once('message', (m) => r(String(m))));
+      sock.send('ping', port, '127.0.0.1');
+      assert.equal(await answer, 'udp:ping');
+    } finally {
+      sock.close();
+    }
+  });
+
+  it('t17 unix: a path listen socket gets uid, gid and mode, and goes when stopped', async () => {
+    const dir = path.join(stateDir, 'sock');
+    await mkdir(dir);
+    const file = path.join(dir, 'web.sock');
+    await writeFile(file, ''); // not a socket: refused, not removed
+    const s = spec({ listen: `unix:${file}`, connect: 'tcp:127.0.0.1:7001', listenUid: 1234, listenGid: 2345, listenMode: '0640' });
+    await assert.rejects(startForwarder(s, deps()), /exists and is not a socket/);
+    await rm(file);
+    await startForwarder(s, deps());
+    const st = await stat(file);
+    assert.deepEqual([st.isSocket(), st.uid, st.gid, st.mode & 0o7777], [true, 1234, 2345, 0o640]);
+    assert.equal(String(await exchange({ path: file }, 'x')), 'port7001:x');
+    await stopForwarder('c1', s.device, deps());
+    await assert.rejects(stat(file), /ENOENT/);
+  });
+
+  it('t17 unix: abstract listen on the host, connect to a path that exists only in the namespace\'s mounts', async () => {
+    await assert.rejects(stat(path.join(MNT, 'up.sock')), /ENOENT/, 'not visible on the host');
+    await startForwarder(spec({ listen: `unix:@t17a${tag}`, connect: `unix:${MNT}/up.sock` }), deps());
+    // node pads an abstract name to the whole sun_path: python's client uses the name's exact length, as lxd's does
+    const client = 'import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect("\\0"+sys.argv[1])\ns.sendall(b"y")\ns.shutdown(1)\nd=b""\nwhile True:\n  c=s.recv(99)\n  if not c: break\n  d+=c\nprint(d.decode())';
+    assert.equal((await runCommand('python3', ['-c', client, `t17a${tag}`])).trim(), 'unix:y');
+  });
+
+  it('t17 PROXY v2: the upstream gets the header with the client and listen addresses', async () => {
+    const port = await freePort();
+    await startForwarder(spec({ listen: `tcp:127.0.0.1:${port}`, connect: 'tcp:127.0.0.1:7002', proxyProtocol: true }), deps());
+    let clientPort = 0;
+    const got = await new Promise<Buffer>((resolve, reject) => {
+      const s = net.connect({ host: '127.0.0.1', port }, () => ((clientPort = s.localPort!), s.end('z')));
+      const chunks: Buffer[] = [];
+      s.on('data', (d) => chunks.push(d)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
+    });
+    const body = got.subarray('port7002:'.length);
+    const expected = Buffer.alloc(28);
+    Buffer.from('0d0a0d0a000d0a515549540a', 'hex').copy(expected, 0);
+    expected.writeUInt8(0x21, 12); // v2, PROXY
+    expected.writeUInt8(0x11, 13); // TCP over IPv4
+    expected.writeUInt16BE(12, 14);
+    Buffer.from([127, 0, 0, 1, 127, 0, 0, 1]).copy(expected, 16);
+    expected.writeUInt16BE(clientPort, 24);
+    expected.writeUInt16BE(port, 26);
+    assert.deepEqual(body.subarray(0, 28), expected);
+    assert.equal(String(body.subarray(28)), 'z');
+  });
+
+  it('t17 a listen port in use: the forwarder\'s error, and no pid file', async () => {
+    const holder = net.createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => holder.once('listening', r));
+    const port = (holder.address() as net.AddressInfo).port;
+    try {
+      const s = spec({ listen: `tcp:127.0.0.1:${port}`, connect: 'tcp:127.0.0.1:80' });
+      await assert.rejects(startForwarder(s, deps()), (e: unknown) => e instanceof ForwarderError && e.message === `listen tcp:127.0.0.1:${port}: Address already in use`);
+      assert.equal(await readForwarder('c1', s.device, deps()), undefined);
+      await assert.rejects(stat(path.join(stateDir, 'containers', 'c1', 'proxy', `${s.device}.pid`)), /ENOENT/);
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('t17 bad argv: refused with error: and exit 1, before anything is bound', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--listen', 'tcp:127.0.0.1:1-3', '--connect', 'tcp:127.0.0.1:80,81'], /3 listen ports and 2 connect ports/],
+      [['--listen', 'udp:127.0.0.1:5353', '--connect', 'tcp:127.0.0.1:80'], /udp goes to udp only/],
+      [['--listen', 'tcp:localhost:80', '--connect', 'tcp:127.0.0.1:80'], /'localhost' is not an IPv4 address/],
+      [['--listen', 'tcp:[::1:80', '--connect', 'tcp:127.0.0.1:80'], /bad IPv6 address/],
+      [['--listen', 'tcp:127.0.0.1:0', '--connect', 'tcp:127.0.0.1:80'], /bad port '0'/],
+      [['--listen', 'unix:rel/path', '--connect', 'tcp:127.0.0.1:80'], /absolute path or @name/],
+      [['--listen', 'sctp:1.2.3.4:5', '--connect', 'tcp:127.0.0.1:80'], /must start with tcp:, udp: or unix:/],
+      [['--listen', 'tcp:127.0.0.1:80', '--connect', 'tcp:127.0.0.1:80', '--listen-mode', '999'], /not an octal mode/],
+      [['--listen', 'tcp:127.0.0.1:80', '--connect', 'tcp:127.0.0.1:80', '--bogus'], /unknown argument '--bogus'/],
+    ];
+    for (const [args, why] of cases) {
+      await assert.rejects(runCommand(forwarderBinary(), ['--listen-ns', '0', '--connect-ns', '0', ...args]), (e: unknown) => {
+        const err = e as { exitCode?: number; stderr?: string };
+        assert.equal(err.exitCode, 1, args.join(' '));
+        assert.match(err.stderr ?? '', new RegExp(`^error: .*${why.source}`), args.join(' '));
+        return true;
+      });
+    }
+  });
+
+  it('t17 --exit-with: the forwarder exits when that process does; privileges dropped', async () => {
+    const target = spawn('sleep', ['600'], { stdio: 'ignore' });
+    const s = spec({ listen: `tcp:127.0.0.1:${await freePort()}`, connect: 'tcp:127.0.0.1:80', exitWith: target.pid!, dropUid: 65534, dropGid: 65534 });
+    const pid = await startForwarder(s, deps());
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    assert.match(status, /^Uid:\s+65534\s+65534\s+65534\s+65534$/m);
+    assert.match(status, /^Gid:\s+65534\s+65534\s+65534\s+65534$/m);
+    assert.deepEqual(await readForwarder('c1', s.device, deps()), { pid, key: (await readFile(path.join(stateDir, 'containers', 'c1', 'proxy', `${s.device}.pid`), 'utf8')).split('\n')[1] });
+    target.kill('SIGKILL');
+    await waitFor('the forwarder to exit', async () => (await readForwarder('c1', s.device, deps())) === undefined);
+  });
+
+  it('t17 adapter: kill -9 drops it from liveForwarders; ensureForwarder restarts it, then leaves it', async () => {
+    const proxy = createProxyAdapter({ stateDir, applyNat: async () => {} });
+    const port = await freePort();
+    const s = { ...spec({ listen: `tcp:127.0.0.1:${port}`, connect: 'tcp:127.0.0.1:80' }), containerId: 'c2', device: 'web' };
+    const first = await proxy.ensureForwarder(s);
+    assert.equal(first.started, true);
+    assert.deepEqual(await proxy.ensureForwarder(s), { pid: first.pid, started: false });
+    assert.deepEqual([...(await proxy.liveForwarders('c2'))], [['web', first.pid]]);
+    process.kill(first.pid, 'SIGKILL');
+    await waitFor('the forwarder to be dropped', async () => (await proxy.liveForwarders('c2')).size === 0);
+    const again = await proxy.ensureForwarder(s);
+    assert.equal(again.started, true);
+    assert.notEqual(again.pid, first.pid);
+    assert.equal((await fetch(`http://127.0.0.1:${port}/index.html`)).status, 200);
+    const changed = await proxy.ensureForwarder({ ...s, connect: 'tcp:127.0.0.1:7001' });
+    assert.equal(changed.started, true, 'another spec: restarted');
+    assert.equal(String(await exchange({ host: '127.0.0.1', port }, 'q')), 'port7001:q');
+    await proxy.stopForwarder('c2', 'web');
+    await proxy.stopForwarder('c2', 'web');
+    assert.equal((await proxy.liveForwarders('c2')).size, 0);
+  });
+});
