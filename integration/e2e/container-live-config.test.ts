@@ -16,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { cgroupFile } from '../support/cgroup.ts';
 import { teardownContainers, uploadBusybox, waitOp as waitOpOf } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
-import { client, eventually, type Client } from '../support/http.ts';
+import { client, eventually, expectError, type Client } from '../support/http.ts';
 import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
@@ -125,6 +125,19 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     await launch(name);
     const op = await edit(name, (c) => (c.config['limits.cpu'] = '0-1023'), 'Failure');
     assert.match(op.err, /limits\.cpu/);
+  });
+
+  test('PATCH (sync) answers once the running container has the change, or with the reason it cannot', async () => {
+    const name = `pat${rand}`;
+    const pid = await launch(name);
+    const r = await api.patch(`/1.0/containers/${name}`, { config: { 'limits.processes': '33' }, devices: { share: { type: 'disk', source: path.join(work, 'share'), path: '/mnt/share' } } });
+    assert.equal(r.status, 200, r.text);
+    // No waiting: the 200 means the host has it.
+    assert.equal(await limit(pid, 'pids', 'pids.max', 'pids.max'), '33');
+    assert.equal((await mountsOf(pid)).get('/mnt/share'), false);
+    const bad = await api.patch(`/1.0/containers/${name}`, { config: { 'limits.cpu': '0-1023' } });
+    assert.match(expectError(bad, 500), /limits\.cpu/);
+    assert.equal((await state(name)).pid, pid, 'no restart');
   });
 
   test('a limit changed behind svcd\'s back is put back', async () => {

@@ -16,7 +16,8 @@ import {
   validateContainer,
   type ContainerInput,
 } from '../../desired/containers.ts';
-import { ValidationError } from '../../desired/errors.ts';
+import { HostFailureError, ValidationError } from '../../desired/errors.ts';
+import { StatusCode, statusName } from '../../operations/status.ts';
 import { readObservedState, refusedPowerAction } from '../../desired/power-actions.ts';
 import { expandInstanceType } from '../../desired/instance-types.ts';
 import { validateContainerName } from '../../desired/names.ts';
@@ -221,8 +222,11 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     },
     PUT: async (c) => async(c, await update(c, true)),
     PATCH: async (c) => {
-      // PATCH is sync in the spec: the desired write is done; convergence follows in the background.
-      await update(c, false);
+      // PATCH is sync in the spec: it answers once the change converged (a running container has it, or
+      // it is recorded as pending a restart), or with the reconciler's error, as the PUT's operation would.
+      const operation = await update(c, false);
+      const done = await deps.ops.wait(operation.id, -1, c.req.raw.signal);
+      if (done.statusCode !== StatusCode.Success) throw new HostFailureError(done.err || `Updating container ended ${statusName(done.statusCode)}`);
       return sync(c, {});
     },
     POST: async (c) => {
