@@ -78,7 +78,7 @@ export async function ensureLxcConfig(
 
   const nics = await resolveNics(deps.db, devices, c.id, config);
   const disks = await resolveDisks(deps, diskRequestsOf(devices), settings.privileged ? {} : { unprivilegedRoot: { uid: rootUid, gid: rootGid } });
-  const unixDevices = await ensureUnixDevices({ dir: path.join(dir, 'devices'), requests: unixDeviceRequestsOf(devices), idmap, signal });
+  const unixDevices = await ensureUnixDevices({ dir: path.join(dir, 'devices'), requests: unixDeviceRequestsOf(devices), idmap, mustExist: c.power !== 'stopped', signal });
   const seccompProfile = await ensureSeccompProfile(path.join(dir, 'seccomp'), config, c.architecture);
 
   const spec = terminal('config', () => computeLxcSpec({
