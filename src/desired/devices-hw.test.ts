@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { validateDevices } from './devices.ts';
+import { validateConfig } from './config-keys.ts';
+import { instanceConfigKeys } from './instance-config.ts';
 import { ValidationError } from './errors.ts';
 
 test('gpu, usb and infiniband keys are validated, naming the device and the key', () => {
@@ -26,4 +28,13 @@ test('gpu, usb and infiniband keys are validated, naming the device and the key'
   refuse({ ib: { type: 'infiniband', nictype: 'physical' } }, /"parent" .* is required/);
   refuse({ ib: { type: 'infiniband', nictype: 'macvlan', parent: 'ib0' } }, /invalid "nictype"/);
   refuse({ ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0', hwaddr: 'zz' } }, /invalid "hwaddr"/);
+});
+
+test('gpu_runtime: nvidia.* keys are refused naming the missing NVIDIA tooling; nvidia.runtime=false asks for nothing', () => {
+  validateConfig('container', { 'nvidia.runtime': 'false' }, instanceConfigKeys);
+  for (const [k, v] of <[string, string][]>[['nvidia.runtime', 'true'], ['nvidia.driver.capabilities', 'compute,utility'], ['nvidia.require.cuda', '>=11'], ['nvidia.require.driver', '>=470']])
+    assert.throws(
+      () => validateConfig('container', { [k]: v }, instanceConfigKeys),
+      (e: Error) => e instanceof ValidationError && e.message.includes(`"${k}"`) && /NVIDIA container tooling \(nvidia-container-cli\)/.test(e.message),
+    );
 });
