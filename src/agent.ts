@@ -22,6 +22,7 @@ import { probeProjectQuota } from './host/storage/dir.ts';
 import { createPoolObserver } from './observers/pool-observer.ts';
 import { createLiveDriftObserver } from './observers/live-drift-observer.ts';
 import { createLiveRegistry } from './reconcilers/container/ensure-live.ts';
+import { watchDevicePaths } from './host/devices/watch-device-paths.ts';
 import { createBackupExpiryObserver } from './observers/backup-expiry.ts';
 import { createExecOutputExpiryObserver } from './observers/exec-output-expiry.ts';
 import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
@@ -146,7 +147,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     reportAfter: (kind, key, delayMs, what) => drift.reportAfter(kind, key, delayMs, what),
     ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}),
   });
-  const live = createLiveRegistry();
+  // Hotplug: a container's optional unix device nodes are watched on the host (inotify); a change reconciles it.
+  const hotplug = watchDevicePaths({ onChange: (id, node) => drift.report(CONTAINER_KIND, id, `device node ${node} appeared or went`) });
+  const live = createLiveRegistry({ onChange: (id, e) => hotplug.watch(id, e?.hotplug ?? []) });
   const devsvc = createDevsvc({ db, stateDir: config.stateDir, node: config.nodeName, bus, log, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
   const rootfsDeps = {
     db,
@@ -315,6 +318,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       log.info('host shutdown: stopping containers');
       await listeners!.close();
       await observers.stop();
+      hotplug.close();
       await reconcile.stop();
       await devsvc.close();
       await shutdownContainers({ db, lxcPath, lxc, log });
@@ -325,6 +329,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       log.info('svcd stopping');
       await listeners!.close();
       await observers.stop();
+      hotplug.close();
       await reconcile.stop();
       await devsvc.close();
       await ops.stop();

@@ -18,6 +18,7 @@ export const API_EXTENSIONS = [
   'container_exec_recording', // exec record-output: log files under output, served by /logs
   'certificate_update', // PUT/PATCH with ETag on certificates
   'container_exec_signal_handling', // signal control messages reach the command
+  'gpu_devices', // gpu devices (physical): DRM cards matched in sysfs by vendorid/productid/id/pci, their nodes passed through; no match fails naming what the host lacks
   'network', // /1.0/networks: managed bridges (bridge, dnsmasq, nftables) and host interfaces; bridged nics on them, security.mac_filtering
   'id_map', // security.idmap.isolated, security.idmap.size, raw.id_map
   'network_firewall_filtering', // ipv4.firewall, ipv6.firewall: the accept rules of the inet svcd table
@@ -47,6 +48,7 @@ export const API_EXTENSIONS = [
   'network_dhcp_gateway', // ipv4.dhcp.gateway as dnsmasq's router option
   'file_get_symlink', // symlinks read as X-SVC-type: symlink
   'network_leases', // GET /1.0/networks/<name>/leases: static (container nics) and dnsmasq's dynamic leases
+  'unix_device_hotplug', // required=false on unix-char/unix-block: the host node is watched (inotify), it follows into the running container
   'storage_api_local_volume_handling', // copy and move custom volumes between local pools
   'operation_description', // description on operations
   'event_lifecycle', // lifecycle events
@@ -73,8 +75,11 @@ export const API_EXTENSIONS = [
  * - clustering is not built (GET /1.0/cluster only describes a standalone server): clustering, clustering_join.
  * - migration is not built: container_push, container_push_target, container_stateless_copy, migration_progress,
  *   migration_pre_copy, container_snapshot_stateful_migration, storage_api_remote_volume_handling.
- * - device types other than disk, nic, unix-char, unix-block: usb_devices, gpu_devices, gpu_runtime,
- *   gpu_runtime_config, infiniband, proxy and its proxy_* extensions.
+ * - usb_devices: usb devices are matched and passed through at the start, but the spec's USB hotplug
+ *   (required=false) is not built and is refused. infiniband: validated, always refused (moving InfiniBand
+ *   interfaces is not built). gpu_runtime, gpu_runtime_config: nvidia.* keys refused (no NVIDIA tooling hook);
+ *   gpu types mdev/mig/sriov refused.
+ * - proxy and its proxy_* extensions (issue 17, other areas).
  * - storage drivers other than dir and btrfs: storage_zfs_remove_snapshots, storage_zfs_use_refquota,
  *   storage_zfs_clone_copy, storage_lvm_mount_options, storage_lvm_vg_rename, storage_lvm_thinpool_rename,
  *   storage_lvm_lv_resizing, storage_driver_ceph, storage_ceph_user_name, storage_ceph_force_osd_reuse,
@@ -83,8 +88,6 @@ export const API_EXTENSIONS = [
  * - container_image_properties: image properties are not copied into the container's image.* keys.
  * - backup_compression: the server key backups.compression_algorithm is not accepted (the per-backup
  *   compression_algorithm is).
- * - unix_device_hotplug: required=false skips a missing node at start, but a node that appears or goes later
- *   is not watched for (issue 17).
  * - image_force_refresh: the refresh endpoint answers, but no image here has an origin to refresh from
  *   (remote pulls come with issue 19).
  * - pprof_http (core.debug_address), auth_pki, external_authentication, idp_authentication, idp_config,

@@ -77,6 +77,9 @@ function crossCheck(c: Record<string, string>): string | undefined {
  * typo never silently does nothing; values that LXC or the kernel would refuse at start are refused
  * here already where that needs no host facts (idmap ranges against /etc/subuid are checked at start).
  */
+/** svcd does not run the NVIDIA container runtime hook (nvidia-container-cli), whether or not the host has it. */
+const GPU_RUNTIME_REFUSAL = 'the NVIDIA container runtime (gpu_runtime) is not supported: svcd does not run the NVIDIA container tooling (nvidia-container-cli) hook';
+
 export const instanceConfigKeys: KeyTable = {
   exact: {
     'boot.autostart': isBool,
@@ -111,6 +114,8 @@ export const instanceConfigKeys: KeyTable = {
     'environment.': environmentValue,
     'limits.kernel.': kernelLimit,
     'image.': isAny,
+    // gpu_runtime: known, so the refusal says why; nvidia.runtime=false asks for nothing.
+    'nvidia.': (v) => (v === '' || v === 'false' ? undefined : GPU_RUNTIME_REFUSAL),
   },
   readOnlyPrefixes: ['volatile.'],
   crossCheck,

@@ -133,7 +133,7 @@ test('devices: per-type properties and required fields', () => {
   });
   const refuse = (devices: Record<string, Record<string, string>>, re: RegExp) =>
     assert.throws(() => validateDevices(devices), (e: Error) => e instanceof ValidationError && re.test(e.message));
-  refuse({ x: { type: 'gpu' } }, /unsupported device type "gpu"/);
+  refuse({ x: { type: 'pci' } }, /unsupported device type "pci"/);
   refuse({ x: { path: '/' } }, /has no type/);
   refuse({ x: { type: 'disk', source: '/a' } }, /"path" is required/);
   refuse({ x: { type: 'disk', path: '/' } }, /needs a "pool"/);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { computeIdmap } from '../../host/idmap/compute-idmap.ts';
-import { defaultHostName, defaultHwaddr, deviceNodeFileName, parseBitRate, diskRequestsOf, hostIdOf, idmapSettingsOf, nicsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
+import { defaultHostName, defaultHwaddr, deviceNodeFileName, parseBitRate, diskRequestsOf, hostIdOf, hotplugSourcesOf, idmapSettingsOf, nicsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
 
 const ROOT = [{ start: 1000000, count: 1000000000 }];
 const mapOf = (config: Record<string, string>, index = 3) => computeIdmap({ subuid: ROOT, subgid: ROOT, ...idmapSettingsOf(config), index });
@@ -93,4 +93,15 @@ test('raw.id_map host ids must be delegated to root (newuidmap refuses others) u
   assert.equal(undelegatedRange(mapOf({ 'raw.id_map': 'both 1000 1000' }).uid, [{ start: 1000, count: 1 }, ...ROOT]), undefined);
   assert.equal(undelegatedRange(mapOf({ 'raw.id_map': 'uid 0 0\nuid 1000 1000' }).uid, ROOT), undefined);
   assert.equal(undelegatedRange([], ROOT), undefined);
+});
+
+test('hotplug: only optional unix devices that take their numbers from the host node are watched', () => {
+  const devices = {
+    a: { type: 'unix-char', source: '/dev/b', required: 'false' },
+    b: { type: 'unix-block', path: '/dev/a', required: 'false' },
+    req: { type: 'unix-char', source: '/dev/c' },
+    nums: { type: 'unix-char', source: '/dev/d', major: '1', minor: '3', required: 'false' },
+    disk: { type: 'disk', source: '/srv', path: '/srv' },
+  };
+  assert.deepEqual(hotplugSourcesOf(devices), ['/dev/a', '/dev/b']);
 });

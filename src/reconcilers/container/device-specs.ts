@@ -152,6 +152,14 @@ export function unixDeviceRequestsOf(devices: Devices): UnixDeviceRequest[] {
   return out;
 }
 
+/** Host nodes whose appearing or going changes the container (hotplug): optional unix devices taking their numbers from the host. */
+export function hotplugSourcesOf(devices: Devices): string[] {
+  return unixDeviceRequestsOf(devices)
+    .filter((r) => !r.required && (r.major === undefined || r.minor === undefined))
+    .map((r) => r.source)
+    .sort();
+}
+
 /** The host id a container id maps to (identity when privileged: no ranges), or undefined when unmapped. */
 export function hostIdOf(ranges: readonly Range[] | undefined, nsid: number): number | undefined {
   if (!ranges || ranges.length === 0) return nsid;

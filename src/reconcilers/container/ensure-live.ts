@@ -17,6 +17,7 @@ import type { LxcLiveAdapter } from '../adapters.ts';
 import { ensureLiveNics, type LiveNicRecord } from './ensure-live-nics.ts';
 import { pendingRestartOf, restartViewOf, type RestartView } from './live-keys.ts';
 import type { ResolvedNic } from './resolve-nics.ts';
+import { hotplugSourcesOf } from './device-specs.ts';
 import type { HostFacts } from './lxc-spec.ts';
 
 /** One mount svcd made in a running container (or LXC made at its start). */
@@ -53,14 +54,22 @@ export interface LiveEntry {
   mounts: Record<string, { readonly: boolean }>;
   /** Config keys and `devices.<name>` whose change waits for the next start. */
   pendingRestart: string[];
+  /** Host nodes of `required=false` unix devices: their appearing or going is watched (hotplug). */
+  hotplug?: string[];
 }
 
-export function createLiveRegistry(): LiveRegistry {
+/** `onChange`: an entry set or deleted (the hotplug watcher follows the containers' optional nodes). */
+export function createLiveRegistry(hooks: { onChange?(id: string, entry: LiveEntry | undefined): void } = {}): LiveRegistry {
   const map = new Map<string, LiveEntry>();
   return {
-    set: (id, e) => void map.set(id, e),
+    set: (id, e) => {
+      map.set(id, e);
+      hooks.onChange?.(id, e);
+    },
     get: (id) => map.get(id),
-    delete: (id) => void map.delete(id),
+    delete: (id) => {
+      if (map.delete(id)) hooks.onChange?.(id, undefined);
+    },
     entries: () => map.entries(),
   };
 }
@@ -200,6 +209,7 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
     cgroup,
     mounts: Object.fromEntries([...wanted].filter(([t]) => live!.mounts[t]).map(([t, w]) => [t, { readonly: !!w.mount.readonly }])),
     pendingRestart: pendingRestartOf(live.startedWith, view),
+    hotplug: hotplugSourcesOf(input.devices),
   });
   return changed;
 }

@@ -13,6 +13,8 @@ import { ensureSeccompProfile } from './ensure-seccomp-profile.ts';
 import { ensureUnixDevices } from './ensure-unix-devices.ts';
 import { computeLxcSpec } from './lxc-spec.ts';
 import { resolveDisks } from './resolve-disks.ts';
+import { resolveHwDevices } from './resolve-hw-devices.ts';
+import { HOST_SYSFS } from '../../host/devices/sysfs-roots.ts';
 import { lxcNicsOf, resolveNics, type ResolvedNic } from './resolve-nics.ts';
 import { type ContainerReconcilerDeps } from './types.ts';
 import { writeFileIfChanged } from './write-file-if-changed.ts';
@@ -78,7 +80,9 @@ export async function ensureLxcConfig(
 
   const nics = await resolveNics(deps.db, devices, c.id, config);
   const disks = await resolveDisks(deps, diskRequestsOf(devices), settings.privileged ? {} : { unprivilegedRoot: { uid: rootUid, gid: rootGid } });
-  const unixDevices = await ensureUnixDevices({ dir: path.join(dir, 'devices'), requests: unixDeviceRequestsOf(devices), idmap, signal });
+  const mustExist = c.power !== 'stopped';
+  const hw = await resolveHwDevices({ devices, roots: deps.sysfs ?? HOST_SYSFS, mustExist });
+  const unixDevices = await ensureUnixDevices({ dir: path.join(dir, 'devices'), requests: [...unixDeviceRequestsOf(devices), ...hw], idmap, mustExist, signal });
   const seccompProfile = await ensureSeccompProfile(path.join(dir, 'seccomp'), config, c.architecture);
 
   const spec = terminal('config', () => computeLxcSpec({

@@ -11,11 +11,11 @@ import { deviceNodeFileName, hostIdOf, type UnixDeviceRequest } from './device-s
 const what = (r: UnixDeviceRequest) => `unix-${r.type} "${r.device}"`;
 
 /** Major/minor of a request: as given, else from the host node `source`; undefined when it may be skipped. */
-async function numbersOf(r: UnixDeviceRequest): Promise<{ major: number; minor: number } | undefined> {
+async function numbersOf(r: UnixDeviceRequest, mustExist: boolean): Promise<{ major: number; minor: number } | undefined> {
   if (r.major !== undefined && r.minor !== undefined) return { major: r.major, minor: r.minor };
   const node = await readDeviceNode(r.source);
   if (!node) {
-    if (!r.required) return undefined;
+    if (!r.required || !mustExist) return undefined;
     throw new TerminalError(`${what(r)}: host device node "${r.source}" does not exist (set required=false to skip it, or give major and minor)`);
   }
   if (node.type === 'other') throw new TerminalError(`${what(r)}: host path "${r.source}" is not a device node`);
@@ -28,9 +28,10 @@ async function numbersOf(r: UnixDeviceRequest): Promise<{ major: number; minor: 
  * container's devices directory (`dir`) with the requested major/minor, mode and owner (uid/gid
  * inside, mapped through the idmap), and LXC bind-mounts it to `path` and allows it in the device
  * cgroup. Nodes of devices no longer wanted are removed. A missing host node is a TerminalError
- * unless the device has `required=false` (then it is skipped).
+ * unless the device has `required=false` (then it is skipped), or the container is to stay stopped
+ * (`mustExist` false: the node is looked for again at its start).
  */
-export async function ensureUnixDevices(input: { dir: string; requests: readonly UnixDeviceRequest[]; idmap: Idmap; signal?: AbortSignal | undefined }): Promise<(LxcUnixDevice & { device: string })[]> {
+export async function ensureUnixDevices(input: { dir: string; requests: readonly UnixDeviceRequest[]; idmap: Idmap; mustExist?: boolean; signal?: AbortSignal | undefined }): Promise<(LxcUnixDevice & { device: string })[]> {
   const { dir, requests, idmap } = input;
   const out: (LxcUnixDevice & { device: string })[] = [];
   const keep = new Set<string>();
@@ -39,7 +40,7 @@ export async function ensureUnixDevices(input: { dir: string; requests: readonly
     await chmod(dir, 0o711);
   }
   for (const r of requests) {
-    const numbers = await numbersOf(r);
+    const numbers = await numbersOf(r, input.mustExist ?? true);
     if (!numbers) continue;
     const uid = hostIdOf(idmap.uid, r.uid);
     const gid = hostIdOf(idmap.gid, r.gid);

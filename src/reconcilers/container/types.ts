@@ -1,3 +1,4 @@
+import type { SysfsRoots } from '../../host/devices/sysfs-roots.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import type { EventBus } from '../../events/index.ts';
 import type { SubidRange } from '../../host/idmap/types.ts';
@@ -25,5 +26,7 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   live?: LiveRegistry;
   /** Tell the observer what a reconcile left the container as (it records and judges it like any look). */
   onHostChange?: (id: string, seen: ContainerState, row?: ContainerRow) => Promise<void>;
+  /** Where gpu/usb/infiniband devices are matched (resolve-hw-devices.ts): the host's /sys and /dev by default. */
+  sysfs?: SysfsRoots;
 }
 

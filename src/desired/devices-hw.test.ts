@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { validateDevices } from './devices.ts';
+import { validateConfig } from './config-keys.ts';
+import { instanceConfigKeys } from './instance-config.ts';
+import { ValidationError } from './errors.ts';
+
+test('gpu, usb and infiniband keys are validated, naming the device and the key', () => {
+  validateDevices({
+    g: { type: 'gpu', gputype: 'physical', vendorid: '10de', productid: '1EB8', id: '0', pci: '0000:01:00.0', uid: '0', gid: '44', mode: '0660' },
+    g2: { type: 'gpu', pci: '01:00.0' },
+    u: { type: 'usb', vendorid: '046d', productid: 'c52b', uid: '1000', gid: '1000', mode: '0666', required: 'true' },
+    ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0', name: 'ib0', mtu: '2044', hwaddr: '80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0e:7b:51' },
+  });
+  const refuse = (devices: Record<string, Record<string, string>>, re: RegExp) =>
+    assert.throws(() => validateDevices(devices), (e: Error) => e instanceof ValidationError && re.test(e.message), JSON.stringify(devices));
+  refuse({ g: { type: 'gpu', vendorid: '10d' } }, /Device "g" \(gpu\): invalid "vendorid": must be 4 hexadecimal digits/);
+  refuse({ g: { type: 'gpu', pci: '1:0.0' } }, /Device "g" \(gpu\): invalid "pci": must be a PCI address/);
+  refuse({ g: { type: 'gpu', id: 'card0' } }, /invalid "id"/);
+  refuse({ g: { type: 'gpu', mode: '999' } }, /invalid "mode"/);
+  refuse({ g: { type: 'gpu', gputype: 'mig' } }, /Device "g" \(gpu\): invalid "gputype": "mig" GPUs need .*only "physical"/);
+  refuse({ g: { type: 'gpu', gputype: 'mdev' } }, /"gputype": "mdev"/);
+  refuse({ g: { type: 'gpu', 'mig.uuid': 'x' } }, /Device "g" \(gpu\): unknown property "mig.uuid"/);
+  refuse({ u: { type: 'usb', productid: 'zz' } }, /Device "u" \(usb\): invalid "productid"/);
+  refuse({ u: { type: 'usb', busnum: '1' } }, /unknown property "busnum"/);
+  refuse({ u: { type: 'usb', required: 'false' } }, /Device "u" \(usb\): invalid "required": usb hotplug \(required=false\) is not supported/);
+  refuse({ ib: { type: 'infiniband', parent: 'ib0' } }, /Device "ib" \(infiniband\): "nictype" \(physical or sriov\) is required/);
+  refuse({ ib: { type: 'infiniband', nictype: 'physical' } }, /"parent" .* is required/);
+  refuse({ ib: { type: 'infiniband', nictype: 'macvlan', parent: 'ib0' } }, /invalid "nictype"/);
+  refuse({ ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0', hwaddr: 'zz' } }, /invalid "hwaddr"/);
+});
+
+test('gpu_runtime: nvidia.* keys are refused naming the missing NVIDIA tooling; nvidia.runtime=false asks for nothing', () => {
+  validateConfig('container', { 'nvidia.runtime': 'false' }, instanceConfigKeys);
+  for (const [k, v] of <[string, string][]>[['nvidia.runtime', 'true'], ['nvidia.driver.capabilities', 'compute,utility'], ['nvidia.require.cuda', '>=11'], ['nvidia.require.driver', '>=470']])
+    assert.throws(
+      () => validateConfig('container', { [k]: v }, instanceConfigKeys),
+      (e: Error) => e instanceof ValidationError && e.message.includes(`"${k}"`) && /NVIDIA container tooling \(nvidia-container-cli\)/.test(e.message),
+    );
+});

@@ -1,0 +1,27 @@
+import path from 'node:path';
+import { listDir, readAttr, readDevNumbers, type SysfsNode, type SysfsRoots } from './sysfs-roots.ts';
+
+/** One USB device (not an interface) of `/sys/bus/usb/devices`, with its node /dev/bus/usb/BBB/DDD. */
+export interface UsbDevice {
+  name: string;
+  vendorid: string;
+  productid: string;
+  node: SysfsNode;
+}
+
+const pad = (v: string) => v.padStart(3, '0');
+
+/** The host's USB devices; none without /sys/bus/usb. */
+export async function readUsbDevices(roots: SysfsRoots): Promise<UsbDevice[]> {
+  const dir = path.join(roots.sysRoot, 'bus', 'usb', 'devices');
+  const out: UsbDevice[] = [];
+  for (const name of (await listDir(dir)).sort()) {
+    if (name.includes(':')) continue; // an interface of a device
+    const at = (f: string) => readAttr(path.join(dir, name, f));
+    const [vendorid, productid, busnum, devnum] = await Promise.all([at('idVendor'), at('idProduct'), at('busnum'), at('devnum')]);
+    const numbers = await readDevNumbers(path.join(dir, name, 'dev'));
+    if (!vendorid || !productid || !busnum || !devnum || !numbers) continue;
+    out.push({ name, vendorid: vendorid.toLowerCase(), productid: productid.toLowerCase(), node: { path: path.join(roots.devRoot, 'bus', 'usb', pad(busnum), pad(devnum)), ...numbers } });
+  }
+  return out;
+}

@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { readDrmCards } from '../../host/devices/read-drm-cards.ts';
+import { readUsbDevices } from '../../host/devices/read-usb-devices.ts';
+import type { SysfsRoots } from '../../host/devices/sysfs-roots.ts';
+import { TerminalError } from '../runtime/index.ts';
+import { resolveHwDevices } from './resolve-hw-devices.ts';
+
+let tmp = '';
+let roots: SysfsRoots;
+let empty: SysfsRoots;
+
+async function put(file: string, text: string) {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${text}\n`);
+}
+
+/** A fake sysfs as the kernel lays it out: class/drm/cardN with a `device` link to the PCI device, usb devices with their attributes. */
+async function fakeSysfs(sys: string) {
+  const gpus = [
+    { card: 0, render: 128, pci: '0000:00:02.0', vendor: '0x8086', device: '0x3e92' },
+    { card: 1, render: 129, pci: '0000:01:00.0', vendor: '0x10de', device: '0x1eb8' },
+  ];
+  for (const g of gpus) {
+    const dev = path.join(sys, 'devices', 'pci0000:00', g.pci);
+    await put(path.join(dev, 'vendor'), g.vendor);
+    await put(path.join(dev, 'device'), g.device);
+    await put(path.join(dev, 'drm', `card${g.card}`, 'dev'), `226:${g.card}`);
+    await put(path.join(dev, 'drm', `renderD${g.render}`, 'dev'), `226:${g.render}`);
+    await mkdir(path.join(sys, 'class', 'drm'), { recursive: true });
+    await symlink(path.join(dev, 'drm', `card${g.card}`), path.join(sys, 'class', 'drm', `card${g.card}`));
+    await symlink(dev, path.join(dev, 'drm', `card${g.card}`, 'device'));
+  }
+  await mkdir(path.join(sys, 'class', 'drm', 'version'), { recursive: true }); // not a card
+  const usb = path.join(sys, 'bus', 'usb', 'devices');
+  for (const [name, vendor, product, bus, num, minor] of [['1-1', '046d', 'c52b', '1', '3', '2'], ['2-4', '0781', '5581', '2', '12', '139']] as const) {
+    await put(path.join(usb, name, 'idVendor'), vendor);
+    await put(path.join(usb, name, 'idProduct'), product);
+    await put(path.join(usb, name, 'busnum'), bus);
+    await put(path.join(usb, name, 'devnum'), num);
+    await put(path.join(usb, name, 'dev'), `189:${minor}`);
+  }
+  await mkdir(path.join(usb, '1-1:1.0'), { recursive: true }); // an interface, no device
+}
+
+before(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 't17hw-'));
+  roots = { sysRoot: path.join(tmp, 'sys'), devRoot: path.join(tmp, 'dev') };
+  empty = { sysRoot: path.join(tmp, 'nosys'), devRoot: path.join(tmp, 'dev') };
+  await fakeSysfs(roots.sysRoot);
+});
+after(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+test('DRM cards and USB devices read from sysfs', async () => {
+  const cards = await readDrmCards(roots);
+  assert.deepEqual(
+    cards.map((c) => [c.id, c.pci, c.vendorid, c.productid, c.nodes.map((n) => [path.relative(roots.devRoot, n.path), n.major, n.minor])]),
+    [
+      [0, '0000:00:02.0', '8086', '3e92', [['dri/card0', 226, 0], ['dri/renderD128', 226, 128]]],
+      [1, '0000:01:00.0', '10de', '1eb8', [['dri/card1', 226, 1], ['dri/renderD129', 226, 129]]],
+    ],
+  );
+  const usb = await readUsbDevices(roots);
+  assert.deepEqual(usb.map((u) => [u.name, u.vendorid, u.productid, path.relative(roots.devRoot, u.node.path), u.node.minor]), [
+    ['1-1', '046d', 'c52b', 'bus/usb/001/003', 2],
+    ['2-4', '0781', '5581', 'bus/usb/002/012', 139],
+  ]);
+  assert.deepEqual(await readDrmCards(empty), []);
+  assert.deepEqual(await readUsbDevices(empty), []);
+});
+
+test('gpu matching by vendorid, productid, id and pci; nodes passed through as unix-char at the same path', async () => {
+  const targets = async (dev: Record<string, string>) => (await resolveHwDevices({ devices: { g: { type: 'gpu', ...dev } }, roots, mustExist: true })).map((r) => r.target);
+  assert.deepEqual(await targets({}), ['/dev/dri/card0', '/dev/dri/renderD128', '/dev/dri/card1', '/dev/dri/renderD129'], 'no filter: every GPU');
+  assert.deepEqual(await targets({ vendorid: '10DE' }), ['/dev/dri/card1', '/dev/dri/renderD129']);
+  assert.deepEqual(await targets({ productid: '3e92' }), ['/dev/dri/card0', '/dev/dri/renderD128']);
+  assert.deepEqual(await targets({ id: '1' }), ['/dev/dri/card1', '/dev/dri/renderD129']);
+  assert.deepEqual(await targets({ pci: '00:02.0' }), ['/dev/dri/card0', '/dev/dri/renderD128']);
+  const [r] = await resolveHwDevices({ devices: { g: { type: 'gpu', id: '0', uid: '1000', gid: '44', mode: '0666' } }, roots, mustExist: true });
+  assert.deepEqual(r, { device: 'g.dri-card0', type: 'char', source: path.join(roots.devRoot, 'dri/card0'), target: '/dev/dri/card0', major: 226, minor: 0, uid: 1000, gid: 44, mode: 0o666, required: true });
+});
+
+test('usb matching by vendorid and productid', async () => {
+  const got = await resolveHwDevices({ devices: { u: { type: 'usb', vendorid: '0781' }, nic: { type: 'nic', network: 'x' } }, roots, mustExist: true });
+  assert.deepEqual(got.map((r) => [r.device, r.target, r.major, r.minor]), [['u.bus-usb-002-012', '/dev/bus/usb/002/012', 189, 139]]);
+});
+
+test('what matches nothing fails naming what is missing; a container to stay stopped leaves it out', async () => {
+  const fails = (devices: Record<string, Record<string, string>>, r: SysfsRoots, re: RegExp) =>
+    assert.rejects(resolveHwDevices({ devices, roots: r, mustExist: true }), (e: unknown) => e instanceof TerminalError && re.test(e.message));
+  await fails({ g: { type: 'gpu', vendorid: '1002' } }, roots, /gpu "g": no GPU matches vendorid=1002: the host has card0 \(8086:3e92 at 0000:00:02.0\), card1/);
+  await fails({ g: { type: 'gpu' } }, empty, /gpu "g": no GPU matches any: the host has no GPU \(no DRM card in .*class\/drm\)/);
+  await fails({ u: { type: 'usb', vendorid: '1234', productid: '5678' } }, roots, /usb "u": no USB device matches vendorid=1234, productid=5678: the host has 046d:c52b, 0781:5581/);
+  await fails({ u: { type: 'usb' } }, empty, /usb "u": no USB device matches any: the host has no USB device/);
+  await fails({ ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0' } }, empty, /infiniband "ib": the host has no InfiniBand device \(.*class\/infiniband is missing or empty\)/);
+  assert.deepEqual(await resolveHwDevices({ devices: { g: { type: 'gpu', vendorid: '1002' }, ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0' } }, roots, mustExist: false }), []);
+});
