@@ -1,6 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { isBool, isSize, isUint, oneOf, type ValueCheck } from './config-keys.ts';
 import { ValidationError } from './errors.ts';
+import { checkProxy, PROXY_KEYS } from './devices-proxy.ts';
 
 type DeviceTable = Record<string, ValueCheck>;
 type Device = Record<string, string>;
@@ -80,6 +81,7 @@ const DEVICE_TYPES: Record<string, DeviceTable> = {
   },
   'unix-char': unix,
   'unix-block': unix,
+  proxy: PROXY_KEYS,
   none: {},
 };
 
@@ -134,6 +136,7 @@ export function validateDevices(devices: Record<string, Device>): void {
     }
     if (type === 'disk') checkDisk(name, dev);
     if (type === 'nic') checkNic(name, dev);
+    if (type === 'proxy') checkProxy(name, dev);
     if ((type === 'unix-char' || type === 'unix-block') && !dev.path && !dev.source)
       throw new ValidationError(`Device "${name}" (${type}): "path" or "source" is required`);
   }

@@ -11,6 +11,7 @@ import type { DhcpHostEntry, NetworkSpec } from '../host/network/types.ts';
 import type { LiveNic } from '../host/lxc/live-nics.ts';
 import type { FilteredNic } from '../host/lxc/nic-filter.ts';
 import type { NicLimits } from '../host/lxc/nic-limits.ts';
+import type { ForwarderSpec, NatRule } from '../host/proxy/types.ts';
 import type { StorageDriver } from '../host/storage/types.ts';
 
 export interface LxcCall extends LxcRef {
@@ -97,4 +98,16 @@ export interface NetworkAdapter {
   setDhcpHost(spec: Pick<NetworkSpec, 'name' | 'dir'>, key: string, entry: DhcpHostEntry | undefined): Promise<void>;
   /** Remove the network's DHCP host entries whose key is not in `keep`. */
   pruneDhcpHosts(spec: Pick<NetworkSpec, 'name' | 'dir'>, keep: ReadonlySet<string>): Promise<void>;
+}
+
+/** Proxy devices on the host (host/proxy/): one forwarder process per device of a running container, or nat rules. */
+export interface ProxyAdapter {
+  /** Running with exactly this spec: nothing; else (re)started. Throws with the forwarder's error text. */
+  ensureForwarder(spec: ForwarderSpec, signal?: AbortSignal): Promise<{ pid: number; started: boolean }>;
+  /** Stopped (SIGTERM, then SIGKILL after 2 s); absent is success; a unix listen socket file it made is removed. */
+  stopForwarder(containerId: string, device: string): Promise<void>;
+  /** device → pid of the live forwarders of a container (from the pid files; dead ones are not listed). No spawn. */
+  liveForwarders(containerId: string): Promise<Map<string, number>>;
+  /** nat mode (area 2 implements this part in src/host/proxy/proxy-nat.ts): a container's DNAT rules, set or removed. */
+  applyNat(containerId: string, rules: readonly NatRule[], signal?: AbortSignal): Promise<void>;
 }
