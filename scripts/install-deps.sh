@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # make, g++ and python3 build node-pty's native module (npm ships no Linux prebuild for 1.1.0); gcc and
-# libc6-dev the mount helper (src/host/native/svcd-mountns.c).
+# libc6-dev the mount helper (src/host/native/svcd-mountns.c) and the proxy forwarder (svcd-proxy.c).
 # lxd-client is the `lxc` command-line client that talks to svcd (the README's first commands): the
 # client alone, it depends on libc6 only and brings no LXD daemon.
 packages=(lxc lxd-client busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 make g++ gcc libc6-dev python3)
@@ -35,6 +35,11 @@ if [ ! -x .build/svcd-mountns ] || [ src/host/native/svcd-mountns.c -nt .build/s
   mkdir -p .build
   cc -O2 -Wall -Wextra -Werror -o .build/svcd-mountns.tmp src/host/native/svcd-mountns.c
   mv .build/svcd-mountns.tmp .build/svcd-mountns
+fi
+if [ ! -x .build/svcd-proxy ] || [ src/host/native/svcd-proxy.c -nt .build/svcd-proxy ]; then
+  mkdir -p .build
+  cc -O2 -Wall -Wextra -Werror -o .build/svcd-proxy.tmp src/host/native/svcd-proxy.c
+  mv .build/svcd-proxy.tmp .build/svcd-proxy
 fi
 
 # Node modules: install when missing or when the lock file changed since the last install.

@@ -56,3 +56,6 @@ export const networksRootOf = (stateDir: string) => path.join(stateDir, 'network
 
 /** `<stateDir>/networks/<name>`: one managed network's dnsmasq config, pid file, leases and DHCP hosts directory. */
 export const networkDirOf = (stateDir: string, name: string) => path.join(networksRootOf(stateDir), name);
+
+/** `<stateDir>/containers/<id>/proxy`: the pid files of a container's proxy forwarders (`<device>.pid`). */
+export const proxyDirOf = (stateDir: string, id: string) => path.join(lxcPathOf(stateDir), id, 'proxy');

@@ -100,7 +100,10 @@ export interface NetworkAdapter {
   pruneDhcpHosts(spec: Pick<NetworkSpec, 'name' | 'dir'>, keep: ReadonlySet<string>): Promise<void>;
 }
 
-/** Proxy devices on the host (host/proxy/): one forwarder process per device of a running container, or nat rules. */
+/**
+ * Proxy devices on the host (host/proxy/): one `svcd-proxy` forwarder per device of a running
+ * container, and nat mode's DNAT rules.
+ */
 export interface ProxyAdapter {
   /** Running with exactly this spec: nothing; else (re)started. Throws with the forwarder's error text. */
   ensureForwarder(spec: ForwarderSpec, signal?: AbortSignal): Promise<{ pid: number; started: boolean }>;

@@ -1,0 +1,149 @@
+/**
+ * The forwarder processes of proxy devices (one `svcd-proxy` per device of a running container):
+ * started detached in their own session (they outlive an svcd restart), found again through a pid
+ * file `<stateDir>/containers/<id>/proxy/<device>.pid` ("<pid>\n<key>\n") and /proc, stopped with
+ * SIGTERM, then SIGKILL. A pid file names a live forwarder only while /proc/<pid> is a running
+ * svcd-proxy whose arguments hash to the file's key (a reused pid is not mistaken for it). Only
+ * `startForwarder` spawns; it waits for the forwarder's `ready` line, or throws with its error text.
+ */
+import { spawn as nodeSpawn } from 'node:child_process';
+import { lstat, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { proxyDirOf } from '../layout.ts';
+import { argsKey, argValue, forwarderArgs, forwarderBinary, forwarderKey } from './forwarder-args.ts';
+import type { ForwarderSpec } from './types.ts';
+
+export interface ForwarderDeps {
+  stateDir: string;
+  /** The svcd-proxy binary (default: forwarderBinary()). */
+  binary?: string;
+  /** /proc (tests may point elsewhere). */
+  procRoot?: string;
+  /** How long to wait for `ready` (default 10 s). */
+  readyTimeoutMs?: number;
+}
+
+/** The forwarder refused its spec or did not come up: `message` is its own `error:` text. */
+export class ForwarderError extends Error {
+  constructor(readonly device: string, message: string) {
+    super(message);
+    this.name = 'ForwarderError';
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const pidFileOf = (stateDir: string, id: string, device: string) => path.join(proxyDirOf(stateDir, id), `${encodeURIComponent(device)}.pid`);
+
+/** The arguments of live process `pid` when it is a running (not zombie) svcd-proxy; else undefined. */
+async function forwarderCmdline(procRoot: string, pid: number): Promise<string[] | undefined> {
+  const dir = path.join(procRoot, String(pid));
+  const [cmdline, stat] = await Promise.all([readFile(path.join(dir, 'cmdline'), 'utf8').catch(() => ''), readFile(path.join(dir, 'stat'), 'utf8').catch(() => '')]);
+  if (!stat || /^\d+ \(.*\) [ZX] /s.test(stat)) return undefined;
+  const argv = cmdline.split('\0');
+  if (argv.at(-1) === '') argv.pop();
+  return path.basename(argv[0] ?? '') === 'svcd-proxy' ? argv.slice(1) : undefined;
+}
+
+/** Has `pid` finished exiting (gone, or a zombie)? */
+async function exited(procRoot: string, pid: number): Promise<boolean> {
+  const stat = await readFile(path.join(procRoot, String(pid), 'stat'), 'utf8').catch(() => undefined);
+  return stat === undefined || /^\d+ \(.*\) [ZX] /s.test(stat);
+}
+
+/** The forwarder of a container's device when it is alive: its pid and key. Spawns nothing. */
+export async function readForwarder(containerId: string, device: string, deps: ForwarderDeps): Promise<{ pid: number; key: string } | undefined> {
+  const text = await readFile(pidFileOf(deps.stateDir, containerId, device), 'utf8').catch(() => '');
+  const [pidText = '', key = ''] = text.split('\n');
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0 || !key) return undefined;
+  const args = await forwarderCmdline(deps.procRoot ?? '/proc', pid);
+  return args && argsKey(args) === key ? { pid, key } : undefined;
+}
+
+/** Every live forwarder of a container: device → pid and key (dead ones are not listed). Spawns nothing. */
+export async function listForwarders(containerId: string, deps: ForwarderDeps): Promise<Map<string, { pid: number; key: string }>> {
+  const files = await readdir(proxyDirOf(deps.stateDir, containerId)).catch(() => [] as string[]);
+  const devices = files.filter((f) => f.endsWith('.pid')).map((f) => decodeURIComponent(f.slice(0, -4)));
+  const found = await Promise.all(devices.map(async (d) => [d, await readForwarder(containerId, d, deps)] as const));
+  return new Map(found.filter((e): e is [string, { pid: number; key: string }] => e[1] !== undefined));
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') throw e;
+  }
+}
+
+/** A unix listen socket on the host (`--listen-ns 0 --listen unix:/path`) left by a killed forwarder: removed. */
+async function removeHostSocket(args: readonly string[]): Promise<void> {
+  const listen = argValue(args, '--listen') ?? '';
+  if (argValue(args, '--listen-ns') !== '0' || !listen.startsWith('unix:/')) return;
+  const file = listen.slice('unix:'.length);
+  const st = await lstat(file).catch(() => undefined);
+  if (st?.isSocket()) await rm(file, { force: true });
+}
+
+/**
+ * Stop a device's forwarder: SIGTERM (it removes its unix listen socket), SIGKILL after 2 s; resolves
+ * once it has exited. No forwarder is success. The pid file goes.
+ */
+export async function stopForwarder(containerId: string, device: string, deps: ForwarderDeps): Promise<void> {
+  const procRoot = deps.procRoot ?? '/proc';
+  const live = await readForwarder(containerId, device, deps);
+  if (live) {
+    const args = (await forwarderCmdline(procRoot, live.pid)) ?? [];
+    signal(live.pid, 'SIGTERM');
+    for (let waited = 0; !(await exited(procRoot, live.pid)); waited += 20) {
+      if (waited === 2000) signal(live.pid, 'SIGKILL');
+      if (waited > 5000) throw new ForwarderError(device, `the forwarder of ${device} (pid ${live.pid}) does not stop`);
+      await sleep(20);
+    }
+    await removeHostSocket(args);
+  }
+  await rm(pidFileOf(deps.stateDir, containerId, device), { force: true });
+}
+
+/** Write the pid file atomically. */
+async function writePidFile(file: string, pid: number, key: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(`${file}.tmp`, `${pid}\n${key}\n`);
+  await rename(`${file}.tmp`, file);
+}
+
+/**
+ * Start the forwarder of `spec` (the caller stopped any earlier one): detached in its own session,
+ * its pid file written at once (so a crash of svcd in between leaves it findable), then waits for
+ * `ready`. Throws a ForwarderError with the forwarder's error text (its pid file removed) otherwise.
+ */
+export async function startForwarder(spec: ForwarderSpec, deps: ForwarderDeps): Promise<number> {
+  const file = pidFileOf(deps.stateDir, spec.containerId, spec.device);
+  const child = nodeSpawn(deps.binary ?? forwarderBinary(), forwarderArgs(spec), { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const outcome = new Promise<'ready' | string>((resolve) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString('utf8');
+      if (stdout.includes('ready\n')) resolve('ready');
+    });
+    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-4096)));
+    child.on('error', (e) => resolve(`cannot run ${deps.binary ?? forwarderBinary()}: ${e.message} (is it built? scripts/install-deps.sh)`));
+    // stderr may still hold the reason when the exit is seen: 'close' waits for the pipes
+    child.on('close', (code, sig) => resolve(stderr.trim().replace(/^error: /, '') || `svcd-proxy exited (${sig ?? code}) before it was ready`));
+  });
+  if (child.pid !== undefined) await writePidFile(file, child.pid, forwarderKey(spec));
+  const timeoutMs = deps.readyTimeoutMs ?? 10_000;
+  let timedOut = false;
+  const timer = setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs);
+  const seen = await outcome;
+  const result = timedOut ? `svcd-proxy was not ready within ${timeoutMs / 1000} s` : seen;
+  clearTimeout(timer);
+  child.stdout!.destroy();
+  child.stderr!.destroy();
+  child.unref();
+  if (result === 'ready' && child.pid !== undefined) return child.pid;
+  child.kill('SIGKILL');
+  await rm(file, { force: true });
+  throw new ForwarderError(spec.device, result);
+}
