@@ -61,6 +61,11 @@ import { createReconcileManager, systemClock, TerminalError, type Clock, type Re
 import { createStatusSettler } from './reconcilers/status-settler.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
 import { imagesDirOf, lxcPathOf, unixSocketOf } from './host/layout.ts';
+import { runCommand } from './host/exec.ts';
+import { readBoundSockets } from './host/proxy/bound-sockets.ts';
+import { createProxyAdapter } from './host/proxy/proxy-adapter.ts';
+import { createProxyNat } from './host/proxy/proxy-nat.ts';
+import { createProxyDriftObserver } from './observers/proxy-drift-observer.ts';
 
 export interface Agent {
   config: DaemonConfig;
@@ -161,6 +166,11 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     },
   };
   const network = createNetworkAdapter();
+  // Proxy devices: one svcd-proxy forwarder per device of a running container, or nat mode's DNAT rules.
+  const proxy = createProxyAdapter({
+    stateDir: config.stateDir,
+    applyNat: createProxyNat({ runNft: (args, input, signal) => runCommand('nft', args, { input, timeoutMs: 30_000, ...(signal ? { signal } : {}) }) }),
+  });
   const reconcilers: Reconciler[] = [
     createNetworkReconciler({
       db,
@@ -187,6 +197,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       devsvc,
       live,
       network,
+      proxy,
     }),
     ...(opts.reconcilers ?? []),
   ];
@@ -224,6 +235,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   observers.register(containerObserver);
   observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: (ev) => containerObserver.onMonitorEvent(ev) }));
   observers.register(createLiveDriftObserver({ live, report: drift.report, ...(opts.liveObserveMs ? { intervalMs: opts.liveObserveMs } : {}) }));
+  observers.register(createProxyDriftObserver({ live, proxy, report: drift.report }));
   observers.register(createBackupExpiryObserver({ db, stateDir: config.stateDir, ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}) }));
   observers.register(createExecOutputExpiryObserver({ stateDir: config.stateDir }));
   observers.register(createNetworkObserver({ db, stateDir: config.stateDir, network, report: drift.report, ...(opts.networkObserveMs ? { intervalMs: opts.networkObserveMs } : {}) }));
@@ -255,6 +267,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
         const r = await networkHost.probe(feature);
         return r.ok ? { ok: true } : { ok: false, missing: r.missing.join('; ') };
       },
+      boundSockets: () => readBoundSockets(),
     },
     containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore }),
     images: createImageHost({ store: imageStore }),
