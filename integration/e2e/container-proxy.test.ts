@@ -107,10 +107,10 @@ describe('proxy devices', { skip }, () => {
   });
 
   test('t17 unix listen socket with mode, and udp', async () => {
-    await setDevices((devs) => (devs.sock = { type: 'proxy', listen: `unix:${sock}`, connect: 'tcp:127.0.0.1:80', mode: '0600' }));
+    await setDevices((devs) => (devs.sock = { type: 'proxy', listen: `unix:${sock}`, connect: 'tcp:127.0.0.1:80', mode: '0600', uid: '1234', gid: '1235' }));
     assert.equal((await get({ socketPath: sock })).trim(), PAGE);
     const st = await import('node:fs/promises').then((f) => f.stat(sock));
-    assert.equal(st.mode & 0o777, 0o600);
+    assert.deepEqual([st.mode & 0o777, st.uid, st.gid], [0o600, 1234, 1235]);
 
     const pid = (await api.get('/1.0/containers/p1/state')).json.metadata.pid as number;
     const echo = 'import socket\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\ns.bind(("127.0.0.1",5000))\nwhile True:\n  d,a=s.recvfrom(2048)\n  s.sendto(b"echo:"+d,a)\n';
@@ -119,6 +119,33 @@ describe('proxy devices', { skip }, () => {
     await setDevices((devs) => (devs.dns = { type: 'proxy', listen: `udp:127.0.0.1:${port}`, connect: 'udp:127.0.0.1:5000' }));
     assert.equal(await eventually(async () => (await udpAsk(port, 'hi')) || undefined, 'udp echo', 10_000), 'echo:hi');
     await setDevices((devs) => (delete devs.sock, delete devs.dns));
+  });
+
+  test('t17 port lists and ranges, privilege drop, and the PROXY v2 header from a container-side listener (bind=container)', async () => {
+    const [p1, p2] = [await freePort(), await freePort()];
+    await setDevices((devs) => (devs.multi = { type: 'proxy', listen: `tcp:127.0.0.1:${p1},${p2}`, connect: 'tcp:127.0.0.1:80', 'security.uid': '65534', 'security.gid': '65534' }));
+    for (const port of [p1, p2]) assert.equal((await get({ port })).trim(), PAGE);
+    const status = await readFile(`/proc/${await forwarderPid('multi')}/status`, 'utf8');
+    assert.match(status, /^Uid:\s+65534\s/m, 'the forwarder runs as security.uid');
+
+    // A host-side server that records what the first connection sends.
+    let first = Buffer.alloc(0);
+    let resolveGot!: (b: Buffer) => void;
+    const got = new Promise<Buffer>((r) => (resolveGot = r));
+    const srv = net.createServer((c) => {
+      c.on('data', (b) => {
+        first = Buffer.concat([first, b]);
+        if (first.includes('hello')) (c.end(), srv.close(), resolveGot(first));
+      });
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as net.AddressInfo).port;
+    await setDevices((devs) => (devs.pp = { type: 'proxy', bind: 'container', listen: 'tcp:127.0.0.1:7070', connect: `tcp:127.0.0.1:${port}`, proxy_protocol: 'true' }));
+    await exec(['/bin/sh', '-c', 'echo hello | /bin/busybox nc 127.0.0.1 7070']);
+    const bytes = await got;
+    assert.deepEqual(bytes.subarray(0, 12), Buffer.from('0d0a0d0a000d0a515549540a', 'hex'), 'PROXY v2 signature');
+    assert.ok(bytes.subarray(12).includes('hello'));
+    await setDevices((devs) => (delete devs.multi, delete devs.pp));
   });
 
   test('t17 nat: DNAT from 127.0.0.1 to the container address, no forwarder', async () => {
@@ -168,5 +195,17 @@ describe('proxy devices', { skip }, () => {
     } finally {
       await lxc.cleanup();
     }
+  });
+
+  test('t17 proxies follow the container: gone at stop, back at start', async () => {
+    const port = await freePort();
+    await setDevices((devs) => (devs.web = { type: 'proxy', listen: `tcp:127.0.0.1:${port}`, connect: 'tcp:127.0.0.1:80' }));
+    const pid = await forwarderPid('web');
+    await waitOp(api, await api.put('/1.0/containers/p1/state', { action: 'stop', force: true }));
+    assert.match(await get({ port }), /^error ECONNREFUSED/);
+    assert.equal(await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => ''), '', 'the forwarder exited');
+    await waitOp(api, await api.put('/1.0/containers/p1/state', { action: 'start' }));
+    await exec(['/bin/busybox', 'httpd', '-p', '80', '-h', '/www']);
+    assert.equal((await get({ port })).trim(), PAGE);
   });
 });
