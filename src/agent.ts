@@ -61,10 +61,8 @@ import { createReconcileManager, systemClock, TerminalError, type Clock, type Re
 import { createStatusSettler } from './reconcilers/status-settler.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
 import { imagesDirOf, lxcPathOf, unixSocketOf } from './host/layout.ts';
-import { runCommand } from './host/exec.ts';
 import { readBoundSockets } from './host/proxy/bound-sockets.ts';
-import { createProxyAdapter } from './host/proxy/proxy-adapter.ts';
-import { createProxyNat } from './host/proxy/proxy-nat.ts';
+import { createHostProxyAdapter } from './host/proxy/host-proxy-adapter.ts';
 import { createProxyDriftObserver } from './observers/proxy-drift-observer.ts';
 
 export interface Agent {
@@ -167,10 +165,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   };
   const network = createNetworkAdapter();
   // Proxy devices: one svcd-proxy forwarder per device of a running container, or nat mode's DNAT rules.
-  const proxy = createProxyAdapter({
-    stateDir: config.stateDir,
-    applyNat: createProxyNat({ runNft: (args, input, signal) => runCommand('nft', args, { input, timeoutMs: 30_000, ...(signal ? { signal } : {}) }) }),
-  });
+  const proxy = createHostProxyAdapter({ stateDir: config.stateDir });
   const reconcilers: Reconciler[] = [
     createNetworkReconciler({
       db,
