@@ -62,6 +62,9 @@ import { createReconcileManager, systemClock, TerminalError, type Clock, type Re
 import { createStatusSettler } from './reconcilers/status-settler.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
 import { imagesDirOf, lxcPathOf, unixSocketOf } from './host/layout.ts';
+import { readBoundSockets } from './host/proxy/bound-sockets.ts';
+import { createHostProxyAdapter } from './host/proxy/host-proxy-adapter.ts';
+import { createProxyDriftObserver } from './observers/proxy-drift-observer.ts';
 
 export interface Agent {
   config: DaemonConfig;
@@ -164,6 +167,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     },
   };
   const network = createNetworkAdapter();
+  // Proxy devices: one svcd-proxy forwarder per device of a running container, or nat mode's DNAT rules.
+  const proxy = createHostProxyAdapter({ stateDir: config.stateDir });
   const reconcilers: Reconciler[] = [
     createNetworkReconciler({
       db,
@@ -190,6 +195,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       devsvc,
       live,
       network,
+      proxy,
     }),
     ...(opts.reconcilers ?? []),
   ];
@@ -227,6 +233,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   observers.register(containerObserver);
   observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: (ev) => containerObserver.onMonitorEvent(ev) }));
   observers.register(createLiveDriftObserver({ live, report: drift.report, ...(opts.liveObserveMs ? { intervalMs: opts.liveObserveMs } : {}) }));
+  observers.register(createProxyDriftObserver({ live, proxy, report: drift.report }));
   observers.register(createBackupExpiryObserver({ db, stateDir: config.stateDir, ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}) }));
   observers.register(createExecOutputExpiryObserver({ stateDir: config.stateDir }));
   observers.register(createNetworkObserver({ db, stateDir: config.stateDir, network, report: drift.report, ...(opts.networkObserveMs ? { intervalMs: opts.networkObserveMs } : {}) }));
@@ -258,6 +265,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
         const r = await networkHost.probe(feature);
         return r.ok ? { ok: true } : { ok: false, missing: r.missing.join('; ') };
       },
+      boundSockets: () => readBoundSockets(),
     },
     containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore }),
     images: createImageHost({ store: imageStore }),

@@ -45,6 +45,7 @@ export const API_EXTENSIONS = [
   'console', // console log and console websocket
   'restrict_devsvc', // security.devsvc
   'devsvc_events', // events websocket on the guest socket
+  'proxy', // proxy devices: an svcd-proxy forwarder per device of a running container (tcp, udp, unix), live, repaired when it dies
   'network_dhcp_gateway', // ipv4.dhcp.gateway as dnsmasq's router option
   'file_get_symlink', // symlinks read as X-SVC-type: symlink
   'network_leases', // GET /1.0/networks/<name>/leases: static (container nics) and dnsmasq's dynamic leases
@@ -56,9 +57,16 @@ export const API_EXTENSIONS = [
   'container_backup', // backup endpoints and import of a backup tarball
   'devsvc_images', // security.devsvc.images: image export over the guest socket
   'container_local_cross_pool_handling', // a copy's root disk may be on another pool (snapshots follow)
+  'proxy_unix', // unix and abstract unix sockets on either side of a proxy
+  'proxy_udp', // udp proxies: one upstream socket per client, idle-expired
+  'proxy_tcp_udp_multi_port_handling', // port ranges and lists, one to one or many to one
   'network_state', // GET /1.0/networks/<name>/state for any host interface (sysfs and /proc, no spawn)
+  'proxy_unix_dac_properties', // uid, gid, mode of a proxy's unix listen socket
   'container_protection_delete', // security.protection.delete
+  'proxy_priv_drop', // security.uid, security.gid: the forwarder drops to them after setup
+  'proxy_haproxy_protocol', // proxy_protocol: a PROXY v2 header on each upstream connection or flow
   'network_hwaddr', // bridge.hwaddr (bridge.hwaddress accepted too)
+  'proxy_nat', // nat=true: DNAT rules in inet svcd_proxy to the container's static managed-nic address
   'network_nat_order', // ipv4.nat.order, ipv6.nat.order: svcd's NAT chain priority before or after others
   'container_full', // recursion=2 on /1.0/containers: state, snapshots, backups
   'storage_api_volume_snapshots', // volume snapshot endpoints
@@ -79,7 +87,6 @@ export const API_EXTENSIONS = [
  *   (required=false) is not built and is refused. infiniband: validated, always refused (moving InfiniBand
  *   interfaces is not built). gpu_runtime, gpu_runtime_config: nvidia.* keys refused (no NVIDIA tooling hook);
  *   gpu types mdev/mig/sriov refused.
- * - proxy and its proxy_* extensions (issue 17, other areas).
  * - storage drivers other than dir and btrfs: storage_zfs_remove_snapshots, storage_zfs_use_refquota,
  *   storage_zfs_clone_copy, storage_lvm_mount_options, storage_lvm_vg_rename, storage_lvm_thinpool_rename,
  *   storage_lvm_lv_resizing, storage_driver_ceph, storage_ceph_user_name, storage_ceph_force_osd_reuse,

@@ -2,6 +2,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { isBool, isSize, isUint, oneOf, type ValueCheck } from './config-keys.ts';
 import { checkHwDevice, HW_DEVICE_TABLES } from './devices-hw.ts';
 import { ValidationError } from './errors.ts';
+import { checkProxy, PROXY_KEYS } from './devices-proxy.ts';
 
 type DeviceTable = Record<string, ValueCheck>;
 type Device = Record<string, string>;
@@ -82,6 +83,7 @@ const DEVICE_TYPES: Record<string, DeviceTable> = {
   'unix-char': unix,
   'unix-block': unix,
   ...HW_DEVICE_TABLES,
+  proxy: PROXY_KEYS,
   none: {},
 };
 
@@ -137,6 +139,7 @@ export function validateDevices(devices: Record<string, Device>): void {
     if (type === 'disk') checkDisk(name, dev);
     if (type === 'nic') checkNic(name, dev);
     if (HW_DEVICE_TABLES[type]) checkHwDevice(name, dev);
+    if (type === 'proxy') checkProxy(name, dev);
     if ((type === 'unix-char' || type === 'unix-block') && !dev.path && !dev.source)
       throw new ValidationError(`Device "${name}" (${type}): "path" or "source" is required`);
   }

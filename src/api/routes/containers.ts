@@ -6,6 +6,7 @@ import {
   bumpContainerAt,
   CONTAINER_KIND,
   containerUrl,
+  expandContainer,
   expandStoredContainer,
   insertContainer,
   listContainers,
@@ -18,6 +19,7 @@ import {
 } from '../../desired/containers.ts';
 import { HostFailureError, ValidationError } from '../../desired/errors.ts';
 import { StatusCode, statusName } from '../../operations/status.ts';
+import { checkContainerProxies } from '../../desired/proxy-checks.ts';
 import { readObservedState, refusedPowerAction } from '../../desired/power-actions.ts';
 import { expandInstanceType } from '../../desired/instance-types.ts';
 import { validateContainerName } from '../../desired/names.ts';
@@ -137,6 +139,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         devices: body.devices ?? {},
       };
       await validateContainer(db, pp, input, undefined, deps.containers.probeNic);
+      await checkContainerProxies(db, undefined, (await expandContainer(db, pp, input)).devices, deps.containers.boundSockets);
       const source = await resolveSource(body.source);
       const operation = await writeWithOperation(deps, async (tx) => {
         // A copy of a whole container takes its snapshots along (unless container_only).
@@ -206,6 +209,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
       };
       await validateContainer(db, pp, input, cur.config, deps.containers.probeNic);
+      await checkContainerProxies(db, cur.id, (await expandContainer(db, pp, input)).devices, deps.containers.boundSockets);
       return writeWithOperation(deps, async (tx) => {
         await lockProfiles(tx, pp, input.profiles);
         const row = await bumpContainerAt(tx, cur.id, cur.generation, input);

@@ -13,8 +13,9 @@ import { CgroupWriteError, MountHelperMissingError } from '../../host/lxc/lxc-er
 import type { LiveMount } from '../../host/lxc/live-mounts.ts';
 import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
 import { TerminalError, terminalMessageOf } from '../runtime/index.ts';
-import type { LxcLiveAdapter } from '../adapters.ts';
+import type { LxcLiveAdapter, ProxyAdapter } from '../adapters.ts';
 import { ensureLiveNics, type LiveNicRecord } from './ensure-live-nics.ts';
+import { ensureProxies } from './ensure-proxies.ts';
 import { pendingRestartOf, restartViewOf, type RestartView } from './live-keys.ts';
 import type { ResolvedNic } from './resolve-nics.ts';
 import { hotplugSourcesOf } from './device-specs.ts';
@@ -36,6 +37,8 @@ export interface LiveFacts {
   startedWith: RestartView;
   /** Device → the nic attached (ensure-live-nics.ts). */
   nics?: Record<string, LiveNicRecord>;
+  /** The nat rules of its proxy devices as applied (JSON; ensure-proxies.ts). */
+  proxyNat?: string;
 }
 
 /** What this process knows of each running container's live state: for the drift observer and `GET .../state`. */
@@ -56,6 +59,8 @@ export interface LiveEntry {
   pendingRestart: string[];
   /** Host nodes of `required=false` unix devices: their appearing or going is watched (hotplug). */
   hotplug?: string[];
+  /** Proxy devices that must have a live forwarder (ensure-proxies.ts), for the drift observer. */
+  proxies?: string[];
 }
 
 /** `onChange`: an entry set or deleted (the hotplug watcher follows the containers' optional nodes). */
@@ -101,6 +106,8 @@ function wantedMounts(disks: readonly (LxcDiskMount & { device?: string })[], un
 
 export interface EnsureLiveInput {
   lxc: LxcLiveAdapter;
+  /** Proxy devices' forwarders and nat rules (absent: proxy devices are refused). */
+  proxy?: ProxyAdapter | undefined;
   host: HostFacts;
   c: ContainerRow;
   pid: number;
@@ -204,12 +211,20 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
     changed = true;
   }
 
+  const proxies = await ensureProxies({ proxy: input.proxy, containerId: c.id, pid, devices: input.devices, nics: input.nics, natKey: live.proxyNat, signal: input.signal });
+  if (proxies.natKey !== (live.proxyNat ?? '')) {
+    if (proxies.natKey) live.proxyNat = proxies.natKey;
+    else delete live.proxyNat;
+    changed = true;
+  }
+
   input.registry?.set(c.id, {
     pid,
     cgroup,
     mounts: Object.fromEntries([...wanted].filter(([t]) => live!.mounts[t]).map(([t, w]) => [t, { readonly: !!w.mount.readonly }])),
     pendingRestart: pendingRestartOf(live.startedWith, view),
     hotplug: hotplugSourcesOf(input.devices),
+    ...(proxies.forwarders.length ? { proxies: proxies.forwarders } : {}),
   });
   return changed;
 }

@@ -14,6 +14,7 @@ import { forgetFacts, openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
 import { ensureLive, type LiveFacts } from './ensure-live.ts';
 import { releaseLiveNics } from './ensure-live-nics.ts';
+import { releaseProxies } from './ensure-proxies.ts';
 import { ensureDhcpHosts, removeDhcpHosts, requireNetworksReady, type NetworkNicsFacts } from './ensure-network-nics.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
@@ -51,6 +52,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     // What svcd set up on the host and on its networks for its nics.
     const record = await openFacts<ContainerFacts>(db, CONTAINER_KIND, c.id);
     await releaseLiveNics(deps.lxcLive, record.facts.live?.nics, signal);
+    await releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal);
     await removeDhcpHosts(deps, record.facts);
     await deps.devsvc?.remove(c.id);
     const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id));
@@ -180,11 +182,12 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       // Running: the config reaches it now, not at its next start.
       const pid = now.pid ?? (await lxc.state(ref)).pid;
       const beforeAttachNic = (nic: (typeof cfg.live.nics)[number]) => requireNetworksReady(db, [nic]);
-      if (pid && (await ensureLive({ lxc: deps.lxcLive, host: deps.host, c, pid, startedNow, config, devices, ...cfg.live, beforeAttachNic, facts, registry: deps.live, signal }))) record.note();
+      if (pid && (await ensureLive({ lxc: deps.lxcLive, proxy: deps.proxy, host: deps.host, c, pid, startedNow, config, devices, ...cfg.live, beforeAttachNic, facts, registry: deps.live, signal }))) record.note();
     } else {
       deps.live?.delete(id);
       if (facts.live) {
         await releaseLiveNics(deps.lxcLive, facts.live.nics, signal);
+        await releaseProxies(deps.proxy, id, facts.live.proxyNat, signal);
         delete facts.live;
         record.note();
       }

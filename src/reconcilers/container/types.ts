@@ -5,7 +5,7 @@ import type { SubidRange } from '../../host/idmap/types.ts';
 import type { ContainerState } from '../../host/lxc/lxc-args.ts';
 import type { LiveRegistry } from './ensure-live.ts';
 import type { RootfsDeps } from './ensure-rootfs.ts';
-import type { LxcAdapter, LxcLiveAdapter, NetworkAdapter } from '../adapters.ts';
+import type { LxcAdapter, LxcLiveAdapter, NetworkAdapter, ProxyAdapter } from '../adapters.ts';
 import type { HostFacts } from './lxc-spec.ts';
 
 export interface ContainerReconcilerDeps extends RootfsDeps {
@@ -14,6 +14,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   lxcLive: LxcLiveAdapter;
   /** Managed networks: the DHCP host entries of the container's nics on them (ensure-network-nics.ts). */
   network?: NetworkAdapter;
+  /** Proxy devices: forwarder processes and nat rules (ensure-proxies.ts). */
+  proxy?: ProxyAdapter;
   host: HostFacts;
   subids: { subuid: SubidRange[]; subgid: SubidRange[] };
   /** At svcd start, containers power up one after another (boot.autostart.priority order). */

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+import { useTempDatabase } from '../db/temp-database.ts';
+import { insertContainer } from './containers.ts';
+import { ValidationError } from './errors.ts';
+import { ensureDefaultProject } from './projects.ts';
+import { checkContainerProxies, type BoundSocket } from './proxy-checks.ts';
+import { networks } from './schema/index.ts';
+
+const temp = useTempDatabase('svcd-proxy-checks-', ensureDefaultProject);
+
+type Devices = Record<string, Record<string, string>>;
+const input = (devices: Devices) => ({ description: '', architecture: 'x86_64', ephemeral: false, profiles: [], config: {}, devices });
+const rejects = (p: Promise<unknown>, re: RegExp) => assert.rejects(p, (e: Error) => e instanceof ValidationError && re.test(e.message), re.source);
+const proxy = (listen: string, extra: Record<string, string> = {}) => ({ type: 'proxy', listen, connect: 'tcp:127.0.0.1:80', ...extra });
+
+test('t17 proxy cross-checks: nat to a static managed address, listen used by another container, bound on the host', async () => {
+  const { db } = temp.database;
+  await db.insert(networks).values({ id: randomUUID(), name: 't17n', config: { 'ipv4.address': '10.58.1.1/24' } });
+  const eth0 = { type: 'nic', network: 't17n', 'ipv4.address': '10.58.1.10' };
+  const nat = (connect: string) => ({ type: 'proxy', nat: 'true', listen: 'tcp:127.0.0.1:8080', connect });
+
+  await checkContainerProxies(db, undefined, { eth0, web: nat('tcp:10.58.1.10:80') });
+  await checkContainerProxies(db, undefined, { eth0, web: nat('tcp:0.0.0.0:80') });
+  await rejects(checkContainerProxies(db, undefined, { eth0, web: nat('tcp:10.58.1.11:80') }), /Device "web" \(proxy\): "nat" needs "connect" to be the static "ipv4.address"/);
+  await rejects(checkContainerProxies(db, undefined, { eth0: { type: 'nic', parent: 'br0', 'ipv4.address': '10.58.1.10' }, web: nat('tcp:10.58.1.10:80') }), /static "ipv4.address"/);
+  await rejects(checkContainerProxies(db, undefined, { web: nat('tcp:0.0.0.0:80') }), /static "ipv4.address"/);
+
+  const a = await insertContainer(db, 'default', 'a', input({ web: proxy('tcp:127.0.0.1:8080-8090') }), { type: 'none' }, 'stopped');
+  await rejects(checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:8085') }), /Device "x" \(proxy\): "listen" tcp:127\.0\.0\.1:8085 is already used by device "web" of container "a"/);
+  await rejects(checkContainerProxies(db, undefined, { x: proxy('tcp:0.0.0.0:8090') }), /already used by device "web"/);
+  await checkContainerProxies(db, undefined, { x: proxy('udp:127.0.0.1:8085', { connect: 'udp:127.0.0.1:53' }) });
+  await checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.2:8085') });
+  await checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:8085', { bind: 'container' }) });
+  // Its own devices are not the other container's: a changed listen of "a" is checked against the host only.
+  await checkContainerProxies(db, a.id, { web: proxy('tcp:127.0.0.1:8085') });
+  await rejects(checkContainerProxies(db, a.id, { web: proxy('tcp:127.0.0.1:8085') }, async () => [{ protocol: 'tcp', address: '127.0.0.1', port: 8085 }]), /already in use on the host/);
+});
+
+test('t17 proxy cross-checks: a socket bound on the host, except one its own proxy holds', async () => {
+  const { db } = temp.database;
+  const bound: BoundSocket[] = [{ protocol: 'tcp', address: '0.0.0.0', port: 9100 }, { protocol: 'udp', address: '127.0.0.1', port: 9101 }];
+  const sockets = async () => bound;
+  await rejects(checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:9100') }, sockets), /Device "x" \(proxy\): "listen" tcp:127\.0\.0\.1:9100 is already in use on the host/);
+  await rejects(checkContainerProxies(db, undefined, { x: proxy('udp:0.0.0.0:9101', { connect: 'udp:127.0.0.1:53' }) }, sockets), /udp:0\.0\.0\.0:9101 is already in use/);
+  await checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:9101') }, sockets);
+  // Its own forwarder holds 9102: an update keeping that listen is not refused.
+  const held = [...bound, { protocol: 'tcp' as const, address: '127.0.0.1', port: 9102 }];
+  const b = await insertContainer(db, 'default', 'b', input({ web: proxy('tcp:127.0.0.1:9102') }), { type: 'none' }, 'stopped');
+  await checkContainerProxies(db, b.id, { web: proxy('tcp:127.0.0.1:9102'), other: proxy('tcp:127.0.0.1:9200') }, async () => held);
+  await rejects(checkContainerProxies(db, b.id, { web2: proxy('tcp:127.0.0.1:9102') }, async () => held), /already in use on the host/);
+});

@@ -1,0 +1,99 @@
+/**
+ * Cross-object checks of a container's expanded proxy devices at a desired write: a nat proxy's connect
+ * address must be the static address of one of its nics on a managed network; a host listen address must
+ * not be another proxy device's (any container), nor one already bound on the host (`bound`, read by the
+ * API's host service from /proc/net: passed in). Proxies the container already had with the same listen
+ * address are not checked against the host (their own forwarder holds it).
+ */
+import { isNull } from 'drizzle-orm';
+import type { DbOrTx } from '../db/types.ts';
+import { expandStoredContainer } from './containers.ts';
+import { nicParentOf } from './devices.ts';
+import { isTrue, isWildcard, proxySides, type ProxyAddress } from './devices-proxy.ts';
+import { ValidationError } from './errors.ts';
+import { readManagedNetwork } from './network-nics.ts';
+import { containers } from './schema/index.ts';
+import { parseIp } from '../util/ip-cidr.ts';
+
+type Devices = Record<string, Record<string, string>>;
+
+/** A socket bound on the host: protocol, address as /proc/net shows it (parsed), port. */
+export interface BoundSocket {
+  protocol: 'tcp' | 'udp';
+  address: string;
+  port: number;
+}
+export type BoundSockets = () => Promise<BoundSocket[]>;
+
+const sameIp = (a: string, b: string) => parseIp(a)?.value === parseIp(b)?.value && parseIp(a)?.family === parseIp(b)?.family;
+const isZero = (a: string) => parseIp(a)?.value === 0n;
+
+/** Whether two host listen addresses would take the same socket (same protocol and port; same address, or a wildcard on either side). */
+function clash(a: ProxyAddress, b: ProxyAddress): string | undefined {
+  if (a.kind === 'unix' || b.kind === 'unix') {
+    if (a.kind !== 'unix' || b.kind !== 'unix') return undefined;
+    return a.path === b.path && a.abstract === b.abstract ? `unix:${a.abstract ? '@' : ''}${a.path}` : undefined;
+  }
+  if (a.kind !== b.kind) return undefined;
+  if (!(isWildcard(a) || isWildcard(b) || (a.family === b.family && sameIp(a.host, b.host)))) return undefined;
+  const port = a.ports.find((p) => b.ports.includes(p));
+  return port === undefined ? undefined : `${a.kind}:${a.family === 6 ? `[${a.host}]` : a.host}:${port}`;
+}
+
+/** The proxies of `devices` that listen on the host, parsed. */
+function hostListens(devices: Devices): [string, Record<string, string>, ProxyAddress][] {
+  return Object.entries(devices)
+    .filter(([, d]) => d.type === 'proxy' && (d.bind ?? 'host') === 'host' && d.listen)
+    .map(([n, d]) => [n, d, proxySides(d).listen]);
+}
+
+/** nat: the connect address must be a static address of one of the container's nics on a managed network. */
+async function checkNat(db: DbOrTx, name: string, dev: Record<string, string>, devices: Devices): Promise<void> {
+  const { connect } = proxySides(dev);
+  if (connect.kind === 'unix') return;
+  const key = connect.family === 4 ? 'ipv4.address' : 'ipv6.address';
+  for (const d of Object.values(devices)) {
+    if (d.type !== 'nic' || !d[key]) continue;
+    if (!isWildcard(connect) && !sameIp(d[key]!, connect.host)) continue;
+    if (await readManagedNetwork(db, nicParentOf(d))) return;
+  }
+  throw new ValidationError(
+    `Device "${name}" (proxy): "nat" needs "connect" to be the static "${key}" of one of the container's nics on a managed network (or ${connect.family === 4 ? '0.0.0.0' : '[::]'} for that address); ${connect.host} is none`,
+  );
+}
+
+export async function checkContainerProxies(db: DbOrTx, id: string | undefined, devices: Devices, bound?: BoundSockets): Promise<void> {
+  const mine = hostListens(devices);
+  for (const [name, dev] of Object.entries(devices)) if (dev.type === 'proxy' && isTrue(dev.nat)) await checkNat(db, name, dev, devices);
+  if (mine.length === 0) return;
+  // Two of its own on one address.
+  for (let i = 0; i < mine.length; i++)
+    for (let j = i + 1; j < mine.length; j++) {
+      const c = clash(mine[i]![2], mine[j]![2]);
+      if (c) throw new ValidationError(`Device "${mine[j]![0]}" (proxy): "listen" ${c} is already used by device "${mine[i]![0]}"`);
+    }
+  // Another container's.
+  const rows = await db.select().from(containers).where(isNull(containers.deletingAt));
+  const current = rows.find((r) => r.id === id);
+  for (const row of rows) {
+    if (row.id === id) continue;
+    const theirs = hostListens((await expandStoredContainer(db, row)).devices);
+    for (const [name, , listen] of mine)
+      for (const [other, , l] of theirs) {
+        const c = clash(listen, l);
+        if (c) throw new ValidationError(`Device "${name}" (proxy): "listen" ${c} is already used by device "${other}" of container "${row.name}" (project "${row.project}")`);
+      }
+  }
+  // Bound on the host by something else: new listen addresses only, and not in nat mode (nothing binds).
+  if (!bound) return;
+  const had = current ? (await expandStoredContainer(db, current)).devices : {};
+  const held = (n: string, d: Record<string, string>) => had[n]?.type === 'proxy' && had[n]?.listen === d.listen && !isTrue(had[n]?.nat);
+  const fresh = mine.filter(([n, d]) => !isTrue(d.nat) && !held(n, d));
+  if (fresh.length === 0) return;
+  const sockets = await bound();
+  for (const [name, , listen] of fresh) {
+    if (listen.kind === 'unix') continue;
+    const hit = sockets.find((s) => s.protocol === listen.kind && listen.ports.includes(s.port) && (isWildcard(listen) || isZero(s.address) || sameIp(s.address, listen.host)));
+    if (hit) throw new ValidationError(`Device "${name}" (proxy): "listen" ${listen.kind}:${listen.family === 6 ? `[${listen.host}]` : listen.host}:${hit.port} is already in use on the host`);
+  }
+}
