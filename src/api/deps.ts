@@ -7,6 +7,7 @@ import type { Convergence } from '../reconcilers/convergence.ts';
 import type { ContainerHost, HostInfo, ImageHost, NetworkHost, ServerResources } from './host-service.ts';
 import type { ProbeResult } from '../desired/storage-driver-catalog.ts';
 import type { NicFeatureProbe } from '../desired/containers.ts';
+import type { NicHostProbe } from '../desired/devices-nic.ts';
 import type { TrustStore } from './trust-store.ts';
 
 /** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
@@ -33,6 +34,8 @@ export interface ApiDeps {
     state(row: ContainerRow, runtime: ContainerRuntimeRow | undefined): Promise<unknown>;
     /** Whether the host can do what a nic key needs (`vlan`), for the 400 at a container write. */
     probeNic?: NicFeatureProbe;
+    /** The host's interfaces and SR-IOV answers, for the 400s on macvlan/physical/sriov parents at a container write. */
+    nicHost?: NicHostProbe;
   };
   /** The host side of the containers' imperative endpoints (files, exec, console, logs, backups, metadata, publish). */
   containerHost: ContainerHost;

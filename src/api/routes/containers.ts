@@ -135,7 +135,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         config,
         devices: body.devices ?? {},
       };
-      await validateContainer(db, pp, input, undefined, deps.containers.probeNic);
+      await validateContainer(db, pp, input, undefined, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost });
       const source = await resolveSource(body.source);
       const operation = await writeWithOperation(deps, async (tx) => {
         // A copy of a whole container takes its snapshots along (unless container_only).
@@ -204,7 +204,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         config: nextConfig,
         devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
       };
-      await validateContainer(db, pp, input, cur.config, deps.containers.probeNic);
+      await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur.devices });
       return writeWithOperation(deps, async (tx) => {
         await lockProfiles(tx, pp, input.profiles);
         const row = await bumpContainerAt(tx, cur.id, cur.generation, input);
