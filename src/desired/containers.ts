@@ -3,7 +3,7 @@ import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
-import { checkNicHost, type NicHostProbe } from './devices-nic.ts';
+import { checkNicHost, nicTypeOf, type NicHostProbe } from './devices-nic.ts';
 import { checkContainerNics, volatileHwaddrKey } from './network-nics.ts';
 import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { expandConfig } from './expand.ts';
@@ -107,7 +107,7 @@ export function withNicHwaddrs(config: Record<string, string>, devices: Record<s
     const m = /^volatile\.(.+)\.hwaddr$/.exec(k);
     if (m && devices[m[1]!]?.type !== 'nic') delete out[k];
   }
-  for (const [name, d] of Object.entries(devices)) if (d.type === 'nic' && !d.hwaddr && !out[volatileHwaddrKey(name)]) out[volatileHwaddrKey(name)] = randomHwaddr();
+  for (const [name, d] of Object.entries(devices)) if (d.type === 'nic' && !d.hwaddr && nicTypeOf(d) !== 'physical' && !out[volatileHwaddrKey(name)]) out[volatileHwaddrKey(name)] = randomHwaddr();
   return out;
 }
 
