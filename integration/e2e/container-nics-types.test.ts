@@ -118,6 +118,7 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
     // Physical detached live: back on the host under its own name.
     await edit('nt', ({ f0: _f0, ...rest }) => rest);
     assert.equal(await onHost(phys), true, 'given back on detach');
+    const physMac = await readFile(`/sys/class/net/${phys}/address`, 'utf8');
     assert.equal((await linksIn(pid)).has('eth5'), false);
 
     // Attached live: a physical nic, a second macvlan, and the p2p goes.
@@ -138,6 +139,7 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
     // Stopped: the physical nic moved in live is given back (else the netns would take it down with it).
     await waitOp(api, await api.put('/1.0/containers/nt/state', { action: 'stop', force: true }));
     assert.equal(await onHost(phys), true, 'given back before the stop');
-    assert.equal((await readFile(`/sys/class/net/${phys}/ifindex`, 'utf8')).trim() !== '', true);
+    assert.equal(await readFile(`/sys/class/net/${phys}/address`, 'utf8'), physMac, 'the same interface, its own MAC');
+    assert.match(await readFile(`/sys/class/net/${phys}/iflink`, 'utf8'), new RegExp(`^${(await readFile(`/sys/class/net/${physPeer}/ifindex`, 'utf8')).trim()}\n`), 'still the peer of the test\'s veth');
   });
 });
