@@ -105,6 +105,11 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
     for (const n of ['m0', 'p0', 'eth5']) assert.ok(st.network[n], `state shows ${n}`);
     assert.equal(st.network.p0.host_name, p2pHost);
 
+    // A restart: LXC gives the physical nic back at the stop and moves it in again at the start.
+    await waitOp(api, await api.put('/1.0/containers/nt/state', { action: 'restart', force: true }));
+    const pid2 = await runningPid('nt', pid);
+    assert.deepEqual([...(await linksIn(pid2)).keys()].filter((n) => n !== 'lo').sort(), ['eth5', 'm0', 'p0']);
+
     await waitOp(api, await api.put('/1.0/containers/nt/state', { action: 'stop', force: true }));
     await eventually(() => onHost(phys).then((x) => x || undefined), `${phys} given back on stop`, 15_000);
     assert.equal((await run('ip', ['-4', 'route', 'show', route])).stdout.trim(), '', 'the p2p route went');

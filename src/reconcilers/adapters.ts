@@ -71,6 +71,8 @@ export interface LxcLiveAdapter {
   attachInsideNic(pid: number, nic: InsideNic & { nictype: 'macvlan' | 'physical' }, signal?: AbortSignal): Promise<void>;
   /** The macvlan deleted, or the physical interface given back to the host under its own name; absent is success. */
   detachInsideNic(pid: number, nic: Pick<InsideNic, 'name' | 'parent'> & { nictype: 'macvlan' | 'physical' }, signal?: AbortSignal): Promise<void>;
+  /** Whether the host has an interface of that name (sysfs; spawns nothing). */
+  hostHasLink(name: string): Promise<boolean>;
   /** The interfaces in the container's network namespace (undefined when it is gone). Spawns nothing. */
   readContainerLinks(pid: number): Promise<Set<string> | undefined>;
 }

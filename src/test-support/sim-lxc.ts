@@ -268,6 +268,7 @@ export function createSimLxc(): SimLxc {
       c.nics.delete(nic.name);
       if (n.kind === 'physical') links.add(n.parent!);
     },
+    hostHasLink: async (name) => links.has(name) || bridges.has(name) || veths.has(name),
     async readContainerLinks(pid) {
       for (const c of containers.values()) if (c.pid === pid && c.state !== 'STOPPED') return new Set(c.nics.keys());
       return undefined;

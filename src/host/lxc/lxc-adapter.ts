@@ -2,6 +2,7 @@
  * The real LXC adapters the reconcilers are given (their interfaces: src/reconcilers/adapters.ts): thin
  * objects over the runners in this folder.
  */
+import { readHostLink } from '../devices/read-host-link.ts';
 import { LXC_COMMON_CONF } from './render-config.ts';
 import { runCommand } from '../exec.ts';
 import { containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
@@ -50,5 +51,6 @@ export function createLxcLiveAdapter() {
     detachInsideNic: (pid: number, nic: Pick<InsideNic, 'name' | 'parent'> & { nictype: 'macvlan' | 'physical' }, signal?: AbortSignal) =>
       nic.nictype === 'macvlan' ? detachMacvlan(pid, nic.name, signal) : detachPhysical(pid, nic, process.pid, signal),
     readContainerLinks,
+    hostHasLink: async (name: string) => (await readHostLink(name)) !== undefined,
   };
 }

@@ -71,6 +71,20 @@ test('t17 macvlan, p2p and physical nics: at start, live attach and detach, phys
   assert.equal(lxc.routes.size, 0, 'the p2p routes went');
 });
 
+test('t17 a macvlan or physical parent gone since the write: the start fails naming it, nothing started', async () => {
+  const { db } = temp.database;
+  const lxc = createSimLxc();
+  const reconciler = createContainerReconciler(simContainerDeps({ db, stateDir, storage, lxc, network: createSimNetwork({ bridges: lxc.bridges }) }));
+  const once = createReconcileOnce(db);
+  const c = await insertContainer(db, 'default', 'gone', { ...base, devices: { f0: { type: 'nic', nictype: 'physical', parent: 't17gone' } } }, { type: 'none' }, 'stopped');
+  await bumpContainer(db, c.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: 1 } });
+  await assert.rejects(once(reconciler, c.id), (e: Error) => isTerminalError(e) && /nic "f0": host interface "t17gone" \(the physical nic's parent\) does not exist/.test(e.message));
+  assert.equal(lxc.calls.start, undefined);
+  lxc.links.add('t17gone');
+  await once(reconciler, c.id);
+  assert.equal(lxc.containers.get(c.id)?.state, 'RUNNING');
+});
+
 test('t17 sriov at start: a TerminalError naming the parent and what it lacks', async () => {
   const { db } = temp.database;
   const lxc = createSimLxc();

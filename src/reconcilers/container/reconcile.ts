@@ -14,6 +14,7 @@ import { forgetFacts, openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
 import { ensureLive, type LiveFacts } from './ensure-live.ts';
 import { giveBackLiveNics, releaseLiveNics } from './ensure-live-nics.ts';
+import { requireNicParents } from './resolve-nics.ts';
 import { ensureDhcpHosts, removeDhcpHosts, requireNetworksReady, type NetworkNicsFacts } from './ensure-network-nics.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
@@ -167,6 +168,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       if (now.state === 'STOPPED') {
         // Its managed networks up first: else wait for them (they enqueue it when they converge).
         await requireNetworksReady(db, cfg.live.nics);
+        await requireNicParents(cfg.live.nics, deps.lxcLive);
         now = await start();
         startedNow = true;
       }

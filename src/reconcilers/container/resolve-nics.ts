@@ -4,6 +4,7 @@ import { readHostLink } from '../../host/devices/read-host-link.ts';
 import { readSriov } from '../../host/devices/read-sriov.ts';
 import { TerminalError } from '../runtime/index.ts';
 import type { LxcNic } from '../../host/lxc/types.ts';
+import type { LxcLiveAdapter } from '../adapters.ts';
 import { nicsOf, type NicSpec } from './device-specs.ts';
 
 /** A nic resolved for this host: on a managed network (`managed`: its name = the bridge), or on an existing host bridge. */
@@ -62,3 +63,13 @@ export async function resolveNics(db: DbOrTx, devices: Record<string, Record<str
 export const lxcNicsOf = (nics: readonly ResolvedNic[]): LxcNic[] =>
   nics.map(({ nictype, name, parent, hwaddr, mtu, hostName }) => ({ type: LXC_TYPE[nictype], name, parent, hwaddr, hostName, ...(mtu !== undefined ? { mtu } : {}) }));
 const LXC_TYPE = { bridged: 'veth', p2p: 'veth', macvlan: 'macvlan', physical: 'phys', sriov: 'phys' } as const;
+
+/**
+ * Just before a start: the host interfaces macvlan and physical nics need are there (the API checked
+ * them at the write; one gone since is named here, not by LXC's start failing).
+ */
+export async function requireNicParents(nics: readonly ResolvedNic[], host: Pick<LxcLiveAdapter, 'hostHasLink'>): Promise<void> {
+  for (const n of nics)
+    if ((n.nictype === 'macvlan' || n.nictype === 'physical') && !(await host.hostHasLink(n.parent)))
+      throw new TerminalError(`nic "${n.device}": host interface "${n.parent}" (the ${n.nictype} nic's parent) does not exist`);
+}
