@@ -137,6 +137,10 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
     assert.equal(await runningPid('nt'), pid, 'not restarted');
     assert.deepEqual((await state('nt')).pending_restart, []);
 
+    // Drift: the macvlan deleted behind svcd's back is seen (no config change) and made again.
+    await run('nsenter', ['-t', String(pid), '-n', 'ip', 'link', 'del', 'm0']);
+    await eventually(async () => (await linksIn(pid)).get('m0')?.kind === 'macvlan' || undefined, 'm0 made again', 20_000);
+
     // The macvlan detached live.
     await edit('nt', ({ m1: _m1, ...rest }) => rest);
     assert.equal((await linksIn(pid)).has('m1'), false);

@@ -88,6 +88,12 @@ export async function releaseLiveNics(lxc: NicHost, records: Record<string, Live
   for (const rec of Object.values(records ?? {})) await release(lxc, rec, false, signal);
 }
 
+/** What the drift observer checks of the recorded nics: names inside (macvlan, physical), host-side veths. */
+export function nicNamesOf(records: Record<string, LiveNicRecord> | undefined): { inside: string[]; veths: string[] } {
+  const recs = Object.values(records ?? {});
+  return { inside: recs.filter((r) => r.inside).map((r) => r.name!), veths: recs.filter((r) => !r.inside).map((r) => r.hostName) };
+}
+
 /** Bring the running container's nics to `nics`; returns the records (device → what is attached) and whether they changed. */
 export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ records: Record<string, LiveNicRecord>; changed: boolean }> {
   const { lxc, pid, signal } = input;

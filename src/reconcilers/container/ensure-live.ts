@@ -14,7 +14,7 @@ import type { LiveMount } from '../../host/lxc/live-mounts.ts';
 import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
 import { TerminalError, terminalMessageOf } from '../runtime/index.ts';
 import type { LxcLiveAdapter } from '../adapters.ts';
-import { ensureLiveNics, type LiveNicRecord } from './ensure-live-nics.ts';
+import { ensureLiveNics, nicNamesOf, type LiveNicRecord } from './ensure-live-nics.ts';
 import { pendingRestartOf, restartViewOf, type RestartView } from './live-keys.ts';
 import type { ResolvedNic } from './resolve-nics.ts';
 import type { HostFacts } from './lxc-spec.ts';
@@ -51,6 +51,8 @@ export interface LiveEntry {
   cgroup: Record<string, string>;
   /** Targets inside the container that must stay mounted, and whether read-only. */
   mounts: Record<string, { readonly: boolean }>;
+  /** Its nics: names inside (macvlan, physical) and host-side veths (bridged, p2p) that must stay there. */
+  nics?: { inside: string[]; veths: string[] };
   /** Config keys and `devices.<name>` whose change waits for the next start. */
   pendingRestart: string[];
 }
@@ -200,6 +202,7 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
     cgroup,
     mounts: Object.fromEntries([...wanted].filter(([t]) => live!.mounts[t]).map(([t, w]) => [t, { readonly: !!w.mount.readonly }])),
     pendingRestart: pendingRestartOf(live.startedWith, view),
+    nics: nicNamesOf(live.nics),
   });
   return changed;
 }
