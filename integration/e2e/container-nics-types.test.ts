@@ -127,9 +127,9 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
     assert.equal((await linksIn(pid)).has('eth5'), false);
 
     // Attached live: a physical nic, a second macvlan, and the p2p goes.
-    await edit('nt', ({ p0: _p0, ...rest }) => ({ ...rest, f1: { type: 'nic', nictype: 'physical', parent: phys, name: 'eth6', mtu: '1450' }, m1: { type: 'nic', nictype: 'macvlan', parent: macParent } }));
+    await edit('nt', ({ p0: _p0, ...rest }) => ({ ...rest, f1: { type: 'nic', nictype: 'physical', parent: phys, name: 'eth6', mtu: '1450', hwaddr: '00:16:3e:17:00:01' }, m1: { type: 'nic', nictype: 'macvlan', parent: macParent } }));
     const links = await linksIn(pid);
-    assert.equal(links.get('eth6')?.mtu, 1450);
+    assert.deepEqual(links.get('eth6'), { kind: 'veth', mac: '00:16:3e:17:00:01', mtu: 1450 });
     assert.equal(links.get('m1')?.kind, 'macvlan');
     assert.equal(links.has('p0'), false);
     assert.equal(await onHost(p2pHost), false, 'the p2p pair went');
@@ -149,6 +149,7 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
     await waitOp(api, await api.put('/1.0/containers/nt/state', { action: 'stop', force: true }));
     assert.equal(await onHost(phys), true, 'given back before the stop');
     assert.equal(await readFile(`/sys/class/net/${phys}/address`, 'utf8'), physMac, 'the same interface, its own MAC');
+    assert.equal((await readFile(`/sys/class/net/${phys}/mtu`, 'utf8')).trim(), '1500', 'the MTU it had before svcd moved it in');
     assert.match(await readFile(`/sys/class/net/${phys}/iflink`, 'utf8'), new RegExp(`^${(await readFile(`/sys/class/net/${physPeer}/ifindex`, 'utf8')).trim()}\n`), 'still the peer of the test\'s veth');
   });
 });

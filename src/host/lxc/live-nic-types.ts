@@ -5,6 +5,7 @@
  * /proc/<pid>/net/dev (its network namespace), without spawning.
  */
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { HostCommandError, runCommand } from '../exec.ts';
 import { parseNetDev } from './parse-proc-net.ts';
 
@@ -38,11 +39,17 @@ export function physicalAttachCommands(pid: number, nic: InsideNic): [string, st
   ];
 }
 
-/** The physical interface given back: down, its host name again, moved to the namespace of `hostPid` (svcd's). */
-export function physicalDetachCommands(pid: number, nic: Pick<InsideNic, 'name' | 'parent'>, hostPid: number): [string, string[]][] {
+/** What a physical interface had before it was moved in (put back when it is given back). */
+export interface PhysicalState {
+  hwaddr: string;
+  mtu: number;
+}
+
+/** The physical interface given back: down, its host name (and MAC and MTU it had) again, moved to the namespace of `hostPid` (svcd's). */
+export function physicalDetachCommands(pid: number, nic: Pick<InsideNic, 'name' | 'parent'>, hostPid: number, was?: PhysicalState): [string, string[]][] {
   return [
     inNs(pid, 'link', 'set', 'dev', nic.name, 'down'),
-    inNs(pid, 'link', 'set', 'dev', nic.name, 'name', nic.parent),
+    inNs(pid, 'link', 'set', 'dev', nic.name, 'name', nic.parent, ...(was ? ['address', was.hwaddr, 'mtu', String(was.mtu)] : [])),
     inNs(pid, 'link', 'set', 'dev', nic.parent, 'netns', String(hostPid)),
   ];
 }
@@ -73,7 +80,10 @@ export async function detachMacvlan(pid: number, name: string, signal?: AbortSig
   });
 }
 
-export async function attachPhysical(pid: number, nic: InsideNic, hostPid: number, signal?: AbortSignal): Promise<void> {
+/** Move host interface `nic.parent` in; returns the MAC and MTU it had, to be put back when it is given back. */
+export async function attachPhysical(pid: number, nic: InsideNic, hostPid: number, signal?: AbortSignal, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<PhysicalState> {
+  const dir = path.join(sysRoot, 'class/net', nic.parent);
+  const was = { hwaddr: (await readFile(path.join(dir, 'address'), 'utf8')).trim(), mtu: Number((await readFile(path.join(dir, 'mtu'), 'utf8')).trim()) };
   const [down, move, ...inside] = physicalAttachCommands(pid, nic);
   await run([down!, move!], signal);
   try {
@@ -82,14 +92,15 @@ export async function attachPhysical(pid: number, nic: InsideNic, hostPid: numbe
     // Given back at once under its own name (it may or may not have been renamed).
     const links = await readContainerLinks(pid);
     const now = links?.has(nic.parent) ? nic.parent : nic.name;
-    await run(physicalDetachCommands(pid, { name: now, parent: nic.parent }, hostPid)).catch(() => undefined);
+    await run(physicalDetachCommands(pid, { name: now, parent: nic.parent }, hostPid, was)).catch(() => undefined);
     throw e;
   }
+  return was;
 }
 
 /** Give a physical interface back to the host (`hostPid`'s namespace); not in the container is success. */
-export async function detachPhysical(pid: number, nic: Pick<InsideNic, 'name' | 'parent'>, hostPid: number, signal?: AbortSignal): Promise<void> {
+export async function detachPhysical(pid: number, nic: Pick<InsideNic, 'name' | 'parent'>, hostPid: number, was?: PhysicalState, signal?: AbortSignal): Promise<void> {
   const links = await readContainerLinks(pid);
   if (!links?.has(nic.name)) return;
-  await run(physicalDetachCommands(pid, nic, hostPid), signal);
+  await run(physicalDetachCommands(pid, nic, hostPid, was), signal);
 }

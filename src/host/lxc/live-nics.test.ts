@@ -47,6 +47,8 @@ test('t17 live nic types: p2p veth left alone; macvlan made in the netns; physic
     ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 'eth2', 'name', 't17a1']],
     ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 't17a1', 'netns', '99']],
   ]);
+  // With what it had before it was moved in: its MAC and MTU put back with its name.
+  assert.deepEqual(physicalDetachCommands(7, nic, 99, { hwaddr: '52:54:00:00:00:01', mtu: 9000 })[1], ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 'eth2', 'name', 't17a1', 'address', '52:54:00:00:00:01', 'mtu', '9000']]);
 });
 
 test('nic limits: htb on the veth for ingress, an ifb of its own with htb for egress; cleared first', () => {

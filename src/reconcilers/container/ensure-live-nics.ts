@@ -8,6 +8,7 @@
  */
 import { terminalMessageOf, TerminalError } from '../runtime/index.ts';
 import type { LxcLiveAdapter } from '../adapters.ts';
+import type { PhysicalState } from '../../host/lxc/live-nic-types.ts';
 import type { ResolvedNic } from './resolve-nics.ts';
 
 /** One nic attached to a running container (by LXC at its start, or live by svcd). */
@@ -18,6 +19,8 @@ export interface LiveNicRecord {
   name?: string;
   /** A physical nic moved in live by svcd (one LXC moved in at start, LXC gives back at stop). */
   movedLive?: boolean;
+  /** The MAC and MTU the physical interface had on the host (put back when svcd gives it back). */
+  was?: PhysicalState;
   /** What was attached, as a comparable text (names, bridge, MAC, MTU). */
   key: string;
   hostName: string;
@@ -65,7 +68,7 @@ const fail = (device: string, what: string, e: unknown): never => {
  */
 async function release(lxc: NicHost, rec: LiveNicRecord, detach: number | false, signal?: AbortSignal): Promise<void> {
   if (rec.inside) {
-    if (detach) await lxc.detachInsideNic(detach, { nictype: rec.inside, name: rec.name!, parent: rec.parent }, signal);
+    if (detach) await lxc.detachInsideNic(detach, { nictype: rec.inside, name: rec.name!, parent: rec.parent, was: rec.was }, signal);
     return;
   }
   if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, viaOf(rec), rec.parent, signal);
@@ -137,8 +140,8 @@ export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ reco
       const rec = records[n.device];
       if (insideOf(n)) {
         if (rec && (await hasInside(n.name))) continue;
-        await lxc.attachInsideNic(pid, { ...n, nictype: insideOf(n)! }, signal).catch((e: unknown) => fail(n.device, 'attach it to the running container', e));
-        records[n.device] = recordOf(n, true);
+        const was = await lxc.attachInsideNic(pid, { ...n, nictype: insideOf(n)! }, signal).catch((e: unknown) => fail(n.device, 'attach it to the running container', e));
+        records[n.device] = { ...recordOf(n, true), ...(was ? { was } : {}) };
         changed = true;
         continue;
       }
