@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { startBusyboxDaemon, teardownContainers, waitOp } from '../support/container-env.ts';
 import type { Daemon } from '../support/daemon.ts';
 import { eventually, expectError, type Client } from '../support/http.ts';
+import { lxcCli } from '../support/lxc-cli.ts';
 import { lxcSkipReason } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
@@ -151,5 +152,26 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
     assert.equal(await readFile(`/sys/class/net/${phys}/address`, 'utf8'), physMac, 'the same interface, its own MAC');
     assert.equal((await readFile(`/sys/class/net/${phys}/mtu`, 'utf8')).trim(), '1500', 'the MTU it had before svcd moved it in');
     assert.match(await readFile(`/sys/class/net/${phys}/iflink`, 'utf8'), new RegExp(`^${(await readFile(`/sys/class/net/${physPeer}/ifindex`, 'utf8')).trim()}\n`), 'still the peer of the test\'s veth');
+  });
+
+  test('t17 Debian\'s lxc: config device add/remove of macvlan and physical nics on a running container; the sriov refusal', async () => {
+    const cli = await lxcCli(d.stateDir);
+    try {
+      await waitOp(api, await api.put('/1.0/containers/nt/state', { action: 'start' }));
+      const pid = await runningPid('nt');
+      await cli.ok(['config', 'device', 'add', 'nt', 'mv', 'nic', 'nictype=macvlan', `parent=${macParent}`, 'name=eth7']);
+      await cli.ok(['config', 'device', 'remove', 'nt', 'f1']);
+      await cli.ok(['config', 'device', 'add', 'nt', 'ph', 'nic', 'nictype=physical', `parent=${phys}`, 'name=eth8']);
+      const links = await linksIn(pid);
+      assert.equal(links.get('eth7')?.kind, 'macvlan');
+      assert.equal(links.has('eth8'), true);
+      assert.equal(links.has('eth6'), false);
+      assert.match(await cli.fail(['config', 'device', 'add', 'nt', 'sr', 'nic', 'nictype=sriov', `parent=${macParent}`]), /nictype=sriov is not available on parent/);
+      await cli.ok(['config', 'device', 'remove', 'nt', 'ph']);
+      assert.equal(await onHost(phys), true);
+      assert.equal(await runningPid('nt'), pid, 'not restarted');
+    } finally {
+      await cli.cleanup();
+    }
   });
 });
