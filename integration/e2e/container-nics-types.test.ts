@@ -167,7 +167,17 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
       assert.equal(links.has('eth8'), true);
       assert.equal(links.has('eth6'), false);
       assert.match(await cli.fail(['config', 'device', 'add', 'nt', 'sr', 'nic', 'nictype=sriov', `parent=${macParent}`]), /nictype=sriov is not available on parent/);
+      // While it holds the interface (not on the host now), other writes to it pass.
+      await cli.ok(['config', 'set', 'nt', 'user.t17', '1']);
       await cli.ok(['config', 'device', 'remove', 'nt', 'ph']);
+      assert.equal(await onHost(phys), true);
+      // A physical nic from a profile: attached live, the container's later writes pass, given back when the profile goes.
+      assert.equal((await api.post('/1.0/profiles', { name: 't17pp', devices: { pp: { type: 'nic', nictype: 'physical', parent: phys, name: 'eth9' } } })).status, 200);
+      await cli.ok(['profile', 'add', 'nt', 't17pp']);
+      assert.equal((await linksIn(pid)).has('eth9'), true);
+      await cli.ok(['config', 'set', 'nt', 'user.t17', '2']);
+      await cli.ok(['profile', 'remove', 'nt', 't17pp']);
+      assert.equal((await linksIn(pid)).has('eth9'), false);
       assert.equal(await onHost(phys), true);
       assert.equal(await runningPid('nt'), pid, 'not restarted');
     } finally {

@@ -204,7 +204,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         config: nextConfig,
         devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
       };
-      await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur.devices });
+      await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur });
       return writeWithOperation(deps, async (tx) => {
         await lockProfiles(tx, pp, input.profiles);
         const row = await bumpContainerAt(tx, cur.id, cur.generation, input);
