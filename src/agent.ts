@@ -41,6 +41,7 @@ import { createNetworkHost } from './host/network/network-host.ts';
 import { createNetworkAdapter } from './host/network/network-adapter.ts';
 import { NETWORK_KIND, readNetworkById } from './desired/networks.ts';
 import { networkDependents } from './desired/network-nics.ts';
+import { readSriov } from './host/devices/read-sriov.ts';
 import { createNetworkReconciler } from './reconcilers/network/reconcile.ts';
 import { createNetworkObserver } from './observers/network-observer.ts';
 import { createContainerHost } from './host/container-host/create-container-host.ts';
@@ -266,6 +267,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
         return r.ok ? { ok: true } : { ok: false, missing: r.missing.join('; ') };
       },
       boundSockets: () => readBoundSockets(),
+      nicHost: { interfaces: () => networkHost.interfaces(), sriov: (parent) => readSriov(parent) },
     },
     containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore }),
     images: createImageHost({ store: imageStore }),

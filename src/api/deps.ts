@@ -8,6 +8,7 @@ import type { ContainerHost, HostInfo, ImageHost, NetworkHost, ServerResources }
 import type { ProbeResult } from '../desired/storage-driver-catalog.ts';
 import type { NicFeatureProbe } from '../desired/containers.ts';
 import type { BoundSockets } from '../desired/proxy-checks.ts';
+import type { NicHostProbe } from '../desired/devices-nic.ts';
 import type { TrustStore } from './trust-store.ts';
 
 /** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
@@ -36,6 +37,8 @@ export interface ApiDeps {
     probeNic?: NicFeatureProbe;
     /** The sockets bound on the host (/proc/net, no spawn), for the 400 on a proxy's listen address in use. */
     boundSockets?: BoundSockets;
+    /** The host's interfaces and SR-IOV answers, for the 400s on macvlan/physical/sriov parents at a container write. */
+    nicHost?: NicHostProbe;
   };
   /** The host side of the containers' imperative endpoints (files, exec, console, logs, backups, metadata, publish). */
   containerHost: ContainerHost;

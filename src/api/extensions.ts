@@ -78,8 +78,10 @@ export const API_EXTENSIONS = [
 
 /*
  * Not announced (the spec names them, svcd does not do them):
- * - network_vlan (vlan on macvlan nics) and network_vlan_physical: this kernel has no 802.1q; macvlan and physical
- *   nics come with issue 17. network_sriov: no SR-IOV here. external_net_mgmt: no external network manager.
+ * - network_vlan (vlan on macvlan nics) and network_vlan_physical: this kernel has no 802.1q, so `vlan` is a 400
+ *   on every nictype (macvlan, p2p and physical nics work without an extension of their own). network_sriov:
+ *   nictype=sriov is a 400 naming what the parent lacks (no SR-IOV virtual functions here; svcd does not allot
+ *   them either). external_net_mgmt: no external network manager.
  * - clustering is not built (GET /1.0/cluster only describes a standalone server): clustering, clustering_join.
  * - migration is not built: container_push, container_push_target, container_stateless_copy, migration_progress,
  *   migration_pre_copy, container_snapshot_stateful_migration, storage_api_remote_volume_handling.

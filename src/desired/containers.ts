@@ -3,6 +3,7 @@ import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
+import { checkNicHost, nicTypeOf, type NicHostProbe } from './devices-nic.ts';
 import { checkContainerNics, volatileHwaddrKey } from './network-nics.ts';
 import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { expandConfig } from './expand.ts';
@@ -59,7 +60,7 @@ export async function expandStoredContainer(db: DbOrTx, c: Pick<ContainerRow, 'p
  * Validate local config/devices, and the expanded result: exactly one root disk on an existing
  * pool. `volatile.*` keys may be kept as they are but never set by a client.
  */
-export async function validateContainer(db: DbOrTx, profileProject: string, input: ContainerInput, current?: Record<string, string>, probe?: NicFeatureProbe): Promise<void> {
+export async function validateContainer(db: DbOrTx, profileProject: string, input: ContainerInput, current?: Record<string, string>, probe?: NicFeatureProbe, nicHost?: { probe: NicHostProbe; current?: Pick<ContainerInput, 'profiles' | 'devices'> }): Promise<void> {
   const { volatile, rest } = splitVolatile(input.config);
   for (const [k, v] of Object.entries(volatile)) if (current?.[k] !== v) throw new ValidationError(`Container config key "${k}" is read-only`);
   validateConfig('container', rest, instanceConfigKeys);
@@ -73,6 +74,8 @@ export async function validateContainer(db: DbOrTx, profileProject: string, inpu
   const p = (await cachedPools(db)).find((row) => row.name === pool);
   if (!p || p.deletingAt) throw new ValidationError(`The root disk's storage pool "${pool}" does not exist`);
   if (probe) await checkNicFeatures(expanded.devices, probe);
+  // Against what it has now, its profiles' nics too (a physical parent is not on the host while it runs).
+  if (nicHost) await checkNicHost(expanded.devices, nicHost.probe, nicHost.current && (await expandContainer(db, profileProject, { ...nicHost.current, config: {} })).devices);
 }
 
 /** Whether this host can do what a nic key needs (`vlan`: 802.1Q); `missing` names what it lacks. */
@@ -105,7 +108,7 @@ export function withNicHwaddrs(config: Record<string, string>, devices: Record<s
     const m = /^volatile\.(.+)\.hwaddr$/.exec(k);
     if (m && devices[m[1]!]?.type !== 'nic') delete out[k];
   }
-  for (const [name, d] of Object.entries(devices)) if (d.type === 'nic' && !d.hwaddr && !out[volatileHwaddrKey(name)]) out[volatileHwaddrKey(name)] = randomHwaddr();
+  for (const [name, d] of Object.entries(devices)) if (d.type === 'nic' && !d.hwaddr && nicTypeOf(d) !== 'physical' && !out[volatileHwaddrKey(name)]) out[volatileHwaddrKey(name)] = randomHwaddr();
   return out;
 }
 

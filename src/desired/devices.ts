@@ -1,6 +1,6 @@
-import { isIPv4, isIPv6 } from 'node:net';
 import { isBool, isSize, isUint, oneOf, type ValueCheck } from './config-keys.ts';
 import { checkHwDevice, HW_DEVICE_TABLES } from './devices-hw.ts';
+import { checkNic, NIC_KEYS, range } from './devices-nic.ts';
 import { ValidationError } from './errors.ts';
 import { checkProxy, PROXY_KEYS } from './devices-proxy.ts';
 
@@ -8,35 +8,9 @@ type DeviceTable = Record<string, ValueCheck>;
 type Device = Record<string, string>;
 
 const absPath: ValueCheck = (v) => (v.startsWith('/') && !v.split('/').includes('..') && !/[\n\r\0]/.test(v) ? undefined : 'must be an absolute path without ".."');
-const ifName: ValueCheck = (v) => (/^[A-Za-z0-9_.@-]{1,15}$/.test(v) && v !== '.' && v !== '..' ? undefined : 'must be a valid interface name (at most 15 characters)');
-const mac: ValueCheck = (v) => {
-  if (!/^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/.test(v)) return 'must be a MAC address';
-  return (parseInt(v.slice(0, 2), 16) & 1) === 0 ? undefined : 'must be a unicast MAC address (the first octet must be even)';
-};
 const mode: ValueCheck = (v) => (/^0?[0-7]{3}$/.test(v) ? undefined : 'must be an octal permission mode such as 0660');
-const range =
-  (min: number, max: number): ValueCheck =>
-  (v) =>
-    /^\d+$/.test(v) && Number(v) >= min && Number(v) <= max ? undefined : `must be an integer from ${min} to ${max}`;
 /** A disk `source`: a host path, or with `pool` a custom volume name (checked per device below). */
 const diskSource: ValueCheck = (v) => (v !== '' && !/[\n\r\0]/.test(v) ? undefined : 'must not be empty or contain line breaks');
-const networkName: ValueCheck = (v) => (/^[A-Za-z0-9_-]{1,15}$/.test(v) ? undefined : 'must be a network name (at most 15 characters: letters, digits, "_" and "-")');
-const ipv4: ValueCheck = (v) => (isIPv4(v) ? undefined : 'must be an IPv4 address');
-const ipv6: ValueCheck = (v) => (isIPv6(v) ? undefined : 'must be an IPv6 address');
-/** A bit rate in LXD's syntax: `100kbit`, `10Mbit`, `1Gbit` (a bare number is bit/s). */
-export const BIT_RATE = /^(\d+(?:\.\d+)?)(bit|kbit|Mbit|Gbit|Tbit)?$/;
-const bitRate: ValueCheck = (v) => (BIT_RATE.test(v) ? undefined : 'must be a bit rate such as 100kbit, 10Mbit or 1Gbit');
-const cidrList =
-  (family: 4 | 6): ValueCheck =>
-  (v) => {
-    for (const part of v.split(',').map((x) => x.trim())) {
-      const [addr, len, extra] = part.split('/');
-      const max = family === 4 ? 32 : 128;
-      const ok = extra === undefined && (family === 4 ? isIPv4(addr ?? '') : isIPv6(addr ?? '')) && /^\d+$/.test(len ?? '') && Number(len) <= max;
-      if (!ok) return `must be a comma-separated list of IPv${family} subnets in CIDR form (bad "${part}")`;
-    }
-    return undefined;
-  };
 
 const unix: DeviceTable = {
   path: absPath,
@@ -62,24 +36,7 @@ const DEVICE_TYPES: Record<string, DeviceTable> = {
     shift: isBool,
     propagation: oneOf('private', 'shared', 'slave', 'unbindable', 'rprivate', 'rshared', 'rslave', 'runbindable'),
   },
-  nic: {
-    nictype: oneOf('bridged'),
-    parent: ifName,
-    network: networkName,
-    name: ifName,
-    host_name: ifName,
-    hwaddr: mac,
-    mtu: range(68, 65535),
-    vlan: range(1, 4094),
-    'ipv4.address': ipv4,
-    'ipv6.address': ipv6,
-    'ipv4.routes': cidrList(4),
-    'ipv6.routes': cidrList(6),
-    'limits.ingress': bitRate,
-    'limits.egress': bitRate,
-    'limits.max': bitRate,
-    'security.mac_filtering': isBool,
-  },
+  nic: NIC_KEYS,
   'unix-char': unix,
   'unix-block': unix,
   ...HW_DEVICE_TABLES,
@@ -104,18 +61,6 @@ function checkDisk(name: string, dev: Device): void {
     const err = absPath(dev.source);
     if (err) throw new ValidationError(`${where}: invalid "source": a host path that ${err} (or give "pool" to mount a custom volume)`);
   }
-}
-
-function checkNic(name: string, dev: Device): void {
-  const where = `Device "${name}" (nic)`;
-  if (dev.network !== undefined) {
-    if (dev.nictype !== undefined) throw new ValidationError(`${where}: "nictype" must not be set with "network" (the network decides it)`);
-    if (dev.parent !== undefined && dev.parent !== dev.network) throw new ValidationError(`${where}: "parent" ("${dev.parent}") and "network" ("${dev.network}") name different networks`);
-  } else if (!dev.parent) throw new ValidationError(`${where}: "parent" (a host bridge or managed network) or "network" is required`);
-  if (dev['limits.max'] !== undefined && (dev['limits.ingress'] !== undefined || dev['limits.egress'] !== undefined))
-    throw new ValidationError(`${where}: "limits.max" sets both directions and cannot be combined with "limits.ingress" or "limits.egress"`);
-  if (dev['ipv4.routes'] !== undefined && !dev['ipv4.address']) throw new ValidationError(`${where}: "ipv4.routes" needs a static "ipv4.address" to route through`);
-  if (dev['ipv6.routes'] !== undefined && !dev['ipv6.address']) throw new ValidationError(`${where}: "ipv6.routes" needs a static "ipv6.address" to route through`);
 }
 
 /** The network (managed, or a host bridge) a nic joins: `network`, else `parent`. */

@@ -70,3 +70,17 @@ test('nics on managed networks: static addresses checked, hwaddrs generated once
   assert.deepEqual(new Set(await networkDependents(db, 'n1')), new Set([a.id, c.id, d.id]));
   assert.deepEqual(await networkDependents(db, 'n2'), []);
 });
+
+test('t17 a physical parent is held by one container at a time (through profiles too); its own later writes pass; no volatile MAC', async () => {
+  const { db } = temp.database;
+  const mk = (name: string, profiles: string[], devices: Devices = {}) => insertContainer(db, 'default', name, input(profiles, devices), { type: 'none' }, 'stopped');
+  const p = await mk('p1', [], { f0: { type: 'nic', nictype: 'physical', parent: 't17p9' } });
+  assert.equal(p.config['volatile.f0.hwaddr'], undefined);
+  await rejects(mk('p2', [], { f: { type: 'nic', nictype: 'physical', parent: 't17p9' } }), /Device "f" \(nic\): invalid "parent": host interface "t17p9" is already used by container "p1" \(project "default", device "f0"\)/);
+  await rejects(mk('p2', [], { m: { type: 'nic', nictype: 'macvlan', parent: 't17p9' }, f: { type: 'nic', nictype: 'physical', parent: 't17p9' } }), /already used by container "p1"/);
+  await createProfile(db, 'default', 't17phys', { description: '', config: {}, devices: { f: { type: 'nic', nictype: 'physical', parent: 't17p9' } } });
+  await rejects(mk('p2', ['t17phys']), /already used by container "p1"/);
+  await bumpContainerAt(db, p.id, p.generation, { profiles: [], config: p.config, devices: { ...p.devices, m: { type: 'nic', nictype: 'macvlan', parent: 'eno1' } } });
+  // A macvlan on another container's physical parent is the kernel's business (refused at its start: the parent is gone).
+  await mk('p3', [], { m: { type: 'nic', nictype: 'macvlan', parent: 'eno1' } });
+});

@@ -8,6 +8,7 @@ import { BlockList, isIPv4 } from 'node:net';
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { nicParentOf } from './devices.ts';
+import { nicTypeOf } from './devices-nic.ts';
 import { ValidationError } from './errors.ts';
 import { expandConfig } from './expand.ts';
 import { profileProjectOf } from './profile-project.ts';
@@ -139,6 +140,13 @@ export async function checkContainerNics(db: DbOrTx, id: string | undefined, dev
   for (const [device, d] of nics) {
     const where = `Device "${device}" (nic)`;
     const parent = nicParentOf(d);
+    if (nicTypeOf(d) === 'physical') {
+      // One container at a time holds a host interface (one writer at a time per interface).
+      await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`svcd-nic-parent:${parent}`}))`);
+      const other = (await nicsOnNetwork(db, parent)).find((n) => n.containerId !== id);
+      if (other) throw new ValidationError(`${where}: invalid "parent": host interface "${parent}" is already used by container "${other.containerName}" (project "${other.project}", device "${other.device}")`);
+      continue;
+    }
     const net = locked.get(parent);
     if (!net) {
       if (d.network !== undefined) throw new ValidationError(`${where}: network "${parent}" does not exist (create it with POST /1.0/networks)`);

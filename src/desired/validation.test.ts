@@ -111,7 +111,7 @@ test('devices: disks are host paths or custom volumes; NICs need an existing bri
   refuse({ x: { type: 'nic', parent: 'br0', hwaddr: '01:00:5e:00:00:01' } }, /unicast/);
   refuse({ x: { type: 'nic', parent: 'br0', mtu: '10' } }, /mtu/);
   refuse({ x: { type: 'nic', parent: '..' } }, /interface name/);
-  refuse({ x: { type: 'nic', parent: 'br0', nictype: 'macvlan' } }, /nictype/);
+  refuse({ x: { type: 'nic', parent: 'br0', nictype: 'ipvlan' } }, /nictype/);
   refuse({ x: { type: 'unix-char', path: 'dev/tun' } }, /absolute path/);
   refuse({ x: { type: 'unix-char', path: '/dev/x', major: '5000' } }, /major/);
   refuse({ x: { type: 'unix-char', path: '/dev/x', mode: 'rw' } }, /mode/);

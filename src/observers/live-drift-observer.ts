@@ -1,7 +1,10 @@
+import { access } from 'node:fs/promises';
+import path from 'node:path';
 import { CONTAINER_KIND } from '../desired/containers.ts';
 import { driftedCgroupFiles } from '../host/lxc/live-cgroup.ts';
 import { readContainerMounts } from '../host/lxc/live-mounts.ts';
-import type { LiveRegistry } from '../reconcilers/container/ensure-live.ts';
+import { readContainerLinks } from '../host/lxc/live-nic-types.ts';
+import type { LiveEntry, LiveRegistry } from '../reconcilers/container/ensure-live.ts';
 import type { PollObserver } from './types.ts';
 
 export interface LiveDriftObserverDeps {
@@ -11,8 +14,20 @@ export interface LiveDriftObserverDeps {
 }
 
 /**
+ * The recorded nics a running container (init `pid`) lacks: names inside from /proc/<pid>/net/dev, host-side
+ * veths from /sys/class/net. A container stopped meanwhile lacks none (the container observer sees to it).
+ */
+export async function missingNics(pid: number, nics: LiveEntry['nics'], sysNet = '/sys/class/net'): Promise<string[]> {
+  if (!nics || (nics.inside.length === 0 && nics.veths.length === 0)) return [];
+  const inside = await readContainerLinks(pid);
+  if (!inside) return [];
+  const veths = await Promise.all(nics.veths.map((v) => access(path.join(sysNet, v)).then(() => undefined, () => v)));
+  return [...nics.inside.filter((n) => !inside.has(n)), ...veths.filter((v) => v !== undefined)];
+}
+
+/**
  * Compares what each running container has with what svcd last applied to it (ensure-live.ts): a cgroup
- * limit changed behind svcd's back, or a device mount that is gone, is drift, and the reconcile puts it back.
+ * limit changed behind svcd's back, a device mount or a nic that is gone, is drift, and the reconcile puts it back.
  * File reads only (a few cgroup files and one mountinfo per container with live mounts), no process.
  */
 export function createLiveDriftObserver(deps: LiveDriftObserverDeps): PollObserver {
@@ -25,6 +40,11 @@ export function createLiveDriftObserver(deps: LiveDriftObserverDeps): PollObserv
         const files = driftedCgroupFiles(e.cgroup);
         if (files.length > 0) {
           deps.report(CONTAINER_KIND, id, `cgroup ${files.map((f) => f.split('/').pop()).join(', ')} changed`);
+          continue;
+        }
+        const nics = await missingNics(e.pid, e.nics);
+        if (nics.length > 0) {
+          deps.report(CONTAINER_KIND, id, `nic ${nics.join(', ')} missing`);
           continue;
         }
         const targets = Object.keys(e.mounts);

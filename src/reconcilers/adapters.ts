@@ -8,6 +8,7 @@ import type { CgroupSetting, ContainerCgroups } from '../host/lxc/live-cgroup.ts
 import type { LiveMount } from '../host/lxc/live-mounts.ts';
 import type { ContainerState, LxcRef, LxcState } from '../host/lxc/lxc-args.ts';
 import type { DhcpHostEntry, NetworkSpec } from '../host/network/types.ts';
+import type { InsideNic, PhysicalState } from '../host/lxc/live-nic-types.ts';
 import type { LiveNic } from '../host/lxc/live-nics.ts';
 import type { FilteredNic } from '../host/lxc/nic-filter.ts';
 import type { NicLimits } from '../host/lxc/nic-limits.ts';
@@ -65,8 +66,16 @@ export interface LxcLiveAdapter {
   applyNicLimits(hostName: string, limits: NicLimits, signal?: AbortSignal): Promise<void>;
   /** security.mac_filtering in the `bridge svcd` table: set (nic) or removed (undefined) (host/lxc/nic-filter.ts). */
   applyNicFilter(hostName: string, nic: FilteredNic | undefined, signal?: AbortSignal): Promise<void>;
-  /** A nic's host routes via its static address on the bridge: set (replace) or removed (del). */
-  applyNicRoutes(verb: 'replace' | 'del', routes: readonly string[], via: { ipv4?: string | undefined; ipv6?: string | undefined }, bridge: string, signal?: AbortSignal): Promise<void>;
+  /** A nic's host routes via its static address on the bridge, or (no `via`: p2p) to its host side: set (replace) or removed (del). */
+  applyNicRoutes(verb: 'replace' | 'del', routes: readonly string[], via: { ipv4?: string | undefined; ipv6?: string | undefined } | undefined, bridge: string, signal?: AbortSignal): Promise<void>;
+  /** A macvlan made on its parent in the container, or a host interface (physical) moved in, as `name` (host/lxc/live-nic-types.ts). */
+  attachInsideNic(pid: number, nic: InsideNic & { nictype: 'macvlan' | 'physical' }, signal?: AbortSignal): Promise<PhysicalState | void>;
+  /** The macvlan deleted, or the physical interface given back to the host under its own name (with `was`: its MAC and MTU); absent is success. */
+  detachInsideNic(pid: number, nic: Pick<InsideNic, 'name' | 'parent'> & { nictype: 'macvlan' | 'physical'; was?: PhysicalState | undefined }, signal?: AbortSignal): Promise<void>;
+  /** Whether the host has an interface of that name (sysfs; spawns nothing). */
+  hostHasLink(name: string): Promise<boolean>;
+  /** The interfaces in the container's network namespace (undefined when it is gone). Spawns nothing. */
+  readContainerLinks(pid: number): Promise<Set<string> | undefined>;
 }
 
 /** The storage drivers (host/storage/registry.ts): one per name. */

@@ -12,20 +12,21 @@ import type { LiveMount } from '../host/lxc/live-mounts.ts';
 import type { LxcState } from '../host/lxc/lxc-args.ts';
 import { ContainerStartError } from '../host/lxc/lxc-errors.ts';
 import type { LxcAdapter, LxcLiveAdapter } from '../reconcilers/adapters.ts';
+import type { InsideNic } from '../host/lxc/live-nic-types.ts';
 import type { LiveNic } from '../host/lxc/live-nics.ts';
 import type { FilteredNic } from '../host/lxc/nic-filter.ts';
 import type { NicLimits } from '../host/lxc/nic-limits.ts';
 import { createSimCalls, type SimCalls } from './sim-calls.ts';
 
 /** The nics a rendered LXC config names (lxc.net.N.*). */
-function nicsOfConfig(text: string): (LiveNic & { index: string })[] {
+function nicsOfConfig(text: string): (LiveNic & { index: string; type: string })[] {
   const byIndex = new Map<string, Record<string, string>>();
   for (const m of text.matchAll(/^lxc\.net\.(\d+)\.([a-z.]+) = (.*)$/gm)) {
     const e = byIndex.get(m[1]!) ?? {};
     e[m[2]!] = m[3]!;
     byIndex.set(m[1]!, e);
   }
-  return [...byIndex].map(([index, e]) => ({ index, hostName: e['veth.pair'] ?? `veth-sim${index}`, name: e.name ?? `eth${index}`, parent: e.link ?? '', hwaddr: e.hwaddr ?? '', ...(e.mtu ? { mtu: Number(e.mtu) } : {}) }));
+  return [...byIndex].map(([index, e]) => ({ index, type: e.type ?? 'veth', hostName: e['veth.pair'] ?? `veth-sim${index}`, name: e.name ?? `eth${index}`, parent: e.link ?? '', hwaddr: e.hwaddr ?? '', ...(e.mtu ? { mtu: Number(e.mtu) } : {}) }));
 }
 
 export interface SimContainer {
@@ -37,8 +38,8 @@ export interface SimContainer {
   cgroup: Map<string, string>;
   /** Mounted targets inside it. */
   mounts: Map<string, { readonly: boolean; source: string }>;
-  /** Its nics inside: name → MAC, MTU and the host-side veth. */
-  nics: Map<string, { hwaddr: string; mtu?: number | undefined; hostName: string }>;
+  /** Its nics inside: name → MAC, MTU and the host-side veth ('' for a macvlan or physical: `parent`, moved in by LXC or live). */
+  nics: Map<string, { hwaddr: string; mtu?: number | undefined; hostName: string; parent?: string; kind?: 'macvlan' | 'physical'; byLxc?: boolean }>;
 }
 
 /** A host-side veth: the container (by id) whose peer it is, and the bridge it is on. */
@@ -57,6 +58,8 @@ export interface SimLxc extends LxcAdapter, LxcLiveAdapter, Pick<SimCalls, 'call
   readonly bridges: Set<string>;
   /** Host-side veths by name. */
   readonly veths: Map<string, SimVeth>;
+  /** The host's other interfaces (macvlan and physical parents); a physical one leaves while in a container. */
+  readonly links: Set<string>;
   /** tc limits, MAC filters and host routes svcd set, by veth (routes: `<cidr> via <addr> dev <bridge>`). */
   readonly nicLimits: Map<string, NicLimits>;
   readonly nicFilters: Map<string, FilteredNic>;
@@ -79,20 +82,30 @@ export function createSimLxc(): SimLxc {
   };
   const bridges = new Set<string>();
   const veths = new Map<string, SimVeth>();
+  const links = new Set<string>();
   const nicLimits = new Map<string, NicLimits>();
   const nicFilters = new Map<string, FilteredNic>();
   const routes = new Set<string>();
   /** Its netns goes: each veth pair with it (what svcd set around them stays, as on a host). */
   const halt = (c: SimContainer) => {
     for (const n of c.nics.values()) veths.delete(n.hostName);
+    // LXC gives back the physical nics of its config; one moved in live is lost with the netns (a veth parent is deleted).
+    for (const n of c.nics.values()) if (n.kind === 'physical' && n.byLxc) links.add(n.parent!);
     return Object.assign(c, { state: 'STOPPED', pid: 0, mounts: new Map(), cgroup: new Map(), nics: new Map() });
   };
   const plug = (name: string, c: SimContainer, nic: LiveNic) => {
     if (veths.has(nic.hostName)) throw new Error(`RTNETLINK answers: File exists (${nic.hostName})`);
-    if (!bridges.has(nic.parent)) throw new Error(`Cannot find device "${nic.parent}"`);
+    if (nic.parent && !bridges.has(nic.parent)) throw new Error(`Cannot find device "${nic.parent}"`);
     if (c.nics.has(nic.name)) throw new Error(`RTNETLINK answers: File exists (${nic.name} in the container)`);
     veths.set(nic.hostName, { container: name, peer: nic.name, master: nic.parent });
     c.nics.set(nic.name, { hwaddr: nic.hwaddr, hostName: nic.hostName, ...(nic.mtu !== undefined ? { mtu: nic.mtu } : {}) });
+  };
+
+  const plugInside = (c: SimContainer, nic: InsideNic & { nictype: 'macvlan' | 'physical' }, byLxc: boolean) => {
+    if (!links.has(nic.parent)) throw new Error(`Cannot find device "${nic.parent}"`);
+    if (c.nics.has(nic.name)) throw new Error(`RTNETLINK answers: File exists (${nic.name} in the container)`);
+    if (nic.nictype === 'physical') links.delete(nic.parent);
+    c.nics.set(nic.name, { hwaddr: nic.hwaddr, hostName: '', parent: nic.parent, kind: nic.nictype, byLxc, ...(nic.mtu !== undefined ? { mtu: nic.mtu } : {}) });
   };
 
   const lxc: SimLxc = {
@@ -118,7 +131,10 @@ export function createSimLxc(): SimLxc {
       const pid = ++nextPid;
       const started: SimContainer = { state: 'RUNNING', pid, startedWith: text, cgroup: new Map(), mounts: new Map(), nics: new Map() };
       try {
-        for (const nic of nicsOfConfig(text)) plug(input.name, started, nic);
+        for (const nic of nicsOfConfig(text)) {
+          if (nic.type === 'veth') plug(input.name, started, nic);
+          else plugInside(started, { ...nic, nictype: nic.type === 'phys' ? 'physical' : 'macvlan' }, true);
+        }
       } catch (e) {
         halt(started);
         throw new ContainerStartError(`container ${input.name} failed to start: ${(e as Error).message}`, '', { cause: e });
@@ -235,13 +251,31 @@ export function createSimLxc(): SimLxc {
     async applyNicRoutes(verb, list, via, bridge) {
       sim.enter('applyNicRoutes');
       for (const r of list) {
-        const line = `${r} via ${r.includes(':') ? via.ipv6 : via.ipv4} dev ${bridge}`;
+        const line = via ? `${r} via ${r.includes(':') ? via.ipv6 : via.ipv4} dev ${bridge}` : `${r} dev ${bridge}`;
         if (verb === 'replace') routes.add(line);
         else routes.delete(line);
       }
     },
+    async attachInsideNic(pid, nic) {
+      sim.enter('attachInsideNic');
+      plugInside(byPid(pid).c, nic, false);
+    },
+    async detachInsideNic(pid, nic) {
+      sim.enter('detachInsideNic');
+      const { c } = byPid(pid);
+      const n = c.nics.get(nic.name);
+      if (!n?.kind) return;
+      c.nics.delete(nic.name);
+      if (n.kind === 'physical') links.add(n.parent!);
+    },
+    hostHasLink: async (name) => links.has(name) || bridges.has(name) || veths.has(name),
+    async readContainerLinks(pid) {
+      for (const c of containers.values()) if (c.pid === pid && c.state !== 'STOPPED') return new Set(c.nics.keys());
+      return undefined;
+    },
     bridges,
     veths,
+    links,
     nicLimits,
     nicFilters,
     routes,

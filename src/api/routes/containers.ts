@@ -138,7 +138,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         config,
         devices: body.devices ?? {},
       };
-      await validateContainer(db, pp, input, undefined, deps.containers.probeNic);
+      await validateContainer(db, pp, input, undefined, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost });
       await checkContainerProxies(db, undefined, (await expandContainer(db, pp, input)).devices, deps.containers.boundSockets);
       const source = await resolveSource(body.source);
       const operation = await writeWithOperation(deps, async (tx) => {
@@ -208,7 +208,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         config: nextConfig,
         devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
       };
-      await validateContainer(db, pp, input, cur.config, deps.containers.probeNic);
+      await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur });
       await checkContainerProxies(db, cur.id, (await expandContainer(db, pp, input)).devices, deps.containers.boundSockets);
       return writeWithOperation(deps, async (tx) => {
         await lockProfiles(tx, pp, input.profiles);

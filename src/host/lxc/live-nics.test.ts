@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { attachNicCommands, detachNicArgs, nicRouteArgs, rejoinBridgeArgs } from './live-nics.ts';
+import { macvlanAttachCommands, physicalAttachCommands, physicalDetachCommands } from './live-nic-types.ts';
 import { nicFilterChain, renderNicFilter, renderNicFilterRemoval } from './nic-filter.ts';
 import { clearNicLimitsCommands, nicIfbOf, nicLimitsCommands } from './nic-limits.ts';
 
@@ -21,6 +22,33 @@ test('nic routes: via the static address of the route family, on the bridge; non
     ['-4', 'route', 'replace', '10.8.0.0/16', 'via', '10.1.0.5', 'dev', 'n1'],
   ]);
   assert.deepEqual(nicRouteArgs('del', ['fd01::/64'], { ipv6: 'fd00::5' }, 'n1'), [['-6', 'route', 'del', 'fd01::/64', 'via', 'fd00::5', 'dev', 'n1']]);
+  // p2p: no address to route through, straight to the host side.
+  assert.deepEqual(nicRouteArgs('replace', ['10.9.0.0/24', 'fd01::/64'], undefined, 'vp2p'), [
+    ['-4', 'route', 'replace', '10.9.0.0/24', 'dev', 'vp2p'],
+    ['-6', 'route', 'replace', 'fd01::/64', 'dev', 'vp2p'],
+  ]);
+});
+
+test('t17 live nic types: p2p veth left alone; macvlan made in the netns; physical moved in and given back', () => {
+  assert.deepEqual(attachNicCommands(7, { hostName: 'vp', name: 'eth1', parent: '', hwaddr: '00:16:3e:00:00:03' })[1], ['ip', ['link', 'set', 'vp', 'up']]);
+  const nic = { name: 'eth2', parent: 't17a1', hwaddr: '00:16:3e:00:00:04', mtu: 1400 };
+  assert.deepEqual(macvlanAttachCommands(7, nic), [
+    ['ip', ['link', 'add', 'link', 't17a1', 'name', 'eth2', 'address', '00:16:3e:00:00:04', 'mtu', '1400', 'netns', '7', 'type', 'macvlan', 'mode', 'bridge']],
+    ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 'eth2', 'up']],
+  ]);
+  assert.deepEqual(physicalAttachCommands(7, { ...nic, hwaddr: '', mtu: undefined }), [
+    ['ip', ['link', 'set', 'dev', 't17a1', 'down']],
+    ['ip', ['link', 'set', 'dev', 't17a1', 'netns', '7']],
+    ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 't17a1', 'name', 'eth2']],
+    ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 'eth2', 'up']],
+  ]);
+  assert.deepEqual(physicalDetachCommands(7, nic, 99), [
+    ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 'eth2', 'down']],
+    ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 'eth2', 'name', 't17a1']],
+    ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 't17a1', 'netns', '99']],
+  ]);
+  // With what it had before it was moved in: its MAC and MTU put back with its name.
+  assert.deepEqual(physicalDetachCommands(7, nic, 99, { hwaddr: '52:54:00:00:00:01', mtu: 9000 })[1], ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 'eth2', 'name', 't17a1', 'address', '52:54:00:00:00:01', 'mtu', '9000']]);
 });
 
 test('nic limits: htb on the veth for ingress, an ifb of its own with htb for egress; cleared first', () => {

@@ -14,7 +14,7 @@ export interface LiveNic {
   hostName: string;
   /** Name inside the container. */
   name: string;
-  /** The bridge the host side joins. */
+  /** The bridge the host side joins ('' for none: p2p). */
   parent: string;
   hwaddr: string;
   mtu?: number | undefined;
@@ -26,7 +26,8 @@ const mtuArgs = (mtu: number | undefined) => (mtu !== undefined ? ['mtu', String
 export function attachNicCommands(pid: number, nic: LiveNic): [string, string[]][] {
   return [
     ['ip', ['link', 'add', nic.hostName, ...mtuArgs(nic.mtu), 'type', 'veth', 'peer', 'name', nic.name, 'address', nic.hwaddr, ...mtuArgs(nic.mtu), 'netns', String(pid)]],
-    ['ip', ['link', 'set', nic.hostName, 'master', nic.parent, 'up']],
+    // A p2p nic (no bridge): its host side is left alone, up.
+    ['ip', nic.parent ? ['link', 'set', nic.hostName, 'master', nic.parent, 'up'] : ['link', 'set', nic.hostName, 'up']],
     ['nsenter', ['-t', String(pid), '-n', 'ip', 'link', 'set', nic.name, 'up']],
   ];
 }
@@ -110,19 +111,23 @@ export async function adoptNic(pid: number, nic: Pick<LiveNic, 'hostName' | 'nam
   return { hwaddr: inside.hwaddr, mtu: inside.mtu };
 }
 
-/** `ip route replace|del <cidr> via <address> dev <bridge>` for each of a nic's routes (family from the address). */
-export function nicRouteArgs(verb: 'replace' | 'del', routes: readonly string[], via: { ipv4?: string | undefined; ipv6?: string | undefined }, bridge: string): string[][] {
+/**
+ * `ip route replace|del <cidr> via <address> dev <bridge>` for each of a nic's routes (family from the
+ * address; none without one), or with no `via` at all (a p2p nic) `dev <its host side>`.
+ */
+export function nicRouteArgs(verb: 'replace' | 'del', routes: readonly string[], via: { ipv4?: string | undefined; ipv6?: string | undefined } | undefined, bridge: string): string[][] {
   const out: string[][] = [];
   for (const r of routes) {
     const v6 = isIPv6(r.split('/')[0]!);
-    const gw = v6 ? via.ipv6 : via.ipv4;
-    if (gw) out.push([v6 ? '-6' : '-4', 'route', verb, r, 'via', gw, 'dev', bridge]);
+    const gw = v6 ? via?.ipv6 : via?.ipv4;
+    if (!via) out.push([v6 ? '-6' : '-4', 'route', verb, r, 'dev', bridge]);
+    else if (gw) out.push([v6 ? '-6' : '-4', 'route', verb, r, 'via', gw, 'dev', bridge]);
   }
   return out;
 }
 
 /** Set (replace) or remove (del: absent is success) a nic's host routes. */
-export async function applyNicRoutes(verb: 'replace' | 'del', routes: readonly string[], via: { ipv4?: string | undefined; ipv6?: string | undefined }, bridge: string, signal?: AbortSignal): Promise<void> {
+export async function applyNicRoutes(verb: 'replace' | 'del', routes: readonly string[], via: { ipv4?: string | undefined; ipv6?: string | undefined } | undefined, bridge: string, signal?: AbortSignal): Promise<void> {
   for (const args of nicRouteArgs(verb, routes, via, bridge)) {
     await runCommand('ip', args, { timeoutMs: 30_000, ...(signal ? { signal } : {}) }).catch((e: unknown) => {
       if (verb === 'replace' || !(e instanceof HostCommandError && /No such process|Cannot find device|not found/i.test(e.stderr))) throw e;

@@ -2,11 +2,13 @@
  * The real LXC adapters the reconcilers are given (their interfaces: src/reconcilers/adapters.ts): thin
  * objects over the runners in this folder.
  */
+import { readHostLink } from '../devices/read-host-link.ts';
 import { LXC_COMMON_CONF } from './render-config.ts';
 import { runCommand } from '../exec.ts';
 import { containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
 import { applyCgroupSettings, baseAllowedDevices, locateContainerCgroups, setDeviceAccess } from './live-cgroup.ts';
 import { attachMount, detachMount, readContainerMounts } from './live-mounts.ts';
+import { attachMacvlan, attachPhysical, detachMacvlan, detachPhysical, readContainerLinks, type InsideNic, type PhysicalState } from './live-nic-types.ts';
 import { adoptNic, applyNicRoutes, attachNic, detachNic, readHostVeth, rejoinBridge } from './live-nics.ts';
 import { applyNicFilter } from './nic-filter.ts';
 import { applyNicLimits } from './nic-limits.ts';
@@ -44,5 +46,11 @@ export function createLxcLiveAdapter() {
     applyNicLimits,
     applyNicFilter,
     applyNicRoutes,
+    attachInsideNic: (pid: number, nic: InsideNic & { nictype: 'macvlan' | 'physical' }, signal?: AbortSignal) =>
+      nic.nictype === 'macvlan' ? attachMacvlan(pid, nic, signal) : attachPhysical(pid, nic, process.pid, signal),
+    detachInsideNic: (pid: number, nic: Pick<InsideNic, 'name' | 'parent'> & { nictype: 'macvlan' | 'physical'; was?: PhysicalState | undefined }, signal?: AbortSignal) =>
+      nic.nictype === 'macvlan' ? detachMacvlan(pid, nic.name, signal) : detachPhysical(pid, nic, process.pid, nic.was, signal),
+    readContainerLinks,
+    hostHasLink: async (name: string) => (await readHostLink(name)) !== undefined,
   };
 }

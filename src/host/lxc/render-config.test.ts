@@ -219,3 +219,35 @@ test('lxcfs mount hook: kept unless the host is known to have no lxcfs', () => {
   assert.ok(!renderLxcConfig({ ...PRIVILEGED, lxcfs: true }).includes('lxc.hook.mount'));
   assert.match(renderLxcConfig({ ...PRIVILEGED, lxcfs: false }), /^lxc\.hook\.post-stop =\nlxc\.hook\.mount =\n/m);
 });
+
+test('golden t17: p2p veth (no link), macvlan in bridge mode, phys', () => {
+  const text = renderLxcConfig({
+    ...PRIVILEGED,
+    nics: [
+      { name: 'eth0', parent: '', hwaddr: '00:16:3e:00:00:01', hostName: 'vp2p0' },
+      { type: 'macvlan', name: 'eth1', parent: 't17a1', hwaddr: '00:16:3e:00:00:02', mtu: 1400, hostName: 'ignored' },
+      { type: 'phys', name: 'eth2', parent: 't17p1', mtu: 1450 },
+    ],
+  });
+  assert.equal(
+    text.split('\n').filter((l) => l.startsWith('lxc.net.')).join('\n'),
+    `lxc.net.0.type = veth
+lxc.net.0.name = eth0
+lxc.net.0.hwaddr = 00:16:3e:00:00:01
+lxc.net.0.veth.pair = vp2p0
+lxc.net.0.flags = up
+lxc.net.1.type = macvlan
+lxc.net.1.link = t17a1
+lxc.net.1.macvlan.mode = bridge
+lxc.net.1.name = eth1
+lxc.net.1.hwaddr = 00:16:3e:00:00:02
+lxc.net.1.mtu = 1400
+lxc.net.1.flags = up
+lxc.net.2.type = phys
+lxc.net.2.link = t17p1
+lxc.net.2.name = eth2
+lxc.net.2.mtu = 1450
+lxc.net.2.flags = up`,
+  );
+  assert.throws(() => renderLxcConfig({ ...PRIVILEGED, nics: [{ type: 'phys', name: 'eth0', parent: '' }] }), /phys nic needs a host interface/);
+});

@@ -46,13 +46,16 @@ function cgroupLines(version: CgroupVersion, limits: LxcLimits | undefined): str
 function nicLines(nics: readonly LxcNic[]): string[] {
   return nics.flatMap((nic, i) => {
     const k = (s: string) => `lxc.net.${i}.${s}`;
+    const type = nic.type ?? 'veth';
+    if (type !== 'veth' && !nic.parent) throw new Error(`a ${type} nic needs a host interface (link)`);
     return [
-      line(k('type'), 'veth'),
-      line(k('link'), nic.parent),
+      line(k('type'), type),
+      ...(nic.parent ? [line(k('link'), nic.parent)] : []),
+      ...(type === 'macvlan' ? [line(k('macvlan.mode'), 'bridge')] : []),
       line(k('name'), nic.name),
       ...(nic.hwaddr ? [line(k('hwaddr'), nic.hwaddr)] : []),
       ...(nic.mtu !== undefined ? [line(k('mtu'), nic.mtu)] : []),
-      ...(nic.hostName ? [line(k('veth.pair'), nic.hostName)] : []),
+      ...(nic.hostName && type === 'veth' ? [line(k('veth.pair'), nic.hostName)] : []),
       line(k('flags'), 'up'),
     ];
   });

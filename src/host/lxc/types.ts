@@ -6,11 +6,16 @@ export type CgroupVersion = 1 | 2;
 /** LXC's log priorities, most verbose first. */
 export type LxcLogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'NOTICE' | 'WARN' | 'ERROR' | 'CRIT' | 'ALERT' | 'FATAL';
 
-/** A bridged veth NIC: host side `hostName` enslaved to `parent`, container side `name`. */
+/**
+ * A NIC: a veth (host side `hostName` enslaved to bridge `parent`, or with no `parent` left alone: p2p),
+ * a macvlan on host interface `parent`, or host interface `parent` moved in (phys); container side `name`.
+ */
 export interface LxcNic {
+  /** `lxc.net.N.type` (default veth). */
+  type?: 'veth' | 'macvlan' | 'phys';
   /** Interface name inside the container (`eth0`). */
   name: string;
-  /** Host bridge the host side joins (`lxc.net.N.link`). */
+  /** `lxc.net.N.link`: the bridge a veth's host side joins ('' for none), the macvlan's or phys's host interface. */
   parent: string;
   hwaddr?: string;
   mtu?: number;

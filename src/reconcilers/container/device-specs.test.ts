@@ -43,10 +43,10 @@ test('NICs: sorted by device name, name defaults to the device name, MAC from hw
     { 'volatile.net2.hwaddr': '00:16:3e:01:02:03' },
   );
   assert.deepEqual(nics, [
-    { device: 'eth0', name: 'eth0', parent: 'br0', hwaddr: '00:16:3e:aa:bb:cc', hostName: defaultHostName('c-id', 'eth0'), routes: [], ingressBits: 100_000, macFiltering: true },
-    { device: 'net1', name: 'eth1', parent: 'br1', hwaddr: defaultHwaddr('c-id', 'net1'), mtu: 1400, hostName: 'vethx', routes: [], ingressBits: 10_000_000, egressBits: 10_000_000, macFiltering: false },
-    { device: 'net2', name: 'net2', parent: 'n1', hwaddr: '00:16:3e:01:02:03', hostName: defaultHostName('c-id', 'net2'), ipv4: '10.1.0.5', routes: ['10.9.0.0/24', '10.8.0.0/16'], egressBits: 1_500_000_000, macFiltering: false },
-    { device: 'net3', name: 'net3', parent: 'n1', hwaddr: defaultHwaddr('c-id', 'net3'), hostName: defaultHostName('c-id', 'net3'), routes: [], macFiltering: false },
+    { device: 'eth0', nictype: 'bridged', name: 'eth0', parent: 'br0', hwaddr: '00:16:3e:aa:bb:cc', hostName: defaultHostName('c-id', 'eth0'), routes: [], ingressBits: 100_000, macFiltering: true },
+    { device: 'net1', nictype: 'bridged', name: 'eth1', parent: 'br1', hwaddr: defaultHwaddr('c-id', 'net1'), mtu: 1400, hostName: 'vethx', routes: [], ingressBits: 10_000_000, egressBits: 10_000_000, macFiltering: false },
+    { device: 'net2', nictype: 'bridged', name: 'net2', parent: 'n1', hwaddr: '00:16:3e:01:02:03', hostName: defaultHostName('c-id', 'net2'), ipv4: '10.1.0.5', routes: ['10.9.0.0/24', '10.8.0.0/16'], egressBits: 1_500_000_000, macFiltering: false },
+    { device: 'net3', nictype: 'bridged', name: 'net3', parent: 'n1', hwaddr: defaultHwaddr('c-id', 'net3'), hostName: defaultHostName('c-id', 'net3'), routes: [], macFiltering: false },
   ]);
   assert.match(defaultHwaddr('c-id', 'net1'), /^00:16:3e(:[0-9a-f]{2}){3}$/);
   assert.equal(defaultHwaddr('c-id', 'net1'), defaultHwaddr('c-id', 'net1'));
@@ -54,6 +54,25 @@ test('NICs: sorted by device name, name defaults to the device name, MAC from hw
   assert.match(defaultHostName('c-id', 'eth0'), /^veth[0-9a-f]{8}$/);
   assert.notEqual(defaultHostName('c-id', 'eth0'), defaultHostName('c-id', 'eth1'));
   assert.equal(parseBitRate('2500'), 2500);
+});
+
+test('t17 NICs of other types: p2p has no parent; physical keeps its MAC unless hwaddr, its host name is its parent', () => {
+  const nics = nicsOf(
+    {
+      f: { type: 'nic', nictype: 'physical', parent: 't17p1', name: 'eth1' },
+      g: { type: 'nic', nictype: 'physical', parent: 't17p2', hwaddr: '00:16:3e:00:00:09', mtu: '1450' },
+      m: { type: 'nic', nictype: 'macvlan', parent: 't17a1' },
+      p: { type: 'nic', nictype: 'p2p', host_name: 'vp', 'ipv6.routes': 'fd00:9::/64' },
+    },
+    'c-id',
+    { 'volatile.f.hwaddr': '00:16:3e:00:00:01', 'volatile.m.hwaddr': '00:16:3e:00:00:02' },
+  );
+  assert.deepEqual(nics, [
+    { device: 'f', nictype: 'physical', name: 'eth1', parent: 't17p1', hwaddr: '', hostName: 't17p1', routes: [], macFiltering: false },
+    { device: 'g', nictype: 'physical', name: 'g', parent: 't17p2', hwaddr: '00:16:3e:00:00:09', mtu: 1450, hostName: 't17p2', routes: [], macFiltering: false },
+    { device: 'm', nictype: 'macvlan', name: 'm', parent: 't17a1', hwaddr: '00:16:3e:00:00:02', hostName: defaultHostName('c-id', 'm'), routes: [], macFiltering: false },
+    { device: 'p', nictype: 'p2p', name: 'p', parent: '', hwaddr: defaultHwaddr('c-id', 'p'), hostName: 'vp', routes: ['fd00:9::/64'], macFiltering: false },
+  ]);
 });
 
 test('disks: the root disk is skipped; host paths and custom volumes with their mount options', () => {

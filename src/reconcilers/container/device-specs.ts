@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { ComputeIdmapInput } from '../../host/idmap/compute-idmap.ts';
 import type { Range } from '../../host/idmap/types.ts';
 import type { LxcDiskMount, LxcNic } from '../../host/lxc/types.ts';
+import { nicTypeOf, type NicType } from '../../desired/devices-nic.ts';
 
 type Device = Record<string, string>;
 type Devices = Record<string, Device>;
@@ -49,6 +50,7 @@ const cidrs = (v: string | undefined) => (v ? v.split(',').map((x) => x.trim()).
 /** One nic as the reconciler carries it out: the LXC veth, and what svcd adds on the host around it. */
 export interface NicSpec extends LxcNic {
   device: string;
+  nictype: NicType;
   hwaddr: string;
   hostName: string;
   /** Static addresses (a managed network's static DHCP lease). */
@@ -72,16 +74,20 @@ export function nicsOf(devices: Devices, containerId: string, config: Record<str
     .filter(([, d]) => d.type === 'nic')
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([device, d]) => {
+      const nictype = nicTypeOf(d);
       const max = d['limits.max'];
       const ingress = max ?? d['limits.ingress'];
       const egress = max ?? d['limits.egress'];
+      // A physical nic keeps its own MAC unless `hwaddr` is given; its host name is its parent's.
+      const physical = nictype === 'physical';
       return {
         device,
+        nictype,
         name: d.name ?? device,
-        parent: d.network ?? d.parent ?? '',
-        hwaddr: (d.hwaddr ?? config[`volatile.${device}.hwaddr`] ?? defaultHwaddr(containerId, device)).toLowerCase(),
+        parent: nictype === 'p2p' ? '' : (d.network ?? d.parent ?? ''),
+        hwaddr: (d.hwaddr ?? (physical ? '' : (config[`volatile.${device}.hwaddr`] ?? defaultHwaddr(containerId, device)))).toLowerCase(),
         ...(d.mtu ? { mtu: Number(d.mtu) } : {}),
-        hostName: d.host_name ?? defaultHostName(containerId, device),
+        hostName: physical ? (d.parent ?? '') : (d.host_name ?? defaultHostName(containerId, device)),
         ...(d['ipv4.address'] ? { ipv4: d['ipv4.address'] } : {}),
         ...(d['ipv6.address'] ? { ipv6: d['ipv6.address'] } : {}),
         routes: [...cidrs(d['ipv4.routes']), ...cidrs(d['ipv6.routes'])],

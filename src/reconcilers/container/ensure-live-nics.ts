@@ -8,10 +8,19 @@
  */
 import { terminalMessageOf, TerminalError } from '../runtime/index.ts';
 import type { LxcLiveAdapter } from '../adapters.ts';
+import type { PhysicalState } from '../../host/lxc/live-nic-types.ts';
 import type { ResolvedNic } from './resolve-nics.ts';
 
 /** One nic attached to a running container (by LXC at its start, or live by svcd). */
 export interface LiveNicRecord {
+  /** macvlan and physical: made or moved into the container (no host side); absent: a veth (bridged or p2p). */
+  inside?: 'macvlan' | 'physical';
+  /** Its name inside (macvlan and physical). */
+  name?: string;
+  /** A physical nic moved in live by svcd (one LXC moved in at start, LXC gives back at stop). */
+  movedLive?: boolean;
+  /** The MAC and MTU the physical interface had on the host (put back when svcd gives it back). */
+  was?: PhysicalState;
   /** What was attached, as a comparable text (names, bridge, MAC, MTU). */
   key: string;
   hostName: string;
@@ -24,9 +33,16 @@ export interface LiveNicRecord {
   filtered: boolean;
 }
 
-type NicHost = Pick<LxcLiveAdapter, 'attachNic' | 'detachNic' | 'readHostVeth' | 'adoptNic' | 'rejoinBridge' | 'applyNicLimits' | 'applyNicFilter' | 'applyNicRoutes'>;
+type NicHost = Pick<
+  LxcLiveAdapter,
+  'attachNic' | 'detachNic' | 'readHostVeth' | 'adoptNic' | 'rejoinBridge' | 'applyNicLimits' | 'applyNicFilter' | 'applyNicRoutes' | 'attachInsideNic' | 'detachInsideNic' | 'readContainerLinks'
+>;
 
-const attachKey = (n: ResolvedNic) => JSON.stringify([n.hostName, n.name, n.parent, n.hwaddr, n.mtu ?? 0]);
+const insideOf = (n: ResolvedNic) => (n.nictype === 'macvlan' || n.nictype === 'physical' ? n.nictype : undefined);
+const attachKey = (n: ResolvedNic) => JSON.stringify([n.hostName, n.name, n.parent, n.hwaddr, n.mtu ?? 0, ...(insideOf(n) ? [n.nictype] : [])]);
+/** Routes go via the static address on the bridge, or (p2p: none) straight to the host side. */
+const viaOf = (r: { ipv4?: string | undefined; ipv6?: string | undefined }) => (r.ipv4 || r.ipv6 ? { ipv4: r.ipv4, ipv6: r.ipv6 } : undefined);
+const routeDevOf = (n: ResolvedNic) => n.parent || n.hostName;
 const extrasKey = (n: ResolvedNic) => JSON.stringify([n.ingressBits ?? 0, n.egressBits ?? 0, n.macFiltering, n.ipv4 ?? '', n.ipv6 ?? '', n.routes]);
 
 export interface EnsureLiveNicsInput {
@@ -46,17 +62,39 @@ const fail = (device: string, what: string, e: unknown): never => {
   throw new TerminalError(`nic "${device}": cannot ${what}: ${terminalMessageOf(e)}`, { cause: e });
 };
 
-/** Remove what svcd set around a nic's veth (limits, filter, routes) and, with `detach`, the veth itself. */
-async function release(lxc: NicHost, rec: LiveNicRecord, detach: boolean, signal?: AbortSignal): Promise<void> {
-  if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, { ipv4: rec.ipv4, ipv6: rec.ipv6 }, rec.parent, signal);
+/**
+ * Remove what svcd set around a nic's veth (limits, filter, routes) and, with `detach` (the pid of the
+ * running container), the veth itself, or the macvlan, or the physical interface given back.
+ */
+async function release(lxc: NicHost, rec: LiveNicRecord, detach: number | false, signal?: AbortSignal): Promise<void> {
+  if (rec.inside) {
+    if (detach) await lxc.detachInsideNic(detach, { nictype: rec.inside, name: rec.name!, parent: rec.parent, was: rec.was }, signal);
+    return;
+  }
+  if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, viaOf(rec), rec.parent, signal);
   if (rec.filtered) await lxc.applyNicFilter(rec.hostName, undefined, signal);
   await lxc.applyNicLimits(rec.hostName, {}, signal);
   if (detach) await lxc.detachNic(rec.hostName, signal);
 }
 
+/**
+ * Before a stop: the physical interfaces svcd moved in live go back to the host (LXC gives back only
+ * those of its config; with the network namespace gone a real one would come back under its inside
+ * name, and a virtual one would be deleted).
+ */
+export async function giveBackLiveNics(lxc: NicHost, pid: number, records: Record<string, LiveNicRecord> | undefined, signal?: AbortSignal): Promise<void> {
+  for (const rec of Object.values(records ?? {})) if (rec.inside === 'physical' && rec.movedLive) await release(lxc, rec, pid, signal);
+}
+
 /** The container stopped (or is deleted): what svcd set around its veths goes (LXC removed the veths). */
 export async function releaseLiveNics(lxc: NicHost, records: Record<string, LiveNicRecord> | undefined, signal?: AbortSignal): Promise<void> {
   for (const rec of Object.values(records ?? {})) await release(lxc, rec, false, signal);
+}
+
+/** What the drift observer checks of the recorded nics: names inside (macvlan, physical), host-side veths. */
+export function nicNamesOf(records: Record<string, LiveNicRecord> | undefined): { inside: string[]; veths: string[] } {
+  const recs = Object.values(records ?? {});
+  return { inside: recs.filter((r) => r.inside).map((r) => r.name!), veths: recs.filter((r) => !r.inside).map((r) => r.hostName) };
 }
 
 /** Bring the running container's nics to `nics`; returns the records (device → what is attached) and whether they changed. */
@@ -65,16 +103,23 @@ export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ reco
   const wanted = new Map(input.nics.map((n) => [n.device, n]));
   let changed = !input.records;
   const records: Record<string, LiveNicRecord> = { ...(input.records ?? {}) };
-  const recordOf = (n: ResolvedNic): LiveNicRecord => ({ key: attachKey(n), hostName: n.hostName, parent: n.parent, extras: '', routes: [], filtered: false });
+  const recordOf = (n: ResolvedNic, movedLive = false): LiveNicRecord => {
+    const inside = insideOf(n);
+    const base = { key: attachKey(n), hostName: n.hostName, parent: inside ? n.parent : routeDevOf(n), extras: '', routes: [], filtered: false };
+    return inside ? { ...base, inside, name: n.name, ...(movedLive && inside === 'physical' ? { movedLive } : {}) } : base;
+  };
+  let links: Set<string> | undefined;
+  const hasInside = async (name: string) => (links ??= await lxc.readContainerLinks(pid))?.has(name) ?? false;
 
   if (input.startedNow || !input.records) {
     // LXC attached what the config names; an unknown running container: what has its veth is taken as attached.
     for (const k of Object.keys(records)) delete records[k];
     for (const n of wanted.values()) {
-      if (input.startedNow || (await lxc.readHostVeth(n.hostName))) {
+      if (input.startedNow || (insideOf(n) ? await hasInside(n.name) : await lxc.readHostVeth(n.hostName))) {
         records[n.device] = recordOf(n);
         continue;
       }
+      if (insideOf(n)) continue;
       // Its interface under another host-side name (LXC's own, from an svcd before stable names): adopted
       // under the stable name, as attached with the MAC (and MTU, where one is asked for) it has, so that
       // one that differs from the desired is replaced below.
@@ -86,14 +131,23 @@ export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ reco
     for (const [device, rec] of Object.entries(records)) {
       const w = wanted.get(device);
       if (w && rec.key === attachKey(w)) continue;
-      await release(lxc, rec, true, signal).catch((e: unknown) => fail(device, 'detach it from the running container', e));
+      await release(lxc, rec, pid, signal).catch((e: unknown) => fail(device, 'detach it from the running container', e));
+      links = undefined;
       delete records[device];
       changed = true;
     }
     for (const n of wanted.values()) {
       const rec = records[n.device];
+      if (insideOf(n)) {
+        if (rec && (await hasInside(n.name))) continue;
+        const was = await lxc.attachInsideNic(pid, { ...n, nictype: insideOf(n)! }, signal).catch((e: unknown) => fail(n.device, 'attach it to the running container', e));
+        records[n.device] = { ...recordOf(n, true), ...(was ? { was } : {}) };
+        changed = true;
+        continue;
+      }
       const veth = await lxc.readHostVeth(n.hostName);
       if (rec && veth) {
+        if (n.nictype === 'p2p') continue;
         if (veth.master !== n.parent) await lxc.rejoinBridge(n, signal).catch((e: unknown) => fail(n.device, `put ${n.hostName} back on bridge ${n.parent}`, e));
         continue;
       }
@@ -106,12 +160,12 @@ export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ reco
   // Limits, filter and routes: set where they differ (a veth new since has none).
   for (const n of wanted.values()) {
     const rec = records[n.device];
-    if (!rec || rec.extras === extrasKey(n)) continue;
+    if (!rec || rec.inside || rec.extras === extrasKey(n)) continue;
     try {
-      if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, { ipv4: rec.ipv4, ipv6: rec.ipv6 }, rec.parent, signal);
+      if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, viaOf(rec), rec.parent, signal);
       await lxc.applyNicLimits(n.hostName, { ingressBits: n.ingressBits, egressBits: n.egressBits }, signal);
       if (n.macFiltering || rec.filtered) await lxc.applyNicFilter(n.hostName, n.macFiltering ? n : undefined, signal);
-      if (n.routes.length) await lxc.applyNicRoutes('replace', n.routes, { ipv4: n.ipv4, ipv6: n.ipv6 }, n.parent, signal);
+      if (n.routes.length) await lxc.applyNicRoutes('replace', n.routes, viaOf(n), routeDevOf(n), signal);
     } catch (e) {
       fail(n.device, 'set its limits, MAC filter or routes', e);
     }

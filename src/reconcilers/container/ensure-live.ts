@@ -14,7 +14,7 @@ import type { LiveMount } from '../../host/lxc/live-mounts.ts';
 import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
 import { TerminalError, terminalMessageOf } from '../runtime/index.ts';
 import type { LxcLiveAdapter, ProxyAdapter } from '../adapters.ts';
-import { ensureLiveNics, type LiveNicRecord } from './ensure-live-nics.ts';
+import { ensureLiveNics, nicNamesOf, type LiveNicRecord } from './ensure-live-nics.ts';
 import { ensureProxies } from './ensure-proxies.ts';
 import { pendingRestartOf, restartViewOf, type RestartView } from './live-keys.ts';
 import type { ResolvedNic } from './resolve-nics.ts';
@@ -55,6 +55,8 @@ export interface LiveEntry {
   cgroup: Record<string, string>;
   /** Targets inside the container that must stay mounted, and whether read-only. */
   mounts: Record<string, { readonly: boolean }>;
+  /** Its nics: names inside (macvlan, physical) and host-side veths (bridged, p2p) that must stay there. */
+  nics?: { inside: string[]; veths: string[] };
   /** Config keys and `devices.<name>` whose change waits for the next start. */
   pendingRestart: string[];
   /** Host nodes of `required=false` unix devices: their appearing or going is watched (hotplug). */
@@ -225,6 +227,7 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
     pendingRestart: pendingRestartOf(live.startedWith, view),
     hotplug: hotplugSourcesOf(input.devices),
     ...(proxies.forwarders.length ? { proxies: proxies.forwarders } : {}),
+    nics: nicNamesOf(live.nics),
   });
   return changed;
 }

@@ -13,8 +13,9 @@ import { announceConverged, announceDeleted, type Announced } from './announce.t
 import { forgetFacts, openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
 import { ensureLive, type LiveFacts } from './ensure-live.ts';
-import { releaseLiveNics } from './ensure-live-nics.ts';
+import { giveBackLiveNics, releaseLiveNics } from './ensure-live-nics.ts';
 import { releaseProxies } from './ensure-proxies.ts';
+import { requireNicParents } from './resolve-nics.ts';
 import { ensureDhcpHosts, removeDhcpHosts, requireNetworksReady, type NetworkNicsFacts } from './ensure-network-nics.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
@@ -48,9 +49,12 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
 
   async function remove(c: ContainerRow, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };
-    await lxc.stop({ ...ref, force: true }).catch(() => undefined);
     // What svcd set up on the host and on its networks for its nics.
     const record = await openFacts<ContainerFacts>(db, CONTAINER_KIND, c.id);
+    const movedLive = Object.values(record.facts.live?.nics ?? {}).some((r) => r.movedLive);
+    const pid = movedLive ? (await lxc.state(ref).catch(() => undefined))?.pid : undefined;
+    if (pid) await giveBackLiveNics(deps.lxcLive, pid, record.facts.live?.nics, signal).catch(() => undefined);
+    await lxc.stop({ ...ref, force: true }).catch(() => undefined);
     await releaseLiveNics(deps.lxcLive, record.facts.live?.nics, signal);
     await releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal);
     await removeDhcpHosts(deps, record.facts);
@@ -153,7 +157,10 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     // A config this reconcile created was never there to start from: STOPPED without asking.
     let now: { state: LxcState; pid?: number | undefined } = cfg.created ? { state: 'STOPPED' as const } : await lxc.state(ref);
     let startedNow = false;
+    // Before a stop, the physical nics svcd moved in live go back to the host (LXC knows only its config's).
+    const giveBack = () => (now.pid ? giveBackLiveNics(deps.lxcLive, now.pid, facts.live?.nics, signal) : undefined);
     if (fresh && req!.action === 'restart' && now.state !== 'STOPPED') {
+      await giveBack();
       await lxc.stop({ ...ref, ...stopOpts });
       now = { state: 'STOPPED' };
     }
@@ -163,6 +170,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       if (now.state === 'STOPPED') {
         // Its managed networks up first: else wait for them (they enqueue it when they converge).
         await requireNetworksReady(db, cfg.live.nics);
+        await requireNicParents(cfg.live.nics, deps.lxcLive);
         now = await start();
         startedNow = true;
       }
@@ -175,6 +183,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
         now = { ...now, state: 'FROZEN' };
       }
     } else if (now.state !== 'STOPPED') {
+      await giveBack();
       await lxc.stop({ ...ref, ...stopOpts });
       now = { state: 'STOPPED' };
     }
