@@ -189,7 +189,7 @@ describe('container config keys and devices on real LXC', { skip }, () => {
       ['bad propagation', { devices: { v: { type: 'disk', source: '/srv', path: '/mnt', propagation: 'both' } } }, /propagation/],
       ['missing managed network', { devices: { n: { type: 'nic', network: 'lxdbr0' } } }, /network "lxdbr0" does not exist/],
       ['multicast MAC', { devices: { n: { type: 'nic', parent: bridge, hwaddr: '01:00:5e:00:00:01' } } }, /unicast/],
-      ['macvlan', { devices: { n: { type: 'nic', nictype: 'macvlan', parent: bridge } } }, /nictype/],
+      ['a key of another nictype', { devices: { n: { type: 'nic', nictype: 'macvlan', parent: bridge, 'limits.ingress': '1Mbit' } } }, /limits\.ingress/],
       ['unix-char without a path', { devices: { t: { type: 'unix-char', major: '10', minor: '200' } } }, /"path" or "source"/],
       ['unix-char bad mode', { devices: { t: { type: 'unix-char', path: '/dev/x', mode: '999' } } }, /mode/],
       ['unknown device property', { devices: { t: { type: 'unix-block', path: '/dev/x', colour: 'red' } } }, /colour/],

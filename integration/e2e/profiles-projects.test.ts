@@ -44,7 +44,7 @@ describe('profiles and projects over the unix socket', () => {
 
   test('devices and config are validated before anything is written', async () => {
     expectError(await api.patch('/1.0/profiles/web', { devices: { eth0: { type: 'nic', nictype: 'bridged' } } }), 400);
-    expectError(await api.patch('/1.0/profiles/web', { devices: { x: { type: 'gpu' } } }), 400);
+    expectError(await api.patch('/1.0/profiles/web', { devices: { x: { type: 'pci' } } }), 400);
     expectError(await api.patch('/1.0/profiles/web', { config: { 'limits.memory': 'lots' } }), 400);
     expectError(await api.patch('/1.0/profiles/web', { config: { 'volatile.eth0.hwaddr': '00:16:3e:00:00:01' } }), 400);
     const ok = await api.patch('/1.0/profiles/web', { devices: { eth0: { type: 'nic', nictype: 'bridged', parent: 'br0', name: 'eth0' }, data: { type: 'disk', path: '/srv', source: '/srv/data' } } });
