@@ -3,7 +3,7 @@
  *
  *   svcd-proxy --listen-ns <pid> --listen <addr> --connect-ns <pid> --connect <addr>
  *              [--listen-uid N] [--listen-gid N] [--listen-mode 0660] [--drop-uid N] [--drop-gid N]
- *              [--proxy-protocol] [--exit-with <pid>]
+ *              [--proxy-protocol] [--exit-with <pid>] [--daemon --pid-file <path> --pid-key <key>]
  *
  * <pid> 0 is the forwarder's own namespaces, else those of that process (a container's init). <addr> is
  * tcp:<host>:<ports>, udp:<host>:<ports> (ports: 80, 80-82, 80,443; IPv6 hosts in brackets),
@@ -15,6 +15,8 @@
  * is made there, with no namespace switch per connection, and privileges can then be dropped
  * (--drop-uid/--drop-gid). Listen sockets keep the namespace they were made in.
  * Then `ready` on stdout (closed after); a setup error is `error: <reason>` on stderr and exit 1.
+ * --daemon: once set up, it forks; the parent writes "<child pid>\n<key>\n" to the pid file (atomically),
+ * prints `ready <child pid>` and exits 0, so that a short-lived spawner (svcd's spawn helper) runs it.
  * Running: epoll; tcp/unix streams are spliced both ways through a pipe per direction (no copy to user
  * space), a half-close is passed on with shutdown(); udp has one connected upstream socket per client
  * address, closed after 60 s idle. --proxy-protocol: a HAProxy PROXY v2 header starts each upstream
@@ -540,29 +542,83 @@ static void cleanup(struct proxy *px) {
 
 static const char *USAGE =
     "usage: svcd-proxy --listen-ns <pid> --listen <addr> --connect-ns <pid> --connect <addr> [--listen-uid N] [--listen-gid N]\n"
-    "                  [--listen-mode 0660] [--drop-uid N] [--drop-gid N] [--proxy-protocol] [--exit-with <pid>]";
+    "                  [--listen-mode 0660] [--drop-uid N] [--drop-gid N] [--proxy-protocol] [--exit-with <pid>]\n"
+    "                  [--daemon --pid-file <path> --pid-key <key>]";
+
+/* security.uid/gid: drop to them; the reason when the kernel refuses, else NULL. */
+static const char *drop_privileges(long duid, long dgid, char *why, size_t n) {
+  if (dgid < 0 && duid < 0) return NULL;
+  if (setgroups(0, NULL) < 0) return snprintf(why, n, "setgroups: %s", strerror(errno)), why;
+  if (dgid >= 0 && setresgid((gid_t)dgid, (gid_t)dgid, (gid_t)dgid) < 0) return snprintf(why, n, "drop to gid %ld: %s", dgid, strerror(errno)), why;
+  if (duid >= 0 && setresuid((uid_t)duid, (uid_t)duid, (uid_t)duid) < 0) return snprintf(why, n, "drop to uid %ld: %s", duid, strerror(errno)), why;
+  return NULL;
+}
+
+/*
+ * --daemon: fork; the child drops privileges and tells the parent over a pipe ("" = done, else the
+ * reason); the parent, still privileged, writes "<child pid>\n<key>\n" to the pid file (atomically),
+ * prints `ready <child pid>` and exits 0. Returns in the child only.
+ */
+static void daemonize(const char *pid_file, const char *pid_key, long duid, long dgid) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) fail("pipe: %s", strerror(errno));
+  pid_t child = fork();
+  if (child < 0) fail("fork: %s", strerror(errno));
+  char why[256] = "";
+  if (child == 0) {
+    close(p[0]);
+    setsid();
+    const char *err = drop_privileges(duid, dgid, why, sizeof why);
+    if (err && write(p[1], err, strlen(err)) < 0) _exit(1);
+    close(p[1]);
+    if (err) _exit(1);
+    return;
+  }
+  close(p[1]);
+  ssize_t got = read(p[0], why, sizeof why - 1);
+  close(p[0]);
+  if (got > 0) why[got] = 0, fail("%s", why);
+  char tmp[4096];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", pid_file) >= (int)sizeof tmp) kill(child, SIGKILL), fail("--pid-file: path too long");
+  FILE *f = fopen(tmp, "w");
+  if (!f || fprintf(f, "%d\n%s\n", (int)child, pid_key) < 0 || fclose(f) != 0 || rename(tmp, pid_file) < 0) {
+    int e = errno;
+    kill(child, SIGKILL);
+    fail("--pid-file %s: %s", pid_file, strerror(e));
+  }
+  printf("ready %d\n", (int)child);
+  fflush(stdout);
+  _exit(0);
+}
 
 int main(int argc, char **argv) {
   static struct proxy px; /* large (the listeners): not on the stack */
   static unsigned char buf[PP2_MAX + UDP_MAX];
   long lns = -1, cns = -1, luid = -1, lgid = -1, lmode = -1, duid = -1, dgid = -1, exit_with = -1;
-  const char *laddr = NULL, *caddr = NULL;
+  const char *laddr = NULL, *caddr = NULL, *pid_file = NULL, *pid_key = NULL;
+  int daemon_mode = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     long *num = !strcmp(o, "--listen-ns") ? &lns : !strcmp(o, "--connect-ns") ? &cns : !strcmp(o, "--listen-uid") ? &luid
               : !strcmp(o, "--listen-gid") ? &lgid : !strcmp(o, "--drop-uid") ? &duid : !strcmp(o, "--drop-gid") ? &dgid
               : !strcmp(o, "--exit-with") ? &exit_with : NULL;
     if (!strcmp(o, "--proxy-protocol")) { px.proxy_protocol = 1; continue; }
-    if (!num && strcmp(o, "--listen") && strcmp(o, "--connect") && strcmp(o, "--listen-mode")) fail("unknown argument '%s'\n%s", o, USAGE);
+    if (!strcmp(o, "--daemon")) { daemon_mode = 1; continue; }
+    if (!num && strcmp(o, "--listen") && strcmp(o, "--connect") && strcmp(o, "--listen-mode") && strcmp(o, "--pid-file") && strcmp(o, "--pid-key"))
+      fail("unknown argument '%s'\n%s", o, USAGE);
     if (!v) fail("%s needs a value", o);
     i++;
-    if (!strcmp(o, "--listen")) laddr = v;
+    if (!strcmp(o, "--pid-file")) pid_file = v;
+    else if (!strcmp(o, "--pid-key")) pid_key = v;
+    else if (!strcmp(o, "--listen")) laddr = v;
     else if (!strcmp(o, "--connect")) caddr = v;
     else if (!strcmp(o, "--listen-mode")) { if ((lmode = parse_num(v, 0, 07777, 8)) < 0) fail("--listen-mode: '%s' is not an octal mode", v); }
     else if ((*num = parse_num(v, num == &exit_with ? 1 : 0, num == &lns || num == &cns || num == &exit_with ? 4194304 : 4294967294L, 10)) < 0)
       fail("%s: '%s' is not a valid number", o, v);
   }
   if (lns < 0 || cns < 0 || !laddr || !caddr) fail("--listen-ns, --listen, --connect-ns and --connect are required\n%s", USAGE);
+  if (daemon_mode != (pid_file != NULL) || daemon_mode != (pid_key != NULL) || (pid_key && strchr(pid_key, '\n')))
+    fail("--daemon, --pid-file and --pid-key go together (a key without line breaks)");
   parse_endpoint(&px.listen, laddr);
   parse_endpoint(&px.connect, caddr);
   int ldgram = px.listen.proto == P_UDP, cdgram = px.connect.proto == P_UDP;
@@ -599,16 +655,15 @@ int main(int argc, char **argv) {
   join(cnet >= 0 ? cnet : self_net, CLONE_NEWNET, "connect network namespace");
   if (cmnt >= 0) join(cmnt, CLONE_NEWNS, "connect mount namespace");
   else if (lmnt >= 0) join(self_mnt, CLONE_NEWNS, "own mount namespace");
-  if (dgid >= 0 || duid >= 0) {
-    if (setgroups(0, NULL) < 0) fail("setgroups: %s", strerror(errno));
-    if (dgid >= 0 && setresgid((gid_t)dgid, (gid_t)dgid, (gid_t)dgid) < 0) fail("drop to gid %ld: %s", dgid, strerror(errno));
-    if (duid >= 0 && setresuid((uid_t)duid, (uid_t)duid, (uid_t)duid) < 0) fail("drop to uid %ld: %s", duid, strerror(errno));
+  if (daemon_mode) daemonize(pid_file, pid_key, duid, dgid); /* returns in the child only */
+  else {
+    char why[256];
+    const char *err = drop_privileges(duid, dgid, why, sizeof why);
+    if (err) fail("%s", err);
+    printf("ready\n"), fflush(stdout);
   }
-
-  printf("ready\n");
-  fflush(stdout);
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) return 1; /* the supervisor stops reading now */
+  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) return 1; /* the supervisor stops reading now */
   close(null);
 
   time_t last_sweep = now_sec();

@@ -4,11 +4,12 @@
  * file `<stateDir>/containers/<id>/proxy/<device>.pid` ("<pid>\n<key>\n") and /proc, stopped with
  * SIGTERM, then SIGKILL. A pid file names a live forwarder only while /proc/<pid> is a running
  * svcd-proxy whose arguments hash to the file's key (a reused pid is not mistaken for it). Only
- * `startForwarder` spawns; it waits for the forwarder's `ready` line, or throws with its error text.
+ * `startForwarder` spawns (through the spawn helper); it waits for the forwarder's `ready <pid>`, or throws
+ * with its error text.
  */
-import { spawn as nodeSpawn } from 'node:child_process';
-import { lstat, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { HostCommandError, runCommand } from '../exec.ts';
 import { proxyDirOf } from '../layout.ts';
 import { argsKey, argValue, forwarderArgs, forwarderBinary, forwarderKey } from './forwarder-args.ts';
 import type { ForwarderSpec } from './types.ts';
@@ -57,7 +58,7 @@ export async function readForwarder(containerId: string, device: string, deps: F
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0 || !key) return undefined;
   const args = await forwarderCmdline(deps.procRoot ?? '/proc', pid);
-  return args && argsKey(args) === key ? { pid, key } : undefined;
+  return args && argsKey(withoutLaunchArgs(args)) === key ? { pid, key } : undefined;
 }
 
 /** Every live forwarder of a container: device → pid and key (dead ones are not listed). Spawns nothing. */
@@ -105,45 +106,33 @@ export async function stopForwarder(containerId: string, device: string, deps: F
   await rm(pidFileOf(deps.stateDir, containerId, device), { force: true });
 }
 
-/** Write the pid file atomically. */
-async function writePidFile(file: string, pid: number, key: string): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(`${file}.tmp`, `${pid}\n${key}\n`);
-  await rename(`${file}.tmp`, file);
-}
+/** The arguments that only say how a forwarder was launched (not part of its spec's key). */
+export const launchArgs = (pidFile: string, key: string) => ['--daemon', '--pid-file', pidFile, '--pid-key', key];
+const withoutLaunchArgs = (args: readonly string[]) => {
+  const i = args.indexOf('--daemon');
+  return i < 0 ? [...args] : [...args.slice(0, i), ...args.slice(i + 5)];
+};
 
 /**
- * Start the forwarder of `spec` (the caller stopped any earlier one): detached in its own session,
- * its pid file written at once (so a crash of svcd in between leaves it findable), then waits for
- * `ready`. Throws a ForwarderError with the forwarder's error text (its pid file removed) otherwise.
+ * Start the forwarder of `spec` (the caller stopped any earlier one), through the spawn helper (a fork
+ * of a small process, not of svcd's): `svcd-proxy --daemon` sets up, forks, writes the pid file with
+ * the child's pid and the spec's key, reports `ready <pid>` and exits; the child serves on in its own
+ * session. Throws a ForwarderError with the forwarder's error text (nothing left behind) otherwise.
  */
 export async function startForwarder(spec: ForwarderSpec, deps: ForwarderDeps): Promise<number> {
   const file = pidFileOf(deps.stateDir, spec.containerId, spec.device);
-  const child = nodeSpawn(deps.binary ?? forwarderBinary(), forwarderArgs(spec), { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  const outcome = new Promise<'ready' | string>((resolve) => {
-    child.stdout!.on('data', (d: Buffer) => {
-      stdout += d.toString('utf8');
-      if (stdout.includes('ready\n')) resolve('ready');
-    });
-    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString('utf8')).slice(-4096)));
-    child.on('error', (e) => resolve(`cannot run ${deps.binary ?? forwarderBinary()}: ${e.message} (is it built? scripts/install-deps.sh)`));
-    // stderr may still hold the reason when the exit is seen: 'close' waits for the pipes
-    child.on('close', (code, sig) => resolve(stderr.trim().replace(/^error: /, '') || `svcd-proxy exited (${sig ?? code}) before it was ready`));
-  });
-  if (child.pid !== undefined) await writePidFile(file, child.pid, forwarderKey(spec));
+  await mkdir(path.dirname(file), { recursive: true });
+  const binary = deps.binary ?? forwarderBinary();
   const timeoutMs = deps.readyTimeoutMs ?? 10_000;
-  let timedOut = false;
-  const timer = setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs);
-  const seen = await outcome;
-  const result = timedOut ? `svcd-proxy was not ready within ${timeoutMs / 1000} s` : seen;
-  clearTimeout(timer);
-  child.stdout!.destroy();
-  child.stderr!.destroy();
-  child.unref();
-  if (result === 'ready' && child.pid !== undefined) return child.pid;
-  child.kill('SIGKILL');
-  await rm(file, { force: true });
-  throw new ForwarderError(spec.device, result);
+  let out: string;
+  try {
+    out = await runCommand(binary, [...forwarderArgs(spec), ...launchArgs(file, forwarderKey(spec))], { timeoutMs });
+  } catch (e) {
+    await rm(file, { force: true });
+    const why = e instanceof HostCommandError ? e.stderr.trim().replace(/^error: /, '') || e.message : e instanceof Error ? e.message : String(e);
+    throw new ForwarderError(spec.device, /ENOENT|not found/i.test(why) && !(e instanceof HostCommandError && e.stderr) ? `cannot run ${binary}: ${why} (is it built? scripts/install-deps.sh)` : why);
+  }
+  const pid = Number(/^ready (\d+)$/m.exec(out)?.[1]);
+  if (!Number.isInteger(pid) || pid <= 0) throw new ForwarderError(spec.device, `svcd-proxy said "${out.trim()}" instead of "ready <pid>"`);
+  return pid;
 }
