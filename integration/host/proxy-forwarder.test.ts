@@ -134,7 +134,10 @@ describe('svcd-proxy forwarders on the real host', { skip }, () => {
     const st = await stat(file);
     assert.deepEqual([st.isSocket(), st.uid, st.gid, st.mode & 0o7777], [true, 1234, 2345, 0o640]);
     assert.equal(String(await exchange({ path: file }, 'x')), 'port7001:x');
+    const t0 = performance.now();
     await stopForwarder('c1', s.device, deps());
+    // SIGTERM is honoured (the daemonized child has its own signalfd), not the SIGKILL after 2 s
+    assert.ok(performance.now() - t0 < 1000, `stopped after ${performance.now() - t0} ms`);
     await assert.rejects(stat(file), /ENOENT/);
   });
 

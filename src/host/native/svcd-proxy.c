@@ -655,8 +655,14 @@ int main(int argc, char **argv) {
   join(cnet >= 0 ? cnet : self_net, CLONE_NEWNET, "connect network namespace");
   if (cmnt >= 0) join(cmnt, CLONE_NEWNS, "connect mount namespace");
   else if (lmnt >= 0) join(self_mnt, CLONE_NEWNS, "own mount namespace");
-  if (daemon_mode) daemonize(pid_file, pid_key, duid, dgid); /* returns in the child only */
-  else {
+  if (daemon_mode) {
+    daemonize(pid_file, pid_key, duid, dgid); /* returns in the child only */
+    /* A signalfd wakes the epoll sets of the process that made it: the child needs its own. */
+    epoll_ctl(px.ep, EPOLL_CTL_DEL, sfd, NULL);
+    close(sfd);
+    if ((sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) return 1;
+    ep_add(&px, sfd, EPOLLIN, &sig_tag);
+  } else {
     char why[256];
     const char *err = drop_privileges(duid, dgid, why, sizeof why);
     if (err) fail("%s", err);
