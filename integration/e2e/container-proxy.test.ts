@@ -7,13 +7,14 @@
  * test's unix socket and the test's bridge. `after` removes the containers, the network and the socket.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
 import { readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { runInContainer } from '../../src/host/lxc/attach.ts';
 import { lxcIdOf, startBusyboxDaemon, teardownContainers, waitOp } from '../support/container-env.ts';
 import type { Daemon } from '../support/daemon.ts';
@@ -155,6 +156,9 @@ describe('proxy devices', { skip }, () => {
     await assert.rejects(forwarderPid('natweb'));
     await setDevices((devs) => delete devs.natweb);
     assert.match(await get({ port }), /^error/);
+    // No container has nat rules left: svcd's table is gone too.
+    const { stdout } = await promisify(execFile)('nft', ['list', 'tables']);
+    assert.doesNotMatch(stdout, /svcd_proxy/);
   });
 
   test('t17 bad input is refused with 400 naming the device and key, nothing written', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { runCommand } from '../exec.ts';
-import { createProxyNat, portPairs, proxyNatSysctls, renderProxyNat } from './proxy-nat.ts';
+import { createProxyNat, portPairs, proxyNatSysctls, renderProxyNat, tableIsEmpty } from './proxy-nat.ts';
 import type { NatRule } from './types.ts';
 
 const ID = '0b7c3e5e-1111-2222-3333-444455556666';
@@ -66,5 +66,27 @@ describe('applyNat', () => {
     await applyNat(ID, [loop]);
     assert.equal(await readFile(path.join(proc, 'sys/net/ipv4/conf/t17br/route_localnet'), 'utf8'), '1\n');
     assert.deepEqual(runs, [[['-f', '-'], renderProxyNat(ID, [loop])]]);
+  });
+
+  test('t17 the last container\'s rules gone: the table goes; another container\'s chains left: it stays', async () => {
+    const runs: string[] = [];
+    let chains = 3;
+    const applyNat = createProxyNat({
+      runNft: async (args) => {
+        runs.push(args.join(' '));
+        if (args[0] === '-j') return JSON.stringify({ nftables: [{ metainfo: {} }, { table: { family: 'inet', name: 'svcd_proxy' } }, ...Array.from({ length: chains }, () => ({ chain: {} }))] });
+        return '';
+      },
+    });
+    await applyNat(ID, []);
+    assert.deepEqual(runs, ['-f -', '-j list table inet svcd_proxy'], 'another container has chains: the table stays');
+    runs.length = 0;
+    chains = 0;
+    await applyNat(ID, []);
+    assert.deepEqual(runs, ['-f -', '-j list table inet svcd_proxy', 'delete table inet svcd_proxy']);
+    runs.length = 0;
+    await applyNat(ID, [loop].map((r) => ({ ...r, listenAddress: '10.0.0.1' })));
+    assert.deepEqual(runs, ['-f -'], 'with rules: nothing listed or deleted');
+    assert.equal(tableIsEmpty(''), true);
   });
 });

@@ -65,11 +65,30 @@ export interface ProxyNatDeps {
   procRoot?: string;
 }
 
-/** applyNat of the ProxyAdapter: the sysctls first (so the first packet already routes), then the rules. */
+/** `nft -j list table inet svcd_proxy` output → whether the table holds no chain. */
+export function tableIsEmpty(json: string): boolean {
+  const items = (JSON.parse(json || '{}') as { nftables?: Record<string, unknown>[] }).nftables ?? [];
+  return !items.some((i) => 'chain' in i);
+}
+
+/**
+ * applyNat of the ProxyAdapter: the sysctls first (so the first packet already routes), then the rules.
+ * When a container's rules go and no container has any left, the table goes too (read, then deleted,
+ * one apply at a time in this process, so no other container's chains can slip in between).
+ */
 export function createProxyNat(deps: ProxyNatDeps) {
   const procRoot = deps.procRoot ?? '/proc';
-  return async function applyNat(containerId: string, rules: readonly NatRule[], signal?: AbortSignal): Promise<void> {
+  let last: Promise<unknown> = Promise.resolve();
+  async function apply(containerId: string, rules: readonly NatRule[], signal?: AbortSignal): Promise<void> {
     for (const path of proxyNatSysctls(rules)) await writeFile(`${procRoot}/sys/${path}`, '1\n');
     await deps.runNft(['-f', '-'], renderProxyNat(containerId, rules), signal);
+    if (rules.length > 0) return;
+    const listed = await deps.runNft(['-j', 'list', 'table', 'inet', PROXY_NFT_TABLE], '', signal);
+    if (tableIsEmpty(typeof listed === 'string' ? listed : '')) await deps.runNft(['delete', 'table', 'inet', PROXY_NFT_TABLE], '', signal);
+  }
+  return function applyNat(containerId: string, rules: readonly NatRule[], signal?: AbortSignal): Promise<void> {
+    const next = last.then(() => apply(containerId, rules, signal));
+    last = next.catch(() => undefined);
+    return next;
   };
 }
