@@ -60,7 +60,14 @@ export async function expandStoredContainer(db: DbOrTx, c: Pick<ContainerRow, 'p
  * Validate local config/devices, and the expanded result: exactly one root disk on an existing
  * pool. `volatile.*` keys may be kept as they are but never set by a client.
  */
-export async function validateContainer(db: DbOrTx, profileProject: string, input: ContainerInput, current?: Record<string, string>, probe?: NicFeatureProbe, nicHost?: { probe: NicHostProbe; current?: Pick<ContainerInput, 'profiles' | 'devices'> }): Promise<void> {
+export async function validateContainer(
+  db: DbOrTx,
+  profileProject: string,
+  input: ContainerInput,
+  current?: Record<string, string>,
+  probe?: NicFeatureProbe,
+  nicHost?: { probe: NicHostProbe; current?: Pick<ContainerInput, 'profiles' | 'devices'> },
+): Promise<ReturnType<typeof expandConfig>> {
   const { volatile, rest } = splitVolatile(input.config);
   for (const [k, v] of Object.entries(volatile)) if (current?.[k] !== v) throw new ValidationError(`Container config key "${k}" is read-only`);
   validateConfig('container', rest, instanceConfigKeys);
@@ -76,6 +83,7 @@ export async function validateContainer(db: DbOrTx, profileProject: string, inpu
   if (probe) await checkNicFeatures(expanded.devices, probe);
   // Against what it has now, its profiles' nics too (a physical parent is not on the host while it runs).
   if (nicHost) await checkNicHost(expanded.devices, nicHost.probe, nicHost.current && (await expandContainer(db, profileProject, { ...nicHost.current, config: {} })).devices);
+  return expanded;
 }
 
 /** Whether this host can do what a nic key needs (`vlan`: 802.1Q); `missing` names what it lacks. */

@@ -6,7 +6,6 @@ import {
   bumpContainerAt,
   CONTAINER_KIND,
   containerUrl,
-  expandContainer,
   expandStoredContainer,
   insertContainer,
   listContainers,
@@ -138,8 +137,8 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         config,
         devices: body.devices ?? {},
       };
-      await validateContainer(db, pp, input, undefined, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost });
-      await checkContainerProxies(db, undefined, (await expandContainer(db, pp, input)).devices, deps.containers.boundSockets);
+      const expanded = await validateContainer(db, pp, input, undefined, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost });
+      await checkContainerProxies(db, undefined, expanded.devices, deps.containers.boundSockets);
       const source = await resolveSource(body.source);
       const operation = await writeWithOperation(deps, async (tx) => {
         // A copy of a whole container takes its snapshots along (unless container_only).
@@ -208,8 +207,8 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         config: nextConfig,
         devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
       };
-      await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur });
-      await checkContainerProxies(db, cur.id, (await expandContainer(db, pp, input)).devices, deps.containers.boundSockets);
+      const expanded = await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur });
+      await checkContainerProxies(db, cur.id, expanded.devices, deps.containers.boundSockets);
       return writeWithOperation(deps, async (tx) => {
         await lockProfiles(tx, pp, input.profiles);
         const row = await bumpContainerAt(tx, cur.id, cur.generation, input);

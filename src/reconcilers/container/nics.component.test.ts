@@ -22,15 +22,21 @@ after(() => rm(stateDir, { recursive: true, force: true }));
 
 const base = { description: '', architecture: 'x86_64', ephemeral: false, profiles: ['default'], config: {} };
 
-test('nics on a managed network: wait for it, DHCP host entries, live attach, repair, detach, and removal with the container', async () => {
+/** A simulated host with a managed network `name` on `cidr` (its row and its bridge), and a container reconciler on it. */
+async function simHostWithNetwork(name: string, cidr: string) {
   const { db } = temp.database;
   const lxc = createSimLxc();
   const network = createSimNetwork({ bridges: lxc.bridges });
   const reconciler = createContainerReconciler(simContainerDeps({ db, stateDir, storage, lxc, network }));
   const once = createReconcileOnce(db);
   const netId = randomUUID();
-  const [net] = await db.insert(networks).values({ id: netId, name: 'n1', config: { 'ipv4.address': '10.55.1.1/24' } }).returning();
-  await network.ensureNetwork({ name: 'n1', dir: networkDirOf(stateDir, 'n1') } as never);
+  const [net] = await db.insert(networks).values({ id: netId, name, config: { 'ipv4.address': cidr } }).returning();
+  await network.ensureNetwork({ name, dir: networkDirOf(stateDir, name) } as never);
+  return { db, lxc, network, reconciler, once, netId, net: net! };
+}
+
+test('nics on a managed network: wait for it, DHCP host entries, live attach, repair, detach, and removal with the container', async () => {
+  const { db, lxc, network, reconciler, once, netId, net } = await simHostWithNetwork('n1', '10.55.1.1/24');
 
   const c = await insertContainer(db, 'default', 'web', { ...base, devices: { eth0: { type: 'nic', network: 'n1', 'ipv4.address': '10.55.1.10' } } }, { type: 'none' }, 'stopped');
   const mac0 = c.config['volatile.eth0.hwaddr']!;
@@ -98,15 +104,8 @@ test('nics on a managed network: wait for it, DHCP host entries, live attach, re
 });
 
 test('a running container whose nics have LXC-named veths (an svcd before stable names) is adopted: renamed, not attached twice; a MAC that differs is replaced', async () => {
-  const { db } = temp.database;
-  const lxc = createSimLxc();
-  const network = createSimNetwork({ bridges: lxc.bridges });
-  const reconciler = createContainerReconciler(simContainerDeps({ db, stateDir, storage, lxc, network }));
-  const once = createReconcileOnce(db);
-  const netId = randomUUID();
-  const [net] = await db.insert(networks).values({ id: netId, name: 'n2', config: { 'ipv4.address': '10.55.2.1/24' } }).returning();
-  await network.ensureNetwork({ name: 'n2', dir: networkDirOf(stateDir, 'n2') } as never);
-  await recordConverged(db, 'network', netId, net!.generation);
+  const { db, lxc, reconciler, once, netId, net } = await simHostWithNetwork('n2', '10.55.2.1/24');
+  await recordConverged(db, 'network', netId, net.generation);
   const c = await insertContainer(db, 'default', 'old', { ...base, devices: { eth0: { type: 'nic', network: 'n2' }, eth1: { type: 'nic', network: 'n2' } } }, { type: 'none' }, 'stopped');
   await bumpContainer(db, c.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: 1 } });
   await once(reconciler, c.id);
