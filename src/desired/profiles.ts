@@ -3,6 +3,7 @@ import type { Db, DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { expandStoredContainer, validateContainer, withNicHwaddrs } from './containers.ts';
 import { checkContainerNics, lockNicNetworks } from './network-nics.ts';
+import { checkContainerProxies } from './proxy-checks.ts';
 import { validateDevices } from './devices.ts';
 import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { instanceConfigKeys } from './instance-config.ts';
@@ -147,7 +148,10 @@ async function invalidUsers(tx: DbOrTx, project: string, name: string): Promise<
   const out: { url: string; reason: string }[] = [];
   for (const c of cts) {
     try {
-      await checkContainerNics(tx, c.id, (await expandStoredContainer(tx, c)).devices);
+      const { devices } = await expandStoredContainer(tx, c);
+      await checkContainerNics(tx, c.id, devices);
+      // A proxy the profile brings: its nat address, and a listen address no other container's proxy uses.
+      await checkContainerProxies(tx, c.id, devices);
       await validateContainer(tx, project, c, c.config);
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;

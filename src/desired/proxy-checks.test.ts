@@ -6,7 +6,9 @@ import { insertContainer } from './containers.ts';
 import { ValidationError } from './errors.ts';
 import { ensureDefaultProject } from './projects.ts';
 import { checkContainerProxies, type BoundSocket } from './proxy-checks.ts';
-import { networks } from './schema/index.ts';
+import { eq } from 'drizzle-orm';
+import { createProfile, readProfile, updateProfile } from './profiles.ts';
+import { containers, networks, storagePools } from './schema/index.ts';
 
 const temp = useTempDatabase('svcd-proxy-checks-', ensureDefaultProject);
 
@@ -50,4 +52,29 @@ test('t17 proxy cross-checks: a socket bound on the host, except one its own pro
   const b = await insertContainer(db, 'default', 'b', input({ web: proxy('tcp:127.0.0.1:9102') }), { type: 'none' }, 'stopped');
   await checkContainerProxies(db, b.id, { web: proxy('tcp:127.0.0.1:9102'), other: proxy('tcp:127.0.0.1:9200') }, async () => held);
   await rejects(checkContainerProxies(db, b.id, { web2: proxy('tcp:127.0.0.1:9102') }, async () => held), /already in use on the host/);
+});
+
+test('t17 proxy cross-checks at a profile write: a host listen shared by two containers through the profile, a nat address they lack', async () => {
+  const { db } = temp.database;
+  await db.insert(storagePools).values({ name: 't17pool', driver: 'dir', config: {} });
+  const root = { type: 'disk', path: '/', pool: 't17pool' };
+  await createProfile(db, 'default', 't17p', { description: '', config: {}, devices: {} });
+  await insertContainer(db, 'default', 'pa', { ...input({ root }), profiles: ['t17p'] }, { type: 'none' }, 'stopped');
+  // One user: a proxy in the profile is fine.
+  await updateProfile(db, 'default', 't17p', { description: '', config: {}, devices: { web: proxy('tcp:127.0.0.1:9300') } });
+  await insertContainer(db, 'default', 'pb', { ...input({ root }), profiles: ['default'] }, { type: 'none' }, 'stopped');
+  await db.update(containers).set({ profiles: ['t17p'] }).where(eq(containers.name, 'pb'));
+  // Two users of one host listen address: refused, nothing written.
+  const before = await readProfile(db, 'default', 't17p');
+  await rejects(
+    updateProfile(db, 'default', 't17p', { description: '', config: {}, devices: { web: proxy('tcp:127.0.0.1:9301') } }),
+    /^At least one container relies on this profile: \/1\.0\/containers\/p[ab] would be invalid: Device "web" \(proxy\): "listen" tcp:127\.0\.0\.1:9301 is already used by device "web" of container "p[ab]"/,
+  );
+  assert.deepEqual((await readProfile(db, 'default', 't17p')).devices, before.devices);
+  await rejects(
+    updateProfile(db, 'default', 't17p', { description: '', config: {}, devices: { web: { type: 'proxy', nat: 'true', listen: 'tcp:127.0.0.1:9302', connect: 'tcp:10.9.9.9:80' } } }),
+    /would be invalid: Device "web" \(proxy\): "nat" needs "connect"/,
+  );
+  // bind=container listens inside each container: no clash.
+  await updateProfile(db, 'default', 't17p', { description: '', config: {}, devices: { web: proxy('tcp:127.0.0.1:9303', { bind: 'container' }) } });
 });

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { ensureDir } from '../../util/ensure-dir.ts';
 import { validateExpandedDevices } from '../../desired/devices.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import { computeIdmap } from '../../host/idmap/compute-idmap.ts';
@@ -59,9 +59,8 @@ export async function ensureLxcConfig(
 ): Promise<EnsuredLxcConfig> {
   const dir = path.join(lxcPathOf(deps.stateDir), c.id);
   const logDir = logDirOf(deps.stateDir, c);
-  await mkdir(logDir, { recursive: true, mode: 0o700 });
-  await mkdir(dir, { recursive: true, mode: 0o711 });
-  await chmod(dir, 0o711);
+  await ensureDir(logDir, 0o700);
+  await ensureDir(dir, 0o711);
 
   // Profiles may have changed since the container was validated.
   terminal('devices', () => validateExpandedDevices(devices));

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
@@ -194,7 +194,7 @@ export async function ensureRootfs(
     }
   }
   const rootfs = path.join(pool.driver.volumePath(pool.spec, ref), 'rootfs');
-  await mkdir(rootfs, { recursive: true, mode: 0o755 });
+  if (!statSync(rootfs, { throwIfNoEntry: false })?.isDirectory()) await mkdir(rootfs, { recursive: true, mode: 0o755 });
   const volumeRow = `${poolName}/${c.project}/${c.name}`;
   if (hooks.record.facts.volumeRow !== volumeRow) {
     await recordContainerVolume(deps.db, { id: c.id, pool: poolName, project: c.project, name: c.name });
