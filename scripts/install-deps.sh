@@ -41,6 +41,12 @@ if [ ! -x .build/svcd-proxy ] || [ src/host/native/svcd-proxy.c -nt .build/svcd-
   cc -O2 -Wall -Wextra -Werror -o .build/svcd-proxy.tmp src/host/native/svcd-proxy.c
   mv .build/svcd-proxy.tmp .build/svcd-proxy
 fi
+# sd_notify for systemd's Type=notify (node cannot send unix datagrams with credentials).
+if [ ! -x .build/svcd-notify ] || [ src/host/native/svcd-notify.c -nt .build/svcd-notify ]; then
+  mkdir -p .build
+  cc -O2 -Wall -Wextra -Werror -o .build/svcd-notify.tmp src/host/native/svcd-notify.c
+  mv .build/svcd-notify.tmp .build/svcd-notify
+fi
 
 # Node modules: install when missing or when the lock file changed since the last install.
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
