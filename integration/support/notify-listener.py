@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """A stand-in for systemd's notify socket: binds a unix datagram socket with SO_PASSCRED and prints one
 JSON line per message received: {"pid", "uid", "gid", "message"} (the sender's credentials as the
-kernel delivered them). Prints {"listening": path} once bound. Usage: notify-listener.py <path>"""
+kernel delivered them). Prints {"listening": path} once bound. Usage: notify-listener.py <path|@abstract>"""
 import json, os, socket, struct, sys
 
 path = sys.argv[1]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-s.bind(path)
+s.bind("\0" + path[1:] if path.startswith("@") else path)
 print(json.dumps({"listening": path}), flush=True)
 ucred = struct.calcsize("3i")
 while True:
