@@ -41,8 +41,18 @@ if [ ! -x .build/svcd-proxy ] || [ src/host/native/svcd-proxy.c -nt .build/svcd-
   cc -O2 -Wall -Wextra -Werror -o .build/svcd-proxy.tmp src/host/native/svcd-proxy.c
   mv .build/svcd-proxy.tmp .build/svcd-proxy
 fi
+# sd_notify for systemd's Type=notify (node cannot send unix datagrams with credentials).
+if [ ! -x .build/svcd-notify ] || [ src/host/native/svcd-notify.c -nt .build/svcd-notify ]; then
+  mkdir -p .build
+  cc -O2 -Wall -Wextra -Werror -o .build/svcd-notify.tmp src/host/native/svcd-notify.c
+  mv .build/svcd-notify.tmp .build/svcd-notify
+fi
 
-# Node modules: install when missing or when the lock file changed since the last install.
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# Node modules: install when missing or when the lock file changed since the last install. A symlinked
+# node_modules is another checkout's (a worktree sharing the main one's): never reinstall through it, npm ci
+# would empty the shared directory under every checkout using it.
+if [ -L node_modules ]; then
+  [ ! package-lock.json -nt node_modules/.package-lock.json ] || echo "svcd: node_modules is a symlink to $(readlink node_modules): not reinstalling it" >&2
+elif [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund --loglevel=error
 fi

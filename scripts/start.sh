@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-exec node --import tsx src/main.ts
+bash scripts/build.sh --if-stale
+# exec: the daemon takes this shell's pid; plain node runs the build (no npm, no tsx in its tree).
+exec node dist/cli/svcd.js daemon

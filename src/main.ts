@@ -1,10 +1,14 @@
+import { realpathSync } from 'node:fs';
 import os from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { createAgent } from './agent.ts';
 import { DaemonConfigError, loadDaemonConfig } from './config/daemon-config.ts';
+import { runCommand } from './host/exec.ts';
+import { createSdNotify, notifyHelperPath } from './host/systemd/sd-notify.ts';
 import { createIdleGc } from './idle-gc.ts';
 
-/** Process entry: read the environment once, start the agent, stop it cleanly on SIGTERM/SIGINT. */
-async function main(): Promise<void> {
+/** Process entry (`svcd daemon`): read the environment once, start the agent, stop it cleanly on SIGTERM/SIGINT. */
+export async function main(): Promise<void> {
   let config;
   try {
     config = loadDaemonConfig(process.env, os.hostname());
@@ -15,15 +19,21 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  // Under systemd (Type=notify): READY=1 once the API answers, STOPPING=1 when stopping. Not passed on to children.
+  const notifySocket = process.env.NOTIFY_SOCKET;
+  delete process.env.NOTIFY_SOCKET;
   const idleGc = createIdleGc();
   const agent = await createAgent(config, { onRequest: idleGc.activity });
+  const notify = createSdNotify({ socket: notifySocket, pid: process.pid, helper: notifyHelperPath(), run: runCommand, log: agent.log });
+  await notify.send('ready');
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     agent.log.info({ signal }, 'signal received');
-    agent
-      .stop()
+    notify
+      .send('stopping')
+      .then(() => agent.stop())
       .then(() => process.exit(0))
       .catch((e: unknown) => {
         process.stderr.write(`svcd: error while stopping: ${String(e)}\n`);
@@ -36,8 +46,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     agent.log.info({ signal: 'SIGPWR' }, 'host shutdown requested');
-    agent
-      .shutdownHost()
+    notify
+      .send('stopping')
+      .then(() => agent.shutdownHost())
       .then(() => process.exit(0))
       .catch((e: unknown) => {
         process.stderr.write(`svcd: error during host shutdown: ${String(e)}\n`);
@@ -47,7 +58,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`svcd: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
-});
+/** Run as a file of its own (`node src/main.ts`, as the tests do); `svcd daemon` (src/cli) calls main(). */
+const entry = process.argv[1];
+if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`svcd: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
+}

@@ -27,6 +27,8 @@ export interface DaemonOptions {
   databaseUrl?: string;
   env?: Record<string, string>;
   stateDir?: string;
+  /** The argv that starts it (default: node through tsx on src/main.ts). */
+  command?: string[];
 }
 
 /** Start svcd as a process, as a user would, and wait until its unix socket answers. */
@@ -38,7 +40,8 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
   let out = '';
   const launch = async () => {
     out = '';
-    proc = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/main.ts')], {
+    const [file, ...args] = opts.command ?? [process.execPath, '--import', 'tsx', path.join(repoRoot, 'src/main.ts')];
+    proc = spawn(file!, args, {
       cwd: repoRoot,
       env: {
         PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Compile src/ to dist/ (JavaScript plain node runs: tsc with rewriteRelativeImportExtensions,
+# tsconfig.build.json). dist/ mirrors src/ one level below the checkout, as src/ does, so the paths
+# the code resolves next to itself (drizzle/, .build/, package.json, the spawn helper's .mjs) hold
+# from both. Built into dist.new/ and swapped in whole, so a running daemon's files are never half
+# replaced. `--if-stale`: only when dist/ is missing or older than a source, a tsconfig, package.json
+# or the lock file (scripts/start.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+stamp=dist/.built
+if [ "${1:-}" = "--if-stale" ] && [ -f "$stamp" ] &&
+  [ -z "$(find src tsconfig.json tsconfig.build.json package.json package-lock.json -newer "$stamp" -print -quit)" ]; then
+  exit 0
+fi
+echo "svcd: building dist/" >&2
+rm -rf dist.new dist.old
+node node_modules/typescript/bin/tsc -p tsconfig.build.json --outDir dist.new
+touch dist.new/.built
+[ ! -d dist ] || mv dist dist.old
+mv dist.new dist
+rm -rf dist.old

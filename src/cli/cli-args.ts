@@ -1,0 +1,27 @@
+/** The parsed command line of `svcd`: the verb (default `daemon`), `--help`, and `--timeout S`. */
+export interface CliArgs {
+  verb: string;
+  help: boolean;
+  /** Seconds; undefined: no limit. */
+  timeoutSec?: number;
+}
+
+export class UsageError extends Error {}
+
+/** Parse `svcd [verb] [--timeout S] [--help]`; throws UsageError on a flag or value it does not know. */
+export function parseCliArgs(argv: readonly string[]): CliArgs {
+  const out: CliArgs = { verb: '', help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--help' || a === '-h') out.help = true;
+    else if (a === '--timeout' || a.startsWith('--timeout=')) {
+      const value = a === '--timeout' ? argv[++i] : a.slice('--timeout='.length);
+      if (value === undefined || !/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--timeout needs a number of seconds, got ${value === undefined ? 'nothing' : `'${value}'`}`);
+      out.timeoutSec = Number(value);
+    } else if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
+    else if (!out.verb) out.verb = a;
+    else throw new UsageError(`unexpected argument '${a}'`);
+  }
+  out.verb ||= 'daemon';
+  return out;
+}
