@@ -154,8 +154,11 @@ describe('proxy devices', { skip }, () => {
     await setDevices((devs) => (devs.natweb = { type: 'proxy', nat: 'true', listen: `tcp:127.0.0.1:${port}`, connect: 'tcp:0.0.0.0:80' }));
     assert.equal((await get({ port })).trim(), PAGE);
     await assert.rejects(forwarderPid('natweb'));
+    const localnet = () => readFile(`/proc/sys/net/ipv4/conf/${bridge}/route_localnet`, 'utf8');
+    assert.equal(await localnet(), '1\n', 'a loopback listen routes 127/8 on the bridge');
     await setDevices((devs) => delete devs.natweb);
     assert.match(await get({ port }), /^error/);
+    assert.equal(await localnet(), '0\n', 'no rule needs it any more: back off');
     // No container has nat rules left: svcd's table is gone too.
     const { stdout } = await promisify(execFile)('nft', ['list', 'tables']);
     assert.doesNotMatch(stdout, /svcd_proxy/);

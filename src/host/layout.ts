@@ -59,3 +59,6 @@ export const networkDirOf = (stateDir: string, name: string) => path.join(networ
 
 /** `<stateDir>/containers/<id>/proxy`: the pid files of a container's proxy forwarders (`<device>.pid`). */
 export const proxyDirOf = (stateDir: string, id: string) => path.join(lxcPathOf(stateDir), id, 'proxy');
+
+/** The bridges whose route_localnet svcd turned on for proxy nat rules (one empty file per bridge). */
+export const proxyNatMarkerDirOf = (stateDir: string) => path.join(stateDir, 'proxy-nat', 'route-localnet');

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { runCommand } from '../exec.ts';
-import { createProxyNat, portPairs, proxyNatSysctls, renderProxyNat, tableIsEmpty } from './proxy-nat.ts';
+import { createProxyNat, loopbackBridges, portPairs, renderProxyNat, tableIsEmpty } from './proxy-nat.ts';
 import type { NatRule } from './types.ts';
 
 const ID = '0b7c3e5e-1111-2222-3333-444455556666';
@@ -49,29 +49,56 @@ describe('proxy nat ruleset', () => {
     assert.deepEqual(portPairs({ ...loop, listenPorts: [1, 2], connectPorts: [11, 12] }), [[1, 11], [2, 12]]);
     assert.deepEqual(portPairs(loop), [[8080, 80], [8081, 80]]);
   });
-  test('t17 route_localnet only for loopback ipv4 listens', () => {
-    assert.deepEqual(proxyNatSysctls([loop, v6, { ...loop, listenAddress: '192.0.2.1' }]), ['net/ipv4/conf/t17br/route_localnet']);
-  });
 });
 
 describe('applyNat', () => {
   const dirs: string[] = [];
   after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
-  test('t17 writes the sysctls, then runs nft -f - with the script', async () => {
+  test('t17 route_localnet: turned on for a loopback listen (noted), back to 0 when no rule needs it; one set by someone else is left', async () => {
     const proc = await mkdtemp(path.join(tmpdir(), 't17nat-'));
     dirs.push(proc);
-    await mkdir(path.join(proc, 'sys/net/ipv4/conf/t17br'), { recursive: true });
-    const runs: [readonly string[], string][] = [];
-    const applyNat = createProxyNat({ procRoot: proc, runNft: async (args, input) => void runs.push([args, input]) });
-    await applyNat(ID, [loop]);
-    assert.equal(await readFile(path.join(proc, 'sys/net/ipv4/conf/t17br/route_localnet'), 'utf8'), '1\n');
-    assert.deepEqual(runs, [[['-f', '-'], renderProxyNat(ID, [loop])]]);
+    const markerDir = path.join(proc, 'markers');
+    for (const b of ['t17br', 't17b2']) await mkdir(path.join(proc, `sys/net/ipv4/conf/${b}`), { recursive: true });
+    const knob = (b: string) => path.join(proc, `sys/net/ipv4/conf/${b}/route_localnet`);
+    await writeFile(knob('t17br'), '0\n');
+    await writeFile(knob('t17b2'), '1\n'); // an admin's
+    // The table as nft would list it: the loopback masquerades of the rules applied so far.
+    let live: NatRule[] = [];
+    const runs: string[] = [];
+    const applyNat = createProxyNat({
+      procRoot: proc,
+      markerDir,
+      runNft: async (args, input) => {
+        runs.push(args.join(' '));
+        if (args[0] === '-f') assert.equal(input, renderProxyNat(ID, live));
+        if (args[0] !== '-j') return '';
+        const rule = (r: NatRule) => ({ rule: { expr: [{ match: { left: { meta: { key: 'oifname' } }, right: r.bridge } }, { match: { left: { payload: { protocol: 'ip', field: 'saddr' } }, right: { prefix: { addr: '127.0.0.0', len: 8 } } } }] } });
+        return JSON.stringify({ nftables: [{ chain: {} }, ...live.filter((r) => r.listenAddress.startsWith('127.')).map(rule)] });
+      },
+    });
+    live = [loop, { ...loop, bridge: 't17b2' }];
+    await applyNat(ID, live);
+    assert.equal(await readFile(knob('t17br'), 'utf8'), '1\n');
+    assert.deepEqual(await readdir(markerDir), ['t17br'], 'only the bridge svcd turned it on for is noted');
+    assert.deepEqual(runs, ['-f -', '-j list table inet svcd_proxy']);
+    live = [{ ...loop, listenAddress: '10.0.0.1' }, { ...loop, bridge: 't17b2' }];
+    await applyNat(ID, live);
+    assert.equal(await readFile(knob('t17br'), 'utf8'), '0\n', 'no loopback rule on t17br any more');
+    assert.equal(await readFile(knob('t17b2'), 'utf8'), '1\n', "the admin's is left");
+    assert.deepEqual(await readdir(markerDir), []);
+  });
+
+  test('t17 loopbackBridges reads the oifname of 127.0.0.0/8 masquerades from nft -j', () => {
+    const json = JSON.stringify({ nftables: [{ rule: { expr: [{ match: { left: { meta: { key: 'oifname' } }, right: 'brx' } }, { match: { left: { payload: { protocol: 'ip', field: 'saddr' } }, right: { prefix: { addr: '127.0.0.0', len: 8 } } } }, { masquerade: null }] } }, { rule: { expr: [{ match: { left: { payload: { protocol: 'ip', field: 'saddr' } }, right: '10.0.0.5' } }] } }] });
+    assert.deepEqual([...loopbackBridges(json)], ['brx']);
+    assert.deepEqual([...loopbackBridges('')], []);
   });
 
   test('t17 the last container\'s rules gone: the table goes; another container\'s chains left: it stays', async () => {
     const runs: string[] = [];
     let chains = 3;
     const applyNat = createProxyNat({
+      markerDir: path.join(tmpdir(), `t17nat-none-${process.pid}`),
       runNft: async (args) => {
         runs.push(args.join(' '));
         if (args[0] === '-j') return JSON.stringify({ nftables: [{ metainfo: {} }, { table: { family: 'inet', name: 'svcd_proxy' } }, ...Array.from({ length: chains }, () => ({ chain: {} }))] });
@@ -86,7 +113,7 @@ describe('applyNat', () => {
     assert.deepEqual(runs, ['-f -', '-j list table inet svcd_proxy', 'delete table inet svcd_proxy']);
     runs.length = 0;
     await applyNat(ID, [loop].map((r) => ({ ...r, listenAddress: '10.0.0.1' })));
-    assert.deepEqual(runs, ['-f -'], 'with rules: nothing listed or deleted');
+    assert.deepEqual(runs, ['-f -', '-j list table inet svcd_proxy'], 'with rules: listed (route_localnet), not deleted');
     assert.equal(tableIsEmpty(''), true);
   });
 });

@@ -4,9 +4,11 @@
  * (declared, flushed, filled; or flushed and deleted when it has none). For a loopback listen address
  * (127.0.0.0/8), as LXD does: route_localnet on the bridge (a 127.x source may leave through it) and a
  * masquerade of 127.0.0.0/8 to the connect address, so replies come back. A hairpin masquerade lets the
- * container reach itself through the listen address.
+ * container reach itself through the listen address. route_localnet goes back to 0 once no rule needs it
+ * on that bridge, when svcd was the one to set it (a marker file per bridge under `markerDir`).
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { NatRule } from './types.ts';
 
 export const PROXY_NFT_TABLE = 'svcd_proxy';
@@ -54,37 +56,62 @@ export function renderProxyNat(containerId: string, rules: readonly NatRule[]): 
   return `${lines.join('\n')}\n`;
 }
 
-/** The sysctls the rules need: route_localnet on the bridge of each loopback rule. */
-export function proxyNatSysctls(rules: readonly NatRule[]): string[] {
-  return [...new Set(rules.filter(isLoopback4).map((r) => `net/ipv4/conf/${r.bridge}/route_localnet`))];
-}
-
 export interface ProxyNatDeps {
   /** `nft` with these args and stdin (the host's runner: src/host/exec.ts). */
   runNft(args: readonly string[], input: string, signal?: AbortSignal): Promise<unknown>;
+  /** Where svcd notes the bridges it turned route_localnet on for (one empty file each). */
+  markerDir: string;
   procRoot?: string;
 }
 
+type NftItem = Record<string, unknown>;
+type NftExpr = { match?: { left?: { meta?: { key?: string }; payload?: { protocol?: string; field?: string } }; right?: unknown } };
+const itemsOf = (json: string) => (JSON.parse(json || '{}') as { nftables?: NftItem[] }).nftables ?? [];
+
 /** `nft -j list table inet svcd_proxy` output → whether the table holds no chain. */
 export function tableIsEmpty(json: string): boolean {
-  const items = (JSON.parse(json || '{}') as { nftables?: Record<string, unknown>[] }).nftables ?? [];
-  return !items.some((i) => 'chain' in i);
+  return !itemsOf(json).some((i) => 'chain' in i);
+}
+
+/** The same listing → the bridges some rule masquerades 127.0.0.0/8 out of (they need route_localnet). */
+export function loopbackBridges(json: string): Set<string> {
+  const out = new Set<string>();
+  for (const item of itemsOf(json)) {
+    const expr = ((item.rule as { expr?: NftExpr[] } | undefined)?.expr ?? []).map((e) => e.match).filter((m) => m !== undefined);
+    const oif = expr.find((m) => m.left?.meta?.key === 'oifname')?.right;
+    const saddr = expr.find((m) => m.left?.payload?.protocol === 'ip' && m.left.payload.field === 'saddr')?.right as { prefix?: { addr?: string; len?: number } } | undefined;
+    if (typeof oif === 'string' && saddr?.prefix?.addr === '127.0.0.0' && saddr.prefix.len === 8) out.add(oif);
+  }
+  return out;
 }
 
 /**
  * applyNat of the ProxyAdapter: the sysctls first (so the first packet already routes), then the rules.
- * When a container's rules go and no container has any left, the table goes too (read, then deleted,
- * one apply at a time in this process, so no other container's chains can slip in between).
+ * Then the table is read back: a route_localnet svcd set that no rule needs any more goes back to 0, and
+ * when no container has rules left the table goes too. One apply at a time in this process, so no other
+ * container's chains can slip in between the read and the delete.
  */
 export function createProxyNat(deps: ProxyNatDeps) {
   const procRoot = deps.procRoot ?? '/proc';
+  const sysctl = (bridge: string) => `${procRoot}/sys/net/ipv4/conf/${bridge}/route_localnet`;
   let last: Promise<unknown> = Promise.resolve();
   async function apply(containerId: string, rules: readonly NatRule[], signal?: AbortSignal): Promise<void> {
-    for (const path of proxyNatSysctls(rules)) await writeFile(`${procRoot}/sys/${path}`, '1\n');
+    for (const bridge of new Set(rules.filter(isLoopback4).map((r) => r.bridge))) {
+      if ((await readFile(sysctl(bridge), 'utf8')).trim() === '1') continue;
+      await mkdir(deps.markerDir, { recursive: true });
+      await writeFile(path.join(deps.markerDir, bridge), '');
+      await writeFile(sysctl(bridge), '1\n');
+    }
     await deps.runNft(['-f', '-'], renderProxyNat(containerId, rules), signal);
-    if (rules.length > 0) return;
     const listed = await deps.runNft(['-j', 'list', 'table', 'inet', PROXY_NFT_TABLE], '', signal);
-    if (tableIsEmpty(typeof listed === 'string' ? listed : '')) await deps.runNft(['delete', 'table', 'inet', PROXY_NFT_TABLE], '', signal);
+    const json = typeof listed === 'string' ? listed : '';
+    const needed = loopbackBridges(json);
+    for (const bridge of await readdir(deps.markerDir).catch(() => [] as string[])) {
+      if (needed.has(bridge)) continue;
+      await writeFile(sysctl(bridge), '0\n').catch(() => undefined); // (a bridge deleted since: nothing to put back)
+      await rm(path.join(deps.markerDir, bridge), { force: true });
+    }
+    if (rules.length === 0 && tableIsEmpty(json)) await deps.runNft(['delete', 'table', 'inet', PROXY_NFT_TABLE], '', signal);
   }
   return function applyNat(containerId: string, rules: readonly NatRule[], signal?: AbortSignal): Promise<void> {
     const next = last.then(() => apply(containerId, rules, signal));
