@@ -86,11 +86,18 @@ export function createSimLxc(): SimLxc {
   const nicLimits = new Map<string, NicLimits>();
   const nicFilters = new Map<string, FilteredNic>();
   const routes = new Set<string>();
+  /** Host interfaces' ifindexes (given on first sight); an interface keeps its own across moves. */
+  const ifindexes = new Map<string, number>();
+  const ifindexOf = (link: string) => ifindexes.get(link) ?? (ifindexes.set(link, ifindexes.size + 2), ifindexes.size + 1);
   /** Its netns goes: each veth pair with it (what svcd set around them stays, as on a host). */
   const halt = (c: SimContainer) => {
     for (const n of c.nics.values()) veths.delete(n.hostName);
-    // LXC gives back the physical nics of its config; one moved in live is lost with the netns (a veth parent is deleted).
-    for (const n of c.nics.values()) if (n.kind === 'physical' && n.byLxc) links.add(n.parent!);
+    // LXC gives back the physical nics of its config; one moved in live comes back (real hardware) under its inside name.
+    for (const [name, n] of c.nics) {
+      if (n.kind !== 'physical') continue;
+      links.add(n.byLxc ? n.parent! : name);
+      if (!n.byLxc) ifindexes.set(name, ifindexOf(n.parent!));
+    }
     return Object.assign(c, { state: 'STOPPED', pid: 0, mounts: new Map(), cgroup: new Map(), nics: new Map() });
   };
   const plug = (name: string, c: SimContainer, nic: LiveNic) => {
@@ -258,7 +265,9 @@ export function createSimLxc(): SimLxc {
     },
     async attachInsideNic(pid, nic) {
       sim.enter('attachInsideNic');
+      const was = nic.nictype === 'physical' ? { hwaddr: `sim:${nic.parent}`, mtu: 1500, ifindex: ifindexOf(nic.parent) } : undefined;
       plugInside(byPid(pid).c, nic, false);
+      return was;
     },
     async detachInsideNic(pid, nic) {
       sim.enter('detachInsideNic');
@@ -267,6 +276,14 @@ export function createSimLxc(): SimLxc {
       if (!n?.kind) return;
       c.nics.delete(nic.name);
       if (n.kind === 'physical') links.add(n.parent!);
+    },
+    async reclaimPhysical(parent, was) {
+      sim.enter('reclaimPhysical');
+      const back = [...links].find((l) => ifindexOf(l) === was.ifindex);
+      if (links.has(parent) || !back) return;
+      links.delete(back);
+      links.add(parent);
+      ifindexes.set(parent, was.ifindex!);
     },
     hostHasLink: async (name) => links.has(name) || bridges.has(name) || veths.has(name),
     async readContainerLinks(pid) {

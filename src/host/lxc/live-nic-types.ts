@@ -4,7 +4,7 @@
  * Pure argv builders and their runners (argv via host/exec.ts); what the container has is read from
  * /proc/<pid>/net/dev (its network namespace), without spawning.
  */
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HostCommandError, runCommand } from '../exec.ts';
 import { parseNetDev } from './parse-proc-net.ts';
@@ -43,6 +43,8 @@ export function physicalAttachCommands(pid: number, nic: InsideNic): [string, st
 export interface PhysicalState {
   hwaddr: string;
   mtu: number;
+  /** Its ifindex, kept across namespace moves: how it is found again when it came back on its own. */
+  ifindex?: number;
 }
 
 /** The physical interface given back: down, its host name (and MAC and MTU it had) again, moved to the namespace of `hostPid` (svcd's). */
@@ -83,7 +85,8 @@ export async function detachMacvlan(pid: number, name: string, signal?: AbortSig
 /** Move host interface `nic.parent` in; returns the MAC and MTU it had, to be put back when it is given back. */
 export async function attachPhysical(pid: number, nic: InsideNic, hostPid: number, signal?: AbortSignal, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<PhysicalState> {
   const dir = path.join(sysRoot, 'class/net', nic.parent);
-  const was = { hwaddr: (await readFile(path.join(dir, 'address'), 'utf8')).trim(), mtu: Number((await readFile(path.join(dir, 'mtu'), 'utf8')).trim()) };
+  const read = async (f: string) => (await readFile(path.join(dir, f), 'utf8')).trim();
+  const was = { hwaddr: await read('address'), mtu: Number(await read('mtu')), ifindex: Number(await read('ifindex')) };
   const [down, move, ...inside] = physicalAttachCommands(pid, nic);
   await run([down!, move!], signal);
   try {
@@ -96,6 +99,22 @@ export async function attachPhysical(pid: number, nic: InsideNic, hostPid: numbe
     throw e;
   }
   return was;
+}
+
+/**
+ * A physical interface moved in live whose container died on its own: the kernel moved it back to the host
+ * when the namespace went, under its inside name (or `dev<N>` when that was taken). Found by its ifindex,
+ * it gets its own name, MAC and MTU again. Nothing to do when its name is back already, or when it is not
+ * on the host (a virtual one is deleted with the namespace).
+ */
+export async function reclaimPhysical(parent: string, was: PhysicalState, signal?: AbortSignal, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<void> {
+  const net = path.join(sysRoot, 'class/net');
+  if (was.ifindex === undefined || (await readFile(path.join(net, parent, 'ifindex'), 'utf8').catch(() => undefined)) !== undefined) return;
+  for (const name of await readdir(net).catch(() => [] as string[])) {
+    if (Number((await readFile(path.join(net, name, 'ifindex'), 'utf8').catch(() => '')).trim()) !== was.ifindex) continue;
+    await run([['ip', ['link', 'set', 'dev', name, 'down']], ['ip', ['link', 'set', 'dev', name, 'name', parent, 'address', was.hwaddr, 'mtu', String(was.mtu)]]], signal);
+    return;
+  }
 }
 
 /** Give a physical interface back to the host (`hostPid`'s namespace); not in the container is success. */

@@ -35,7 +35,7 @@ export interface LiveNicRecord {
 
 type NicHost = Pick<
   LxcLiveAdapter,
-  'attachNic' | 'detachNic' | 'readHostVeth' | 'adoptNic' | 'rejoinBridge' | 'applyNicLimits' | 'applyNicFilter' | 'applyNicRoutes' | 'attachInsideNic' | 'detachInsideNic' | 'readContainerLinks'
+  'attachNic' | 'detachNic' | 'readHostVeth' | 'adoptNic' | 'rejoinBridge' | 'applyNicLimits' | 'applyNicFilter' | 'applyNicRoutes' | 'attachInsideNic' | 'detachInsideNic' | 'reclaimPhysical' | 'readContainerLinks'
 >;
 
 const insideOf = (n: ResolvedNic) => (n.nictype === 'macvlan' || n.nictype === 'physical' ? n.nictype : undefined);
@@ -69,6 +69,8 @@ const fail = (device: string, what: string, e: unknown): never => {
 async function release(lxc: NicHost, rec: LiveNicRecord, detach: number | false, signal?: AbortSignal): Promise<void> {
   if (rec.inside) {
     if (detach) await lxc.detachInsideNic(detach, { nictype: rec.inside, name: rec.name!, parent: rec.parent, was: rec.was }, signal);
+    // Its container is gone without svcd giving it back: the kernel did, under another name.
+    else if (rec.inside === 'physical' && rec.movedLive && rec.was) await lxc.reclaimPhysical(rec.parent, rec.was, signal);
     return;
   }
   if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, viaOf(rec), rec.parent, signal);

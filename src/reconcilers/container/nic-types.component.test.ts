@@ -95,3 +95,28 @@ test('t17 sriov at start: a TerminalError naming the parent and what it lacks', 
   await assert.rejects(once(reconciler, c.id), (e: Error) => isTerminalError(e) && /nic "s0": nictype=sriov is not available on parent "lo": no \/sys\/class\/net\/lo\/device\/sriov_totalvfs/.test(e.message));
   assert.equal(lxc.calls.start, undefined);
 });
+
+test('t17 a physical nic moved in live whose container died on its own: back under its own name before the restart takes it again', async () => {
+  const { db } = temp.database;
+  const lxc = createSimLxc();
+  lxc.links.add('t17q1');
+  const reconciler = createContainerReconciler(simContainerDeps({ db, stateDir, storage, lxc, network: createSimNetwork({ bridges: lxc.bridges }) }));
+  const once = createReconcileOnce(db);
+  const c = await insertContainer(db, 'default', 'died', { ...base, devices: {} }, { type: 'none' }, 'stopped');
+  await bumpContainer(db, c.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: 1 } });
+  await once(reconciler, c.id);
+  let row = (await readContainerById(db, c.id))!;
+  row = await bumpContainerAt(db, c.id, row.generation, { profiles: row.profiles, config: row.config, devices: { ...row.devices, f1: { type: 'nic', nictype: 'physical', parent: 't17q1', name: 'eth7' } } });
+  await once(reconciler, c.id);
+  assert.equal(lxc.links.has('t17q1'), false, 'moved in live');
+
+  // Its init dies: the kernel gives the interface back under its inside name.
+  lxc.kill(c.id);
+  assert.equal(lxc.links.has('eth7'), true);
+  await once(reconciler, c.id);
+  assert.equal(lxc.calls.reclaimPhysical, 1);
+  assert.equal(lxc.links.has('eth7'), false, 'no longer under its inside name on the host');
+  const sim = lxc.containers.get(c.id)!;
+  assert.equal(sim.state, 'RUNNING', 'started again (desired running)');
+  assert.equal(sim.nics.get('eth7')?.parent, 't17q1', 'and LXC moved it in at the start, by its own name');
+});

@@ -159,6 +159,16 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     let startedNow = false;
     // Before a stop, the physical nics svcd moved in live go back to the host (LXC knows only its config's).
     const giveBack = () => (now.pid ? giveBackLiveNics(deps.lxcLive, now.pid, facts.live?.nics, signal) : undefined);
+    // Stopped: what the last run had live goes (what svcd set around its nics, its proxies; a physical nic
+    // that came back on its own gets its name again), before any new start needs them.
+    const dropLive = async () => {
+      deps.live?.delete(id);
+      if (!facts.live) return;
+      await releaseLiveNics(deps.lxcLive, facts.live.nics, signal);
+      await releaseProxies(deps.proxy, id, facts.live.proxyNat, signal);
+      delete facts.live;
+      record.note();
+    };
     if (fresh && req!.action === 'restart' && now.state !== 'STOPPED') {
       await giveBack();
       await lxc.stop({ ...ref, ...stopOpts });
@@ -168,6 +178,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       // Not this container's turn in the boot order yet: come back shortly (nothing else waits on it).
       if (now.state === 'STOPPED' && deps.boot && !deps.boot.mayStart(c.id)) return { requeueAfterMs: 1_000 };
       if (now.state === 'STOPPED') {
+        await dropLive();
         // Its managed networks up first: else wait for them (they enqueue it when they converge).
         await requireNetworksReady(db, cfg.live.nics);
         await requireNicParents(cfg.live.nics, deps.lxcLive);
@@ -192,15 +203,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       const pid = now.pid ?? (await lxc.state(ref)).pid;
       const beforeAttachNic = (nic: (typeof cfg.live.nics)[number]) => requireNetworksReady(db, [nic]);
       if (pid && (await ensureLive({ lxc: deps.lxcLive, proxy: deps.proxy, host: deps.host, c, pid, startedNow, config, devices, ...cfg.live, beforeAttachNic, facts, registry: deps.live, signal }))) record.note();
-    } else {
-      deps.live?.delete(id);
-      if (facts.live) {
-        await releaseLiveNics(deps.lxcLive, facts.live.nics, signal);
-        await releaseProxies(deps.proxy, id, facts.live.proxyNat, signal);
-        delete facts.live;
-        record.note();
-      }
-    }
+    } else await dropLive();
     // The request is done: recorded in the same write as the convergence that settles its operation.
     // A crash before that write does it once more (a start or stop changes nothing; a restart restarts).
     if (fresh) {
