@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -16,6 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import { runCommand } from '../../src/host/exec.ts';
 import { forwarderBinary } from '../../src/host/proxy/forwarder-args.ts';
 import { ForwarderError, readForwarder, startForwarder, stopForwarder } from '../../src/host/proxy/forwarder-process.ts';
+import { createForwarderLauncher, type ForwarderLauncher } from '../../src/host/proxy/forwarder-launcher.ts';
 import { createProxyAdapter } from '../../src/host/proxy/proxy-adapter.ts';
 import type { ForwarderSpec } from '../../src/host/proxy/types.ts';
 
@@ -56,18 +58,22 @@ async function waitFor(what: string, check: () => Promise<boolean>, ms = 3000): 
   assert.fail(`timed out waiting for ${what}`);
 }
 
-describe('svcd-proxy forwarders on the real host', { skip }, () => {
+// Each case twice: forwarders spawned (svcd-proxy --daemon), and launched by svcd's launcher (a fork of it).
+for (const mode of ['spawned', 'launched'] as const)
+describe(`svcd-proxy forwarders on the real host (${mode})`, { skip }, () => {
   let ns: ChildProcess;
+  let launcher: ForwarderLauncher | undefined;
   const helpers: ChildProcess[] = [];
   let stateDir: string;
   let n = 0;
-  const deps = () => ({ stateDir });
+  const deps = () => ({ stateDir, launcher });
   const spec = (s: Partial<ForwarderSpec> & Pick<ForwarderSpec, 'listen' | 'connect'>): ForwarderSpec => ({
     containerId: 'c1', device: `dev${++n}`, listenNs: 0, connectNs: ns.pid!, proxyProtocol: false, exitWith: ns.pid!, ...s,
   });
 
   before(async () => {
     stateDir = await mkdtemp(path.join(os.tmpdir(), 't17fwd-'));
+    if (mode === 'launched') launcher = createForwarderLauncher({ stateDir, binary: forwarderBinary() });
     await mkdir(MNT, { recursive: true });
     await writeFile(path.join(stateDir, 'upstream.cjs'), UPSTREAM);
     ns = spawn('unshare', ['--net', '--mount', '--propagation', 'private', 'sh', '-c', `mount -t tmpfs t17 ${MNT} && ip link set lo up && exec sleep 600`], { stdio: 'ignore' });
@@ -220,7 +226,7 @@ describe('svcd-proxy forwarders on the real host', { skip }, () => {
   });
 
   it('t17 adapter: kill -9 drops it from liveForwarders; ensureForwarder restarts it, then leaves it', async () => {
-    const proxy = createProxyAdapter({ stateDir, applyNat: async () => {} });
+    const proxy = createProxyAdapter({ stateDir, applyNat: async () => {}, launcher });
     const port = await freePort();
     const s = { ...spec({ listen: `tcp:127.0.0.1:${port}`, connect: 'tcp:127.0.0.1:80' }), containerId: 'c2', device: 'web' };
     const first = await proxy.ensureForwarder(s);
@@ -240,4 +246,47 @@ describe('svcd-proxy forwarders on the real host', { skip }, () => {
     await proxy.stopForwarder('c2', 'web');
     assert.equal((await proxy.liveForwarders('c2')).size, 0);
   });
+
+  if (mode === 'launched')
+    it('t17 launcher: named by its start time (not a reused pid), started again when killed, gone with svcd', async () => {
+      const s = spec({ listen: `tcp:127.0.0.1:${await freePort()}`, connect: 'tcp:127.0.0.1:80' });
+      const pid = await startForwarder(s, deps());
+      const file = path.join(stateDir, 'containers', 'c1', 'proxy', `${s.device}.pid`);
+      const [, key, started] = (await readFile(file, 'utf8')).split('\n');
+      assert.match(started!, /^\d+$/, 'a third line: its start time');
+      assert.equal((await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0')[1], '--launcher', "its cmdline is the launcher's");
+      assert.deepEqual(await readForwarder('c1', s.device, deps()), { pid, key });
+      await writeFile(file, `${pid}\n${key}\n${Number(started) + 1}\n`);
+      assert.equal(await readForwarder('c1', s.device, deps()), undefined, 'another start time: not that forwarder');
+      await writeFile(file, `${pid}\n${key}\n${started}\n`);
+      await stopForwarder('c1', s.device, deps());
+      await assert.rejects(stat(`/proc/${pid}`), 'stopped (and reaped: the launcher ignores SIGCHLD)');
+      await assert.rejects(stat(file.replace(/\.pid$/, '.args')), /ENOENT/);
+
+      const sock = path.join(stateDir, 'proxy-launcher.sock');
+      // (its forwarders share its cmdline, being forks of it; it alone is called svcd-proxy-lnch)
+      const launcherPids = async () => (await runCommand('pgrep', ['-x', 'svcd-proxy-lnch']).catch(() => '')).split('\n').filter(Boolean).map(Number).filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(sock));
+      const [first] = await launcherPids();
+      assert.ok(first, 'a launcher runs');
+      process.kill(first!, 'SIGKILL');
+      await waitFor('the launcher to go', async () => !(await launcherPids()).includes(first!));
+      const again = spec({ listen: `tcp:127.0.0.1:${await freePort()}`, connect: 'tcp:127.0.0.1:80' });
+      await startForwarder(again, deps());
+      assert.equal((await launcherPids()).length, 1, 'one new launcher');
+      await stopForwarder('c1', again.device, deps());
+
+      // Its --exit-with: a launcher for a process that exits goes, with its socket.
+      const svcd = spawn('sleep', ['600'], { stdio: 'ignore' });
+      const other = await mkdtemp(path.join(os.tmpdir(), 't17lx-'));
+      try {
+        const l = createForwarderLauncher({ stateDir: other, binary: forwarderBinary(), exitWith: svcd.pid! });
+        const out = await l!.launch(['--listen-ns', '0', '--listen', 'tcp:127.0.0.1:0', '--connect-ns', '0', '--connect', 'tcp:127.0.0.1:80'], 5000);
+        assert.match(out, /^error: .*bad port '0'/, 'its child\'s error comes back on the connection');
+        svcd.kill('SIGKILL');
+        await waitFor('the launcher to exit with it', async () => (await stat(path.join(other, 'proxy-launcher.sock')).then(() => false, () => true)));
+      } finally {
+        svcd.kill('SIGKILL');
+        await rm(other, { recursive: true, force: true });
+      }
+    });
 });

@@ -22,6 +22,17 @@
  * address, closed after 60 s idle. --proxy-protocol: a HAProxy PROXY v2 header starts each upstream
  * connection, and each datagram of a udp flow. --exit-with: exits when that process does (pidfd).
  * SIGTERM/SIGINT: exit 0, removing the unix listen socket file it made.
+ *
+ *   svcd-proxy --launcher <socket> [--exit-with <pid>]
+ *
+ * A launcher (forks, prints `ready <pid>`, serves on in its own session): it listens on a unix socket
+ * (mode 0600, root peers only) for launches, each the NUL-terminated arguments of a `--daemon` launch
+ * written by the client, which then shuts down its side. It forks; the child runs those arguments as
+ * the forwarder itself (no exec, no second fork: about a millisecond less than spawning svcd-proxy),
+ * with stdout and stderr on the connection, so the client reads `ready <pid>` or `error: <reason>` up to
+ * EOF. The pid file of such a forwarder has a third line, its start time (field 22 of /proc/<pid>/stat),
+ * since its cmdline is the launcher's. Children are reaped by the kernel (SIGCHLD ignored). --exit-with:
+ * the launcher exits when that process (svcd) does; the forwarders it launched serve on.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -38,7 +49,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -559,6 +572,29 @@ static const char *drop_privileges(long duid, long dgid, char *why, size_t n) {
  * reason); the parent, still privileged, writes "<child pid>\n<key>\n" to the pid file (atomically),
  * prints `ready <child pid>` and exits 0. Returns in the child only.
  */
+/* The pid file, atomically: "<pid>\n<key>\n" and, when known, "<start time>\n". 0, or errno. */
+static int write_pid_file(const char *pid_file, const char *pid_key, pid_t pid, const char *starttime) {
+  char tmp[4096];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", pid_file) >= (int)sizeof tmp) return ENAMETOOLONG;
+  FILE *f = fopen(tmp, "w");
+  if (!f || fprintf(f, "%d\n%s\n%s%s", (int)pid, pid_key, starttime ? starttime : "", starttime ? "\n" : "") < 0 || fclose(f) != 0 || rename(tmp, pid_file) < 0) return errno ? errno : EIO;
+  return 0;
+}
+
+/* This process's start time (field 22 of /proc/self/stat), into buf; buf is "" when it cannot be read. */
+static void own_starttime(char *buf, size_t n) {
+  char st[1024] = "";
+  buf[0] = 0;
+  FILE *f = fopen("/proc/self/stat", "r");
+  if (!f) return;
+  size_t got = fread(st, 1, sizeof st - 1, f);
+  fclose(f);
+  st[got] = 0;
+  char *p = strrchr(st, ')'); /* the comm may hold spaces: fields count from after it (field 3 first) */
+  for (int field = 2; p && field < 22; field++) p = strchr(p + 1, ' ');
+  if (p) snprintf(buf, n, "%.*s", (int)strcspn(p + 1, " "), p + 1);
+}
+
 static void daemonize(const char *pid_file, const char *pid_key, long duid, long dgid) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) fail("pipe: %s", strerror(errno));
@@ -578,20 +614,15 @@ static void daemonize(const char *pid_file, const char *pid_key, long duid, long
   ssize_t got = read(p[0], why, sizeof why - 1);
   close(p[0]);
   if (got > 0) why[got] = 0, fail("%s", why);
-  char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", pid_file) >= (int)sizeof tmp) kill(child, SIGKILL), fail("--pid-file: path too long");
-  FILE *f = fopen(tmp, "w");
-  if (!f || fprintf(f, "%d\n%s\n", (int)child, pid_key) < 0 || fclose(f) != 0 || rename(tmp, pid_file) < 0) {
-    int e = errno;
-    kill(child, SIGKILL);
-    fail("--pid-file %s: %s", pid_file, strerror(e));
-  }
+  int e = write_pid_file(pid_file, pid_key, child, NULL);
+  if (e) kill(child, SIGKILL), fail("--pid-file %s: %s", pid_file, strerror(e));
   printf("ready %d\n", (int)child);
   fflush(stdout);
   _exit(0);
 }
 
-int main(int argc, char **argv) {
+/* One forwarder. `launched`: a launcher's child, which is the forwarder itself (see --launcher). */
+static int run(int argc, char **argv, int launched) {
   static struct proxy px; /* large (the listeners): not on the stack */
   static unsigned char buf[PP2_MAX + UDP_MAX];
   long lns = -1, cns = -1, luid = -1, lgid = -1, lmode = -1, duid = -1, dgid = -1, exit_with = -1;
@@ -655,7 +686,16 @@ int main(int argc, char **argv) {
   join(cnet >= 0 ? cnet : self_net, CLONE_NEWNET, "connect network namespace");
   if (cmnt >= 0) join(cmnt, CLONE_NEWNS, "connect mount namespace");
   else if (lmnt >= 0) join(self_mnt, CLONE_NEWNS, "own mount namespace");
-  if (daemon_mode) {
+  if (daemon_mode && launched) {
+    char start[32], why[256];
+    own_starttime(start, sizeof start);
+    if (!start[0]) fail("cannot read its own start time");
+    int e = write_pid_file(pid_file, pid_key, getpid(), start);
+    if (e) fail("--pid-file %s: %s", pid_file, strerror(e));
+    const char *err = drop_privileges(duid, dgid, why, sizeof why);
+    if (err) unlink(pid_file), fail("%s", err);
+    printf("ready %d\n", (int)getpid()), fflush(stdout);
+  } else if (daemon_mode) {
     daemonize(pid_file, pid_key, duid, dgid); /* returns in the child only */
     /* A signalfd wakes the epoll sets of the process that made it: the child needs its own. */
     epoll_ctl(px.ep, EPOLL_CTL_DEL, sfd, NULL);
@@ -701,4 +741,93 @@ int main(int argc, char **argv) {
     }
     if (px.flows && now_sec() - last_sweep >= 1) expire_flows(&px), last_sweep = now_sec();
   }
+}
+
+/* --launcher: see the top of the file. Returns only on a setup error (exit 1 then). */
+static int launcher(const char *path, long exit_with) {
+  struct sockaddr_un sa = {.sun_family = AF_UNIX};
+  if (strlen(path) >= sizeof sa.sun_path) fail("--launcher %s: the socket path is too long", path);
+  strcpy(sa.sun_path, path);
+  int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (ls < 0) fail("socket: %s", strerror(errno));
+  unlink(path);
+  mode_t old = umask(077);
+  if (bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 128) < 0) fail("--launcher %s: %s", path, strerror(errno));
+  umask(old);
+  struct stat bound; /* the socket file as bound: removed at exit only if it is still this one */
+  if (stat(path, &bound) < 0) fail("--launcher %s: %s", path, strerror(errno));
+  int pidfd = -1;
+  if (exit_with > 0 && (pidfd = (int)syscall(SYS_pidfd_open, (pid_t)exit_with, 0)) < 0) fail("--exit-with %ld: %s", exit_with, strerror(errno));
+  pid_t child = fork();
+  if (child < 0) fail("fork: %s", strerror(errno));
+  if (child > 0) {
+    printf("ready %d\n", (int)child);
+    fflush(stdout);
+    _exit(0);
+  }
+  setsid();
+  prctl(PR_SET_NAME, "svcd-proxy-lnch"); /* its children, the forwarders, call themselves svcd-proxy again */
+  signal(SIGCHLD, SIG_IGN);
+  signal(SIGPIPE, SIG_IGN);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) return 1;
+  close(null);
+  static char req[65536];
+  for (;;) {
+    struct pollfd pf[2] = {{.fd = ls, .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
+    if (poll(pf, pidfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) return 1;
+    if (pidfd >= 0 && pf[1].revents) {
+      /* svcd is gone: the socket goes with the launcher (unless a newer launcher has bound the path since) */
+      struct stat now;
+      if (stat(path, &now) == 0 && now.st_ino == bound.st_ino && now.st_dev == bound.st_dev) unlink(path);
+      _exit(0);
+    }
+    if (!(pf[0].revents & POLLIN)) continue;
+    int c = accept4(ls, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c >= 0) fcntl(c, F_SETFL, 0); /* blocking reads, with the timeout below */
+    if (c < 0) {
+      if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE) continue;
+      return 1;
+    }
+    struct ucred cr;
+    socklen_t cl = sizeof cr;
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    size_t n = 0;
+    ssize_t r = 0;
+    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 && cr.uid == 0)
+      while (n < sizeof req && (r = read(c, req + n, sizeof req - n)) > 0) n += (size_t)r;
+    if (r < 0 || n == 0 || n == sizeof req || req[n - 1] != 0) {
+      close(c);
+      continue;
+    }
+    pid_t p = fork();
+    if (p == 0) {
+      close(ls);
+      prctl(PR_SET_NAME, "svcd-proxy");
+      signal(SIGCHLD, SIG_DFL);
+      static char *args[256];
+      int argc = 0;
+      args[argc++] = "svcd-proxy";
+      for (size_t i = 0; i < n && argc < 255; i += strlen(req + i) + 1) args[argc++] = req + i;
+      args[argc] = NULL;
+      if (dup2(c, 1) < 0 || dup2(c, 2) < 0) _exit(1);
+      close(c);
+      exit(run(argc, args, 1));
+    }
+    if (p < 0) {
+      dprintf(c, "error: fork: %s\n", strerror(errno));
+    }
+    close(c);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 3 && !strcmp(argv[1], "--launcher")) {
+    long exit_with = -1;
+    if (argc == 5 && !strcmp(argv[3], "--exit-with")) exit_with = parse_num(argv[4], 1, 4194304, 10);
+    if (exit_with < 0 && argc != 3) fail("usage: svcd-proxy --launcher <socket> [--exit-with <pid>]");
+    return launcher(argv[2], exit_with);
+  }
+  return run(argc, argv, 0);
 }

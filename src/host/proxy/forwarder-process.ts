@@ -4,14 +4,18 @@
  * file `<stateDir>/containers/<id>/proxy/<device>.pid` ("<pid>\n<key>\n") and /proc, stopped with
  * SIGTERM, then SIGKILL. A pid file names a live forwarder only while /proc/<pid> is a running
  * svcd-proxy whose arguments hash to the file's key (a reused pid is not mistaken for it). Only
- * `startForwarder` spawns (through the spawn helper); it waits for the forwarder's `ready <pid>`, or throws
- * with its error text.
+ * `startForwarder` starts one: through svcd's forwarder launcher when there is one (forwarder-launcher.ts: a
+ * fork of a small C process), else spawned through the spawn helper; it waits for the forwarder's
+ * `ready <pid>`, or throws with its error text. A launched forwarder's cmdline is the launcher's: its pid
+ * file has a third line, its start time, which names it instead, and its arguments are kept beside it
+ * (`<device>.args`, JSON) for its stop.
  */
-import { lstat, mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HostCommandError, runCommand } from '../exec.ts';
 import { proxyDirOf } from '../layout.ts';
 import { argsKey, argValue, forwarderArgs, forwarderBinary, forwarderKey } from './forwarder-args.ts';
+import type { ForwarderLauncher } from './forwarder-launcher.ts';
 import type { ForwarderSpec } from './types.ts';
 
 export interface ForwarderDeps {
@@ -22,6 +26,8 @@ export interface ForwarderDeps {
   procRoot?: string;
   /** How long to wait for `ready` (default 10 s). */
   readyTimeoutMs?: number;
+  /** svcd's forwarder launcher (absent: forwarders are spawned). */
+  launcher?: ForwarderLauncher | undefined;
 }
 
 /** The forwarder refused its spec or did not come up: `message` is its own `error:` text. */
@@ -34,6 +40,9 @@ export class ForwarderError extends Error {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const pidFileOf = (stateDir: string, id: string, device: string) => path.join(proxyDirOf(stateDir, id), `${encodeURIComponent(device)}.pid`);
+const argsFileOf = (pidFile: string) => pidFile.replace(/\.pid$/, '.args');
+/** Field 22 of /proc/<pid>/stat (after the comm, which may hold spaces and parentheses). */
+const startTimeOf = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
 
 /** The arguments of live process `pid` when it is a running (not zombie) svcd-proxy; else undefined. */
 async function forwarderCmdline(procRoot: string, pid: number): Promise<string[] | undefined> {
@@ -54,9 +63,14 @@ async function exited(procRoot: string, pid: number): Promise<boolean> {
 /** The forwarder of a container's device when it is alive: its pid and key. Spawns nothing. */
 export async function readForwarder(containerId: string, device: string, deps: ForwarderDeps): Promise<{ pid: number; key: string } | undefined> {
   const text = await readFile(pidFileOf(deps.stateDir, containerId, device), 'utf8').catch(() => '');
-  const [pidText = '', key = ''] = text.split('\n');
+  const [pidText = '', key = '', started = ''] = text.split('\n');
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0 || !key) return undefined;
+  if (started) {
+    // Launched: the same process while its start time is the one it wrote (a reused pid has another).
+    const stat = await readFile(path.join(deps.procRoot ?? '/proc', String(pid), 'stat'), 'utf8').catch(() => '');
+    return stat && !/^\d+ \(.*\) [ZX] /s.test(stat) && startTimeOf(stat) === started ? { pid, key } : undefined;
+  }
   const args = await forwarderCmdline(deps.procRoot ?? '/proc', pid);
   return args && argsKey(withoutLaunchArgs(args)) === key ? { pid, key } : undefined;
 }
@@ -92,9 +106,11 @@ async function removeHostSocket(args: readonly string[]): Promise<void> {
  */
 export async function stopForwarder(containerId: string, device: string, deps: ForwarderDeps): Promise<void> {
   const procRoot = deps.procRoot ?? '/proc';
+  const file = pidFileOf(deps.stateDir, containerId, device);
   const live = await readForwarder(containerId, device, deps);
   if (live) {
-    const args = (await forwarderCmdline(procRoot, live.pid)) ?? [];
+    const kept = await readFile(argsFileOf(file), 'utf8').then((t) => JSON.parse(t) as string[], () => undefined);
+    const args = kept ?? (await forwarderCmdline(procRoot, live.pid)) ?? [];
     signal(live.pid, 'SIGTERM');
     // It exits within a millisecond of SIGTERM (a signalfd in its epoll): look again soon, then less often.
     let killed = false;
@@ -105,7 +121,8 @@ export async function stopForwarder(containerId: string, device: string, deps: F
     }
     await removeHostSocket(args);
   }
-  await rm(pidFileOf(deps.stateDir, containerId, device), { force: true });
+  await rm(file, { force: true });
+  await rm(argsFileOf(file), { force: true });
 }
 
 /** The arguments that only say how a forwarder was launched (not part of its spec's key). */
@@ -116,21 +133,31 @@ const withoutLaunchArgs = (args: readonly string[]) => {
 };
 
 /**
- * Start the forwarder of `spec` (the caller stopped any earlier one), through the spawn helper (a fork
- * of a small process, not of svcd's): `svcd-proxy --daemon` sets up, forks, writes the pid file with
- * the child's pid and the spec's key, reports `ready <pid>` and exits; the child serves on in its own
- * session. Throws a ForwarderError with the forwarder's error text (nothing left behind) otherwise.
+ * Start the forwarder of `spec` (the caller stopped any earlier one). Through the launcher, its child
+ * sets up, writes the pid file (its pid, the spec's key, its start time) and answers `ready <pid>`.
+ * Without one, through the spawn helper (a fork of a small process, not of svcd's): `svcd-proxy --daemon`
+ * sets up, forks, writes the pid file with the child's pid and the key, reports `ready <pid>` and exits;
+ * the child serves on in its own session. Throws a ForwarderError with the forwarder's error text
+ * (nothing left behind) otherwise.
  */
 export async function startForwarder(spec: ForwarderSpec, deps: ForwarderDeps): Promise<number> {
   const file = pidFileOf(deps.stateDir, spec.containerId, spec.device);
   await mkdir(path.dirname(file), { recursive: true });
   const binary = deps.binary ?? forwarderBinary();
   const timeoutMs = deps.readyTimeoutMs ?? 10_000;
+  const args = [...forwarderArgs(spec), ...launchArgs(file, forwarderKey(spec))];
   let out: string;
   try {
-    out = await runCommand(binary, [...forwarderArgs(spec), ...launchArgs(file, forwarderKey(spec))], { timeoutMs });
+    if (deps.launcher) {
+      await writeFile(argsFileOf(file), JSON.stringify(args));
+      out = await deps.launcher.launch(args, timeoutMs);
+      const failed = /^error: (.*)$/m.exec(out);
+      if (failed) throw new ForwarderError(spec.device, failed[1]!);
+    } else out = await runCommand(binary, args, { timeoutMs });
   } catch (e) {
     await rm(file, { force: true });
+    await rm(argsFileOf(file), { force: true });
+    if (e instanceof ForwarderError) throw e;
     const why = e instanceof HostCommandError ? e.stderr.trim().replace(/^error: /, '') || e.message : e instanceof Error ? e.message : String(e);
     throw new ForwarderError(spec.device, /ENOENT|not found/i.test(why) && !(e instanceof HostCommandError && e.stderr) ? `cannot run ${binary}: ${why} (is it built? scripts/install-deps.sh)` : why);
   }
