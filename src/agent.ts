@@ -63,7 +63,7 @@ import { createReconcileManager, systemClock, TerminalError, type Clock, type Re
 import { createStatusSettler } from './reconcilers/status-settler.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
 import { imagesDirOf, lxcPathOf, unixSocketOf } from './host/layout.ts';
-import { readBoundSockets } from './host/proxy/bound-sockets.ts';
+import { probeListen } from './host/proxy/bound-sockets.ts';
 import { createHostProxyAdapter } from './host/proxy/host-proxy-adapter.ts';
 import { createProxyDriftObserver } from './observers/proxy-drift-observer.ts';
 
@@ -266,7 +266,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
         const r = await networkHost.probe(feature);
         return r.ok ? { ok: true } : { ok: false, missing: r.missing.join('; ') };
       },
-      boundSockets: () => readBoundSockets(),
+      listenProbe: probeListen,
       nicHost: { interfaces: () => networkHost.interfaces(), sriov: (parent) => readSriov(parent) },
     },
     containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore }),

@@ -7,7 +7,7 @@ import type { Convergence } from '../reconcilers/convergence.ts';
 import type { ContainerHost, HostInfo, ImageHost, NetworkHost, ServerResources } from './host-service.ts';
 import type { ProbeResult } from '../desired/storage-driver-catalog.ts';
 import type { NicFeatureProbe } from '../desired/containers.ts';
-import type { BoundSockets } from '../desired/proxy-checks.ts';
+import type { ListenProbe } from '../desired/proxy-checks.ts';
 import type { NicHostProbe } from '../desired/devices-nic.ts';
 import type { TrustStore } from './trust-store.ts';
 
@@ -35,8 +35,8 @@ export interface ApiDeps {
     state(row: ContainerRow, runtime: ContainerRuntimeRow | undefined): Promise<unknown>;
     /** Whether the host can do what a nic key needs (`vlan`), for the 400 at a container write. */
     probeNic?: NicFeatureProbe;
-    /** The sockets bound on the host (/proc/net, no spawn), for the 400 on a proxy's listen address in use. */
-    boundSockets?: BoundSockets;
+    /** Whether the host can give a proxy's listen address (a bind for a moment, no spawn), for the 400 on one in use. */
+    listenProbe?: ListenProbe;
     /** The host's interfaces and SR-IOV answers, for the 400s on macvlan/physical/sriov parents at a container write. */
     nicHost?: NicHostProbe;
   };

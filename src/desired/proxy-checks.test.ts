@@ -5,7 +5,8 @@ import { useTempDatabase } from '../db/temp-database.ts';
 import { insertContainer } from './containers.ts';
 import { ValidationError } from './errors.ts';
 import { ensureDefaultProject } from './projects.ts';
-import { checkContainerProxies, type BoundSocket } from './proxy-checks.ts';
+import { conflictIn, type BoundSocket } from '../host/proxy/bound-sockets.ts';
+import { checkContainerProxies, type ListenQuery } from './proxy-checks.ts';
 import { eq } from 'drizzle-orm';
 import { createProfile, readProfile, updateProfile } from './profiles.ts';
 import { containers, networks, storagePools } from './schema/index.ts';
@@ -15,6 +16,8 @@ const temp = useTempDatabase('svcd-proxy-checks-', ensureDefaultProject);
 type Devices = Record<string, Record<string, string>>;
 const input = (devices: Devices) => ({ description: '', architecture: 'x86_64', ephemeral: false, profiles: [], config: {}, devices });
 const rejects = (p: Promise<unknown>, re: RegExp) => assert.rejects(p, (e: Error) => e instanceof ValidationError && re.test(e.message), re.source);
+/** A probe over a fixed list of bound sockets (the host's: bound-sockets.test.ts). */
+const probeOf = (sockets: BoundSocket[]) => async (q: ListenQuery) => conflictIn(sockets, q);
 const proxy = (listen: string, extra: Record<string, string> = {}) => ({ type: 'proxy', listen, connect: 'tcp:127.0.0.1:80', ...extra });
 
 test('t17 proxy cross-checks: nat to a static managed address, listen used by another container, bound on the host', async () => {
@@ -37,21 +40,24 @@ test('t17 proxy cross-checks: nat to a static managed address, listen used by an
   await checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:8085', { bind: 'container' }) });
   // Its own devices are not the other container's: a changed listen of "a" is checked against the host only.
   await checkContainerProxies(db, a.id, { web: proxy('tcp:127.0.0.1:8085') });
-  await rejects(checkContainerProxies(db, a.id, { web: proxy('tcp:127.0.0.1:8085') }, async () => [{ protocol: 'tcp', address: '127.0.0.1', port: 8085 }]), /already in use on the host/);
+  await rejects(checkContainerProxies(db, a.id, { web: proxy('tcp:127.0.0.1:8085') }, probeOf([{ protocol: 'tcp', address: '127.0.0.1', port: 8085 }])), /already in use on the host/);
 });
 
 test('t17 proxy cross-checks: a socket bound on the host, except one its own proxy holds', async () => {
   const { db } = temp.database;
   const bound: BoundSocket[] = [{ protocol: 'tcp', address: '0.0.0.0', port: 9100 }, { protocol: 'udp', address: '127.0.0.1', port: 9101 }];
-  const sockets = async () => bound;
+  const sockets = probeOf(bound);
   await rejects(checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:9100') }, sockets), /Device "x" \(proxy\): "listen" tcp:127\.0\.0\.1:9100 is already in use on the host/);
   await rejects(checkContainerProxies(db, undefined, { x: proxy('udp:0.0.0.0:9101', { connect: 'udp:127.0.0.1:53' }) }, sockets), /udp:0\.0\.0\.0:9101 is already in use/);
   await checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:9101') }, sockets);
   // Its own forwarder holds 9102: an update keeping that listen is not refused.
   const held = [...bound, { protocol: 'tcp' as const, address: '127.0.0.1', port: 9102 }];
   const b = await insertContainer(db, 'default', 'b', input({ web: proxy('tcp:127.0.0.1:9102') }), { type: 'none' }, 'stopped');
-  await checkContainerProxies(db, b.id, { web: proxy('tcp:127.0.0.1:9102'), other: proxy('tcp:127.0.0.1:9200') }, async () => held);
-  await rejects(checkContainerProxies(db, b.id, { web2: proxy('tcp:127.0.0.1:9102') }, async () => held), /already in use on the host/);
+  await checkContainerProxies(db, b.id, { web: proxy('tcp:127.0.0.1:9102'), other: proxy('tcp:127.0.0.1:9200') }, probeOf(held));
+  await rejects(checkContainerProxies(db, b.id, { web2: proxy('tcp:127.0.0.1:9102') }, probeOf(held)), /already in use on the host/);
+  // An address none of the host's interfaces has.
+  const notLocal = async () => ({ port: 9300, why: 'not a local address' as const });
+  await rejects(checkContainerProxies(db, undefined, { x: proxy('tcp:192.0.2.7:9300') }, notLocal), /Device "x" \(proxy\): "listen" tcp:192\.0\.2\.7:9300: 192\.0\.2\.7 is not an address of the host/);
 });
 
 test('t17 proxy cross-checks at a profile write: a host listen shared by two containers through the profile, a nat address they lack', async () => {

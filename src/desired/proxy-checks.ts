@@ -1,9 +1,9 @@
 /**
  * Cross-object checks of a container's expanded proxy devices at a desired write: a nat proxy's connect
  * address must be the static address of one of its nics on a managed network; a host listen address must
- * not be another proxy device's (any container), nor one already bound on the host (`bound`, read by the
- * API's host service from /proc/net: passed in). Proxies the container already had with the same listen
- * address are not checked against the host (their own forwarder holds it).
+ * not be another proxy device's (any container), nor one the host cannot give it (`probe`, the API's host
+ * service: in use, or no interface of the host has that address). Proxies the container already had with
+ * the same listen address are not checked against the host (their own forwarder holds it).
  */
 import { isNull } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
@@ -17,16 +17,22 @@ import { parseIp } from '../util/ip-cidr.ts';
 
 type Devices = Record<string, Record<string, string>>;
 
-/** A socket bound on the host: protocol, address as /proc/net shows it (parsed), port. */
-export interface BoundSocket {
+/** A host listen address to check: its protocol, address, ports. */
+export interface ListenQuery {
   protocol: 'tcp' | 'udp';
-  address: string;
-  port: number;
+  host: string;
+  family: 4 | 6;
+  ports: number[];
+  wildcard: boolean;
 }
-export type BoundSockets = () => Promise<BoundSocket[]>;
+/** Why the host cannot give a listen address: one of its ports is taken, or the address is none of the host's. */
+export interface ListenConflict {
+  port: number;
+  why: 'in use' | 'not a local address';
+}
+export type ListenProbe = (q: ListenQuery) => Promise<ListenConflict | undefined>;
 
 const sameIp = (a: string, b: string) => parseIp(a)?.value === parseIp(b)?.value && parseIp(a)?.family === parseIp(b)?.family;
-const isZero = (a: string) => parseIp(a)?.value === 0n;
 
 /** Whether two host listen addresses would take the same socket (same protocol and port; same address, or a wildcard on either side). */
 function clash(a: ProxyAddress, b: ProxyAddress): string | undefined {
@@ -62,7 +68,7 @@ async function checkNat(db: DbOrTx, name: string, dev: Record<string, string>, d
   );
 }
 
-export async function checkContainerProxies(db: DbOrTx, id: string | undefined, devices: Devices, bound?: BoundSockets): Promise<void> {
+export async function checkContainerProxies(db: DbOrTx, id: string | undefined, devices: Devices, probe?: ListenProbe): Promise<void> {
   const mine = hostListens(devices);
   for (const [name, dev] of Object.entries(devices)) if (dev.type === 'proxy' && isTrue(dev.nat)) await checkNat(db, name, dev, devices);
   if (mine.length === 0) return;
@@ -84,16 +90,17 @@ export async function checkContainerProxies(db: DbOrTx, id: string | undefined, 
         if (c) throw new ValidationError(`Device "${name}" (proxy): "listen" ${c} is already used by device "${other}" of container "${row.name}" (project "${row.project}")`);
       }
   }
-  // Bound on the host by something else: new listen addresses only, and not in nat mode (nothing binds).
-  if (!bound) return;
+  // Taken on the host by something else: new listen addresses only, and not in nat mode (nothing binds).
+  if (!probe) return;
   const had = current ? (await expandStoredContainer(db, current)).devices : {};
   const held = (n: string, d: Record<string, string>) => had[n]?.type === 'proxy' && had[n]?.listen === d.listen && !isTrue(had[n]?.nat);
   const fresh = mine.filter(([n, d]) => !isTrue(d.nat) && !held(n, d));
   if (fresh.length === 0) return;
-  const sockets = await bound();
   for (const [name, , listen] of fresh) {
     if (listen.kind === 'unix') continue;
-    const hit = sockets.find((s) => s.protocol === listen.kind && listen.ports.includes(s.port) && (isWildcard(listen) || isZero(s.address) || sameIp(s.address, listen.host)));
-    if (hit) throw new ValidationError(`Device "${name}" (proxy): "listen" ${listen.kind}:${listen.family === 6 ? `[${listen.host}]` : listen.host}:${hit.port} is already in use on the host`);
+    const hit = await probe({ protocol: listen.kind, host: listen.host, family: listen.family, ports: listen.ports, wildcard: isWildcard(listen) });
+    const where = `${listen.kind}:${listen.family === 6 ? `[${listen.host}]` : listen.host}:${hit?.port}`;
+    if (hit?.why === 'in use') throw new ValidationError(`Device "${name}" (proxy): "listen" ${where} is already in use on the host`);
+    if (hit) throw new ValidationError(`Device "${name}" (proxy): "listen" ${where}: ${listen.host} is not an address of the host`);
   }
 }

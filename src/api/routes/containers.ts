@@ -138,7 +138,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         devices: body.devices ?? {},
       };
       const expanded = await validateContainer(db, pp, input, undefined, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost });
-      await checkContainerProxies(db, undefined, expanded.devices, deps.containers.boundSockets);
+      await checkContainerProxies(db, undefined, expanded.devices, deps.containers.listenProbe);
       const source = await resolveSource(body.source);
       const operation = await writeWithOperation(deps, async (tx) => {
         // A copy of a whole container takes its snapshots along (unless container_only).
@@ -208,7 +208,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
       };
       const expanded = await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur });
-      await checkContainerProxies(db, cur.id, expanded.devices, deps.containers.boundSockets);
+      await checkContainerProxies(db, cur.id, expanded.devices, deps.containers.listenProbe);
       return writeWithOperation(deps, async (tx) => {
         await lockProfiles(tx, pp, input.profiles);
         const row = await bumpContainerAt(tx, cur.id, cur.generation, input);
