@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import * as schema from '../desired/schema/index.ts';
 import { attachDatabaseState, createDatabaseState } from './database-state.ts';
 import { countLocalWrites, learnReach, REACH_QUERIES, type ForeignKey } from './local-writes.ts';
+import { parsePostgresUrl } from './postgres-url.ts';
 import { installQueryParsers, type ParserClient } from './pglite-parsers.ts';
 import { installPreparedStatements, type PreparedClient } from './pglite-prepared.ts';
 import type { Database, Db } from './types.ts';
@@ -78,7 +79,9 @@ async function openPostgres(url: string): Promise<Database> {
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
   // Migrations run on a single-connection client holding a session advisory lock, so that several
   // hosts starting at once against the same server do not race.
-  const migrator = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  const target = parsePostgresUrl(url);
+  const socket = target.host ? { host: target.host } : {};
+  const migrator = postgres(target.url, { max: 1, onnotice: () => {}, connect_timeout: 10, ...socket });
   try {
     await migrator`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migrate(drizzle(migrator, { schema }), { migrationsFolder });
@@ -86,7 +89,7 @@ async function openPostgres(url: string): Promise<Database> {
   } finally {
     await migrator.end({ timeout: 5 });
   }
-  const client = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
+  const client = postgres(target.url, { max: 10, onnotice: () => {}, connect_timeout: 10, ...socket });
   const db = drizzle(client, { schema });
   await db.execute(sql`select 1`);
   attachDatabaseState(db, createDatabaseState(undefined));
