@@ -48,11 +48,15 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
 
   async function remove(c: ContainerRow, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };
-    // What svcd set up on the host and on its networks for its nics.
-    const record = await openFacts<ContainerFacts>(db, CONTAINER_KIND, c.id);
+    // Read together (on PostgreSQL two connections, one round trip): what svcd set up on the host and on its
+    // networks for its nics, its root volume's row, and its state from the host's own records (no process:
+    // a stopped container needs no lxc-stop).
+    const [record, [vol], now] = await Promise.all([
+      openFacts<ContainerFacts>(db, CONTAINER_KIND, c.id),
+      db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id)),
+      lxc.state(ref).catch(() => undefined),
+    ]);
     const movedLive = Object.values(record.facts.live?.nics ?? {}).some((r) => r.movedLive);
-    // The host's own records first (no process): a stopped container needs no lxc-stop.
-    const now = await lxc.state(ref).catch(() => undefined);
     const pid = movedLive ? now?.pid : undefined;
     if (pid) await giveBackLiveNics(deps.lxcLive, pid, record.facts.live?.nics, signal).catch(() => undefined);
     if (now?.state !== 'STOPPED') await lxc.stop({ ...ref, force: true }).catch(() => undefined);
@@ -60,7 +64,6 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     await releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal);
     await removeDhcpHosts(deps, record.facts);
     await deps.devsvc?.remove(c.id);
-    const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id));
     if (vol) {
       const pool = await readyPool(deps, vol.pool);
       await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
