@@ -60,16 +60,21 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     const pid = movedLive ? now?.pid : undefined;
     if (pid) await giveBackLiveNics(deps.lxcLive, pid, record.facts.live?.nics, signal).catch(() => undefined);
     if (now?.state !== 'STOPPED') await lxc.stop({ ...ref, force: true }).catch(() => undefined);
-    await releaseLiveNics(deps.lxcLive, record.facts.live?.nics, signal);
-    await releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal);
-    await removeDhcpHosts(deps, record.facts);
-    await deps.devsvc?.remove(c.id);
-    if (vol) {
-      const pool = await readyPool(deps, vol.pool);
-      await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
-      await pool.driver.removeVolume(pool.spec, { id: c.id, type: 'container' }, signal);
-    }
-    await rm(path.join(lxcPath, c.id), { recursive: true, force: true });
+    // Once it is down, what it held goes at once: each step is independent, and absent is success (a failed
+    // step fails the pass, which is retried whole).
+    await Promise.all([
+      releaseLiveNics(deps.lxcLive, record.facts.live?.nics, signal),
+      releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal),
+      removeDhcpHosts(deps, record.facts),
+      deps.devsvc?.remove(c.id),
+      vol &&
+        (async () => {
+          const pool = await readyPool(deps, vol.pool);
+          await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
+          await pool.driver.removeVolume(pool.spec, { id: c.id, type: 'container' }, signal);
+        })(),
+      rm(path.join(lxcPath, c.id), { recursive: true, force: true }),
+    ]);
     await removeContainerRows(db, c.id);
     forgetFacts(db, CONTAINER_KIND, c.id);
     deps.live?.delete(c.id);
