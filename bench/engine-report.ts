@@ -63,6 +63,9 @@ export function engineRows(pglite: BenchResults | undefined, postgres: BenchResu
       f.better === 'lower' ? `PostgreSQL ≤ ${ENGINE_SLACK}× PGlite` : `PostgreSQL ≥ PGlite / ${ENGINE_SLACK}`,
     ]);
   }
+  // The machine is shared: each run's load says how much its figures mean.
+  const load = (r: BenchResults | undefined) => (r ? (r.load ?? []).map((l) => l.loadavg[0].toFixed(1)).join(' / ') || '—' : '—');
+  rows.push(['machine load (1-min, per phase)', load(pglite), load(postgres), lxd ? load(lxd) : '—', '', 'n/a', 'informative']);
   const del = (r: BenchResults | undefined) => (r && !r.single?.delete.failed ? r.single?.delete.latency?.median : undefined);
   const lxdDelete = del(lxd);
   for (const [name, r] of [['PGlite', pglite], ['PostgreSQL', postgres]] as const) {
