@@ -3,13 +3,17 @@
  * target verdicts. Prints PASS/MISS; never fails on a MISS (it is a benchmark, not a test).
  *
  *   node --import tsx bench/compare-report.ts <svcd.json> [<lxd.json>] [--lxd-note "why LXD did not run"]
+ *        [--postgres <svcd on PostgreSQL.json>]
+ *
+ * With --postgres, <svcd.json> is svcd on PGlite, and an engines table (bench/engine-report.ts) follows.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { BenchResults, BulkResults, GetCell, StepStats } from './lib/results.ts';
 import { fmtKiB, fmtMs, fmtRate, table } from './lib/stats.ts';
+import { engineRows } from './engine-report.ts';
 
-const { values, positionals } = parseArgs({ options: { 'lxd-note': { type: 'string' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({ options: { 'lxd-note': { type: 'string' }, postgres: { type: 'string' } }, allowPositionals: true });
 const [svcdFile, lxdFile] = positionals;
 if (!svcdFile) {
   process.stderr.write('usage: node --import tsx bench/compare-report.ts <svcd.json> [<lxd.json>] [--lxd-note TEXT]\n');
@@ -202,3 +206,13 @@ for (const t of TRANSFERS) {
 }
 log('\n== targets');
 log(table([['target', 'verdict', 'figures'], ...verdicts.map(([n, v, d]) => [n, v, d])], [0, 2]));
+
+if (values.postgres) {
+  const pg = await load(values.postgres);
+  log(`\n== engines (svcd on PGlite and on PostgreSQL, same run)${pg ? '' : ` — no results in ${values.postgres}`}`);
+  for (const r of pg ? [pg] : []) {
+    if (r.aborted) log(`${r.label}: run stopped early: ${r.aborted}`);
+    if (r.leftovers.length) log(`${r.label}: LEFTOVER containers: ${r.leftovers.join(', ')}`);
+  }
+  log(table([['figure', 'PGlite', 'PostgreSQL', 'lxd', 'PG / PGlite', 'verdict', 'target'], ...engineRows(svcd, pg, lxd)], [0, 6]));
+}

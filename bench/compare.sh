@@ -2,8 +2,8 @@
 # Run bench/api-bench.ts against svcd and, when it can run here, Debian's LXD 5.0.2, then print both
 # side by side with the issue's target verdicts (bench/compare-report.ts).
 #
-#   bash bench/compare.sh [--counts 0,50,200] [--no-lxd] [--no-fresh-fs] [--rest SECONDS] [--networks|--networks-only]
-#                         [--proxy|--proxy-only]
+#   bash bench/compare.sh [--counts 0,50,200] [--engines pglite,postgres] [--no-lxd] [--no-fresh-fs] [--rest SECONDS]
+#                         [--networks|--networks-only] [--proxy|--proxy-only]
 #                         [-- <more api-bench options>]
 #
 # --networks also runs bench/network-bench.ts (a managed bridge, containers with a nic on it, leases,
@@ -11,6 +11,13 @@
 # gets a mount namespace whose /sys/class/net shows its own network namespace. --proxy also runs
 # bench/proxy-bench.ts (a proxy device on 127.0.0.1 to busybox httpd and a sink in a container) in each
 # daemon's network namespace, with its loopback up; --proxy-only runs only that.
+#
+# --engines: svcd runs once per database engine, in this order (default both): pglite (embedded) and
+# postgres, a throw-away database made for the run on the local PostgreSQL ($PG_ADMIN_URL, default
+# postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres; dropped after). The daemon's network namespace
+# cannot reach 127.0.0.1 of the host, so it connects through a unix socket under the temp dir that socat
+# (in the host's namespace) relays to the server's TCP port: password auth, as a remote member would.
+# The network and proxy benches run on the first engine only.
 #
 # Each daemon's state directory (database, containers, its dir pool) is a fresh ext4 made on a sparse
 # 16 GiB loop file for its run (--no-fresh-fs: a plain directory on the temp dir's filesystem instead).
@@ -22,16 +29,15 @@
 # --no-fresh-fs, resting 300 s lets neither daemon inherit the other's (or an earlier run's) deletes.
 #
 # As root. Each daemon runs on a throw-away state directory under one temp dir, one daemon at a time
-# (svcd first, then LXD), each in its own network namespace (loopback only, and down), so neither can
-# send anything off the machine; the bench talks to them only through their unix sockets. svcd uses
-# the embedded PGlite database. LXD is installed with apt if missing and initialized from a preseed
+# (svcd on each engine first, then LXD), each in its own network namespace (loopback only, and down), so neither can
+# send anything off the machine; the bench talks to them only through their unix sockets. LXD is installed with apt if missing and initialized from a preseed
 # that defines only a `dir` storage pool named default and a default profile with a root disk: no
 # network, no bridge, no NAT. Both get the same busybox image file. At the end (also on Ctrl-C or
 # failure) both daemons are stopped, processes and mounts they left under the temp dir are cleaned up
 # and the temp dir is removed.
 set -uo pipefail
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 rest() { if [ "$REST" -gt 0 ] 2>/dev/null; then log "resting ${REST} s before $1 (see --rest)"; sleep "$REST"; fi; }
 
 COUNTS=0,50,200
@@ -42,11 +48,14 @@ FRESH_FS_SIZE=16G
 NETWORKS=0
 API_BENCH=1
 PROXY=0
+ENGINES=pglite,postgres
+PG_ADMIN_URL=${PG_ADMIN_URL:-postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres}
 EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
     --counts) COUNTS=${2:?--counts needs a value}; shift 2 ;;
     --no-lxd) WANT_LXD=0; shift ;;
+    --engines) ENGINES=${2:?--engines needs a value}; shift 2 ;;
     --rest) REST=${2:?--rest needs a value}; shift 2 ;;
     --no-fresh-fs) FRESH_FS=0; shift ;;
     --networks) NETWORKS=1; shift ;;
@@ -59,8 +68,15 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+for e in ${ENGINES//,/ }; do
+  case $e in pglite | postgres) ;; *) echo "compare.sh: unknown engine $e (pglite, postgres)" >&2; exit 2 ;; esac
+done
+
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO" || exit 2
+# pg_up / pg_down: a throw-away database on the local PostgreSQL and the relay to it (bench/lib/postgres-relay.sh).
+# shellcheck source=bench/lib/postgres-relay.sh
+. "$REPO/bench/lib/postgres-relay.sh"
 log() { printf '[compare] %s\n' "$*" >&2; }
 
 if [ "$(id -u)" != 0 ]; then log "needs root (both daemons run containers)"; exit 2; fi
@@ -72,6 +88,8 @@ done
 WORK=$(mktemp -d /tmp/bench-compare.XXXXXX)
 chmod 0711 "$WORK"
 SVCD_STATE=$WORK/svcd
+PG_DB=""
+PG_RELAY_PID=""
 LXD_STATE=$WORK/lxd
 SVCD_PID=""
 LXD_PID=""
@@ -202,6 +220,7 @@ cleanup() {
   finished=1
   set +e
   stop_svcd
+  pg_down
   stop_lxd
   cleanup_host
   if [ -z "$(mounts_under)" ]; then
@@ -268,22 +287,35 @@ IMAGE=$(node --import tsx "$REPO/bench/build-image.ts" "$WORK/image" | tail -n 1
 [ -f "$IMAGE" ] || { log "could not build the image"; exit 1; }
 
 # --- svcd -------------------------------------------------------------------------------------
-rest svcd
-state_dir "$SVCD_STATE"
-log "starting svcd on $SVCD_STATE (PGlite), in a network namespace of its own"
-SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=warn setsid "${NS_WRAP[@]}" node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
-SVCD_PID=$!
-if ! wait_answer "$SVCD_STATE/unix.socket" 90 "$SVCD_PID"; then
-  log "svcd did not answer on $SVCD_STATE/unix.socket:"; tail -n 20 "$WORK/svcd.log" >&2
-  exit 1
-fi
-pid=$(server_pid "$SVCD_STATE/unix.socket")
-[ -n "$pid" ] && [ "$pid" != "$SVCD_PID" ] && log "svcd says its pid is $pid (started as $SVCD_PID)" && SVCD_PID=$pid
-echo
-run_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd.json"
-run_net_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-net.json"
-run_proxy_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-proxy.json"
-# What svcd logged at warn level or above during the run, by message (its log goes with the temp dir).
+FIRST_ENGINE=""
+run_svcd() { # engine
+  rest "svcd ($1)"
+  SVCD_STATE=$WORK/svcd-$1
+  local env=(SVCD_DIR="$SVCD_STATE" SVCD_LOG_LEVEL=warn) what=PGlite
+  if [ "$1" = postgres ]; then
+    pg_up || return 0
+    env+=(DATABASE_URL="$PG_URL")
+    what="PostgreSQL database $PG_DB"
+  fi
+  state_dir "$SVCD_STATE"
+  log "starting svcd on $SVCD_STATE ($what), in a network namespace of its own"
+  env "${env[@]}" setsid "${NS_WRAP[@]}" node --import tsx "$REPO/src/main.ts" >"$WORK/svcd-$1.log" 2>&1 &
+  SVCD_PID=$!
+  if ! wait_answer "$SVCD_STATE/unix.socket" 90 "$SVCD_PID"; then
+    log "svcd ($1) did not answer on $SVCD_STATE/unix.socket:"; tail -n 20 "$WORK/svcd-$1.log" >&2
+    stop_svcd; pg_down; cleanup_host
+    return 0
+  fi
+  pid=$(server_pid "$SVCD_STATE/unix.socket")
+  [ -n "$pid" ] && [ "$pid" != "$SVCD_PID" ] && log "svcd says its pid is $pid (started as $SVCD_PID)" && SVCD_PID=$pid
+  echo
+  run_bench "svcd-$1" "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-$1.json"
+  if [ -z "$FIRST_ENGINE" ]; then
+    FIRST_ENGINE=$1
+    run_net_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-net.json"
+    run_proxy_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-proxy.json"
+  fi
+  # What svcd logged at warn level or above during the run, by message (its log goes with the temp dir).
 node -e '
   const lines = require("node:fs").readFileSync(process.argv[1], "utf8").split("\n");
   const seen = new Map();
@@ -294,11 +326,14 @@ node -e '
       .replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, "<id>").replace(/\/tmp\/bench-compare\.[^/ ]+/g, "$WORK").slice(0, 700);
     seen.set(text, (seen.get(text) ?? 0) + 1);
   }
-  if (seen.size) console.error(`[compare] svcd logged ${[...seen.values()].reduce((a, b) => a + b, 0)} warning/error line(s):`);
+  if (seen.size) console.error(`[compare] svcd (${process.argv[2]}) logged ${[...seen.values()].reduce((a, b) => a + b, 0)} warning/error line(s):`);
   for (const [t, n] of [...seen].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.error(`  ${n}x ${t}`);
-' "$WORK/svcd.log"
-stop_svcd
-cleanup_host
+' "$WORK/svcd-$1.log" "$1"
+  stop_svcd
+  pg_down
+  cleanup_host
+}
+for engine in ${ENGINES//,/ }; do run_svcd "$engine"; done
 
 # --- lxd --------------------------------------------------------------------------------------
 if [ "$WANT_LXD" = 1 ]; then
@@ -362,11 +397,16 @@ fi
 
 # --- report -----------------------------------------------------------------------------------
 echo
-if [ -s "$WORK/svcd.json" ]; then
+# The main table shows svcd's first engine (PGlite unless only postgres ran); with both, the engines table follows.
+MAIN=""
+for e in ${ENGINES//,/ }; do [ -z "$MAIN" ] && [ -s "$WORK/svcd-$e.json" ] && MAIN=$WORK/svcd-$e.json; done
+REPORT=()
+[ "$MAIN" = "$WORK/svcd-pglite.json" ] && [ -s "$WORK/svcd-postgres.json" ] && REPORT+=(--postgres "$WORK/svcd-postgres.json")
+if [ -n "$MAIN" ]; then
   if [ -s "$WORK/lxd.json" ]; then
-    node --import tsx "$REPO/bench/compare-report.ts" "$WORK/svcd.json" "$WORK/lxd.json"
+    node --import tsx "$REPO/bench/compare-report.ts" "$MAIN" "$WORK/lxd.json" "${REPORT[@]}"
   else
-    node --import tsx "$REPO/bench/compare-report.ts" "$WORK/svcd.json" --lxd-note "$LXD_NOTE"
+    node --import tsx "$REPO/bench/compare-report.ts" "$MAIN" --lxd-note "$LXD_NOTE" "${REPORT[@]}"
   fi
 elif [ "$API_BENCH" = 1 ]; then
   log "no svcd results (see above)"

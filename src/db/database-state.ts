@@ -1,5 +1,6 @@
 import { createVersionedCache, type VersionedCache } from '../util/versioned-cache.ts';
-import type { WriteCounter } from './local-writes.ts';
+import type { VersionListener } from './data-version-listener.ts';
+import { localVersion, type WriteCounter } from './local-writes.ts';
 
 /** Entries the read cache keeps per database at most; the longest unrefreshed goes first. */
 export const MAX_CACHED_READS = 4096;
@@ -29,11 +30,26 @@ export interface DatabaseState {
   readonly reads: VersionedCache<unknown>;
   /** Only with localWrites: what this process knows of rows only it writes. */
   readonly facts: RowMemory | undefined;
+  /** On PostgreSQL: versions from notified commits plus this process's own writes (data-version-listener.ts). */
+  readonly notified: NotifiedVersions | undefined;
 }
 
-export function createDatabaseState(localWrites: WriteCounter | undefined): DatabaseState {
+export interface NotifiedVersions {
+  listener: Pick<VersionListener, 'counter' | 'live'>;
+  /** This process's own finished writes (postgres-client-hooks.ts). */
+  own: WriteCounter;
+}
+
+/** The version of `tables` from notifications and own writes, or undefined while they cannot be trusted. */
+export function notifiedVersion(n: NotifiedVersions | undefined, tables: readonly string[]): string | undefined {
+  if (!n?.listener.live()) return undefined;
+  return `n${localVersion(n.own, tables)}/${localVersion(n.listener.counter, tables)}`;
+}
+
+export function createDatabaseState(localWrites: WriteCounter | undefined, notified?: NotifiedVersions): DatabaseState {
   return {
     localWrites,
+    notified,
     reads: createVersionedCache(MAX_CACHED_READS),
     facts: localWrites ? { values: new Map(), complete: false, touchedDuringLoad: undefined, unsure: new Set() } : undefined,
   };

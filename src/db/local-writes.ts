@@ -37,13 +37,13 @@ const WRITE_TARGET = /^\s*(insert\s+into|update|delete\s+from)\s+"([a-z_][a-z0-9
 const UPSERT = /\bon\s+conflict\b[\s\S]*\bdo\s+update\b/i;
 
 /** A write's target: a table and what the statement does to it. */
-interface Target {
+export interface Target {
   table: string;
   kind: WriteKind;
 }
 
 /** What a statement may write: nothing, one known table, or anything. */
-function targetOf(sql: string): 'read' | 'any' | Target {
+export function targetOf(sql: string): 'read' | 'any' | Target {
   if (READ_ONLY.test(sql)) return sql.trim().replace(/;$/, '').includes(';') ? 'any' : 'read';
   const m = WRITE_TARGET.exec(sql);
   // One statement only: a `;` anywhere (even in a literal) counts as anything.
@@ -54,7 +54,7 @@ function targetOf(sql: string): 'read' | 'any' | Target {
 }
 
 /** Record finished writes of `targets`. */
-function bump(counter: WriteCounter, targets: Iterable<'any' | Target>): void {
+export function bump(counter: WriteCounter, targets: Iterable<'any' | Target>): void {
   for (const target of targets) {
     const reach: Reach = target === 'any' || !counter.reach ? 'any' : (counter.reach.get(target.table)?.[target.kind] ?? new Set([target.table]));
     if (reach === 'any') {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -5,6 +6,9 @@ import { sql } from 'drizzle-orm';
 import * as schema from '../desired/schema/index.ts';
 import { attachDatabaseState, createDatabaseState } from './database-state.ts';
 import { countLocalWrites, learnReach, REACH_QUERIES, type ForeignKey } from './local-writes.ts';
+import { parsePostgresUrl } from './postgres-url.ts';
+import { hookPostgresClient, type PostgresJsClient } from './postgres-client-hooks.ts';
+import { createVersionListener, type VersionListener } from './data-version-listener.ts';
 import { installQueryParsers, type ParserClient } from './pglite-parsers.ts';
 import { installPreparedStatements, type PreparedClient } from './pglite-prepared.ts';
 import type { Database, Db } from './types.ts';
@@ -78,7 +82,9 @@ async function openPostgres(url: string): Promise<Database> {
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
   // Migrations run on a single-connection client holding a session advisory lock, so that several
   // hosts starting at once against the same server do not race.
-  const migrator = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  const target = parsePostgresUrl(url);
+  const socket = target.host ? { host: target.host } : {};
+  const migrator = postgres(target.url, { max: 1, onnotice: () => {}, connect_timeout: 10, ...socket });
   try {
     await migrator`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migrate(drizzle(migrator, { schema }), { migrationsFolder });
@@ -86,9 +92,39 @@ async function openPostgres(url: string): Promise<Database> {
   } finally {
     await migrator.end({ timeout: 5 });
   }
-  const client = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
+  // Its own writes' notifications name it (data-version-listener.ts): a name no other process has.
+  const origin = `svcd ${randomUUID()}`;
+  const client = postgres(target.url, { max: 10, onnotice: () => {}, connect_timeout: 10, connection: { application_name: origin }, ...socket });
+  // Every statement prepared, and this process's own writes counted (what each table's writes reach: as on PGlite).
+  const own = hookPostgresClient(client as unknown as PostgresJsClient);
   const db = drizzle(client, { schema });
   await db.execute(sql`select 1`);
-  attachDatabaseState(db, createDatabaseState(undefined));
-  return { db: db as unknown as Db, driver: 'postgres', localWrites: undefined, close: () => client.end({ timeout: 5 }) };
+  learnReach(own, await client.unsafe<ForeignKey[]>(REACH_QUERIES.keys), await client.unsafe<{ table: string; fn: string }[]>(REACH_QUERIES.triggers));
+  // One more connection LISTENs for the commits of every host (data-version-listener.ts).
+  let listener: VersionListener | undefined;
+  const listening = postgres(target.url, {
+    max: 1,
+    idle_timeout: null,
+    max_lifetime: null,
+    fetch_types: false,
+    onnotice: () => {},
+    connect_timeout: 10,
+    connection: { application_name: 'svcd data versions' },
+    ...socket,
+    // postgres.js's own listen() wires these two options the same way (not in its typings).
+    onnotify: (channel: string, payload: string) => listener?.onNotify(channel, payload),
+    onclose: () => listener?.onClose(),
+  } as unknown as Parameters<typeof postgres>[1]);
+  listener = createVersionListener({ query: (text) => listening.unsafe(text), origin });
+  await listener.start();
+  attachDatabaseState(db, createDatabaseState(undefined, { listener, own }));
+  return {
+    db: db as unknown as Db,
+    driver: 'postgres',
+    localWrites: undefined,
+    close: async () => {
+      listener.stop();
+      await Promise.all([listening.end({ timeout: 5 }), client.end({ timeout: 5 })]);
+    },
+  };
 }

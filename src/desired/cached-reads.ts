@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
 import { PgTransaction } from 'drizzle-orm/pg-core';
-import { databaseStateOf, localWrites } from '../db/database-state.ts';
+import { databaseStateOf, localWrites, notifiedVersion } from '../db/database-state.ts';
 import { localVersion } from '../db/local-writes.ts';
 import type { DbOrTx } from '../db/types.ts';
-import { readDataVersion, type VersionedTable } from './data-versions.ts';
+import { readDataVersion, VERSIONED_TABLES, type VersionedTable } from './data-versions.ts';
 import { resolveImage, type ImageSelector } from './images.ts';
 import { readProject } from './projects.ts';
 import { allContainerSnapshots } from './container-snapshots.ts';
@@ -13,7 +13,8 @@ import { containerSnapshots, profiles, storagePools, type ContainerSnapshotRow }
  * Reads of small, rarely written tables (profiles, pools), kept by the database until the data version
  * of what they read changes: a reconcile of each of 200 new containers then reads its profiles and
  * pool from memory. On PGlite the version is this process's own count of writes (no query); on
- * PostgreSQL it is one small query instead of the read. Never inside a transaction, which must see
+ * PostgreSQL the notified commits and its own writes (no query either; one small query instead of the
+ * read while notifications cannot be trusted). Never inside a transaction, which must see
  * its own writes. The values are shared: callers must not change them. The cache is the database's
  * own (DatabaseState.reads, database-state.ts).
  */
@@ -23,14 +24,17 @@ export async function cachedRead<T>(db: DbOrTx, key: string, tables: readonly Ve
 }
 
 /**
- * As cachedRead for any tables, on an embedded database only (its own count of writes is the
- * version); on PostgreSQL, where only some tables have version counters, it just reads.
+ * As cachedRead for any tables, on an embedded database (its own count of writes is the version); on
+ * PostgreSQL only while notifications are heard and every table has a counter, else it just reads.
  */
 export async function cachedLocalRead<T>(db: DbOrTx, key: string, tables: readonly string[], read: () => PromiseLike<T>): Promise<T> {
+  if (db instanceof PgTransaction) return read();
   const writes = localWrites(db);
-  if (!writes || db instanceof PgTransaction) return read();
-  return remembered(db, key, localVersion(writes, tables), read);
+  const version = writes ? localVersion(writes, tables) : tables.every(isVersioned) ? notifiedVersion(databaseStateOf(db)?.notified, tables) : undefined;
+  return version === undefined ? read() : remembered(db, key, version, read);
 }
+
+const isVersioned = (t: string): t is VersionedTable => (VERSIONED_TABLES as readonly string[]).includes(t);
 
 function remembered<T>(db: DbOrTx, key: string, version: string, read: () => PromiseLike<T>): Promise<T> {
   const reads = databaseStateOf(db)?.reads;
@@ -48,12 +52,12 @@ export const cachedProfiles = (db: DbOrTx, project: string) =>
 export const cachedProject = (db: DbOrTx, name: string) => cachedRead(db, `project\0${name}`, ['projects'], () => readProject(db, name));
 
 /**
- * A container's snapshot rows (those marked for deletion too), oldest first. On an embedded database the
- * containers that have any are known per version of container_snapshots: most containers have none,
+ * A container's snapshot rows (those marked for deletion too), oldest first. The containers that have any
+ * are known per version of container_snapshots (on PostgreSQL: while notifications are heard): most containers have none,
  * and a reconcile of one costs no query.
  */
 export async function cachedContainerSnapshots(db: DbOrTx, containerId: string): Promise<ContainerSnapshotRow[]> {
-  if (!localWrites(db) || db instanceof PgTransaction) return allContainerSnapshots(db, containerId);
+  if ((!localWrites(db) && !notifiedVersion(databaseStateOf(db)?.notified, ['container_snapshots'])) || db instanceof PgTransaction) return allContainerSnapshots(db, containerId);
   const owners = await cachedLocalRead(db, 'snapshot owners', ['container_snapshots'], async () => {
     const rows = await db.selectDistinct({ id: containerSnapshots.containerId }).from(containerSnapshots);
     return new Set(rows.map((r) => r.id));
@@ -62,8 +66,8 @@ export async function cachedContainerSnapshots(db: DbOrTx, containerId: string):
 }
 
 /**
- * The fingerprint an image source (alias, fingerprint or properties) picks in a project. On an embedded
- * database read again only after a write of images, aliases or projects; on PostgreSQL always read.
+ * The fingerprint an image source (alias, fingerprint or properties) picks in a project, read again only
+ * after a write of images, aliases or projects (on PostgreSQL: while notifications are heard).
  */
 export const cachedImageFingerprint = (db: DbOrTx, project: string, sel: ImageSelector): Promise<string> =>
   cachedLocalRead(db, `image source\0${project}\0${JSON.stringify([sel.alias, sel.fingerprint, sel.properties])}`, ['images', 'image_aliases', 'projects'], async () => (await resolveImage(db, project, sel)).fingerprint);

@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
-import type { Db, DbOrTx } from '../db/types.ts';
+import type { DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
 import { checkNicHost, nicTypeOf, type NicHostProbe } from './devices-nic.ts';
@@ -222,10 +222,6 @@ export function powerFor(action: PowerRequest['action']): DesiredPower {
 export async function markContainerDeleting(tx: DbOrTx, c: ContainerRow): Promise<ContainerRow> {
   if (/^(true|1|yes|on)$/i.test(c.config['security.protection.delete'] ?? '')) throw new ForbiddenError(`Container "${c.name}" is protected against deletion (security.protection.delete)`);
   return bumpContainer(tx, c.id, { deletingAt: new Date(), power: 'stopped' });
-}
-
-export async function deleteContainerRow(db: Db, id: string): Promise<void> {
-  await db.delete(containers).where(eq(containers.id, id));
 }
 
 const isProtected = (c: ContainerRow) => /^(true|1|yes|on)$/i.test(c.config['security.protection.delete'] ?? '');

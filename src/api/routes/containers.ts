@@ -146,7 +146,8 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         const withSnapshots: ContainerSource = source.type === 'copy' && copies.length > 0 ? { ...source, snapshots: copies.map((p) => ({ from: p.from.id, to: p.to })) } : source;
         await lockProfiles(tx, pp, input.profiles);
         const row = await insertContainer(tx, project, body.name, input, withSnapshots, 'stopped');
-        const rootPool = Object.values((await expandStoredContainer(tx, row)).devices).find((d) => d.type === 'disk' && d.path === '/')?.pool ?? '';
+        // The root pool of copied snapshots (none for most creates: no read of the profiles again).
+        const rootPool = copies.length ? (Object.values((await expandStoredContainer(tx, row)).devices).find((d) => d.type === 'disk' && d.path === '/')?.pool ?? '') : '';
         await insertSnapshotCopies(tx, row.id, copies, rootPool, async (s) => (await expandStoredContainer(tx, { project, profiles: s.profiles, config: s.config, devices: s.devices })).devices);
         return { operation: op(row, 'Creating container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
       });

@@ -18,6 +18,7 @@ import type { ProjectQuotaSupport } from './project-quota.ts';
 import { statfsUsage } from './statfs-usage.ts';
 import type { PoolSpec, StorageDriver, VolumeRef } from './types.ts';
 import { withUndo } from './undo-stack.ts';
+import { createTrash, trashDirOf, type Trash } from './trash.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 import { defaultPoolPath } from '../layout.ts';
 import { parseOptionalSize } from '../../util/size.ts';
@@ -29,6 +30,8 @@ export type { ProjectQuotaSupport } from './project-quota.ts';
 export interface DirDriverOptions {
   /** How to tell whether `size` can be enforced under a path (default: mountinfo). */
   probeQuota?: (p: string) => Promise<ProjectQuotaSupport>;
+  /** Where removed volumes go before they are removed in the background (default: a trash of its own). */
+  trash?: Trash;
 }
 
 const DIR_MODE = 0o711;
@@ -77,6 +80,7 @@ async function removeOwnSubdir(dir: string): Promise<void> {
 
 export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
   const probeQuota = opts.probeQuota ?? probeProjectQuota;
+  const trash = opts.trash ?? createTrash();
   const poolPath = (pool: PoolSpec) => userSource(pool) ?? defaultPoolPath(pool.stateDir, pool.name);
   /** Spare copies are made, taken and removed one at a time per image volume. */
   const spares = createKeyedMutex();
@@ -129,11 +133,15 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
           if (await mkdirOne(p)) undo.push(`remove ${p}`, () => removeEmptyDir(p).then(() => undefined));
         }
       });
+      // What removed volumes left in the trash (a crash before their background removal): gone in the background.
+      trash.sweep(trashDirOf(root)).catch(() => undefined);
     },
 
     async removePool(pool) {
       const root = poolPath(pool);
       if (!userSource(pool)) return removeTree(root);
+      await trash.sweep(trashDirOf(root));
+      await removeEmptyDir(trashDirOf(root));
       for (const sub of OWN_SUBDIRS) await removeOwnSubdir(path.join(root, sub));
     },
 
@@ -168,7 +176,8 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
     async removeVolume(pool, vol) {
       const p = driver.volumePath(pool, vol);
       if (vol.type === 'image') await spares.run(p, () => removeTree(sparePath(p)).then(() => removeTree(partialPath(sparePath(p)))));
-      await removeTree(p);
+      // A rename into the pool's trash: the volume is gone at once, its files go in the background.
+      await trash.discard(p, trashDirOf(poolPath(pool)));
       await removeTree(partialPath(p));
       await removeEmptyDir(snapshotParentIn(poolPath(pool), vol));
     },

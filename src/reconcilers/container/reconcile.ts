@@ -2,10 +2,9 @@ import { existsSync, statSync } from 'node:fs';
 import { rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
-import { CONTAINER_KIND, deleteContainerRow, expandStoredContainer, readContainerById } from '../../desired/containers.ts';
+import { CONTAINER_KIND, expandStoredContainer, readContainerById } from '../../desired/containers.ts';
 import { containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
-import { deleteVolumeRow } from '../../desired/storage-volumes.ts';
-import { deleteContainerRuntime } from '../../desired/container-runtime.ts';
+import { removeContainerRows } from '../../desired/remove-container-rows.ts';
 import { ContainerStartError } from '../../host/lxc/lxc-errors.ts';
 import type { LxcState } from '../../host/lxc/lxc-args.ts';
 import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
@@ -49,26 +48,34 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
 
   async function remove(c: ContainerRow, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };
-    // What svcd set up on the host and on its networks for its nics.
-    const record = await openFacts<ContainerFacts>(db, CONTAINER_KIND, c.id);
+    // Read together (on PostgreSQL two connections, one round trip): what svcd set up on the host and on its
+    // networks for its nics, its root volume's row, and its state from the host's own records (no process:
+    // a stopped container needs no lxc-stop).
+    const [record, [vol], now] = await Promise.all([
+      openFacts<ContainerFacts>(db, CONTAINER_KIND, c.id),
+      db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id)),
+      lxc.state(ref).catch(() => undefined),
+    ]);
     const movedLive = Object.values(record.facts.live?.nics ?? {}).some((r) => r.movedLive);
-    const pid = movedLive ? (await lxc.state(ref).catch(() => undefined))?.pid : undefined;
+    const pid = movedLive ? now?.pid : undefined;
     if (pid) await giveBackLiveNics(deps.lxcLive, pid, record.facts.live?.nics, signal).catch(() => undefined);
-    await lxc.stop({ ...ref, force: true }).catch(() => undefined);
-    await releaseLiveNics(deps.lxcLive, record.facts.live?.nics, signal);
-    await releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal);
-    await removeDhcpHosts(deps, record.facts);
-    await deps.devsvc?.remove(c.id);
-    const [vol] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id));
-    if (vol) {
-      const pool = await readyPool(deps, vol.pool);
-      await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
-      await pool.driver.removeVolume(pool.spec, { id: c.id, type: 'container' }, signal);
-      await deleteVolumeRow(db, c.id);
-    }
-    await rm(path.join(lxcPath, c.id), { recursive: true, force: true });
-    await deleteContainerRuntime(db, c.id);
-    await deleteContainerRow(db, c.id);
+    if (now?.state !== 'STOPPED') await lxc.stop({ ...ref, force: true }).catch(() => undefined);
+    // Once it is down, what it held goes at once: each step is independent, and absent is success (a failed
+    // step fails the pass, which is retried whole).
+    await Promise.all([
+      releaseLiveNics(deps.lxcLive, record.facts.live?.nics, signal),
+      releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal),
+      removeDhcpHosts(deps, record.facts),
+      deps.devsvc?.remove(c.id),
+      vol &&
+        (async () => {
+          const pool = await readyPool(deps, vol.pool);
+          await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
+          await pool.driver.removeVolume(pool.spec, { id: c.id, type: 'container' }, signal);
+        })(),
+      rm(path.join(lxcPath, c.id), { recursive: true, force: true }),
+    ]);
+    await removeContainerRows(db, c.id);
     forgetFacts(db, CONTAINER_KIND, c.id);
     deps.live?.delete(c.id);
   }
