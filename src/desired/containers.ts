@@ -214,6 +214,11 @@ export async function bumpContainerAt(tx: DbOrTx, id: string, generation: number
   return row;
 }
 
+/** A removed container's own row (its removal's last transaction: remove-container-rows.ts). */
+export async function deleteContainerRow(db: DbOrTx, id: string): Promise<void> {
+  await db.delete(containers).where(eq(containers.id, id));
+}
+
 /** PUT .../state as a level: the desired power state plus the verb that asked for it. */
 export function powerFor(action: PowerRequest['action']): DesiredPower {
   return action === 'stop' ? 'stopped' : action === 'freeze' ? 'frozen' : 'running';
