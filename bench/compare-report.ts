@@ -106,12 +106,16 @@ for (const n of counts.filter((x) => x > 0)) {
   add('  per-container start p95', a?.startLatency?.p95, b?.startLatency?.p95, fmtMs);
   add('stop(force)+delete wall', a?.deleteWallMs, b?.deleteWallMs, fmtMs);
   rows.push(['  failed (stop/delete)', a ? `${a.stopFailed}/${a.deleteFailed}` : '—', b ? `${b.stopFailed}/${b.deleteFailed}` : '—', '']);
-  add(`RSS at ${n} running`, a?.rssRunningKiB, b?.rssRunningKiB, fmtKiB);
-  add(`RSS after deleting (+${svcd.options.settleS} s)`, a?.rssAfterDeleteSettledKiB, b?.rssAfterDeleteSettledKiB, fmtKiB);
+  add(`tree RSS at ${n} running`, a?.rssRunningKiB, b?.rssRunningKiB, fmtKiB);
+  add(`tree PSS at ${n} running`, a?.pssRunningKiB, b?.pssRunningKiB, fmtKiB);
+  add(`tree RSS after deleting (+${svcd.options.settleS} s)`, a?.rssAfterDeleteSettledKiB, b?.rssAfterDeleteSettledKiB, fmtKiB);
+  add(`tree PSS after deleting (+${svcd.options.settleS} s)`, a?.pssAfterDeleteSettledKiB, b?.pssAfterDeleteSettledKiB, fmtKiB);
 }
-section('daemon RSS');
-add('at start', svcd.rss.startKiB, lxd?.rss.startKiB, fmtKiB);
-add('idle (0 containers)', svcd.rss.idleKiB, lxd?.rss.idleKiB, fmtKiB);
+section('daemon process tree (daemon + what it owns, not containers)');
+add('RSS at start', svcd.rss.startKiB, lxd?.rss.startKiB, fmtKiB);
+add('PSS at start', svcd.rss.startPssKiB, lxd?.rss.startPssKiB, fmtKiB);
+add('RSS idle (0 containers)', svcd.rss.idleKiB, lxd?.rss.idleKiB, fmtKiB);
+add('PSS idle (0 containers)', svcd.rss.idlePssKiB, lxd?.rss.idlePssKiB, fmtKiB);
 
 section('machine load (1-min load average when each phase began)');
 for (const l of svcd.load ?? []) {
@@ -168,15 +172,24 @@ for (const c of svcd.options.concurrency) {
       : `${lxd ? 'missing figures' : noLxd}; svcd ${fmtMs(a?.createStartWallMs)}, failed ${failed ?? '—'}`,
   );
 }
-{
-  const idle = svcd.rss.idleKiB;
-  const after = bulk(svcd, top)?.rssAfterDeleteSettledKiB;
+for (const [what, idle, other] of [
+  ['RSS', svcd.rss.idleKiB, lxd?.rss.idleKiB],
+  ['PSS', svcd.rss.idlePssKiB, lxd?.rss.idlePssKiB],
+] as const)
   judge(
-    `svcd RSS after deleting the ${top} within 10% of idle (no more than idle + 10%)`,
-    idle && after ? after <= idle * 1.1 : undefined,
-    idle && after ? `${fmtKiB(after)} vs idle ${fmtKiB(idle)} (${((after / idle - 1) * 100).toFixed(1)}%)` : 'no RSS figures (no --pid?)',
+    `svcd tree ${what} idle ≤ 2× lxd's tree`,
+    idle && other ? idle <= 2 * other : undefined,
+    idle && other ? `${fmtKiB(idle)} vs ${fmtKiB(other)} = ${ratio(idle, other)}` : lxd ? 'missing figures' : `${noLxd}; svcd ${fmtKiB(idle)}`,
   );
-}
+for (const [what, idle, after] of [
+  ['RSS', svcd.rss.idleKiB, bulk(svcd, top)?.rssAfterDeleteSettledKiB],
+  ['PSS', svcd.rss.idlePssKiB, bulk(svcd, top)?.pssAfterDeleteSettledKiB],
+] as const)
+  judge(
+    `svcd tree ${what} after deleting the ${top} ≤ idle + 10%`,
+    idle && after ? after <= idle * 1.1 : undefined,
+    idle && after ? `${fmtKiB(after)} vs idle ${fmtKiB(idle)} (${((after / idle - 1) * 100).toFixed(1)}%)` : 'no memory figures (no --pid?)',
+  );
 for (const [label, pick] of [
   ['exec true', (r: BenchResults | undefined) => r?.execRunning?.exec],
   ['exec true (websockets)', (r: BenchResults | undefined) => r?.execRunning?.execWebsocket],
