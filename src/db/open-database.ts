@@ -34,8 +34,8 @@ END $$`;
  * Open the store: PGlite in `<stateDir>/database` unless `databaseUrl` names a PostgreSQL server.
  * Applies drizzle-kit migrations before returning.
  */
-export async function openDatabase(opts: { stateDir: string; databaseUrl?: string | undefined }): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
+export async function openDatabase(opts: { stateDir: string; databaseUrl?: string | undefined; poolMax?: number }): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolMax ?? 10);
   return openPglite(path.join(opts.stateDir, 'database'));
 }
 
@@ -72,13 +72,23 @@ async function openPglite(dir: string): Promise<Database> {
   return { db: db as unknown as Db, driver: 'pglite', localWrites: writes, close: () => client.close() };
 }
 
-async function openPostgres(url: string): Promise<Database> {
+/** As libpq: `?host=/dir` in the URL names the directory of the server's unix socket (postgres.js only reads it from `path`). */
+export function unixSocketOf(url: string): { url: string; path?: string } {
+  const u = new URL(url);
+  const dir = u.searchParams.get('host');
+  if (!dir?.startsWith('/')) return { url };
+  u.searchParams.delete('host');
+  return { url: u.toString(), path: `${dir}/.s.PGSQL.${u.port || 5432}` };
+}
+
+async function openPostgres(url: string, poolMax: number): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
   // Migrations run on a single-connection client holding a session advisory lock, so that several
   // hosts starting at once against the same server do not race.
-  const migrator = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 10 });
+  const { url: plain, ...socket } = unixSocketOf(url);
+  const migrator = postgres(plain, { max: 1, onnotice: () => {}, connect_timeout: 10, ...socket });
   try {
     await migrator`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migrate(drizzle(migrator, { schema }), { migrationsFolder });
@@ -86,7 +96,7 @@ async function openPostgres(url: string): Promise<Database> {
   } finally {
     await migrator.end({ timeout: 5 });
   }
-  const client = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 10 });
+  const client = postgres(plain, { max: poolMax, onnotice: () => {}, connect_timeout: 10, ...socket });
   const db = drizzle(client, { schema });
   await db.execute(sql`select 1`);
   attachDatabaseState(db, createDatabaseState(undefined));
