@@ -24,7 +24,7 @@
 # As root. Each daemon runs on a throw-away state directory under one temp dir, one daemon at a time
 # (svcd first, then LXD), each in its own network namespace (loopback only, and down), so neither can
 # send anything off the machine; the bench talks to them only through their unix sockets. svcd uses
-# the embedded PGlite database. LXD is installed with apt if missing and initialized from a preseed
+# the embedded database (its private PostgreSQL server; SVCD_EMBEDDED_DATABASE=pglite in the environment: PGlite). LXD is installed with apt if missing and initialized from a preseed
 # that defines only a `dir` storage pool named default and a default profile with a root disk: no
 # network, no bridge, no NAT. Both get the same busybox image file. At the end (also on Ctrl-C or
 # failure) both daemons are stopped, processes and mounts they left under the temp dir are cleaned up
@@ -270,7 +270,7 @@ IMAGE=$(node --import tsx "$REPO/bench/build-image.ts" "$WORK/image" | tail -n 1
 # --- svcd -------------------------------------------------------------------------------------
 rest svcd
 state_dir "$SVCD_STATE"
-log "starting svcd on $SVCD_STATE (PGlite), in a network namespace of its own"
+log "starting svcd on $SVCD_STATE (embedded database: ${SVCD_EMBEDDED_DATABASE:-postgres}), in a network namespace of its own"
 SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=warn setsid "${NS_WRAP[@]}" node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
 SVCD_PID=$!
 if ! wait_answer "$SVCD_STATE/unix.socket" 90 "$SVCD_PID"; then
