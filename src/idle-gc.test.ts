@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createIdleGc } from './idle-gc.ts';
+import { createIdleGc } from './idle-gc.mjs';
 
 it('collects once the requests have been quiet for a while, not while they keep coming', async () => {
   const idle = createIdleGc(200);
@@ -18,5 +18,20 @@ it('collects once the requests have been quiet for a while, not while they keep 
   await sleep(400);
   const after = process.memoryUsage().heapUsed;
   assert.ok(after < before / 2, `heap ${Math.round(before / 1e6)} MB -> ${Math.round(after / 1e6)} MB`);
+  idle.stop();
+});
+
+it('gives back the pages a burst left fragmented (heapTotal shrinks, not only heapUsed)', async () => {
+  const idle = createIdleGc(100);
+  let burst: object[] | undefined = Array.from({ length: 400_000 }, (_, i) => ({ a: `x${i}`, b: [i, i + 1], c: { d: i } }));
+  // One object in 50 survives: every page of the burst keeps a few live objects.
+  const survivors = burst.filter((_, i) => i % 50 === 0);
+  const grown = process.memoryUsage().heapTotal;
+  burst = undefined;
+  idle.activity();
+  await sleep(400);
+  const after = process.memoryUsage();
+  assert.ok(after.heapTotal < grown / 2, `heapTotal ${Math.round(grown / 1e6)} MB -> ${Math.round(after.heapTotal / 1e6)} MB`);
+  assert.equal(survivors.length, 8_000);
   idle.stop();
 });

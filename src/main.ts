@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { createAgent } from './agent.ts';
 import { DaemonConfigError, loadDaemonConfig } from './config/daemon-config.ts';
-import { createIdleGc } from './idle-gc.ts';
+import { createIdleGc } from './idle-gc.mjs';
 
 /** Process entry: read the environment once, start the agent, stop it cleanly on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
