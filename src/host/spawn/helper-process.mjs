@@ -24,8 +24,11 @@ const streamed = new Map();
 /** @type {typeof import('node-pty') | undefined} */
 let ptyModule;
 
-/** A burst of commands (hundreds of container starts) grows the helper's heap too: compacted once quiet. */
-const idleGc = createIdleGc();
+/**
+ * A burst of commands (hundreds of container starts) grows the helper's heap too: compacted once quiet.
+ * The observers' periodic commands (a few per 5 s) still count as quiet; a collection needs a burst.
+ */
+const idleGc = createIdleGc(5_000, { quietBelow: 10, minActivity: 100 });
 
 process.on('message', async (/** @type {ParentMessage} */ msg) => {
   idleGc.activity();
