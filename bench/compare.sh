@@ -271,7 +271,7 @@ IMAGE=$(node --import tsx "$REPO/bench/build-image.ts" "$WORK/image" | tail -n 1
 rest svcd
 state_dir "$SVCD_STATE"
 log "starting svcd on $SVCD_STATE (embedded database: ${SVCD_EMBEDDED_DATABASE:-postgres}), in a network namespace of its own"
-SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=warn setsid "${NS_WRAP[@]}" node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
+SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=warn setsid "${NS_WRAP[@]}" node --max-semi-space-size=2 --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
 SVCD_PID=$!
 if ! wait_answer "$SVCD_STATE/unix.socket" 90 "$SVCD_PID"; then
   log "svcd did not answer on $SVCD_STATE/unix.socket:"; tail -n 20 "$WORK/svcd.log" >&2
