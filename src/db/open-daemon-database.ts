@@ -7,6 +7,8 @@ import type { Database } from './types.ts';
  * one; four let a burst of reconciles overlap their round trips, and each more backend costs ~3 MiB PSS.
  */
 const PRIVATE_POOL_MAX = 4;
+/** ...and closes a connection idle this long (s): at idle the observers' queries keep one or two backends. */
+const PRIVATE_IDLE_TIMEOUT_S = 10;
 
 /**
  * The daemon's database: `DATABASE_URL`'s server when set; else the embedded engine, by default a
@@ -22,7 +24,7 @@ export async function openDaemonDatabase(deps: {
   if (deps.databaseUrl || deps.embedded !== 'postgres') return { database: await openDatabase({ stateDir: deps.stateDir, databaseUrl: deps.databaseUrl }) };
   const server = deps.createServer({ stateDir: deps.stateDir });
   const { url } = await server.ensure();
-  const database = await openDatabase({ stateDir: deps.stateDir, databaseUrl: url, poolMax: PRIVATE_POOL_MAX });
+  const database = await openDatabase({ stateDir: deps.stateDir, databaseUrl: url, poolMax: PRIVATE_POOL_MAX, idleTimeoutS: PRIVATE_IDLE_TIMEOUT_S });
   server.supervise();
   return { database, server };
 }

@@ -34,8 +34,8 @@ END $$`;
  * Open the store: PGlite in `<stateDir>/database` unless `databaseUrl` names a PostgreSQL server.
  * Applies drizzle-kit migrations before returning.
  */
-export async function openDatabase(opts: { stateDir: string; databaseUrl?: string | undefined; poolMax?: number }): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolMax ?? 10);
+export async function openDatabase(opts: { stateDir: string; databaseUrl?: string | undefined; poolMax?: number; idleTimeoutS?: number }): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolMax ?? 10, opts.idleTimeoutS);
   return openPglite(path.join(opts.stateDir, 'database'));
 }
 
@@ -81,7 +81,7 @@ export function unixSocketOf(url: string): { url: string; path?: string } {
   return { url: u.toString(), path: `${dir}/.s.PGSQL.${u.port || 5432}` };
 }
 
-async function openPostgres(url: string, poolMax: number): Promise<Database> {
+async function openPostgres(url: string, poolMax: number, idleTimeoutS: number | undefined): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
@@ -96,7 +96,7 @@ async function openPostgres(url: string, poolMax: number): Promise<Database> {
   } finally {
     await migrator.end({ timeout: 5 });
   }
-  const client = postgres(plain, { max: poolMax, onnotice: () => {}, connect_timeout: 10, ...socket });
+  const client = postgres(plain, { max: poolMax, onnotice: () => {}, connect_timeout: 10, ...socket, ...(idleTimeoutS ? { idle_timeout: idleTimeoutS } : {}) });
   const db = drizzle(client, { schema });
   await db.execute(sql`select 1`);
   attachDatabaseState(db, createDatabaseState(undefined));
