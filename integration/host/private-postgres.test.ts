@@ -81,6 +81,9 @@ describe('private PostgreSQL server', { skip }, () => {
 
     // A restarted svcd (KillMode=process left the server running) adopts it.
     await query(made.url, 'create table kept (v int); insert into kept values (42)');
+    // synchronous_commit is off: an acknowledged commit is durable once the WAL writer (every 20 ms) flushed it.
+    const [{ lsn }] = (await query(made.url, 'select pg_current_wal_insert_lsn()::text as lsn')) as [{ lsn: string }];
+    await eventually(async () => ((await query(made.url, `select pg_current_wal_flush_lsn() >= '${lsn}'::pg_lsn as ok`)) as [{ ok: boolean }])[0].ok, 'the WAL flushed', 5_000);
     first.close();
     const second = make(stateDir);
     servers.push(second);

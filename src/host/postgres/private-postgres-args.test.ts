@@ -10,7 +10,9 @@ test('the conf listens on no address, only on a socket in the data dir, with sma
   assert.match(conf, /^unix_socket_permissions = 0700$/m);
   assert.match(conf, /^shared_buffers = '16MB'$/m);
   assert.match(conf, /^max_worker_processes = 0$/m);
-  assert.doesNotMatch(conf, /synchronous_commit|fsync/);
+  assert.match(conf, /^synchronous_commit = off$/m);
+  assert.match(conf, /^wal_writer_delay = '20ms'$/m);
+  assert.doesNotMatch(conf, /fsync/);
   // one setting per line, no duplicates
   const keys = conf.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => l.split(' = ')[0]);
   assert.equal(new Set(keys).size, keys.length);

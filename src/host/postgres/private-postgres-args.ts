@@ -49,8 +49,14 @@ export function renderPrivatePostgresConf(dataDir: string): string {
     ['autovacuum_max_workers', 1],
     ['max_wal_size', "'64MB'"],
     ['min_wal_size', "'32MB'"],
-    // Every commit is flushed before it is acknowledged (the default): synchronous_commit=off would lose
-    // the last ~200 ms of acknowledged writes when the server is killed, which PGlite does not.
+    // A commit does not wait for its WAL flush; the WAL writer flushes within 20 ms (it sleeps when there
+    // is nothing to write). Measured on this machine: create 63.6 → 15.6 ms, start 109 → 43.4 ms, delete
+    // 51.4 → 22.9 ms (README). What a crash of the server or of the OS can cost is the last ~20-60 ms of
+    // acknowledged writes, never a half-applied one (fsync stays on). PGlite, the other embedded engine,
+    // never calls fsync at all (its file system layer has none), so an OS crash may cost it more.
+    ['synchronous_commit', 'off'],
+    ['wal_writer_delay', "'20ms'"],
+    ['wal_writer_flush_after', 0],
     ['logging_collector', 'off'],
     ['log_min_messages', 'warning'],
     ['log_line_prefix', "'%m [%p] '"],
