@@ -25,7 +25,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { BenchResults, BulkResults, FilesResults, GetCell, SingleResults, StepStats } from './lib/results.ts';
-import { findDaemonPids, loadAverage, processName, readRssKiB, settledRss } from './lib/rss.ts';
+import { findDaemonPids, loadAverage, processName, settled } from './lib/rss.ts';
+import { describeTree, readTreeMemory } from './lib/process-tree.ts';
 import { fmtKiB, fmtMs, fmtRate, summarize, table } from './lib/stats.ts';
 import { execOverWebsockets } from './lib/exec-ws.ts';
 import { uploadImageFile } from './lib/image-upload.ts';
@@ -139,7 +140,10 @@ async function notePhase(phase: string): Promise<void> {
   if (loadavg[0] > 1.5) warn(`  (load average ${loadavg.join(' ')} as "${phase}" begins: other work on this machine skews the figures)`);
 }
 let pid: number | undefined;
-const rss = async () => (pid ? readRssKiB(pid) : undefined);
+/** The daemon's whole tree: it, its descendants, and what names its state directory (the socket's), not its containers. */
+const tree = async () => (pid ? readTreeMemory(pid, { ownedPath: path.dirname(results.socket) }) : undefined);
+const rss = async () => (await tree())?.rssKiB;
+const fmtTree = (t: Awaited<ReturnType<typeof tree>>) => (t ? `RSS ${fmtKiB(t.rssKiB)}, PSS ${fmtKiB(t.pssKiB)} (${t.processes.length} processes: ${describeTree(t, fmtKiB)})` : '—');
 
 // ---------------------------------------------------------------------------------------------
 // setup
@@ -515,8 +519,11 @@ async function bulkPhase(n: number): Promise<void> {
   );
   checkAbort();
   await getPhase(n);
-  b.rssRunningKiB = await rss();
-  log(`  daemon RSS with ${n} running: ${fmtKiB(b.rssRunningKiB)}`);
+  const running = await tree();
+  b.rssRunningKiB = running?.rssKiB;
+  b.pssRunningKiB = running?.pssKiB;
+  b.treeRunning = running && describeTree(running, fmtKiB);
+  log(`  daemon tree with ${n} running: ${fmtTree(running)}`);
   checkAbort();
   const t1 = performance.now();
   await track(
@@ -540,8 +547,10 @@ async function bulkPhase(n: number): Promise<void> {
   b.rssAfterDeleteKiB = await rss();
   log(`  ${n} force stops+deletes at once: wall ${fmtMs(b.deleteWallMs)}  failed stop ${b.stopFailed}, delete ${b.deleteFailed}`);
   if (pid) {
-    b.rssAfterDeleteSettledKiB = await settledRss(pid, settleMs);
-    log(`  daemon RSS after deleting them: ${fmtKiB(b.rssAfterDeleteKiB)} at once, ${fmtKiB(b.rssAfterDeleteSettledKiB)} after ${settleMs / 1000} s`);
+    const after = await settled(tree, settleMs);
+    b.rssAfterDeleteSettledKiB = after?.rssKiB;
+    b.pssAfterDeleteSettledKiB = after?.pssKiB;
+    log(`  daemon tree after deleting them: RSS ${fmtKiB(b.rssAfterDeleteKiB)} at once; after ${settleMs / 1000} s ${fmtTree(after)}`);
   }
   const errs = Object.entries(b.errors).sort((x, y) => y[1] - x[1]);
   for (const [text, count] of errs.slice(0, 8)) log(`  ${count}× ${text}`);
@@ -606,7 +615,9 @@ process.on('SIGTERM', onSignal);
 async function main(): Promise<number> {
   await connect();
   log(`== api-bench: ${results.label} — ${results.server.name} ${results.server.version} on ${opts.socket} (pid ${pid ?? '?'})`);
-  results.rss.startKiB = await rss();
+  const start = await tree();
+  results.rss.startKiB = start?.rssKiB;
+  results.rss.startPssKiB = start?.pssKiB;
   await checkDefaultProfile();
   const stale = (await listNames()).filter((c) => /^bench-\d+$/.test(c.name));
   if (stale.length) throw new Error(`bench containers already exist (${stale.map((c) => c.name).join(', ')}); delete them first`);
@@ -617,7 +628,7 @@ async function main(): Promise<number> {
       `image: ${results.image.ref} ${results.image.fingerprint?.slice(0, 12) ?? ''}` +
         (results.image.imported ? ` (uploaded in ${fmtMs(results.image.importMs)})` : ' (already present)'),
     );
-    log(`daemon RSS at start: ${fmtKiB(results.rss.startKiB)}`);
+    log(`daemon tree at start: ${fmtTree(start)}`);
     if (counts.includes(0)) {
       log('\n-- GET with 0 bench containers');
       await notePhase('GET, 0 containers');
@@ -629,8 +640,11 @@ async function main(): Promise<number> {
       await singlePhase();
     }
     if (pid) {
-      results.rss.idleKiB = await settledRss(pid, settleMs);
-      log(`\ndaemon RSS idle (0 containers, after ${settleMs / 1000} s): ${fmtKiB(results.rss.idleKiB)}`);
+      const idle = await settled(tree, settleMs);
+      results.rss.idleKiB = idle?.rssKiB;
+      results.rss.idlePssKiB = idle?.pssKiB;
+      results.rss.idleTree = idle && describeTree(idle, fmtKiB);
+      log(`\ndaemon tree idle (0 containers, after ${settleMs / 1000} s): ${fmtTree(idle)}`);
     }
     for (const n of counts.filter((x) => x > 0)) {
       log(`\n-- ${n} containers`);
@@ -669,12 +683,12 @@ function summary(): void {
   for (const b of results.bulk)
     log(`  ${b.n} concurrent creates+starts: ${fmtMs(b.createStartWallMs)}, ${b.createFailed + b.startFailed} failed; deletes: ${fmtMs(b.deleteWallMs)}, ${b.stopFailed + b.deleteFailed} failed`);
   const idle = results.rss.idleKiB;
-  log(`  RSS: start ${fmtKiB(results.rss.startKiB)}, idle ${fmtKiB(idle)}`);
+  log(`  tree RSS/PSS: start ${fmtKiB(results.rss.startKiB)}/${fmtKiB(results.rss.startPssKiB)}, idle ${fmtKiB(idle)}/${fmtKiB(results.rss.idlePssKiB)}`);
   const last = results.bulk[results.bulk.length - 1];
   if (last && idle && last.rssAfterDeleteSettledKiB) {
     const ratio = last.rssAfterDeleteSettledKiB / idle;
     log(
-      `  RSS at ${last.n} running ${fmtKiB(last.rssRunningKiB)}, after deleting them ${fmtKiB(last.rssAfterDeleteSettledKiB)} ` +
+      `  tree RSS at ${last.n} running ${fmtKiB(last.rssRunningKiB)}, after deleting them ${fmtKiB(last.rssAfterDeleteSettledKiB)} ` +
         `(${((ratio - 1) * 100).toFixed(1)}% vs idle): ${ratio <= 1.1 ? 'PASS' : 'MISS'} (the issue's target for svcd: within 10% of idle)`,
     );
   }

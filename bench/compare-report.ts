@@ -3,9 +3,9 @@
  * target verdicts. Prints PASS/MISS; never fails on a MISS (it is a benchmark, not a test).
  *
  *   node --import tsx bench/compare-report.ts <svcd.json> [<lxd.json>] [--lxd-note "why LXD did not run"]
- *        [--postgres <svcd on PostgreSQL.json>]
+ *        [--engine <name>=<svcd on that engine.json> ...]
  *
- * With --postgres, <svcd.json> is svcd on PGlite, and an engines table (bench/engine-report.ts) follows.
+ * With --engine (repeated: the first is the reference, PGlite), an engines table (bench/engine-report.ts) follows.
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -13,7 +13,7 @@ import type { BenchResults, BulkResults, GetCell, StepStats } from './lib/result
 import { fmtKiB, fmtMs, fmtRate, table } from './lib/stats.ts';
 import { engineRows } from './engine-report.ts';
 
-const { values, positionals } = parseArgs({ options: { 'lxd-note': { type: 'string' }, postgres: { type: 'string' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({ options: { 'lxd-note': { type: 'string' }, engine: { type: 'string', multiple: true } }, allowPositionals: true });
 const [svcdFile, lxdFile] = positionals;
 if (!svcdFile) {
   process.stderr.write('usage: node --import tsx bench/compare-report.ts <svcd.json> [<lxd.json>] [--lxd-note TEXT]\n');
@@ -110,12 +110,16 @@ for (const n of counts.filter((x) => x > 0)) {
   add('  per-container start p95', a?.startLatency?.p95, b?.startLatency?.p95, fmtMs);
   add('stop(force)+delete wall', a?.deleteWallMs, b?.deleteWallMs, fmtMs);
   rows.push(['  failed (stop/delete)', a ? `${a.stopFailed}/${a.deleteFailed}` : '—', b ? `${b.stopFailed}/${b.deleteFailed}` : '—', '']);
-  add(`RSS at ${n} running`, a?.rssRunningKiB, b?.rssRunningKiB, fmtKiB);
-  add(`RSS after deleting (+${svcd.options.settleS} s)`, a?.rssAfterDeleteSettledKiB, b?.rssAfterDeleteSettledKiB, fmtKiB);
+  add(`tree RSS at ${n} running`, a?.rssRunningKiB, b?.rssRunningKiB, fmtKiB);
+  add(`tree PSS at ${n} running`, a?.pssRunningKiB, b?.pssRunningKiB, fmtKiB);
+  add(`tree RSS after deleting (+${svcd.options.settleS} s)`, a?.rssAfterDeleteSettledKiB, b?.rssAfterDeleteSettledKiB, fmtKiB);
+  add(`tree PSS after deleting (+${svcd.options.settleS} s)`, a?.pssAfterDeleteSettledKiB, b?.pssAfterDeleteSettledKiB, fmtKiB);
 }
-section('daemon RSS');
-add('at start', svcd.rss.startKiB, lxd?.rss.startKiB, fmtKiB);
-add('idle (0 containers)', svcd.rss.idleKiB, lxd?.rss.idleKiB, fmtKiB);
+section('daemon process tree (daemon + what it owns, not containers)');
+add('RSS at start', svcd.rss.startKiB, lxd?.rss.startKiB, fmtKiB);
+add('PSS at start', svcd.rss.startPssKiB, lxd?.rss.startPssKiB, fmtKiB);
+add('RSS idle (0 containers)', svcd.rss.idleKiB, lxd?.rss.idleKiB, fmtKiB);
+add('PSS idle (0 containers)', svcd.rss.idlePssKiB, lxd?.rss.idlePssKiB, fmtKiB);
 
 section('machine load (1-min load average when each phase began)');
 for (const l of svcd.load ?? []) {
@@ -172,15 +176,24 @@ for (const c of svcd.options.concurrency) {
       : `${lxd ? 'missing figures' : noLxd}; svcd ${fmtMs(a?.createStartWallMs)}, failed ${failed ?? '—'}`,
   );
 }
-{
-  const idle = svcd.rss.idleKiB;
-  const after = bulk(svcd, top)?.rssAfterDeleteSettledKiB;
+for (const [what, idle, other] of [
+  ['RSS', svcd.rss.idleKiB, lxd?.rss.idleKiB],
+  ['PSS', svcd.rss.idlePssKiB, lxd?.rss.idlePssKiB],
+] as const)
   judge(
-    `svcd RSS after deleting the ${top} within 10% of idle (no more than idle + 10%)`,
-    idle && after ? after <= idle * 1.1 : undefined,
-    idle && after ? `${fmtKiB(after)} vs idle ${fmtKiB(idle)} (${((after / idle - 1) * 100).toFixed(1)}%)` : 'no RSS figures (no --pid?)',
+    `svcd tree ${what} idle ≤ 2× lxd's tree`,
+    idle && other ? idle <= 2 * other : undefined,
+    idle && other ? `${fmtKiB(idle)} vs ${fmtKiB(other)} = ${ratio(idle, other)}` : lxd ? 'missing figures' : `${noLxd}; svcd ${fmtKiB(idle)}`,
   );
-}
+for (const [what, idle, after] of [
+  ['RSS', svcd.rss.idleKiB, bulk(svcd, top)?.rssAfterDeleteSettledKiB],
+  ['PSS', svcd.rss.idlePssKiB, bulk(svcd, top)?.pssAfterDeleteSettledKiB],
+] as const)
+  judge(
+    `svcd tree ${what} after deleting the ${top} ≤ idle + 10%`,
+    idle && after ? after <= idle * 1.1 : undefined,
+    idle && after ? `${fmtKiB(after)} vs idle ${fmtKiB(idle)} (${((after / idle - 1) * 100).toFixed(1)}%)` : 'no memory figures (no --pid?)',
+  );
 for (const [label, pick] of [
   ['exec true', (r: BenchResults | undefined) => r?.execRunning?.exec],
   ['exec true (websockets)', (r: BenchResults | undefined) => r?.execRunning?.execWebsocket],
@@ -207,12 +220,16 @@ for (const t of TRANSFERS) {
 log('\n== targets');
 log(table([['target', 'verdict', 'figures'], ...verdicts.map(([n, v, d]) => [n, v, d])], [0, 2]));
 
-if (values.postgres) {
-  const pg = await load(values.postgres);
-  log(`\n== engines (svcd on PGlite and on PostgreSQL, same run)${pg ? '' : ` — no results in ${values.postgres}`}`);
-  for (const r of pg ? [pg] : []) {
-    if (r.aborted) log(`${r.label}: run stopped early: ${r.aborted}`);
-    if (r.leftovers.length) log(`${r.label}: LEFTOVER containers: ${r.leftovers.join(', ')}`);
+if (values.engine?.length) {
+  const engines: [string, BenchResults | undefined][] = [];
+  for (const spec of values.engine) {
+    const [name, file] = [spec.slice(0, spec.indexOf('=')), spec.slice(spec.indexOf('=') + 1)];
+    const r = await load(file);
+    if (!r) log(`${name}: no results in ${file}`);
+    if (r?.aborted) log(`${r.label}: run stopped early: ${r.aborted}`);
+    if (r?.leftovers.length) log(`${r.label}: LEFTOVER containers: ${r.leftovers.join(', ')}`);
+    engines.push([name, r]);
   }
-  log(table([['figure', 'PGlite', 'PostgreSQL', 'lxd', 'PG / PGlite', 'verdict', 'target'], ...engineRows(svcd, pg, lxd)], [0, 6]));
+  log(`\n== engines (svcd on ${engines.map(([n]) => n).join(', ')}, same run)`);
+  log(table([['figure', ...engines.map(([n]) => n), 'lxd', `÷ ${engines[0]![0]}`, 'verdict', 'target'], ...engineRows(engines, lxd)], [0, engines.length + 4]));
 }

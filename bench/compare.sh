@@ -2,7 +2,7 @@
 # Run bench/api-bench.ts against svcd and, when it can run here, Debian's LXD 5.0.2, then print both
 # side by side with the issue's target verdicts (bench/compare-report.ts).
 #
-#   bash bench/compare.sh [--counts 0,50,200] [--engines pglite,postgres] [--no-lxd] [--no-fresh-fs] [--rest SECONDS]
+#   bash bench/compare.sh [--counts 0,50,200] [--engines pglite,embedded,postgres] [--no-lxd] [--no-fresh-fs] [--rest SECONDS]
 #                         [--networks|--networks-only] [--proxy|--proxy-only]
 #                         [-- <more api-bench options>]
 #
@@ -12,8 +12,9 @@
 # bench/proxy-bench.ts (a proxy device on 127.0.0.1 to busybox httpd and a sink in a container) in each
 # daemon's network namespace, with its loopback up; --proxy-only runs only that.
 #
-# --engines: svcd runs once per database engine, in this order (default both): pglite (embedded) and
-# postgres, a throw-away database made for the run on the local PostgreSQL ($PG_ADMIN_URL, default
+# --engines: svcd runs once per database engine, in this order (default all three): pglite (PGlite in the
+# daemon: SVCD_EMBEDDED_DATABASE=pglite), embedded (its private PostgreSQL server, the default) and
+# postgres (DATABASE_URL), a throw-away database made for the run on the local PostgreSQL ($PG_ADMIN_URL, default
 # postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres; dropped after). The daemon's network namespace
 # cannot reach 127.0.0.1 of the host, so it connects through a unix socket under the temp dir that socat
 # (in the host's namespace) relays to the server's TCP port: password auth, as a remote member would.
@@ -48,7 +49,7 @@ FRESH_FS_SIZE=16G
 NETWORKS=0
 API_BENCH=1
 PROXY=0
-ENGINES=pglite,postgres
+ENGINES=pglite,embedded,postgres
 PG_ADMIN_URL=${PG_ADMIN_URL:-postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres}
 EXTRA=()
 while [ $# -gt 0 ]; do
@@ -69,7 +70,7 @@ while [ $# -gt 0 ]; do
 done
 
 for e in ${ENGINES//,/ }; do
-  case $e in pglite | postgres) ;; *) echo "compare.sh: unknown engine $e (pglite, postgres)" >&2; exit 2 ;; esac
+  case $e in pglite | embedded | postgres) ;; *) echo "compare.sh: unknown engine $e (pglite, embedded, postgres)" >&2; exit 2 ;; esac
 done
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -287,19 +288,25 @@ IMAGE=$(node --import tsx "$REPO/bench/build-image.ts" "$WORK/image" | tail -n 1
 [ -f "$IMAGE" ] || { log "could not build the image"; exit 1; }
 
 # --- svcd -------------------------------------------------------------------------------------
+# The built daemon (dist/), as scripts/start.sh runs it.
+(cd "$REPO" && bash scripts/build.sh --if-stale) || { log "could not build svcd"; exit 1; }
 FIRST_ENGINE=""
 run_svcd() { # engine
   rest "svcd ($1)"
   SVCD_STATE=$WORK/svcd-$1
-  local env=(SVCD_DIR="$SVCD_STATE" SVCD_LOG_LEVEL=warn) what=PGlite
-  if [ "$1" = postgres ]; then
-    pg_up || return 0
-    env+=(DATABASE_URL="$PG_URL")
-    what="PostgreSQL database $PG_DB"
-  fi
+  local env=(SVCD_DIR="$SVCD_STATE" SVCD_LOG_LEVEL=warn) what
+  case $1 in
+    pglite) env+=(SVCD_EMBEDDED_DATABASE=pglite) what=PGlite ;;
+    embedded) env+=(SVCD_EMBEDDED_DATABASE=postgres) what="its private PostgreSQL server (the default)" ;;
+    postgres)
+      pg_up || return 0
+      env+=(DATABASE_URL="$PG_URL")
+      what="PostgreSQL database $PG_DB" ;;
+  esac
   state_dir "$SVCD_STATE"
   log "starting svcd on $SVCD_STATE ($what), in a network namespace of its own"
-  env "${env[@]}" setsid "${NS_WRAP[@]}" node --import tsx "$REPO/src/main.ts" >"$WORK/svcd-$1.log" 2>&1 &
+  # The built daemon, started as scripts/start.sh and the systemd unit start it.
+  env "${env[@]}" setsid "${NS_WRAP[@]}" node --max-semi-space-size=2 "$REPO/dist/cli/svcd.js" daemon >"$WORK/svcd-$1.log" 2>&1 &
   SVCD_PID=$!
   if ! wait_answer "$SVCD_STATE/unix.socket" 90 "$SVCD_PID"; then
     log "svcd ($1) did not answer on $SVCD_STATE/unix.socket:"; tail -n 20 "$WORK/svcd-$1.log" >&2
@@ -397,11 +404,14 @@ fi
 
 # --- report -----------------------------------------------------------------------------------
 echo
-# The main table shows svcd's first engine (PGlite unless only postgres ran); with both, the engines table follows.
+# The main table shows svcd's first engine (PGlite unless it did not run); with two or more, the engines table follows.
 MAIN=""
 for e in ${ENGINES//,/ }; do [ -z "$MAIN" ] && [ -s "$WORK/svcd-$e.json" ] && MAIN=$WORK/svcd-$e.json; done
 REPORT=()
-[ "$MAIN" = "$WORK/svcd-pglite.json" ] && [ -s "$WORK/svcd-postgres.json" ] && REPORT+=(--postgres "$WORK/svcd-postgres.json")
+engine_name() { case $1 in pglite) echo PGlite ;; embedded) echo "private server" ;; postgres) echo PostgreSQL ;; esac; }
+n_engines=0
+for e in ${ENGINES//,/ }; do [ -s "$WORK/svcd-$e.json" ] && REPORT+=(--engine "$(engine_name "$e")=$WORK/svcd-$e.json") && n_engines=$((n_engines + 1)); done
+[ "$n_engines" -ge 2 ] || REPORT=()
 if [ -n "$MAIN" ]; then
   if [ -s "$WORK/lxd.json" ]; then
     node --import tsx "$REPO/bench/compare-report.ts" "$MAIN" "$WORK/lxd.json" "${REPORT[@]}"

@@ -1,7 +1,8 @@
 /**
- * The engines table of bench/compare.sh: svcd on PGlite, svcd on PostgreSQL and lxd, figure by figure,
- * with the issue's verdicts: PostgreSQL within 1.25× of PGlite on each figure (the same run), and delete
- * ≤ ½ of lxd's on both engines. Pure: result files in, table rows out.
+ * The engines table of bench/compare.sh: svcd on each database engine (PGlite first, the reference; the
+ * private server; a PostgreSQL server by DATABASE_URL) and lxd, figure by figure, with the issue's
+ * verdicts: every other engine within 1.25× of PGlite on each figure (the same run), and delete ≤ ½ of
+ * lxd's on every engine. Pure: result files in, table rows out.
  */
 import type { BenchResults } from './lib/results.ts';
 import { fmtMs, fmtRate } from './lib/stats.ts';
@@ -10,8 +11,10 @@ import { fmtMs, fmtRate } from './lib/stats.ts';
 export const ENGINE_SLACK = 1.25;
 
 type Verdict = 'PASS' | 'MISS' | 'n/a';
-/** figure, PGlite, PostgreSQL, lxd, PostgreSQL / PGlite, verdict, what was compared. */
-export type EngineRow = [string, string, string, string, string, Verdict, string];
+/** figure, one column per engine, lxd, each other engine / the reference, verdict, what was compared. */
+export type EngineRow = string[];
+/** An engine's name (a column) and its results. */
+export type EngineRun = [name: string, results: BenchResults | undefined];
 
 interface Figure {
   label: string;
@@ -43,44 +46,46 @@ export function engineFigures(top: number): Figure[] {
   ];
 }
 
-/** One row per figure (PostgreSQL within ENGINE_SLACK of PGlite), then delete ≤ ½ lxd for each engine. */
-export function engineRows(pglite: BenchResults | undefined, postgres: BenchResults | undefined, lxd: BenchResults | undefined): EngineRow[] {
-  const top = Math.max(0, ...(pglite ?? postgres)?.options.counts ?? [0]);
+/**
+ * One row per figure: each engine after the first (the reference, PGlite) within ENGINE_SLACK of it (the
+ * verdict is the worst of them); then delete ≤ ½ lxd for each engine.
+ */
+export function engineRows(engines: readonly EngineRun[], lxd: BenchResults | undefined): EngineRow[] {
+  const [ref, ...others] = engines;
+  const present = engines.map(([, r]) => r).filter((r): r is BenchResults => r !== undefined);
+  const top = Math.max(0, ...(present[0]?.options.counts ?? [0]));
   const rows: EngineRow[] = [];
   for (const f of engineFigures(top)) {
-    const a = pglite ? f.pick(pglite) : undefined;
-    const b = postgres ? f.pick(postgres) : undefined;
-    const l = lxd ? f.pick(lxd) : undefined;
-    const both = finite(a) && finite(b);
-    const ok = both ? (f.better === 'lower' ? b <= a * ENGINE_SLACK : b >= a / ENGINE_SLACK) : undefined;
-    rows.push([
-      f.label,
-      f.fmt(a),
-      f.fmt(b),
-      lxd ? f.fmt(l) : '—',
-      both ? `${(b / a).toFixed(2)}×` : '',
-      ok === undefined ? 'n/a' : ok ? 'PASS' : 'MISS',
-      f.better === 'lower' ? `PostgreSQL ≤ ${ENGINE_SLACK}× PGlite` : `PostgreSQL ≥ PGlite / ${ENGINE_SLACK}`,
-    ]);
+    const a = ref?.[1] ? f.pick(ref[1]) : undefined;
+    const ratios: string[] = [];
+    let verdict: Verdict = 'n/a';
+    for (const [name, r] of others) {
+      const b = r ? f.pick(r) : undefined;
+      if (!finite(a) || !finite(b)) continue;
+      const ok = f.better === 'lower' ? b <= a * ENGINE_SLACK : b >= a / ENGINE_SLACK;
+      ratios.push(`${name} ${(b / a).toFixed(2)}×`);
+      verdict = !ok ? 'MISS' : verdict === 'n/a' ? 'PASS' : verdict;
+    }
+    const target = others.length ? `${others.map(([n]) => n).join(', ')} ${f.better === 'lower' ? `≤ ${ENGINE_SLACK}×` : `≥ 1/${ENGINE_SLACK} of`} ${ref![0]}` : '';
+    rows.push([f.label, ...engines.map(([, r]) => f.fmt(r ? f.pick(r) : undefined)), lxd ? f.fmt(f.pick(lxd)) : '—', ratios.join(', '), verdict, target]);
   }
   // The machine is shared: each run's load says how much its figures mean.
   const load = (r: BenchResults | undefined) => (r ? (r.load ?? []).map((l) => l.loadavg[0].toFixed(1)).join(' / ') || '—' : '—');
-  rows.push(['machine load (1-min, per phase)', load(pglite), load(postgres), lxd ? load(lxd) : '—', '', 'n/a', 'informative']);
+  rows.push(['machine load (1-min, per phase)', ...engines.map(([, r]) => load(r)), lxd ? load(lxd) : '—', '', 'n/a', 'informative']);
   const del = (r: BenchResults | undefined) => (r && !r.single?.delete.failed ? r.single?.delete.latency?.median : undefined);
   const lxdDelete = del(lxd);
-  for (const [name, r] of [['PGlite', pglite], ['PostgreSQL', postgres]] as const) {
-    if (!r) continue;
+  engines.forEach(([name, r], i) => {
+    if (!r) return;
     const d = del(r);
     const ok = finite(d) && finite(lxdDelete) ? d <= lxdDelete / 2 : undefined;
     rows.push([
       `delete on ${name} ≤ ½ lxd`,
-      name === 'PGlite' ? fmtMs(d) : '',
-      name === 'PostgreSQL' ? fmtMs(d) : '',
+      ...engines.map((_, j) => (j === i ? fmtMs(d) : '')),
       lxd ? fmtMs(lxdDelete) : '—',
       finite(d) && finite(lxdDelete) ? `${(d / lxdDelete).toFixed(2)}× lxd` : '',
       ok === undefined ? 'n/a' : ok ? 'PASS' : 'MISS',
       'svcd ≤ ½ lxd (median)',
     ]);
-  }
+  });
   return rows;
 }

@@ -7,10 +7,11 @@ cd "$(dirname "$0")/.."
 # make, g++ and python3 build node-pty's native module (npm ships no Linux prebuild for 1.1.0); gcc and
 # libc6-dev the mount helper (src/host/native/svcd-mountns.c) and the proxy forwarder (svcd-proxy.c).
 # lxd-client is the `lxc` command-line client that talks to svcd (the README's first commands): the
-# client alone, it depends on libc6 only and brings no LXD daemon.
-packages=(lxc lxd-client busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 make g++ gcc libc6-dev python3)
+# client alone, it depends on libc6 only and brings no LXD daemon. postgresql-15 provides the server
+# binaries of svcd's embedded database (a private server in $SVCD_DIR/postgres, started by svcd).
+packages=(postgresql-15 lxc lxd-client busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 make g++ gcc libc6-dev python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(postgresql-15 python3-pylxd lxd-tools ansible tmux curl)
+  packages+=(python3-pylxd lxd-tools ansible tmux curl)
 fi
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 
@@ -18,6 +19,12 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# svcd runs its own server: Debian's system cluster (15/main on port 5432) is made only for the test
+# suite (test.sh creates it when it is missing).
+if [ "${1:-}" != "--test" ] && ! dpkg-query -W -f='${Status}' postgresql-common 2>/dev/null | grep -q "install ok installed" && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+  mkdir -p /etc/postgresql-common
+  echo 'create_main_cluster = false' > /etc/postgresql-common/createcluster.conf
+fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "svcd: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
 
 # PostgreSQL 15 for the database suite: a role that may create throw-away databases.
+# (scripts/start.sh installs postgresql-15 without its system cluster: svcd runs a private one.)
+pg_lsclusters -h 2>/dev/null | awk '$1=="15" && $2=="main"' | grep -q . || pg_createcluster 15 main >/dev/null
 if ! pg_lsclusters -h 2>/dev/null | awk '$1=="15" && $2=="main"' | grep -q online; then
   pg_ctlcluster 15 main start
 fi

@@ -9,7 +9,9 @@ import type { AppEnv } from './api/context.ts';
 import { createListeners } from './api/listeners.ts';
 import { createTrustStore } from './api/trust-store.ts';
 import type { DaemonConfig } from './config/daemon-config.ts';
-import { openDatabase } from './db/open-database.ts';
+import { openDaemonDatabase } from './db/open-daemon-database.ts';
+import { createPrivatePostgres } from './host/postgres/private-postgres.ts';
+import { runCommand } from './host/exec.ts';
 import type { Database } from './db/types.ts';
 import { ensureDefaultProject } from './desired/projects.ts';
 import { ensureDefaultPool, POOL_KIND } from './desired/storage-pools.ts';
@@ -113,7 +115,12 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   await chmod(config.stateDir, 0o711);
   const bus = createEventBus({ location: config.nodeName });
   const log = createLogger({ level: config.logLevel, bus, ...(opts.logDestination ? { destination: opts.logDestination } : {}) });
-  const database = await openDatabase({ stateDir: config.stateDir, databaseUrl: config.databaseUrl });
+  const { database, server: dbServer } = await openDaemonDatabase({
+    stateDir: config.stateDir,
+    databaseUrl: config.databaseUrl,
+    embedded: config.embeddedDatabase,
+    createServer: (d) => createPrivatePostgres({ ...d, run: runCommand, log: log.child({ component: 'database' }) }),
+  });
   const { db } = database;
   if (await ensureDefaultProject(db)) await ensureDefaultPool(db, config.stateDir);
   await preloadFacts(db);
@@ -310,9 +317,10 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     await devsvc.close().catch(() => {});
     await ops.stop();
     await database.close().catch(() => {});
+    dbServer?.close();
     throw e;
   }
-  log.info({ stateDir: config.stateDir, socket: socketPath, database: database.driver, node: config.nodeName }, 'svcd started');
+  log.info({ stateDir: config.stateDir, socket: socketPath, database: dbServer ? 'postgres (embedded server)' : database.driver, node: config.nodeName }, 'svcd started');
 
   return {
     config,
@@ -334,6 +342,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       await shutdownContainers({ db, lxcPath, lxc, log });
       await ops.stop();
       await database.close();
+      await dbServer?.stop();
     },
     async stop() {
       log.info('svcd stopping');
@@ -344,6 +353,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       await devsvc.close();
       await ops.stop();
       await database.close();
+      // The embedded server keeps running: the next svcd adopts it (as systemd's KillMode=process leaves it).
+      dbServer?.close();
     },
   };
 }

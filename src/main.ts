@@ -5,7 +5,7 @@ import { createAgent } from './agent.ts';
 import { DaemonConfigError, loadDaemonConfig } from './config/daemon-config.ts';
 import { runCommand } from './host/exec.ts';
 import { createSdNotify, notifyHelperPath } from './host/systemd/sd-notify.ts';
-import { createIdleGc } from './idle-gc.ts';
+import { createIdleGc } from './idle-gc.mjs';
 
 /** Process entry (`svcd daemon`): read the environment once, start the agent, stop it cleanly on SIGTERM/SIGINT. */
 export async function main(): Promise<void> {

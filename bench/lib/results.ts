@@ -67,9 +67,14 @@ export interface BulkResults {
   deleteFailed: number;
   /** Distinct error texts with their counts. */
   errors: Record<string, number>;
+  /** The daemon's whole tree (bench/lib/process-tree.ts): sum of VmRSS, and of Pss. */
   rssRunningKiB?: number;
+  pssRunningKiB?: number;
   rssAfterDeleteKiB?: number;
   rssAfterDeleteSettledKiB?: number;
+  pssAfterDeleteSettledKiB?: number;
+  /** The tree's processes with N running: `comm[pid] RSS/PSS`, largest first. */
+  treeRunning?: string;
 }
 
 export interface BenchResults {
@@ -80,7 +85,8 @@ export interface BenchResults {
   finishedAt?: string;
   image: { ref: string; fingerprint?: string; imported: boolean; importMs?: number; file?: string };
   options: { counts: number[]; concurrency: number[]; durationS: number; iterations: number; skipExec: boolean; settleS: number };
-  rss: { startKiB?: number; idleKiB?: number };
+  /** The daemon's whole tree (bench/lib/process-tree.ts): sum of VmRSS, and of Pss; `idleTree` lists its processes. */
+  rss: { startKiB?: number; idleKiB?: number; startPssKiB?: number; idlePssKiB?: number; idleTree?: string };
   get: GetCell[];
   single?: SingleResults;
   /** Absent when exec is not supported or skipped, and in older result files. */

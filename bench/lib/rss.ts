@@ -28,13 +28,13 @@ export async function findDaemonPids(name: string): Promise<number[]> {
   return out;
 }
 
-/** Sample RSS a few times over `settleMs` and return the last value (memory is released lazily). */
-export async function settledRss(pid: number, settleMs: number): Promise<number | undefined> {
+/** Sample a figure a few times over `settleMs` and return the last value (memory is released lazily). */
+export async function settled<T>(read: () => Promise<T>, settleMs: number): Promise<T> {
   const until = Date.now() + settleMs;
-  let last = await readRssKiB(pid);
+  let last = await read();
   while (Date.now() < until) {
     await new Promise((r) => setTimeout(r, Math.min(1000, Math.max(0, until - Date.now()))));
-    last = await readRssKiB(pid);
+    last = await read();
   }
   return last;
 }

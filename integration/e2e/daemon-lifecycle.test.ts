@@ -1,3 +1,4 @@
+import { privatePostgresDirOf, privatePostgresUrl } from '../../src/host/postgres/private-postgres-args.ts';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -51,7 +52,8 @@ describe('daemon settings are validated at start', () => {
   });
 });
 
-for (const driver of ['pglite', 'postgres'] as const) {
+// `embedded`: the default private PostgreSQL server, which survives the kill and is adopted by the restart.
+for (const driver of ['embedded', 'pglite', 'postgres'] as const) {
   describe(`crash recovery on ${driver}`, () => {
     const cleanups: (() => Promise<void>)[] = [];
     after(async () => {
@@ -62,14 +64,16 @@ for (const driver of ['pglite', 'postgres'] as const) {
       const pg = driver === 'postgres' ? await createTestDatabase() : undefined;
       if (pg) cleanups.push(pg.drop);
       const node = 'crashy';
-      const d: Daemon = await startDaemon({ env: { SVCD_NODE_NAME: node }, ...(pg ? { databaseUrl: pg.url } : {}) });
+      const env = { SVCD_NODE_NAME: node, ...(driver === 'pglite' ? { SVCD_EMBEDDED_DATABASE: 'pglite' } : {}) };
+      const d: Daemon = await startDaemon({ env, ...(pg ? { databaseUrl: pg.url } : {}) });
       cleanups.push(() => d.destroy());
       const api = client({ socketPath: d.socketPath });
       assert.equal((await api.post('/1.0/profiles', { name: 'survivor', config: { 'user.a': 'b' } })).status, 200);
       await d.kill();
 
       // While it is down, leave an operation "running" as a crash mid-task would (PGlite allows one process at a time).
-      const stateDb = await openDatabase({ stateDir: d.stateDir, databaseUrl: pg?.url });
+      const embeddedUrl = driver === 'embedded' ? privatePostgresUrl(privatePostgresDirOf(d.stateDir)) : undefined;
+      const stateDb = await openDatabase({ stateDir: d.stateDir, databaseUrl: pg?.url ?? embeddedUrl });
       const orphan = randomUUID();
       const now = new Date();
       await stateDb.db.insert(operations).values({ id: orphan, class: 'task', description: 'Interrupted', statusCode: 103, node, createdAt: now, updatedAt: now });

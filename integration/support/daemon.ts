@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { parsePostmasterPid, privatePostgresDirOf } from '../../src/host/postgres/private-postgres-args.ts';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -98,8 +99,26 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     restart: launch,
     async destroy() {
       if (proc.exitCode === null && proc.signalCode === null) await daemon.stop();
+      await stopPrivatePostgres(stateDir);
       if (!opts.stateDir) await rm(stateDir, { recursive: true, force: true });
     },
   };
   return daemon;
+}
+
+/** svcd leaves its embedded PostgreSQL server running when it stops (a restart adopts it): stop it (fast shutdown). */
+async function stopPrivatePostgres(stateDir: string): Promise<void> {
+  const pm = parsePostmasterPid(await readFile(path.join(privatePostgresDirOf(stateDir), 'postmaster.pid'), 'utf8').catch(() => ''));
+  if (!pm) return;
+  const gone = () => {
+    try {
+      process.kill(pm.pid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  if (gone()) return;
+  process.kill(pm.pid, 'SIGINT');
+  for (let i = 0; i < 100 && !gone(); i++) await new Promise((r) => setTimeout(r, 100));
 }

@@ -3,6 +3,8 @@ import * as v from 'valibot';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
+const EMBEDDED_DATABASES = ['postgres', 'pglite'] as const;
+
 const DaemonConfigSchema = v.object({
   stateDir: v.pipe(
     v.string(),
@@ -16,6 +18,8 @@ const DaemonConfigSchema = v.object({
       v.check((s) => URL.canParse(s), 'DATABASE_URL is not a valid URL'),
     ),
   ),
+  /** Without DATABASE_URL: a private PostgreSQL server in the state dir (`postgres`), or PGlite in-process (`pglite`; also when absent). */
+  embeddedDatabase: v.optional(v.picklist(EMBEDDED_DATABASES, `SVCD_EMBEDDED_DATABASE must be one of ${EMBEDDED_DATABASES.join(', ')}`)),
   logLevel: v.picklist(LOG_LEVELS, `SVCD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
   nodeName: v.pipe(
     v.string(),
@@ -31,6 +35,7 @@ export function loadDaemonConfig(env: Record<string, string | undefined>, hostna
   const raw = {
     stateDir: env.SVCD_DIR || '/var/lib/svcd',
     databaseUrl: env.DATABASE_URL || undefined,
+    embeddedDatabase: env.SVCD_EMBEDDED_DATABASE || 'postgres',
     logLevel: env.SVCD_LOG_LEVEL || 'info',
     nodeName: env.SVCD_NODE_NAME || hostname.split('.')[0] || 'none',
   };

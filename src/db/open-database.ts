@@ -38,8 +38,8 @@ END $$`;
  * Open the store: PGlite in `<stateDir>/database` unless `databaseUrl` names a PostgreSQL server.
  * Applies drizzle-kit migrations before returning.
  */
-export async function openDatabase(opts: { stateDir: string; databaseUrl?: string | undefined }): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
+export async function openDatabase(opts: { stateDir: string; databaseUrl?: string | undefined; poolMax?: number; idleTimeoutS?: number }): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolMax ?? 10, opts.idleTimeoutS);
   return openPglite(path.join(opts.stateDir, 'database'));
 }
 
@@ -76,7 +76,7 @@ async function openPglite(dir: string): Promise<Database> {
   return { db: db as unknown as Db, driver: 'pglite', localWrites: writes, close: () => client.close() };
 }
 
-async function openPostgres(url: string): Promise<Database> {
+async function openPostgres(url: string, poolMax: number, idleTimeoutS: number | undefined): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
@@ -94,7 +94,7 @@ async function openPostgres(url: string): Promise<Database> {
   }
   // Its own writes' notifications name it (data-version-listener.ts): a name no other process has.
   const origin = `svcd ${randomUUID()}`;
-  const client = postgres(target.url, { max: 10, onnotice: () => {}, connect_timeout: 10, connection: { application_name: origin }, ...socket });
+  const client = postgres(target.url, { max: poolMax, onnotice: () => {}, connect_timeout: 10, connection: { application_name: origin }, ...socket, ...(idleTimeoutS ? { idle_timeout: idleTimeoutS } : {}) });
   // Every statement prepared, and this process's own writes counted (what each table's writes reach: as on PGlite).
   const own = hookPostgresClient(client as unknown as PostgresJsClient);
   const db = drizzle(client, { schema });

@@ -74,8 +74,9 @@ export function createHelperConnection() {
 
   function helper(): ChildProcess {
     if (child && child.connected) return child;
-    // No --import tsx and no test-runner flags: the helper is plain JavaScript.
-    const c = fork(HELPER, [], { execArgv: [], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    // No --import tsx and no test-runner flags: the helper is plain JavaScript. A 1 MiB young generation
+    // (V8's default grows to 16 MiB per semi-space and keeps it): the helper's messages are small.
+    const c = fork(HELPER, [], { execArgv: ['--max-semi-space-size=1'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     c.on('message', (m: HelperMessage) => {
       if (m?.type === 'result' && typeof m.id === 'number') settle(m.id, m);
       else if (typeof m?.id === 'number') streams.get(m.id)?.on(m as StreamMessage);

@@ -13,6 +13,7 @@
 /** @import { IPty } from 'node-pty' */
 import { spawn } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';
+import { createIdleGc } from '../../idle-gc.mjs';
 import { privateCopy } from './private-copy.mjs';
 
 /** Buffered commands running, by id. @type {Map<number, AbortController>} */
@@ -23,7 +24,14 @@ const streamed = new Map();
 /** @type {typeof import('node-pty') | undefined} */
 let ptyModule;
 
+/**
+ * A burst of commands (hundreds of container starts) grows the helper's heap too: compacted once quiet.
+ * The observers' periodic commands (a few per 5 s) still count as quiet; a collection needs a burst.
+ */
+const idleGc = createIdleGc(5_000, { quietBelow: 10, minActivity: 100 });
+
 process.on('message', async (/** @type {ParentMessage} */ msg) => {
+  idleGc.activity();
   if (msg?.type === 'cancel') return running.get(msg.id)?.abort();
   if (msg?.type === 'spawn') return startStreamed(msg);
   const p = streamed.get(msg?.id);

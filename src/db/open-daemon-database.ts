@@ -1,0 +1,30 @@
+import type { PrivatePostgres, PrivatePostgresDeps } from '../host/postgres/private-postgres.ts';
+import { openDatabase } from './open-database.ts';
+import type { Database } from './types.ts';
+
+/**
+ * svcd's private PostgreSQL server takes this many connections: PGlite, the other embedded engine, has
+ * one; four let a burst of reconciles overlap their round trips, and each more backend costs ~3 MiB PSS.
+ */
+const PRIVATE_POOL_MAX = 4;
+/** ...and closes a connection idle this long (s): at idle the observers' queries keep one or two backends. */
+const PRIVATE_IDLE_TIMEOUT_S = 10;
+
+/**
+ * The daemon's database: `DATABASE_URL`'s server when set; else the embedded engine, by default a
+ * private PostgreSQL server in the state dir (created, adopted or started, then supervised; see
+ * host/postgres/private-postgres.ts), or PGlite in-process (`embedded: 'pglite'`, or when unset).
+ */
+export async function openDaemonDatabase(deps: {
+  stateDir: string;
+  databaseUrl?: string | undefined;
+  embedded?: 'postgres' | 'pglite' | undefined;
+  createServer: (d: Pick<PrivatePostgresDeps, 'stateDir'>) => PrivatePostgres;
+}): Promise<{ database: Database; server?: PrivatePostgres }> {
+  if (deps.databaseUrl || deps.embedded !== 'postgres') return { database: await openDatabase({ stateDir: deps.stateDir, databaseUrl: deps.databaseUrl }) };
+  const server = deps.createServer({ stateDir: deps.stateDir });
+  const { url } = await server.ensure();
+  const database = await openDatabase({ stateDir: deps.stateDir, databaseUrl: url, poolMax: PRIVATE_POOL_MAX, idleTimeoutS: PRIVATE_IDLE_TIMEOUT_S });
+  server.supervise();
+  return { database, server };
+}
