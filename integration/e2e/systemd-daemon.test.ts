@@ -123,7 +123,8 @@ describe('the built daemon as svcd.service runs it (Type=notify, KillMode=proces
     // The unit's ExecStart (a sh wrapper) became node on the build, under the same pid.
     const own = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
     assert.equal(path.basename(own[0]!), 'node');
-    assert.match(own[1]!, /\/dist\/cli\/svcd\.js$/);
+    assert.ok(own.some((a) => /\/dist\/cli\/svcd\.js$/.test(a)), own.join(' '));
+    assert.ok(own.includes('--max-semi-space-size=2'), 'with the small young generation');
     const tree = await descendants(pid);
     assert.ok(tree.some((p) => p.argv.some((a) => a.endsWith('dist/host/spawn/helper-process.mjs'))), 'the spawn helper runs from dist/');
     for (const p of [{ pid, argv: own }, ...tree]) assert.ok(!p.argv.some((a) => /tsx|npm|esbuild/.test(a)), `no tsx/npm/esbuild: ${p.argv.join(' ')}`);
