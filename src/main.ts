@@ -45,6 +45,8 @@ async function main(): Promise<void> {
       });
   });
   process.on('SIGINT', () => stop('SIGINT'));
+  // SIGUSR2 (root only, as the daemon runs as root): one full resync pass now; its time is logged ('resync pass done').
+  process.on('SIGUSR2', () => void agent.reconcile.resync('SIGUSR2').catch((e: unknown) => agent.log.warn({ err: e }, 'resync not started')));
 }
 
 main().catch((e: unknown) => {
