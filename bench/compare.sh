@@ -3,14 +3,17 @@
 # side by side with the issue's target verdicts (bench/compare-report.ts).
 #
 #   bash bench/compare.sh [--counts 0,50,200] [--no-lxd] [--no-fresh-fs] [--rest SECONDS] [--networks|--networks-only]
-#                         [--proxy|--proxy-only]
+#                         [--proxy|--proxy-only] [--scale N [--scale-pools dir,btrfs] [--scale-lxd]]
 #                         [-- <more api-bench options>]
 #
 # --networks also runs bench/network-bench.ts (a managed bridge, containers with a nic on it, leases,
 # repair) against each daemon after api-bench; --networks-only runs only that. Each daemon then also
 # gets a mount namespace whose /sys/class/net shows its own network namespace. --proxy also runs
 # bench/proxy-bench.ts (a proxy device on 127.0.0.1 to busybox httpd and a sink in a container) in each
-# daemon's network namespace, with its loopback up; --proxy-only runs only that.
+# daemon's network namespace, with its loopback up; --proxy-only runs only that. --scale N runs only
+# bench/scale-bench.ts (N running busybox containers per pool: launch wall time, list p95, idle CPU and
+# RSS of the daemon's tree, one resync pass) against svcd (log level info, for the resync line), and
+# against lxd only with --scale-lxd; `-- <options>` then go to scale-bench (e.g. `-- --cpu-window 60`).
 #
 # Each daemon's state directory (database, containers, its dir pool) is a fresh ext4 made on a sparse
 # 16 GiB loop file for its run (--no-fresh-fs: a plain directory on the temp dir's filesystem instead).
@@ -42,6 +45,9 @@ FRESH_FS_SIZE=16G
 NETWORKS=0
 API_BENCH=1
 PROXY=0
+SCALE=""
+SCALE_POOLS=dir,btrfs
+SCALE_LXD=0
 EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -53,12 +59,16 @@ while [ $# -gt 0 ]; do
     --networks-only) NETWORKS=1; API_BENCH=0; shift ;;
     --proxy) PROXY=1; shift ;;
     --proxy-only) PROXY=1; API_BENCH=0; shift ;;
+    --scale) SCALE=${2:?--scale needs a count}; API_BENCH=0; shift 2 ;;
+    --scale-pools) SCALE_POOLS=${2:?--scale-pools needs a value}; shift 2 ;;
+    --scale-lxd) SCALE_LXD=1; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; EXTRA=("$@"); break ;;
     *) echo "compare.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
 done
 
+[ -n "$SCALE" ] && WANT_LXD=$SCALE_LXD
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO" || exit 2
 log() { printf '[compare] %s\n' "$*" >&2; }
@@ -249,6 +259,15 @@ run_proxy_bench() { # label socket pid json
   return 0
 }
 
+run_scale_bench() { # label socket pid json [daemon log]
+  [ -n "$SCALE" ] || return 0
+  node --import tsx "$REPO/bench/scale-bench.ts" --socket "$2" --pid "$3" --image-file "$IMAGE" --n "$SCALE" --pools "$SCALE_POOLS" \
+    --label "$1" --json "$4" ${5:+--log "$5"} ${EXTRA[@]+"${EXTRA[@]}"}
+  local rc=$?
+  [ $rc = 0 ] || log "scale-bench against $1 exited with $rc"
+  return 0
+}
+
 run_bench() { # label socket pid json
   [ "$API_BENCH" = 1 ] || return 0
   node --import tsx "$REPO/bench/api-bench.ts" --socket "$2" --pid "$3" --image-file "$IMAGE" --counts "$COUNTS" \
@@ -271,7 +290,7 @@ IMAGE=$(node --import tsx "$REPO/bench/build-image.ts" "$WORK/image" | tail -n 1
 rest svcd
 state_dir "$SVCD_STATE"
 log "starting svcd on $SVCD_STATE (PGlite), in a network namespace of its own"
-SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=warn setsid "${NS_WRAP[@]}" node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
+SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=$([ -n "$SCALE" ] && echo info || echo warn) setsid "${NS_WRAP[@]}" node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
 SVCD_PID=$!
 if ! wait_answer "$SVCD_STATE/unix.socket" 90 "$SVCD_PID"; then
   log "svcd did not answer on $SVCD_STATE/unix.socket:"; tail -n 20 "$WORK/svcd.log" >&2
@@ -283,6 +302,7 @@ echo
 run_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd.json"
 run_net_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-net.json"
 run_proxy_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-proxy.json"
+run_scale_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-scale.json" "$WORK/svcd.log"
 # What svcd logged at warn level or above during the run, by message (its log goes with the temp dir).
 node -e '
   const lines = require("node:fs").readFileSync(process.argv[1], "utf8").split("\n");
@@ -351,6 +371,7 @@ EOF
     run_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd.json"
     run_net_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-net.json"
     run_proxy_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-proxy.json"
+    run_scale_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-scale.json"
     [ "$API_BENCH" = 0 ] || [ -s "$WORK/lxd.json" ] || LXD_NOTE="api-bench against lxd produced no results"
   fi
   [ -n "$LXD_NOTE" ] && log "lxd: $LXD_NOTE"
@@ -373,6 +394,9 @@ elif [ "$API_BENCH" = 1 ]; then
 fi
 if [ "$NETWORKS" = 1 ] && [ -s "$WORK/svcd-net.json" ]; then
   node --import tsx "$REPO/bench/network-report.ts" "$WORK/svcd-net.json" "$WORK/lxd-net.json"
+fi
+if [ -n "$SCALE" ] && [ -s "$WORK/svcd-scale.json" ]; then
+  node --import tsx "$REPO/bench/scale-report.ts" "$WORK/svcd-scale.json" "$WORK/lxd-scale.json"
 fi
 if [ "$PROXY" = 1 ] && [ -s "$WORK/svcd-proxy.json" ]; then
   node --import tsx "$REPO/bench/proxy-report.ts" "$WORK/svcd-proxy.json" "$WORK/lxd-proxy.json"

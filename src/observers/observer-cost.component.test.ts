@@ -31,8 +31,8 @@ after(() => rm(stateDir, { recursive: true, force: true }));
 /** Calls of the LXC simulator that are a process on a real host (lxc-ls, lxc-start, ip, tc, nft...) or change something. */
 const SPAWNING_OR_WRITING = ['list', 'start', 'stop', 'freeze', 'unfreeze', 'removeLeftovers', 'attachMount', 'detachMount', 'attachNic', 'detachNic', 'rejoinBridge', 'adoptNic', 'applyNicLimits', 'applyNicFilter', 'applyNicRoutes', 'attachInsideNic', 'detachInsideNic', 'setDeviceAccess'];
 const STORAGE_WRITES = ['ensureVolume', 'removeVolume', 'ensurePool', 'removePool', 'copyVolume', 'createSnapshot', 'removeSnapshot', 'restoreSnapshot', 'resizeVolume'];
-const delta = (after: Record<string, number>, before: Record<string, number>, names: string[]) =>
-  Object.fromEntries(names.map((n) => [n, (after[n] ?? 0) - (before[n] ?? 0)]).filter(([, d]) => d !== 0));
+const delta = (after: Record<string, number>, before: Record<string, number>, names: string[]): Record<string, number> =>
+  Object.fromEntries(names.map((n) => [n, (after[n] ?? 0) - (before[n] ?? 0)] as const).filter(([, d]) => d !== 0));
 
 test('with 3 and then 30 running containers, a tick of every observer and a resync reconcile cost the same processes and queries', async () => {
   const { db, localWrites } = temp.database;
@@ -45,7 +45,7 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
   const observer = createContainerObserver({ db, localWrites, lxc, node: 'n1', lxcPath: lxcPathOf(stateDir), stateDir, bus: createEventBus({ location: 'n1' }), report, reportAfter: report as never });
   const others = [
     createLiveDriftObserver({ live, report }),
-    createProxyDriftObserver({ live, proxy: { liveForwarders: async () => new Set() }, report }),
+    createProxyDriftObserver({ live, proxy: { liveForwarders: async () => new Map<string, number>() }, report }),
     createNetworkObserver({ db, stateDir, network: { health: async () => undefined }, report }),
     createPoolObserver({ db, node: 'n1', stateDir, driverFor: storage.driverFor, report }),
   ];
