@@ -84,7 +84,7 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
   queries.restore();
   const [small, big] = costs as [(typeof costs)[number], (typeof costs)[number]];
   assert.deepEqual(big.tick, small.tick, 'a tick costs the same with 30 containers as with 3');
-  assert.equal(small.tick['containers processes'], 1, 'the container sample is one lxc-ls');
+  assert.equal(small.tick['containers processes'], 1, 'the container sample is one listing (spawn-free on a real host: host-states.ts)');
   assert.ok(small.tick['containers queries']! <= 2, `the container sample reads containers and runtime rows at once (${small.tick['containers queries']})`);
   for (const o of ['live-config', 'proxy-forwarders']) assert.equal(small.tick[`${o} queries`], 0);
   assert.deepEqual(small.resyncCalls, {}, 'a converged running container: nothing started, written or spawned');

@@ -4,15 +4,14 @@
  */
 import { readHostLink } from '../devices/read-host-link.ts';
 import { LXC_COMMON_CONF } from './render-config.ts';
-import { runCommand } from '../exec.ts';
-import { containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
+import { containerState, freezeContainer, lxcInfo, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
+import { readHostStates } from './host-states.ts';
 import { applyCgroupSettings, baseAllowedDevices, locateContainerCgroups, setDeviceAccess } from './live-cgroup.ts';
 import { attachMount, detachMount, readContainerMounts } from './live-mounts.ts';
 import { attachMacvlan, attachPhysical, detachMacvlan, detachPhysical, readContainerLinks, type InsideNic, type PhysicalState } from './live-nic-types.ts';
 import { adoptNic, applyNicRoutes, attachNic, detachNic, readHostVeth, rejoinBridge } from './live-nics.ts';
 import { applyNicFilter } from './nic-filter.ts';
 import { applyNicLimits } from './nic-limits.ts';
-import { lxcLsArgs, parseLxcLs } from './lxc-args.ts';
 import { removeLeftovers } from './remove-leftovers.ts';
 
 /** Power state, listing and leftovers of LXC containers. */
@@ -23,7 +22,8 @@ export function createLxcAdapter() {
     stop: stopContainer,
     freeze: freezeContainer,
     unfreeze: unfreezeContainer,
-    list: async (lxcPath: string, signal?: AbortSignal) => parseLxcLs(await runCommand('lxc-ls', lxcLsArgs(lxcPath), { timeoutMs: 30_000, ...(signal ? { signal } : {}) })),
+    // Spawn-free where the host's records settle each state (host-states.ts); lxc-info for the others.
+    list: (lxcPath: string, signal?: AbortSignal) => readHostStates(lxcPath, { lxcInfo: (ref) => lxcInfo({ ...ref, ...(ref.signal ? { signal: ref.signal } : {}) }) }, signal),
     removeLeftovers: async (name: string) => void (await removeLeftovers({ name })),
   };
 }
