@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { eq, isNull } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { WriteCounter } from '../db/local-writes.ts';
 import type { Db } from '../db/types.ts';
 import { CONTAINER_KIND, containerUrl, readContainerById, retireEphemeralContainer } from '../desired/containers.ts';
-import { containerRuntime, containers, type ContainerRow } from '../desired/schema/index.ts';
+import { containerRuntime, type ContainerRow } from '../desired/schema/index.ts';
 import { recordContainerRuntime } from '../desired/container-runtime.ts';
 import { emitLifecycle, type EventBus } from '../events/index.ts';
 import type { LxcState } from '../host/lxc/lxc-args.ts';
@@ -11,6 +11,7 @@ import type { LxcMonitorEvent } from '../host/lxc/monitor.ts';
 import type { LxcAdapter } from '../reconcilers/adapters.ts';
 import type { RuntimeLogger } from '../reconcilers/runtime/types.ts';
 import { stableOf, upTransitionAction } from './container-transitions.ts';
+import { createSampleRows } from './sample-rows.ts';
 import { createStopJudge, type Seen } from './container-stop-judge.ts';
 import type { PollObserver } from './types.ts';
 
@@ -90,6 +91,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
   }
 
   const stopped = createStopJudge({ ...deps, now, lifecycle, retire });
+  const sampleRows = createSampleRows({ db, node: deps.node });
 
   /** One container's look: write what changed to its runtime row, judge the transition, report drift. */
   async function look(c: ContainerRow, obs: { state: LxcState; pid?: number | undefined } | undefined, prev: RuntimeRow | undefined, t: number): Promise<void> {
@@ -205,11 +207,7 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
     },
     async sample(signal) {
       const since = lookSeq;
-      const [rows, runtime, listing] = await Promise.all([
-        db.select().from(containers).where(isNull(containers.deletingAt)),
-        db.select().from(containerRuntime).where(eq(containerRuntime.node, deps.node)),
-        deps.lxc.list(deps.lxcPath, signal),
-      ]);
+      const [{ rows, runtime }, listing] = await Promise.all([sampleRows(), deps.lxc.list(deps.lxcPath, signal)]);
       await exclusive(async () => {
         const seen = new Map(listing.map((l) => [l.name, l]));
         const before = new Map(runtime.map((r) => [r.id, r]));
