@@ -290,7 +290,7 @@ IMAGE=$(node --import tsx "$REPO/bench/build-image.ts" "$WORK/image" | tail -n 1
 rest svcd
 state_dir "$SVCD_STATE"
 log "starting svcd on $SVCD_STATE (PGlite), in a network namespace of its own"
-SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=$([ -n "$SCALE" ] && echo info || echo warn) setsid "${NS_WRAP[@]}" node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
+SVCD_DIR=$SVCD_STATE SVCD_LOG_LEVEL=$([ -n "$SCALE" ] && echo "${SCALE_LOG_LEVEL:-info}" || echo warn) setsid "${NS_WRAP[@]}" node --import tsx "$REPO/src/main.ts" >"$WORK/svcd.log" 2>&1 &
 SVCD_PID=$!
 if ! wait_answer "$SVCD_STATE/unix.socket" 90 "$SVCD_PID"; then
   log "svcd did not answer on $SVCD_STATE/unix.socket:"; tail -n 20 "$WORK/svcd.log" >&2
