@@ -12,6 +12,7 @@ import type { LxcAdapter } from '../reconcilers/adapters.ts';
 import type { RuntimeLogger } from '../reconcilers/runtime/types.ts';
 import { stableOf, upTransitionAction } from './container-transitions.ts';
 import { createSampleRows } from './sample-rows.ts';
+import { createRoundRobin } from './round-robin.ts';
 import { createStopJudge, type Seen } from './container-stop-judge.ts';
 import type { PollObserver } from './types.ts';
 
@@ -40,13 +41,16 @@ export interface ContainerObserverDeps {
   reportAfter: (kind: string, key: string, delayMs: number, what: string) => void;
   log?: Pick<RuntimeLogger, 'info' | 'warn'>;
   intervalMs?: number;
+  /** Containers a periodic sample looks at (default 100; see sample()). */
+  perTick?: number;
   now?: () => number;
 }
 
 /**
  * What LXC shows of every container, written to container_runtime, and what each change means. Three
- * kinds of look, all judged the same way: a periodic sample of every container with one listing (procfs and
- * cgroupfs reads, host/lxc/host-states.ts: no process, where `lxc-ls` cost ~1.5 ms of CPU per container); the outcome a reconcile reports (no process at all); and an lxc-monitor
+ * kinds of look, all judged the same way: a periodic sample with one listing (procfs and cgroupfs reads,
+ * host/lxc/host-states.ts: no process, where `lxc-ls` cost ~1.5 ms of CPU per container) of every container,
+ * or beyond `perTick` of a round-robin slice of them (~0.1 ms of reads each); the outcome a reconcile reports (no process at all); and an lxc-monitor
  * event for one container (one `lxc-info` when it needs the init pid). What each change means:
  *
  * - lifecycle events when a change is seen: container-started, -restarted, -paused, -resumed,
@@ -92,6 +96,8 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
 
   const stopped = createStopJudge({ ...deps, now, lifecycle, retire });
   const sampleRows = createSampleRows({ db, node: deps.node });
+  const perTick = deps.perTick ?? 100;
+  const slice = createRoundRobin(perTick);
 
   /** One container's look: write what changed to its runtime row, judge the transition, report drift. */
   async function look(c: ContainerRow, obs: { state: LxcState; pid?: number | undefined } | undefined, prev: RuntimeRow | undefined, t: number): Promise<void> {
@@ -207,12 +213,21 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
     },
     async sample(signal) {
       const since = lookSeq;
-      const [{ rows, runtime }, listing] = await Promise.all([sampleRows(), deps.lxc.list(deps.lxcPath, signal)]);
+      const { rows, runtime } = await sampleRows();
+      // Every container while there are at most perTick; beyond, a round-robin slice of them and those whose
+      // look cannot wait (not seen yet by this process, or a crash-loop backoff or reboot grace running).
+      // lxc-monitor events bring the looks that matter at once; this sample is the safety net.
+      const urgent = (c: ContainerRow) => {
+        const m = memory.get(c.id);
+        return !m || m.startAfter !== undefined || m.rebootUntil !== undefined;
+      };
+      const due = rows.length <= perTick ? rows : [...rows.filter(urgent), ...slice(rows.filter((c) => !urgent(c)))];
+      const listing = await deps.lxc.list(deps.lxcPath, signal, due.map((c) => c.id));
       await exclusive(async () => {
         const seen = new Map(listing.map((l) => [l.name, l]));
         const before = new Map(runtime.map((r) => [r.id, r]));
         const t = now();
-        for (const c of rows) {
+        for (const c of due) {
           if ((lookedAt.get(c.id) ?? 0) > since) continue;
           await look(c, seen.get(c.id), before.get(c.id), t);
         }

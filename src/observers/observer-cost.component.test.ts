@@ -42,7 +42,10 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
   const once = createReconcileOnce(db);
   const reports: string[] = [];
   const report = (_k: string, key: string, what: string) => void reports.push(`${key}: ${what}`);
-  const observer = createContainerObserver({ db, localWrites, lxc, node: 'n1', lxcPath: lxcPathOf(stateDir), stateDir, bus: createEventBus({ location: 'n1' }), report, reportAfter: report as never });
+  // The sample looks at every container up to perTick, beyond at a slice of perTick of them.
+  const listed: number[] = [];
+  const list: typeof lxc.list = async (p, signal, names) => (listed.push(names?.length ?? -1), lxc.list(p, signal, names));
+  const observer = createContainerObserver({ db, localWrites, lxc: { state: lxc.state, list }, node: 'n1', lxcPath: lxcPathOf(stateDir), stateDir, bus: createEventBus({ location: 'n1' }), report, reportAfter: report as never, perTick: 10 });
   const others = [
     createLiveDriftObserver({ live, report }),
     createProxyDriftObserver({ live, proxy: { liveForwarders: async () => new Map<string, number>() }, report }),
@@ -51,7 +54,7 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
   ];
   const queries = countQueries(db);
   const input = { description: '', architecture: 'x86_64', ephemeral: false, profiles: ['default'], config: { 'limits.memory': '64MiB' }, devices: {} };
-  const costs: { n: number; tick: Record<string, number>; resyncPerContainer: number; resyncCalls: Record<string, number> }[] = [];
+  const costs: { n: number; tick: Record<string, number>; listed: number; resyncPerContainer: number; resyncCalls: Record<string, number> }[] = [];
   const ids: string[] = [];
   for (const n of [3, 30]) {
     while (ids.length < n) {
@@ -70,6 +73,7 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
       tick[`${o.name} queries`] = queries.count;
       tick[`${o.name} processes`] = Object.values(delta(lxc.calls, before, [...SPAWNING_OR_WRITING, 'state'])).reduce((a, b) => a + b, 0);
     }
+    const containersListed = listed.at(-1)!;
     // A resync: every converged running container reconciled again.
     const lxcBefore = { ...lxc.calls };
     const storageBefore = { ...storage.calls };
@@ -78,6 +82,7 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
     costs.push({
       n,
       tick,
+      listed: containersListed,
       resyncPerContainer: queries.count / n,
       resyncCalls: { ...delta(lxc.calls, lxcBefore, SPAWNING_OR_WRITING), ...delta(storage.calls, storageBefore, STORAGE_WRITES) },
     });
@@ -85,6 +90,7 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
   queries.restore();
   const [small, big] = costs as [(typeof costs)[number], (typeof costs)[number]];
   assert.deepEqual(big.tick, small.tick, 'a tick costs the same with 30 containers as with 3');
+  assert.deepEqual([small.listed, big.listed], [3, 10], 'the sample reads the state of all 3, then of a slice of 10 of the 30');
   assert.equal(small.tick['containers processes'], 1, 'the container sample is one listing (spawn-free on a real host: host-states.ts)');
   assert.equal(small.tick['containers queries'], 0, 'nothing written since the last sample: no rows read (PGlite counts its own writes)');
   for (const o of ['live-config', 'proxy-forwarders']) assert.equal(small.tick[`${o} queries`], 0);
@@ -92,4 +98,9 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
   assert.deepEqual(big.resyncCalls, {});
   assert.equal(big.resyncPerContainer, small.resyncPerContainer, 'the same statements per container whatever N');
   assert.deepEqual(reports, [], 'nothing drifted');
+  // The slices reach every container: one killed behind svcd's back (and its event lost) is seen within ceil(30/10) ticks.
+  lxc.kill(ids[17]!);
+  for (let i = 0; i < 3 && reports.length === 0; i++) await observer.sample(new AbortController().signal);
+  assert.equal(reports.length, 1, JSON.stringify(reports));
+  assert.match(reports[0]!, new RegExp(`^${ids[17]}: observed STOPPED, desired running`));
 });

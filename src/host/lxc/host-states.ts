@@ -33,10 +33,10 @@ export interface HostStatesDeps {
 const containerDirs = async (lxcPath: string) =>
   (await readdir(lxcPath, { withFileTypes: true }).catch(() => [])).filter((d) => d.isDirectory()).map((d) => d.name);
 
-/** What LXC would list under `lxcPath` (one entry per container directory), with state and init pid. */
-export async function readHostStates(lxcPath: string, deps: HostStatesDeps, signal?: AbortSignal): Promise<{ name: string; state: LxcState; pid?: number }[]> {
+/** What LXC would list under `lxcPath` (one entry per container directory, or per name of `only`), with state and init pid. */
+export async function readHostStates(lxcPath: string, deps: HostStatesDeps, signal?: AbortSignal, only?: readonly string[]): Promise<{ name: string; state: LxcState; pid?: number }[]> {
   const src = deps.src ?? defaultSources;
-  const names = await (deps.names ?? containerDirs)(lxcPath);
+  const names = only ?? (await (deps.names ?? containerDirs)(lxcPath));
   if (names.length === 0) return [];
   const listening = listeningSockets(await src.unixSockets());
   const out: { name: string; state: LxcState; pid?: number }[] = [];

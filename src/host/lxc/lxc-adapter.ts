@@ -23,7 +23,8 @@ export function createLxcAdapter() {
     freeze: freezeContainer,
     unfreeze: unfreezeContainer,
     // Spawn-free where the host's records settle each state (host-states.ts); lxc-info for the others.
-    list: (lxcPath: string, signal?: AbortSignal) => readHostStates(lxcPath, { lxcInfo: (ref) => lxcInfo({ ...ref, ...(ref.signal ? { signal: ref.signal } : {}) }) }, signal),
+    list: (lxcPath: string, signal?: AbortSignal, names?: readonly string[]) =>
+      readHostStates(lxcPath, { lxcInfo: (ref) => lxcInfo({ ...ref, ...(ref.signal ? { signal: ref.signal } : {}) }) }, signal, names),
     removeLeftovers: async (name: string) => void (await removeLeftovers({ name })),
   };
 }
