@@ -103,6 +103,8 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
   async function look(c: ContainerRow, obs: { state: LxcState; pid?: number | undefined } | undefined, prev: RuntimeRow | undefined, t: number): Promise<void> {
     const state = obs?.state ?? 'STOPPED';
     const pid = state === 'STOPPED' ? 0 : (obs?.pid ?? 0);
+    /** What this process saw at its last look (none yet: undefined), for a container without a runtime row. */
+    const lastStable = memory.get(c.id)?.stable;
     if (!prev && state === 'STOPPED' && rowsSeen) {
       // A container never seen up has no row, which reads as stopped: nothing to write (known: no row).
       // Only on PGlite, where the only rows are this node's: on a shared database another member's row may exist.
@@ -150,7 +152,11 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
     const waiting = m.startAfter !== undefined || m.rebootUntil !== undefined;
     const drifted = (wantUp && state === 'STOPPED') || (!wantUp && state !== 'STOPPED') || (c.power === 'frozen' && state === 'RUNNING') || (c.power === 'running' && state === 'FROZEN');
     // Only report what changed since the last look, so a failing start is retried by the reconciler's backoff, not every tick.
-    if (drifted && !handled && !waiting && (!prev || prev.state !== state)) deps.report(CONTAINER_KIND, c.id, `observed ${state}, desired ${c.power}`);
+    // A container without a row (never seen up) counts as changed at this process's first look, and when its
+    // stable state moved since the last: a start that keeps failing is not retried every tick (at 1000, 386
+    // containers whose start failed were started again every sample: 41% of a core).
+    const changed = prev ? prev.state !== state : lastStable !== stable;
+    if (drifted && !handled && !waiting && changed) deps.report(CONTAINER_KIND, c.id, `observed ${state}, desired ${c.power}`);
   }
 
   // Looks are serialized (they share `memory` and the runtime rows). A full sample lists every container
