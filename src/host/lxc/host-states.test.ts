@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { HostStateSources } from './host-state.ts';
-import { listeningSockets, readHostStates } from './host-states.ts';
+import { createListeningCache, listeningSockets, readHostStates } from './host-states.ts';
+import { readHostState } from './host-state.ts';
 
 const LXC = '/var/lib/svcd/containers';
 const HEADER = 'Num       RefCount Protocol Flags    Type St Inode Path\n';
@@ -51,5 +52,25 @@ describe('readHostStates (every container, spawn-free)', () => {
     const noInit = { ...h.src, readFile: async (f: string) => (f.endsWith('cgroup.procs') ? '' : h.src.readFile(f)) };
     const got = await readHostStates(LXC, { src: noInit, names: h.names, lxcInfo: async (r) => ({ state: r.name === 'c0' ? 'STARTING' : 'STOPPED' }) });
     assert.deepEqual(got, [{ name: 'c0', state: 'STARTING' }, { name: 'c1', state: 'STOPPED' }]);
+  });
+
+  it('the listening set is read once per ttl, and a stale one never gives a wrong state (lxc-info decides)', async () => {
+    let t = 0;
+    let reads = 0;
+    let sockets = HEADER + sock('c0');
+    const cache = createListeningCache({ ttlMs: 250, now: () => t, src: { unixSockets: async () => (reads++, sockets) } });
+    for (let i = 0; i < 50; i++) await cache();
+    assert.equal(reads, 1);
+    t = 251;
+    assert.deepEqual([...(await cache())], [`@${LXC}/c0/command`]);
+    assert.equal(reads, 2);
+    // c0 stopped since (socket and cgroup gone) but the set still lists it: no answer from the records.
+    const h = host(0);
+    const gone = { ...h.src, readFile: async () => undefined, exists: async () => false };
+    assert.equal(await readHostState({ name: 'c0', lxcPath: LXC, listening: await cache() }, gone), undefined);
+    // c2 started since (cgroup there) but the set does not list it yet: no answer either.
+    const up = host(4);
+    assert.equal(await readHostState({ name: 'c2', lxcPath: LXC, listening: await cache() }, up.src), undefined);
+    sockets = HEADER;
   });
 });

@@ -5,7 +5,7 @@
 import { readHostLink } from '../devices/read-host-link.ts';
 import { LXC_COMMON_CONF } from './render-config.ts';
 import { containerState, freezeContainer, lxcInfo, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
-import { readHostStates } from './host-states.ts';
+import { createListeningCache, readHostStates } from './host-states.ts';
 import { applyCgroupSettings, baseAllowedDevices, locateContainerCgroups, setDeviceAccess } from './live-cgroup.ts';
 import { attachMount, detachMount, readContainerMounts } from './live-mounts.ts';
 import { attachMacvlan, attachPhysical, detachMacvlan, detachPhysical, readContainerLinks, type InsideNic, type PhysicalState } from './live-nic-types.ts';
@@ -16,8 +16,10 @@ import { removeLeftovers } from './remove-leftovers.ts';
 
 /** Power state, listing and leftovers of LXC containers. */
 export function createLxcAdapter() {
+  const listening = createListeningCache({ ttlMs: 250 });
   return {
-    state: containerState,
+    // The listening sockets shared for 250 ms by every state read (a resync reads all of them): host-states.ts.
+    state: async (ref: Parameters<typeof containerState>[0]) => containerState({ ...ref, listening: await listening() }),
     start: startContainer,
     stop: stopContainer,
     freeze: freezeContainer,
