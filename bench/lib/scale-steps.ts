@@ -1,4 +1,5 @@
 /** The steps of bench/scale-bench.ts on one pool: launch N, measure with them running, delete them. */
+import http from 'node:http';
 import { percentile, summarize, type LatencyStats } from './stats.ts';
 import { errorText, type OperationResult, type UnixClient } from './unix-client.ts';
 
@@ -43,25 +44,38 @@ async function pooled<T>(items: readonly T[], concurrency: number, fn: (item: T)
   }));
 }
 
-/** GET /1.0/containers with recursion 0 and 1, at c=1 and c=16, `durationMs` each. */
+/** A GET timed to its last byte, the body not parsed (a 1000-container list is ~1 MB: parsing it in the bench would be most of what is timed). */
+function timedGet(client: UnixClient, path: string): Promise<{ status: number; ms: number; bytes: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = http.get({ socketPath: client.socketPath, agent: client.agent, path, headers: { Host: 'localhost' } }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, bytes }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+/** GET /1.0/containers with recursion 0 and 1, at c=1 and c=16, `durationMs` each (latency to the last byte). */
 export async function listCells(client: UnixClient, durationMs: number): Promise<ListCell[]> {
   const cells: ListCell[] = [];
   for (const path of ['/1.0/containers', '/1.0/containers?recursion=1']) {
     for (const concurrency of [1, 16]) {
       const lat: number[] = [];
       let errors = 0;
-      let listed: number | undefined;
-      await client.get(path).catch(() => undefined);
+      const first = await client.get(path).catch(() => undefined);
+      const listed: number | undefined = Array.isArray(first?.json?.metadata) ? first.json.metadata.length : undefined;
       const deadline = performance.now() + durationMs;
       await Promise.all(Array.from({ length: concurrency }, async () => {
         while (performance.now() < deadline) {
-          const r = await client.get(path).catch(() => undefined);
+          const r = await timedGet(client, path).catch(() => undefined);
           if (r?.status !== 200) {
             errors++;
             continue;
           }
           lat.push(r.ms);
-          if (Array.isArray(r.json?.metadata)) listed = r.json.metadata.length;
         }
       }));
       cells.push({ path, concurrency, requests: lat.length + errors, errors, ...(listed !== undefined ? { listed } : {}), latency: summarize(lat) });
