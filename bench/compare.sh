@@ -3,14 +3,17 @@
 # side by side with the issue's target verdicts (bench/compare-report.ts).
 #
 #   bash bench/compare.sh [--counts 0,50,200] [--engines pglite,embedded,postgres] [--no-lxd] [--no-fresh-fs] [--rest SECONDS]
-#                         [--networks|--networks-only] [--proxy|--proxy-only]
+#                         [--networks|--networks-only] [--proxy|--proxy-only] [--scale N [--scale-pools dir,btrfs] [--scale-lxd]]
 #                         [-- <more api-bench options>]
 #
 # --networks also runs bench/network-bench.ts (a managed bridge, containers with a nic on it, leases,
 # repair) against each daemon after api-bench; --networks-only runs only that. Each daemon then also
 # gets a mount namespace whose /sys/class/net shows its own network namespace. --proxy also runs
 # bench/proxy-bench.ts (a proxy device on 127.0.0.1 to busybox httpd and a sink in a container) in each
-# daemon's network namespace, with its loopback up; --proxy-only runs only that.
+# daemon's network namespace, with its loopback up; --proxy-only runs only that. --scale N runs only
+# bench/scale-bench.ts (N running busybox containers per pool: launch wall time, list p95, idle CPU and
+# RSS of the daemon's tree, one resync pass) against svcd (log level info, for the resync line), and
+# against lxd only with --scale-lxd; `-- <options>` then go to scale-bench (e.g. `-- --cpu-window 60`).
 #
 # --engines: svcd runs once per database engine, in this order (default all three): pglite (PGlite in the
 # daemon: SVCD_EMBEDDED_DATABASE=pglite), embedded (its private PostgreSQL server, the default) and
@@ -51,6 +54,9 @@ API_BENCH=1
 PROXY=0
 ENGINES=pglite,embedded,postgres
 PG_ADMIN_URL=${PG_ADMIN_URL:-postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres}
+SCALE=""
+SCALE_POOLS=dir,btrfs
+SCALE_LXD=0
 EXTRA=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -63,6 +69,9 @@ while [ $# -gt 0 ]; do
     --networks-only) NETWORKS=1; API_BENCH=0; shift ;;
     --proxy) PROXY=1; shift ;;
     --proxy-only) PROXY=1; API_BENCH=0; shift ;;
+    --scale) SCALE=${2:?--scale needs a count}; API_BENCH=0; shift 2 ;;
+    --scale-pools) SCALE_POOLS=${2:?--scale-pools needs a value}; shift 2 ;;
+    --scale-lxd) SCALE_LXD=1; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; EXTRA=("$@"); break ;;
     *) echo "compare.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -73,6 +82,9 @@ for e in ${ENGINES//,/ }; do
   case $e in pglite | embedded | postgres) ;; *) echo "compare.sh: unknown engine $e (pglite, embedded, postgres)" >&2; exit 2 ;; esac
 done
 
+[ -n "$SCALE" ] && WANT_LXD=$SCALE_LXD
+# Without api-bench (--networks-only, --proxy-only, --scale) only the first engine has anything to run.
+[ "$API_BENCH" = 1 ] || ENGINES=${ENGINES%%,*}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO" || exit 2
 # pg_up / pg_down: a throw-away database on the local PostgreSQL and the relay to it (bench/lib/postgres-relay.sh).
@@ -269,6 +281,15 @@ run_proxy_bench() { # label socket pid json
   return 0
 }
 
+run_scale_bench() { # label socket pid json [daemon log]
+  [ -n "$SCALE" ] || return 0
+  node --import tsx "$REPO/bench/scale-bench.ts" --socket "$2" --pid "$3" --image-file "$IMAGE" --n "$SCALE" --pools "$SCALE_POOLS" \
+    --label "$1" --json "$4" ${5:+--log "$5"} ${EXTRA[@]+"${EXTRA[@]}"}
+  local rc=$?
+  [ $rc = 0 ] || log "scale-bench against $1 exited with $rc"
+  return 0
+}
+
 run_bench() { # label socket pid json
   [ "$API_BENCH" = 1 ] || return 0
   node --import tsx "$REPO/bench/api-bench.ts" --socket "$2" --pid "$3" --image-file "$IMAGE" --counts "$COUNTS" \
@@ -294,7 +315,7 @@ FIRST_ENGINE=""
 run_svcd() { # engine
   rest "svcd ($1)"
   SVCD_STATE=$WORK/svcd-$1
-  local env=(SVCD_DIR="$SVCD_STATE" SVCD_LOG_LEVEL=warn) what
+  local env=(SVCD_DIR="$SVCD_STATE" SVCD_LOG_LEVEL="$([ -n "$SCALE" ] && echo "${SCALE_LOG_LEVEL:-info}" || echo warn)") what
   case $1 in
     pglite) env+=(SVCD_EMBEDDED_DATABASE=pglite) what=PGlite ;;
     embedded) env+=(SVCD_EMBEDDED_DATABASE=postgres) what="its private PostgreSQL server (the default)" ;;
@@ -321,6 +342,7 @@ run_svcd() { # engine
     FIRST_ENGINE=$1
     run_net_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-net.json"
     run_proxy_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-proxy.json"
+    run_scale_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-scale.json" "$WORK/svcd-$1.log"
   fi
   # What svcd logged at warn level or above during the run, by message (its log goes with the temp dir).
 node -e '
@@ -393,6 +415,7 @@ EOF
     run_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd.json"
     run_net_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-net.json"
     run_proxy_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-proxy.json"
+    run_scale_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-scale.json"
     [ "$API_BENCH" = 0 ] || [ -s "$WORK/lxd.json" ] || LXD_NOTE="api-bench against lxd produced no results"
   fi
   [ -n "$LXD_NOTE" ] && log "lxd: $LXD_NOTE"
@@ -423,6 +446,9 @@ elif [ "$API_BENCH" = 1 ]; then
 fi
 if [ "$NETWORKS" = 1 ] && [ -s "$WORK/svcd-net.json" ]; then
   node --import tsx "$REPO/bench/network-report.ts" "$WORK/svcd-net.json" "$WORK/lxd-net.json"
+fi
+if [ -n "$SCALE" ] && [ -s "$WORK/svcd-scale.json" ]; then
+  node --import tsx "$REPO/bench/scale-report.ts" "$WORK/svcd-scale.json" "$WORK/lxd-scale.json"
 fi
 if [ "$PROXY" = 1 ] && [ -s "$WORK/svcd-proxy.json" ]; then
   node --import tsx "$REPO/bench/proxy-report.ts" "$WORK/svcd-proxy.json" "$WORK/lxd-proxy.json"

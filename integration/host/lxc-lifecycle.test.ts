@@ -16,6 +16,7 @@ import { runInContainer } from '../../src/host/lxc/attach.ts';
 import { readCgroupStats } from '../../src/host/lxc/cgroup-stats.ts';
 import { readLxcHostFeatures, type LxcHostFeatures } from '../../src/host/lxc/host-features.ts';
 import { readHostState } from '../../src/host/lxc/host-state.ts';
+import { readHostStates } from '../../src/host/lxc/host-states.ts';
 import { ContainerStartError, containerState, freezeContainer, lxcInfo, startContainer, stopContainer, unfreezeContainer } from '../../src/host/lxc/lifecycle.ts';
 import type { LxcRef } from '../../src/host/lxc/lxc-args.ts';
 import { watchStates, type LxcMonitorEvent } from '../../src/host/lxc/monitor.ts';
@@ -130,6 +131,9 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     // the spawn-free reading answers, and agrees with lxc-info
     assert.deepEqual(await readHostState(c.ref), { state: 'RUNNING', pid: s.pid });
     assert.deepEqual(await lxcInfo(c.ref), { state: 'RUNNING', pid: s.pid });
+    // the observer's listing of every container, without lxc-ls (nor lxc-info: the records settle it)
+    const noInfo = { lxcInfo: async () => assert.fail('lxc-info asked') };
+    assert.deepEqual((await readHostStates(c.ref.lxcPath, noInfo)).find((l) => l.name === name), { name, state: 'RUNNING', pid: s.pid });
     assert.deepEqual(await startContainer({ ...c.ref, configFile: c.configFile, logFile: c.logFile }), s, 'starting a running container is success');
 
     const run = (...command: string[]) => runInContainer({ ...c.ref, command });
@@ -150,6 +154,7 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     assert.deepEqual(await containerState(c.ref), { state: 'STOPPED' });
     assert.deepEqual(await readHostState(c.ref), { state: 'STOPPED' });
     assert.deepEqual(await lxcInfo(c.ref), { state: 'STOPPED' });
+    assert.deepEqual((await readHostStates(c.ref.lxcPath, noInfo)).find((l) => l.name === name), { name, state: 'STOPPED' });
     assert.match(await readFile(path.join(c.dir, 'console.log'), 'utf8'), /The system is going down NOW!/);
     assert.deepEqual(await stopContainer({ ...c.ref }), { forced: false }, 'stopping a stopped container is success');
 
@@ -227,6 +232,7 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     assert.deepEqual(await containerState(c.ref), { state: 'FROZEN', pid });
     assert.deepEqual(await readHostState(c.ref), { state: 'FROZEN', pid });
     assert.deepEqual(await lxcInfo(c.ref), { state: 'FROZEN', pid });
+    assert.deepEqual((await readHostStates(c.ref.lxcPath, { lxcInfo })).find((l) => l.name === name), { name, state: 'FROZEN', pid });
     await unfreezeContainer(c.ref);
     assert.deepEqual(await containerState(c.ref), { state: 'RUNNING', pid });
     assert.deepEqual(await readHostState(c.ref), { state: 'RUNNING', pid });

@@ -64,3 +64,28 @@ test('a crash loop: killed at once again after each start, the start again is sc
   }
   assert.equal(later.length, 3);
 });
+
+test('a container desired running that never came up (its start keeps failing) is reported once, not at every sample', async () => {
+  const { db } = temp.database;
+  const id = randomUUID();
+  await db.insert(containers).values({ id, project: 'default', name: `never-${id.slice(0, 8)}`, architecture: 'x86_64', source: { type: 'none' }, power: 'running' });
+  const reports: string[] = [];
+  const observer = createContainerObserver({
+    db,
+    localWrites: temp.database.localWrites,
+    node: 'test',
+    // LXC lists nothing: the container never started.
+    lxc: { state: async () => ({ state: 'STOPPED' }), list: async () => [] },
+    lxcPath: path.join(stateDir, 'containers'),
+    stateDir,
+    bus: createEventBus({ location: 'test' }),
+    report: (_kind, key, what) => key === id && reports.push(what),
+    reportAfter: () => assert.fail('no backoff expected'),
+  });
+  for (let i = 0; i < 4; i++) await observer.sample(new AbortController().signal);
+  assert.deepEqual(reports, ['observed STOPPED, desired running']);
+  // Seen up and then gone again is a change: reported (as a stop behind svcd's back).
+  await observer.observe(id, { state: 'RUNNING', pid: 4242 });
+  await observer.observe(id, { state: 'STOPPED' });
+  assert.equal(reports.length, 2, reports.join('; '));
+});

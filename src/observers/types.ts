@@ -1,4 +1,4 @@
-/** Samples host state on an interval (e.g. `lxc-ls`, cgroup reads). */
+/** Samples host state on an interval (e.g. procfs and cgroup reads). */
 export interface PollObserver {
   name: string;
   kind: 'poll';

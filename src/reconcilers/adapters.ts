@@ -31,8 +31,8 @@ export interface LxcAdapter {
   stop(input: LxcCall & { force?: boolean }): Promise<{ forced: boolean }>;
   freeze(ref: LxcCall): Promise<void>;
   unfreeze(ref: LxcCall): Promise<void>;
-  /** What LXC lists under `lxcPath`, with each container's state (`lxc-ls`). */
-  list(lxcPath: string, signal?: AbortSignal): Promise<{ name: string; state: LxcState; pid?: number }[]>;
+  /** Every container under `lxcPath` (or only `names`) with its state, as `lxc-ls -f` would list them (host/lxc/host-states.ts: spawn-free where the host's records settle it). */
+  list(lxcPath: string, signal?: AbortSignal, names?: readonly string[]): Promise<{ name: string; state: LxcState; pid?: number }[]>;
   /** The empty cgroups a failed start leaves behind (host/lxc/remove-leftovers.ts). */
   removeLeftovers(name: string): Promise<void>;
 }

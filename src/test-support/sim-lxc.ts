@@ -164,9 +164,10 @@ export function createSimLxc(): SimLxc {
       sim.enter('unfreeze');
       up(ref.name, 'lxc-unfreeze').state = 'RUNNING';
     },
-    async list() {
+    async list(_lxcPath, _signal, names) {
       sim.enter('list');
-      return [...containers].map(([name, c]) => ({ name, state: c.state, ...(c.pid ? { pid: c.pid } : {}) }));
+      const only = names && new Set(names);
+      return [...containers].filter(([name]) => !only || only.has(name)).map(([name, c]) => ({ name, state: c.state, ...(c.pid ? { pid: c.pid } : {}) }));
     },
     async removeLeftovers() {
       sim.enter('removeLeftovers');

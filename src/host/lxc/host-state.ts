@@ -60,12 +60,16 @@ export function innermostPid(status: string): number | undefined {
  * looked for (/proc/net/unix grows with every running container: 0.7 ms a read with 200 running).
  * Init found in the container's cgroup still decides RUNNING; anything less is undefined as ever.
  */
-export async function readHostState(ref: LxcRef & { monitorStarted?: boolean }, src: HostStateSources = defaultSources): Promise<ContainerState | undefined> {
+export async function readHostState(
+  ref: LxcRef & { monitorStarted?: boolean; listening?: ReadonlySet<string> },
+  src: HostStateSources = defaultSources,
+): Promise<ContainerState | undefined> {
   const socket = commandSocketName(ref);
   if (!socket) return undefined;
   const cg = await src.cgroupDir(ref.name);
   if (!cg) return undefined;
-  const listening = ref.monitorStarted || isListening(await src.unixSockets(), socket);
+  // `ref.listening`: the listening sockets a caller looking at many containers read once (host-states.ts).
+  const listening = ref.monitorStarted || (ref.listening ? ref.listening.has(socket) : isListening(await src.unixSockets(), socket));
   if (!listening) return (await src.exists(cg.dir)) ? undefined : { state: 'STOPPED' };
   const procs = await src.readFile(path.join(cg.dir, 'cgroup.procs'));
   if (procs === undefined) return undefined;
@@ -121,7 +125,7 @@ function readSync(file: string): string | undefined {
   }
 }
 
-const defaultSources: HostStateSources = {
+export const defaultSources: HostStateSources = {
   unixSockets: async () => readSync('/proc/net/unix') ?? '',
   async cgroupDir(name) {
     const b = await monitorBase();

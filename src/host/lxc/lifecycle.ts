@@ -48,7 +48,7 @@ export async function readLogTail(file: string, from = 0, maxLines = 25): Promis
  * The container's state and init pid: from the host's records when they settle it (host-state.ts, no
  * process), else `lxc-info`. A container LXC does not know is STOPPED.
  */
-export async function containerState(input: LxcRef & RunnerOptions & { monitorStarted?: boolean }): Promise<ContainerState> {
+export async function containerState(input: LxcRef & RunnerOptions & { monitorStarted?: boolean; listening?: ReadonlySet<string> }): Promise<ContainerState> {
   const known = await readHostState(input).catch(() => undefined);
   if (known) return known;
   return lxcInfo(input);

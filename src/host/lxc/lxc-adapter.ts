@@ -4,26 +4,29 @@
  */
 import { readHostLink } from '../devices/read-host-link.ts';
 import { LXC_COMMON_CONF } from './render-config.ts';
-import { runCommand } from '../exec.ts';
-import { containerState, freezeContainer, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
+import { containerState, freezeContainer, lxcInfo, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
+import { createListeningCache, readHostStates } from './host-states.ts';
 import { applyCgroupSettings, baseAllowedDevices, locateContainerCgroups, setDeviceAccess } from './live-cgroup.ts';
 import { attachMount, detachMount, readContainerMounts } from './live-mounts.ts';
 import { attachMacvlan, attachPhysical, detachMacvlan, detachPhysical, readContainerLinks, reclaimPhysical, type InsideNic, type PhysicalState } from './live-nic-types.ts';
 import { adoptNic, applyNicRoutes, attachNic, detachNic, readHostVeth, rejoinBridge } from './live-nics.ts';
 import { applyNicFilter } from './nic-filter.ts';
 import { applyNicLimits } from './nic-limits.ts';
-import { lxcLsArgs, parseLxcLs } from './lxc-args.ts';
 import { removeLeftovers } from './remove-leftovers.ts';
 
 /** Power state, listing and leftovers of LXC containers. */
 export function createLxcAdapter() {
+  const listening = createListeningCache({ ttlMs: 250 });
   return {
-    state: containerState,
+    // The listening sockets shared for 250 ms by every state read (a resync reads all of them): host-states.ts.
+    state: async (ref: Parameters<typeof containerState>[0]) => containerState({ ...ref, listening: await listening() }),
     start: startContainer,
     stop: stopContainer,
     freeze: freezeContainer,
     unfreeze: unfreezeContainer,
-    list: async (lxcPath: string, signal?: AbortSignal) => parseLxcLs(await runCommand('lxc-ls', lxcLsArgs(lxcPath), { timeoutMs: 30_000, ...(signal ? { signal } : {}) })),
+    // Spawn-free where the host's records settle each state (host-states.ts); lxc-info for the others.
+    list: (lxcPath: string, signal?: AbortSignal, names?: readonly string[]) =>
+      readHostStates(lxcPath, { lxcInfo: (ref) => lxcInfo({ ...ref, ...(ref.signal ? { signal: ref.signal } : {}) }) }, signal, names),
     removeLeftovers: async (name: string) => void (await removeLeftovers({ name })),
   };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { lxcArgs, lxcLsArgs, parseLxcInfo, parseLxcLs } from './lxc-args.ts';
+import { lxcArgs, parseLxcInfo } from './lxc-args.ts';
 
 const r = { name: 'c1', lxcPath: '/var/lib/svcd/lxc' };
 
@@ -33,14 +33,4 @@ describe('parseLxcInfo', () => {
     assert.throws(() => parseLxcInfo(''), /cannot read a container state/);
     assert.throws(() => parseLxcInfo('State: SLEEPY'), /cannot read/);
   });
-});
-
-it('lxc-ls: argv and parsing of NAME,STATE,PID rows', () => {
-  assert.deepEqual(lxcLsArgs('/var/lib/svcd/containers'), ['-P', '/var/lib/svcd/containers', '-f', '-F', 'NAME,STATE,PID']);
-  const text = 'NAME                                 STATE   PID   \nc1 RUNNING 1234\nc2   STOPPED -\nc3 FROZEN 99\ngarbage\n';
-  assert.deepEqual(parseLxcLs(text), [
-    { name: 'c1', state: 'RUNNING', pid: 1234 },
-    { name: 'c2', state: 'STOPPED' },
-    { name: 'c3', state: 'FROZEN', pid: 99 },
-  ]);
 });

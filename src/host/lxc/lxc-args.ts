@@ -81,19 +81,3 @@ export function parseLxcInfo(output: string): ContainerState {
   if (!state) throw new Error(`cannot read a container state from lxc-info output ${JSON.stringify(output)}`);
   return pid === undefined ? { state } : { state, pid };
 }
-
-/** argv for `lxc-ls` listing every container of a path with its state and init pid (one process for all). */
-export function lxcLsArgs(lxcPath: string): string[] {
-  return ['-P', lxcPath, '-f', '-F', 'NAME,STATE,PID'];
-}
-
-/** Parse `lxc-ls -f -F NAME,STATE,PID` (a header line, then one row per container; PID is `-` when stopped). */
-export function parseLxcLs(text: string): { name: string; state: LxcState; pid?: number }[] {
-  const out: { name: string; state: LxcState; pid?: number }[] = [];
-  for (const line of text.split('\n').slice(1)) {
-    const [name, state, pid] = line.trim().split(/\s+/);
-    if (!name || !state || !(LXC_STATES as readonly string[]).includes(state)) continue;
-    out.push({ name, state: state as LxcState, ...(pid && /^\d+$/.test(pid) ? { pid: Number(pid) } : {}) });
-  }
-  return out;
-}

@@ -2,6 +2,7 @@ import { AbandonedRunError, awaitWithGrace } from './await-with-grace.ts';
 import { computeBackoff, type BackoffOptions } from './backoff.ts';
 import type { Clock, TimerHandle } from './clock.ts';
 import { createKeyedQueue, type QueueItem } from './keyed-queue.ts';
+import { createResyncPass, type ResyncPassResult } from './resync-pass.ts';
 import { isTerminalError, terminalMessageOf } from './terminal-error.ts';
 import type { ReconcileResult, Reconciler, RuntimeLogger, Settler } from './types.ts';
 import { createWatchFanout, type Watch } from './watches.ts';
@@ -36,6 +37,8 @@ export interface KeyStatus {
 export interface ReconcileManager {
   /** Startup sweep of every kind's keys, then periodic resync. */
   start(): Promise<void>;
+  /** A full resync pass now (the periodic one early): resolves when every key listed has run once; rejects while one is under way. */
+  resync(reason: string): Promise<ResyncPassResult>;
   /** Queues a key (API desired writes, observer drift). Throws for an unknown kind. */
   enqueue(kind: string, key: string, reason: string): void;
   /**
@@ -83,7 +86,7 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
   const queue = createKeyedQueue({
     clock,
     concurrency: deps.concurrency ?? DEFAULTS.concurrency,
-    process: runOne,
+    process: (item) => runOne(item).finally(() => pass.ran(idOf(item.kind, item.key))),
     onError: (err, item) => log.error({ err, kind: item.kind, key: item.key }, 'reconcile run crashed'),
   });
   const fanout = createWatchFanout({
@@ -99,12 +102,13 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
   /** Enqueued before start(): run once started. */
   const beforeStart: [string, string, string][] = [];
   let resyncTimer: TimerHandle | undefined;
-  let resyncing = false;
+  /** The resync pass under way: its keys ticked off as they run, its time logged at the end. */
+  const pass = createResyncPass({ clock });
   let stopPromise: Promise<void> | undefined;
 
   const idOf = (kind: string, key: string): string => `${kind}\u0000${key}`;
 
-  async function sweep(reason: string): Promise<void> {
+  async function sweep(reason: string, onKey?: (id: string) => void): Promise<void> {
     await Promise.all(
       [...byKind.values()].map(async (r) => {
         let keys: string[];
@@ -114,10 +118,25 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
           log.error({ err, kind: r.kind, reason }, 'listKeys failed; kind skipped in this sweep');
           return;
         }
-        for (const key of keys) queue.add(r.kind, key, reason);
+        for (const key of keys) {
+          onKey?.(idOf(r.kind, key));
+          queue.add(r.kind, key, reason);
+        }
         log.debug({ kind: r.kind, reason, keys: keys.length }, 'keys enqueued');
       }),
     );
+  }
+
+  function resync(reason: string): Promise<ResyncPassResult> {
+    if (pass.running()) return Promise.reject(new Error('a resync pass is already under way'));
+    const done = pass.begin(reason);
+    void sweep(reason, (id) => pass.add(id))
+      .catch((err: unknown) => log.error({ err }, 'resync failed'))
+      .finally(() => pass.listed());
+    return done.then((r) => {
+      log.info({ ...r }, 'resync pass done');
+      return r;
+    });
   }
 
   function scheduleResync(): void {
@@ -125,16 +144,8 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
       resyncTimer = undefined;
       if (phase !== 'started') return;
       scheduleResync();
-      if (resyncing) {
-        log.warn({}, 'previous resync still listing keys; skipping this one');
-        return;
-      }
-      resyncing = true;
-      sweep('resync')
-        .catch((err: unknown) => log.error({ err }, 'resync failed'))
-        .finally(() => {
-          resyncing = false;
-        });
+      if (pass.running()) return log.warn({}, 'previous resync pass still running; skipping this one');
+      void resync('resync');
     }, resyncIntervalMs);
   }
 
@@ -249,6 +260,10 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
       for (const [kind, key, reason] of beforeStart.splice(0)) queue.add(kind, key, reason);
       await sweep('startup');
       if (phase === 'started') scheduleResync();
+    },
+    resync(reason) {
+      if (phase !== 'started') return Promise.reject(new Error(`reconcile manager is ${phase}: no resync`));
+      return resync(reason);
     },
     enqueue(kind, key, reason) {
       if (!byKind.has(kind)) throw new Error(`unknown reconciler kind: ${kind}`);
