@@ -2,7 +2,7 @@
 # Run bench/api-bench.ts against svcd and, when it can run here, Debian's LXD 5.0.2, then print both
 # side by side with the issue's target verdicts (bench/compare-report.ts).
 #
-#   bash bench/compare.sh [--counts 0,50,200] [--engines pglite,embedded,postgres] [--no-lxd] [--no-fresh-fs] [--rest SECONDS]
+#   bash bench/compare.sh [--counts 0,50,200] [--engines embedded,pglite,postgres] [--no-lxd] [--no-fresh-fs] [--rest SECONDS]
 #                         [--networks|--networks-only] [--proxy|--proxy-only] [--scale N [--scale-pools dir,btrfs] [--scale-lxd]]
 #                         [-- <more api-bench options>]
 #
@@ -15,9 +15,9 @@
 # RSS of the daemon's tree, one resync pass) against svcd (log level info, for the resync line), and
 # against lxd only with --scale-lxd; `-- <options>` then go to scale-bench (e.g. `-- --cpu-window 60`).
 #
-# --engines: svcd runs once per database engine, in this order (default all three): pglite (PGlite in the
-# daemon: SVCD_EMBEDDED_DATABASE=pglite), embedded (its private PostgreSQL server, the default) and
-# postgres (DATABASE_URL), a throw-away database made for the run on the local PostgreSQL ($PG_ADMIN_URL, default
+# --engines: svcd runs once per database engine, in this order (default all three): embedded (its private
+# PostgreSQL server, the default: the main table shows it), pglite (PGlite in the daemon:
+# SVCD_EMBEDDED_DATABASE=pglite, the engines table's reference) and postgres (DATABASE_URL), a throw-away database made for the run on the local PostgreSQL ($PG_ADMIN_URL, default
 # postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres; dropped after). The daemon's network namespace
 # cannot reach 127.0.0.1 of the host, so it connects through a unix socket under the temp dir that socat
 # (in the host's namespace) relays to the server's TCP port: password auth, as a remote member would.
@@ -52,7 +52,7 @@ FRESH_FS_SIZE=16G
 NETWORKS=0
 API_BENCH=1
 PROXY=0
-ENGINES=pglite,embedded,postgres
+ENGINES=embedded,pglite,postgres
 PG_ADMIN_URL=${PG_ADMIN_URL:-postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres}
 SCALE=""
 SCALE_POOLS=dir,btrfs
@@ -427,13 +427,17 @@ fi
 
 # --- report -----------------------------------------------------------------------------------
 echo
-# The main table shows svcd's first engine (PGlite unless it did not run); with two or more, the engines table follows.
+# The main table shows svcd's first engine (the default, its private server); with two or more, the engines table follows.
 MAIN=""
 for e in ${ENGINES//,/ }; do [ -z "$MAIN" ] && [ -s "$WORK/svcd-$e.json" ] && MAIN=$WORK/svcd-$e.json; done
 REPORT=()
 engine_name() { case $1 in pglite) echo PGlite ;; embedded) echo "private server" ;; postgres) echo PostgreSQL ;; esac; }
 n_engines=0
-for e in ${ENGINES//,/ }; do [ -s "$WORK/svcd-$e.json" ] && REPORT+=(--engine "$(engine_name "$e")=$WORK/svcd-$e.json") && n_engines=$((n_engines + 1)); done
+# PGlite first: the reference of the engines table.
+for e in pglite ${ENGINES//,/ }; do
+  case " ${REPORT[*]} " in *"$WORK/svcd-$e.json"*) continue ;; esac
+  [[ ",$ENGINES," == *",$e,"* ]] && [ -s "$WORK/svcd-$e.json" ] && REPORT+=(--engine "$(engine_name "$e")=$WORK/svcd-$e.json") && n_engines=$((n_engines + 1))
+done
 [ "$n_engines" -ge 2 ] || REPORT=()
 if [ -n "$MAIN" ]; then
   if [ -s "$WORK/lxd.json" ]; then

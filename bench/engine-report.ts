@@ -5,7 +5,7 @@
  * lxd's on every engine. Pure: result files in, table rows out.
  */
 import type { BenchResults } from './lib/results.ts';
-import { fmtMs, fmtRate } from './lib/stats.ts';
+import { fmtKiB, fmtMs, fmtRate } from './lib/stats.ts';
 
 /** PostgreSQL may be this much slower than PGlite on any figure. */
 export const ENGINE_SLACK = 1.25;
@@ -72,6 +72,24 @@ export function engineRows(engines: readonly EngineRun[], lxd: BenchResults | un
   // The machine is shared: each run's load says how much its figures mean.
   const load = (r: BenchResults | undefined) => (r ? (r.load ?? []).map((l) => l.loadavg[0].toFixed(1)).join(' / ') || '—' : '—');
   rows.push(['machine load (1-min, per phase)', ...engines.map(([, r]) => load(r)), lxd ? load(lxd) : '—', '', 'n/a', 'informative']);
+  // The whole tree's memory on each engine: idle ≤ 2× lxd's, and after deleting the containers ≤ idle + 10%.
+  for (const kind of ['RSS', 'PSS'] as const) {
+    const idle = (r: BenchResults | undefined) => (kind === 'RSS' ? r?.rss.idleKiB : r?.rss.idlePssKiB);
+    const churned = (r: BenchResults | undefined) => {
+      const last = r?.bulk.at(-1);
+      return kind === 'RSS' ? last?.rssAfterDeleteSettledKiB : last?.pssAfterDeleteSettledKiB;
+    };
+    const l = idle(lxd);
+    engines.forEach(([name, r], i) => {
+      const d = idle(r);
+      if (!r || !finite(d)) return;
+      const ok = finite(l) ? d <= 2 * l : undefined;
+      rows.push([`tree ${kind} idle on ${name} ≤ 2× lxd`, ...engines.map((_, j) => (j === i ? fmtKiB(d) : '')), lxd ? fmtKiB(l) : '—', finite(l) ? `${(d / l).toFixed(2)}× lxd` : '', ok === undefined ? 'n/a' : ok ? 'PASS' : 'MISS', 'whole tree, 0 containers']);
+      const c = churned(r);
+      if (!finite(c)) return;
+      rows.push([`tree ${kind} after churn on ${name} ≤ idle + 10%`, ...engines.map((_, j) => (j === i ? fmtKiB(c) : '')), '', `${(((c - d) / d) * 100).toFixed(1)}%`, c <= d * 1.1 ? 'PASS' : 'MISS', 'after deleting them (settled)']);
+    });
+  }
   const del = (r: BenchResults | undefined) => (r && !r.single?.delete.failed ? r.single?.delete.latency?.median : undefined);
   const lxdDelete = del(lxd);
   engines.forEach(([name, r], i) => {
