@@ -19,6 +19,7 @@
  * Every container the run made is deleted at the end, also on failure and on Ctrl-C.
  */
 import { open, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { uploadImageFile } from './lib/image-upload.ts';
 import { settledTreeRssKiB, treeCpuPercent } from './lib/proc-tree.ts';
@@ -61,6 +62,8 @@ const pools = opts.pools!.split(',').map((p) => p.trim()).filter(Boolean);
 for (const p of pools) if (p !== 'dir' && p !== 'btrfs') (process.stderr.write(`scale-bench: unknown pool kind ${p}\n`), process.exit(2));
 
 const client = new UnixClient(opts.socket!);
+/** The daemon's state dir (its socket's): processes naming it (a database server, forwarders) are its tree too. */
+const stateDir = path.dirname(opts.socket!);
 const log = (s = '') => process.stdout.write(`${s}\n`);
 const created = new Set<string>();
 
@@ -74,8 +77,8 @@ async function main(): Promise<void> {
   const label = opts.label ?? server;
   log(`scale-bench against ${label} (${server} ${env.server_version ?? '?'}, pid ${pid}): N=${n}, pools ${pools.join(', ')}, CPU window ${cpuWindowMs / 1000} s`);
   const image = await uploadImageFile(client, opts['image-file']!, 'scale-busybox', 600_000);
-  const idleRssKiB = await settledTreeRssKiB(pid, 20_000);
-  const idleCpu0 = await treeCpuPercent(pid, Math.min(cpuWindowMs, 60_000));
+  const idleRssKiB = await settledTreeRssKiB(pid, 20_000, stateDir);
+  const idleCpu0 = await treeCpuPercent(pid, Math.min(cpuWindowMs, 60_000), stateDir);
   log(`  idle: process tree RSS ${fmtKiB(idleRssKiB)}, CPU ${idleCpu0.percent.toFixed(2)}% of one core over ${idleCpu0.seconds.toFixed(0)} s with no container`);
   const results: PoolResults[] = [];
   for (const pool of pools) {
@@ -83,10 +86,10 @@ async function main(): Promise<void> {
     const res = await runPool({
       client, pool, n, launchConcurrency, created, log,
       measure: async (running) => {
-        const rssRunningKiB = await settledTreeRssKiB(pid, 20_000);
+        const rssRunningKiB = await settledTreeRssKiB(pid, 20_000, stateDir);
         log(`    tree RSS with ${running} running: ${fmtKiB(rssRunningKiB)} (${fmtKiB((rssRunningKiB - idleRssKiB) / Math.max(1, running))} per container over idle)`);
         log(`    measuring idle CPU of the tree for ${cpuWindowMs / 1000} s ...`);
-        const idleCpu = await treeCpuPercent(pid, cpuWindowMs);
+        const idleCpu = await treeCpuPercent(pid, cpuWindowMs, stateDir);
         log(`    idle CPU with ${running} running: ${idleCpu.percent.toFixed(2)}% of one core (${idleCpu.members} processes in the tree; target ≤ 2%)`);
         const list = await listCells(client, durationMs);
         for (const c of list) log(`    GET ${c.path.padEnd(31)} c=${String(c.concurrency).padStart(2)}  p95 ${fmtMs(c.latency.p95)}  median ${fmtMs(c.latency.median)}  ${c.requests} req${c.errors ? `  ERRORS ${c.errors}` : ''}`);

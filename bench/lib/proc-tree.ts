@@ -1,76 +1,49 @@
 /**
- * A daemon's whole process tree from /proc (no process spawned): its live descendants by parent pid,
- * their CPU time and their resident memory. CPU is utime+stime+cutime+cstime of every member, so a
- * short-lived child (an lxc-ls, a forwarder) still counts once its parent has reaped it.
+ * A daemon's whole process tree over time, as bench/lib/process-tree.ts defines the tree (its descendants and
+ * the processes naming a path of its state dir, not the containers), read from /proc with no process spawned:
+ * its CPU time and its resident memory. CPU is utime+stime+cutime+cstime of every member, so a short-lived
+ * child (an lxc-info, a forwarder launch) still counts once its parent has reaped it.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { listProcesses, readTreeMemory, selectTree, selfAndAncestors } from './process-tree.ts';
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
-/** Fields of /proc/<pid>/stat after the command name: [state, ppid, ...]. */
-async function statFields(pid: number): Promise<string[] | undefined> {
-  const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-  if (!text) return undefined;
-  return text.slice(text.lastIndexOf(')') + 2).split(' ');
-}
-
-/** The pid and all its live descendants. */
-export async function treePids(root: number): Promise<number[]> {
-  const children = new Map<number, number[]>();
-  for (const e of await readdir('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    const f = await statFields(Number(e));
-    if (!f) continue;
-    const ppid = Number(f[1]);
-    children.set(ppid, [...(children.get(ppid) ?? []), Number(e)]);
-  }
-  const out: number[] = [];
-  const todo = [root];
-  while (todo.length) {
-    const p = todo.pop()!;
-    out.push(p);
-    todo.push(...(children.get(p) ?? []));
-  }
-  return out;
+/** The tree's members now. */
+export async function treePids(root: number, ownedPath?: string): Promise<number[]> {
+  const procs = await listProcesses();
+  return selectTree(procs, root, { ...(ownedPath ? { ownedPath } : {}), skip: selfAndAncestors(procs) }).map((p) => p.pid);
 }
 
 /** CPU seconds used so far by the tree (its reaped children included). */
-export async function treeCpuSeconds(root: number): Promise<number> {
+export async function treeCpuSeconds(root: number, ownedPath?: string): Promise<number> {
   let ticks = 0;
-  for (const pid of await treePids(root)) {
-    const f = await statFields(pid);
+  for (const pid of await treePids(root, ownedPath)) {
+    const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
     // utime stime cutime cstime are fields 14..17 of stat: 11..14 after the command name.
-    if (f) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    if (text) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
   }
   return ticks / TICKS_PER_SECOND;
 }
 
-/** Resident memory of the tree (sum of VmRSS), KiB. */
-export async function treeRssKiB(root: number): Promise<number> {
-  let kib = 0;
-  for (const pid of await treePids(root)) {
-    const text = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-    kib += Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(text)?.[1] ?? 0);
-  }
-  return kib;
-}
-
 /** The tree's CPU use over `windowMs` as % of one core. */
-export async function treeCpuPercent(root: number, windowMs: number): Promise<{ percent: number; seconds: number; members: number }> {
+export async function treeCpuPercent(root: number, windowMs: number, ownedPath?: string): Promise<{ percent: number; seconds: number; members: number }> {
   const t0 = performance.now();
-  const c0 = await treeCpuSeconds(root);
+  const c0 = await treeCpuSeconds(root, ownedPath);
   await new Promise((r) => setTimeout(r, windowMs));
-  const c1 = await treeCpuSeconds(root);
+  const c1 = await treeCpuSeconds(root, ownedPath);
   const seconds = (performance.now() - t0) / 1000;
-  return { percent: ((c1 - c0) / seconds) * 100, seconds, members: (await treePids(root)).length };
+  return { percent: ((c1 - c0) / seconds) * 100, seconds, members: (await treePids(root, ownedPath)).length };
 }
 
 /** The tree's RSS once settled: the least of one sample a second over `ms` (node frees memory lazily, at its idle GC). */
-export async function settledTreeRssKiB(root: number, ms: number): Promise<number> {
-  let least = await treeRssKiB(root);
+export async function settledTreeRssKiB(root: number, ms: number, ownedPath?: string): Promise<number> {
+  const rss = async () => (await readTreeMemory(root, ownedPath ? { ownedPath } : {}))?.rssKiB ?? 0;
+  let least = await rss();
   for (const until = Date.now() + ms; Date.now() < until; ) {
     await new Promise((r) => setTimeout(r, 1_000));
-    least = Math.min(least, await treeRssKiB(root));
+    least = Math.min(least, await rss());
   }
   return least;
 }
