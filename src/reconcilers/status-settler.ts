@@ -10,8 +10,10 @@ import type { Settler } from './runtime/index.ts';
  */
 export function createStatusSettler({ db, ops, convergence }: { db: Db; ops: Pick<Operations, 'converged' | 'failed'>; convergence?: Pick<Convergence, 'notify'> }): Settler {
   return {
-    async converged(kind, key, observedGeneration, facts) {
-      await recordConverged(db, kind, key, observedGeneration, facts);
+    async converged(kind, key, observedGeneration, facts, gone) {
+      // A removed object leaves no status row behind (its key is never reconciled again).
+      if (gone) await clearStatus(db, kind, key);
+      else await recordConverged(db, kind, key, observedGeneration, facts);
       await ops.converged(kind, key, observedGeneration);
       convergence?.notify(kind, key, { observed: observedGeneration });
     },

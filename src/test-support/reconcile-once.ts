@@ -12,7 +12,7 @@ export function createReconcileOnce(db: Db) {
     const ctx = { kind: r.kind, key, attempt: 0, signal: new AbortController().signal, reason: 'test' };
     try {
       const res = await r.reconcile(key, ctx);
-      if (res.observedGeneration !== undefined) await settler.converged(r.kind, key, res.observedGeneration, res.facts);
+      if (res.observedGeneration !== undefined) await settler.converged(r.kind, key, res.observedGeneration, res.facts, res.gone);
       return res;
     } catch (e) {
       await settler.failed(r.kind, key, (e as Error).message, isTerminalError(e));

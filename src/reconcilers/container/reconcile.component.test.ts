@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { useTempDatabase } from '../../db/temp-database.ts';
 import { bumpContainer, insertContainer, markContainerDeleting, readContainerById } from '../../desired/containers.ts';
-import { storageVolumes } from '../../desired/schema/index.ts';
+import { reconcileStatus, storageVolumes } from '../../desired/schema/index.ts';
 import { lxcPathOf } from '../../host/layout.ts';
 import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
 import { openSimHost, simContainerDeps } from '../../test-support/sim-container-deps.ts';
@@ -110,5 +110,6 @@ test('freeze, stop, and delete: the container is stopped, and its volume, rows a
   assert.deepEqual(await rowsOf(c.id), []);
   assert.equal(await readContainerById(db, c.id), undefined);
   assert.equal(existsSync(path.join(lxcPathOf(stateDir), c.id)), false);
+  assert.deepEqual(await db.select().from(reconcileStatus).where(eq(reconcileStatus.key, c.id)), [], 'no status row left behind');
   assert.deepEqual(await once(reconciler, c.id), {}, 'a removed container is nothing to do');
 });

@@ -86,7 +86,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     if (c.deletingAt) {
       await remove(c, signal);
       announceDeleted(deps, c);
-      return { observedGeneration: c.generation };
+      return { observedGeneration: c.generation, gone: true };
     }
     const { config, devices } = await expandStoredContainer(db, c);
     // One copy of the facts for the whole reconcile: every step records in it. What must be on disk

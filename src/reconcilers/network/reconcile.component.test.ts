@@ -76,7 +76,7 @@ test('a rename removes the old bridge; a delete removes the network, its firewal
   assert.ok(network.bridges.has('rc-new'));
   assert.deepEqual(await readFacts(db, 'network', n.id), { bridge: 'rc-new' });
   const gone = await markNetworkDeleting(db, renamed.id);
-  assert.deepEqual(await once(reconciler, n.id), { observedGeneration: gone.generation });
+  assert.deepEqual(await once(reconciler, n.id), { observedGeneration: gone.generation, gone: true });
   assert.equal(network.bridges.has('rc-new'), false);
   assert.ok(!network.firewall.includes('rc-new'));
   assert.equal(await readNetworkById(db, n.id), undefined);

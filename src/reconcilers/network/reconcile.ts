@@ -72,7 +72,7 @@ export function createNetworkReconciler(deps: NetworkReconcilerDeps): Reconciler
         await syncFirewall(ctx.signal);
         await deleteNetworkRow(db, id);
         forgetFacts(db, NETWORK_KIND, id);
-        return { observedGeneration: row.generation };
+        return { observedGeneration: row.generation, gone: true };
       }
       // Recorded before the host is touched: a crash half-way still knows which bridge to remove.
       if (facts.bridge !== row.name) await writeFacts(db, NETWORK_KIND, id, { ...facts, bridge: row.name });

@@ -17,6 +17,8 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
   /** The key's facts to record with its convergence, in the same write (only with observedGeneration). */
   facts?: Record<string, unknown>;
+  /** The object was removed (its rows are gone): its operations settle, and its status row goes instead of being recorded. */
+  gone?: boolean;
 }
 
 export interface Reconciler {
@@ -26,8 +28,8 @@ export interface Reconciler {
 }
 
 export interface Settler {
-  /** Settles operations whose target generation <= observedGeneration; records `facts` when given. */
-  converged(kind: string, key: string, observedGeneration: number, facts?: Record<string, unknown>): Promise<void>;
+  /** Settles operations whose target generation <= observedGeneration; records `facts` when given; `gone`: removes the key's status instead. */
+  converged(kind: string, key: string, observedGeneration: number, facts?: Record<string, unknown>, gone?: boolean): Promise<void>;
   /** terminal: fail pending operations; transient: only record the last error. */
   failed(kind: string, key: string, message: string, terminal: boolean): Promise<void>;
 }

@@ -40,7 +40,7 @@ export function createPoolReconciler(deps: {
           await deletePoolRow(tx, name);
           await tx.delete(poolRuntime).where(and(eq(poolRuntime.pool, name), eq(poolRuntime.node, deps.node)));
         });
-        return { observedGeneration: row.generation };
+        return { observedGeneration: row.generation, gone: true };
       }
       await driver.ensurePool(spec, ctx.signal);
       // Mount options changed since they were last applied: remount in place.

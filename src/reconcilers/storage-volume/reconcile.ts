@@ -5,7 +5,7 @@ import { storagePools, storageVolumes, type StoragePoolRow, type StorageVolumeRo
 import { deleteSnapshotRow, deleteVolumeRow, listAllSnapshots, readVolumeById, VOLUME_KIND } from '../../desired/storage-volumes.ts';
 import type { PoolSpec, SnapshotRef, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
 import { isStorageUnsupportedError } from '../../host/storage/errors.ts';
-import { TerminalError, type Reconciler } from '../runtime/index.ts';
+import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
 import type { StorageAdapter } from '../adapters.ts';
 import { forgetFacts, readFacts, writeFacts } from '../status-settler.ts';
 import { poolSpecOf } from '../../host/layout.ts';
@@ -54,7 +54,7 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage
     },
   };
 
-  async function converge(id: string, signal: AbortSignal): Promise<{ observedGeneration?: number }> {
+  async function converge(id: string, signal: AbortSignal): Promise<ReconcileResult> {
     const ctx = { signal };
     {
       const vol = await readVolumeById(db, id);
@@ -73,7 +73,7 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage
         }
         await deleteVolumeRow(db, id);
         forgetFacts(db, VOLUME_KIND, id);
-        return { observedGeneration: vol.generation };
+        return { observedGeneration: vol.generation, gone: true };
       }
 
       const target = await readyPool(vol.pool);
