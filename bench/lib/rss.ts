@@ -1,11 +1,8 @@
-/** Resident memory of a daemon from /proc/<pid>/status (VmRSS, KiB); no process is spawned. */
+/**
+ * Finding a daemon and sampling figures about the machine, from /proc (no process spawned). A daemon's
+ * memory is its whole tree's: bench/lib/process-tree.ts.
+ */
 import { readdir, readFile } from 'node:fs/promises';
-
-export async function readRssKiB(pid: number): Promise<number | undefined> {
-  const text = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
-  const m = text && /^VmRSS:\s+(\d+)\s+kB/m.exec(text);
-  return m ? Number(m[1]) : undefined;
-}
 
 /** The short command name of a process (`/proc/<pid>/comm`), undefined when it is gone. */
 export async function processName(pid: number): Promise<string | undefined> {
