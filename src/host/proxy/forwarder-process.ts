@@ -56,22 +56,21 @@ const pidFileOf = (stateDir: string, id: string, device: string) => path.join(pr
 const argsFileOf = (pidFile: string) => pidFile.replace(/\.pid$/, '.args');
 /** Field 22 of /proc/<pid>/stat (after the comm, which may hold spaces and parentheses). */
 const startTimeOf = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+/** Whether a /proc/<pid>/stat text ('' when gone) is a running process: not exited, not a zombie. */
+const isRunning = (stat: string) => stat !== '' && !/^\d+ \(.*\) [ZX] /s.test(stat);
 
 /** The arguments of live process `pid` when it is a running (not zombie) svcd-proxy; else undefined. */
-async function forwarderCmdline(procRoot: string, pid: number): Promise<string[] | undefined> {
+function forwarderCmdline(procRoot: string, pid: number): string[] | undefined {
   const dir = path.join(procRoot, String(pid));
-  const [cmdline, stat] = [readSmall(path.join(dir, 'cmdline')), readSmall(path.join(dir, 'stat'))];
-  if (!stat || /^\d+ \(.*\) [ZX] /s.test(stat)) return undefined;
+  if (!isRunning(readSmall(path.join(dir, 'stat')))) return undefined;
+  const cmdline = readSmall(path.join(dir, 'cmdline'));
   const argv = cmdline.split('\0');
   if (argv.at(-1) === '') argv.pop();
   return path.basename(argv[0] ?? '') === 'svcd-proxy' ? argv.slice(1) : undefined;
 }
 
 /** Has `pid` finished exiting (gone, or a zombie)? */
-async function exited(procRoot: string, pid: number): Promise<boolean> {
-  const stat = readSmall(path.join(procRoot, String(pid), 'stat'));
-  return stat === '' || /^\d+ \(.*\) [ZX] /s.test(stat);
-}
+const exited = (procRoot: string, pid: number) => !isRunning(readSmall(path.join(procRoot, String(pid), 'stat')));
 
 /** The forwarder of a container's device when it is alive: its pid and key. Spawns nothing. */
 export async function readForwarder(containerId: string, device: string, deps: ForwarderDeps): Promise<{ pid: number; key: string } | undefined> {
@@ -82,9 +81,9 @@ export async function readForwarder(containerId: string, device: string, deps: F
   if (started) {
     // Launched: the same process while its start time is the one it wrote (a reused pid has another).
     const stat = readSmall(path.join(deps.procRoot ?? '/proc', String(pid), 'stat'));
-    return stat && !/^\d+ \(.*\) [ZX] /s.test(stat) && startTimeOf(stat) === started ? { pid, key } : undefined;
+    return isRunning(stat) && startTimeOf(stat) === started ? { pid, key } : undefined;
   }
-  const args = await forwarderCmdline(deps.procRoot ?? '/proc', pid);
+  const args = forwarderCmdline(deps.procRoot ?? '/proc', pid);
   return args && argsKey(withoutLaunchArgs(args)) === key ? { pid, key } : undefined;
 }
 
@@ -128,11 +127,11 @@ export async function stopForwarder(containerId: string, device: string, deps: F
   const live = await readForwarder(containerId, device, deps);
   if (live) {
     const kept = await readFile(argsFileOf(file), 'utf8').then((t) => JSON.parse(t) as string[], () => undefined);
-    const args = kept ?? (await forwarderCmdline(procRoot, live.pid)) ?? [];
+    const args = kept ?? forwarderCmdline(procRoot, live.pid) ?? [];
     signal(live.pid, 'SIGTERM');
     // It exits within a millisecond of SIGTERM (a signalfd in its epoll): look again soon, then less often.
     let killed = false;
-    for (let waited = 0, step = 1; !(await exited(procRoot, live.pid)); waited += step, step = Math.min(step * 2, 50)) {
+    for (let waited = 0, step = 1; !exited(procRoot, live.pid); waited += step, step = Math.min(step * 2, 50)) {
       if (waited >= 2000 && !killed) (killed = true), signal(live.pid, 'SIGKILL');
       if (waited > 5000) throw new ForwarderError(device, `the forwarder of ${device} (pid ${live.pid}) does not stop`);
       await sleep(step);
