@@ -28,7 +28,7 @@ export interface ApiDeps {
   };
   resources: { get(): Promise<ServerResources> };
   reconcile: { enqueue(kind: string, key: string, reason: string): void };
-  convergence: Pick<Convergence, 'wait'>;
+  convergence: Pick<Convergence, 'wait' | 'watch'>;
   stateDir: string;
   containers: {
     /** The runtime state object of `GET .../state` (status, cpu, memory, network, pid, processes). */

@@ -42,3 +42,29 @@ export async function awaitConverged(
   if (undo) await undo().catch(() => {});
   throw new HostFailureError(out.error);
 }
+
+/**
+ * The sync write of an object that has operations only for its async verbs (a container's PATCH): no
+ * operation is made. The key is watched from before the transaction, so a convergence noted between
+ * the commit and the wait counts without a read. The answer waits until the reconciler converged the
+ * generation written, or failed terminally (it retries the other failures, as an operation waits
+ * through them), or the client went away.
+ */
+export async function writeAndConverge(
+  deps: Pick<ApiDeps, 'db' | 'reconcile' | 'convergence'>,
+  kind: string,
+  key: string,
+  write: (tx: Tx) => Promise<number>,
+  signal?: AbortSignal,
+): Promise<void> {
+  const watch = deps.convergence.watch(kind, key);
+  try {
+    const generation = await deps.db.transaction(write);
+    deps.reconcile.enqueue(kind, key, 'desired write');
+    const out = await watch.until(generation, { terminalOnly: true, ...(signal ? { signal } : {}) });
+    if (!out.ok) throw new HostFailureError(out.error);
+  } finally {
+    watch.close();
+  }
+}
+

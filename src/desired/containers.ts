@@ -11,7 +11,7 @@ import { instanceConfigKeys } from './instance-config.ts';
 import { validateContainerName } from './names.ts';
 import { cachedPools, cachedProfiles, cachedProject } from './cached-reads.ts';
 import { DEFAULT_PROJECT, profileProjectOf } from './projects.ts';
-import { containers, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest } from './schema/index.ts';
+import { containers, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest, type ProfileRow } from './schema/index.ts';
 
 export const CONTAINER_KIND = 'container';
 
@@ -51,7 +51,11 @@ export async function expandContainer(db: DbOrTx, profileProject: string, c: Pic
 export async function expandStoredContainer(db: DbOrTx, c: Pick<ContainerRow, 'project' | 'profiles' | 'config' | 'devices'>) {
   if (!c.profiles.length) return expandConfig([], c);
   const profileProject = c.project === DEFAULT_PROJECT ? DEFAULT_PROJECT : profileProjectOf(await cachedProject(db, c.project));
-  const rows = await cachedProfiles(db, profileProject);
+  return expandWith(await cachedProfiles(db, profileProject), c);
+}
+
+/** Expanded with the profiles it names that are among `rows` (of its profile project). */
+function expandWith(rows: ProfileRow[], c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>) {
   const byName = new Map(rows.map((p) => [p.name, p]));
   return expandConfig(c.profiles.map((n) => byName.get(n)).filter((p) => p !== undefined), c);
 }
@@ -124,8 +128,14 @@ export function withNicHwaddrs(config: Record<string, string>, devices: Record<s
  * At a desired write of a container (id undefined when new): the cross-object nic checks (network-nics.ts)
  * on its expanded devices, and its config with the nics' volatile hwaddrs.
  */
-export async function prepareNics(tx: DbOrTx, id: string | undefined, project: string, c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>): Promise<Record<string, string>> {
-  const { devices } = await expandStoredContainer(tx, { project, ...c });
+export async function prepareNics(
+  tx: DbOrTx,
+  id: string | undefined,
+  project: string,
+  c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>,
+  locked?: ProfileRow[],
+): Promise<Record<string, string>> {
+  const { devices } = locked ? expandWith(locked, c) : await expandStoredContainer(tx, { project, ...c });
   await checkContainerNics(tx, id, devices);
   return withNicHwaddrs(c.config, devices);
 }
@@ -204,10 +214,16 @@ export async function bumpContainer(tx: DbOrTx, id: string, set: Partial<typeof 
  * A client's edit based on the row it read (`generation`): applied only if nothing was written since,
  * else StaleWriteError (the caller reads again: If-Match is checked anew, a PATCH merges again).
  */
-export async function bumpContainerAt(tx: DbOrTx, id: string, generation: number, set: Partial<typeof containers.$inferInsert>): Promise<ContainerRow> {
+export async function bumpContainerAt(
+  tx: DbOrTx,
+  id: string,
+  generation: number,
+  set: Partial<typeof containers.$inferInsert>,
+  known?: { project: string; profiles: ProfileRow[] },
+): Promise<ContainerRow> {
   if (set.config && set.devices && set.profiles) {
-    const [cur] = await tx.select({ project: containers.project }).from(containers).where(eq(containers.id, id));
-    if (cur) set = { ...set, config: await prepareNics(tx, id, cur.project, { profiles: set.profiles, config: set.config, devices: set.devices }) };
+    const project = known?.project ?? (await tx.select({ project: containers.project }).from(containers).where(eq(containers.id, id)))[0]?.project;
+    if (project !== undefined) set = { ...set, config: await prepareNics(tx, id, project, { profiles: set.profiles, config: set.config, devices: set.devices }, known?.profiles) };
   }
   const row = await bumpIfUnchanged(tx, id, generation, set);
   if (!row) throw new StaleWriteError('The container');

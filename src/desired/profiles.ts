@@ -42,16 +42,19 @@ export async function profileUsedBy(db: DbOrTx, project: string, name: string): 
  * Inside the transaction that writes a container naming `names`: check they exist in the profile
  * project and hold them (FOR KEY SHARE) until it commits, so a concurrent delete or rename of one
  * waits for this write and then sees the container (or this write waits and then sees it gone: 400).
+ * A profile write holds its row FOR UPDATE, so the rows returned are the ones committed last: what the
+ * write expands the container with.
  */
-export async function lockProfiles(tx: DbOrTx, profileProject: string, names: string[]): Promise<void> {
-  if (names.length === 0) return;
+export async function lockProfiles(tx: DbOrTx, profileProject: string, names: string[]): Promise<ProfileRow[]> {
+  if (names.length === 0) return [];
   const rows = await tx
-    .select({ name: profiles.name })
+    .select()
     .from(profiles)
     .where(and(eq(profiles.project, profileProject), inArray(profiles.name, names)))
     .for('key share');
   const found = new Set(rows.map((r) => r.name));
   for (const n of names) if (!found.has(n)) throw new ValidationError(`Profile "${n}" does not exist`);
+  return rows;
 }
 
 /** The profile row, locked against concurrent container writes naming it (see lockProfiles). */
@@ -151,7 +154,7 @@ async function invalidUsers(tx: DbOrTx, project: string, name: string): Promise<
       const { devices } = await expandStoredContainer(tx, c);
       await checkContainerNics(tx, c.id, devices);
       // A proxy the profile brings: its nat address, and a listen address no other container's proxy uses.
-      await checkContainerProxies(tx, c.id, devices);
+      await checkContainerProxies(tx, c, devices);
       await validateContainer(tx, project, c, c.config);
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;

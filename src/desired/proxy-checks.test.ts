@@ -39,8 +39,8 @@ test('t17 proxy cross-checks: nat to a static managed address, listen used by an
   await checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.2:8085') });
   await checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:8085', { bind: 'container' }) });
   // Its own devices are not the other container's: a changed listen of "a" is checked against the host only.
-  await checkContainerProxies(db, a.id, { web: proxy('tcp:127.0.0.1:8085') });
-  await rejects(checkContainerProxies(db, a.id, { web: proxy('tcp:127.0.0.1:8085') }, probeOf([{ protocol: 'tcp', address: '127.0.0.1', port: 8085 }])), /already in use on the host/);
+  await checkContainerProxies(db, a, { web: proxy('tcp:127.0.0.1:8085') });
+  await rejects(checkContainerProxies(db, a, { web: proxy('tcp:127.0.0.1:8085') }, probeOf([{ protocol: 'tcp', address: '127.0.0.1', port: 8085 }])), /already in use on the host/);
 });
 
 test('t17 proxy cross-checks: a socket bound on the host, except one its own proxy holds', async () => {
@@ -53,8 +53,8 @@ test('t17 proxy cross-checks: a socket bound on the host, except one its own pro
   // Its own forwarder holds 9102: an update keeping that listen is not refused.
   const held = [...bound, { protocol: 'tcp' as const, address: '127.0.0.1', port: 9102 }];
   const b = await insertContainer(db, 'default', 'b', input({ web: proxy('tcp:127.0.0.1:9102') }), { type: 'none' }, 'stopped');
-  await checkContainerProxies(db, b.id, { web: proxy('tcp:127.0.0.1:9102'), other: proxy('tcp:127.0.0.1:9200') }, probeOf(held));
-  await rejects(checkContainerProxies(db, b.id, { web2: proxy('tcp:127.0.0.1:9102') }, probeOf(held)), /already in use on the host/);
+  await checkContainerProxies(db, b, { web: proxy('tcp:127.0.0.1:9102'), other: proxy('tcp:127.0.0.1:9200') }, probeOf(held));
+  await rejects(checkContainerProxies(db, b, { web2: proxy('tcp:127.0.0.1:9102') }, probeOf(held)), /already in use on the host/);
   // An address none of the host's interfaces has.
   const notLocal = async () => ({ port: 9300, why: 'not a local address' as const });
   await rejects(checkContainerProxies(db, undefined, { x: proxy('tcp:192.0.2.7:9300') }, notLocal), /Device "x" \(proxy\): "listen" tcp:192\.0\.2\.7:9300: 192\.0\.2\.7 is not an address of the host/);
@@ -81,6 +81,10 @@ test('t17 proxy cross-checks at a profile write: a host listen shared by two con
     updateProfile(db, 'default', 't17p', { description: '', config: {}, devices: { web: { type: 'proxy', nat: 'true', listen: 'tcp:127.0.0.1:9302', connect: 'tcp:10.9.9.9:80' } } }),
     /would be invalid: Device "web" \(proxy\): "nat" needs "connect"/,
   );
+  // A container write meets a listen that another container has only through its profile.
+  await rejects(checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:9300') }), /"listen" tcp:127\.0\.0\.1:9300 is already used by device "web" of container "p[ab]"/);
+  await checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:9304') });
   // bind=container listens inside each container: no clash.
   await updateProfile(db, 'default', 't17p', { description: '', config: {}, devices: { web: proxy('tcp:127.0.0.1:9303', { bind: 'container' }) } });
+  await checkContainerProxies(db, undefined, { x: proxy('tcp:127.0.0.1:9300') });
 });

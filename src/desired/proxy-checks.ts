@@ -5,14 +5,14 @@
  * service: in use, or no interface of the host has that address). Proxies the container already had with
  * the same listen address are not checked against the host (their own forwarder holds it).
  */
-import { isNull } from 'drizzle-orm';
+import { and, isNull, ne, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { expandStoredContainer } from './containers.ts';
 import { nicParentOf } from './devices.ts';
 import { isTrue, isWildcard, proxySides, type ProxyAddress } from './devices-proxy.ts';
 import { ValidationError } from './errors.ts';
 import { readManagedNetwork } from './network-nics.ts';
-import { containers } from './schema/index.ts';
+import { containers, profiles, type ContainerRow } from './schema/index.ts';
 import { parseIp } from '../util/ip-cidr.ts';
 
 type Devices = Record<string, Record<string, string>>;
@@ -68,7 +68,7 @@ async function checkNat(db: DbOrTx, name: string, dev: Record<string, string>, d
   );
 }
 
-export async function checkContainerProxies(db: DbOrTx, id: string | undefined, devices: Devices, probe?: ListenProbe): Promise<void> {
+export async function checkContainerProxies(db: DbOrTx, current: ContainerRow | undefined, devices: Devices, probe?: ListenProbe): Promise<void> {
   const mine = hostListens(devices);
   for (const [name, dev] of Object.entries(devices)) if (dev.type === 'proxy' && isTrue(dev.nat)) await checkNat(db, name, dev, devices);
   if (mine.length === 0) return;
@@ -79,10 +79,7 @@ export async function checkContainerProxies(db: DbOrTx, id: string | undefined, 
       if (c) throw new ValidationError(`Device "${mine[j]![0]}" (proxy): "listen" ${c} is already used by device "${mine[i]![0]}"`);
     }
   // Another container's.
-  const rows = await db.select().from(containers).where(isNull(containers.deletingAt));
-  const current = rows.find((r) => r.id === id);
-  for (const row of rows) {
-    if (row.id === id) continue;
+  for (const row of await containersWithProxies(db, current?.id)) {
     const theirs = hostListens((await expandStoredContainer(db, row)).devices);
     for (const [name, , listen] of mine)
       for (const [other, , l] of theirs) {
@@ -104,3 +101,27 @@ export async function checkContainerProxies(db: DbOrTx, id: string | undefined, 
     if (hit) throw new ValidationError(`Device "${name}" (proxy): "listen" ${where}: ${listen.host} is not an address of the host`);
   }
 }
+
+const HAS_PROXY = '$.* ? (@.type == "proxy")';
+
+/**
+ * The other live containers that may have a proxy: one of their own, or through a profile they name that
+ * has one (a profile of any project by that name: their expansion, done by the caller, settles it). One
+ * query, whose rows are only the containers with proxies, not every container.
+ */
+function containersWithProxies(db: DbOrTx, except: string | undefined): Promise<ContainerRow[]> {
+  return db
+    .select()
+    .from(containers)
+    .where(
+      and(
+        isNull(containers.deletingAt),
+        except === undefined ? undefined : ne(containers.id, except),
+        or(
+          sql`${containers.devices} @? ${HAS_PROXY}::jsonpath`,
+          sql`exists (select 1 from ${profiles} where ${profiles.devices} @? ${HAS_PROXY}::jsonpath and ${containers.profiles} ? ${profiles.name})`,
+        ),
+      ),
+    );
+}
+

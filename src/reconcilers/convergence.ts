@@ -42,6 +42,59 @@ export function createConvergence({ db }: { db: Db }) {
         if (set.size === 0) waiters.delete(k);
       }
     },
+    /**
+     * Watch a key from before a write whose generation is known only once it committed: a convergence
+     * noted since the watch began counts, so there is no window between the commit and the wait, and no
+     * read of reconcile_status. `until` resolves when observed ≥ generation, or at a failure after it was
+     * called (with `terminalOnly`, only a terminal one: the reconciler retries the others, as an
+     * operation waits through them), or on timeout (negative: none) or abort. Always `close()` it.
+     */
+    watch(kind: string, key: string): ConvergenceWatch {
+      const k = id(kind, key);
+      const set = waiters.get(k) ?? new Set();
+      waiters.set(k, set);
+      let observed = -1;
+      let onNote: ((o: Note) => void) | undefined;
+      const waiter = (o: Note) => {
+        if (o.observed !== undefined) observed = Math.max(observed, o.observed);
+        onNote?.(o);
+      };
+      set.add(waiter);
+      const close = () => {
+        set.delete(waiter);
+        if (set.size === 0 && waiters.get(k) === set) waiters.delete(k);
+      };
+      return {
+        close,
+        until(generation, opts = {}) {
+          if (observed >= generation) return Promise.resolve({ ok: true });
+          return new Promise<ConvergenceOutcome>((resolve) => {
+            const timeoutMs = opts.timeoutMs ?? -1;
+            const timer = timeoutMs >= 0 ? setTimeout(() => finish({ ok: false, error: 'timed out waiting for the host to converge', terminal: false }), timeoutMs) : undefined;
+            const aborted = () => finish({ ok: false, error: 'the request was aborted', terminal: false });
+            const finish = (o: ConvergenceOutcome) => {
+              onNote = undefined;
+              clearTimeout(timer);
+              opts.signal?.removeEventListener('abort', aborted);
+              resolve(o);
+            };
+            if (opts.signal?.aborted) return aborted();
+            opts.signal?.addEventListener('abort', aborted, { once: true });
+            onNote = (o) => {
+              if (o.error !== undefined && (o.terminal || !opts.terminalOnly)) finish({ ok: false, error: o.error, terminal: !!o.terminal });
+              else if (observed >= generation) finish({ ok: true });
+            };
+          });
+        },
+      };
+    },
   };
+}
+
+type Note = { observed?: number; error?: string; terminal?: boolean };
+
+export interface ConvergenceWatch {
+  until(generation: number, opts?: { terminalOnly?: boolean; timeoutMs?: number; signal?: AbortSignal }): Promise<ConvergenceOutcome>;
+  close(): void;
 }
 export type Convergence = ReturnType<typeof createConvergence>;

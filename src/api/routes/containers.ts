@@ -16,8 +16,7 @@ import {
   validateContainer,
   type ContainerInput,
 } from '../../desired/containers.ts';
-import { HostFailureError, ValidationError } from '../../desired/errors.ts';
-import { StatusCode, statusName } from '../../operations/status.ts';
+import { ValidationError } from '../../desired/errors.ts';
 import { checkContainerProxies } from '../../desired/proxy-checks.ts';
 import { readObservedState, refusedPowerAction } from '../../desired/power-actions.ts';
 import { expandInstanceType } from '../../desired/instance-types.ts';
@@ -27,9 +26,10 @@ import { profileProjectOf, readProject } from '../../desired/projects.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
 import type { ContainerRow, ContainerSource } from '../../desired/schema/index.ts';
 import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
+import type { Tx } from '../../db/types.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
-import { writeWithOperation } from '../desired-write.ts';
+import { writeAndConverge, writeWithOperation } from '../desired-write.ts';
 import { refusedOperation } from '../refused-operation.ts';
 import { async, sync, syncRaw } from '../envelope.ts';
 import { createVersionedReads } from '../../util/versioned-cache.ts';
@@ -173,8 +173,9 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
 
   // Read, If-Match, merge, validate, then a write conditional on the generation read (one atomic
   // step: a concurrent writer makes it read again, so 412 or a fresh merge, never a lost update).
-  // A 412 comes back before any operation exists: the operation is inserted in the write's transaction.
-  const update = async (c: Context<AppEnv>, replace: boolean) => {
+  // `commit` runs the write: PUT's with an operation, inserted in the write's transaction (a 412 comes
+  // back before any operation exists); PATCH's with none (writeAndConverge).
+  const update = async <T,>(c: Context<AppEnv>, replace: boolean, commit: (cur: ContainerRow, description: string, write: (tx: Tx) => Promise<ContainerRow>) => Promise<T>) => {
     const body = await readJson(c, PutBody);
     const pp = await profileProject(c);
     return checkedWrite(c.req.header('if-match'), () => one(c), (cur) => computeEtag(editable(cur)), async (cur) => {
@@ -183,18 +184,22 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         const [prefix, snapName] = body.restore.includes('/') ? (body.restore.split('/', 2) as [string, string]) : [cur.name, body.restore];
         if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to container "${cur.name}"`);
         const snap = await readContainerSnapshot(db, cur.id, snapName);
-        return writeWithOperation(deps, async (tx) => {
-          await lockProfiles(tx, pp, snap.profiles);
-          const row = await bumpContainerAt(tx, cur.id, cur.generation, {
-            restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 },
-            architecture: snap.architecture,
-            ephemeral: snap.ephemeral,
-            profiles: snap.profiles,
-            config: snap.config,
-            devices: snap.devices,
-          });
-          return { operation: op(row, 'Restoring container snapshot'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
-        });
+        return commit(cur, 'Restoring container snapshot', async (tx) =>
+          bumpContainerAt(
+            tx,
+            cur.id,
+            cur.generation,
+            {
+              restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 },
+              architecture: snap.architecture,
+              ephemeral: snap.ephemeral,
+              profiles: snap.profiles,
+              config: snap.config,
+              devices: snap.devices,
+            },
+            { project: cur.project, profiles: await lockProfiles(tx, pp, snap.profiles) },
+          ),
+        );
       }
       // volatile.* keys are svcd's: a client sending them back unchanged (lxc config edit) is fine.
       const { volatile } = splitVolatile(cur.config);
@@ -209,14 +214,15 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
       };
       const expanded = await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur });
-      await checkContainerProxies(db, cur.id, expanded.devices, deps.containers.listenProbe);
-      return writeWithOperation(deps, async (tx) => {
-        await lockProfiles(tx, pp, input.profiles);
-        const row = await bumpContainerAt(tx, cur.id, cur.generation, input);
-        return { operation: op(row, 'Updating container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
-      });
+      await checkContainerProxies(db, cur, expanded.devices, deps.containers.listenProbe);
+      return commit(cur, 'Updating container', async (tx) => bumpContainerAt(tx, cur.id, cur.generation, input, { project: cur.project, profiles: await lockProfiles(tx, pp, input.profiles) }));
     });
   };
+  const withOperation = (_cur: ContainerRow, description: string, write: (tx: Tx) => Promise<ContainerRow>) =>
+    writeWithOperation(deps, async (tx) => {
+      const row = await write(tx);
+      return { operation: op(row, description), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+    });
 
   route(app, '/1.0/containers/:name', {
     GET: async (c) => {
@@ -224,13 +230,10 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const [r] = await renderContainers(db, await profileProject(c), [cur]);
       return sync(c, r!.json, { etag: computeEtag(editable(cur)) });
     },
-    PUT: async (c) => async(c, await update(c, true)),
+    PUT: async (c) => async(c, await update(c, true, withOperation)),
+    // PATCH is sync in the spec: it answers once the change converged, or with the reconciler's error.
     PATCH: async (c) => {
-      // PATCH is sync in the spec: it answers once the change converged (a running container has it, or
-      // it is recorded as pending a restart), or with the reconciler's error, as the PUT's operation would.
-      const operation = await update(c, false);
-      const done = await deps.ops.wait(operation.id, -1, c.req.raw.signal);
-      if (done.statusCode !== StatusCode.Success) throw new HostFailureError(done.err || `Updating container ended ${statusName(done.statusCode)}`);
+      await update(c, false, (cur, _description, write) => writeAndConverge(deps, CONTAINER_KIND, cur.id, async (tx) => (await write(tx)).generation, c.req.raw.signal));
       return sync(c, {});
     },
     POST: async (c) => {
