@@ -7,6 +7,7 @@ import * as schema from '../desired/schema/index.ts';
 import { attachDatabaseState, createDatabaseState } from './database-state.ts';
 import { countLocalWrites, learnReach, REACH_QUERIES, type ForeignKey } from './local-writes.ts';
 import { parsePostgresUrl } from './postgres-url.ts';
+import { pipelineBegin, type ReservingClient } from './pipelined-begin.ts';
 import { hookPostgresClient, type PostgresJsClient } from './postgres-client-hooks.ts';
 import { createVersionListener, type VersionListener } from './data-version-listener.ts';
 import { installQueryParsers, type ParserClient } from './pglite-parsers.ts';
@@ -96,6 +97,7 @@ async function openPostgres(url: string, poolMax: number, idleTimeoutS: number |
   const origin = `svcd ${randomUUID()}`;
   const client = postgres(target.url, { max: poolMax, onnotice: () => {}, connect_timeout: 10, connection: { application_name: origin }, ...socket, ...(idleTimeoutS ? { idle_timeout: idleTimeoutS } : {}) });
   // Every statement prepared, and this process's own writes counted (what each table's writes reach: as on PGlite).
+  pipelineBegin(client as unknown as ReservingClient);
   const own = hookPostgresClient(client as unknown as PostgresJsClient);
   const db = drizzle(client, { schema });
   await db.execute(sql`select 1`);

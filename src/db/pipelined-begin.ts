@@ -1,0 +1,79 @@
+/**
+ * postgres.js's `begin()` waits for BEGIN's answer before it runs the transaction's first statement: a
+ * round trip of its own in every transaction. This `begin()` reserves a connection and sends BEGIN without
+ * waiting, so that it goes out together with the first statement (postgres.js pipelines the queries of one
+ * connection; PostgreSQL runs them in order). What follows is as before: the statements, then COMMIT, or
+ * ROLLBACK when the callback throws (a failed statement has aborted the transaction anyway). Nested
+ * transactions are savepoints, as in postgres.js.
+ */
+
+/** A postgres.js query: lazy until awaited or `execute()`d. */
+interface Query extends PromiseLike<unknown> {
+  execute(): Query;
+}
+
+/** What this needs of a postgres.js client and of one of its reserved connections. */
+export interface ReservingClient {
+  unsafe(query: string, params?: unknown[], options?: { prepare?: boolean }): PromiseLike<unknown>;
+  begin(fn: (tx: ReservedClient) => unknown): Promise<unknown>;
+  reserve(): Promise<ReservedClient>;
+}
+export interface ReservedClient {
+  unsafe(query: string, params?: unknown[], options?: { prepare?: boolean }): PromiseLike<unknown>;
+  savepoint?(fn: (tx: ReservedClient) => unknown): Promise<unknown>;
+  release(): void;
+}
+
+export function pipelineBegin(sql: ReservingClient): void {
+  sql.begin = async (fn) => {
+    const conn = await sql.reserve();
+    try {
+      // As postgres.js does: a statement of the transaction that failed fails it, even if the callback
+      // caught that error (COMMIT of an aborted transaction would otherwise roll back without a word).
+      let failed: { error: unknown } | undefined;
+      const unsafe = conn.unsafe.bind(conn);
+      conn.unsafe = (text, params, options) => {
+        const q = unsafe(text, params, options);
+        const then = q.then.bind(q);
+        (q as { then: PromiseLike<unknown>['then'] }).then = (ok, ko) =>
+          then(ok, (e: unknown) => {
+            failed ??= { error: e };
+            return ko ? ko(e) : Promise.reject(e as Error);
+          });
+        return q;
+      };
+      // Sent now, answered with the first statement's answer; awaited before COMMIT (a failed BEGIN means a
+      // broken connection, on which the statements failed too).
+      const begun = Promise.resolve((conn.unsafe('begin') as Query).execute());
+      begun.catch(() => {});
+      let savepoints = 0;
+      conn.savepoint = async (inner) => {
+        const name = `s${savepoints++}`;
+        const before = failed;
+        await conn.unsafe(`savepoint ${name}`);
+        try {
+          const result = await inner(conn);
+          await conn.unsafe(`release savepoint ${name}`);
+          return result;
+        } catch (e) {
+          await conn.unsafe(`rollback to savepoint ${name}`);
+          failed = before;
+          throw e;
+        }
+      };
+      let result: unknown;
+      try {
+        result = await fn(conn);
+        await begun;
+        if (failed) throw failed.error;
+      } catch (e) {
+        await Promise.resolve(conn.unsafe('rollback')).catch(() => {});
+        throw (e as { code?: string }).code === '25P02' && failed ? failed.error : e;
+      }
+      await conn.unsafe('commit');
+      return result;
+    } finally {
+      conn.release();
+    }
+  };
+}
