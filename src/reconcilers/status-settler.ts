@@ -10,16 +10,18 @@ import type { Settler } from './runtime/index.ts';
  */
 export function createStatusSettler({ db, ops, convergence }: { db: Db; ops: Pick<Operations, 'converged' | 'failed'>; convergence?: Pick<Convergence, 'notify'> }): Settler {
   return {
+    // The status row and the operations are written together (on PostgreSQL two connections, one round
+    // trip): independent writes, and a crash between them is repaired by the reconcile every key gets at start.
     async converged(kind, key, observedGeneration, facts, gone) {
-      // A removed object leaves no status row behind (its key is never reconciled again).
-      if (gone) await clearStatus(db, kind, key);
-      else await recordConverged(db, kind, key, observedGeneration, facts);
-      await ops.converged(kind, key, observedGeneration);
+      await Promise.all([
+        // A removed object leaves no status row behind (its key is never reconciled again).
+        gone ? clearStatus(db, kind, key) : recordConverged(db, kind, key, observedGeneration, facts),
+        ops.converged(kind, key, observedGeneration),
+      ]);
       convergence?.notify(kind, key, { observed: observedGeneration });
     },
     async failed(kind, key, message, terminal) {
-      await recordFailed(db, kind, key, message, terminal);
-      await ops.failed(kind, key, message, terminal);
+      await Promise.all([recordFailed(db, kind, key, message, terminal), ops.failed(kind, key, message, terminal)]);
       convergence?.notify(kind, key, { error: message, terminal });
     },
   };

@@ -46,16 +46,11 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
   const { db, stateDir, lxc } = deps;
   const lxcPath = lxcPathOf(stateDir);
 
-  async function remove(c: ContainerRow, signal: AbortSignal) {
+  async function remove(c: ContainerRow, record: FactsRecord<ContainerFacts>, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };
-    // Read together (on PostgreSQL two connections, one round trip): what svcd set up on the host and on its
-    // networks for its nics, its root volume's row, and its state from the host's own records (no process:
-    // a stopped container needs no lxc-stop).
-    const [record, [vol], now] = await Promise.all([
-      openFacts<ContainerFacts>(db, CONTAINER_KIND, c.id),
-      db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id)),
-      lxc.state(ref).catch(() => undefined),
-    ]);
+    // Read together: its root volume's row, and its state from the host's own records (no process: a stopped
+    // container needs no lxc-stop). `record` is what svcd set up on the host and on its networks for its nics.
+    const [[vol], now] = await Promise.all([db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id)), lxc.state(ref).catch(() => undefined)]);
     const movedLive = Object.values(record.facts.live?.nics ?? {}).some((r) => r.movedLive);
     const pid = movedLive ? now?.pid : undefined;
     if (pid) await giveBackLiveNics(deps.lxcLive, pid, record.facts.live?.nics, signal).catch(() => undefined);
@@ -81,18 +76,19 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
   }
 
   async function converge(id: string, signal: AbortSignal) {
-    const c = await readContainerById(db, id);
+    // The row and the facts together (on PostgreSQL two connections, one round trip). One copy of the facts
+    // for the whole reconcile: every step records in it.
+    const [c, record] = await Promise.all([readContainerById(db, id), openFacts<ContainerFacts>(db, CONTAINER_KIND, id)]);
     if (!c) return {};
     if (c.deletingAt) {
-      await remove(c, signal);
+      await remove(c, record, signal);
       announceDeleted(deps, c);
       return { observedGeneration: c.generation, gone: true };
     }
     const { config, devices } = await expandStoredContainer(db, c);
-    // One copy of the facts for the whole reconcile: every step records in it. What must be on disk
-    // before the next step (a fill under way, copied snapshots, a restore) is saved at once; the rest
-    // (noted: what a crash would only redo) with the convergence, or when the reconcile ends without one.
-    const record = await openFacts<ContainerFacts>(db, CONTAINER_KIND, id);
+    // What must be on disk before the next step (a fill under way, copied snapshots, a restore) is saved at
+    // once; the rest (noted: what a crash would only redo) with the convergence, or when the reconcile ends
+    // without one.
     let result: ReconcileResult;
     try {
       result = await convergeWith(c, config, devices, record, signal);
