@@ -240,6 +240,26 @@ export function powerFor(action: PowerRequest['action']): DesiredPower {
   return action === 'stop' ? 'stopped' : action === 'freeze' ? 'frozen' : 'running';
 }
 
+/**
+ * DELETE of a container by name: marked for deletion in one statement when it exists and is not protected;
+ * else it is read to say why (NotFoundError, or ForbiddenError for `security.protection.delete`).
+ */
+export async function markContainerDeletingByName(tx: DbOrTx, project: string, name: string): Promise<ContainerRow> {
+  const [row] = await tx
+    .update(containers)
+    .set({ deletingAt: new Date(), power: 'stopped', generation: sql`${containers.generation} + 1` })
+    .where(
+      and(
+        eq(containers.project, project),
+        eq(containers.name, name),
+        isNull(containers.deletingAt),
+        sql`coalesce(${containers.config}->>'security.protection.delete', '') !~* '^(true|1|yes|on)$'`,
+      ),
+    )
+    .returning();
+  return row ?? markContainerDeleting(tx, await readContainer(tx, project, name));
+}
+
 export async function markContainerDeleting(tx: DbOrTx, c: ContainerRow): Promise<ContainerRow> {
   if (/^(true|1|yes|on)$/i.test(c.config['security.protection.delete'] ?? '')) throw new ForbiddenError(`Container "${c.name}" is protected against deletion (security.protection.delete)`);
   return bumpContainer(tx, c.id, { deletingAt: new Date(), power: 'stopped' });

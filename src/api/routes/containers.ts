@@ -9,7 +9,7 @@ import {
   expandStoredContainer,
   insertContainer,
   listContainers,
-  markContainerDeleting,
+  markContainerDeletingByName,
   powerFor,
   readContainer,
   splitVolatile,
@@ -248,9 +248,8 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       return async(c, operation);
     },
     DELETE: async (c) => {
-      const cur = await one(c);
       const operation = await writeWithOperation(deps, async (tx) => {
-        const row = await markContainerDeleting(tx, cur);
+        const row = await markContainerDeletingByName(tx, c.get('project'), param(c, 'name'));
         return { operation: op(row, 'Deleting container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
       });
       return async(c, operation);
