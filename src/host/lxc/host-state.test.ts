@@ -14,6 +14,7 @@ function host(sockets: string, files: Record<string, string>, freezer: 'v1' | 'v
     cgroupDir: async (name) => ({ dir: `/cg/lxc.payload.${name}`, freezer }),
     readFile: async (f) => files[f],
     exists: async (p) => Object.keys(files).some((f) => f === p || f.startsWith(`${p}/`)),
+    emptyCgroup: async (dir) => files[`${dir}/cgroup.procs`] === '' && !Object.keys(files).some((f) => f.startsWith(`${dir}/`) && f.slice(dir.length + 1).includes('/')),
   };
 }
 const running = { '/cg/lxc.payload.c1/cgroup.procs': '900\n901\n', '/proc/900/status': 'Name:\tsh\nNSpid:\t900\t7\n', '/proc/901/status': 'Name:\tinit\nNSpid:\t901\t1\n' };
@@ -35,8 +36,12 @@ describe('readHostState (spawn-free container state)', () => {
 
   it('STOPPED only when both the socket and the cgroup are gone', async () => {
     assert.deepEqual(await readHostState(ref, host('', {})), { state: 'STOPPED' });
-    // a monitor in another network namespace, or cleanup under way: ask lxc-info
+    // a monitor in another network namespace, or one gone with the container's processes alive: ask lxc-info
     assert.equal(await readHostState(ref, host('', running)), undefined);
+    // the cgroup of a run that just ended, not removed yet: empty, no child cgroup → STOPPED without lxc-info
+    assert.deepEqual(await readHostState(ref, host('', { '/cg/lxc.payload.c1/cgroup.procs': '', '/cg/lxc.payload.c1/freezer.state': 'THAWED\n' })), { state: 'STOPPED' });
+    // processes only in a child cgroup (systemd inside): not STOPPED
+    assert.equal(await readHostState(ref, host('', { '/cg/lxc.payload.c1/cgroup.procs': '', '/cg/lxc.payload.c1/init.scope/cgroup.procs': '901\n' })), undefined);
   });
 
   it('RUNNING or FROZEN with init pid from the cgroup and the freezer (v1 and v2)', async () => {

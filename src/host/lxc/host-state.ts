@@ -10,7 +10,7 @@
  * FROZEN need the socket, init and a settled freezer. Anything else (starting, stopping, freezing, a hashed
  * socket name for a long path, an unfamiliar cgroup layout) is undefined, and the caller asks lxc-info.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readMounts } from '../storage/mountinfo.ts';
@@ -29,6 +29,8 @@ export interface HostStateSources {
   cgroupDir(name: string): Promise<{ dir: string; freezer: 'v1' | 'v2' } | undefined>;
   readFile(file: string): Promise<string | undefined>;
   exists(p: string): Promise<boolean>;
+  /** Whether a cgroup directory has no process of its own and no child cgroup (false when it cannot be read). */
+  emptyCgroup(dir: string): Promise<boolean>;
 }
 
 /** The abstract name LXC's monitor listens on, or undefined when LXC would use a hashed one. */
@@ -70,7 +72,13 @@ export async function readHostState(
   if (!cg) return undefined;
   // `ref.listening`: the listening sockets a caller looking at many containers read once (host-states.ts).
   const listening = ref.monitorStarted || (ref.listening ? ref.listening.has(socket) : isListening(await src.unixSockets(), socket));
-  if (!listening) return (await src.exists(cg.dir)) ? undefined : { state: 'STOPPED' };
+  if (!listening) {
+    if (!(await src.exists(cg.dir))) return { state: 'STOPPED' };
+    // The cgroup outlives a run by a moment (LXC removes it after the monitor exited): with no process and no
+    // child cgroup in it, nothing runs there. (A monitor gone while the container's processes live on, or
+    // listening in another network namespace, leaves processes: undefined, and lxc-info is asked.)
+    return (await src.emptyCgroup(cg.dir)) ? { state: 'STOPPED' } : undefined;
+  }
   const procs = await src.readFile(path.join(cg.dir, 'cgroup.procs'));
   if (procs === undefined) return undefined;
   let pid: number | undefined;
@@ -133,4 +141,12 @@ export const defaultSources: HostStateSources = {
   },
   readFile: async (file) => readSync(file),
   exists: async (p) => existsSync(p),
+  async emptyCgroup(dir) {
+    if (readSync(path.join(dir, 'cgroup.procs')) !== '') return false;
+    try {
+      return readdirSync(dir, { withFileTypes: true }).every((e) => !e.isDirectory());
+    } catch {
+      return false;
+    }
+  },
 };

@@ -24,6 +24,7 @@ function host(n: number) {
     cgroupDir: async (name) => ({ dir: `/cg/lxc.payload.${name}`, freezer: 'v1' }),
     readFile: async (f) => (reads.files++, files[f]),
     exists: async (p) => (reads.exists++, Object.keys(files).some((f) => f.startsWith(`${p}/`))),
+    emptyCgroup: async (dir) => files[`${dir}/cgroup.procs`] === '',
   };
   return { src, reads, names: async () => Array.from({ length: n }, (_, i) => `c${i}`) };
 }
