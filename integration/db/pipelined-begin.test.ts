@@ -28,7 +28,7 @@ after(async () => {
 });
 
 const rows = async () => (await db!.execute(q.raw(`select id, v from ${table} order by id`))).map((r) => [r.id, r.v]);
-const insert = (tx: { execute: typeof db.execute }, id: number, v: string) => tx.execute(q.raw(`insert into ${table} values (${id}, '${v}')`));
+const insert = (tx: Pick<NonNullable<typeof db>, 'execute'>, id: number, v: string) => tx.execute(q.raw(`insert into ${table} values (${id}, '${v}')`));
 
 test('a transaction commits its statements; a throw rolls every one back', { skip: !url && 'SVCD_TEST_PG_URL is not set' }, async () => {
   await db!.transaction(async (tx) => {

@@ -176,10 +176,9 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
     async removeVolume(pool, vol) {
       const p = driver.volumePath(pool, vol);
       if (vol.type === 'image') await spares.run(p, () => removeTree(sparePath(p)).then(() => removeTree(partialPath(sparePath(p)))));
-      // A rename into the pool's trash: the volume is gone at once, its files go in the background.
-      await trash.discard(p, trashDirOf(poolPath(pool)));
-      await removeTree(partialPath(p));
-      await removeEmptyDir(snapshotParentIn(poolPath(pool), vol));
+      // A rename into the pool's trash: the volume is gone at once, its files go in the background. What
+      // else it may have left (a partial copy, its snapshots' empty parent) goes meanwhile.
+      await Promise.all([trash.discard(p, trashDirOf(poolPath(pool))), removeTree(partialPath(p)), removeEmptyDir(snapshotParentIn(poolPath(pool), vol))]);
     },
 
     async volumeExists(pool, vol) {

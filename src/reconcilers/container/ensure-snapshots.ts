@@ -30,5 +30,5 @@ export async function restoreSnapshot(deps: RootfsDeps, c: ContainerRow, pool: P
 
 /** Remove every snapshot of a container being deleted. */
 export async function removeSnapshots(deps: RootfsDeps, c: ContainerRow, pool: PoolHandle, ref: VolumeRef, signal: AbortSignal): Promise<void> {
-  for (const s of await allContainerSnapshots(deps.db, c.id)) await pool.driver.removeSnapshot(pool.spec, { volume: ref, id: s.id }, signal);
+  for (const s of await cachedContainerSnapshots(deps.db, c.id)) await pool.driver.removeSnapshot(pool.spec, { volume: ref, id: s.id }, signal);
 }
