@@ -3,7 +3,7 @@ import type http from 'node:http';
 import { boundaryOf, readMultipart } from '../../../api/multipart-parser.ts';
 import { createHashedFile, type HashedFile } from '../hashed-file.ts';
 import type { ImageFiles } from '../inspect-image.ts';
-import { readEnvelope, remoteGet, type RemoteTls } from './remote-https.ts';
+import { readEnvelope, remoteGet, type RemoteTls } from './svc-envelope.ts';
 import type { DownloadProgress, RemoteImageInfo, RemoteImageSource, RemoteProtocol } from './remote-protocol.ts';
 
 const FULL_FINGERPRINT = /^[0-9a-f]{64}$/;
