@@ -37,7 +37,9 @@ export async function downloadToFile(d: DownloadToFile): Promise<void> {
   } catch (e) {
     const err = e as Error;
     if (err.name === 'AbortError') throw err;
-    throw new Error(`Download of ${d.url.href} failed after ${received} bytes: ${describeFailure(e, d.url, false).message.replace(/^Failed to fetch \S+: /, '')}`);
+    const dropped = (err as NodeJS.ErrnoException).code === 'ECONNRESET' || err.message === 'aborted';
+    const why = dropped ? 'the connection was dropped' : describeFailure(e, d.url, false).message.replace(/^Failed to fetch \S+: /, '');
+    throw new Error(`Download of ${d.url.href} failed after ${received} bytes: ${why}`);
   } finally {
     await file.close();
   }
