@@ -67,6 +67,7 @@ import { createStatusSettler } from './reconcilers/status-settler.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
 import { createProtocolRegistry } from './host/images/remote/protocol-registry.ts';
 import { createSvcProtocol } from './host/images/remote/svc-protocol.ts';
+import { createSimplestreamsProtocol } from './host/images/remote/simplestreams-protocol.ts';
 import { createRemoteImages } from './host/images/remote/download-remote-image.ts';
 import { createImagePulls } from './api/image-pulls.ts';
 import { imagesDirOf, lxcPathOf, unixSocketOf } from './host/layout.ts';
@@ -257,8 +258,11 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const imageStore = createImageStore({ stateDir: config.stateDir });
   let listeners: ReturnType<typeof createListeners> | undefined;
   const networkHost = createNetworkHost({});
-  // The protocols a pull can use; the simplestreams client plugs in here: `simplestreams: createSimplestreamsProtocol(...)`.
-  const protocols = createProtocolRegistry({ svc: createSvcProtocol({ clientCert: { cert: serverCert.cert, key: serverCert.key } }) });
+  // The protocols a pull can use, by the name a source gives (src/api/remote-source.ts maps `lxd` to svc).
+  const protocols = createProtocolRegistry({
+    svc: createSvcProtocol({ clientCert: { cert: serverCert.cert, key: serverCert.key } }),
+    simplestreams: createSimplestreamsProtocol(),
+  });
   const imageHost = createImageHost({ store: imageStore, remote: createRemoteImages({ protocols, store: imageStore, architectures: host.architectures }) });
   const imagePulls = createImagePulls({ db, images: imageHost, reconcile, log: log.child({ component: 'images' }) });
   observers.register(createImageCacheObserver({ db, node: config.nodeName, images: imagePulls, log: log.child({ component: 'images' }) }));

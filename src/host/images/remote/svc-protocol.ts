@@ -3,14 +3,16 @@ import type http from 'node:http';
 import { boundaryOf, readMultipart } from '../../../api/multipart-parser.ts';
 import { createHashedFile, type HashedFile } from '../hashed-file.ts';
 import type { ImageFiles } from '../inspect-image.ts';
-import { readEnvelope, remoteGet, type RemoteTls } from './svc-envelope.ts';
+import { downloadToFile } from './download-to-file.ts';
+import { createRemoteHttps, joinServerUrl, type RemoteHttps } from './remote-https.ts';
+import { readEnvelope } from './svc-envelope.ts';
 import type { DownloadProgress, RemoteImageInfo, RemoteImageSource, RemoteProtocol } from './remote-protocol.ts';
 
 const FULL_FINGERPRINT = /^[0-9a-f]{64}$/;
 
 /** The URL of a path on the server, with `?secret=` when one is given. */
 export function svcUrl(server: string, path: string, secret?: string): URL {
-  const url = new URL(path, server.endsWith('/') ? server : `${server}/`);
+  const url = joinServerUrl(server, path);
   if (secret) url.searchParams.set('secret', secret);
   return url;
 }
@@ -42,9 +44,9 @@ export function parseSvcImage(m: any, server: string): RemoteImageInfo {
  * is); the export is a unified tarball or a multipart body (`metadata` + `rootfs` parts: a split
  * image), streamed to disk and hashed on the way, and the fingerprint checked.
  */
-export function createSvcProtocol(deps: { clientCert?: RemoteTls['clientCert'] }): RemoteProtocol {
-  const tlsOf = (source: RemoteImageSource): RemoteTls => ({ clientCert: deps.clientCert, pinned: source.certificate || undefined });
-  const get = async (source: RemoteImageSource, path: string, signal: AbortSignal, secret?: string) => remoteGet(svcUrl(source.server, path, secret), tlsOf(source), signal);
+export function createSvcProtocol(deps: { clientCert?: { cert: string; key: string } | undefined; https?: RemoteHttps }): RemoteProtocol {
+  const client = deps.https ?? createRemoteHttps({ clientCert: deps.clientCert });
+  const get = (source: RemoteImageSource, path: string, signal: AbortSignal, secret?: string) => client.request(svcUrl(source.server, path, secret), source.certificate || undefined, signal);
 
   return {
     async resolve(source, architectures, signal) {
@@ -69,41 +71,38 @@ export function createSvcProtocol(deps: { clientCert?: RemoteTls['clientCert'] }
      * must give (the pull path always does, and looks at what was written).
      */
     async download(source, image, into, progress, signal) {
-      const res = await get(source, `/1.0/images/${image.fingerprint}/export`, signal, source.secret);
+      const path = `/1.0/images/${image.fingerprint}/export`;
+      const res = await get(source, path, signal, source.secret);
       const what = `Image ${image.fingerprint} from ${source.server}`;
       if (res.statusCode !== 200) await readEnvelope(res, `Export of ${what.toLowerCase()}`);
       const total = Number(res.headers['content-length']) || image.size;
-      const sha = createHash('sha256');
       let received = 0;
-      const counted = async function* (body: http.IncomingMessage) {
-        for await (const chunk of body as AsyncIterable<Buffer>) {
-          received += chunk.length;
-          progress(received, total);
-          yield chunk;
-        }
-      };
+      const onBytes = (n: number) => progress((received += n), total);
       const boundary = boundaryOf(res.headers['content-type']);
+      if (!boundary) {
+        // The URL named in messages without the secret.
+        await downloadToFile({ res, url: svcUrl(source.server, path), path: into.meta, sha256: image.fingerprint, size: 0, onBytes });
+        return;
+      }
+      const sha = createHash('sha256');
       try {
-        if (boundary) await writeParts(counted(res), boundary, into, sha);
-        else await writeStream(counted(res), into.meta, sha);
+        await writeParts(counted(res, onBytes), boundary, into, sha);
       } catch (e) {
         res.destroy();
         if (signal.aborted) throw e;
-        throw new Error(`${what}: the download failed: ${(e as Error).message}`);
+        throw new Error(`${what}: the download failed after ${received} bytes: ${(e as Error).message}`);
       }
-      if (total && received < total) throw new Error(`${what}: the download ended early (${received} of ${total} bytes)`);
+      if (!res.complete || (total && received < total)) throw new Error(`${what}: the download was cut short (${received} of ${total} bytes)`);
       const got = sha.digest('hex');
-      if (got !== image.fingerprint) throw new Error(`${what}: hash mismatch: the download hashes to ${got}`);
+      if (got !== image.fingerprint) throw new Error(`${what}: SHA-256 mismatch: the download hashes to ${got}`);
     },
   };
 }
 
-async function writeStream(body: AsyncIterable<Uint8Array>, path: string, sha: Hash): Promise<void> {
-  const file = await createHashedFile(path, sha);
-  try {
-    for await (const chunk of body) await file.write(chunk);
-  } finally {
-    await file.close();
+async function* counted(body: http.IncomingMessage, onBytes: (n: number) => void): AsyncGenerator<Uint8Array> {
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    onBytes(chunk.length);
+    yield chunk;
   }
 }
 
