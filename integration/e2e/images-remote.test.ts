@@ -16,7 +16,7 @@ import { subscribeEvents } from '../support/events.ts';
 import { eventually, expectError, type Client } from '../support/http.ts';
 import { sha256 } from '../support/images.ts';
 import { startTcpCutter } from '../support/tcp-cutter.ts';
-import { importTestImage, startHosts, stopHosts, type Host } from '../support/two-hosts.ts';
+import { importTestImage, startTwoHosts, stopHosts, type Host } from '../support/two-hosts.ts';
 
 describe('pulling images from another svcd (svc protocol)', () => {
   let a: Host;
@@ -36,7 +36,7 @@ describe('pulling images from another svcd (svc protocol)', () => {
   };
 
   before(async () => {
-    [a, b] = await startHosts(2);
+    [a, b] = await startTwoHosts();
     const img = await importTestImage(b, { alias: 'bb', public: true });
     dirs.push(img.dir);
     fp = img.fingerprint;

@@ -3,7 +3,7 @@
  * migration and clustering). Each host is a daemon started from this checkout (support/daemon.ts)
  * with its own state directory and an HTTPS listener on 127.0.0.1:<free port> (core.https_address).
  *
- *   const [a, b] = await startHosts(2);
+ *   const [a, b] = await startTwoHosts();      // or startHosts(n)
  *   await trustHost(a, b);                  // b trusts a's server certificate (a pulls from b as trusted)
  *   const img = await importTestImage(b, { alias: 'bb', public: true });
  *   b.guest().get('/1.0/images')            // HTTPS, no client certificate: a guest
@@ -40,6 +40,12 @@ export interface Host {
 /** Start `n` hosts (named a, b, c…), each listening on HTTPS on 127.0.0.1. */
 export async function startHosts(n: number, opts: DaemonOptions = {}): Promise<Host[]> {
   return Promise.all(Array.from({ length: n }, (_, i) => startHost(String.fromCharCode(97 + i), opts)));
+}
+
+/** Two hosts, a and b. */
+export async function startTwoHosts(opts: DaemonOptions = {}): Promise<[Host, Host]> {
+  const [a, b] = await startHosts(2, opts);
+  return [a!, b!];
 }
 
 export async function startHost(name: string, opts: DaemonOptions = {}): Promise<Host> {

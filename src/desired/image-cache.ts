@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, lt, sql } from 'drizzle-orm';
+import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { imageAliases, images, type ImageRow } from './schema/index.ts';
 
@@ -15,7 +15,7 @@ export async function listExpiredCachedImages(db: DbOrTx, before: Date): Promise
   return db
     .select()
     .from(images)
-    .where(and(eq(images.cached, true), lt(sql`coalesce(${images.lastUsedAt}, ${images.uploadedAt})`, before)));
+    .where(and(eq(images.cached, true), sql`coalesce(${images.lastUsedAt}, ${images.uploadedAt}) < ${before.toISOString()}::timestamptz`));
 }
 
 /** Point every alias of image `from` at image `to` (same image project): a refresh moves the aliases. */
