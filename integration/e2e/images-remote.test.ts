@@ -67,6 +67,7 @@ describe('pulling images from another svcd (svc protocol)', () => {
     const before = exports();
     const op = await waitOp(a.api, await pull({ alias: 'bb', protocol: 'lxd' }, { aliases: [{ name: 'here' }], properties: { extra: 'yes' }, auto_update: true }));
     assert.equal(op.metadata.fingerprint, fp);
+    assert.match(op.metadata.download_progress, /^100% \([\d.]+[kMG]?B\/s\)$/, 'LXD\'s download_progress, which lxc shows');
     const img = (await a.api.get(`/1.0/images/${fp}`)).json.metadata;
     assert.equal(img.cached, false);
     assert.equal(img.auto_update, true);

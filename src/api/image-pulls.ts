@@ -42,16 +42,19 @@ export function createImagePulls(deps: { db: Db; images: ImageHost; reconcile: {
     for (const a of aliases) await createAlias(deps.db, project, { name: a.name, target: fingerprint, description: a.description ?? '' });
   };
 
-  /** Throttled `download_progress` for one caller. */
-  const reporter = (report: PullProgress): DownloadProgress => {
+  /** Throttled `download_progress` for one caller; written one after the other, `flush` waits for the last. */
+  const reporter = (report: PullProgress) => {
     const started = Date.now();
     let last = 0;
-    return (received, total) => {
+    let chain: Promise<void> = Promise.resolve();
+    const progress: DownloadProgress = (received, total) => {
       const now = Date.now();
       if (now - last < PROGRESS_EVERY_MS && received < total) return;
       last = now;
-      void Promise.resolve(report({ download_progress: progressText(received, total, now - started) })).catch(() => {});
+      const text = progressText(received, total, now - started);
+      chain = chain.then(() => report({ download_progress: text })).catch(() => {});
     };
+    return { progress, flush: () => chain };
   };
 
   const pulls = {
@@ -66,7 +69,7 @@ export function createImagePulls(deps: { db: Db; images: ImageHost; reconcile: {
         return { image: have, existed: true };
       }
       const key = `${await imageProjectFor(deps.db, project)}/${info.fingerprint}`;
-      const progress = reporter(report);
+      const { progress, flush } = reporter(report);
       let flight = flights.get(key);
       const leader = !flight;
       if (!flight) {
@@ -92,6 +95,8 @@ export function createImagePulls(deps: { db: Db; images: ImageHost; reconcile: {
         await flight.done;
       } finally {
         flight.listeners.delete(progress);
+        // No metadata write may land after the operation ended.
+        await flush();
       }
       const image = await findImage(deps.db, project, info.fingerprint);
       if (!image) throw new Error(`Image ${info.fingerprint} was pulled but is gone again`);
