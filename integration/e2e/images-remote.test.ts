@@ -16,7 +16,7 @@ import { subscribeEvents } from '../support/events.ts';
 import { eventually, expectError, type Client } from '../support/http.ts';
 import { sha256 } from '../support/images.ts';
 import { startTcpCutter } from '../support/tcp-cutter.ts';
-import { importTestImage, startTwoHosts, stopHosts, type Host } from '../support/two-hosts.ts';
+import { importTestImage, startTwoHosts, stopHosts, trustHost, type Host } from '../support/two-hosts.ts';
 
 describe('pulling images from another svcd (svc protocol)', () => {
   let a: Host;
@@ -92,7 +92,7 @@ describe('pulling images from another svcd (svc protocol)', () => {
     await waitOp(a.api, await a.api.delete(`/1.0/images/${fp}`));
   });
 
-  test('a private split image: refused without a secret, pulled with the secret the client got from the source', async () => {
+  test('a private split image: refused without a secret, pulled with the secret the client got from the source, or once the source trusts this server', async () => {
     const img = await importTestImage(b, { public: false, format: 'split', creationDate: 1_700_000_000 });
     dirs.push(img.dir);
     assert.match(await failedOp(a.api, await pull({ fingerprint: img.fingerprint })), /not found/i);
@@ -106,6 +106,12 @@ describe('pulling images from another svcd (svc protocol)', () => {
     const exported = await a.api.get(`/1.0/images/${img.fingerprint}/export`);
     assert.match(exported.headers['content-type'] ?? '', /^multipart\/form-data/, 'stored split, as on the source');
     await waitOp(a.api, await a.api.delete(`/1.0/images/${img.fingerprint}`));
+    // a connects with its server certificate as client certificate: once b trusts it, no secret is needed.
+    await trustHost(a, b);
+    await waitOp(a.api, await pull({ fingerprint: img.fingerprint }));
+    await waitOp(a.api, await a.api.delete(`/1.0/images/${img.fingerprint}`));
+    const [cert] = (await b.api.get('/1.0/certificates')).json.metadata as string[];
+    assert.ok((await b.api.delete(cert!)).status < 300);
   });
 
   test('a copy with auto_update, then a refresh after the source alias moved: the aliases move, the old image goes', async () => {
