@@ -12,6 +12,8 @@ import type { PeerCertificate } from 'node:tls';
 export interface RemoteHttps {
   /** GET `url`; resolves with the response once its status is 200 (the caller reads the body). */
   get(url: URL, certificate: string | undefined, signal: AbortSignal): Promise<IncomingMessage>;
+  /** GET `url`; resolves with the response whatever its status (the svc client reads error envelopes). */
+  request(url: URL, certificate: string | undefined, signal: AbortSignal): Promise<IncomingMessage>;
   /** Drop the idle connections. */
   close(): void;
 }
@@ -20,6 +22,8 @@ export interface RemoteHttpsOptions {
   /** No bytes for this long on a connection: it fails (default 30 s). */
   idleTimeoutMs?: number;
   userAgent?: string;
+  /** Sent as the TLS client certificate (svc: this server's certificate, as LXD connects to other servers). */
+  clientCert?: { cert: string; key: string } | undefined;
 }
 
 export function createRemoteHttps(opts: RemoteHttpsOptions = {}): RemoteHttps {
@@ -29,34 +33,34 @@ export function createRemoteHttps(opts: RemoteHttpsOptions = {}): RemoteHttps {
     const key = `${url.origin}\n${certificate ?? ''}`;
     let agent = agents.get(key);
     if (!agent) {
-      agent = new https.Agent({ keepAlive: true, maxSockets: 8, ...(certificate ? pinnedTls(certificate) : {}) });
+      agent = new https.Agent({ keepAlive: true, maxSockets: 8, ...(opts.clientCert ? { cert: opts.clientCert.cert, key: opts.clientCert.key } : {}), ...(certificate ? pinnedTls(certificate) : {}) });
       agents.set(key, agent);
     }
     return agent;
   };
+  const request = (url: URL, certificate: string | undefined, signal: AbortSignal): Promise<IncomingMessage> => {
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.reject(new Error(`Unsupported URL scheme in ${url.href}: only https (or http) image servers`));
+    if (certificate && url.protocol !== 'https:') return Promise.reject(new Error(`A certificate was given for ${url.origin}, which is not https`));
+    return new Promise((resolve, reject) => {
+      const headers = { 'user-agent': opts.userAgent ?? 'svcd', accept: '*/*' };
+      const req =
+        url.protocol === 'https:'
+          ? https.request(url, { method: 'GET', agent: agentFor(url, certificate), headers, signal })
+          : http.request(url, { method: 'GET', headers, signal });
+      req.setTimeout(idleTimeoutMs, () => req.destroy(Object.assign(new Error(`no data for ${idleTimeoutMs / 1000} s`), { code: 'ETIMEDOUT' })));
+      req.on('error', (e) => reject(describeFailure(e, url, certificate !== undefined)));
+      req.on('response', resolve);
+      req.end();
+    });
+  };
   return {
-    get(url, certificate, signal) {
-      if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.reject(new Error(`Unsupported URL scheme in ${url.href}: only https (or http) image servers`));
-      if (certificate && url.protocol !== 'https:') return Promise.reject(new Error(`A certificate was given for ${url.origin}, which is not https`));
-      return new Promise((resolve, reject) => {
-        const headers = { 'user-agent': opts.userAgent ?? 'svcd', accept: '*/*' };
-        const req =
-          url.protocol === 'https:'
-            ? https.request(url, { method: 'GET', agent: agentFor(url, certificate), headers, signal })
-            : http.request(url, { method: 'GET', headers, signal });
-        req.setTimeout(idleTimeoutMs, () => req.destroy(Object.assign(new Error(`no data for ${idleTimeoutMs / 1000} s`), { code: 'ETIMEDOUT' })));
-        req.on('error', (e) => reject(describeFailure(e, url, certificate !== undefined)));
-        req.on('response', (res) => {
-          if (res.statusCode === 200) {
-            resolve(res);
-            return;
-          }
-          res.resume();
-          reject(new Error(`Failed to fetch ${url.href}: ${res.statusCode} ${res.statusMessage ?? ''}`.trimEnd()));
-        });
-        req.end();
-      });
+    async get(url, certificate, signal) {
+      const res = await request(url, certificate, signal);
+      if (res.statusCode === 200) return res;
+      res.resume();
+      throw new Error(`Failed to fetch ${url.href}: ${res.statusCode} ${res.statusMessage ?? ''}`.trimEnd());
     },
+    request: (url, certificate, signal) => request(url, certificate, signal),
     close() {
       for (const a of agents.values()) a.destroy();
       agents.clear();
