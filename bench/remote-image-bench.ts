@@ -9,16 +9,17 @@
  *        [--kind squashfs|unified|rootxz] [--label NAME] [--json <out.json>]
  *
  * Phases (a launch = create from `source` + start; each container is stopped and deleted after):
- *  1. uncached: `--rounds` times, a new version is published (new fingerprint) and launched by alias;
+ *  1. uncached: `--rounds` times, a new server (a new URL: LXD caches a stream's index per URL for an
+ *     hour, so a new version on the same server would not be seen) with a new image, launched by alias;
  *  2. cached: the last version launched again by alias (the image is in the server's cache now), and,
  *     alternately, a local launch of that same image by fingerprint — the two should be the same;
- *  3. concurrent: a new version, `--concurrent` launches at once by alias: wall time, failures, and how
+ *  3. concurrent: a new server, `--concurrent` launches at once by alias: wall time, failures, and how
  *     many times the server sent each file of the image (1 = one download).
  * The images pulled are deleted at the end.
  */
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { startSimplestreamsServer } from '../integration/support/simplestreams-server.ts';
+import { startSimplestreamsServer, type SimplestreamsServer } from '../integration/support/simplestreams-server.ts';
 import type { StreamItemKind, StreamVersion } from '../integration/support/simplestreams-tree.ts';
 import { fmtMs, summarize, table, type LatencyStats } from './lib/stats.ts';
 import { errorText, UnixClient } from './lib/unix-client.ts';
@@ -103,8 +104,13 @@ function downloadsOf(v: StreamVersion, requests: (p: string) => number): Record<
 async function main(): Promise<void> {
   const info = await client.get('/1.0');
   if (info.status !== 200) throw new Error(`GET /1.0: HTTP ${info.status} ${errorText(info)}`);
-  const ss = await startSimplestreamsServer({ kinds: [kind], alias: 'bench-remote' });
-  const source = { type: 'image', mode: 'pull', server: ss.url, protocol: 'simplestreams', alias: 'bench-remote', certificate: ss.certificate };
+  const servers: SimplestreamsServer[] = [];
+  const newRemote = async () => {
+    const ss = await startSimplestreamsServer({ kinds: [kind], alias: 'bench-remote' });
+    servers.push(ss);
+    const source = { type: 'image', mode: 'pull', server: ss.url, protocol: 'simplestreams', alias: 'bench-remote', certificate: ss.certificate };
+    return { ss, source, fingerprint: ss.latest().fingerprints[kind]! };
+  };
   const containers = new Set<string>();
   const results: RemoteImageBenchResults = {
     label: opts.label, kind, imageBytes: 0,
@@ -118,16 +124,16 @@ async function main(): Promise<void> {
   };
   try {
     const rounds = Number(opts.rounds);
-    log(`[${opts.label}] simplestreams remote ${ss.url} (${kind} items), ${rounds} round(s)`);
+    log(`[${opts.label}] simplestreams remotes on 127.0.0.1 (${kind} items), ${rounds} round(s)`);
     const uncached: Launch[] = [];
-    let fingerprint = ss.latest().fingerprints[kind]!;
+    let remote = await newRemote();
     for (let i = 0; i < rounds; i++) {
-      if (i > 0) fingerprint = (await ss.publish({ replace: true })).fingerprints[kind]!;
-      uncached.push(await run(`rib-u${i}`, source));
+      if (i > 0) remote = await newRemote();
+      uncached.push(await run(`rib-u${i}`, remote.source));
     }
     results.uncached = figures(uncached);
-    const v = ss.latest();
-    results.imageBytes = Object.values(v.files).reduce((a, f) => a + (f?.size ?? 0), 0);
+    const { source, fingerprint } = remote;
+    results.imageBytes = Object.values(remote.ss.latest().files).reduce((a, f) => a + (f?.size ?? 0), 0);
     const cached: Launch[] = [];
     const local: Launch[] = [];
     for (let i = 0; i < rounds; i++) {
@@ -139,25 +145,24 @@ async function main(): Promise<void> {
 
     const n = Number(opts.concurrent);
     if (n > 0) {
-      const next = await ss.publish({ replace: true });
-      ss.resetCounts();
+      const { ss, source: fresh } = await newRemote();
       const names = Array.from({ length: n }, (_, i) => `rib-n${i}`);
       names.forEach((x) => containers.add(x));
       const t0 = performance.now();
-      const all = await Promise.all(names.map((x) => launch(x, source)));
+      const all = await Promise.all(names.map((x) => launch(x, fresh)));
       const wallMs = performance.now() - t0;
       const errors: Record<string, number> = {};
       for (const r of all) if (r.error) errors[r.error] = (errors[r.error] ?? 0) + 1;
-      results.concurrent = { n, failed: all.filter((r) => !r.ok).length, wallMs, downloads: downloadsOf(next, ss.requests), errors };
+      results.concurrent = { n, failed: all.filter((r) => !r.ok).length, wallMs, downloads: downloadsOf(ss.latest(), ss.requests), errors };
       await Promise.all(names.map(async (x) => (await remove(x)) && containers.delete(x)));
     }
   } finally {
     for (const x of containers) if (!(await remove(x))) results.leftovers.push(x);
     const imgs = await client.get('/1.0/images?recursion=1');
     for (const img of (imgs.json?.metadata ?? []) as { fingerprint: string; update_source?: { server?: string } }[]) {
-      if (img.update_source?.server === ss.url) await client.operation('DELETE', `/1.0/images/${img.fingerprint}`, undefined, OP_MS);
+      if (servers.some((ss) => ss.url === img.update_source?.server)) await client.operation('DELETE', `/1.0/images/${img.fingerprint}`, undefined, OP_MS);
     }
-    await ss.close();
+    for (const ss of servers) await ss.close();
     client.close();
   }
   print(results);
