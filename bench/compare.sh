@@ -4,6 +4,7 @@
 #
 #   bash bench/compare.sh [--counts 0,50,200] [--engines embedded,pglite,postgres] [--no-lxd] [--no-fresh-fs] [--rest SECONDS]
 #                         [--networks|--networks-only] [--proxy|--proxy-only] [--scale N [--scale-pools dir,btrfs] [--scale-lxd]]
+#                         [--remote-images|--remote-images-only [--remote-rounds 3] [--remote-concurrent 50] [--remote-kind squashfs]]
 #                         [-- <more api-bench options>]
 #
 # --networks also runs bench/network-bench.ts (a managed bridge, containers with a nic on it, leases,
@@ -14,6 +15,9 @@
 # bench/scale-bench.ts (N running busybox containers per pool: launch wall time, list p95, idle CPU and
 # RSS of the daemon's tree, one resync pass) against svcd (log level info, for the resync line), and
 # against lxd only with --scale-lxd; `-- <options>` then go to scale-bench (e.g. `-- --cpu-window 60`).
+# --remote-images also runs bench/remote-image-bench.ts (launches from a simplestreams server it starts on
+# 127.0.0.1 of the daemon's network namespace: uncached, cached, N concurrent) in that namespace, with its
+# loopback up; --remote-images-only runs only that.
 #
 # --engines: svcd runs once per database engine, in this order (default all three): embedded (its private
 # PostgreSQL server, the default: the main table shows it), pglite (PGlite in the daemon:
@@ -41,7 +45,7 @@
 # and the temp dir is removed.
 set -uo pipefail
 
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
 rest() { if [ "$REST" -gt 0 ] 2>/dev/null; then log "resting ${REST} s before $1 (see --rest)"; sleep "$REST"; fi; }
 
 COUNTS=0,50,200
@@ -52,6 +56,10 @@ FRESH_FS_SIZE=16G
 NETWORKS=0
 API_BENCH=1
 PROXY=0
+REMOTE=0
+REMOTE_ROUNDS=3
+REMOTE_CONCURRENT=50
+REMOTE_KIND=squashfs
 ENGINES=embedded,pglite,postgres
 PG_ADMIN_URL=${PG_ADMIN_URL:-postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres}
 SCALE=""
@@ -69,6 +77,11 @@ while [ $# -gt 0 ]; do
     --networks-only) NETWORKS=1; API_BENCH=0; shift ;;
     --proxy) PROXY=1; shift ;;
     --proxy-only) PROXY=1; API_BENCH=0; shift ;;
+    --remote-images) REMOTE=1; shift ;;
+    --remote-images-only) REMOTE=1; API_BENCH=0; shift ;;
+    --remote-rounds) REMOTE_ROUNDS=${2:?--remote-rounds needs a value}; shift 2 ;;
+    --remote-concurrent) REMOTE_CONCURRENT=${2:?--remote-concurrent needs a value}; shift 2 ;;
+    --remote-kind) REMOTE_KIND=${2:?--remote-kind needs a value}; shift 2 ;;
     --scale) SCALE=${2:?--scale needs a count}; API_BENCH=0; shift 2 ;;
     --scale-pools) SCALE_POOLS=${2:?--scale-pools needs a value}; shift 2 ;;
     --scale-lxd) SCALE_LXD=1; shift ;;
@@ -259,7 +272,7 @@ trap 'log "interrupted"; exit 130' INT TERM
 # With --proxy (and no --networks) the namespace's loopback is brought up: the proxies listen on 127.0.0.1 there.
 NS_WRAP=(unshare --net)
 # shellcheck disable=SC2016
-[ "$PROXY" = 1 ] && NS_WRAP=(unshare --net sh -c 'ip link set lo up && exec "$@"' netns-lo)
+{ [ "$PROXY" = 1 ] || [ "$REMOTE" = 1 ]; } && NS_WRAP=(unshare --net sh -c 'ip link set lo up && exec "$@"' netns-lo)
 if [ "$NETWORKS" = 1 ]; then
   # shellcheck disable=SC2016
   NS_WRAP=(unshare --net --mount --propagation private sh -c 'ip link set lo up && ip route add blackhole 192.0.2.0/24 && m=$(mktemp -d) && mount -t sysfs sysfs "$m" && mount --bind "$m/class/net" /sys/class/net && mount --bind "$m/devices/virtual/net" /sys/devices/virtual/net && exec "$@"' netns-sysfs)
@@ -278,6 +291,15 @@ run_proxy_bench() { # label socket pid json
   nsenter --net="/proc/$3/ns/net" node --import tsx "$REPO/bench/proxy-bench.ts" --socket "$2" --image-file "$IMAGE" --label "$1" --json "$4"
   local rc=$?
   [ $rc = 0 ] || log "proxy-bench against $1 exited with $rc"
+  return 0
+}
+
+run_remote_bench() { # label socket pid json
+  [ "$REMOTE" = 1 ] || return 0
+  nsenter --net="/proc/$3/ns/net" node --import tsx "$REPO/bench/remote-image-bench.ts" --socket "$2" --label "$1" --json "$4" \
+    --rounds "$REMOTE_ROUNDS" --concurrent "$REMOTE_CONCURRENT" --kind "$REMOTE_KIND"
+  local rc=$?
+  [ $rc = 0 ] || log "remote-image-bench against $1 exited with $rc"
   return 0
 }
 
@@ -342,6 +364,7 @@ run_svcd() { # engine
     FIRST_ENGINE=$1
     run_net_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-net.json"
     run_proxy_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-proxy.json"
+    run_remote_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-remote.json"
     run_scale_bench svcd "$SVCD_STATE/unix.socket" "$SVCD_PID" "$WORK/svcd-scale.json" "$WORK/svcd-$1.log"
   fi
   # What svcd logged at warn level or above during the run, by message (its log goes with the temp dir).
@@ -415,6 +438,7 @@ EOF
     run_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd.json"
     run_net_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-net.json"
     run_proxy_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-proxy.json"
+    run_remote_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-remote.json"
     run_scale_bench lxd "$LXD_STATE/unix.socket" "$LXD_PID" "$WORK/lxd-scale.json"
     [ "$API_BENCH" = 0 ] || [ -s "$WORK/lxd.json" ] || LXD_NOTE="api-bench against lxd produced no results"
   fi
@@ -456,4 +480,7 @@ if [ -n "$SCALE" ] && [ -s "$WORK/svcd-scale.json" ]; then
 fi
 if [ "$PROXY" = 1 ] && [ -s "$WORK/svcd-proxy.json" ]; then
   node --import tsx "$REPO/bench/proxy-report.ts" "$WORK/svcd-proxy.json" "$WORK/lxd-proxy.json"
+fi
+if [ "$REMOTE" = 1 ] && { [ -s "$WORK/svcd-remote.json" ] || [ -s "$WORK/lxd-remote.json" ]; }; then
+  node --import tsx "$REPO/bench/remote-image-report.ts" "$WORK/svcd-remote.json" "$WORK/lxd-remote.json"
 fi

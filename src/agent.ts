@@ -27,6 +27,7 @@ import { createLiveRegistry } from './reconcilers/container/ensure-live.ts';
 import { watchDevicePaths } from './host/devices/watch-device-paths.ts';
 import { createBackupExpiryObserver } from './observers/backup-expiry.ts';
 import { createExecOutputExpiryObserver } from './observers/exec-output-expiry.ts';
+import { createImageCacheObserver } from './observers/image-cache-observer.ts';
 import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
 import { readContainerState } from './observers/container-state.ts';
 import { createContainerReconciler } from './reconcilers/container/reconcile.ts';
@@ -64,6 +65,11 @@ import { createOperations, type Operations } from './operations/index.ts';
 import { createReconcileManager, systemClock, TerminalError, type Clock, type ReconcileManager, type Reconciler } from './reconcilers/runtime/index.ts';
 import { createStatusSettler } from './reconcilers/status-settler.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
+import { createProtocolRegistry } from './host/images/remote/protocol-registry.ts';
+import { createSvcProtocol } from './host/images/remote/svc-protocol.ts';
+import { createSimplestreamsProtocol } from './host/images/remote/simplestreams-protocol.ts';
+import { createRemoteImages } from './host/images/remote/download-remote-image.ts';
+import { createImagePulls } from './api/image-pulls.ts';
 import { imagesDirOf, lxcPathOf, unixSocketOf } from './host/layout.ts';
 import { probeListen } from './host/proxy/bound-sockets.ts';
 import { createHostProxyAdapter } from './host/proxy/host-proxy-adapter.ts';
@@ -252,6 +258,14 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const imageStore = createImageStore({ stateDir: config.stateDir });
   let listeners: ReturnType<typeof createListeners> | undefined;
   const networkHost = createNetworkHost({});
+  // The protocols a pull can use, by the name a source gives (src/api/remote-source.ts maps `lxd` to svc).
+  const protocols = createProtocolRegistry({
+    svc: createSvcProtocol({ clientCert: { cert: serverCert.cert, key: serverCert.key } }),
+    simplestreams: createSimplestreamsProtocol(),
+  });
+  const imageHost = createImageHost({ store: imageStore, remote: createRemoteImages({ protocols, store: imageStore, architectures: host.architectures }) });
+  const imagePulls = createImagePulls({ db, images: imageHost, reconcile, log: log.child({ component: 'images' }) });
+  observers.register(createImageCacheObserver({ db, node: config.nodeName, images: imagePulls, log: log.child({ component: 'images' }) }));
   const app = createApp({
     db,
     node: config.nodeName,
@@ -277,7 +291,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       nicHost: { interfaces: () => networkHost.interfaces(), sriov: (parent) => readSriov(parent) },
     },
     containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore }),
-    images: createImageHost({ store: imageStore }),
+    images: imageHost,
+    imagePulls,
     networks: networkHost,
     storage: {
       probeDriver: (name) => probeDriver(name),

@@ -162,7 +162,9 @@ describe('images: upload, list, update, export, aliases, secrets, URL import, de
     assert.match(expectError(await upload(files.gz!), 409), /already exists/);
     assert.deepEqual(await fingerprints(), before, 'no image row was added');
     assert.deepEqual((await readdir(imagesDir())).sort(), onDisk, 'no file was left in the images directory');
-    expectError(await api.post('/1.0/images', { source: { type: 'image', alias: 'x', server: 'https://example.invalid' } }), 400);
+    // Bad pull sources are refused before any connection (the pulls themselves: images-remote.test.ts).
+    expectError(await api.post('/1.0/images', { source: { type: 'image', alias: 'x', server: 'https://127.0.0.1:1', protocol: 'oci' } }), 400);
+    expectError(await api.post('/1.0/images', { source: { type: 'image', mode: 'push', alias: 'x', server: 'https://127.0.0.1:1' } }), 400);
     expectError(await api.post('/1.0/images', {}), 400);
   });
 

@@ -50,6 +50,7 @@ const EXPECTED_EXTENSIONS = [
   'network_vxlan_interface',
   'storage_btrfs_mount_options',
   'entity_description',
+  'image_force_refresh',
   'id_map_base',
   'file_symlinks',
   'container_edit_metadata',

@@ -10,6 +10,7 @@ import type { NicFeatureProbe } from '../desired/containers.ts';
 import type { ListenProbe } from '../desired/proxy-checks.ts';
 import type { NicHostProbe } from '../desired/devices-nic.ts';
 import type { TrustStore } from './trust-store.ts';
+import type { ImagePulls } from './image-pulls.ts';
 
 /** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
 export interface ApiDeps {
@@ -44,6 +45,8 @@ export interface ApiDeps {
   containerHost: ContainerHost;
   /** The image store (uploads, URL imports, exports). */
   images: ImageHost;
+  /** Pulls from other servers and refreshes (src/api/image-pulls.ts; one per daemon: single flight per fingerprint). */
+  imagePulls: ImagePulls;
   /** Host interfaces, their state, dnsmasq's leases and feature probes (managed networks). */
   networks: NetworkHost;
   storage: {

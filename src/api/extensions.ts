@@ -34,6 +34,7 @@ export const API_EXTENSIONS = [
   'network_vxlan_interface', // tunnel.NAME.interface
   'storage_btrfs_mount_options', // btrfs.mount_options, applied live
   'entity_description', // description on containers, snapshots (always empty), pools, volumes
+  'image_force_refresh', // POST /1.0/images/<fp>/refresh: from update_source now (svc, simplestreams); aliases move, metadata refreshed
   'id_map_base', // security.idmap.base
   'file_symlinks', // symlinks created through the file API
   'container_edit_metadata', // metadata and template endpoints
@@ -97,8 +98,6 @@ export const API_EXTENSIONS = [
  * - container_image_properties: image properties are not copied into the container's image.* keys.
  * - backup_compression: the server key backups.compression_algorithm is not accepted (the per-backup
  *   compression_algorithm is).
- * - image_force_refresh: the refresh endpoint answers, but no image here has an origin to refresh from
- *   (remote pulls come with issue 19).
  * - pprof_http (core.debug_address), auth_pki, external_authentication, idp_authentication, idp_config,
  *   idp_config_key: not built.
  */

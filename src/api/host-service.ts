@@ -18,6 +18,7 @@ import type { ContainerLocation } from '../host/container-host/locate-container.
 import type { InteractiveCommand } from '../host/exec.ts';
 import type { HostInfo } from '../host/host-info.ts';
 import type { HashedFile } from '../host/images/hashed-file.ts';
+import type { DownloadProgress, RemoteImageInfo, RemoteImageSource } from '../host/images/remote/remote-protocol.ts';
 import type { ImageFiles, InspectedImage } from '../host/images/inspect-image.ts';
 import type { PipedAttach, PtyAttach } from '../host/lxc/attach.ts';
 import type { ServerResources } from '../host/resources/index.ts';
@@ -168,6 +169,8 @@ export interface ContainerHost {
   publish: ContainerPublishHost;
 }
 
+export type { RemoteImageSource };
+
 export interface ReceivedImage {
   /** Temporary files in the image store. */
   temp: ImageFiles;
@@ -199,6 +202,11 @@ export interface ImageHost {
   /** Open an image's files for export (a HostFailureError when they are missing). */
   open(img: { fingerprint: string; split: boolean }): Promise<OpenedImageFiles>;
   sweep(inUse: (fingerprint: string) => Promise<boolean>): Promise<string[]>;
+  /** Images of other servers (src/host/images/remote/): resolve a source, download an image into temporary files. */
+  remote: {
+    resolve(source: RemoteImageSource, signal: AbortSignal): Promise<RemoteImageInfo>;
+    download(source: RemoteImageSource, image: RemoteImageInfo, progress: DownloadProgress, signal: AbortSignal): Promise<ReceivedImage>;
+  };
 }
 
 /** What the networks API reads of the host (host/network/): its interfaces, their state, leases, and probes. */

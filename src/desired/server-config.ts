@@ -2,7 +2,7 @@ import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
-import { isBool, type ValueCheck } from './config-keys.ts';
+import { isBool, parseBool, type ValueCheck } from './config-keys.ts';
 import { StaleWriteError, ValidationError } from './errors.ts';
 import { serverConfig } from './schema/index.ts';
 
@@ -18,6 +18,19 @@ export const checkListenAddress: ValueCheck = (v) => {
   return undefined;
 };
 
+/** A count of hours or days: a non-negative decimal number (fractions allowed: 0.001 days is 86.4 s). */
+export const nonNegativeNumber: ValueCheck = (v) => (/^\d+(\.\d+)?$/.test(v) ? undefined : 'must be a non-negative number');
+
+/** Image cache and refresh settings, with LXD's defaults. */
+export function imageCacheSettings(config: Record<string, string>): { autoUpdateCached: boolean; autoUpdateIntervalHours: number; remoteCacheExpiryDays: number } {
+  const num = (k: string, dflt: number) => (config[k] !== undefined && nonNegativeNumber(config[k]) === undefined ? Number(config[k]) : dflt);
+  return {
+    autoUpdateCached: config['images.auto_update_cached'] === undefined || parseBool(config['images.auto_update_cached']),
+    autoUpdateIntervalHours: num('images.auto_update_interval', 6),
+    remoteCacheExpiryDays: num('images.remote_cache_expiry', 10),
+  };
+}
+
 /** Compression of published images (GNU tar's own compressors). */
 export const IMAGE_COMPRESSION = ['none', 'gzip', 'xz', 'bzip2', 'zstd', 'lzma'];
 
@@ -26,6 +39,9 @@ const SERVER_KEYS: Record<string, { check: ValueCheck; local?: boolean; secret?:
   'core.https_address': { check: checkListenAddress, local: true },
   'core.trust_password': { check: () => undefined, secret: true },
   'core.https_allowed_credentials': { check: isBool },
+  'images.auto_update_cached': { check: isBool },
+  'images.auto_update_interval': { check: nonNegativeNumber },
+  'images.remote_cache_expiry': { check: nonNegativeNumber },
   'images.compression_algorithm': { check: (v) => (IMAGE_COMPRESSION.includes(v) ? undefined : `must be one of ${IMAGE_COMPRESSION.join(', ')}`) },
 };
 

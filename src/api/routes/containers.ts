@@ -43,6 +43,9 @@ import { importBackup } from './container-import.ts';
 import { registerContainerSnapshotRoutes, renderSnapshot } from './container-snapshots.ts';
 import { renderBackup } from './container-backups.ts';
 import { backupsOf } from '../../desired/container-backups.ts';
+import { touchImageLastUsed } from '../../desired/images.ts';
+import { parseRemoteSource } from '../remote-source.ts';
+import { createFromRemote } from './container-from-remote.ts';
 import { insertSnapshotCopies, plannedSnapshotCopies, readContainerSnapshot, snapshotsOf } from '../../desired/container-snapshots.ts';
 
 const Source = v.object({
@@ -52,6 +55,10 @@ const Source = v.object({
   properties: v.optional(stringMap),
   mode: optionalString,
   source: optionalString,
+  server: optionalString,
+  protocol: optionalString,
+  secret: optionalString,
+  certificate: optionalString,
   container_only: v.optional(v.boolean('expected a boolean')),
 });
 /** The fields a client edits, at create and by PUT/PATCH. */
@@ -139,6 +146,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       };
       const expanded = await validateContainer(db, pp, input, undefined, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost });
       await checkContainerProxies(db, undefined, expanded.devices, deps.containers.listenProbe);
+      if (body.source?.type === 'image' && body.source.mode === 'pull') return createFromRemote(c, deps, { project, name: body.name, input, profileProject: pp, source: parseRemoteSource(body.source) });
       const source = await resolveSource(body.source);
       const operation = await writeWithOperation(deps, async (tx) => {
         // A copy of a whole container takes its snapshots along (unless container_only).
@@ -156,8 +164,10 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       async function resolveSource(s: v.InferOutput<typeof Source> | undefined): Promise<ContainerSource> {
         if (!s || s.type === 'none') return { type: 'none' };
         if (s.type === 'image') {
-          if (s.mode && s.mode !== 'local') throw new ValidationError(`Image source mode "${s.mode}" is not supported (only local images)`);
-          return { type: 'image', fingerprint: await cachedImageFingerprint(db, project, { alias: s.alias, fingerprint: s.fingerprint, properties: s.properties }) };
+          if (s.mode && s.mode !== 'local') throw new ValidationError(`Image source mode "${s.mode}" is not supported (local or pull)`);
+          const fingerprint = await cachedImageFingerprint(db, project, { alias: s.alias, fingerprint: s.fingerprint, properties: s.properties });
+          await touchImageLastUsed(db, project, fingerprint);
+          return { type: 'image', fingerprint };
         }
         if (s.type === 'copy') {
           if (!s.source) throw new ValidationError('Missing "source.source": the container to copy');

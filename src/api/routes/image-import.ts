@@ -1,5 +1,6 @@
 import { ConflictError } from '../../desired/errors.ts';
-import { fingerprintInUse, findImage, insertImage } from '../../desired/images.ts';
+import { deleteImage, fingerprintInUse, findImage, insertImage } from '../../desired/images.ts';
+import { IMAGE_VOLUME_KIND, imageVolumeIds } from '../../desired/storage-volumes.ts';
 import type { ImageRow } from '../../desired/schema/index.ts';
 import type { ReceivedImage } from '../host-service.ts';
 import type { ImageRoutesContext } from './image-common.ts';
@@ -13,7 +14,14 @@ export interface ImageOptions {
   properties: Record<string, string>;
   aliases: { name: string; description?: string }[];
   cached?: boolean;
+  /** Where a pulled image came from (the spec's update_source). */
+  updateSource?: { server: string; protocol: string; certificate: string; alias: string } | undefined;
+  /** last_used_at (a pulled image starts as used now; a refresh keeps the old image's). */
+  lastUsedAt?: Date | null | undefined;
 }
+
+/** What committing an image needs: the database and the image store. */
+export type ImageCommitContext = { deps: Pick<ImageRoutesContext['deps'], 'db'>; store: ImageRoutesContext['store'] };
 
 export type { ReceivedImage };
 
@@ -33,9 +41,9 @@ export async function assertNewImage(ictx: ImageRoutesContext, project: string, 
 /**
  * Record a received, inspected image: move its files into place and insert its row and aliases,
  * under the fingerprint's lock. On failure the temporary files are removed, and files placed for
- * this image alone too. Upload, URL import and (later) publishing all end here.
+ * this image alone too. Upload, URL import, publishing and pulls all end here.
  */
-export async function commitImage(ictx: ImageRoutesContext, project: string, img: ReceivedImage, opts: ImageOptions): Promise<ImageRow> {
+export async function commitImage(ictx: ImageCommitContext, project: string, img: ReceivedImage, opts: ImageOptions): Promise<ImageRow> {
   const { db } = ictx.deps;
   const { store } = ictx;
   try {
@@ -60,6 +68,8 @@ export async function commitImage(ictx: ImageRoutesContext, project: string, img
             properties: { ...meta.properties, ...opts.properties },
             createdAt: new Date(meta.creationDate * 1000),
             expiresAt: meta.expiryDate ? new Date(meta.expiryDate * 1000) : null,
+            updateSource: opts.updateSource ?? null,
+            lastUsedAt: opts.lastUsedAt ?? null,
           },
           opts.aliases,
         );
@@ -71,4 +81,22 @@ export async function commitImage(ictx: ImageRoutesContext, project: string, img
   } finally {
     await store.discard(img.temp);
   }
+}
+
+/**
+ * Remove an image from a project: its row (and aliases), its files once no project has it, and its
+ * unpacked copies on the pools (image-volume/reconcile.ts keeps them if another project has the
+ * image).
+ */
+export async function removeImage(
+  ictx: { deps: Pick<ImageRoutesContext['deps'], 'db' | 'reconcile'>; store: ImageRoutesContext['store'] },
+  project: string,
+  fingerprint: string,
+): Promise<void> {
+  const { db } = ictx.deps;
+  await ictx.store.withLock(fingerprint, async () => {
+    if (!(await deleteImage(db, project, fingerprint))) return;
+    await ictx.store.removeFiles(fingerprint);
+    for (const id of await imageVolumeIds(db, fingerprint)) ictx.deps.reconcile.enqueue(IMAGE_VOLUME_KIND, id, 'image deleted');
+  });
 }

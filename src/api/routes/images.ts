@@ -2,7 +2,7 @@ import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { ValidationError } from '../../desired/errors.ts';
-import { deleteImage, fingerprintInUse, imageProjectFor, listAliases, listImages, readImage, updateImage } from '../../desired/images.ts';
+import { fingerprintInUse, imageProjectFor, listAliases, listImages, readImage, updateImage } from '../../desired/images.ts';
 import type { ImageAliasRow, ImageRow } from '../../desired/schema/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
@@ -16,12 +16,12 @@ import { registerImageAliasRoutes } from './image-aliases.ts';
 import { looksLikeJson, openImageBody, readImageJson } from './image-body.ts';
 import { imageLifecycle, imageUrl, isTrusted, renderImage, visibleImage, type ImageRoutesContext } from './image-common.ts';
 import { exportImage } from './image-export.ts';
-import { assertNewImage, cleanFilename, commitImage, type ImageOptions } from './image-import.ts';
+import { assertNewImage, cleanFilename, commitImage, removeImage, type ImageOptions } from './image-import.ts';
 import { createImageSecrets } from './image-secrets.ts';
 import { receiveUpload, uploadOptions } from './image-upload.ts';
 import { checkSourceUrl, importFromUrl } from './image-url.ts';
+import { parseRemoteSource } from '../remote-source.ts';
 import { checkPublishable, publishContainer } from './image-publish.ts';
-import { IMAGE_VOLUME_KIND, imageVolumeIds } from '../../desired/storage-volumes.ts';
 
 const nullable = <S extends v.GenericSchema>(s: S) => v.nullish(s);
 const AliasInput = v.object({ name: v.string('expected a string'), description: nullable(v.string('expected a string')) });
@@ -38,6 +38,12 @@ const CreateBody = v.object({
       url: nullable(v.string('expected a string')),
       mode: nullable(v.string('expected a string')),
       name: nullable(v.string('expected a string')),
+      server: nullable(v.string('expected a string')),
+      protocol: nullable(v.string('expected a string')),
+      alias: nullable(v.string('expected a string')),
+      fingerprint: nullable(v.string('expected a string')),
+      secret: nullable(v.string('expected a string')),
+      certificate: nullable(v.string('expected a string')),
     }),
   ),
 });
@@ -49,7 +55,7 @@ const UpdateBody = v.object({
 
 const editable = (img: ImageRow) => ({ auto_update: img.autoUpdate, properties: img.properties, public: img.public });
 
-/** Images (spec: Images): upload, URL import, list, get, update, delete, export, secrets, aliases. */
+/** Images (spec: Images): upload, URL import, pull from another server, refresh, list, get, update, delete, export, secrets, aliases. */
 export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, ops } = deps;
   const ictx: ImageRoutesContext = { deps, store: deps.images, secrets: createImageSecrets() };
@@ -147,6 +153,23 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       });
       return async(c, op);
     }
+    if (type === 'image') {
+      if (body.source?.mode && body.source.mode !== 'pull') throw new ValidationError(`Invalid "source.mode": "${body.source.mode}" (only pull)`);
+      const source = parseRemoteSource(body.source ?? {});
+      const opts: ImageOptions = {
+        filename: cleanFilename(body.filename),
+        public: body.public ?? false,
+        autoUpdate: body.auto_update ?? false,
+        properties: body.properties ?? {},
+        aliases: (body.aliases ?? []).map((a) => ({ name: a.name, description: a.description ?? '' })),
+      };
+      const op = await ops.startTask({ ...imageOp(c, 'Downloading image', undefined), mayCancel: true }, async (ctx) => {
+        const { image, existed } = await deps.imagePulls.pull(project, source, opts, (m) => ctx.setMetadata(m), ctx.signal);
+        if (!existed) imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
+        return done(image);
+      });
+      return async(c, op);
+    }
     if (type !== 'url') {
       if (!body.source) throw new ValidationError('Missing "source": upload a tarball or give a source of type "url"');
       throw new ValidationError(`Creating images from a source of type "${type}" is not supported yet`);
@@ -204,12 +227,7 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       const project = c.get('project');
       const img = await readImage(db, project, c.req.param('fingerprint') ?? '');
       const op = await ops.startTask(imageOp(c, 'Deleting image', img.fingerprint), async () => {
-        await ictx.store.withLock(img.fingerprint, async () => {
-          if (!(await deleteImage(db, project, img.fingerprint))) return;
-          await ictx.store.removeFiles(img.fingerprint);
-          // Its unpacked copies on the pools go too (image-volume/reconcile.ts keeps them if another project has the image).
-          for (const id of await imageVolumeIds(db, img.fingerprint)) deps.reconcile.enqueue(IMAGE_VOLUME_KIND, id, 'image deleted');
-        });
+        await removeImage(ictx, project, img.fingerprint);
         imageLifecycle(ictx, c, 'image-deleted', imageUrl(c, img.fingerprint));
       });
       return async(c, op);
@@ -243,10 +261,18 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   route(app, '/1.0/images/:fingerprint/secret', { POST: { auth: 'guest', handler: (c) => issueSecret(c) } });
 
   route(app, '/1.0/images/:fingerprint/refresh', {
-    // No image has an update source yet (uploads and URL imports have none): nothing to refresh.
+    // From its update_source now (an upload or a URL import has none: nothing to refresh); metadata `refreshed`.
     POST: async (c) => {
-      const img = await readImage(db, c.get('project'), c.req.param('fingerprint') ?? '');
-      const op = await ops.startTask(imageOp(c, 'Refreshing image', img.fingerprint), async () => ({ refreshed: false }));
+      const project = c.get('project');
+      const img = await readImage(db, project, c.req.param('fingerprint') ?? '');
+      const op = await ops.startTask({ ...imageOp(c, 'Refreshing image', img.fingerprint), mayCancel: true }, async (ctx) => {
+        const { refreshed, image } = await deps.imagePulls.refresh(project, img, (m) => ctx.setMetadata(m), ctx.signal);
+        if (refreshed) {
+          imageLifecycle(ictx, c, 'image-refreshed', imageUrl(c, image.fingerprint));
+          imageLifecycle(ictx, c, 'image-deleted', imageUrl(c, img.fingerprint));
+        }
+        return { refreshed, ...(refreshed ? { fingerprint: image.fingerprint } : {}) };
+      });
       return async(c, op);
     },
   });

@@ -4,10 +4,12 @@ import { createHashedFile } from '../images/hashed-file.ts';
 import { inspectImage, type ImageFiles } from '../images/inspect-image.ts';
 import type { ImageStore } from '../images/create-image-store.ts';
 import { openImageFiles } from './open-image-files.ts';
+import type { RemoteImages } from '../images/remote/download-remote-image.ts';
 
 /** The image store as the API uses it (src/api/host-service.ts ImageHost), created once per agent. */
-export function createImageHost({ store }: { store: ImageStore }) {
+export function createImageHost({ store, remote }: { store: ImageStore; remote: RemoteImages }) {
   return {
+    remote,
     init: store.init,
     tempFiles: store.tempFiles,
     createHashedFile: (path: string, hash: Hash) => createHashedFile(path, hash),
