@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/types.ts';
-import { moveAliases } from '../desired/image-cache.ts';
-import { createAlias, findImage, imageProjectFor } from '../desired/images.ts';
+import { createAlias, findImage, imageProjectFor, moveAliases } from '../desired/images.ts';
 import type { ImageRow } from '../desired/schema/index.ts';
 import type { DownloadProgress, RemoteImageSource, RemoteProtocolName } from '../host/images/remote/remote-protocol.ts';
 import type { ImageHost } from './host-service.ts';

@@ -1,6 +1,6 @@
 import { and, eq, isNotNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
-import { imageAliases, images, type ImageRow } from './schema/index.ts';
+import { images, type ImageRow } from './schema/index.ts';
 
 /** Images that refresh from their update_source (auto_update), in every project. */
 export async function listAutoUpdateImages(db: DbOrTx, opts: { includeCached: boolean }): Promise<ImageRow[]> {
@@ -16,14 +16,4 @@ export async function listExpiredCachedImages(db: DbOrTx, before: Date): Promise
     .select()
     .from(images)
     .where(and(eq(images.cached, true), sql`coalesce(${images.lastUsedAt}, ${images.uploadedAt}) < ${before.toISOString()}::timestamptz`));
-}
-
-/** Point every alias of image `from` at image `to` (same image project): a refresh moves the aliases. */
-export async function moveAliases(db: DbOrTx, imageProject: string, from: string, to: string): Promise<number> {
-  const rows = await db
-    .update(imageAliases)
-    .set({ fingerprint: to })
-    .where(and(eq(imageAliases.project, imageProject), eq(imageAliases.fingerprint, from)))
-    .returning({ name: imageAliases.name });
-  return rows.length;
 }

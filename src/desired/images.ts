@@ -269,3 +269,13 @@ export async function deleteAlias(db: DbOrTx, project: string, name: string): Pr
     .returning({ name: imageAliases.name });
   if (rows.length === 0) throw new NotFoundError(`Alias "${name}" not found`);
 }
+
+/** Point every alias of image `from` at image `to` (same image project): a refresh moves the aliases. */
+export async function moveAliases(db: DbOrTx, imageProject: string, from: string, to: string): Promise<number> {
+  const rows = await db
+    .update(imageAliases)
+    .set({ fingerprint: to })
+    .where(and(eq(imageAliases.project, imageProject), eq(imageAliases.fingerprint, from)))
+    .returning({ name: imageAliases.name });
+  return rows.length;
+}
