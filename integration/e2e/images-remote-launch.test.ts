@@ -10,11 +10,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { teardownContainers, waitOp } from '../support/container-env.ts';
-import { subscribeEvents } from '../support/events.ts';
 import { eventually } from '../support/http.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 import { startSimplestreamsServer, type SimplestreamsServer } from '../support/simplestreams-server.ts';
-import { importTestImage, startTwoHosts, stopHosts, type Host } from '../support/two-hosts.ts';
+import { importTestImage, startSourceAndTarget, stopHosts, type Host } from '../support/two-hosts.ts';
 
 const skip = await lxcSkipReason();
 
@@ -32,13 +31,7 @@ describe('launching containers from remote images', { skip }, () => {
 
   before(async () => {
     await ensureRootSubids();
-    [a, b] = await startTwoHosts();
-    const img = await importTestImage(b, { alias: 'bb', public: true });
-    dirs.push(img.dir);
-    fp = img.fingerprint;
-    const ev = await subscribeEvents(b.daemon.socketPath, '?type=lifecycle');
-    closeEvents = ev.close;
-    exports = () => ev.events.filter((e) => e.metadata?.action === 'image-retrieved').length;
+    ({ a, b, exports, closeEvents, image: { dir: dirs[0], fingerprint: fp } } = await startSourceAndTarget());
   });
   after(async () => {
     closeEvents();

@@ -12,11 +12,10 @@ import { open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { waitOp } from '../support/container-env.ts';
-import { subscribeEvents } from '../support/events.ts';
 import { eventually, expectError, type Client } from '../support/http.ts';
 import { sha256 } from '../support/images.ts';
 import { startTcpCutter } from '../support/tcp-cutter.ts';
-import { importTestImage, startTwoHosts, stopHosts, trustHost, type Host } from '../support/two-hosts.ts';
+import { importTestImage, startSourceAndTarget, stopHosts, trustHost, type Host } from '../support/two-hosts.ts';
 
 describe('pulling images from another svcd (svc protocol)', () => {
   let a: Host;
@@ -36,13 +35,7 @@ describe('pulling images from another svcd (svc protocol)', () => {
   };
 
   before(async () => {
-    [a, b] = await startTwoHosts();
-    const img = await importTestImage(b, { alias: 'bb', public: true });
-    dirs.push(img.dir);
-    fp = img.fingerprint;
-    const ev = await subscribeEvents(b.daemon.socketPath, '?type=lifecycle');
-    closeEvents = ev.close;
-    exports = () => ev.events.filter((e) => e.metadata?.action === 'image-retrieved').length;
+    ({ a, b, exports, closeEvents, image: { dir: dirs[0], fingerprint: fp } } = await startSourceAndTarget());
   });
   after(async () => {
     closeEvents();

@@ -19,6 +19,7 @@ import path from 'node:path';
 import { buildBusyboxImage, type BusyboxImage } from './busybox-image.ts';
 import { waitOp } from './container-env.ts';
 import { startDaemon, type Daemon, type DaemonOptions } from './daemon.ts';
+import { subscribeEvents } from './events.ts';
 import { client, freePort, type Client } from './http.ts';
 
 export interface Host {
@@ -96,6 +97,17 @@ export async function importTestImage(host: Host, opts: { alias?: string; public
   }
   if (opts.alias) assert.equal((await host.api.post('/1.0/images/aliases', { name: opts.alias, target: img.fingerprint })).status, 200);
   return { ...img, dir };
+}
+
+/**
+ * Two hosts where b serves the test image publicly under `alias` (a pulls from it): the image, its files' dir,
+ * and how many times b has exported an image so far (its image-retrieved lifecycle events).
+ */
+export async function startSourceAndTarget(alias = 'bb'): Promise<{ a: Host; b: Host; image: BusyboxImage & { dir: string }; exports: () => number; closeEvents: () => void }> {
+  const [a, b] = await startTwoHosts();
+  const image = await importTestImage(b, { alias, public: true });
+  const ev = await subscribeEvents(b.daemon.socketPath, '?type=lifecycle');
+  return { a, b, image, exports: () => ev.events.filter((e) => e.metadata?.action === 'image-retrieved').length, closeEvents: ev.close };
 }
 
 /** Stop every host and remove its state (and each image dir given). */

@@ -53,6 +53,15 @@ const UpdateBody = v.object({
   properties: v.optional(stringMap),
 });
 
+/** How an image made from a create request's source (a remote, a URL) is recorded. */
+const createOptions = (body: v.InferOutput<typeof CreateBody>): ImageOptions => ({
+  filename: cleanFilename(body.filename),
+  public: body.public ?? false,
+  autoUpdate: body.auto_update ?? false,
+  properties: body.properties ?? {},
+  aliases: (body.aliases ?? []).map((a) => ({ name: a.name, description: a.description ?? '' })),
+});
+
 const editable = (img: ImageRow) => ({ auto_update: img.autoUpdate, properties: img.properties, public: img.public });
 
 /** Images (spec: Images): upload, URL import, pull from another server, refresh, list, get, update, delete, export, secrets, aliases. */
@@ -156,13 +165,7 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     if (type === 'image') {
       if (body.source?.mode && body.source.mode !== 'pull') throw new ValidationError(`Invalid "source.mode": "${body.source.mode}" (only pull)`);
       const source = parseRemoteSource(body.source ?? {});
-      const opts: ImageOptions = {
-        filename: cleanFilename(body.filename),
-        public: body.public ?? false,
-        autoUpdate: body.auto_update ?? false,
-        properties: body.properties ?? {},
-        aliases: (body.aliases ?? []).map((a) => ({ name: a.name, description: a.description ?? '' })),
-      };
+      const opts = createOptions(body);
       const op = await ops.startTask({ ...imageOp(c, 'Downloading image', undefined), mayCancel: true }, async (ctx) => {
         const { image, existed } = await deps.imagePulls.pull(project, source, opts, (m) => ctx.setMetadata(m), ctx.signal);
         if (!existed) imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
@@ -175,13 +178,7 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       throw new ValidationError(`Creating images from a source of type "${type}" is not supported yet`);
     }
     const url = checkSourceUrl(body.source?.url ?? undefined);
-    const opts: ImageOptions = {
-      filename: cleanFilename(body.filename),
-      public: body.public ?? false,
-      autoUpdate: body.auto_update ?? false,
-      properties: body.properties ?? {},
-      aliases: (body.aliases ?? []).map((a) => ({ name: a.name, description: a.description ?? '' })),
-    };
+    const opts = createOptions(body);
     const op = await ops.startTask({ ...imageOp(c, 'Downloading image', undefined), mayCancel: true }, async (ctx) => {
       const { image, existed } = await importFromUrl(ictx, project, url, opts, ctx.signal);
       if (!existed) imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
