@@ -6,14 +6,10 @@ import type { DownloadProgress, RemoteImageSource, RemoteProtocolName } from '..
 import type { ImageHost } from './host-service.ts';
 import { progressText } from './remote-source.ts';
 import { cleanFilename, commitImage, removeImage, type ImageOptions } from './routes/image-import.ts';
+import { createSharedFlights } from '../util/shared-flights.ts';
 
 /** Operation metadata while a pull downloads (`download_progress`, the key lxc shows). */
 export type PullProgress = (metadata: Record<string, unknown>) => Promise<void> | void;
-
-interface Flight {
-  done: Promise<void>;
-  listeners: Set<DownloadProgress>;
-}
 
 const FULL_FINGERPRINT = /^[0-9a-f]{64}$/;
 const PROGRESS_EVERY_MS = 500;
@@ -34,7 +30,8 @@ export function refreshSource(us: NonNullable<ImageRow['updateSource']>): Remote
  * no row and no file (the host side removes its temporary files; commitImage is all or nothing).
  */
 export function createImagePulls(deps: { db: Db; images: ImageHost; reconcile: { enqueue(kind: string, key: string, reason: string): void }; log: Logger }) {
-  const flights = new Map<string, Flight>();
+  const flights = createSharedFlights<void>();
+  const progressListeners = new Map<string, Set<DownloadProgress>>();
   const ctx = { deps, store: deps.images };
 
   const addAliases = async (project: string, fingerprint: string, aliases: ImageOptions['aliases']) => {
@@ -69,31 +66,28 @@ export function createImagePulls(deps: { db: Db; images: ImageHost; reconcile: {
       }
       const key = `${await imageProjectFor(deps.db, project)}/${info.fingerprint}`;
       const { progress, flush } = reporter(report);
-      let flight = flights.get(key);
-      const leader = !flight;
-      if (!flight) {
-        const listeners = new Set<DownloadProgress>();
-        const done = (async () => {
-          const received = await deps.images.remote.download(source, info, (r, t) => listeners.forEach((l) => l(r, t)), signal);
-          await commitImage(ctx, project, received, {
-            ...opts,
-            filename: opts.filename || cleanFilename(info.filename),
-            properties: { ...info.properties, ...opts.properties },
-            updateSource: opts.updateSource ?? { server: source.server, protocol: source.protocol, certificate: source.certificate ?? '', alias: source.alias ?? source.fingerprint ?? info.fingerprint },
-          });
-        })();
-        flight = { done, listeners };
-        flights.set(key, flight);
-        void done.then(
-          () => flights.delete(key),
-          () => flights.delete(key),
-        );
-      }
-      flight.listeners.add(progress);
+      let listeners = progressListeners.get(key);
+      if (!listeners) progressListeners.set(key, (listeners = new Set()));
+      listeners.add(progress);
+      let leader: boolean;
       try {
-        await flight.done;
+        // One download per image at a time: the first caller's settings make the image, later callers wait
+        // for it; the download stops only if every caller waiting for it gave up.
+        ({ leader } = await flights.run(key, signal, async (flightSignal) => {
+          try {
+            const received = await deps.images.remote.download(source, info, (r, t) => progressListeners.get(key)?.forEach((l) => l(r, t)), flightSignal);
+            await commitImage(ctx, project, received, {
+              ...opts,
+              filename: opts.filename || cleanFilename(info.filename),
+              properties: { ...info.properties, ...opts.properties },
+              updateSource: opts.updateSource ?? { server: source.server, protocol: source.protocol, certificate: source.certificate ?? '', alias: source.alias ?? source.fingerprint ?? info.fingerprint },
+            });
+          } finally {
+            progressListeners.delete(key);
+          }
+        }));
       } finally {
-        flight.listeners.delete(progress);
+        listeners.delete(progress);
         // No metadata write may land after the operation ended.
         await flush();
       }
