@@ -6,7 +6,7 @@
  * server); another lxc adds b with `--public` (its client certificate is never trusted). Then: guests see only public images; `lxc image copy`
  * (a public image by alias with --auto-update, and a private one, for which lxc asks b for a
  * secret and a pulls with it); `lxc image refresh` after b's alias moved; `lxc launch b:bb a:c1`
- * and `lxc launch ss:busybox a:c2`.
+ * and `lxc launch ss:busybox a:c2`; on a terminal, lxc shows the pull's progress.
  */
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -97,5 +97,15 @@ describe('lxc with svcd as image server and puller', { skip }, () => {
     assert.equal((await a.api.get('/1.0/containers/c2/state')).json.metadata.status, 'Running');
     const cached = (await a.api.get('/1.0/images?recursion=1')).json.metadata as any[];
     assert.ok(cached.some((i) => i.cached && i.update_source?.protocol === 'simplestreams'));
+  });
+
+  test('on a terminal, lxc launch shows the download progress svcd reports (download_progress)', async () => {
+    // An image a does not have yet (lxc resolves the alias itself and sends the fingerprint): a downloads it.
+    const fresh = await importTestImage(b, { alias: 'fresh', public: true, creationDate: 1_550_000_000 });
+    dirs.push(fresh.dir);
+    const r = await lxc.terminal(['launch', 'b:fresh', 'a:c3']);
+    assert.equal(r.code, 0, r.stdout);
+    assert.match(r.stdout, /Retrieving image: .*\d+%/, r.stdout);
+    assert.equal((await a.api.get('/1.0/containers/c3/state')).json.metadata.status, 'Running');
   });
 });

@@ -18,6 +18,8 @@ export interface LxcCli {
   ok(args: string[], input?: string): Promise<string>;
   /** Run and require a non-zero exit status; returns stderr. */
   fail(args: string[], input?: string): Promise<string>;
+  /** Run `lxc <args...>` on a terminal (a pty from script(1)), as a user would: what lxc shows only there (progress). */
+  terminal(args: string[]): Promise<CliResult>;
   /** Start a long-running command (e.g. `lxc monitor`); the caller kills it. */
   spawn(args: string[]): ChildProcess;
   /** Remove the private LXD_CONF. */
@@ -61,6 +63,16 @@ export async function lxcCli(stateDir: string): Promise<LxcCli> {
       if (r.code === 0) throw new Error(`expected failure: ${describe(args, r)}`);
       return r.stderr;
     },
+    terminal: (args) =>
+      new Promise<CliResult>((resolve, reject) => {
+        // script(1) runs its command with a shell: each argument single-quoted; the pty gets a size (lxc cuts its
+        // progress line to the terminal's width, and a new pty has none).
+        const line = `stty cols 160 rows 40; ${['lxc', ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}`;
+        execFile('script', ['-qec', line, '/dev/null'], { env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+          if (err && typeof err.code !== 'number') return reject(err);
+          resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+        });
+      }),
     spawn: (args) => spawn('lxc', args, { env, stdio: ['ignore', 'pipe', 'pipe'] }),
     cleanup: () => rm(conf, { recursive: true, force: true }),
   };
