@@ -4,7 +4,7 @@ import { ValidationError } from '../../desired/errors.ts';
 import type { AppEnv } from '../context.ts';
 import { HttpError } from '../errors.ts';
 import type { HashedFile, ImageFiles, ImageHost } from '../host-service.ts';
-import { MultipartError, readMultipart } from '../multipart-parser.ts';
+import { MultipartError, readMultipart } from '../../util/multipart-parser.ts';
 import type { ImageBody } from './image-body.ts';
 import { uploadHeader, type ImageRoutesContext } from './image-common.ts';
 import { cleanFilename, type ImageOptions, type ReceivedImage } from './image-import.ts';

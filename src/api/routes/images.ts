@@ -9,7 +9,7 @@ import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async, sync } from '../envelope.ts';
 import { checkedWrite, computeEtag } from '../etag.ts';
-import { boundaryOf } from '../multipart-parser.ts';
+import { boundaryOf } from '../../util/multipart-parser.ts';
 import { renderCollection } from '../query.ts';
 import { route } from '../router.ts';
 import { registerImageAliasRoutes } from './image-aliases.ts';

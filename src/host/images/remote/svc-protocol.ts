@@ -1,6 +1,6 @@
 import { createHash, type Hash } from 'node:crypto';
 import type http from 'node:http';
-import { boundaryOf, readMultipart } from '../../../api/multipart-parser.ts';
+import { boundaryOf, readMultipart } from '../../../util/multipart-parser.ts';
 import { createHashedFile, type HashedFile } from '../hashed-file.ts';
 import type { ImageFiles } from '../inspect-image.ts';
 import { downloadToFile } from './download-to-file.ts';
