@@ -91,7 +91,8 @@ describe('managed networks heal (real bridges, dnsmasq, nftables, LXC)', { skip 
     await run('ip', ['link', 'add', blocked, 'type', 'veth', 'peer', 'name', `${blocked}p`]);
     try {
       await d.restart();
-      await eventually(async () => (await state('c1')).status === 'Running', 'c1 running again', 60_000);
+      // Running with its nic: right after the restart the state may still be the one recorded before it.
+      await eventually(async () => { const s = await state('c1'); return s.status === 'Running' && !!s.network?.eth0?.host_name; }, 'c1 running again with its nic', 60_000);
       const hostName = (await state('c1')).network.eth0.host_name as string;
       assert.equal((await hostLink(hostName)).master, net, 'c1 started on its bridge: the network was there first');
       assert.ok(await svcdTable(), 'the nftables table is back');
