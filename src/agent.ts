@@ -218,7 +218,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     reconcilers,
     // Most reconcile time is spent waiting for host commands (lxc-start, tar, rsync): run many at once.
     concurrency: 16,
-    settler: createStatusSettler({ db, ops, convergence }),
+    settler: createStatusSettler({ db, ops, convergence, notifyFirst: (kind) => kind === CONTAINER_KIND }),
     log: log.child({ component: 'reconcile' }),
     // What is on a pool waits for it: reconciled at once when it converges, not at the next backoff.
     watches: [

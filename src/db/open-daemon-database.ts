@@ -24,7 +24,7 @@ export async function openDaemonDatabase(deps: {
   if (deps.databaseUrl || deps.embedded !== 'postgres') return { database: await openDatabase({ stateDir: deps.stateDir, databaseUrl: deps.databaseUrl }) };
   const server = deps.createServer({ stateDir: deps.stateDir });
   const { url } = await server.ensure();
-  const database = await openDatabase({ stateDir: deps.stateDir, databaseUrl: url, poolMax: PRIVATE_POOL_MAX, idleTimeoutS: PRIVATE_IDLE_TIMEOUT_S });
+  const database = await openDatabase({ stateDir: deps.stateDir, databaseUrl: url, poolMax: PRIVATE_POOL_MAX, idleTimeoutS: PRIVATE_IDLE_TIMEOUT_S, soleWriter: true });
   server.supervise();
   return { database, server };
 }

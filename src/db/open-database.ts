@@ -9,6 +9,7 @@ import { countLocalWrites, learnReach, REACH_QUERIES, type ForeignKey } from './
 import { parsePostgresUrl } from './postgres-url.ts';
 import { pipelineBegin, type ReservingClient } from './pipelined-begin.ts';
 import { hookPostgresClient, type PostgresJsClient } from './postgres-client-hooks.ts';
+import { createTieredClient, type TierClient } from './tiered-client.ts';
 import { createVersionListener, type VersionListener } from './data-version-listener.ts';
 import { installQueryParsers, type ParserClient } from './pglite-parsers.ts';
 import { installPreparedStatements, type PreparedClient } from './pglite-prepared.ts';
@@ -19,6 +20,9 @@ export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.m
 /** Shared buffers of the embedded database (see openPglite). */
 const PGLITE_SHARED_BUFFERS = '16MB';
 
+/** How long (s) an overflow connection of a PostgreSQL pool may stay idle before it closes (tiered-client.ts). */
+const OVERFLOW_IDLE_TIMEOUT_S = 30;
+
 /** An arbitrary constant: the advisory lock that serializes migrations between cluster members. */
 const MIGRATION_LOCK = 7_715_104_211;
 
@@ -28,19 +32,35 @@ const MIGRATION_LOCK = 7_715_104_211;
  * triggers only cost a row update per write statement, so they are switched off here (each open, in
  * case a later migration adds one).
  */
-const DATA_VERSION_TRIGGERS_OFF = `DO $$ DECLARE r record; BEGIN
+const DATA_VERSION_TRIGGERS_OFF = dataVersionTriggers('DISABLE');
+/** A server that may be shared (DATABASE_URL) needs them: on again if an earlier sole-writer open switched them off. */
+const DATA_VERSION_TRIGGERS_ON = dataVersionTriggers('ENABLE');
+
+function dataVersionTriggers(how: 'ENABLE' | 'DISABLE'): string {
+  return `DO $$ DECLARE r record; BEGIN
   FOR r IN SELECT t.tgrelid::regclass AS tbl, t.tgname FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
-           WHERE p.proname = 'bump_data_version' AND NOT t.tgisinternal AND t.tgenabled <> 'D' LOOP
-    EXECUTE format('ALTER TABLE %s DISABLE TRIGGER %I', r.tbl, r.tgname);
+           WHERE p.proname = 'bump_data_version' AND NOT t.tgisinternal AND t.tgenabled ${how === 'DISABLE' ? "<> 'D'" : "= 'D'"} LOOP
+    EXECUTE format('ALTER TABLE %s ${how} TRIGGER %I', r.tbl, r.tgname);
   END LOOP;
 END $$`;
+}
 
 /**
  * Open the store: PGlite in `<stateDir>/database` unless `databaseUrl` names a PostgreSQL server.
  * Applies drizzle-kit migrations before returning.
  */
-export async function openDatabase(opts: { stateDir: string; databaseUrl?: string | undefined; poolMax?: number; idleTimeoutS?: number }): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolMax ?? 10, opts.idleTimeoutS);
+export async function openDatabase(opts: {
+  stateDir: string;
+  databaseUrl?: string | undefined;
+  poolMax?: number;
+  idleTimeoutS?: number;
+  /**
+   * The server at `databaseUrl` is this process's alone (svcd's private server: a unix socket in a 0700
+   * directory): like PGlite, it counts its own writes instead of listening for other writers' commits.
+   */
+  soleWriter?: boolean;
+}): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolMax ?? 10, opts.idleTimeoutS, opts.soleWriter ?? false);
   return openPglite(path.join(opts.stateDir, 'database'));
 }
 
@@ -77,7 +97,7 @@ async function openPglite(dir: string): Promise<Database> {
   return { db: db as unknown as Db, driver: 'pglite', localWrites: writes, close: () => client.close() };
 }
 
-async function openPostgres(url: string, poolMax: number, idleTimeoutS: number | undefined): Promise<Database> {
+async function openPostgres(url: string, poolMax: number, idleTimeoutS: number | undefined, soleWriter: boolean): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
@@ -89,19 +109,31 @@ async function openPostgres(url: string, poolMax: number, idleTimeoutS: number |
   try {
     await migrator`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migrate(drizzle(migrator, { schema }), { migrationsFolder });
+    await migrator.unsafe(soleWriter ? DATA_VERSION_TRIGGERS_OFF : DATA_VERSION_TRIGGERS_ON);
     await migrator`select pg_advisory_unlock(${MIGRATION_LOCK})`;
   } finally {
     await migrator.end({ timeout: 5 });
   }
   // Its own writes' notifications name it (data-version-listener.ts): a name no other process has.
   const origin = `svcd ${randomUUID()}`;
-  const client = postgres(target.url, { max: poolMax, onnotice: () => {}, connect_timeout: 10, connection: { application_name: origin }, ...socket, ...(idleTimeoutS ? { idle_timeout: idleTimeoutS } : {}) });
+  // Single-connection clients tried in order (tiered-client.ts): sequential work keeps to the first, warm
+  // connection; the k-th exists only while k things overlap, and closes once idle.
+  const common = { onnotice: () => {}, connect_timeout: 10, connection: { application_name: origin }, ...socket, max: 1 };
+  const tiers = Array.from({ length: Math.max(1, poolMax) }, (_, i) => postgres(target.url, i === 0 ? common : { ...common, idle_timeout: idleTimeoutS ?? OVERFLOW_IDLE_TIMEOUT_S }));
+  // BEGIN goes out with the transaction's first statement (pipelined-begin.ts).
+  for (const c of tiers) pipelineBegin(c as unknown as ReservingClient);
+  const client = createTieredClient(tiers as unknown as TierClient[]);
   // Every statement prepared, and this process's own writes counted (what each table's writes reach: as on PGlite).
-  pipelineBegin(client as unknown as ReservingClient);
   const own = hookPostgresClient(client as unknown as PostgresJsClient);
-  const db = drizzle(client, { schema });
+  const db = drizzle(client as unknown as (typeof tiers)[number], { schema });
   await db.execute(sql`select 1`);
-  learnReach(own, await client.unsafe<ForeignKey[]>(REACH_QUERIES.keys), await client.unsafe<{ table: string; fn: string }[]>(REACH_QUERIES.triggers));
+  const rows = async <T,>(text: string) => (await client.unsafe(text)) as T[];
+  learnReach(own, await rows<ForeignKey>(REACH_QUERIES.keys), await rows<{ table: string; fn: string }>(REACH_QUERIES.triggers));
+  if (soleWriter) {
+    // Nobody else writes: its own count of writes is every data version, as on PGlite (no LISTEN connection).
+    attachDatabaseState(db, createDatabaseState(own));
+    return { db: db as unknown as Db, driver: 'postgres', localWrites: own, close: () => client.end({ timeout: 5 }) };
+  }
   // One more connection LISTENs for the commits of every host (data-version-listener.ts).
   let listener: VersionListener | undefined;
   const listening = postgres(target.url, {

@@ -42,3 +42,32 @@ test('a convergence records the generation, clears the error, and writes the fac
   await settler.converged('thing', 'new', 1, { first: true });
   assert.deepEqual((await rowOf('thing', 'new'))?.facts, { first: true }, 'a first convergence with facts');
 });
+
+test('notifyFirst: a sync waiter of such a kind is woken before the status write; other kinds after it', async () => {
+  const { db } = temp.database;
+  const order: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const settler = createStatusSettler({
+    db,
+    ops: {
+      converged: async (kind) => {
+        order.push(`ops ${kind}`);
+        await gate;
+      },
+      failed: async () => {},
+    },
+    convergence: { notify: (kind, _key, out) => void order.push(`notify ${kind} ${'observed' in out ? out.observed : ''}`) },
+    notifyFirst: (kind) => kind === 'early',
+  });
+  const early = settler.converged('early', 'k', 2);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, ['notify early 2', 'ops early'], 'woken before the writes finished');
+  release();
+  await early;
+  assert.equal((await rowOf('early', 'k'))?.observedGeneration, 2, 'and recorded all the same');
+
+  order.length = 0;
+  await settler.converged('late', 'k', 3);
+  assert.deepEqual(order, ['ops late', 'notify late 3'], 'woken once written');
+});

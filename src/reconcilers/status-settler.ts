@@ -8,17 +8,34 @@ import type { Settler } from './runtime/index.ts';
  * The reconcile manager's settler: records how far each object converged (reconcile_status),
  * settles the operations waiting on it, and wakes synchronous API calls waiting for it.
  */
-export function createStatusSettler({ db, ops, convergence }: { db: Db; ops: Pick<Operations, 'converged' | 'failed'>; convergence?: Pick<Convergence, 'notify'> }): Settler {
+export function createStatusSettler({
+  db,
+  ops,
+  convergence,
+  notifyFirst,
+}: {
+  db: Db;
+  ops: Pick<Operations, 'converged' | 'failed'>;
+  convergence?: Pick<Convergence, 'notify'>;
+  /**
+   * Kinds whose API shows nothing of the status row (a container's GET renders its desired and runtime rows):
+   * a sync call waiting on one of them is answered as soon as the host converged, not after the row's write.
+   * Operations are still settled by that write (their rows are what a client reads).
+   */
+  notifyFirst?: (kind: string) => boolean;
+}): Settler {
   return {
     // The status row and the operations are written together (on PostgreSQL two connections, one round
     // trip): independent writes, and a crash between them is repaired by the reconcile every key gets at start.
     async converged(kind, key, observedGeneration, facts, gone) {
+      const first = notifyFirst?.(kind) ?? false;
+      if (first) convergence?.notify(kind, key, { observed: observedGeneration });
       await Promise.all([
         // A removed object leaves no status row behind (its key is never reconciled again).
         gone ? clearStatus(db, kind, key) : recordConverged(db, kind, key, observedGeneration, facts),
         ops.converged(kind, key, observedGeneration),
       ]);
-      convergence?.notify(kind, key, { observed: observedGeneration });
+      if (!first) convergence?.notify(kind, key, { observed: observedGeneration });
     },
     async failed(kind, key, message, terminal) {
       await Promise.all([recordFailed(db, kind, key, message, terminal), ops.failed(kind, key, message, terminal)]);

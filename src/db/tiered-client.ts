@@ -1,0 +1,89 @@
+/**
+ * One postgres.js client made of several single-connection clients, tried in order: a query or transaction
+ * goes to the first one with nothing in flight (else to the least busy).
+ *
+ * postgres.js hands out its idle connections first in, first out, so a pool of N serving one query at a time
+ * rotates through all N: every backend stays alive (none is ever idle long enough for `idle_timeout`), and
+ * each statement is prepared N times before every connection knows it. Here sequential work (an API call, an
+ * observer's tick) keeps to the first connection, which stays warm, and the k-th connection is used only while
+ * k things overlap: the later ones close after their idle timeout, and at idle one or two backends are left.
+ */
+
+/** What drizzle and the hooks use of a postgres.js client (and what a transaction's client offers). */
+export interface TierClient {
+  unsafe(query: string, params?: unknown[], options?: { prepare?: boolean }): PromiseLike<unknown>;
+  begin(fn: (tx: never) => unknown): Promise<unknown>;
+  reserve?(): Promise<unknown>;
+  end(options?: { timeout?: number }): Promise<void>;
+  options: { parsers: Record<string, unknown>; serializers: Record<string, unknown> };
+}
+
+export interface TieredClient extends TierClient {
+  /** How many calls each client has in flight now (tests). */
+  inFlight(): number[];
+}
+
+export function createTieredClient(clients: readonly TierClient[]): TieredClient {
+  const [primary] = clients;
+  if (!primary) throw new Error('createTieredClient needs at least one client');
+  const busy = clients.map(() => 0);
+  const pick = (): number => {
+    let best = 0;
+    for (let i = 0; i < busy.length; i++) {
+      if (busy[i] === 0) return i;
+      if (busy[i]! < busy[best]!) best = i;
+    }
+    return best;
+  };
+
+  // What drizzle sets on the client's options (its parsers and serializers of dates and JSON) must hold on
+  // every client. Each client's connections keep the tables they were made with, so a change through
+  // `options` is written into every client's own tables.
+  const mirror = (tables: Record<string, unknown>[]) =>
+    new Proxy(tables[0]!, {
+      set(_target, key, value) {
+        for (const t of tables) t[key as string] = value;
+        return true;
+      },
+    });
+  const options = {
+    ...primary.options,
+    parsers: mirror(clients.map((c) => c.options.parsers)),
+    serializers: mirror(clients.map((c) => c.options.serializers)),
+  };
+
+  return {
+    options,
+    unsafe(query, params, options) {
+      const tier = pick();
+      const q = clients[tier]!.unsafe(query, params, options);
+      busy[tier]!++;
+      // A postgres.js query runs when awaited: it is in flight from here until it settles (drizzle awaits
+      // every query it makes).
+      const then = q.then.bind(q);
+      let counted = true;
+      const done = () => {
+        if (counted) (counted = false), busy[tier]!--;
+      };
+      (q as { then: PromiseLike<unknown>['then'] }).then = (ok, ko) =>
+        then(
+          (v) => (done(), ok ? ok(v) : v) as never,
+          (e: unknown) => (done(), ko ? ko(e) : Promise.reject(e as Error)) as never,
+        );
+      return q;
+    },
+    async begin(fn) {
+      const tier = pick();
+      busy[tier]!++;
+      try {
+        return await clients[tier]!.begin(fn);
+      } finally {
+        busy[tier]!--;
+      }
+    },
+    async end(options) {
+      await Promise.all(clients.map((c) => c.end(options)));
+    },
+    inFlight: () => [...busy],
+  };
+}
