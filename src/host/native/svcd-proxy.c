@@ -69,6 +69,18 @@
 #define UDP_IDLE_SEC 60
 #define UDP_MAX 65535
 #define PP2_MAX 232 /* 16-byte fixed part + 216 for unix addresses */
+/*
+ * An upstream connect not answered within CONNECT_RETRY_MS is dialled again (HAProxy's `retries` with a
+ * short `timeout connect`: the target is on this host, answered in microseconds unless its listen queue is
+ * full). A burst of clients to a service with a small backlog (busybox httpd listens with 9) has most
+ * SYNs dropped, and the kernel would retry each after 1, 3, 7, 15 s. Each one waits CONNECT_RETRY_MS plus
+ * up to as much again at random, so that the dials of a burst spread out instead of meeting the full
+ * queue together once more. A unix socket whose backlog is full refuses at once (EAGAIN): dialled again
+ * after UNIX_RETRY_MS. After CONNECT_GIVEUP_MS the client is closed.
+ */
+#define CONNECT_RETRY_MS 200
+#define UNIX_RETRY_MS 20
+#define CONNECT_GIVEUP_MS 60000
 
 enum proto { P_TCP, P_UDP, P_UNIX };
 enum kind { K_LISTEN, K_SIDE, K_FLOW, K_SIGNAL, K_EXIT };
@@ -113,6 +125,11 @@ struct conn {
   struct side side[2];
   struct addr src, dst; /* for the PROXY header */
   struct conn *next_dead;
+  /* While connecting: where to, when the first and the last dial went out, and the dialling list's links. */
+  const struct listener *l;
+  long long first_ms, dial_ms, wait_ms;
+  struct conn *dnext, *dprev;
+  int dialing;
 };
 
 struct flow {
@@ -133,6 +150,7 @@ struct proxy {
   int nlisteners;
   struct flow *flows;
   struct conn *dead;
+  struct conn *dialing; /* connections whose upstream connect is under way (see CONNECT_RETRY_MS) */
   int listen_mnt; /* where the unix listen path lives, for its removal at exit; -1 if none */
 };
 
@@ -145,6 +163,12 @@ static int fail(const char *fmt, ...) {
   va_end(ap);
   fprintf(stderr, "error: %s\n", msg);
   exit(1);
+}
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static time_t now_sec(void) {
@@ -350,9 +374,25 @@ static size_t pp2_header(unsigned char *b, const struct addr *src, const struct 
 
 /* --- streams (tcp, unix) ------------------------------------------------------------------------ */
 
+static void dialing_add(struct proxy *px, struct conn *c) {
+  if (c->dialing) return;
+  c->dprev = NULL, c->dnext = px->dialing;
+  if (px->dialing) px->dialing->dprev = c;
+  px->dialing = c, c->dialing = 1;
+}
+
+static void dialing_del(struct proxy *px, struct conn *c) {
+  if (!c->dialing) return;
+  if (c->dprev) c->dprev->dnext = c->dnext;
+  else px->dialing = c->dnext;
+  if (c->dnext) c->dnext->dprev = c->dprev;
+  c->dialing = 0;
+}
+
 static void conn_close(struct proxy *px, struct conn *c) {
   if (c->closed) return;
   c->closed = 1;
+  dialing_del(px, c);
   for (int i = 0; i < 2; i++) {
     if (c->fd[i] >= 0) close(c->fd[i]);
     close(c->pr[i]), close(c->pw[i]);
@@ -406,6 +446,7 @@ static void conn_upstream_ready(struct proxy *px, struct conn *c) {
   socklen_t len = sizeof err;
   if (getsockopt(c->fd[1], SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) return conn_close(px, c);
   c->connecting = 0;
+  dialing_del(px, c);
   if (px->proxy_protocol) {
     unsigned char h[PP2_MAX];
     size_t n = pp2_header(h, &c->src, &c->dst, 0);
@@ -443,6 +484,37 @@ static int new_pipe(int *r, int *w, size_t *cap) {
   return 0;
 }
 
+/*
+ * (Re)dial c's upstream: a fresh socket connecting to the target, watched for its answer. 0 when under
+ * way (or, for a unix target whose backlog is full, when it is to be dialled again), -1 on a failure.
+ */
+static int dial(struct proxy *px, struct conn *c) {
+  if (c->fd[1] >= 0) epoll_ctl(px->ep, EPOLL_CTL_DEL, c->fd[1], NULL), close(c->fd[1]), c->fd[1] = -1;
+  int family = c->l->target.ss.ss_family, one = 1;
+  if ((c->fd[1] = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) return -1;
+  if (family != AF_UNIX) setsockopt(c->fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  c->dial_ms = now_ms();
+  c->wait_ms = family == AF_UNIX ? UNIX_RETRY_MS : CONNECT_RETRY_MS + random() % (CONNECT_RETRY_MS + 1);
+  if (connect(c->fd[1], (struct sockaddr *)&c->l->target.ss, c->l->target.len) < 0 && errno != EINPROGRESS) {
+    int again = family == AF_UNIX && errno == EAGAIN;
+    close(c->fd[1]), c->fd[1] = -1;
+    return again ? 0 : -1;
+  }
+  c->mask[1] = EPOLLOUT;
+  struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = &c->side[1]};
+  return epoll_ctl(px->ep, EPOLL_CTL_ADD, c->fd[1], &ev);
+}
+
+/* Dial again what has waited too long for its upstream; close what waited for good. */
+static void redial_late(struct proxy *px) {
+  long long t = now_ms();
+  for (struct conn *c = px->dialing, *next; c; c = next) {
+    next = c->dnext;
+    if (t - c->first_ms >= CONNECT_GIVEUP_MS) conn_close(px, c);
+    else if (t - c->dial_ms >= c->wait_ms && dial(px, c) < 0) conn_close(px, c);
+  }
+}
+
 static void accept_stream(struct proxy *px, struct listener *l) {
   for (;;) {
     struct addr peer = {.len = sizeof peer.ss};
@@ -455,25 +527,20 @@ static void accept_stream(struct proxy *px, struct listener *l) {
     c->dst.len = sizeof c->dst.ss;
     if (getsockname(fd, (struct sockaddr *)&c->dst.ss, &c->dst.len) < 0) c->dst = l->local;
     int one = 1;
-    int family = l->target.ss.ss_family;
-    if (new_pipe(&c->pr[0], &c->pw[0], &c->cap[0]) < 0 || new_pipe(&c->pr[1], &c->pw[1], &c->cap[1]) < 0 ||
-        (c->fd[1] = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0) {
+    for (int i = 0; i < 2; i++) c->side[i].t.kind = K_SIDE, c->side[i].c = c;
+    if (new_pipe(&c->pr[0], &c->pw[0], &c->cap[0]) < 0 || new_pipe(&c->pr[1], &c->pw[1], &c->cap[1]) < 0) {
       conn_close(px, c);
       continue;
     }
     if (peer.ss.ss_family != AF_UNIX) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (family != AF_UNIX) setsockopt(c->fd[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    c->connecting = 1;
-    if (connect(c->fd[1], (struct sockaddr *)&l->target.ss, l->target.len) < 0 && errno != EINPROGRESS) {
+    /* The client's side is watched for nothing until the upstream answers (its bytes wait in its socket). */
+    struct epoll_event ev = {.events = 0, .data.ptr = &c->side[0]};
+    c->connecting = 1, c->l = l, c->first_ms = now_ms();
+    if (epoll_ctl(px->ep, EPOLL_CTL_ADD, fd, &ev) < 0 || dial(px, c) < 0) {
       conn_close(px, c);
       continue;
     }
-    for (int i = 0; i < 2; i++) {
-      c->side[i].t.kind = K_SIDE, c->side[i].c = c;
-      c->mask[i] = i == 1 ? EPOLLOUT : 0;
-      struct epoll_event ev = {.events = c->mask[i], .data.ptr = &c->side[i]};
-      if (epoll_ctl(px->ep, EPOLL_CTL_ADD, c->fd[i], &ev) < 0) { conn_close(px, c); break; }
-    }
+    dialing_add(px, c);
   }
 }
 
@@ -674,6 +741,7 @@ static int run(int argc, char **argv, int launched) {
   int lmnt = lns && lpath ? open_ns(lns, "mnt") : -1, cmnt = cns && cpath ? open_ns(cns, "mnt") : -1;
   px.listen_mnt = lpath ? (lmnt >= 0 ? lmnt : self_mnt) : -1;
 
+  srandom((unsigned)getpid() ^ (unsigned)now_ms()); /* the jitter of dials made again (CONNECT_RETRY_MS) */
   px.ep = epoll_create1(EPOLL_CLOEXEC);
   if (px.ep < 0) fail("epoll_create1: %s", strerror(errno));
   static struct tag sig_tag = {K_SIGNAL}, exit_tag = {K_EXIT};
@@ -715,7 +783,7 @@ static int run(int argc, char **argv, int launched) {
   time_t last_sweep = now_sec();
   for (;;) {
     struct epoll_event evs[64];
-    int n = epoll_wait(px.ep, evs, 64, px.flows ? 1000 : -1);
+    int n = epoll_wait(px.ep, evs, 64, px.dialing ? 10 : px.flows ? 1000 : -1);
     if (n < 0 && errno != EINTR) return 1;
     for (int i = 0; i < n; i++) {
       struct tag *t = evs[i].data.ptr;
@@ -739,6 +807,7 @@ static int run(int argc, char **argv, int launched) {
       px.dead = c->next_dead;
       free(c);
     }
+    if (px.dialing) redial_late(&px);
     if (px.flows && now_sec() - last_sweep >= 1) expire_flows(&px), last_sweep = now_sec();
   }
 }
