@@ -310,6 +310,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   listeners = createListeners({ app, db, bus, ops, trust, log: log.child({ component: 'api' }), tls: serverCert, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}), ...(opts.onRequest ? { onRequest: opts.onRequest } : {}) });
   const socketPath = unixSocketOf(config.stateDir);
   try {
+    // One look at every container before the API answers: its runtime rows are then what the host shows now,
+    // not what they were when svcd last stopped (a host reboot, a kill -9, a container stopped meanwhile).
+    await containerObserver.sample(AbortSignal.timeout(60_000)).catch((e: unknown) => log.warn({ err: e }, 'cannot look at the containers before answering; the observer will'));
     await listeners.listenUnix(socketPath);
     const { 'core.https_address': https } = await readServerKeys(db, config.nodeName, ['core.https_address']);
     if (https) await listeners.setHttpsAddress(https).catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));

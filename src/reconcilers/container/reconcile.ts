@@ -48,9 +48,14 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
 
   async function remove(c: ContainerRow, record: FactsRecord<ContainerFacts>, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };
-    // Read together: its root volume's row, and its state from the host's own records (no process: a stopped
-    // container needs no lxc-stop). `record` is what svcd set up on the host and on its networks for its nics.
-    const [[vol], now] = await Promise.all([db.select().from(storageVolumes).where(eq(storageVolumes.id, c.id)), lxc.state(ref).catch(() => undefined)]);
+    // Read together: its root volume's pool, and its state from the host's own records (no process: a stopped
+    // container needs no lxc-stop). `record` is what svcd set up on the host and on its networks for its nics;
+    // it names the volume row it wrote (ensure-rootfs.ts), so the row itself is read only when it does not.
+    const recorded = record.facts.volumeRow?.split('/')[0];
+    const [[vol], now] = await Promise.all([
+      recorded ? [{ pool: recorded }] : db.select({ pool: storageVolumes.pool }).from(storageVolumes).where(eq(storageVolumes.id, c.id)),
+      lxc.state(ref).catch(() => undefined),
+    ]);
     const movedLive = Object.values(record.facts.live?.nics ?? {}).some((r) => r.movedLive);
     const pid = movedLive ? now?.pid : undefined;
     if (pid) await giveBackLiveNics(deps.lxcLive, pid, record.facts.live?.nics, signal).catch(() => undefined);
