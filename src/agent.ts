@@ -6,7 +6,7 @@ import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { createApp } from './api/app.ts';
 import type { AppEnv } from './api/context.ts';
-import { createListeners } from './api/listeners.ts';
+import { assertUnixFree, createListeners } from './api/listeners.ts';
 import { createTrustStore } from './api/trust-store.ts';
 import type { DaemonConfig } from './config/daemon-config.ts';
 import { openDaemonDatabase } from './db/open-daemon-database.ts';
@@ -14,7 +14,7 @@ import { createPrivatePostgres } from './host/postgres/private-postgres.ts';
 import { runCommand } from './host/exec.ts';
 import type { Database } from './db/types.ts';
 import { ensureDefaultProject } from './desired/projects.ts';
-import { ensureDefaultPool, POOL_KIND } from './desired/storage-pools.ts';
+import { ensureDefaultPool, listPools, POOL_KIND } from './desired/storage-pools.ts';
 import { IMAGE_VOLUME_KIND, VOLUME_KIND } from './desired/storage-volumes.ts';
 import { poolDependents } from './desired/pool-dependents.ts';
 import { preloadFacts } from './desired/reconcile-facts.ts';
@@ -112,6 +112,9 @@ export interface AgentOptions {
   /** Called for every API request (the process's idle GC watches it). */
   onRequest?: () => void;
 }
+
+/** How long a start waits for its storage pools to converge before the API answers anyway (see below). */
+const POOLS_BEFORE_API_MS = 10_000;
 
 /** The composition root: wires store, operations, reconcilers, observers and the API. Tests use it too. */
 export async function createAgent(config: DaemonConfig, opts: AgentOptions = {}): Promise<Agent> {
@@ -310,12 +313,11 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   listeners = createListeners({ app, db, bus, ops, trust, log: log.child({ component: 'api' }), tls: serverCert, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}), ...(opts.onRequest ? { onRequest: opts.onRequest } : {}) });
   const socketPath = unixSocketOf(config.stateDir);
   try {
+    // Before anything touches the host: another svcd serving this state directory refuses this one.
+    await assertUnixFree(socketPath);
     // One look at every container before the API answers: its runtime rows are then what the host shows now,
     // not what they were when svcd last stopped (a host reboot, a kill -9, a container stopped meanwhile).
     await containerObserver.sample(AbortSignal.timeout(60_000)).catch((e: unknown) => log.warn({ err: e }, 'cannot look at the containers before answering; the observer will'));
-    await listeners.listenUnix(socketPath);
-    const { 'core.https_address': https } = await readServerKeys(db, config.nodeName, ['core.https_address']);
-    if (https) await listeners.setHttpsAddress(https).catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));
     observers.start();
     const plan = await planContainerBoot({ db, lxcPath, lxc }).catch((e: unknown) => {
       log.error({ err: e }, 'cannot plan the container boot order; starting containers without it');
@@ -328,10 +330,23 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     });
     bootGate.mayStart = boot.mayStart;
+    // The storage pools converged before the API answers (on a first start the default pool is made now): a
+    // client's first look never finds its pool Pending or its directory missing. The start reconciles every
+    // key, so each wait (made before it) ends with that pass: converged, failed (the pool shows its error), or
+    // after POOLS_BEFORE_API_MS.
+    const poolsReady = Promise.all(
+      (await listPools(db)).filter((p) => !p.deletingAt).map((p) => convergence.wait(POOL_KIND, p.name, p.generation, POOLS_BEFORE_API_MS)),
+    );
     await reconcile.start();
+    await poolsReady;
+    await listeners.listenUnix(socketPath);
+    const { 'core.https_address': https } = await readServerKeys(db, config.nodeName, ['core.https_address']);
+    if (https) await listeners.setHttpsAddress(https).catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));
     void boot.run();
   } catch (e) {
     await listeners.close().catch(() => {});
+    await observers.stop().catch(() => {});
+    await reconcile.stop().catch(() => {});
     await devsvc.close().catch(() => {});
     await ops.stop();
     await database.close().catch(() => {});

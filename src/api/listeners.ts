@@ -124,13 +124,7 @@ export function createListeners(deps: ListenerDeps) {
 
   return {
     async listenUnix(path: string): Promise<void> {
-      // A live socket means another daemon owns this state directory.
-      const live = await new Promise<boolean>((resolve) => {
-        const probe = net.connect(path);
-        probe.once('connect', () => (probe.destroy(), resolve(true)));
-        probe.once('error', () => resolve(false));
-      });
-      if (live) throw new Error(`another svcd is already serving ${path}`);
+      await assertUnixFree(path);
       await rm(path, { force: true });
       unixServer = http.createServer(handlerFor('unix'));
       configure(unixServer, 'unix');
@@ -187,3 +181,13 @@ export function createListeners(deps: ListenerDeps) {
   };
 }
 export type Listeners = ReturnType<typeof createListeners>;
+
+/** A live socket at `path` means another daemon owns this state directory: refused. */
+export async function assertUnixFree(path: string): Promise<void> {
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = net.connect(path);
+    probe.once('connect', () => (probe.destroy(), resolve(true)));
+    probe.once('error', () => resolve(false));
+  });
+  if (live) throw new Error(`another svcd is already serving ${path}`);
+}
