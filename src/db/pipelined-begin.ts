@@ -7,6 +7,8 @@
  * transactions are savepoints, as in postgres.js.
  */
 
+import { observeQuery } from './observe-query.ts';
+
 /** A postgres.js query: lazy until awaited or `execute()`d. */
 interface Query extends PromiseLike<unknown> {
   execute(): Query;
@@ -33,14 +35,7 @@ export function pipelineBegin(sql: ReservingClient): void {
       let failed: { error: unknown } | undefined;
       const unsafe = conn.unsafe.bind(conn);
       conn.unsafe = (text, params, options) => {
-        const q = unsafe(text, params, options);
-        const then = q.then.bind(q);
-        (q as { then: PromiseLike<unknown>['then'] }).then = (ok, ko) =>
-          then(ok, (e: unknown) => {
-            failed ??= { error: e };
-            return ko ? ko(e) : Promise.reject(e as Error);
-          });
-        return q;
+        return observeQuery(unsafe(text, params, options), { rejected: (e) => void (failed ??= { error: e }) });
       };
       // Sent now, answered with the first statement's answer; awaited before COMMIT (a failed BEGIN means a
       // broken connection, on which the statements failed too).

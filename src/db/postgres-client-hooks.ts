@@ -11,6 +11,7 @@
  *    rolled back wrote nothing).
  */
 import { bump, targetOf, type Target, type WriteCounter } from './local-writes.ts';
+import { observeQuery } from './observe-query.ts';
 
 /** What drizzle uses of a postgres.js client (`sql`), and of the client a transaction gets. */
 export interface PostgresJsClient {
@@ -36,17 +37,11 @@ function hookUnsafe(client: PostgresJsClient, note: (target: 'any' | Target, que
   };
 }
 
-/** After a postgres.js query succeeded (it runs when awaited: `then` is wrapped, not called). */
-function afterQuery(q: PromiseLike<unknown>, done: () => void): void {
-  const then = q.then.bind(q);
-  (q as { then: PromiseLike<unknown>['then'] }).then = (onFulfilled, onRejected) => then((v) => (done(), onFulfilled ? onFulfilled(v) : v) as never, onRejected);
-}
-
 /** Install both hooks on `sql`; returns the counter of this process's finished writes. */
 export function hookPostgresClient(sql: PostgresJsClient): WriteCounter {
   const counter: WriteCounter = { tables: new Map(), any: 0, reach: undefined };
   const note: Note = (targets) => bump(counter, targets);
-  hookUnsafe(sql, (target, q) => afterQuery(q, () => note([target])));
+  hookUnsafe(sql, (target, q) => observeQuery(q, { fulfilled: () => note([target]) }));
   const begin = sql.begin.bind(sql);
   sql.begin = (fn) => {
     const written = new Set<'any' | Target>();

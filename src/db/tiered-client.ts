@@ -9,6 +9,8 @@
  * k things overlap: the later ones close after their idle timeout, and at idle one or two backends are left.
  */
 
+import { observeQuery } from './observe-query.ts';
+
 /** What drizzle and the hooks use of a postgres.js client (and what a transaction's client offers). */
 export interface TierClient {
   unsafe(query: string, params?: unknown[], options?: { prepare?: boolean }): PromiseLike<unknown>;
@@ -60,17 +62,11 @@ export function createTieredClient(clients: readonly TierClient[]): TieredClient
       busy[tier]!++;
       // A postgres.js query runs when awaited: it is in flight from here until it settles (drizzle awaits
       // every query it makes).
-      const then = q.then.bind(q);
       let counted = true;
       const done = () => {
         if (counted) (counted = false), busy[tier]!--;
       };
-      (q as { then: PromiseLike<unknown>['then'] }).then = (ok, ko) =>
-        then(
-          (v) => (done(), ok ? ok(v) : v) as never,
-          (e: unknown) => (done(), ko ? ko(e) : Promise.reject(e as Error)) as never,
-        );
-      return q;
+      return observeQuery(q, { fulfilled: done, rejected: done });
     },
     async begin(fn) {
       const tier = pick();
