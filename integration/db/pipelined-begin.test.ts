@@ -80,3 +80,34 @@ test('concurrent transactions on the pool each commit whole', { skip: !url && 'S
   })));
   assert.equal((await rows()).filter(([id]) => Number(id) >= 100).length, 48);
 });
+
+test('a callback that leaves every statement in flight: COMMIT is sent before BEGIN or any statement is answered', { skip: !url && 'SVCD_TEST_PG_URL is not set' }, async () => {
+  // What the transaction's connection was asked, and when each answer came, in order.
+  const events: string[] = [];
+  const reserve = client!.reserve.bind(client!);
+  const patched = client as unknown as { reserve: () => Promise<ReservedLike> };
+  type ReservedLike = { unsafe(text: string, ...rest: unknown[]): PromiseLike<unknown> };
+  patched.reserve = async () => {
+    const conn = (await reserve()) as unknown as ReservedLike;
+    const unsafe = conn.unsafe.bind(conn);
+    conn.unsafe = (text, ...rest) => {
+      const word = text.split(' ')[0]!;
+      events.push(`sent ${word}`);
+      const q = unsafe(text, ...rest) as PromiseLike<unknown> & { then: PromiseLike<unknown>['then'] };
+      const then = q.then.bind(q);
+      q.then = (ok, ko) => then((v) => (events.push(`answered ${word}`), ok ? ok(v) : v) as never, ko as never);
+      return q;
+    };
+    return conn;
+  };
+  try {
+    await db!.transaction(async (tx) => {
+      void Promise.all([insert(tx, 30, 'e'), insert(tx, 31, 'f')]).catch(() => {});
+    });
+  } finally {
+    patched.reserve = reserve as never;
+  }
+  assert.deepEqual((await rows()).filter(([id]) => Number(id) >= 30 && Number(id) < 40), [[30, 'e'], [31, 'f']]);
+  const firstAnswer = events.findIndex((e) => e.startsWith('answered'));
+  assert.ok(events.indexOf('sent commit') >= 0 && events.indexOf('sent commit') < firstAnswer, `COMMIT sent before any answer: ${events.join(', ')}`);
+});

@@ -132,6 +132,42 @@ export function defineStoreSuite(name: string, open: OpenTarget): void {
       });
     });
 
+    describe('transactions', () => {
+      // A callback may end with its last statements in flight: COMMIT goes out behind them (one round trip
+      // less on a server, pipelined-begin.ts; PGlite waits for them, pglite-prepared.ts).
+      test('a last statement left in flight is committed with the transaction, and its result is there', async () => {
+        const db = ctx.db();
+        const { last } = await db.transaction(async (tx) => {
+          await tx.insert(projects).values({ name: 'inflight-a' });
+          const last = tx.insert(projects).values({ name: 'inflight-b', description: 'last' }).returning({ name: projects.name });
+          const started = Promise.resolve(last);
+          started.catch(() => {});
+          return { last: started };
+        });
+        assert.deepEqual(await last, [{ name: 'inflight-b' }]);
+        const rows = await db.select({ name: projects.name }).from(projects).where(sql`${projects.name} like 'inflight-%'`);
+        assert.deepEqual(rows.map((r) => r.name).sort(), ['inflight-a', 'inflight-b']);
+      });
+
+      test('a last statement left in flight that fails rolls the whole transaction back, with its error', async () => {
+        const db = ctx.db();
+        await db.insert(projects).values({ name: 'inflight-taken' });
+        let last: Promise<unknown> | undefined;
+        await assert.rejects(
+          db.transaction(async (tx) => {
+            await tx.insert(projects).values({ name: 'inflight-c' });
+            last = Promise.resolve(tx.insert(projects).values({ name: 'inflight-taken' }));
+            last.catch(() => {});
+            return { last };
+          }),
+          (e: Error & { cause?: { message?: string } }) => /duplicate key/.test(`${e.message} ${e.cause?.message ?? ''}`),
+        );
+        await assert.rejects(last!, 'the statement itself failed');
+        const rows = await db.select({ name: projects.name }).from(projects).where(eq(projects.name, 'inflight-c'));
+        assert.deepEqual(rows, [], 'the statement before it was rolled back');
+      });
+    });
+
     describe('default project', () => {
       test('ensureDefaultProject creates the default project and profile once and is idempotent', async () => {
         await withFresh(open, async (t) => {

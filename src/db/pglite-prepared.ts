@@ -155,16 +155,26 @@ export function installPreparedStatements(client: PreparedClient, opts: { max?: 
   };
   const transaction = client.transaction.bind(client);
   client.transaction = (fn) =>
-    transaction((tx: never) => {
+    transaction(async (tx: never) => {
       const t = tx as { query?: Query; closed?: boolean };
       const txQuery = t.query;
+      // The statements not answered yet: a callback may end with its last ones in flight, and they are
+      // part of the transaction (as on PostgreSQL, pipelined-begin.ts): COMMIT waits for them, and one that
+      // failed fails the transaction (rolled back).
+      const inFlight = new Set<Promise<unknown>>();
       if (typeof txQuery === 'function') {
         t.query = (text, params = [], options) => {
-          if (t.closed || !preparable(text, options)) return txQuery(text, params, options);
-          return client._runExclusiveQuery(() => run(text, params, options, true));
+          const p = t.closed || !preparable(text, options) ? txQuery(text, params, options) : client._runExclusiveQuery(() => run(text, params, options, true));
+          inFlight.add(p);
+          const done = () => void inFlight.delete(p);
+          p.then(done, done);
+          return p;
         };
       }
-      return fn(tx);
+      const result = await fn(tx);
+      const failure = (await Promise.allSettled(inFlight)).find((r) => r.status === 'rejected');
+      if (failure) throw failure.reason;
+      return result;
     });
   return stats;
 }

@@ -5,6 +5,11 @@
  * connection; PostgreSQL runs them in order). What follows is as before: the statements, then COMMIT, or
  * ROLLBACK when the callback throws (a failed statement has aborted the transaction anyway). Nested
  * transactions are savepoints, as in postgres.js.
+ *
+ * The callback may also end with its last statements still in flight (issued, not yet answered): COMMIT
+ * then goes out behind them without waiting for their answers, one round trip less. PostgreSQL runs them
+ * before it; if one of them fails, the transaction is aborted, PostgreSQL answers the COMMIT with a
+ * rollback, and the transaction fails with that statement's error.
  */
 
 import { observeQuery } from './observe-query.ts';
@@ -37,8 +42,8 @@ export function pipelineBegin(sql: ReservingClient): void {
       conn.unsafe = (text, params, options) => {
         return observeQuery(unsafe(text, params, options), { rejected: (e) => void (failed ??= { error: e }) });
       };
-      // Sent now, answered with the first statement's answer; awaited before COMMIT (a failed BEGIN means a
-      // broken connection, on which the statements failed too).
+      // Sent now, answered with the first statement's answer; awaited with COMMIT's (a failed BEGIN means a
+      // broken connection, on which the statements and COMMIT failed too).
       const begun = Promise.resolve((conn.unsafe('begin') as Query).execute());
       begun.catch(() => {});
       let savepoints = 0;
@@ -59,13 +64,18 @@ export function pipelineBegin(sql: ReservingClient): void {
       let result: unknown;
       try {
         result = await fn(conn);
-        await begun;
         if (failed) throw failed.error;
       } catch (e) {
         await Promise.resolve(conn.unsafe('rollback')).catch(() => {});
         throw (e as { code?: string }).code === '25P02' && failed ? failed.error : e;
       }
-      await conn.unsafe('commit');
+      // COMMIT goes out now, behind what is still in flight (BEGIN too, when the callback left every
+      // statement in flight: then the whole transaction is one round trip).
+      await Promise.all([begun, conn.unsafe('commit')]);
+      // A statement left in flight by the callback failed: the COMMIT was a rollback. (Set by the answers
+      // awaited just now: the cast undoes the narrowing of the check above.)
+      const late = failed as { error: unknown } | undefined;
+      if (late) throw late.error;
       return result;
     } finally {
       conn.release();
