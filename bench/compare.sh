@@ -23,8 +23,9 @@
 # PostgreSQL server, the default: the main table shows it), pglite (PGlite in the daemon:
 # SVCD_EMBEDDED_DATABASE=pglite, the engines table's reference) and postgres (DATABASE_URL), a throw-away database made for the run on the local PostgreSQL ($PG_ADMIN_URL, default
 # postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres; dropped after). The daemon's network namespace
-# cannot reach 127.0.0.1 of the host, so it connects through a unix socket under the temp dir that socat
-# (in the host's namespace) relays to the server's TCP port: password auth, as a remote member would.
+# cannot reach 127.0.0.1 of the host, so it connects to the server's unix socket (peer authentication as
+# root, Debian's way for local clients), or, for a server elsewhere, through a socat relay of the server's
+# TCP port (bench/lib/local-postgres.sh).
 # The network and proxy benches run on the first engine only.
 #
 # Each daemon's state directory (database, containers, its dir pool) is a fresh ext4 made on a sparse
@@ -100,9 +101,9 @@ done
 [ "$API_BENCH" = 1 ] || ENGINES=${ENGINES%%,*}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO" || exit 2
-# pg_up / pg_down: a throw-away database on the local PostgreSQL and the relay to it (bench/lib/postgres-relay.sh).
-# shellcheck source=bench/lib/postgres-relay.sh
-. "$REPO/bench/lib/postgres-relay.sh"
+# pg_up / pg_down: a throw-away database on the local PostgreSQL and how the daemon reaches it (bench/lib/local-postgres.sh).
+# shellcheck source=bench/lib/local-postgres.sh
+. "$REPO/bench/lib/local-postgres.sh"
 log() { printf '[compare] %s\n' "$*" >&2; }
 
 if [ "$(id -u)" != 0 ]; then log "needs root (both daemons run containers)"; exit 2; fi
@@ -116,6 +117,7 @@ chmod 0711 "$WORK"
 SVCD_STATE=$WORK/svcd
 PG_DB=""
 PG_RELAY_PID=""
+PG_ROLE_MADE=0
 LXD_STATE=$WORK/lxd
 SVCD_PID=""
 LXD_PID=""
