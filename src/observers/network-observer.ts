@@ -1,5 +1,6 @@
 import { isNull } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
+import { cachedLocalRead } from '../desired/cached-reads.ts';
 import { NETWORK_KIND } from '../desired/networks.ts';
 import { networks } from '../desired/schema/index.ts';
 import type { NetworkAdapter } from '../reconcilers/adapters.ts';
@@ -30,7 +31,10 @@ export function createNetworkObserver(deps: {
     intervalMs: deps.intervalMs ?? 1_000,
     forget: (id) => void reported.delete(id),
     async sample() {
-      const rows = await deps.db.select({ id: networks.id, name: networks.name, config: networks.config }).from(networks).where(isNull(networks.deletingAt));
+      // Read again only after a write of networks when svcd is the database's only writer (no query per tick).
+      const rows = await cachedLocalRead(deps.db, 'observed networks', ['networks'], () =>
+        deps.db.select({ id: networks.id, name: networks.name, config: networks.config }).from(networks).where(isNull(networks.deletingAt)),
+      );
       const seen = new Set<string>();
       for (const row of rows) {
         seen.add(row.id);
