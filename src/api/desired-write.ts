@@ -1,3 +1,4 @@
+import { leaveInFlight } from '../db/leave-in-flight.ts';
 import type { Tx } from '../db/types.ts';
 import type { OperationRow } from '../desired/schema/index.ts';
 import { HostFailureError } from '../desired/errors.ts';
@@ -18,11 +19,8 @@ export async function writeWithOperation(
 ): Promise<OperationRow> {
   const { inserted, target } = await deps.db.transaction(async (tx) => {
     const { operation, target } = await write(tx);
-    // The operation's insert is the last statement: COMMIT goes out behind it without waiting for its
-    // answer (one round trip less on a server); if it fails, the transaction fails with its error.
-    const inserted = deps.ops.insert(tx, { ...operation, target });
-    inserted.catch(() => {});
-    return { inserted, target };
+    // The operation's insert is the last statement: COMMIT goes out behind it (one round trip less on a server).
+    return { inserted: leaveInFlight(deps.ops.insert(tx, { ...operation, target })), target };
   });
   const row = await inserted;
   deps.ops.announce(row);

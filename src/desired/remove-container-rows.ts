@@ -1,3 +1,4 @@
+import { leaveInFlight } from '../db/leave-in-flight.ts';
 import type { Db } from '../db/types.ts';
 import { deleteContainerRuntime } from './container-runtime.ts';
 import { deleteContainerRow } from './containers.ts';
@@ -7,13 +8,11 @@ import { deleteVolumeRow } from './storage-volumes.ts';
  * The last step of a container's removal, after its teardown on the host: its root volume's row, its
  * runtime row and its own row (each by the module that owns the table), in one transaction (one commit;
  * on PostgreSQL BEGIN, the three deletes and COMMIT go out together, pipelined on the transaction's
- * connection). The
- * container row is the level: while it is there the removal is retried, so the others never outlive it.
+ * connection: leave-in-flight.ts). The container row is the level: while it is there the removal is
+ * retried, so the others never outlive it.
  */
 export async function removeContainerRows(db: Db, id: string): Promise<void> {
   await db.transaction(async (tx) => {
-    // Left in flight: COMMIT goes out with them (one round trip for the whole transaction on a server); a
-    // failure of one fails the transaction.
-    Promise.all([deleteVolumeRow(tx, id), deleteContainerRuntime(tx, id), deleteContainerRow(tx, id)]).catch(() => {});
+    void leaveInFlight(Promise.all([deleteVolumeRow(tx, id), deleteContainerRuntime(tx, id), deleteContainerRow(tx, id)]));
   });
 }
