@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compile src/ to dist/ (JavaScript plain node runs: tsc with rewriteRelativeImportExtensions,
 # tsconfig.build.json). dist/ mirrors src/ one level below the checkout, as src/ does, so the paths
-# the code resolves next to itself (drizzle/, .build/, package.json, the spawn helper's .mjs) hold
+# the code resolves next to itself (drizzle/, .build/, package.json) hold
 # from both. Built into dist.new/ and swapped in whole, so a running daemon's files are never half
 # replaced. `--if-stale`: only when dist/ is missing or older than a source, a tsconfig, package.json
 # or the lock file (scripts/start.sh).

@@ -4,12 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# make, g++ and python3 build node-pty's native module (npm ships no Linux prebuild for 1.1.0); gcc and
-# libc6-dev the mount helper (src/host/native/svcd-mountns.c) and the proxy forwarder (svcd-proxy.c).
+# gcc and libc6-dev build the C helpers in src/host/native/: the spawn helper (svcd-spawn.c), the mount
+# helper (svcd-mountns.c), the proxy forwarder (svcd-proxy.c) and sd_notify (svcd-notify.c). No npm
+# module has native code.
 # lxd-client is the `lxc` command-line client that talks to svcd (the README's first commands): the
 # client alone, it depends on libc6 only and brings no LXD daemon. postgresql-15 provides the server
 # binaries of svcd's embedded database (a private server in $SVCD_DIR/postgres, started by svcd).
-packages=(postgresql-15 lxc lxd-client busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 make g++ gcc libc6-dev python3)
+packages=(postgresql-15 lxc lxd-client busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 gcc libc6-dev python3)
 if [ "${1:-}" = "--test" ]; then
   packages+=(python3-pylxd lxd-tools ansible tmux curl)
 fi
@@ -47,6 +48,12 @@ if [ ! -x .build/svcd-proxy ] || [ src/host/native/svcd-proxy.c -nt .build/svcd-
   mkdir -p .build
   cc -O2 -Wall -Wextra -Werror -o .build/svcd-proxy.tmp src/host/native/svcd-proxy.c
   mv .build/svcd-proxy.tmp .build/svcd-proxy
+fi
+# The spawn helper: runs every host command, so that svcd's own large process is never forked for one.
+if [ ! -x .build/svcd-spawn ] || [ src/host/native/svcd-spawn.c -nt .build/svcd-spawn ]; then
+  mkdir -p .build
+  cc -O2 -Wall -Wextra -Werror -o .build/svcd-spawn.tmp src/host/native/svcd-spawn.c -lutil
+  mv .build/svcd-spawn.tmp .build/svcd-spawn
 fi
 # sd_notify for systemd's Type=notify (node cannot send unix datagrams with credentials).
 if [ ! -x .build/svcd-notify ] || [ src/host/native/svcd-notify.c -nt .build/svcd-notify ]; then

@@ -23,7 +23,7 @@ test('selectTree: descendants and state-dir processes, not containers, not the b
   const procs = [
     p(1, 0, '/sbin/init'),
     p(100, 1, 'node', '/srv/svcd/dist/main.js'),
-    p(101, 100, 'node', '/srv/svcd/src/host/spawn/helper-process.mjs'),
+    p(101, 100, '/srv/svcd/.build/svcd-spawn'),
     p(102, 101, '/usr/lib/postgresql/15/bin/postgres', '-D', '/var/lib/svcd/postgres'),
     p(103, 102, 'postgres: checkpointer'),
     // detached: re-parented to init, found by the state directory in its argv

@@ -126,7 +126,8 @@ describe('the built daemon as svcd.service runs it (Type=notify, KillMode=proces
     assert.ok(own.some((a) => /\/dist\/cli\/svcd\.js$/.test(a)), own.join(' '));
     assert.ok(own.includes('--max-semi-space-size=2'), 'with the small young generation');
     const tree = await descendants(pid);
-    assert.ok(tree.some((p) => p.argv.some((a) => a.endsWith('dist/host/spawn/helper-process.mjs'))), 'the spawn helper runs from dist/');
+    assert.ok(tree.some((p) => p.argv[0]?.endsWith('.build/svcd-spawn')), 'the spawn helper (C) runs');
+    assert.deepEqual(tree.filter((p) => path.basename(p.argv[0] ?? '') === 'node'), [], 'node runs once: the daemon');
     for (const p of [{ pid, argv: own }, ...tree]) assert.ok(!p.argv.some((a) => /tsx|npm|esbuild/.test(a)), `no tsx/npm/esbuild: ${p.argv.join(' ')}`);
   });
 

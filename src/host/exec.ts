@@ -53,8 +53,8 @@ export interface RunOptions {
 
 /**
  * Run a host command (argv array, never a shell string); resolves with stdout. It runs in the spawn
- * helper (spawn/spawn-helper.ts), so svcd's own large process is not forked for it. This file is the
- * only execa user (the helper spawns with node's own child_process, which costs it less).
+ * helper (spawn/spawn-helper.ts, a small C process), so svcd's own large process is not forked for
+ * it. This file is the only execa user (image decompressors and lxc-monitor, a few per image or daemon).
  */
 export async function runCommand(file: string, args: readonly string[], opts: RunOptions = {}): Promise<string> {
   const res = await runInHelper({ file, args, timeoutMs: opts.timeoutMs ?? 60_000, signal: opts.signal, input: opts.input, env: opts.env, extendEnv: opts.extendEnv, uid: opts.uid, gid: opts.gid });

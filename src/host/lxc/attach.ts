@@ -35,7 +35,7 @@ export interface AttachSpec extends LxcRef {
   logFile?: string;
   /**
    * A root-only host directory: run lxc-attach from the spawn helper's private copy made there, which
-   * skips its self-copy (helper-process.mjs). Only for a container whose user namespace does not map
+   * skips its self-copy (private_copy in svcd-spawn.c). Only for a container whose user namespace does not map
    * host root (`mapsHostRoot`).
    */
   copyIn?: string;

@@ -1,11 +1,15 @@
 /**
- * The parent side of the spawn helper (helper-process.mjs): one long-lived small process that runs
- * svcd's host commands, so svcd's own large process is never forked for them. Started on first use,
- * started again if it dies (commands in flight then fail); it never keeps svcd alive. Messages both
- * ways are those of protocol.ts.
+ * The parent side of the spawn helper (src/host/native/svcd-spawn.c, built into .build/): one
+ * long-lived small process that runs svcd's host commands, so svcd's own large process is never
+ * forked for them. Started on first use, started again if it dies (commands in flight then fail); it
+ * never keeps svcd alive. Messages both ways are those of protocol.ts, as the frames of frames.ts on a
+ * socket that is the helper's fd 3.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { encodeFrame, FrameReader } from './frames.ts';
 import type { HelperMessage, HelperResult, ParentMessage, SpawnMessage, StreamControlMessage, StreamMessage, WithoutId } from './protocol.ts';
 
 export interface HelperRun {
@@ -30,24 +34,37 @@ export interface StartedStream {
   send(m: WithoutId<StreamControlMessage>): void;
 }
 
-const HELPER = fileURLToPath(new URL('./helper-process.mjs', import.meta.url));
+/** The helper binary: `.build/svcd-spawn` at the top of the checkout (SVCD_SPAWN overrides it, for packagers). */
+export function spawnHelperPath(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SVCD_SPAWN ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../.build/svcd-spawn');
+}
+
+/** A running helper: the process and the socket to it. */
+interface Helper {
+  proc: ChildProcess;
+  sock: Socket;
+  alive: boolean;
+}
 
 interface Pending {
   resolve: (r: HelperResult) => void;
   timer: NodeJS.Timeout;
   /** The helper process running it. */
-  by: ChildProcess;
+  by: Helper;
+  file: string;
 }
 
 const failure = (over: Partial<HelperResult>): HelperResult => ({ failed: true, stdout: '', stderr: '', timedOut: false, isCanceled: false, ...over });
 
 export function createHelperConnection() {
-  let child: ChildProcess | undefined;
+  let child: Helper | undefined;
   let nextId = 1;
   const pending = new Map<number, Pending>();
   /** Streamed processes' message handlers by id, with the helper running them. */
-  const streams = new Map<number, { on: (m: StreamEvent) => void; by: ChildProcess }>();
-  const post = (c: ChildProcess, m: ParentMessage) => c.send(m);
+  const streams = new Map<number, { on: (m: StreamEvent) => void; by: Helper; file: string }>();
+  const post = (c: Helper, m: ParentMessage) => {
+    if (c.alive) c.sock.write(encodeFrame(m));
+  };
 
   function settle(id: number, r: HelperResult): void {
     const p = pending.get(id);
@@ -63,31 +80,44 @@ export function createHelperConnection() {
   }
 
   function unref(): void {
-    child?.unref();
-    (child?.channel as { unref?: () => void } | undefined)?.unref?.();
+    child?.proc.unref();
+    child?.sock.unref();
   }
 
   function ref(): void {
-    child?.ref();
-    (child?.channel as { ref?: () => void } | undefined)?.ref?.();
+    child?.proc.ref();
+    child?.sock.ref();
   }
 
-  function helper(): ChildProcess {
-    if (child && child.connected) return child;
-    // No --import tsx and no test-runner flags: the helper is plain JavaScript. A 1 MiB young generation
-    // (V8's default grows to 16 MiB per semi-space and keeps it): the helper's messages are small.
-    const c = fork(HELPER, [], { execArgv: ['--max-semi-space-size=1'], serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    c.on('message', (m: HelperMessage) => {
-      if (m?.type === 'result' && typeof m.id === 'number') settle(m.id, m);
-      else if (typeof m?.id === 'number') streams.get(m.id)?.on(m as StreamMessage);
-    });
-    const lost = () => {
+  function helper(): Helper {
+    if (child?.alive) return child;
+    // The helper's environment is svcd's: a command run with extendEnv gets it, as before.
+    const proc = spawn(spawnHelperPath(), [], { stdio: ['ignore', 'ignore', 'inherit', 'pipe'] });
+    const c: Helper = { proc, sock: proc.stdio[3] as Socket, alive: true };
+    const reader = new FrameReader(
+      (m: HelperMessage) => {
+        if (m.type === 'result') settle(m.id, m);
+        else streams.get(m.id)?.on(m);
+      },
+      (id) => pending.get(id)?.file ?? streams.get(id)?.file ?? '',
+    );
+    c.sock.on('data', (d: Buffer) => reader.push(d));
+    const lost = (why = 'the spawn helper process exited') => {
+      if (!c.alive) return;
+      c.alive = false;
       if (child === c) child = undefined;
+      c.sock.destroy();
       for (const s of [...streams.values()]) if (s.by === c) s.on({ type: 'lost' });
-      for (const [id, p] of [...pending]) if (p.by === c) settle(id, failure({ shortMessage: 'the spawn helper process exited' }));
+      for (const [id, p] of [...pending]) if (p.by === c) settle(id, failure({ shortMessage: why }));
     };
-    c.on('exit', lost);
-    c.on('error', lost);
+    // The socket ends when the helper exits, and its last frames come before that end.
+    c.sock.on('close', () => lost());
+    c.sock.on('error', () => {});
+    proc.on('exit', () => {
+      // A helper that exited may still have frames on their way: the socket's close settles them.
+      setTimeout(() => lost(), 1_000).unref();
+    });
+    proc.on('error', (e) => lost(`the spawn helper ${spawnHelperPath()} could not run: ${e.message}`));
     child = c;
     return c;
   }
@@ -102,14 +132,14 @@ export function createHelperConnection() {
         // The helper enforces the timeout; this one only guards against a helper that stopped answering.
         const timer = setTimeout(() => settle(id, failure({ timedOut: true })), r.timeoutMs + 10_000);
         const onAbort = () => {
-          if (pending.has(id) && c.connected) post(c, { type: 'cancel', id });
+          if (pending.has(id)) post(c, { type: 'cancel', id });
         };
         r.signal?.addEventListener('abort', onAbort, { once: true });
         const done = (res: HelperResult) => {
           r.signal?.removeEventListener('abort', onAbort);
           resolve(res);
         };
-        pending.set(id, { resolve: done, timer, by: c });
+        pending.set(id, { resolve: done, timer, by: c, file: r.file });
         ref();
         post(c, { type: 'run', id, file: r.file, args: [...r.args], timeoutMs: r.timeoutMs, input: r.input, env: r.env, extendEnv: r.extendEnv ?? true, uid: r.uid, gid: r.gid });
       });
@@ -123,12 +153,11 @@ export function createHelperConnection() {
       return new Promise((resolve, reject) => {
         const c = helper();
         const id = nextId++;
-        const send = (m: WithoutId<StreamControlMessage>) => {
-          if (c.connected) post(c, { ...m, id });
-        };
+        const send = (m: WithoutId<StreamControlMessage>) => post(c, { ...m, id } as ParentMessage);
         let started = false;
         streams.set(id, {
           by: c,
+          file: spawn.file,
           on: (m) => {
             if (!started && m.type === 'spawned') {
               started = true;
@@ -155,7 +184,7 @@ export function createHelperConnection() {
 
     /** Stop the helper (tests, daemon stop); the next command starts a new one. */
     stop(): void {
-      child?.kill();
+      child?.proc.kill();
       child = undefined;
     },
   };

@@ -1,4 +1,3 @@
-import os from 'node:os';
 import type { StreamEvent } from './helper-connection.ts';
 
 /** How a process ended: its exit code, or the name of the signal that killed it. */
@@ -7,11 +6,9 @@ export interface ProcessExit {
   signal?: string;
 }
 
-const signalName = (s: string | number): string => (typeof s === 'string' ? s : (Object.entries(os.constants.signals).find(([, v]) => v === s)?.[0] ?? String(s)));
-
 /** The end of a streamed process that this message tells of (a lost helper killed it), if it does. */
 export function processExit(m: StreamEvent): ProcessExit | undefined {
   if (m.type === 'lost') return { signal: 'SIGKILL' };
   if (m.type !== 'exit') return undefined;
-  return m.signal ? { signal: signalName(m.signal) } : { exitCode: m.exitCode ?? 1 };
+  return m.signal ? { signal: m.signal } : { exitCode: m.exitCode ?? 1 };
 }

@@ -1,8 +1,7 @@
 /**
- * The spawn helper's message protocol: every message svcd (the parent, helper-connection.ts) and
- * the helper process (helper-process.mjs, checked against these types through JSDoc) send each
- * other over the IPC channel, with advanced serialization (structured clone: a Buffer arrives as a
- * Uint8Array). Each message carries the `id` that the parent gave the command or process it is about.
+ * The spawn helper's messages: every message svcd (the parent, helper-connection.ts) and the helper
+ * process (src/host/native/svcd-spawn.c) send each other, as frames.ts encodes them on the socket
+ * between them. Each message carries the `id` that the parent gave the command or process it is about.
  */
 
 /** A standard stream of a streamed process: a pipe, the null device, or appended to a file (an existing one, never through a symlink). */
@@ -41,7 +40,7 @@ export interface SpawnMessage {
   args: string[];
   cwd?: string | undefined;
   env?: Record<string, string> | undefined;
-  /** Run `file` from the helper's private copy of it, made in this root-only directory (see helper-process.mjs). */
+  /** Run `file` from the helper's private copy of it, made in this root-only directory (see private_copy in svcd-spawn.c). */
   copyIn?: string | undefined;
   /** stdin, stdout, stderr (pipes); absent with `pty`. */
   stdio?: [StdioTarget, StdioTarget, StdioTarget] | undefined;
@@ -113,8 +112,8 @@ export type StreamMessage =
   | { type: 'data'; id: number; fd: number; data: Uint8Array }
   | { type: 'eof'; id: number; fd: number }
   | { type: 'stdin-ack'; id: number; seq: number }
-  /** Its exit code, or the signal (a name, or a number from a PTY) that killed it. */
-  | { type: 'exit'; id: number; exitCode: number | null; signal: string | number | null };
+  /** Its exit code, or the name of the signal that killed it. */
+  | { type: 'exit'; id: number; exitCode: number | null; signal: string | null };
 
 /** Every message the helper sends the parent. */
 export type HelperMessage = ResultMessage | StreamMessage;

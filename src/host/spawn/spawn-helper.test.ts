@@ -37,7 +37,7 @@ test('a helper that dies fails the commands in flight, and the next command star
   const inFlight = runCommand('sleep', ['5']);
   await new Promise((r) => setTimeout(r, 100));
   stopSpawnHelper();
-  await assert.rejects(inFlight, /spawn helper process exited|was cancelled|exited with|signal/);
+  await assert.rejects(inFlight, /spawn helper process exited|was cancelled|exited with|signal|killed by SIGTERM/);
   assert.equal(await runCommand('echo', ['again']), 'again');
 });
 
@@ -147,4 +147,49 @@ test('copyIn: the program runs from an unlinked private copy, reused until the p
     stopSpawnHelper();
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('a command inherits only its three standard streams, default signal handling, and the uid and gid asked for', async () => {
+  // ls opens the directory itself: 3 is its own
+  assert.equal(await runCommand('ls', ['/proc/self/fd']), '0\n1\n2\n3');
+  const status = await runCommand('cat', ['/proc/self/status']);
+  assert.match(status, /^SigBlk:\s+0+$/m, 'no signal blocked');
+  assert.match(status, /^SigIgn:\s+0+$/m, 'no signal ignored (the helper ignores SIGPIPE for itself)');
+  assert.equal(await runCommand('sh', ['-c', 'id -u; id -g; id -G'], { uid: 65534, gid: 65534 }), '65534\n65534\n65534', 'no supplementary group kept');
+  assert.equal(await runCommand('sh', ['-c', 'echo ${HOME-unset} $A'], { env: { A: 'only' }, extendEnv: false }), 'unset only', 'extendEnv false: nothing of svcd environment');
+});
+
+test('buffered commands: input and output larger than a pipe, byte-exact; many at once', async () => {
+  const { createHash, randomBytes } = await import('node:crypto');
+  const data = randomBytes(3 * 1024 * 1024);
+  const sum = await runCommand('sha256sum', [], { input: data });
+  assert.equal(sum.split(' ')[0], createHash('sha256').update(data).digest('hex'));
+  const big = await runCommand('head', ['-c', String(8 * 1024 * 1024), '/dev/zero']);
+  assert.equal(big.length, 8 * 1024 * 1024);
+  const many = await Promise.all(Array.from({ length: 200 }, (_, i) => runCommand('echo', [String(i)])));
+  assert.deepEqual(many, Array.from({ length: 200 }, (_, i) => String(i)));
+});
+
+test('svcd killed with SIGKILL: the helper sees its socket close, ends what it started and exits', async () => {
+  const { spawn } = await import('node:child_process');
+  const { readFile } = await import('node:fs/promises');
+  const script = `import { spawnStreamed } from ${JSON.stringify(new URL('./spawn-helper.ts', import.meta.url).href)};
+const p = await spawnStreamed('sleep', ['300'], { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' });
+console.log(p.pid);
+setInterval(() => {}, 1000);`;
+  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const sleepPid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()))));
+  const helperPid = Number((await readFile(`/proc/${sleepPid}/stat`, 'utf8')).split(') ')[1]!.split(' ')[1]);
+  assert.match(await readFile(`/proc/${helperPid}/cmdline`, 'utf8'), /svcd-spawn/);
+  parent.kill('SIGKILL');
+  const gone = async (pid: number) => {
+    for (let i = 0; i < 100; i++) {
+      const st = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+      if (st === '' || / Z /.test(st)) return true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
+  };
+  assert.ok(await gone(helperPid), 'the helper exited');
+  assert.ok(await gone(sleepPid), 'its command was ended');
 });

@@ -1,5 +1,5 @@
 /**
- * svcd's one spawn helper (helper-connection.ts, protocol.ts, helper-process.mjs) and what runs in
+ * svcd's one spawn helper (helper-connection.ts, protocol.ts, frames.ts, src/host/native/svcd-spawn.c) and what runs in
  * it: buffered commands (runInHelper), and streamed processes with pipes (spawn-streamed.ts) or a
  * PTY (spawn-pty.ts). One helper process serves the whole svcd process, started on first use.
  */

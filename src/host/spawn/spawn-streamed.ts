@@ -17,7 +17,7 @@ export interface StreamedProcess {
 export interface StreamOptions {
   cwd?: string | undefined;
   env?: Record<string, string> | undefined;
-  /** Run `file` from the helper's private copy of it, made in this root-only directory (see helper-process.mjs). */
+  /** Run `file` from the helper's private copy of it, made in this root-only directory (see private_copy in svcd-spawn.c). */
   copyIn?: string | undefined;
 }
 
