@@ -31,7 +31,7 @@ function fakeClient(name: string, log: string[]) {
   return { client, settleAll: () => pending.splice(0).forEach((f) => f()) };
 }
 
-test('sequential queries keep to the first client; what overlaps goes to the next free one', async () => {
+test('sequential queries keep to the first client; two at once are pipelined on it, a third goes to the next', async () => {
   const log: string[] = [];
   const p = fakeClient('primary', log);
   const o = fakeClient('overflow', log);
@@ -46,15 +46,38 @@ test('sequential queries keep to the first client; what overlaps goes to the nex
   assert.deepEqual(log, ['primary: a', 'primary: b', 'primary: c']);
   assert.deepEqual(t.inFlight(), [0, 0]);
 
-  // Two at once: the second finds the primary busy.
+  // Two at once (an observer's Promise.all): both on the primary, no second backend for them.
   log.length = 0;
   const both = Promise.all([t.unsafe('x'), t.unsafe('y')]);
-  assert.deepEqual(t.inFlight(), [1, 1]);
+  assert.deepEqual(t.inFlight(), [2, 0]);
+  await new Promise((r) => setImmediate(r));
+  p.settleAll();
+  assert.deepEqual(await both, ['primary answered x', 'primary answered y']);
+  // Three: the third finds the primary PIPELINE_DEPTH deep.
+  const three = Promise.all([t.unsafe('x'), t.unsafe('y'), t.unsafe('z')]);
+  assert.deepEqual(t.inFlight(), [2, 1]);
   await new Promise((r) => setImmediate(r));
   p.settleAll();
   o.settleAll();
-  assert.deepEqual(await both, ['primary answered x', 'overflow answered y']);
+  assert.deepEqual(await three, ['primary answered x', 'primary answered y', 'overflow answered z']);
   assert.deepEqual(t.inFlight(), [0, 0]);
+});
+
+test('a transaction takes a client with nothing in flight; no query goes behind a transaction', async () => {
+  const log: string[] = [];
+  const cs = ['a', 'b', 'c'].map((n) => fakeClient(n, log));
+  const t = createTieredClient(cs.map((c) => c.client));
+  const q = Promise.resolve(t.unsafe('q'));
+  let release!: () => void;
+  const tx = t.begin(() => new Promise<void>((r) => (release = r)));
+  assert.deepEqual(t.inFlight(), [1, 1, 0], 'the transaction skipped the client with a query in flight');
+  const after = [t.unsafe('r'), t.unsafe('s')].map((x) => Promise.resolve(x));
+  assert.deepEqual(t.inFlight(), [2, 1, 1], 'one more behind the query on a; none behind the transaction on b');
+  await new Promise((r) => setImmediate(r));
+  for (const c of cs) c.settleAll();
+  release();
+  await Promise.all([q, tx, ...after]);
+  assert.deepEqual(t.inFlight(), [0, 0, 0]);
 });
 
 test('a failed query and a transaction count as in flight until they end', async () => {
@@ -102,7 +125,7 @@ test('with every client busy, the least busy one takes the next query', () => {
   const log: string[] = [];
   const cs = ['a', 'b', 'c'].map((n) => fakeClient(n, log));
   const t = createTieredClient(cs.map((c) => c.client));
-  const qs = Array.from({ length: 5 }, (_, i) => t.unsafe(`q${i}`));
-  assert.deepEqual(t.inFlight(), [2, 2, 1]);
+  const qs = Array.from({ length: 7 }, (_, i) => t.unsafe(`q${i}`));
+  assert.deepEqual(t.inFlight(), [3, 2, 2]);
   void qs;
 });
