@@ -11,6 +11,7 @@ import { createTrustStore } from './api/trust-store.ts';
 import type { DaemonConfig } from './config/daemon-config.ts';
 import { openDaemonDatabase } from './db/open-daemon-database.ts';
 import { createPrivatePostgres } from './host/postgres/private-postgres.ts';
+import { createOwnVacuum } from './db/own-vacuum.ts';
 import { runCommand } from './host/exec.ts';
 import type { Database } from './db/types.ts';
 import { ensureDefaultProject } from './desired/projects.ts';
@@ -268,6 +269,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   });
   const imageHost = createImageHost({ store: imageStore, remote: createRemoteImages({ protocols, store: imageStore, architectures: host.architectures }) });
   const imagePulls = createImagePulls({ db, images: imageHost, reconcile, log: log.child({ component: 'images' }) });
+  // The embedded databases are vacuumed by svcd (no autovacuum launcher: own-vacuum.ts).
+  if (database.localWrites) observers.register(createOwnVacuum({ db, localWrites: database.localWrites, log: log.child({ component: 'database' }) }).observer);
   observers.register(createImageCacheObserver({ db, node: config.nodeName, images: imagePulls, log: log.child({ component: 'images' }) }));
   const app = createApp({
     db,

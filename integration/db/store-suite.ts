@@ -8,6 +8,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { migrationsFolder } from '../../src/db/open-database.ts';
+import type { WriteCounter } from '../../src/db/local-writes.ts';
+import { createOwnVacuum } from '../../src/db/own-vacuum.ts';
 import type { Db } from '../../src/db/types.ts';
 import { DEFAULT_PROJECT, ensureDefaultProject, updateProject } from '../../src/desired/projects.ts';
 import { profiles, projects } from '../../src/desired/schema/index.ts';
@@ -165,6 +167,39 @@ export function defineStoreSuite(name: string, open: OpenTarget): void {
         await assert.rejects(last!, 'the statement itself failed');
         const rows = await db.select({ name: projects.name }).from(projects).where(eq(projects.name, 'inflight-c'));
         assert.deepEqual(rows, [], 'the statement before it was rolled back');
+      });
+    });
+
+    describe('own vacuum', () => {
+      test('a churned table is vacuumed once svcd wrote; with no write since, not even the statistics are read', async () => {
+        const db = ctx.db();
+        const counter: WriteCounter = { tables: new Map(), any: 0, reach: undefined };
+        let asked = 0;
+        const counting = new Proxy(db, {
+          get(target, key) {
+            if (key === 'execute') return (...a: Parameters<Db['execute']>) => (asked++, target.execute(...a));
+            const v = Reflect.get(target, key) as unknown;
+            return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+          },
+        });
+        const vacuum = createOwnVacuum({ db: counting, localWrites: counter });
+        await db.insert(projects).values(Array.from({ length: 300 }, (_, i) => ({ name: `vac-${i}` })));
+        await db.delete(projects).where(sql`${projects.name} like 'vac-%'`);
+        // the backend's counts reach the shared statistics when it next goes idle
+        await db.execute(sql`select pg_stat_force_next_flush()`);
+        await db.execute(sql`select 1`);
+        counter.any++;
+        const first = await vacuum.run();
+        assert.ok(first.vacuumed.includes('projects'), JSON.stringify(first));
+        const [st] = await query<{ dead: number | string; vacuumed: boolean }>(db, sql`select n_dead_tup as dead, last_vacuum is not null as vacuumed from pg_stat_user_tables where relname = 'projects'`);
+        assert.equal(Number(st!.dead), 0);
+        assert.equal(st!.vacuumed, true);
+        asked = 0;
+        assert.deepEqual(await vacuum.run(), { vacuumed: [], analyzed: [] });
+        assert.equal(asked, 0, 'nothing written since the last look: no query');
+        counter.tables.set('projects', 1);
+        await vacuum.run();
+        assert.equal(asked, 1, 'a write since: one read of the statistics, nothing over the thresholds');
       });
     });
 

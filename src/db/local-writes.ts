@@ -29,8 +29,11 @@ export function localVersion(counter: WriteCounter, tables: readonly string[]): 
   return `${counter.any}:${tables.map((t) => counter.tables.get(t) ?? 0).join(',')}`;
 }
 
-/** Only reads: a plain SELECT or SHOW (a WITH may hide a data-modifying statement). */
-const READ_ONLY = /^\s*(select|show)\b/i;
+/**
+ * Only reads: a plain SELECT or SHOW (a WITH may hide a data-modifying statement); VACUUM and ANALYZE
+ * (own-vacuum.ts) change no row anyone reads.
+ */
+const READ_ONLY = /^\s*(select|show|vacuum|analyze)\b/i;
 /** A single INSERT, UPDATE or DELETE and the table it writes (drizzle quotes names). */
 const WRITE_TARGET = /^\s*(insert\s+into|update|delete\s+from)\s+"([a-z_][a-z0-9_]*)"\s/i;
 /** An insert that may update existing rows instead (an upsert). */

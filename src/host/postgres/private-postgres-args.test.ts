@@ -10,6 +10,7 @@ test('the conf listens on no address, only on a socket in the data dir, with sma
   assert.match(conf, /^unix_socket_permissions = 0700$/m);
   assert.match(conf, /^shared_buffers = '16MB'$/m);
   assert.match(conf, /^max_worker_processes = 0$/m);
+  assert.match(conf, /^autovacuum = off$/m, 'svcd vacuums itself: no launcher process');
   assert.match(conf, /^synchronous_commit = off$/m);
   assert.match(conf, /^wal_writer_delay = '20ms'$/m);
   assert.doesNotMatch(conf, /fsync/);

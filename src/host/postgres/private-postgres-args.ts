@@ -46,6 +46,9 @@ export function renderPrivatePostgresConf(dataDir: string): string {
     ['max_parallel_workers', 0],
     ['max_parallel_workers_per_gather', 0],
     ['max_logical_replication_workers', 0],
+    // svcd vacuums its tables itself (src/db/own-vacuum.ts): no launcher process at idle. PostgreSQL still
+    // starts an anti-wraparound vacuum on its own when one is due.
+    ['autovacuum', 'off'],
     ['autovacuum_max_workers', 1],
     ['max_wal_size', "'64MB'"],
     ['min_wal_size', "'32MB'"],
