@@ -49,6 +49,13 @@ enum { R_SPAWN_FAILED = 1, R_TIMED_OUT = 2, R_CANCELED = 4, R_EXITED = 8, R_SIGN
 #define KILL_GRACE_MS 5000   /* SIGTERM (timeout, cancel) → SIGKILL */
 #define PIPE_GRACE_MS 200    /* a command that exited may leave a daemon holding its pipes */
 #define QUIT_GRACE_MS 100
+/*
+ * A terminal's first input waits until the program took the terminal out of canonical mode (lxc-attach
+ * and lxc-console make it raw with TCSAFLUSH, which discards whatever input was already there: the
+ * first line of `echo cmd | lxc exec -t` was lost), or this long at most.
+ */
+#define TTY_SETTLE_MS 1000
+#define TTY_LOOK_MS 5
 
 static void *xrealloc(void *p, size_t n) {
   void *q = realloc(p, n ? n : 1);
@@ -162,6 +169,7 @@ struct proc {
   struct buf obuf[3]; /* RUN: the output so far */
   int timed_out, canceled;
   int64_t t_timeout, t_kill, t_grace; /* deadlines, 0 = none */
+  int64_t t_tty; /* PTY: input is held until the terminal is raw, or until then (0: no longer held) */
 };
 
 static struct proc **procs;
@@ -266,7 +274,18 @@ static void read_output(struct proc *p, int i) {
     return;
   }
 }
+/* A terminal's input is held (TTY_SETTLE_MS) while its program has not made it raw yet. */
+static int tty_held(struct proc *p) {
+  if (p->kind != K_PTY || !p->t_tty) return 0;
+  struct termios t;
+  if (p->fd[0] < 0 || now_ms() >= p->t_tty || tcgetattr(p->fd[0], &t) != 0 || !(t.c_lflag & ICANON)) {
+    p->t_tty = 0;
+    return 0;
+  }
+  return 1;
+}
 static void write_stdin(struct proc *p) {
+  if (buf_pending(&p->inq) && tty_held(p)) return;
   while (p->fd[0] >= 0 && buf_pending(&p->inq)) {
     ssize_t n = write(p->fd[0], p->inq.p + p->inq.off, buf_pending(&p->inq));
     if (n < 0 && errno == EINTR) continue;
@@ -670,6 +689,7 @@ static void on_spawn(uint32_t id, struct reader *r) {
     return send_u32(F_SPAWN_ERROR, id, (uint32_t)-pid);
   }
   p->pid = pid;
+  if (p->kind == K_PTY) p->t_tty = now_ms() + TTY_SETTLE_MS;
   send_u32(F_SPAWNED, id, (uint32_t)pid);
 }
 
@@ -844,8 +864,11 @@ int main(void) {
       struct proc *p = procs[i];
       if (p->done) continue;
       if (p->kind == K_PTY) {
+        /* held input: look at the terminal's mode again in TTY_LOOK_MS */
+        int waiting = buf_pending(&p->inq) && p->t_tty;
+        if (waiting && t + TTY_LOOK_MS < wake) wake = t + TTY_LOOK_MS;
         if (p->fd[1] >= 0) {
-          short ev = (short)((!p->paused[1] && !hold ? POLLIN : 0) | (buf_pending(&p->inq) ? POLLOUT : 0));
+          short ev = (short)((!p->paused[1] && !hold ? POLLIN : 0) | (buf_pending(&p->inq) && !waiting ? POLLOUT : 0));
           pfd[k] = (struct pollfd){.fd = ev ? p->fd[1] : -1, .events = ev};
           refs[k++] = (struct ref){p, 1};
         }
@@ -907,6 +930,7 @@ int main(void) {
         p->t_kill = 0;
         signal_proc(p, SIGKILL);
       }
+      if (p->kind == K_PTY && p->t_tty && buf_pending(&p->inq)) write_stdin(p);
       if (!p->reaped) continue;
       /* its output pipes end with it, or within PIPE_GRACE_MS (what it left behind may hold them); a
          stream whose reader paused keeps what is left for it */

@@ -108,6 +108,19 @@ test('streamed PTY: size, resize, input echoed, exit status', async () => {
   assert.deepEqual(await t.exited, { exitCode: 6 });
 });
 
+test('streamed PTY: input sent before the program made its terminal raw (TCSAFLUSH, as lxc-attach does) is not lost', async () => {
+  const { spawnPtyStreamed } = await import('./spawn-helper.ts');
+  const prog = 'import sys, termios, time, tty\ntime.sleep(0.3)\ntty.setraw(0, termios.TCSAFLUSH)\nsys.stdout.write(repr(sys.stdin.read(5)))\nsys.stdout.flush()';
+  const t = await spawnPtyStreamed('python3', ['-c', prog], { cols: 80, rows: 24, env: { PATH: '/usr/bin:/bin' } });
+  let out = '';
+  t.onData((d) => (out += d.toString()));
+  t.write(Buffer.from('hello'));
+  const exited = await Promise.race([t.exited, new Promise((r) => setTimeout(() => r('timeout'), 5_000))]);
+  if (exited === 'timeout') t.kill('SIGKILL');
+  assert.deepEqual(exited, { exitCode: 0 }, `the program got its input: ${JSON.stringify(out)}`);
+  assert.match(out, /'hello'/);
+});
+
 test('copyIn: the program runs from an unlinked private copy, reused until the program on disk changes', async () => {
   const { copyFile, appendFile, mkdtemp, readdir, readFile, rm } = await import('node:fs/promises');
   const path = await import('node:path');
