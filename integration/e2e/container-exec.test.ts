@@ -340,6 +340,12 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     assert.match(await lxc.fail(['exec', 's1', '--', 'true']), /not running/);
   });
 
+  test('lxc exec -t with its input piped: the first line reaches the command (not discarded when lxc-attach makes the terminal raw)', async () => {
+    const r = await lxc.run(['exec', 'u1', '-t', '--', 'sh', '-c', 'read line; echo "got $line"; exit 4'], 'first line\n');
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stdout, /got first line/);
+  });
+
   test('lxc exec forwards a SIGTERM it receives through the control socket (container_exec_signal_handling)', async () => {
     const ext = (await api.get('/1.0')).json.metadata.api_extensions as string[];
     assert.ok(ext.includes('container_exec_signal_handling') && ext.includes('container_exec_recording'));
