@@ -735,7 +735,7 @@ static void on_frame(uint8_t type, uint32_t id, const uint8_t *body, size_t n) {
   }
   case F_KILL: {
     uint32_t sig = r_u32(&r);
-    if (!r.bad && sig < NSIG) signal_proc(p, (int)sig);
+    if (!r.bad && sig > 0 && sig < NSIG) signal_proc(p, (int)sig);
     return;
   }
   case F_RESIZE: {

@@ -206,3 +206,17 @@ setInterval(() => {}, 1000);`;
   assert.ok(await gone(helperPid), 'the helper exited');
   assert.ok(await gone(sleepPid), 'its command was ended');
 });
+
+test('frames: every message of protocol.ts encodes; an unknown signal name is no signal, not an exception', async () => {
+  const { encodeFrame } = await import('./frames.ts');
+  const kill = encodeFrame({ type: 'kill', id: 7, signal: 'SIGNOPE' as NodeJS.Signals });
+  assert.deepEqual([...kill], [9, 0, 0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0], 'length 9, KILL, id 7, signal 0');
+  const run = encodeFrame({ type: 'run', id: 1, file: 'echo', args: ['é'], timeoutMs: 5, extendEnv: true, env: { A: 'b' } });
+  assert.equal(run.readUInt32LE(0), run.length - 4, 'the length counts what follows it');
+  assert.equal(run.readUInt8(4), 1);
+  const { spawnStreamed } = await import('./spawn-helper.ts');
+  const p = await spawnStreamed('sleep', ['30'], { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' });
+  p.kill('SIGNOPE' as NodeJS.Signals);
+  p.kill('SIGKILL');
+  assert.deepEqual(await p.exited, { signal: 'SIGKILL' });
+});
