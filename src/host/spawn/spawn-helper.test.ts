@@ -220,3 +220,47 @@ test('frames: every message of protocol.ts encodes; an unknown signal name is no
   p.kill('SIGKILL');
   assert.deepEqual(await p.exited, { signal: 'SIGKILL' });
 });
+
+test('a storm of commands (timeouts, cancels, failed starts, kills, terminals) leaves the helper with no descriptor or zombie behind', async () => {
+  const { readdir, readFile } = await import('node:fs/promises');
+  const { spawnStreamed, spawnPtyStreamed } = await import('./spawn-helper.ts');
+  await runCommand('true', []);
+  const children = async (pid: number) => (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).split(' ').filter(Boolean).map(Number);
+  const helper = (await Promise.all((await children(process.pid)).map(async (p) => ((await readFile(`/proc/${p}/comm`, 'utf8').catch(() => '')).trim() === 'svcd-spawn' ? p : 0)))).find(Boolean)!;
+  assert.ok(helper > 0, 'the helper is a child of this process');
+  const fds = async () => (await readdir(`/proc/${helper}/fd`)).length;
+  const before = await fds();
+  const jobs: Promise<unknown>[] = [];
+  for (let i = 0; i < 40; i++) {
+    jobs.push(runCommand('sh', ['-c', `echo ${i}`]));
+    jobs.push(runCommand('sleep', ['5'], { timeoutMs: 50 }).catch(() => 'timed out'));
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 20);
+    jobs.push(runCommand('sleep', ['5'], { signal: ac.signal }).catch(() => 'cancelled'));
+    jobs.push(runCommand('/nonexistent/x', []).catch(() => 'not started'));
+    jobs.push(
+      spawnStreamed('sh', ['-c', 'cat; sleep 5'], { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' }).then(async (p) => {
+        p.stdout!.resume();
+        p.stderr!.resume();
+        p.stdin!.write('x');
+        p.kill('SIGKILL');
+        return p.exited;
+      }),
+    );
+    if (i % 4 === 0)
+      jobs.push(
+        spawnPtyStreamed('sh', ['-c', 'exit 3'], { cols: 80, rows: 24, env: { PATH: '/usr/bin:/bin' } }).then((t) => {
+          t.onData(() => {});
+          return t.exited;
+        }),
+      );
+  }
+  const results = await Promise.all(jobs);
+  assert.equal(results.length, 40 * 5 + 10);
+  // what a killed `sh` left (its `sleep`) may still hold nothing of the helper's: its descriptors are back
+  for (let i = 0; i < 50 && (await fds()) !== before; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(await fds(), before, 'no descriptor left open in the helper');
+  const zombies: number[] = [];
+  for (const c of await children(helper)) if (/^\d+ \(.*\) Z/.test(await readFile(`/proc/${c}/stat`, 'utf8').catch(() => ''))) zombies.push(c);
+  assert.deepEqual(zombies, [], 'every child reaped');
+});
