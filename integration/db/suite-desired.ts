@@ -5,11 +5,11 @@ import { and, eq, sql } from 'drizzle-orm';
 import { ForbiddenError, NotFoundError, StaleWriteError, ValidationError } from '../../src/desired/errors.ts';
 import { createProfile, deleteProfile, listProfiles, readProfile, renameProfile, updateProfile } from '../../src/desired/profiles.ts';
 import { createProject, deleteProject, listProjects, readProject, renameProject, updateProject } from '../../src/desired/projects.ts';
-import { operations, profiles, storagePools, storageVolumes } from '../../src/desired/schema/index.ts';
+import { networks, operations, profiles, storagePools, storageVolumes } from '../../src/desired/schema/index.ts';
 import { renderOperation } from '../../src/operations/render-operation.ts';
 import { readOperation } from '../../src/operations/operation-store.ts';
 import { createStatusSettler } from '../../src/reconcilers/status-settler.ts';
-import { readDataVersion } from '../../src/desired/data-versions.ts';
+import { readDataVersion, VERSIONED_TABLES } from '../../src/desired/data-versions.ts';
 import { localWrites } from '../../src/db/database-state.ts';
 import {
   assertConflict,
@@ -57,6 +57,25 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     assert.notEqual(await readDataVersion(db, ['storage_volumes']), volumes0, 'a volume insert bumps storage_volumes');
     await db.delete(storageVolumes).where(eq(storageVolumes.pool, 'dv-pool'));
     await db.delete(storagePools).where(eq(storagePools.name, 'dv-pool'));
+
+    // networks (migration 0010)
+    const networks0 = await readDataVersion(db, ['networks']);
+    await db.insert(networks).values({ id: randomUUID(), name: 'dv-net', type: 'bridge', description: '', config: {} });
+    assert.notEqual(await readDataVersion(db, ['networks']), networks0, 'a network insert bumps networks');
+    await db.delete(networks).where(eq(networks.name, 'dv-net'));
+  });
+
+  test('every versioned table has its counter row and its trigger', async () => {
+    const db = ctx.db();
+    const counters = await query<{ name: string }>(db, sql`select name from data_versions`);
+    const triggers = await query<{ tbl: string }>(
+      db,
+      sql`select c.relname as tbl from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_proc p on p.oid = t.tgfoid where p.proname = 'bump_data_version' and not t.tgisinternal`,
+    );
+    for (const table of VERSIONED_TABLES) {
+      assert.ok(counters.some((c) => c.name === table), `a counter for ${table}`);
+      assert.ok(triggers.some((t) => t.tbl === table), `a trigger on ${table}`);
+    }
   });
 
   test('on PGlite, what a write reaches is learnt from the schema: an operation write moves no version, a project rename moves profiles too', async (t) => {

@@ -5,7 +5,7 @@ import type { DbOrTx } from '../db/types.ts';
 import { dataVersions } from './schema/index.ts';
 
 /** Tables whose writes bump a counter and notify (migrations 0006, 0007 and 0009 install the triggers). */
-export const VERSIONED_TABLES = ['containers', 'container_runtime', 'profiles', 'projects', 'storage_pools', 'storage_volumes', 'images', 'image_aliases', 'container_snapshots'] as const;
+export const VERSIONED_TABLES = ['containers', 'container_runtime', 'profiles', 'projects', 'storage_pools', 'storage_volumes', 'images', 'image_aliases', 'container_snapshots', 'networks'] as const;
 export type VersionedTable = (typeof VERSIONED_TABLES)[number];
 
 /**

@@ -31,7 +31,8 @@ export function createNetworkObserver(deps: {
     intervalMs: deps.intervalMs ?? 1_000,
     forget: (id) => void reported.delete(id),
     async sample() {
-      // Read again only after a write of networks when svcd is the database's only writer (no query per tick).
+      // Read again only after a write of networks (svcd's own count of writes, or on a shared PostgreSQL the
+      // notified commits while they are heard: migration 0010): no query per tick.
       const rows = await cachedLocalRead(deps.db, 'observed networks', ['networks'], () =>
         deps.db.select({ id: networks.id, name: networks.name, config: networks.config }).from(networks).where(isNull(networks.deletingAt)),
       );
