@@ -6,8 +6,8 @@
  * full GC frees the objects but leaves the pages they were scattered over committed (measured after a
  * 200-container churn: heapUsed back to 31 MiB, heapTotal still 115 MiB), so the flag that makes V8
  * evacuate every fragmented page is set for that one collection only. `activity()` is called per
- * request (svcd) or per message (the spawn helper): two counters, nothing more.
- * Plain JavaScript so that the spawn helper, which runs without the TypeScript loader, uses it too.
+ * request: two counters, nothing more. (Plain JavaScript: the node spawn helper used it too, until the
+ * helper became a C program.)
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -15,8 +15,8 @@ import { runInNewContext } from 'node:vm';
 /**
  * @param {number} [quietMs] the length of a window
  * @param {{ quietBelow?: number; minActivity?: number }} [opts] a window is quiet with at most
- *   `quietBelow` activities (default 0; the spawn helper allows the observers' steady trickle of
- *   commands); the collection runs at the end of a quiet window when at least `minActivity` (default 1)
+ *   `quietBelow` activities (default 0; a caller may allow a steady trickle of background
+ *   work); the collection runs at the end of a quiet window when at least `minActivity` (default 1)
  *   activities came before it since the last collection.
  * @returns {{ activity(): void; stop(): void }}
  */

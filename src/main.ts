@@ -22,7 +22,9 @@ export async function main(): Promise<void> {
   // Under systemd (Type=notify): READY=1 once the API answers, STOPPING=1 when stopping. Not passed on to children.
   const notifySocket = process.env.NOTIFY_SOCKET;
   delete process.env.NOTIFY_SOCKET;
-  const idleGc = createIdleGc();
+  // 2 s windows: memory is back within 4 s of a burst's end (5 s windows took up to 10 s); a burst is 50
+  // requests at least, so that a client polling now and then does not cost a compacting collection each time.
+  const idleGc = createIdleGc(2_000, { minActivity: 50 });
   const agent = await createAgent(config, { onRequest: idleGc.activity });
   const notify = createSdNotify({ socket: notifySocket, pid: process.pid, helper: notifyHelperPath(), run: runCommand, log: agent.log });
   await notify.send('ready');
