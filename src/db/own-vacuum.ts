@@ -17,9 +17,9 @@ import type { WriteCounter } from './local-writes.ts';
 import type { Db } from './types.ts';
 
 /** autovacuum's defaults: base threshold and scale factor of live rows. */
-export const VACUUM_THRESHOLD = { base: 50, scale: 0.2 };
-export const INSERT_VACUUM_THRESHOLD = { base: 1000, scale: 0.2 };
-export const ANALYZE_THRESHOLD = { base: 50, scale: 0.1 };
+const VACUUM_THRESHOLD = { base: 50, scale: 0.2 };
+const INSERT_VACUUM_THRESHOLD = { base: 1000, scale: 0.2 };
+const ANALYZE_THRESHOLD = { base: 50, scale: 0.1 };
 
 export interface TableStats {
   table: string;

@@ -32,7 +32,7 @@ export interface TieredClient extends TierClient {
 }
 
 /** Plain queries one connection may have in flight before the next goes to another connection. */
-export const PIPELINE_DEPTH = 2;
+const PIPELINE_DEPTH = 2;
 
 export function createTieredClient(clients: readonly TierClient[]): TieredClient {
   const [primary] = clients;

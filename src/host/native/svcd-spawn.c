@@ -592,7 +592,7 @@ static int decode_start(struct reader *r, struct start *s, int run) {
   if (run) {
     uint32_t timeout = r_u32(r);
     uint8_t f = r_u8(r);
-    s->has_input = f & 1, s->extend_env = !!(f & 2), s->have_uid = !!(f & 4), s->have_gid = !!(f & 8), s->have_env = 1;
+    s->has_input = f & 1, s->extend_env = !!(f & 2), s->have_uid = !!(f & 4), s->have_gid = !!(f & 8);
     s->uid = r_u32(r), s->gid = r_u32(r);
     s->file = r_str(r, &s->bad);
     s->argv = r_strs(r, &s->bad);

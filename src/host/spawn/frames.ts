@@ -30,7 +30,7 @@ const F = { spawnFailed: 1, timedOut: 2, canceled: 4, exited: 8, signaled: 16 };
 const signalNumbers = os.constants.signals as Record<string, number>;
 const signalNames = new Map(Object.entries(signalNumbers).map(([k, v]) => [v, k]));
 const errnoNames = new Map(Object.entries(os.constants.errno as Record<string, number>).map(([k, v]) => [v, k]));
-export const signalName = (n: number): string => signalNames.get(n) ?? String(n);
+const signalName = (n: number): string => signalNames.get(n) ?? String(n);
 const errnoName = (n: number): string => errnoNames.get(n) ?? `errno ${n}`;
 
 /** Growable little-endian writer for one frame. */
@@ -131,7 +131,7 @@ function text(b: Buffer): string {
 }
 
 /** What the start of a program named `file` failed with, as node's own spawn says it. */
-export const spawnErrorMessage = (file: string, errno: number): string => `spawn ${file} ${errnoName(errno)}`;
+const spawnErrorMessage = (file: string, errno: number): string => `spawn ${file} ${errnoName(errno)}`;
 
 interface Status {
   flags: number;
