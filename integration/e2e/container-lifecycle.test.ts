@@ -118,7 +118,7 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
     await eventually(async () => (await api.get('/1.0/containers/eph1')).status === 404, 'eph1 deleted', 30_000);
     expectError(await api.get('/1.0/containers/eph1'), 404);
     await eventually(async () => !(await exists(path.join(lxcPath(), id))), 'the LXC dir of eph1 removed');
-    assert.ok(!(await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata.includes('/1.0/storage-pools/default/volumes/container/eph1'));
+    await eventually(async () => !(await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata.includes('/1.0/storage-pools/default/volumes/container/eph1'), 'the volume of eph1 gone');
     // its logs stay
     assert.ok((await api.get('/1.0/containers/eph1/logs')).json.metadata.includes('/1.0/containers/eph1/logs/lxc.log'));
   });
@@ -130,7 +130,7 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
       await powerOffInside(id);
       await eventually(async () => (await api.get('/1.0/containers/eph2')).status === 404, 'eph2 deleted', 30_000);
       await eventually(async () => !(await exists(path.join(lxcPath(), id))), 'the LXC dir of eph2 removed');
-      assert.ok(!(await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata.includes('/1.0/storage-pools/default/volumes/container/eph2'));
+      await eventually(async () => !(await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata.includes('/1.0/storage-pools/default/volumes/container/eph2'), 'the volume of eph2 gone');
       const actions = () => sub.events.filter((e) => e.metadata.source === '/1.0/containers/eph2').map((e) => e.metadata.action);
       await eventually(() => actions().includes('container-deleted'), 'container-deleted for eph2');
       assert.deepEqual(actions(), ['container-created', 'container-started', 'container-shutdown', 'container-deleted']);
