@@ -359,6 +359,41 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     assert.equal(await readStatus(db, 'profile', 'default/never'), undefined);
   });
 
+  test('status settler, a removal: the object\'s rows, its status row and its operations\' settlement commit together, announced after the commit; a failed delete leaves all three', async () => {
+    const db = ctx.db();
+    const { ops, events } = makeOps(db);
+    const settler = createStatusSettler({ db, ops });
+    const profileRows = async (name: string) => db.select().from(profiles).where(and(eq(profiles.project, 'default'), eq(profiles.name, name)));
+
+    // A failed delete: nothing of the three is written, nothing announced.
+    await createProfile(db, 'default', 'gone-bad', input());
+    const bad = await bumpProfileWithOperation(db, ops, 'default', 'gone-bad');
+    await settler.failed('profile', 'default/gone-bad', 'earlier', false);
+    await assert.rejects(
+      settler.converged('profile', 'default/gone-bad', bad.generation, undefined, true, (tx) =>
+        Promise.all([tx.delete(profiles).where(and(eq(profiles.project, 'default'), eq(profiles.name, 'gone-bad'))), tx.execute(sql`select 1 / 0`)]),
+      ),
+      /division by zero/,
+    );
+    assert.equal((await profileRows('gone-bad')).length, 1, 'the row is still there: the removal is retried');
+    assert.equal((await readStatus(db, 'profile', 'default/gone-bad'))?.lastError, 'earlier', 'the status row too');
+    assert.equal((await mustReadOperation(db, bad.op.id)).statusCode, 103, 'the operation still runs');
+    assert.equal(events.length, 0, 'nothing announced');
+
+    // A removal that commits: all three at once, then the operation is announced.
+    let seenAtDelete: number | undefined;
+    await settler.converged('profile', 'default/gone-bad', bad.generation, undefined, true, (tx) => {
+      seenAtDelete = events.length;
+      return tx.delete(profiles).where(and(eq(profiles.project, 'default'), eq(profiles.name, 'gone-bad')));
+    });
+    assert.equal(seenAtDelete, 0);
+    assert.deepEqual(await profileRows('gone-bad'), []);
+    assert.equal(await readStatus(db, 'profile', 'default/gone-bad'), undefined);
+    const done = await mustReadOperation(db, bad.op.id);
+    assert.equal(done.statusCode, 200);
+    assert.deepEqual(events.map((e) => e.metadata), [renderOperation(done)]);
+  });
+
   test('conditional writes (If-Match): of 10 concurrent updates based on the same generation exactly one lands, the others are stale', async () => {
     const db = ctx.db();
     const p = await createProfile(db, 'default', 'raced', input('start'));

@@ -137,6 +137,11 @@ export function createOperations(opts: OperationsOptions) {
     async converged(kind: string, key: string, observedGeneration: number): Promise<void> {
       announceAll(await settleConvergedOperations(db, kind, key, observedGeneration, now()));
     },
+    /** The same settlement inside the caller's transaction; call what it resolves to once that committed. */
+    async convergedIn(tx: DbOrTx, kind: string, key: string, observedGeneration: number): Promise<() => void> {
+      const rows = await settleConvergedOperations(tx, kind, key, observedGeneration, now());
+      return () => announceAll(rows);
+    },
     async failed(kind: string, key: string, message: string, terminal: boolean): Promise<void> {
       if (terminal) announceAll(await failTargetOperations(db, kind, key, message, now()));
     },

@@ -7,13 +7,16 @@ import { createStatusSettler } from '../reconcilers/status-settler.ts';
  * real status settler, so the facts handed with a convergence are written), without queue or retries.
  */
 export function createReconcileOnce(db: Db) {
-  const settler = createStatusSettler({ db, ops: { converged: async () => {}, failed: async () => {} } });
+  const settler = createStatusSettler({ db, ops: { converged: async () => {}, convergedIn: async () => () => {}, failed: async () => {} } });
   return async function reconcileOnce(r: Reconciler, key: string): Promise<ReconcileResult> {
     const ctx = { kind: r.kind, key, attempt: 0, signal: new AbortController().signal, reason: 'test' };
     try {
       const res = await r.reconcile(key, ctx);
-      if (res.observedGeneration !== undefined) await settler.converged(r.kind, key, res.observedGeneration, res.facts, res.gone);
-      return res;
+      if (res.observedGeneration !== undefined) await settler.converged(r.kind, key, res.observedGeneration, res.facts, res.gone, res.removeRows);
+      res.afterSettle?.();
+      // What a test compares: the settlement's hooks are spent.
+      const { removeRows: _rows, afterSettle: _after, ...rest } = res;
+      return rest;
     } catch (e) {
       await settler.failed(r.kind, key, (e as Error).message, isTerminalError(e));
       throw e;

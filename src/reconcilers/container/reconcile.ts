@@ -2,14 +2,15 @@ import { existsSync, statSync } from 'node:fs';
 import { rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
+import type { Tx } from '../../db/types.ts';
 import { CONTAINER_KIND, expandStoredContainer, readContainerById } from '../../desired/containers.ts';
 import { containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
-import { removeContainerRows } from '../../desired/remove-container-rows.ts';
+import { deleteContainerRows } from '../../desired/remove-container-rows.ts';
 import { ContainerStartError } from '../../host/lxc/lxc-errors.ts';
 import type { LxcState } from '../../host/lxc/lxc-args.ts';
 import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
 import { announceConverged, announceDeleted, type Announced } from './announce.ts';
-import { forgetFacts, openFacts, type FactsRecord } from '../status-settler.ts';
+import { openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
 import { ensureLive, type LiveFacts } from './ensure-live.ts';
 import { giveBackLiveNics, releaseLiveNics } from './ensure-live-nics.ts';
@@ -75,9 +76,6 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
         })(),
       rm(path.join(lxcPath, c.id), { recursive: true, force: true }),
     ]);
-    await removeContainerRows(db, c.id);
-    forgetFacts(db, CONTAINER_KIND, c.id);
-    deps.live?.delete(c.id);
   }
 
   async function converge(id: string, signal: AbortSignal) {
@@ -87,8 +85,16 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     if (!c) return {};
     if (c.deletingAt) {
       await remove(c, record, signal);
-      announceDeleted(deps, c);
-      return { observedGeneration: c.generation, gone: true };
+      // Its rows go with its status row and its operations' settlement, in one transaction (status-settler.ts).
+      return {
+        observedGeneration: c.generation,
+        gone: true,
+        removeRows: (tx: Tx) => deleteContainerRows(tx, c.id),
+        afterSettle: () => {
+          deps.live?.delete(c.id);
+          announceDeleted(deps, c);
+        },
+      };
     }
     const { config, devices } = await expandStoredContainer(db, c);
     // What must be on disk before the next step (a fill under way, copied snapshots, a restore) is saved at

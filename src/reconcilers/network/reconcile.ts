@@ -1,5 +1,5 @@
 import { eq, isNull } from 'drizzle-orm';
-import type { Db } from '../../db/types.ts';
+import type { Db, Tx } from '../../db/types.ts';
 import { nicsOnNetwork } from '../../desired/network-nics.ts';
 import { deleteNetworkRow, NETWORK_KIND } from '../../desired/networks.ts';
 import { networks, type NetworkRow } from '../../desired/schema/index.ts';
@@ -8,7 +8,7 @@ import type { NetworkSpec } from '../../host/network/types.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 import type { NetworkAdapter } from '../adapters.ts';
 import type { Reconciler } from '../runtime/index.ts';
-import { forgetFacts, readFacts, writeFacts } from '../status-settler.ts';
+import { readFacts, writeFacts } from '../status-settler.ts';
 import { networkSpecOf } from './network-spec.ts';
 
 interface NetworkFacts {
@@ -70,9 +70,8 @@ export function createNetworkReconciler(deps: NetworkReconcilerDeps): Reconciler
       if (row.deletingAt) {
         await network.removeNetwork(row.name, networkDirOf(stateDir, row.name), ctx.signal);
         await syncFirewall(ctx.signal);
-        await deleteNetworkRow(db, id);
-        forgetFacts(db, NETWORK_KIND, id);
-        return { observedGeneration: row.generation, gone: true };
+        // Its row goes with its status row and its operations' settlement, in one transaction (status-settler.ts).
+        return { observedGeneration: row.generation, gone: true, removeRows: (tx: Tx) => deleteNetworkRow(tx, id) };
       }
       // Recorded before the host is touched: a crash half-way still knows which bridge to remove.
       if (facts.bridge !== row.name) await writeFacts(db, NETWORK_KIND, id, { ...facts, bridge: row.name });

@@ -18,4 +18,4 @@ export {
 export { invoke } from './invoke.ts';
 export { createWatchFanout, type KindKey, type Watch } from './watches.ts';
 export { isTerminalError, terminalMessageOf, TerminalError } from './terminal-error.ts';
-export type { ReconcileContext, ReconcileResult, Reconciler, RuntimeLogger, Settler } from './types.ts';
+export type { ReconcileContext, ReconcileResult, Reconciler, RemoveRows, RuntimeLogger, Settler } from './types.ts';

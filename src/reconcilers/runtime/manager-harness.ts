@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createManualClock } from './clock.ts';
 import { createReconcileManager, type ReconcileManagerDeps } from './reconcile-manager.ts';
 import { createTestLogger } from './test-logger.ts';
-import type { ReconcileContext, ReconcileResult, Reconciler, Settler } from './types.ts';
+import type { ReconcileContext, ReconcileResult, Reconciler, RemoveRows, Settler } from './types.ts';
 
 /** Test support for the reconcile manager: fake reconcilers and settler on a manual clock. */
 
@@ -51,9 +51,12 @@ export function fakeSettler() {
     failedError: undefined as Error | undefined,
     /** Facts recorded with a convergence: [kind, key, facts]. */
     facts: [] as [string, string, Record<string, unknown>][],
-    async converged(kind: string, key: string, gen: number, facts?: Record<string, unknown>) {
+    /** Row removals handed with a convergence. */
+    removals: [] as RemoveRows[],
+    async converged(kind: string, key: string, gen: number, facts?: Record<string, unknown>, _gone?: boolean, removeRows?: RemoveRows) {
       calls.push(['converged', kind, key, gen]);
       if (facts) s.facts.push([kind, key, facts]);
+      if (removeRows) s.removals.push(removeRows);
       if (s.convergedError) throw s.convergedError;
     },
     async failed(kind: string, key: string, message: string, terminal: boolean) {

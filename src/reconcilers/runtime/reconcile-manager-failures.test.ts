@@ -223,6 +223,22 @@ describe('reconcile manager: failures', () => {
     await t.manager.stop();
   });
 
+  it('a removal\'s rows go to the settler, and afterSettle runs only once the settler recorded it', async () => {
+    const t = createManagerHarness({ box: ['k'] });
+    const after: number[] = [];
+    const removeRows = async () => {};
+    t.r('box').impl = async () => ({ observedGeneration: 4, gone: true, removeRows, afterSettle: () => void after.push(t.settler.calls.length) });
+    t.settler.convergedError = new Error('db locked');
+    await t.manager.start();
+    await t.manager.idle();
+    assert.deepEqual(t.settler.removals, [removeRows], 'handed to the settler');
+    assert.deepEqual(after, [], 'not after a failed settle');
+    t.settler.convergedError = undefined;
+    await t.clock.advance(500);
+    assert.deepEqual(after, [2], 'after the second, recorded settle');
+    await t.manager.stop();
+  });
+
   it('survives a settler that throws while recording failures', async () => {
     const t = createManagerHarness({ term: ['k'], trans: ['k'] });
     t.r('term').impl = async () => {

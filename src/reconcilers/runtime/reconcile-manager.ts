@@ -162,15 +162,16 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
   async function onSuccess(item: QueueItem, klog: RuntimeLogger, result: ReconcileResult | undefined): Promise<void> {
     const { kind, key } = item;
     const recovered = states.delete(idOf(kind, key));
-    const { observedGeneration, requeueAfterMs, facts, gone } = result ?? {};
+    const { observedGeneration, requeueAfterMs, facts, gone, removeRows, afterSettle } = result ?? {};
     klog.debug({ observedGeneration, requeueAfterMs }, 'reconciled');
     if (requeueAfterMs !== undefined) queue.addAfter(kind, key, requeueAfterMs, 'requeue');
     if (observedGeneration === undefined) return fanout.succeeded(kind, key, undefined, recovered);
     try {
-      await settler.converged(kind, key, observedGeneration, facts, gone);
+      await settler.converged(kind, key, observedGeneration, facts, gone, removeRows);
     } catch (err) {
       return retryAfterSettlerError(item, klog, err);
     }
+    afterSettle?.();
     await fanout.succeeded(kind, key, observedGeneration, recovered);
   }
 

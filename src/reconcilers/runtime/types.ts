@@ -1,3 +1,5 @@
+import type { Tx } from '../../db/types.ts';
+
 /** What a reconciler gets for one run. */
 export interface ReconcileContext {
   kind: string;
@@ -19,7 +21,18 @@ export interface ReconcileResult {
   facts?: Record<string, unknown>;
   /** The object was removed (its rows are gone): its operations settle, and its status row goes instead of being recorded. */
   gone?: boolean;
+  /**
+   * With `gone`: the object's own rows, deleted by the settler in the same transaction as its status row and
+   * its operations' settlement (one commit). Until that commit the rows are there, so a crash before it
+   * redoes the removal; the object's operations never end before its rows are gone.
+   */
+  removeRows?: RemoveRows;
+  /** Called once the convergence is recorded (after `removeRows` committed): what the reconciler announces of it. */
+  afterSettle?: () => void;
 }
+
+/** Deletes an object's rows inside the settler's transaction, without awaiting them (leave-in-flight.ts). */
+export type RemoveRows = (tx: Tx) => Promise<unknown>;
 
 export interface Reconciler {
   kind: string;
@@ -29,7 +42,7 @@ export interface Reconciler {
 
 export interface Settler {
   /** Settles operations whose target generation <= observedGeneration; records `facts` when given; `gone`: removes the key's status instead. */
-  converged(kind: string, key: string, observedGeneration: number, facts?: Record<string, unknown>, gone?: boolean): Promise<void>;
+  converged(kind: string, key: string, observedGeneration: number, facts?: Record<string, unknown>, gone?: boolean, removeRows?: RemoveRows): Promise<void>;
   /** terminal: fail pending operations; transient: only record the last error. */
   failed(kind: string, key: string, message: string, terminal: boolean): Promise<void>;
 }

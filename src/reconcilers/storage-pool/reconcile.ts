@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import type { Db } from '../../db/types.ts';
+import type { Db, Tx } from '../../db/types.ts';
 import { poolRuntime, storagePools, type StoragePoolRow } from '../../desired/schema/index.ts';
 import { deletePoolRow, listPools, POOL_KIND } from '../../desired/storage-pools.ts';
 import { volumesOnPool } from '../../desired/storage-volumes.ts';
@@ -36,11 +36,9 @@ export function createPoolReconciler(deps: {
         const left = await volumesOnPool(db, name);
         if (left.length) throw new Error(`waiting for ${left.length} volume(s) on pool "${name}" to be removed`);
         await driver.removePool(spec, ctx.signal);
-        await db.transaction(async (tx) => {
-          await deletePoolRow(tx, name);
-          await tx.delete(poolRuntime).where(and(eq(poolRuntime.pool, name), eq(poolRuntime.node, deps.node)));
-        });
-        return { observedGeneration: row.generation, gone: true };
+        // Its rows go with its status row and its operations' settlement, in one transaction (status-settler.ts).
+        const removeRows = (tx: Tx) => Promise.all([deletePoolRow(tx, name), tx.delete(poolRuntime).where(and(eq(poolRuntime.pool, name), eq(poolRuntime.node, deps.node)))]);
+        return { observedGeneration: row.generation, gone: true, removeRows };
       }
       await driver.ensurePool(spec, ctx.signal);
       // Mount options changed since they were last applied: remount in place.

@@ -1,13 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { eq } from 'drizzle-orm';
-import type { Db } from '../../db/types.ts';
+import type { Db, Tx } from '../../db/types.ts';
 import { storagePools, storageVolumes, type StoragePoolRow, type StorageVolumeRow } from '../../desired/schema/index.ts';
 import { deleteSnapshotRow, deleteVolumeRow, listAllSnapshots, readVolumeById, VOLUME_KIND } from '../../desired/storage-volumes.ts';
 import type { PoolSpec, SnapshotRef, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
 import { isStorageUnsupportedError } from '../../host/storage/errors.ts';
 import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
 import type { StorageAdapter } from '../adapters.ts';
-import { forgetFacts, readFacts, writeFacts } from '../status-settler.ts';
+import { readFacts, writeFacts } from '../status-settler.ts';
 import { poolSpecOf } from '../../host/layout.ts';
 
 interface VolumeFacts {
@@ -71,9 +71,8 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage
           for (const s of snapshots) await p.driver.removeSnapshot(p.spec, snapRef(s.id), ctx.signal);
           await p.driver.removeVolume(p.spec, ref, ctx.signal);
         }
-        await deleteVolumeRow(db, id);
-        forgetFacts(db, VOLUME_KIND, id);
-        return { observedGeneration: vol.generation, gone: true };
+        // Its row goes with its status row and its operations' settlement, in one transaction (status-settler.ts).
+        return { observedGeneration: vol.generation, gone: true, removeRows: (tx: Tx) => deleteVolumeRow(tx, id) };
       }
 
       const target = await readyPool(vol.pool);
