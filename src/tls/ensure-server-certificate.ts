@@ -1,9 +1,9 @@
-import { webcrypto, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import * as x509 from '@peculiar/x509';
 import { fingerprintOfDer } from '../desired/certificates.ts';
+import { runCommand } from '../host/exec.ts';
 
 export interface ServerCertificate {
   cert: string;
@@ -11,36 +11,49 @@ export interface ServerCertificate {
   fingerprint: string;
 }
 
-const ALG = { name: 'ECDSA', namedCurve: 'P-384', hash: 'SHA-384' } as const;
+/** What may stand in a subject or a DNS name of the config below: nothing that ends a value or a line. */
+const safe = (s: string) => s.replace(/[^A-Za-z0-9._@:-]/g, '_');
 
-function toPem(label: string, der: ArrayBuffer): string {
-  const b64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n');
-  return `-----BEGIN ${label}-----\n${b64.trimEnd()}\n-----END ${label}-----\n`;
+/** openssl's config for one certificate: its subject and its extensions, from the caller's words only. */
+export function certificateConfig(commonName: string, opts: { serverAuth: boolean }): string {
+  const cn = safe(commonName);
+  // A server is reached by its host name (the part after `root@`), localhost and the loopback addresses.
+  const host = cn.slice(cn.lastIndexOf('@') + 1) || 'localhost';
+  return [
+    '[req]',
+    'distinguished_name = dn',
+    'x509_extensions = ext',
+    'prompt = no',
+    '[dn]',
+    'O = svcd',
+    `CN = ${cn}`,
+    '[ext]',
+    'basicConstraints = critical,CA:FALSE',
+    'keyUsage = critical,digitalSignature,keyEncipherment',
+    `extendedKeyUsage = ${opts.serverAuth ? 'serverAuth' : 'clientAuth'}`,
+    ...(opts.serverAuth ? [`subjectAltName = DNS:${host},DNS:localhost,IP:127.0.0.1,IP:::1`] : []),
+    '',
+  ].join('\n');
 }
 
-/** A self-signed ECDSA P-384 certificate (what LXD-style clients expect), made with @peculiar/x509. */
+/**
+ * A self-signed ECDSA P-384 certificate valid for ten years (what LXD-style clients expect), made by
+ * `openssl req` (the config on its standard input, key and certificate in PEM on its standard output).
+ * A child process rather than an X.509 library in svcd: loading one cost the daemon 16 MiB of RSS that
+ * it kept for its whole life, for a certificate made once.
+ */
 export async function generateCertificate(commonName: string, opts: { serverAuth: boolean }): Promise<{ cert: string; key: string }> {
-  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
-  const keys = await webcrypto.subtle.generateKey(ALG, true, ['sign', 'verify']);
-  const now = new Date();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(16))).toString('hex').replace(/^[89a-f]/, '1'),
-    name: `CN=${commonName.replace(/[,=+<>#;"\\]/g, '_')}, O=svcd`,
-    notBefore: new Date(now.getTime() - 60_000),
-    notAfter: new Date(now.getTime() + 10 * 365 * 24 * 3600 * 1000),
-    keys: keys as unknown as x509.X509CertificateCreateSelfSignedParams["keys"],
-    signingAlgorithm: ALG,
-    extensions: [
-      new x509.BasicConstraintsExtension(false, undefined, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-      new x509.ExtendedKeyUsageExtension([opts.serverAuth ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth]),
-      ...(opts.serverAuth
-        ? [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: commonName }, { type: 'dns', value: 'localhost' }, { type: 'ip', value: '127.0.0.1' }, { type: 'ip', value: '::1' }])]
-        : []),
-    ],
-  });
-  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey);
-  return { cert: cert.toString('pem') + '\n', key: toPem('PRIVATE KEY', pkcs8) };
+  const out = await runCommand(
+    'openssl',
+    ['req', '-x509', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-384', '-sha384', '-nodes', '-days', '3650', '-config', '/dev/stdin', '-keyout', '-', '-out', '-'],
+    { input: certificateConfig(commonName, opts), timeoutMs: 30_000 },
+  );
+  // (the output's last newline is trimmed by runCommand: each block gets its own back)
+  const block = (label: string) => out.match(new RegExp(`-----BEGIN ${label}-----\\n[A-Za-z0-9+/=\\n]+-----END ${label}-----`))?.[0];
+  const cert = block('CERTIFICATE');
+  const key = block('PRIVATE KEY');
+  if (!cert || !key) throw new Error('openssl req printed no certificate and key');
+  return { cert: `${cert}\n`, key: `${key}\n` };
 }
 
 /** Load `<state>/server.crt` + `server.key`, generating them at first start. */
