@@ -12,7 +12,7 @@ import { hookPostgresClient, type PostgresJsClient } from './postgres-client-hoo
 import { createTieredClient, type TierClient } from './tiered-client.ts';
 import { createVersionListener, type VersionListener } from './data-version-listener.ts';
 import { installQueryParsers, type ParserClient } from './pglite-parsers.ts';
-import { installPreparedStatements, type PreparedClient } from './pglite-prepared.ts';
+import type { PreparedClient } from './pglite-prepared.ts';
 import type { Database, Db } from './types.ts';
 
 export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
@@ -69,6 +69,8 @@ async function openPglite(dir: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { drizzle } = await import('drizzle-orm/pglite');
   const { migrate } = await import('drizzle-orm/pglite/migrator');
+  // With PGlite's module (its parser): loaded only when PGlite is the engine.
+  const { installPreparedStatements } = await import('./pglite-prepared.ts');
   let client = await PGlite.create(dir);
   // svcd's database is a few MiB: PostgreSQL's default 128 MiB of shared buffers only grows the
   // process (the WASM memory never shrinks). Set once per database (ALTER SYSTEM), it needs a restart.

@@ -46,10 +46,17 @@ test('the command dies with the process that started it, even when that one is k
   const parent = spawn(process.execPath, ['--import', 'tsx', '-e', `import(${JSON.stringify(execTs)}).then((m) => m.streamCommand('sleep', ['1000'], { onLine: () => {} }))`], { stdio: 'ignore' });
   try {
     let sleeper: number | undefined;
+    // Its descendants (the spawn helper runs it), breadth first.
+    const childrenOf = async (pid: string) => (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
     for (let i = 0; i < 100 && sleeper === undefined; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      const children = (await readFile(`/proc/${parent.pid}/task/${parent.pid}/children`, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
-      for (const c of children) if ((await readFile(`/proc/${c}/cmdline`, 'utf8').catch(() => '')) === 'sleep\u00001000\u0000') sleeper = Number(c);
+      const queue = [String(parent.pid)];
+      while (queue.length && sleeper === undefined) {
+        for (const c of await childrenOf(queue.shift()!)) {
+          if ((await readFile(`/proc/${c}/cmdline`, 'utf8').catch(() => '')) === 'sleep\u00001000\u0000') sleeper = Number(c);
+          queue.push(c);
+        }
+      }
     }
     assert.ok(sleeper, 'sleep 1000 started under the parent');
     parent.kill('SIGKILL');
@@ -63,4 +70,26 @@ test('the command dies with the process that started it, even when that one is k
   } finally {
     parent.kill('SIGKILL');
   }
+});
+
+test('a line handler that throws rejects with its error, and the command is not left running', async () => {
+  const { readFile } = await import('node:fs/promises');
+  let pid: number | undefined;
+  await assert.rejects(
+    streamCommand(process.execPath, ['-e', 'console.log(process.pid); setInterval(() => {}, 1000)'], {
+      onLine: (l) => {
+        pid = Number(l);
+        throw new Error('handler broke');
+      },
+    }),
+    /handler broke/,
+  );
+  assert.ok(pid && pid > 0);
+  let gone = false;
+  for (let i = 0; i < 50 && !gone; i++) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    gone = stat === '' || / Z /.test(stat);
+    if (!gone) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.ok(gone, `the command (pid ${pid}) was killed`);
 });

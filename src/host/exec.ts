@@ -1,5 +1,5 @@
-import type { Readable } from 'node:stream';
-import { execa } from 'execa';
+import { createInterface } from 'node:readline';
+import { PassThrough, type Readable } from 'node:stream';
 import { classifyFailure, type FailureClassifier } from './command-failure.ts';
 import { runInHelper, spawnPtyStreamed, spawnStreamed, type PtyProcess, type StdioTarget, type StreamedProcess as SpawnedProcess } from './spawn/spawn-helper.ts';
 
@@ -54,7 +54,7 @@ export interface RunOptions {
 /**
  * Run a host command (argv array, never a shell string); resolves with stdout. It runs in the spawn
  * helper (spawn/spawn-helper.ts, a small C process), so svcd's own large process is not forked for
- * it. This file is the only execa user (image decompressors and lxc-monitor, a few per image or daemon).
+ * it. This file is the only execa user (image decompressors, a few per image upload).
  */
 export async function runCommand(file: string, args: readonly string[], opts: RunOptions = {}): Promise<string> {
   const res = await runInHelper({ file, args, timeoutMs: opts.timeoutMs ?? 60_000, signal: opts.signal, input: opts.input, env: opts.env, extendEnv: opts.extendEnv, uid: opts.uid, gid: opts.gid });
@@ -75,32 +75,44 @@ export interface StreamCommand {
 
 /**
  * Run a host command whose standard output is streamed (argv array, never a shell string), with
- * standard input read from a file. For decompressors: `xz -dc`, `zstd -dc`, `bzip2 -dc`.
+ * standard input read from a file. For decompressors: `xz -dc`, `zstd -dc`, `bzip2 -dc`. execa is
+ * loaded with the first of them, not with the daemon (about 3 MiB of RSS a daemon at idle never needs);
+ * the output arrives through `stdout` all the same, from the moment the command runs.
  */
 export function runStreamCommand(file: string, args: readonly string[], opts: { stdinFile?: string; signal?: AbortSignal } = {}): StreamCommand {
-  const sub = execa(file, args, {
-    stdin: opts.stdinFile ? { file: opts.stdinFile } : 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    buffer: { stdout: false, stderr: true },
-    reject: false,
-    cancelSignal: opts.signal,
-    maxBuffer: { stderr: 64 * 1024 },
-  });
+  const stdout = new PassThrough({ highWaterMark: 64 * 1024 });
   let stopped = false;
-  const result = sub.then((res) => {
+  let kill = () => {};
+  const result = import('execa').then(async ({ execa }) => {
+    if (stopped) return;
+    const sub = execa(file, args, {
+      stdin: opts.stdinFile ? { file: opts.stdinFile } : 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      buffer: { stdout: false, stderr: true },
+      reject: false,
+      cancelSignal: opts.signal,
+      maxBuffer: { stderr: 64 * 1024 },
+    });
+    kill = () => {
+      sub.stdout.destroy();
+      sub.kill();
+    };
+    sub.stdout.on('error', (e) => stdout.destroy(e));
+    sub.stdout.pipe(stdout);
+    const res = await sub;
     if (!res.failed || stopped) return;
     throw commandError(file, args, res);
   });
   // Callers that stop early never look at `done`: keep an unobserved failure from crashing the process.
   result.catch(() => {});
   return {
-    stdout: sub.stdout,
+    stdout,
     done: result,
     async stop() {
       stopped = true;
-      sub.stdout.destroy();
-      sub.kill();
+      stdout.destroy();
+      kill();
       await result.catch(() => {});
     },
   };
@@ -115,25 +127,36 @@ export interface StreamCommandOptions {
 
 /**
  * Run `file args`, call `onLine` for each stdout line as it arrives, resolve when it exits cleanly or is
- * aborted. The command dies with svcd (`setpriv --pdeathsig`, which then executes it in place): a killed
- * svcd must not leave a watcher behind for every restart.
+ * aborted (SIGTERM, SIGKILL 5 s later). It runs in the spawn helper, which ends what it started when svcd
+ * goes; `setpriv --pdeathsig` (which then executes the command in place) also ends it with the helper: a
+ * killed svcd must not leave a watcher behind for every restart.
  */
 export async function streamCommand(file: string, args: readonly string[], opts: StreamCommandOptions): Promise<void> {
-  const sub = execa('setpriv', ['--pdeathsig', 'KILL', '--', file, ...args], {
-    reject: false,
-    cancelSignal: opts.signal,
-    stdin: 'ignore',
-    buffer: { stdout: false, stderr: true },
-    stripFinalNewline: true,
-  });
+  if (opts.signal?.aborted) return;
+  const p = await spawnStreamed('setpriv', ['--pdeathsig', 'KILL', '--', file, ...args], { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  let stderr = '';
+  p.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4096)));
+  let killTimer: NodeJS.Timeout | undefined;
+  const onAbort = () => {
+    p.kill('SIGTERM');
+    killTimer = setTimeout(() => p.kill('SIGKILL'), 5_000);
+  };
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  let ended = false;
+  void p.exited.then(() => (ended = true));
   try {
-    for await (const line of sub.iterable({ from: 'stdout' })) opts.onLine(String(line));
-  } catch {
-    // the stream ends with an error when the process is killed; the result below says why
+    for await (const line of createInterface({ input: p.stdout!, crlfDelay: Infinity })) opts.onLine(line);
+    const exit = await p.exited;
+    if (opts.signal?.aborted) return;
+    if (exit.exitCode !== 0) throw commandError(file, args, { exitCode: exit.exitCode, stderr, shortMessage: `was killed by ${exit.signal}` });
+  } catch (e) {
+    // A line handler threw: the command is not left running unwatched.
+    if (!ended) p.kill('SIGKILL');
+    throw e;
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    clearTimeout(killTimer);
   }
-  const res = await sub;
-  if (res.isCanceled || opts.signal?.aborted) return;
-  if (res.failed) throw commandError(file, args, res);
 }
 
 // --- interactive processes (exec, console) ------------------------------------------------

@@ -1,4 +1,4 @@
-import { Parser, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 import type { ImageFileFormat } from './detect-compression.ts';
 import { InvalidImageError } from './errors.ts';
 import { feedTarParser, openTarStream } from './open-tar-stream.ts';
@@ -47,6 +47,8 @@ function* parentsOf(name: string): Generator<string> {
  * an earlier non-directory member. Anything else is an InvalidImageError naming the member.
  */
 export async function scanTarball(path: string, format: ImageFileFormat, what: string, opts: ScanOptions = {}): Promise<TarballScan> {
+  // node-tar is loaded when a tarball is read, not with the daemon (about 3 MiB of RSS at idle).
+  const { Parser } = await import('tar');
   const tar = openTarStream(path, format, opts.signal);
   const out: TarballScan = { hasRootfs: false, entries: 0 };
   const parser = new Parser({ brotli: false, zstd: false });
