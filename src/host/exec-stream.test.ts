@@ -93,3 +93,13 @@ test('a line handler that throws rejects with its error, and the command is not 
   }
   assert.ok(gone, `the command (pid ${pid}) was killed`);
 });
+
+test('aborted while the command is being started: it is stopped all the same', async () => {
+  const ac = new AbortController();
+  const done = streamCommand(process.execPath, ['-e', 'console.log("up"); setInterval(() => {}, 1000)'], { signal: ac.signal, onLine: () => {} });
+  // Before the helper answered with the started process.
+  queueMicrotask(() => ac.abort());
+  const t0 = Date.now();
+  await done;
+  assert.ok(Date.now() - t0 < 4_000, 'ended by SIGTERM, not left running');
+});

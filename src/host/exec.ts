@@ -142,6 +142,8 @@ export async function streamCommand(file: string, args: readonly string[], opts:
     killTimer = setTimeout(() => p.kill('SIGKILL'), 5_000);
   };
   opts.signal?.addEventListener('abort', onAbort, { once: true });
+  // Aborted while it was being started: stop it now.
+  if (opts.signal?.aborted) onAbort();
   let ended = false;
   void p.exited.then(() => (ended = true));
   try {
