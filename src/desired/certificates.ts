@@ -12,10 +12,14 @@ export function fingerprintOfDer(der: Buffer): string {
 /** Parse a PEM (or bare base64 DER, as some clients send) into a normalized PEM + fingerprint. */
 export function parseCertificate(input: string): { pem: string; fingerprint: string } {
   const text = input.trim();
-  const pemText = text.includes('-----BEGIN') ? text : `-----BEGIN CERTIFICATE-----\n${text.replace(/\s+/g, '').replace(/(.{64})/g, '$1\n')}\n-----END CERTIFICATE-----`;
+  // Bare base64 is decoded to DER here, not wrapped into a PEM: a body whose length was a multiple of 64
+  // left an empty line before the END line, which OpenSSL refuses ("wrong tag").
+  const base64 = text.replace(/\s+/g, '');
+  const source = text.includes('-----BEGIN') ? text : /^[A-Za-z0-9+/]+={0,2}$/.test(base64) ? Buffer.from(base64, 'base64') : undefined;
   let cert: X509Certificate;
   try {
-    cert = new X509Certificate(pemText);
+    if (!source) throw new Error('not base64');
+    cert = new X509Certificate(source);
   } catch {
     throw new ValidationError('Invalid certificate: not a PEM-encoded X.509 certificate');
   }
