@@ -7,7 +7,7 @@ export async function recordContainerRuntime(db: DbOrTx, id: string, values: { n
   await db.insert(containerRuntime).values({ id, ...values }).onConflictDoUpdate({ target: containerRuntime.id, set: values });
 }
 
-/** A removed container's runtime row (its removal's last transaction: remove-container-rows.ts). */
+/** A removed container's runtime row (its removal's last transaction: delete-container-rows.ts). */
 export async function deleteContainerRuntime(db: DbOrTx, id: string): Promise<void> {
   await db.delete(containerRuntime).where(eq(containerRuntime.id, id));
 }

@@ -230,7 +230,7 @@ export async function bumpContainerAt(
   return row;
 }
 
-/** A removed container's own row (its removal's last transaction: remove-container-rows.ts). */
+/** A removed container's own row (its removal's last transaction: delete-container-rows.ts). */
 export async function deleteContainerRow(db: DbOrTx, id: string): Promise<void> {
   await db.delete(containers).where(eq(containers.id, id));
 }

@@ -5,7 +5,7 @@ import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/types.ts';
 import { CONTAINER_KIND, expandStoredContainer, readContainerById } from '../../desired/containers.ts';
 import { containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
-import { deleteContainerRows } from '../../desired/remove-container-rows.ts';
+import { deleteContainerRows } from '../../desired/delete-container-rows.ts';
 import { ContainerStartError } from '../../host/lxc/lxc-errors.ts';
 import type { LxcState } from '../../host/lxc/lxc-args.ts';
 import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
