@@ -118,6 +118,13 @@ export function runStreamCommand(file: string, args: readonly string[], opts: { 
   };
 }
 
+/** SIGTERM, then SIGKILL after `graceMs` if it has not exited by then. */
+function terminate(p: SpawnedProcess, graceMs: number): void {
+  p.kill('SIGTERM');
+  const force = setTimeout(() => p.kill('SIGKILL'), graceMs);
+  void p.exited.then(() => clearTimeout(force));
+}
+
 /** A long-running command whose stdout is consumed line by line (`lxc-monitor`). */
 export interface StreamCommandOptions {
   /** Aborting stops the command (SIGTERM, SIGKILL 5 s later) and resolves: a requested stop is not an error. */
@@ -136,11 +143,7 @@ export async function streamCommand(file: string, args: readonly string[], opts:
   const p = await spawnStreamed('setpriv', ['--pdeathsig', 'KILL', '--', file, ...args], { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
   let stderr = '';
   p.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4096)));
-  let killTimer: NodeJS.Timeout | undefined;
-  const onAbort = () => {
-    p.kill('SIGTERM');
-    killTimer = setTimeout(() => p.kill('SIGKILL'), 5_000);
-  };
+  const onAbort = () => terminate(p, 5_000);
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   // Aborted while it was being started: stop it now.
   if (opts.signal?.aborted) onAbort();
@@ -157,7 +160,6 @@ export async function streamCommand(file: string, args: readonly string[], opts:
     throw e;
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
-    clearTimeout(killTimer);
   }
 }
 
@@ -234,11 +236,7 @@ export function spawnInteractiveCommand(file: string, args: readonly string[]): 
     },
     kill: () => {
       killed = true;
-      void started.then((p) => {
-        p.kill('SIGTERM');
-        const force = setTimeout(() => p.kill('SIGKILL'), 2_000);
-        void p.exited.then(() => clearTimeout(force));
-      }, () => {});
+      void started.then((p) => terminate(p, 2_000), () => {});
     },
   };
 }

@@ -135,7 +135,7 @@ export function createOperations(opts: OperationsOptions) {
 
     // --- Settler for the reconcile manager -------------------------------------------------
     async converged(kind: string, key: string, observedGeneration: number): Promise<void> {
-      announceAll(await settleConvergedOperations(db, kind, key, observedGeneration, now()));
+      (await service.convergedIn(db, kind, key, observedGeneration))();
     },
     /** The same settlement inside the caller's transaction; call what it resolves to once that committed. */
     async convergedIn(tx: DbOrTx, kind: string, key: string, observedGeneration: number): Promise<() => void> {

@@ -30,11 +30,11 @@ export function createStatusSettler({
    * (BEGIN, the deletes, the settlement and COMMIT go out together, leave-in-flight.ts) and one commit instead
    * of three. Its operations are announced once that committed.
    */
-  async function removeTogether(kind: string, key: string, observedGeneration: number, removeRows: RemoveRows) {
+  async function removeTogether(kind: string, key: string, observedGeneration: number, removeRows?: RemoveRows) {
     forgetFacts(db, kind, key);
     let statements: Promise<[unknown, void, () => void]> | undefined;
     await db.transaction(async (tx) => {
-      statements = leaveInFlight(Promise.all([removeRows(tx), deleteStatusRow(tx, kind, key), ops.convergedIn(tx, kind, key, observedGeneration)]));
+      statements = leaveInFlight(Promise.all([removeRows?.(tx), deleteStatusRow(tx, kind, key), ops.convergedIn(tx, kind, key, observedGeneration)]));
     });
     forgetFacts(db, kind, key);
     const [, , announce] = await statements!;
@@ -47,13 +47,9 @@ export function createStatusSettler({
     async converged(kind, key, observedGeneration, facts, gone, removeRows) {
       const first = notifyFirst?.(kind) ?? false;
       if (first) convergence?.notify(kind, key, { observed: observedGeneration });
-      if (gone && removeRows) await removeTogether(kind, key, observedGeneration, removeRows);
-      else
-        await Promise.all([
-          // A removed object leaves no status row behind (its key is never reconciled again).
-          gone ? clearStatus(db, kind, key) : recordConverged(db, kind, key, observedGeneration, facts),
-          ops.converged(kind, key, observedGeneration),
-        ]);
+      // A removed object leaves no status row behind (its key is never reconciled again).
+      if (gone) await removeTogether(kind, key, observedGeneration, removeRows);
+      else await Promise.all([recordConverged(db, kind, key, observedGeneration, facts), ops.converged(kind, key, observedGeneration)]);
       if (!first) convergence?.notify(kind, key, { observed: observedGeneration });
     },
     async failed(kind, key, message, terminal) {
