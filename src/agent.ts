@@ -71,7 +71,8 @@ import { createSvcProtocol } from './host/images/remote/svc-protocol.ts';
 import { createSimplestreamsProtocol } from './host/images/remote/simplestreams-protocol.ts';
 import { createRemoteImages } from './host/images/remote/download-remote-image.ts';
 import { createImagePulls } from './api/image-pulls.ts';
-import { imagesDirOf, lxcPathOf, unixSocketOf } from './host/layout.ts';
+import { imagesDirOf, lxcPathOf, stateTrashOf, unixSocketOf } from './host/layout.ts';
+import { createTrash } from './host/storage/trash.ts';
 import { probeListen } from './host/proxy/bound-sockets.ts';
 import { createHostProxyAdapter } from './host/proxy/host-proxy-adapter.ts';
 import { createProxyDriftObserver } from './observers/proxy-drift-observer.ts';
@@ -152,6 +153,10 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     subgid: parseSubids(await readFile('/etc/subgid', 'utf8').catch(() => '')),
   };
   await mkdir(lxcPath, { recursive: true, mode: 0o711 });
+  // A removed container's directories are renamed into the state dir's trash and removed in the background;
+  // what a crash left there goes now, in the background too.
+  const trash = createTrash({ onError: (err, dir) => log.warn({ err, dir }, 'cannot empty the trash (tried again at the next removal)') });
+  trash.sweep(stateTrashOf(config.stateDir)).catch((err: unknown) => log.warn({ err }, 'cannot empty the trash'));
   const convergence = createConvergence({ db });
   const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
   // Reconcilers tell this observer what they left each container as; its drift reports go to the reconcile manager below.
@@ -171,7 +176,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   // Hotplug: a container's optional unix device nodes are watched on the host (inotify); a change reconciles it.
   const hotplug = watchDevicePaths({ onChange: (id, node) => drift.report(CONTAINER_KIND, id, `device node ${node} appeared or went`) });
   const live = createLiveRegistry({ onChange: (id, e) => hotplug.watch(id, e?.hotplug ?? []) });
-  const devsvc = createDevsvc({ db, stateDir: config.stateDir, node: config.nodeName, bus, log, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
+  const devsvc = createDevsvc({ db, stateDir: config.stateDir, node: config.nodeName, bus, log, trash, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
   const rootfsDeps = {
     db,
     stateDir: config.stateDir,
@@ -211,6 +216,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       boot: bootGate,
       bus,
       devsvc,
+      trash,
       live,
       network,
       proxy,

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { access, readdir, readFile, stat, symlink } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
@@ -178,6 +178,22 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
     assert.equal((await state('off1')).status, 'Stopped');
     const { stdout } = await run('lxc-info', ['-n', id, '-P', lxcPath(), '-s', '-H']);
     assert.equal(stdout.trim(), 'STOPPED');
+  });
+
+  test("a deleted container's LXC directory goes through the state dir's trash; what a crash left there goes at the next start", async () => {
+    const id = (await launch('trash1')).id;
+    await waitOp(await api.put('/1.0/containers/trash1/state', { action: 'stop', force: true }));
+    await waitOp(await api.delete('/1.0/containers/trash1'));
+    assert.ok(!(await exists(path.join(lxcPath(), id))), 'gone from the lxcpath when the delete ends');
+    const trash = path.join(d.stateDir, 'trash');
+    await eventually(async () => (await readdir(trash)).length === 0, 'the trash emptied in the background');
+    // A crash between the rename and the background removal leaves this: the next start removes it.
+    const left = path.join(trash, `${id}.left-by-a-crash`);
+    await mkdir(path.join(left, 'rootfs', 'etc'), { recursive: true });
+    await writeFile(path.join(left, 'config'), 'lxc.uts.name = trash1\n');
+    await d.stop();
+    await d.restart();
+    await eventually(async () => !(await exists(left)), 'the leftover removed after the restart');
   });
 
   test('logs: list, get, delete; still there after the container is gone; no way out of the directory', async () => {

@@ -14,7 +14,8 @@ import { createDevsvcApp, type GuestState } from './create-devsvc-app.ts';
 import { devsvcEnabled, guestChanges, parseGuestEventTypes, type GuestChange, type GuestEventType, type GuestView } from './guest-view.ts';
 import { DEVSVC_SOCKET } from './paths.ts';
 import { readGuest, type Guest } from './read-guest.ts';
-import { devsvcDirOf, devsvcRootOf } from '../host/layout.ts';
+import { devsvcDirOf, devsvcRootOf, stateTrashOf } from '../host/layout.ts';
+import { createTrash, type Trash } from '../host/storage/trash.ts';
 
 /** Longest unix socket path (sun_path is 108 bytes with the NUL). */
 const MAX_SOCKET_PATH = 107;
@@ -51,6 +52,8 @@ export interface DevsvcDeps {
   bus: EventBus;
   log: Logger;
   pingMs?: number;
+  /** Where a removed container's directory goes (`<stateDir>/trash`), removed in the background (default: a trash of its own). */
+  trash?: Trash;
 }
 
 /**
@@ -60,6 +63,7 @@ export interface DevsvcDeps {
  */
 export function createDevsvc(deps: DevsvcDeps): Devsvc {
   const listeners = new Map<string, Listener>();
+  const trash = deps.trash ?? createTrash();
   /** One sync at a time per container (the reconciler and profile updates may both ask). */
   const chains = new Map<string, Promise<void>>();
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
@@ -215,7 +219,7 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
     remove: (id) =>
       serialized(id, async () => {
         await shut(id);
-        await rm(devsvcDirOf(deps.stateDir, id), { recursive: true, force: true });
+        await trash.discard(devsvcDirOf(deps.stateDir, id), stateTrashOf(deps.stateDir));
       }),
     async close() {
       closed = true;

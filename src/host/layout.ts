@@ -48,6 +48,13 @@ export const devsvcRootOf = (stateDir: string) => path.join(stateDir, 'devsvc');
  */
 export const devsvcDirOf = (stateDir: string, id: string) => path.join(devsvcRootOf(stateDir), id);
 
+/**
+ * `<stateDir>/trash`: a removed container's directories (its LXC directory and its devsvc directory; its
+ * log directory stays, readable through the API) are renamed here and removed in the background (host/storage/trash.ts); what a crash leaves
+ * is swept at the next start.
+ */
+export const stateTrashOf = (stateDir: string) => path.join(stateDir, 'trash');
+
 /** The API's unix socket. */
 export const unixSocketOf = (stateDir: string) => path.join(stateDir, 'unix.socket');
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import { useTempDatabase } from '../../db/temp-database.ts';
 import { bumpContainer, insertContainer, markContainerDeleting, readContainerById } from '../../desired/containers.ts';
 import { reconcileStatus, storageVolumes } from '../../desired/schema/index.ts';
-import { lxcPathOf } from '../../host/layout.ts';
+import { logDirOf, lxcPathOf, stateTrashOf } from '../../host/layout.ts';
 import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
 import { openSimHost, simContainerDeps } from '../../test-support/sim-container-deps.ts';
 import { createSimLxc } from '../../test-support/sim-lxc.ts';
@@ -90,7 +90,7 @@ test('a start that fails is retried and starts it once; a failed volume creation
   assert.equal((await rowsOf(c.id)).length, 1);
 });
 
-test('freeze, stop, and delete: the container is stopped, and its volume, rows and LXC directory go', async () => {
+test('freeze, stop, and delete: the container is stopped, its volume, rows and LXC directory go, and its logs stay', async () => {
   const { db, lxc, reconciler, once } = setup();
   const c = await insertContainer(db, 'default', 'c-delete', input, { type: 'none' }, 'running');
   await start(db, c.id, 1);
@@ -103,6 +103,7 @@ test('freeze, stop, and delete: the container is stopped, and its volume, rows a
   assert.equal(lxc.containers.get(c.id)!.state, 'STOPPED');
   await start(db, c.id, 3);
   await once(reconciler, c.id);
+  assert.ok(existsSync(path.join(lxcPathOf(stateDir), c.id)) && existsSync(logDirOf(stateDir, c)));
   await markContainerDeleting(db, (await readContainerById(db, c.id))!);
   await once(reconciler, c.id);
   assert.equal(lxc.containers.get(c.id)!.state, 'STOPPED', 'stopped before its removal');
@@ -110,6 +111,10 @@ test('freeze, stop, and delete: the container is stopped, and its volume, rows a
   assert.deepEqual(await rowsOf(c.id), []);
   assert.equal(await readContainerById(db, c.id), undefined);
   assert.equal(existsSync(path.join(lxcPathOf(stateDir), c.id)), false);
+  assert.ok(existsSync(logDirOf(stateDir, c)), "a deleted container's logs can still be read");
+  // The LXC directory was renamed into the state dir's trash, emptied in the background.
+  for (let i = 0; i < 100 && readdirSync(stateTrashOf(stateDir)).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(readdirSync(stateTrashOf(stateDir)), []);
   assert.deepEqual(await db.select().from(reconcileStatus).where(eq(reconcileStatus.key, c.id)), [], 'no status row left behind');
   assert.deepEqual(await once(reconciler, c.id), {}, 'a removed container is nothing to do');
 });

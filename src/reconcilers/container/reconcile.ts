@@ -21,7 +21,8 @@ import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
 import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
 import { type ContainerReconcilerDeps } from './types.ts';
-import { logDirOf, lxcPathOf } from '../../host/layout.ts';
+import { logDirOf, lxcPathOf, stateTrashOf } from '../../host/layout.ts';
+import { createTrash } from '../../host/storage/trash.ts';
 
 export { logDirOf, lxcPathOf };
 
@@ -46,6 +47,7 @@ interface ContainerFacts extends RootfsFacts, NetworkNicsFacts {
 export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconciler {
   const { db, stateDir, lxc } = deps;
   const lxcPath = lxcPathOf(stateDir);
+  const trash = deps.trash ?? createTrash();
 
   async function remove(c: ContainerRow, record: FactsRecord<ContainerFacts>, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };
@@ -65,7 +67,13 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     // step fails the pass, which is retried whole).
     await Promise.all([
       releaseLiveNics(deps.lxcLive, record.facts.live?.nics, signal),
-      releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal),
+      // Its LXC directory, once the forwarders its pid files name are stopped: renamed into the state dir's trash
+      // and removed in the background (a rename in the delete, not a walk of the tree). Its log directory stays
+      // (the spec: a deleted container's logs can still be listed and read).
+      (async () => {
+        await releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal);
+        await trash.discard(path.join(lxcPath, c.id), stateTrashOf(stateDir));
+      })(),
       removeDhcpHosts(deps, record.facts),
       deps.devsvc?.remove(c.id),
       vol &&
@@ -74,7 +82,6 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
           await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
           await pool.driver.removeVolume(pool.spec, { id: c.id, type: 'container' }, signal);
         })(),
-      rm(path.join(lxcPath, c.id), { recursive: true, force: true }),
     ]);
   }
 
