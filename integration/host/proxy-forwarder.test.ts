@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
@@ -113,6 +114,19 @@ describe(`svcd-proxy forwarders on the real host (${mode})`, { skip }, () => {
     await startForwarder(spec({ listen: `tcp:127.0.0.1:${port}-${port + 1}`, connect: 'tcp:127.0.0.1:7001-7002' }), deps());
     assert.equal(String(await exchange({ host: '127.0.0.1', port }, 'a')), 'port7001:a');
     assert.equal(String(await exchange({ host: '127.0.0.1', port: port + 1 }, 'b')), 'port7002:b');
+  });
+
+  it('t17 tcp and unix: 24 MiB echoed back arrive whole and in order, both ways at once (buffers full, partial sends, half-close after)', async () => {
+    const data = randomBytes(24 << 20);
+    const port = await freePort();
+    await startForwarder(spec({ listen: `tcp:127.0.0.1:${port}`, connect: 'tcp:127.0.0.1:7001' }), deps());
+    const sock = path.join(stateDir, `bulk${n}.sock`);
+    await startForwarder(spec({ listen: `unix:${sock}`, connect: `unix:${MNT}/up.sock` }), deps());
+    const [tcp, unix] = await Promise.all([exchange({ host: '127.0.0.1', port }, data), exchange({ path: sock }, data)]);
+    assert.equal(tcp.length, 'port7001:'.length + data.length);
+    assert.ok(tcp.subarray(0, 9).equals(Buffer.from('port7001:')) && tcp.subarray(9).equals(data), 'tcp: the same bytes');
+    assert.equal(unix.length, 'unix:'.length + data.length);
+    assert.ok(unix.subarray(5).equals(data), 'unix: the same bytes');
   });
 
   it('t17 udp: a datagram goes through and its answer comes back', async () => {
