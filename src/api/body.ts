@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { HttpError } from './errors.ts';
@@ -26,8 +27,51 @@ async function dropRest(reader: ReadableStreamDefaultReader<Uint8Array>, size: n
   }
 }
 
+/**
+ * The node request under @hono/node-server (absent under `app.request()` in tests). Its body is read from it
+ * directly: `c.req.raw.body` would first build the web Request and a web stream over it (Readable.toWeb),
+ * measured at about 0.4 ms of a small PATCH (PATCH of a missing container: 0.95 → 0.55 ms median).
+ */
+function incomingOf(c: Context): IncomingMessage | undefined {
+  return (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+}
+
+/** Read `incoming` to its end, up to `limit` bytes: the bytes, or the size read once past the limit (the rest left unread). */
+function readIncoming(incoming: IncomingMessage, limit: number): Promise<Buffer | number> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (v: Buffer | number | Error) => {
+      incoming.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (v instanceof Error) reject(v);
+      else resolve(v);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > limit) {
+        incoming.pause();
+        return done(size);
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    const onError = (e: Error) => done(e);
+    const onClose = () => done(incoming.readableEnded ? Buffer.concat(chunks) : new Error('the request was cut before its body ended'));
+    if (incoming.readableEnded) return resolve(Buffer.alloc(0));
+    incoming.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+    incoming.resume(); // flowing again after an earlier read paused it past its limit
+  });
+}
+
 /** Drop a request body nobody read (see DISCARD_LIMIT). False when it was too large to drain. */
 export async function discardUnreadBody(c: Context): Promise<boolean> {
+  const incoming = incomingOf(c);
+  if (incoming) {
+    if (incoming.readableEnded) return true;
+    if (Number(c.req.header('content-length') ?? '0') > DISCARD_LIMIT) return false;
+    const got = await readIncoming(incoming, DISCARD_LIMIT).catch(() => 0);
+    return typeof got !== 'number';
+  }
   const body = c.req.raw.body;
   if (!body || c.req.raw.bodyUsed) return true;
   if (Number(c.req.header('content-length') ?? '0') > DISCARD_LIMIT) return false;
@@ -38,6 +82,13 @@ export async function discardUnreadBody(c: Context): Promise<boolean> {
 export async function readBodyLimited(c: Context, limit: number): Promise<Uint8Array> {
   const declared = Number(c.req.header('content-length') ?? '0');
   if (declared > limit) throw new HttpError(400, `Request body too large (limit ${limit} bytes)`);
+  const incoming = incomingOf(c);
+  if (incoming) {
+    const got = await readIncoming(incoming, limit);
+    if (typeof got !== 'number') return got;
+    const drained = typeof (await readIncoming(incoming, DISCARD_LIMIT - got).catch(() => 0)) !== 'number';
+    throw new HttpError(400, `Request body too large (limit ${limit} bytes)`, drained ? {} : { Connection: 'close' });
+  }
   const body = c.req.raw.body;
   if (!body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
