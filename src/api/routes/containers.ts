@@ -26,6 +26,7 @@ import { profileProjectOf, readProject } from '../../desired/projects.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
 import type { ContainerRow, ContainerSource } from '../../desired/schema/index.ts';
 import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
+import { requestSignal } from '../request-signal.ts';
 import type { Tx } from '../../db/types.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -243,7 +244,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     PUT: async (c) => async(c, await update(c, true, withOperation)),
     // PATCH is sync in the spec: it answers once the change converged, or with the reconciler's error.
     PATCH: async (c) => {
-      await update(c, false, (cur, _description, write) => writeAndConverge(deps, CONTAINER_KIND, cur.id, async (tx) => (await write(tx)).generation, c.req.raw.signal));
+      await update(c, false, (cur, _description, write) => writeAndConverge(deps, CONTAINER_KIND, cur.id, async (tx) => (await write(tx)).generation, requestSignal(c)));
       return sync(c, {});
     },
     POST: async (c) => {

@@ -7,6 +7,7 @@ import { isLxdEraClient, sync } from '../envelope.ts';
 import { HttpError } from '../errors.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
+import { requestSignal } from '../request-signal.ts';
 
 export function registerOperationRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { ops } = deps;
@@ -36,7 +37,7 @@ export function registerOperationRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const raw = c.req.query('timeout');
       if (raw !== undefined && raw !== '' && !/^-?\d+(\.\d+)?$/.test(raw)) throw new HttpError(400, `Invalid timeout "${raw}": expected seconds`);
       const seconds = raw === undefined || raw === '' ? -1 : Number(raw);
-      const row = await ops.wait(param(c, 'id'), seconds < 0 ? -1 : seconds * 1000, c.req.raw.signal);
+      const row = await ops.wait(param(c, 'id'), seconds < 0 ? -1 : seconds * 1000, requestSignal(c));
       return sync(c, renderOperation(row));
     },
   });
