@@ -30,11 +30,14 @@ async function dropRest(reader: ReadableStreamDefaultReader<Uint8Array>, size: n
 /**
  * The node request under @hono/node-server (absent under `app.request()` in tests). Its body is read from it
  * directly: `c.req.raw.body` would first build the web Request and a web stream over it (Readable.toWeb),
- * measured at about 0.4 ms of a small PATCH (PATCH of a missing container: 0.95 → 0.55 ms median).
+ * measured at about 0.25 ms of a small PATCH (PATCH of a missing container: 0.95 → 0.71 ms, median of 200).
  */
 function incomingOf(c: Context): IncomingMessage | undefined {
   return (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
 }
+
+/** Requests whose body was too large even to drain (DISCARD_LIMIT): answered with `Connection: close`, never read again. */
+const abandoned = new WeakSet<IncomingMessage>();
 
 /** Read `incoming` to its end, up to `limit` bytes: the bytes, or the size read once past the limit (the rest left unread). */
 function readIncoming(incoming: IncomingMessage, limit: number): Promise<Buffer | number> {
@@ -68,7 +71,7 @@ export async function discardUnreadBody(c: Context): Promise<boolean> {
   const incoming = incomingOf(c);
   if (incoming) {
     if (incoming.readableEnded) return true;
-    if (Number(c.req.header('content-length') ?? '0') > DISCARD_LIMIT) return false;
+    if (abandoned.has(incoming) || Number(c.req.header('content-length') ?? '0') > DISCARD_LIMIT) return false;
     const got = await readIncoming(incoming, DISCARD_LIMIT).catch(() => 0);
     return typeof got !== 'number';
   }
@@ -87,6 +90,7 @@ export async function readBodyLimited(c: Context, limit: number): Promise<Uint8A
     const got = await readIncoming(incoming, limit);
     if (typeof got !== 'number') return got;
     const drained = typeof (await readIncoming(incoming, DISCARD_LIMIT - got).catch(() => 0)) !== 'number';
+    if (!drained) abandoned.add(incoming);
     throw new HttpError(400, `Request body too large (limit ${limit} bytes)`, drained ? {} : { Connection: 'close' });
   }
   const body = c.req.raw.body;
