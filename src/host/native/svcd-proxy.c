@@ -70,9 +70,9 @@
  * A stream's bytes go through a buffer per direction, read() in and send() out. Splicing through a pipe
  * (no copy to user space) was measured slower: 256 MiB over loopback to a reader doing 4 KiB reads (busybox
  * cat, bench/proxy-bench.ts's sink) went at about 2,050 MiB/s spliced through 512 KiB pipes and about
- * 2,700-3,000 MiB/s copied through 1 MiB buffers, for the same CPU time in the forwarder: what the reader
- * receives is then a few large socket buffers, not one per spliced page. Smaller buffers cost more system
- * calls (64 KiB: about 1,650 MiB/s). The buffer is mapped on a direction's first bytes and only its touched
+ * 2,600-3,000 MiB/s copied through 1 MiB buffers, for the same CPU time in the forwarder (likely because the
+ * reader then receives a few large socket buffers, not one per spliced page; not verified). Smaller buffers
+ * cost more system calls (64 KiB: about 1,650 MiB/s). The buffer is mapped on a direction's first bytes and only its touched
  * pages count: a request of a few KiB uses a page or two.
  */
 #define BUF_SIZE (1024 * 1024)
@@ -125,7 +125,7 @@ struct side {
   struct conn *c;
 };
 
-/* Direction d moves bytes read from fd[d] through pipe d to fd[1-d]. fd[0] is the client, fd[1] upstream. */
+/* Direction d moves bytes read from fd[d] through buffer d to fd[1-d]. fd[0] is the client, fd[1] upstream. */
 struct conn {
   int fd[2];
   char *buf[2];             /* direction d's buffer (BUF_SIZE, mapped on first use), or NULL */
