@@ -11,6 +11,7 @@ import { readOperation } from '../../src/operations/operation-store.ts';
 import { createStatusSettler } from '../../src/reconcilers/status-settler.ts';
 import { readDataVersion, VERSIONED_TABLES } from '../../src/desired/data-versions.ts';
 import { localWrites } from '../../src/db/database-state.ts';
+import { bumpContainerAtInFlight, deleteContainerRow, insertContainer, readContainerById } from '../../src/desired/containers.ts';
 import {
   assertConflict,
   bumpProfileWithOperation,
@@ -392,6 +393,32 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     const done = await mustReadOperation(db, bad.op.id);
     assert.equal(done.statusCode, 200);
     assert.deepEqual(events.map((e) => e.metadata), [renderOperation(done)]);
+  });
+
+  test('a container write left in flight (COMMIT behind its UPDATE): of 10 concurrent ones on one generation exactly one lands, the others end stale', async () => {
+    const db = ctx.db();
+    const c = await insertContainer(db, 'default', 'inflight', { description: 'start', architecture: 'x86_64', ephemeral: false, profiles: [], config: {}, devices: {} }, { type: 'none' }, 'stopped');
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, async (_, i) => {
+        // The callback returns with the UPDATE unanswered: the transaction commits, then the row (or the error) is known.
+        const written = await db.transaction(async (tx) => bumpContainerAtInFlight(tx, c.id, c.generation, { description: `w${i}` }));
+        return written.row;
+      }),
+    );
+    const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+    assert.equal(won.length, 1, results.map((r) => (r.status === 'rejected' ? String(r.reason) : 'landed')).join(' '));
+    for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
+    const row = await readContainerById(db, c.id);
+    assert.deepEqual([row?.description, row?.generation], [`w${won[0]}`, c.generation + 1]);
+    // A statement that fails inside such a write fails it whole: nothing of it is committed.
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.execute(sql`update containers set description = 'half' where id = ${c.id}`);
+        return bumpContainerAtInFlight(tx, c.id, row!.generation, { project: 'no-such-project' }); // a foreign key it breaks
+      }).then((w) => w.row),
+    );
+    assert.equal((await readContainerById(db, c.id))?.description, `w${won[0]}`, 'the earlier statement was rolled back with it');
+    await deleteContainerRow(db, c.id);
   });
 
   test('conditional writes (If-Match): of 10 concurrent updates based on the same generation exactly one lands, the others are stale', async () => {

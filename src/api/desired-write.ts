@@ -57,12 +57,15 @@ export async function writeAndConverge(
   deps: Pick<ApiDeps, 'db' | 'reconcile' | 'convergence'>,
   kind: string,
   key: string,
-  write: (tx: Tx) => Promise<number>,
+  write: (tx: Tx) => Promise<{ generation: Promise<number> }>,
   signal?: AbortSignal,
 ): Promise<void> {
   const watch = deps.convergence.watch(kind, key);
   try {
-    const generation = await deps.db.transaction(write);
+    // The write may leave its last statement in flight (leave-in-flight.ts): COMMIT goes out behind it, and
+    // its generation (or its error) is known once the transaction ended.
+    const written = await deps.db.transaction(write);
+    const generation = await written.generation;
     deps.reconcile.enqueue(kind, key, 'desired write');
     const out = await watch.until(generation, { terminalOnly: true, ...(signal ? { signal } : {}) });
     if (!out.ok) throw new HostFailureError(out.error);

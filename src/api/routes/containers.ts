@@ -1,9 +1,10 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
+import { leaveInFlight } from '../../db/leave-in-flight.ts';
 import {
   bumpContainer,
-  bumpContainerAt,
+  bumpContainerAtInFlight,
   CONTAINER_KIND,
   containerUrl,
   expandStoredContainer,
@@ -185,8 +186,9 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
   // Read, If-Match, merge, validate, then a write conditional on the generation read (one atomic
   // step: a concurrent writer makes it read again, so 412 or a fresh merge, never a lost update).
   // `commit` runs the write: PUT's with an operation, inserted in the write's transaction (a 412 comes
-  // back before any operation exists); PATCH's with none (writeAndConverge).
-  const update = async <T,>(c: Context<AppEnv>, replace: boolean, commit: (cur: ContainerRow, description: string, write: (tx: Tx) => Promise<ContainerRow>) => Promise<T>) => {
+  // back before any operation exists); PATCH's with none (writeAndConverge), its UPDATE left in flight so that
+  // COMMIT goes out with it (bumpContainerAtInFlight).
+  const update = async <T,>(c: Context<AppEnv>, replace: boolean, commit: (cur: ContainerRow, description: string, write: (tx: Tx) => Promise<{ row: Promise<ContainerRow> }>) => Promise<T>) => {
     const body = await readJson(c, PutBody);
     const pp = await profileProject(c);
     return checkedWrite(c.req.header('if-match'), () => one(c), (cur) => computeEtag(editable(cur)), async (cur) => {
@@ -196,7 +198,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to container "${cur.name}"`);
         const snap = await readContainerSnapshot(db, cur.id, snapName);
         return commit(cur, 'Restoring container snapshot', async (tx) =>
-          bumpContainerAt(
+          bumpContainerAtInFlight(
             tx,
             cur.id,
             cur.generation,
@@ -226,12 +228,12 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       };
       const expanded = await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur });
       await checkContainerProxies(db, cur, expanded.devices, deps.containers.listenProbe);
-      return commit(cur, 'Updating container', async (tx) => bumpContainerAt(tx, cur.id, cur.generation, input, { project: cur.project, profiles: await lockProfiles(tx, pp, input.profiles) }));
+      return commit(cur, 'Updating container', async (tx) => bumpContainerAtInFlight(tx, cur.id, cur.generation, input, { project: cur.project, profiles: await lockProfiles(tx, pp, input.profiles) }));
     });
   };
-  const withOperation = (_cur: ContainerRow, description: string, write: (tx: Tx) => Promise<ContainerRow>) =>
+  const withOperation = (_cur: ContainerRow, description: string, write: (tx: Tx) => Promise<{ row: Promise<ContainerRow> }>) =>
     writeWithOperation(deps, async (tx) => {
-      const row = await write(tx);
+      const row = await (await write(tx)).row;
       return { operation: op(row, description), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
     });
 
@@ -244,7 +246,9 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     PUT: async (c) => async(c, await update(c, true, withOperation)),
     // PATCH is sync in the spec: it answers once the change converged, or with the reconciler's error.
     PATCH: async (c) => {
-      await update(c, false, (cur, _description, write) => writeAndConverge(deps, CONTAINER_KIND, cur.id, async (tx) => (await write(tx)).generation, requestSignal(c)));
+      await update(c, false, (cur, _description, write) =>
+        writeAndConverge(deps, CONTAINER_KIND, cur.id, async (tx) => ({ generation: leaveInFlight((await write(tx)).row.then((r) => r.generation)) }), requestSignal(c)),
+      );
       return sync(c, {});
     },
     POST: async (c) => {
