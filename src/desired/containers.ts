@@ -215,14 +215,8 @@ export async function bumpContainer(tx: DbOrTx, id: string, set: Partial<typeof 
  * A client's edit based on the row it read (`generation`): applied only if nothing was written since,
  * else StaleWriteError (the caller reads again: If-Match is checked anew, a PATCH merges again).
  */
-export async function bumpContainerAt(
-  tx: DbOrTx,
-  id: string,
-  generation: number,
-  set: Partial<typeof containers.$inferInsert>,
-  known?: { project: string; profiles: ProfileRow[] },
-): Promise<ContainerRow> {
-  return (await bumpContainerAtInFlight(tx, id, generation, set, known)).row;
+export async function bumpContainerAt(...args: Parameters<typeof bumpContainerAtInFlight>): Promise<ContainerRow> {
+  return (await bumpContainerAtInFlight(...args)).row;
 }
 
 /**
