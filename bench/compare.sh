@@ -2,7 +2,7 @@
 # Run bench/api-bench.ts against svcd and, when it can run here, Debian's LXD 5.0.2, then print both
 # side by side with the issue's target verdicts (bench/compare-report.ts).
 #
-#   bash bench/compare.sh [--counts 0,50,200] [--engines embedded,pglite,postgres] [--no-lxd] [--no-fresh-fs] [--rest SECONDS]
+#   bash bench/compare.sh [--counts 0,50,200] [--engines embedded,pglite,postgres] [--no-lxd] [--no-fresh-fs] [--no-level] [--iterations 30] [--rest SECONDS]
 #                         [--networks|--networks-only] [--proxy|--proxy-only] [--scale N [--scale-pools dir,btrfs] [--scale-lxd]]
 #                         [--remote-images|--remote-images-only [--remote-rounds 3] [--remote-concurrent 50] [--remote-kind squashfs]]
 #                         [-- <more api-bench options>]
@@ -32,6 +32,10 @@
 # 16 GiB loop file for its run (--no-fresh-fs: a plain directory on the temp dir's filesystem instead).
 # Both daemons then start from the same clean filesystem, whatever this machine's disk went through.
 #
+# Before each daemon's run the page cache is written back and dropped (see level_host; --no-level: not).
+# --iterations: the single-container rounds of api-bench (default 30: medians of 10 moved by 10-40% between
+# runs).
+#
 # --rest waits that long before each daemon's run (default 0). On ext4 without a journal (this dev
 # machine's root filesystem) an inode deleted in the last 60 s (300 s while its inode table block is
 # dirty) is skipped by the allocator, so file creation slows down after mass deletes: with
@@ -46,12 +50,36 @@
 # and the temp dir is removed.
 set -uo pipefail
 
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
-rest() { if [ "$REST" -gt 0 ] 2>/dev/null; then log "resting ${REST} s before $1 (see --rest)"; sleep "$REST"; fi; }
+usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
+rest() {
+  if [ "$REST" -gt 0 ] 2>/dev/null; then log "resting ${REST} s before $1 (see --rest)"; sleep "$REST"; fi
+  level_host "$1"
+}
+# What one daemon's run leaves on the host is billed to the next run unless it is cleared first: dirty page
+# cache (PGlite never calls fsync; deleted containers' trees) that the kernel writes back while the next
+# daemon runs, delaying its fsyncs and its I/O, and the memory cgroups of deleted containers, which linger
+# (dying) while page cache is charged to them. Before each daemon's run (lxd's too) the page cache is
+# written back and dropped: every daemon starts as cold as the others, with the dying cgroups of none
+# (--no-level: skip this). It does not settle every order effect: svcd's delete on PostgreSQL ÷ PGlite
+# measured 1.62x (PostgreSQL run second) and 1.07x (first) without it; 1.11x, 1.03x (second) and 1.51x
+# (third of three engines) with it.
+memcgs() { awk '$1 == "memory" {print $3}' /proc/cgroups; }
+level_host() { # label
+  [ "$LEVEL" = 1 ] || return 0
+  local before after
+  before=$(memcgs)
+  sync
+  echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || { log "cannot drop the page cache (not root?): $1 runs on what the last run left"; return 0; }
+  sleep 1
+  after=$(memcgs)
+  log "before $1: page cache dropped, memory cgroups ${before:-?} -> ${after:-?}"
+}
 
 COUNTS=0,50,200
 WANT_LXD=1
 REST=0
+LEVEL=1
+ITERATIONS=30
 FRESH_FS=1
 FRESH_FS_SIZE=16G
 NETWORKS=0
@@ -74,6 +102,8 @@ while [ $# -gt 0 ]; do
     --engines) ENGINES=${2:?--engines needs a value}; shift 2 ;;
     --rest) REST=${2:?--rest needs a value}; shift 2 ;;
     --no-fresh-fs) FRESH_FS=0; shift ;;
+    --no-level) LEVEL=0; shift ;;
+    --iterations) ITERATIONS=${2:?--iterations needs a value}; shift 2 ;;
     --networks) NETWORKS=1; shift ;;
     --networks-only) NETWORKS=1; API_BENCH=0; shift ;;
     --proxy) PROXY=1; shift ;;
@@ -317,7 +347,7 @@ run_scale_bench() { # label socket pid json [daemon log]
 run_bench() { # label socket pid json
   [ "$API_BENCH" = 1 ] || return 0
   node --import tsx "$REPO/bench/api-bench.ts" --socket "$2" --pid "$3" --image-file "$IMAGE" --counts "$COUNTS" \
-    --label "$1" --json "$4" ${EXTRA[@]+"${EXTRA[@]}"}
+    --iterations "$ITERATIONS" --label "$1" --json "$4" ${EXTRA[@]+"${EXTRA[@]}"}
   local rc=$?
   [ $rc = 0 ] || log "api-bench against $1 exited with $rc"
   return 0
