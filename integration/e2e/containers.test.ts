@@ -204,9 +204,15 @@ describe('containers on real LXC (busybox image): create, run, observe, self-hea
   });
 
   test('rename (async) keeps the container; delete (async) removes its volume; protection.delete refuses', async () => {
+    const logs = (await api.get('/1.0/containers/u1/logs')).json.metadata as string[];
+    assert.ok(logs.includes('/1.0/containers/u1/logs/lxc.log'), `u1 has its LXC log: ${logs}`);
     await waitOp(api, await api.post('/1.0/containers/u1', { name: 'u2' }));
     expectError(await api.get('/1.0/containers/u1'), 404);
     assert.equal((await api.get('/1.0/containers/u2')).json.metadata.name, 'u2');
+    // Its logs follow it: listed under the new name, none left under the old one.
+    assert.deepEqual((await api.get('/1.0/containers/u2/logs')).json.metadata, logs.map((l) => l.replace('/u1/', '/u2/')));
+    assert.deepEqual((await api.get('/1.0/containers/u1/logs')).json.metadata, []);
+    assert.deepEqual((await readdir(path.join(d.stateDir, 'logs'))).filter((n) => /_u[12]$/.test(n)), ['default_u2']);
     expectError(await api.post('/1.0/containers/u2', { name: 'p1' }), 409);
     assert.equal((await api.patch('/1.0/containers/u2', { config: { 'security.protection.delete': 'true' } })).status, 200);
     expectError(await api.delete('/1.0/containers/u2'), 403);

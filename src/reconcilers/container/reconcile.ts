@@ -18,6 +18,7 @@ import { releaseProxies } from './ensure-proxies.ts';
 import { requireNicParents } from './resolve-nics.ts';
 import { ensureDhcpHosts, removeDhcpHosts, requireNetworksReady, type NetworkNicsFacts } from './ensure-network-nics.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
+import { followLogDir, type LogDirFacts } from './follow-log-dir.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
 import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
 import { type ContainerReconcilerDeps } from './types.ts';
@@ -26,7 +27,7 @@ import { createTrash } from '../../host/storage/trash.ts';
 
 export { logDirOf, lxcPathOf };
 
-interface ContainerFacts extends RootfsFacts, NetworkNicsFacts {
+interface ContainerFacts extends RootfsFacts, NetworkNicsFacts, LogDirFacts {
   /** Image templates still to render for the new root volume (recorded before it is filled). */
   pendingTemplates?: 'create' | 'copy';
   /** The last power request carried out. */
@@ -150,6 +151,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       facts.restoredSeq = c.restore.seq;
       await record.save();
     }
+    // Renamed: its logs move to the new name before the config names that directory.
+    if (await followLogDir(stateDir, c, facts, trash)) record.note();
     const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal);
     if (await ensureDhcpHosts(deps, c, cfg.live.nics, facts)) record.note();
     announceConverged(deps, c, record);
