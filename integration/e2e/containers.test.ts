@@ -222,6 +222,38 @@ describe('containers on real LXC (busybox image): create, run, observe, self-hea
     assert.deepEqual((await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata, []);
   });
 
+  test('GET of one container shows every write at once: its own, a profile\'s, the observer\'s', async () => {
+    assert.equal((await api.post('/1.0/profiles', { name: 'gp', config: { 'user.p': '1' }, devices: {} })).status, 200);
+    await waitOp(api, await api.post('/1.0/containers', { name: 'g1', profiles: ['default', 'gp'], source: { type: 'image', alias: 'bb' } }));
+    const get = () => api.get('/1.0/containers/g1');
+    const first = await get();
+    assert.equal(first.json.metadata.expanded_config['user.p'], '1');
+    assert.equal((await get()).headers.etag, first.headers.etag);
+    assert.equal((await api.patch('/1.0/containers/g1', { config: { 'user.c': 'a' } })).status, 200);
+    const patched = await get();
+    assert.equal(patched.json.metadata.config['user.c'], 'a');
+    assert.notEqual(patched.headers.etag, first.headers.etag);
+    assert.equal((await api.patch('/1.0/profiles/gp', { config: { 'user.p': '2' } })).status, 200);
+    assert.equal((await get()).json.metadata.expanded_config['user.p'], '2');
+    await waitOp(api, await api.put('/1.0/containers/g1/state', { action: 'start', timeout: -1 }));
+    const running = await eventually(async () => {
+      const m = (await get()).json.metadata;
+      return m.status === 'Running' ? m : undefined;
+    }, 'g1 shown running');
+    // What only the observer writes: killed behind svcd's back and started again, g1 shows its new start.
+    const { pid } = (await api.get('/1.0/containers/g1/state')).json.metadata;
+    await new Promise((r) => setTimeout(r, 1100));
+    process.kill(pid, 'SIGKILL');
+    await eventually(async () => {
+      const m = (await get()).json.metadata;
+      return m.status === 'Running' && m.last_used_at > running.last_used_at ? true : undefined;
+    }, 'g1 shown started again', 30_000);
+    await waitOp(api, await api.put('/1.0/containers/g1/state', { action: 'stop', force: true, timeout: -1 }));
+    await waitOp(api, await api.delete('/1.0/containers/g1'));
+    expectError(await get(), 404);
+    assert.equal((await api.delete('/1.0/profiles/gp')).status, 202); // the spec: sync, HTTP 202
+  });
+
   async function idOf(name: string): Promise<string | undefined> {
     const { stdout } = await run('lxc-ls', ['-P', path.join(d.stateDir, 'containers'), '-f', '-F', 'NAME,STATE']);
     const ids = stdout.split('\n').slice(1).map((l) => l.trim().split(/\s+/)[0]).filter(Boolean);

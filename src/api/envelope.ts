@@ -15,7 +15,8 @@ export function sync(c: Context, metadata: unknown, opts: { status?: Status; eta
 }
 
 /** A sync envelope around metadata that is already JSON text (a cached rendering). */
-export function syncRaw(c: Context, metadataJson: string): Response {
+export function syncRaw(c: Context, metadataJson: string, opts: { etag?: string } = {}): Response {
+  if (opts.etag) c.header('ETag', `"${opts.etag}"`);
   const head = JSON.stringify(syncBody(null)).replace(/"metadata":\{\}\}$/, '"metadata":');
   c.header('Content-Type', 'application/json');
   return c.body(`${head}${metadataJson}}`, 200);

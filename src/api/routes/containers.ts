@@ -108,6 +108,19 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     },
   );
 
+  // One container as its GET shows it (JSON and ETag), kept like the list: `lxc` and pylxd read it before
+  // most commands, and again while they wait.
+  const single = createVersionedReads(
+    () => readDataVersion(db, ['containers', 'container_runtime', 'profiles', 'projects']),
+    async (key) => {
+      const [project, name] = JSON.parse(key) as [string, string];
+      const cur = await readContainer(db, project, name);
+      const [r] = await renderContainers(db, profileProjectOf(await cachedProject(db, project)), [cur]);
+      return { json: JSON.stringify(r!.json), etag: computeEtag(editable(cur)) };
+    },
+    256,
+  );
+
   route(app, '/1.0/containers', {
     GET: async (c) => {
       const recursion = recursionOf(c, 2);
@@ -239,9 +252,8 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
 
   route(app, '/1.0/containers/:name', {
     GET: async (c) => {
-      const cur = await one(c);
-      const [r] = await renderContainers(db, await profileProject(c), [cur]);
-      return sync(c, r!.json, { etag: computeEtag(editable(cur)) });
+      const { json, etag } = await single.get(JSON.stringify([c.get('project'), param(c, 'name')]));
+      return syncRaw(c, json, { etag });
     },
     PUT: async (c) => async(c, await update(c, true, withOperation)),
     // PATCH is sync in the spec: it answers once the change converged, or with the reconciler's error.
