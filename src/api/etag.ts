@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PreconditionFailedError, StaleWriteError } from '../desired/errors.ts';
+import { PreconditionFailedError, StaleWriteError, ValidationError } from '../desired/errors.ts';
 
 /** Stable JSON: object keys sorted, so equal values always hash equally. */
 function stable(v: unknown): string {
@@ -22,12 +22,16 @@ export function computeEtag(editable: unknown): string {
   return createHash('sha256').update(stable(editable)).digest('hex');
 }
 
+/** Whether If-Match lets a write of the object with ETag `current` go on: a missing header or `*` always does. */
+function ifMatchPasses(ifMatch: string | undefined, current: string): boolean {
+  if (!ifMatch) return true;
+  const tags = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1'));
+  return tags.includes('*') || tags.includes(current);
+}
+
 /** Honour If-Match: a missing header or `*` always passes; a stale ETag → 412. */
 export function checkIfMatch(ifMatch: string | undefined, current: string): void {
-  if (!ifMatch) return;
-  const tags = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1'));
-  if (tags.includes('*') || tags.includes(current)) return;
-  throw new PreconditionFailedError('ETag does not match: the object changed since it was read');
+  if (!ifMatchPasses(ifMatch, current)) throw new PreconditionFailedError('ETag does not match: the object changed since it was read');
 }
 
 /** How often a read-check-merge-write is redone when other writers keep getting there first. */
@@ -39,15 +43,24 @@ const MAX_ATTEMPTS = 100;
  * (its generation, or the fields the ETag is computed from, compared inside the database), throwing
  * StaleWriteError when another writer changed it in between (in a transaction: nothing of it stays).
  * Then the object is read again: with a stale If-Match that is 412, without one the merge is redone
- * on the fresh object, so a PATCH never loses another writer's fields.
+ * on the fresh object, so a PATCH never loses another writer's fields. `guess` must come from a read of
+ * the same object whose write would fail the same way (a cache of it): the write's condition is what
+ * makes the step atomic, not the freshness of the first read.
  */
-export async function checkedWrite<R, T>(ifMatch: string | undefined, read: () => Promise<R>, etagOf: (cur: R) => string, write: (cur: R) => Promise<T>): Promise<T> {
+export async function checkedWrite<R, T>(ifMatch: string | undefined, read: () => Promise<R>, etagOf: (cur: R) => string, write: (cur: R) => Promise<T>, guess?: () => Promise<R | undefined>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
-    const cur = await read();
+    // The first attempt may start from `guess` (a cached read; undefined when there is none). Only a
+    // success is answered on it: a stale guess costs the write its StaleWriteError, and one that fails
+    // If-Match or validation is judged again on a fresh read (validation refuses before the write's
+    // transaction commits).
+    const guessed = attempt === 1 ? await guess?.() : undefined;
+    let cur = guessed ?? (await read());
+    if (guessed !== undefined && !ifMatchPasses(ifMatch, etagOf(cur))) cur = await read();
     checkIfMatch(ifMatch, etagOf(cur));
     try {
       return await write(cur);
     } catch (e) {
+      if (cur === guessed && e instanceof ValidationError) continue;
       if (!(e instanceof StaleWriteError) || attempt >= MAX_ATTEMPTS) throw e;
     }
   }

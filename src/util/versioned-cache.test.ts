@@ -46,3 +46,16 @@ test('createVersionedReads: asks the version on every get and reads a key again 
   version = 2;
   assert.equal(await cache.get('x'), 'x:2');
 });
+
+test('peek answers only what is kept at the current version, and reads nothing', async () => {
+  let version = 'v1';
+  let reads = 0;
+  const kept = createVersionedReads(async () => version, async (k) => `${k}${++reads}`);
+  assert.equal(await kept.peek('a'), undefined);
+  assert.equal(reads, 0);
+  assert.equal(await kept.get('a'), 'a1');
+  assert.equal(await kept.peek('a'), 'a1');
+  version = 'v2';
+  assert.equal(await kept.peek('a'), undefined, 'a write since: not kept');
+  assert.equal(reads, 1);
+});

@@ -6,11 +6,17 @@
  */
 export interface VersionedCache<T> {
   get(key: string, version: string, read: () => PromiseLike<T>): Promise<T>;
+  /** The value kept for `key` at `version` (perhaps still being read), or undefined: reads nothing. */
+  peek(key: string, version: string): Promise<T> | undefined;
 }
 
 export function createVersionedCache<T>(maxKeys: number): VersionedCache<T> {
   const entries = new Map<string, { version: string; value: Promise<T> }>();
   return {
+    peek(key, version) {
+      const hit = entries.get(key);
+      return hit && hit.version === version ? hit.value : undefined;
+    },
     get(key, version, read) {
       const hit = entries.get(key);
       if (hit && hit.version === version) return hit.value;
@@ -33,5 +39,9 @@ export function createVersionedCache<T>(maxKeys: number): VersionedCache<T> {
  */
 export function createVersionedReads<T>(version: () => Promise<string>, read: (key: string) => Promise<T>, maxKeys = 64) {
   const cache = createVersionedCache<T>(maxKeys);
-  return { get: async (key: string): Promise<T> => cache.get(key, await version(), () => read(key)) };
+  return {
+    get: async (key: string): Promise<T> => cache.get(key, await version(), () => read(key)),
+    /** The value of `key` if the cache has it at the current version; else undefined (nothing is read). */
+    peek: async (key: string): Promise<T | undefined> => cache.peek(key, await version()),
+  };
 }

@@ -116,7 +116,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const [project, name] = JSON.parse(key) as [string, string];
       const cur = await readContainer(db, project, name);
       const [r] = await renderContainers(db, profileProjectOf(await cachedProject(db, project)), [cur]);
-      return { json: JSON.stringify(r!.json), etag: computeEtag(editable(cur)) };
+      return { row: cur, json: JSON.stringify(r!.json), etag: computeEtag(editable(cur)) };
     },
     256,
   );
@@ -204,6 +204,12 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
   const update = async <T,>(c: Context<AppEnv>, replace: boolean, commit: (cur: ContainerRow, description: string, write: (tx: Tx) => Promise<{ row: Promise<ContainerRow> }>) => Promise<T>) => {
     const body = await readJson(c, PutBody);
     const pp = await profileProject(c);
+    // The first attempt starts from the row GET keeps, when it has it (clients GET before they PUT or PATCH):
+    // the write is conditional on its generation, so a stale one is read again (checkedWrite).
+    const guess = async () => {
+      const kept = await single.peek(JSON.stringify([c.get('project'), param(c, 'name')])).catch(() => undefined);
+      return kept && structuredClone(kept.row);
+    };
     return checkedWrite(c.req.header('if-match'), () => one(c), (cur) => computeEtag(editable(cur)), async (cur) => {
       if (body.restore !== undefined) {
         // `lxc restore` sends "<container>/<snapshot>" (with nulls for the rest, which must not apply).
@@ -242,7 +248,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const expanded = await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur });
       await checkContainerProxies(db, cur, expanded.devices, deps.containers.listenProbe);
       return commit(cur, 'Updating container', async (tx) => bumpContainerAtInFlight(tx, cur.id, cur.generation, input, { project: cur.project, profiles: await lockProfiles(tx, pp, input.profiles) }));
-    });
+    }, guess);
   };
   const withOperation = (_cur: ContainerRow, description: string, write: (tx: Tx) => Promise<{ row: Promise<ContainerRow> }>) =>
     writeWithOperation(deps, async (tx) => {
