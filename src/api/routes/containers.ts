@@ -120,6 +120,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     },
     256,
   );
+  const singleKey = (c: Context<AppEnv>) => JSON.stringify([c.get('project'), param(c, 'name')]);
 
   route(app, '/1.0/containers', {
     GET: async (c) => {
@@ -207,7 +208,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     // The first attempt starts from the row GET keeps, when it has it (clients GET before they PUT or PATCH):
     // the write is conditional on its generation, so a stale one is read again (checkedWrite).
     const guess = async () => {
-      const kept = await single.peek(JSON.stringify([c.get('project'), param(c, 'name')])).catch(() => undefined);
+      const kept = await single.peek(singleKey(c)).catch(() => undefined);
       return kept && structuredClone(kept.row);
     };
     return checkedWrite(c.req.header('if-match'), () => one(c), (cur) => computeEtag(editable(cur)), async (cur) => {
@@ -258,7 +259,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
 
   route(app, '/1.0/containers/:name', {
     GET: async (c) => {
-      const { json, etag } = await single.get(JSON.stringify([c.get('project'), param(c, 'name')]));
+      const { json, etag } = await single.get(singleKey(c));
       return syncRaw(c, json, { etag });
     },
     PUT: async (c) => async(c, await update(c, true, withOperation)),
