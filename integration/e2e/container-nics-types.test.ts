@@ -83,8 +83,9 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
     const devices = {
       m0: { type: 'nic', nictype: 'macvlan', parent: macParent, mtu: '1400' },
       p0: { type: 'nic', nictype: 'p2p', host_name: p2pHost, 'ipv4.routes': route },
-      f0: { type: 'nic', nictype: 'physical', parent: phys, name: 'eth5' },
+      f0: { type: 'nic', nictype: 'physical', parent: phys, name: 'eth5', hwaddr: '00:16:3e:17:00:05', mtu: '1420' },
     };
+    const physWas = { mac: (await readFile(`/sys/class/net/${phys}/address`, 'utf8')).trim(), mtu: (await readFile(`/sys/class/net/${phys}/mtu`, 'utf8')).trim() };
     await waitOp(api, await api.post('/1.0/containers', { name: 'nt', source: { type: 'image', alias: 'bb' }, devices }));
     const cfg = (await api.get('/1.0/containers/nt')).json.metadata.config;
     assert.equal(cfg['volatile.f0.hwaddr'], undefined, 'a physical nic keeps its own MAC');
@@ -98,7 +99,7 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
     assert.deepEqual(inside.get('m0'), { kind: 'macvlan', mac: cfg['volatile.m0.hwaddr'], mtu: 1400 });
     assert.equal(inside.get('p0')?.kind, 'veth');
     assert.equal(inside.get('p0')?.mac, cfg['volatile.p0.hwaddr']);
-    assert.equal(inside.get('eth5')?.kind, 'veth', 'the physical parent (a veth end here) inside as eth5');
+    assert.deepEqual(inside.get('eth5'), { kind: 'veth', mac: '00:16:3e:17:00:05', mtu: 1420 }, 'the physical parent (a veth end here) inside as eth5, with its hwaddr and mtu');
     assert.equal(await onHost(phys), false, 'moved off the host');
     assert.equal(await onHost(`${p2pHost}/master`), false, 'the p2p host end is on no bridge');
     assert.match((await run('ip', ['-4', 'route', 'show', route])).stdout, new RegExp(`dev ${p2pHost}`));
@@ -113,6 +114,8 @@ describe('t17 nic types: macvlan, p2p, physical, sriov', { skip }, () => {
 
     await waitOp(api, await api.put('/1.0/containers/nt/state', { action: 'stop', force: true }));
     await eventually(() => onHost(phys).then((x) => x || undefined), `${phys} given back on stop`, 15_000);
+    // With the MAC and MTU it had before the container's start.
+    assert.deepEqual({ mac: (await readFile(`/sys/class/net/${phys}/address`, 'utf8')).trim(), mtu: (await readFile(`/sys/class/net/${phys}/mtu`, 'utf8')).trim() }, physWas);
     assert.equal((await run('ip', ['-4', 'route', 'show', route])).stdout.trim(), '', 'the p2p route went');
   });
 

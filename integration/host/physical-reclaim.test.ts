@@ -1,7 +1,8 @@
 /**
  * reclaimPhysical on the real kernel: an interface that came back to the host under another name (as a
  * physical nic does when the container it was moved into dies) is found by its ifindex and gets its own
- * name, MAC and MTU again. The test's own veth pair stands in for it (no traffic is sent).
+ * name, MAC and MTU again; one back under its own name (as LXC gives back what it moved in at a start)
+ * gets its MAC and MTU again. The test's own veth pair stands in for it (no traffic is sent).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -30,9 +31,21 @@ test('t17 a physical interface back under its inside name is renamed to its own,
   assert.equal(await sys(own, 'address'), was.hwaddr);
   assert.equal(await sys(own, 'mtu'), '1400');
   await assert.rejects(sys(inside, 'ifindex'), 'no longer under the inside name');
-  // Its name back already, or nothing with that ifindex: nothing to do.
-  await reclaimPhysical(own, { ...was, mtu: 1300 });
-  assert.equal(await sys(own, 'mtu'), '1400');
-  await reclaimPhysical(`t17rn${sfx}`, { ...was, ifindex: 999_999 });
+  // As it was: nothing to do. Nothing with that ifindex: false (not back, or gone).
+  assert.equal(await reclaimPhysical(own, was), true);
+  assert.equal(await reclaimPhysical(`t17rn${sfx}`, { ...was, ifindex: 999_999 }), false);
   await assert.rejects(sys(`t17rn${sfx}`, 'ifindex'));
+});
+
+test('t17 a physical interface back under its own name with the MAC and MTU a container gave it gets its own again, up if it was', async () => {
+  // As LXC gives back what it moved in at a start: its name, the config's MAC and MTU.
+  const ifindex = Number(await sys(own, 'ifindex'));
+  await run('ip', ['link', 'set', 'dev', own, 'address', '02:00:00:00:17:99', 'mtu', '1300', 'up']);
+  const was = { hwaddr: '02:00:00:00:17:01', mtu: 1400, ifindex };
+  assert.equal(await reclaimPhysical(own, was), true);
+  assert.deepEqual([await sys(own, 'address'), await sys(own, 'mtu'), (Number(await sys(own, 'flags')) & 1) === 1], ['02:00:00:00:17:01', '1400', true]);
+  // Another interface under its name: left alone.
+  await run('ip', ['link', 'set', 'dev', own, 'mtu', '1300']);
+  assert.equal(await reclaimPhysical(own, { ...was, ifindex: ifindex + 100_000 }), true);
+  assert.equal(await sys(own, 'mtu'), '1300');
 });

@@ -72,8 +72,10 @@ export interface LxcLiveAdapter {
   attachInsideNic(pid: number, nic: InsideNic & { nictype: 'macvlan' | 'physical' }, signal?: AbortSignal): Promise<PhysicalState | void>;
   /** The macvlan deleted, or the physical interface given back to the host under its own name (with `was`: its MAC and MTU); absent is success. */
   detachInsideNic(pid: number, nic: Pick<InsideNic, 'name' | 'parent'> & { nictype: 'macvlan' | 'physical'; was?: PhysicalState | undefined }, signal?: AbortSignal): Promise<void>;
-  /** A physical interface moved in live, back on the host on its own (its container died): its name, MAC and MTU again. */
-  reclaimPhysical(parent: string, was: PhysicalState, signal?: AbortSignal): Promise<void>;
+  /** A physical interface back on the host after its container: its name, MAC and MTU again; false when it is not on the host. */
+  reclaimPhysical(parent: string, was: PhysicalState, signal?: AbortSignal): Promise<boolean>;
+  /** A host interface's MAC, MTU and ifindex (undefined when there is none of that name). Spawns nothing. */
+  readPhysical(name: string): Promise<PhysicalState | undefined>;
   /** Whether the host has an interface of that name (sysfs; spawns nothing). */
   hostHasLink(name: string): Promise<boolean>;
   /** The interfaces in the container's network namespace (undefined when it is gone). Spawns nothing. */

@@ -281,11 +281,14 @@ export function createSimLxc(): SimLxc {
     async reclaimPhysical(parent, was) {
       sim.enter('reclaimPhysical');
       const back = [...links].find((l) => ifindexOf(l) === was.ifindex);
-      if (links.has(parent) || !back) return;
+      if (links.has(parent)) return true;
+      if (!back) return false;
       links.delete(back);
       links.add(parent);
       ifindexes.set(parent, was.ifindex!);
+      return true;
     },
+    readPhysical: async (name) => (links.has(name) ? { hwaddr: `sim:${name}`, mtu: 1500, ifindex: ifindexOf(name) } : undefined),
     hostHasLink: async (name) => links.has(name) || bridges.has(name) || veths.has(name),
     async readContainerLinks(pid) {
       for (const c of containers.values()) if (c.pid === pid && c.state !== 'STOPPED') return new Set(c.nics.keys());

@@ -82,11 +82,18 @@ export async function detachMacvlan(pid: number, name: string, signal?: AbortSig
   });
 }
 
+/** A host interface's MAC, MTU and ifindex, read from sysfs (undefined when the host has no such interface). */
+export async function readPhysicalState(name: string, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<PhysicalState | undefined> {
+  const dir = path.join(sysRoot, 'class/net', name);
+  const read = (f: string) => readFile(path.join(dir, f), 'utf8').then((t) => t.trim(), () => undefined);
+  const [hwaddr, mtu, ifindex] = await Promise.all([read('address'), read('mtu'), read('ifindex')]);
+  return hwaddr === undefined || mtu === undefined ? undefined : { hwaddr, mtu: Number(mtu), ...(ifindex ? { ifindex: Number(ifindex) } : {}) };
+}
+
 /** Move host interface `nic.parent` in; returns the MAC and MTU it had, to be put back when it is given back. */
 export async function attachPhysical(pid: number, nic: InsideNic, hostPid: number, signal?: AbortSignal, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<PhysicalState> {
-  const dir = path.join(sysRoot, 'class/net', nic.parent);
-  const read = async (f: string) => (await readFile(path.join(dir, f), 'utf8')).trim();
-  const was = { hwaddr: await read('address'), mtu: Number(await read('mtu')), ifindex: Number(await read('ifindex')) };
+  const was = await readPhysicalState(nic.parent, { sysRoot });
+  if (!was) throw new Error(`host interface "${nic.parent}" does not exist`);
   const [down, move, ...inside] = physicalAttachCommands(pid, nic);
   await run([down!, move!], signal);
   try {
@@ -102,19 +109,37 @@ export async function attachPhysical(pid: number, nic: InsideNic, hostPid: numbe
 }
 
 /**
- * A physical interface moved in live whose container died on its own: the kernel moved it back to the host
- * when the namespace went, under its inside name (or `dev<N>` when that was taken). Found by its ifindex,
- * it gets its own name, MAC and MTU again. Nothing to do when its name is back already, or when it is not
- * on the host (a virtual one is deleted with the namespace).
+ * A physical interface back on the host after its container: its own name, MAC and MTU again. One moved in
+ * live whose container died on its own comes back (the kernel moves it when the namespace goes) under its
+ * inside name, or `dev<N>` when that was taken; one LXC moved in at the start comes back under its own name,
+ * but with the MAC and MTU the container's config gave it. Found by its ifindex. Nothing to do when it is as it
+ * was, or when another interface has its name. False when it is not on the host (not back yet, or a virtual one
+ * deleted with the namespace).
  */
-export async function reclaimPhysical(parent: string, was: PhysicalState, signal?: AbortSignal, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<void> {
+export async function reclaimPhysical(parent: string, was: PhysicalState, signal?: AbortSignal, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<boolean> {
+  if (was.ifindex === undefined) return true;
   const net = path.join(sysRoot, 'class/net');
-  if (was.ifindex === undefined || (await readFile(path.join(net, parent, 'ifindex'), 'utf8').catch(() => undefined)) !== undefined) return;
-  for (const name of await readdir(net).catch(() => [] as string[])) {
-    if (Number((await readFile(path.join(net, name, 'ifindex'), 'utf8').catch(() => '')).trim()) !== was.ifindex) continue;
-    await run([['ip', ['link', 'set', 'dev', name, 'down']], ['ip', ['link', 'set', 'dev', name, 'name', parent, 'address', was.hwaddr, 'mtu', String(was.mtu)]]], signal);
-    return;
+  let name: string | undefined;
+  const own = await readPhysicalState(parent, { sysRoot });
+  if (own) {
+    if (own.ifindex !== was.ifindex || (own.hwaddr === was.hwaddr && own.mtu === was.mtu)) return true;
+    name = parent;
+  } else {
+    for (const n of await readdir(net).catch(() => [] as string[]))
+      if (Number((await readFile(path.join(net, n, 'ifindex'), 'utf8').catch(() => '')).trim()) === was.ifindex) name = n;
   }
+  if (name === undefined) return false;
+  // Down for the change (a MAC may not change while up), and up again if it was.
+  const up = (Number((await readFile(path.join(net, name, 'flags'), 'utf8').catch(() => '0')).trim()) & 1) === 1;
+  await run(
+    [
+      ['ip', ['link', 'set', 'dev', name, 'down']],
+      ['ip', ['link', 'set', 'dev', name, ...(name !== parent ? ['name', parent] : []), 'address', was.hwaddr, 'mtu', String(was.mtu)]],
+      ...(up && name === parent ? [['ip', ['link', 'set', 'dev', parent, 'up']] as [string, string[]]] : []),
+    ],
+    signal,
+  );
+  return true;
 }
 
 /** Give a physical interface back to the host (`hostPid`'s namespace); not in the container is success. */

@@ -8,7 +8,7 @@ import { containerState, freezeContainer, lxcInfo, startContainer, stopContainer
 import { createListeningCache, readHostStates } from './host-states.ts';
 import { applyCgroupSettings, baseAllowedDevices, locateContainerCgroups, setDeviceAccess } from './live-cgroup.ts';
 import { attachMount, detachMount, readContainerMounts } from './live-mounts.ts';
-import { attachMacvlan, attachPhysical, detachMacvlan, detachPhysical, readContainerLinks, reclaimPhysical, type InsideNic, type PhysicalState } from './live-nic-types.ts';
+import { attachMacvlan, attachPhysical, detachMacvlan, detachPhysical, readContainerLinks, readPhysicalState, reclaimPhysical, type InsideNic, type PhysicalState } from './live-nic-types.ts';
 import { adoptNic, applyNicRoutes, attachNic, detachNic, readHostVeth, rejoinBridge } from './live-nics.ts';
 import { applyNicFilter } from './nic-filter.ts';
 import { applyNicLimits } from './nic-limits.ts';
@@ -54,6 +54,7 @@ export function createLxcLiveAdapter() {
     detachInsideNic: (pid: number, nic: Pick<InsideNic, 'name' | 'parent'> & { nictype: 'macvlan' | 'physical'; was?: PhysicalState | undefined }, signal?: AbortSignal) =>
       nic.nictype === 'macvlan' ? detachMacvlan(pid, nic.name, signal) : detachPhysical(pid, nic, process.pid, nic.was, signal),
     reclaimPhysical: (parent: string, was: PhysicalState, signal?: AbortSignal) => reclaimPhysical(parent, was, signal),
+    readPhysical: (name: string) => readPhysicalState(name),
     readContainerLinks,
     hostHasLink: async (name: string) => (await readHostLink(name)) !== undefined,
   };

@@ -19,7 +19,7 @@ export interface LiveNicRecord {
   name?: string;
   /** A physical nic moved in live by svcd (one LXC moved in at start, LXC gives back at stop). */
   movedLive?: boolean;
-  /** The MAC and MTU the physical interface had on the host (put back when svcd gives it back). */
+  /** The MAC and MTU the physical interface had on the host (put back when it is given back): of one moved in live, or of one LXC moved in at start whose config changes them. */
   was?: PhysicalState;
   /** What was attached, as a comparable text (names, bridge, MAC, MTU). */
   key: string;
@@ -55,7 +55,27 @@ export interface EnsureLiveNicsInput {
   records: Record<string, LiveNicRecord> | undefined;
   /** Before a live attach (a managed network must be ready): throws to wait. */
   beforeAttach(nic: ResolvedNic): Promise<void>;
+  /** Started now: what the physical nics LXC moved in had on the host (physicalStatesOf), put back when they come back. */
+  physicalWas?: Record<string, PhysicalState> | undefined;
   signal?: AbortSignal | undefined;
+}
+
+/** How long a physical nic LXC moved in is looked for on the host after the stop (a virtual one never comes back). */
+const RECLAIM_WAIT_MS = 5_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Before a start: the MAC, MTU and ifindex of each physical nic whose config changes them (`hwaddr`, `mtu`), as
+ * the host has it, to be put back when LXC gives it back (it keeps the config's MAC).
+ */
+export async function physicalStatesOf(nics: readonly ResolvedNic[], lxc: Pick<LxcLiveAdapter, 'readPhysical'>): Promise<Record<string, PhysicalState>> {
+  const out: Record<string, PhysicalState> = {};
+  for (const n of nics) {
+    if (n.nictype !== 'physical' || (!n.hwaddr && n.mtu === undefined)) continue;
+    const was = await lxc.readPhysical(n.parent);
+    if (was) out[n.device] = was;
+  }
+  return out;
 }
 
 const fail = (device: string, what: string, e: unknown): never => {
@@ -69,8 +89,10 @@ const fail = (device: string, what: string, e: unknown): never => {
 async function release(lxc: NicHost, rec: LiveNicRecord, detach: number | false, signal?: AbortSignal): Promise<void> {
   if (rec.inside) {
     if (detach) await lxc.detachInsideNic(detach, { nictype: rec.inside, name: rec.name!, parent: rec.parent, was: rec.was }, signal);
-    // Its container is gone without svcd giving it back: the kernel did, under another name.
-    else if (rec.inside === 'physical' && rec.movedLive && rec.was) await lxc.reclaimPhysical(rec.parent, rec.was, signal);
+    // Its container is gone without svcd giving it back: the kernel did (under another name), or LXC did (with
+    // the MAC and MTU the config gave it), a moment after the stop returned: looked for a while.
+    else if (rec.inside === 'physical' && rec.was)
+      for (let waited = 0; !(await lxc.reclaimPhysical(rec.parent, rec.was, signal)) && !rec.movedLive && waited < RECLAIM_WAIT_MS; waited += 50) await sleep(50);
     return;
   }
   if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, viaOf(rec), rec.parent, signal);
@@ -118,7 +140,8 @@ export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ reco
     for (const k of Object.keys(records)) delete records[k];
     for (const n of wanted.values()) {
       if (input.startedNow || (insideOf(n) ? await hasInside(n.name) : await lxc.readHostVeth(n.hostName))) {
-        records[n.device] = recordOf(n);
+        const was = input.startedNow ? input.physicalWas?.[n.device] : undefined;
+        records[n.device] = { ...recordOf(n), ...(was ? { was } : {}) };
         continue;
       }
       if (insideOf(n)) continue;

@@ -12,6 +12,7 @@ import { cgroupSettingsOf, deviceRuleCovered, deviceRuleOf } from '../../host/lx
 import { CgroupWriteError, MountHelperMissingError } from '../../host/lxc/lxc-errors.ts';
 import type { LiveMount } from '../../host/lxc/live-mounts.ts';
 import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
+import type { PhysicalState } from '../../host/lxc/live-nic-types.ts';
 import { TerminalError, terminalMessageOf } from '../runtime/index.ts';
 import type { LxcLiveAdapter, ProxyAdapter } from '../adapters.ts';
 import { ensureLiveNics, nicNamesOf, type LiveNicRecord } from './ensure-live-nics.ts';
@@ -124,6 +125,8 @@ export interface EnsureLiveInput {
   nics: readonly ResolvedNic[];
   /** Before a nic is attached live (its managed network must be ready): throws to wait. */
   beforeAttachNic(nic: ResolvedNic): Promise<void>;
+  /** Started now: what its physical nics had on the host before LXC moved them in (ensure-live-nics.ts). */
+  physicalWas?: Record<string, PhysicalState> | undefined;
   facts: { live?: LiveFacts | undefined };
   registry?: LiveRegistry | undefined;
   signal?: AbortSignal | undefined;
@@ -207,7 +210,7 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
     }
   }
 
-  const nics = await ensureLiveNics({ lxc, pid, startedNow: input.startedNow, nics: input.nics, records: live.nics, beforeAttach: input.beforeAttachNic, signal: input.signal });
+  const nics = await ensureLiveNics({ lxc, pid, startedNow: input.startedNow, nics: input.nics, records: live.nics, beforeAttach: input.beforeAttachNic, physicalWas: input.physicalWas, signal: input.signal });
   if (nics.changed) {
     live.nics = nics.records;
     changed = true;

@@ -13,7 +13,8 @@ import { announceConverged, announceDeleted, type Announced } from './announce.t
 import { openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
 import { ensureLive, type LiveFacts } from './ensure-live.ts';
-import { giveBackLiveNics, releaseLiveNics } from './ensure-live-nics.ts';
+import { giveBackLiveNics, physicalStatesOf, releaseLiveNics } from './ensure-live-nics.ts';
+import type { PhysicalState } from '../../host/lxc/live-nic-types.ts';
 import { releaseProxies } from './ensure-proxies.ts';
 import { requireNicParents } from './resolve-nics.ts';
 import { ensureDhcpHosts, removeDhcpHosts, requireNetworksReady, type NetworkNicsFacts } from './ensure-network-nics.ts';
@@ -181,6 +182,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     // A config this reconcile created was never there to start from: STOPPED without asking.
     let now: { state: LxcState; pid?: number | undefined } = cfg.created ? { state: 'STOPPED' as const } : await lxc.state(ref);
     let startedNow = false;
+    let physicalWas: Record<string, PhysicalState> | undefined;
     // Before a stop, the physical nics svcd moved in live go back to the host (LXC knows only its config's).
     const giveBack = () => (now.pid ? giveBackLiveNics(deps.lxcLive, now.pid, facts.live?.nics, signal) : undefined);
     // Stopped: what the last run had live goes (what svcd set around its nics, its proxies; a physical nic
@@ -206,6 +208,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
         // Its managed networks up first: else wait for them (they enqueue it when they converge).
         await requireNetworksReady(db, cfg.live.nics);
         await requireNicParents(cfg.live.nics, deps.lxcLive);
+        physicalWas = await physicalStatesOf(cfg.live.nics, deps.lxcLive);
         now = await start();
         startedNow = true;
       }
@@ -226,7 +229,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       // Running: the config reaches it now, not at its next start.
       const pid = now.pid ?? (await lxc.state(ref)).pid;
       const beforeAttachNic = (nic: (typeof cfg.live.nics)[number]) => requireNetworksReady(db, [nic]);
-      if (pid && (await ensureLive({ lxc: deps.lxcLive, proxy: deps.proxy, host: deps.host, c, pid, startedNow, config, devices, ...cfg.live, beforeAttachNic, facts, registry: deps.live, signal }))) record.note();
+      if (pid && (await ensureLive({ lxc: deps.lxcLive, proxy: deps.proxy, host: deps.host, c, pid, startedNow, physicalWas, config, devices, ...cfg.live, beforeAttachNic, facts, registry: deps.live, signal }))) record.note();
     } else await dropLive();
     // The request is done: recorded in the same write as the convergence that settles its operation.
     // A crash before that write does it once more (a start or stop changes nothing; a restart restarts).
