@@ -19,7 +19,10 @@ export interface LiveNicRecord {
   name?: string;
   /** A physical nic moved in live by svcd (one LXC moved in at start, LXC gives back at stop). */
   movedLive?: boolean;
-  /** The MAC and MTU the physical interface had on the host (put back when it is given back): of one moved in live, or of one LXC moved in at start whose config changes them. */
+  /**
+   * The MAC and MTU the physical interface had on the host, put back when it is given back: of one moved in
+   * live, and of one LXC moved in at start whose config changes them.
+   */
   was?: PhysicalState;
   /** What was attached, as a comparable text (names, bridge, MAC, MTU). */
   key: string;
