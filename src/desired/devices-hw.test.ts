@@ -10,7 +10,7 @@ test('gpu, usb and infiniband keys are validated, naming the device and the key'
     g: { type: 'gpu', gputype: 'physical', vendorid: '10de', productid: '1EB8', id: '0', pci: '0000:01:00.0', uid: '0', gid: '44', mode: '0660' },
     g2: { type: 'gpu', pci: '01:00.0' },
     u: { type: 'usb', vendorid: '046d', productid: 'c52b', uid: '1000', gid: '1000', mode: '0666', required: 'true' },
-    ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0', name: 'ib0', mtu: '2044', hwaddr: '80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0e:7b:51' },
+    ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0', name: 'ib0', mtu: '2044' },
   });
   const refuse = (devices: Record<string, Record<string, string>>, re: RegExp) =>
     assert.throws(() => validateDevices(devices), (e: Error) => e instanceof ValidationError && re.test(e.message), JSON.stringify(devices));
@@ -28,6 +28,7 @@ test('gpu, usb and infiniband keys are validated, naming the device and the key'
   refuse({ ib: { type: 'infiniband', nictype: 'physical' } }, /"parent" .* is required/);
   refuse({ ib: { type: 'infiniband', nictype: 'macvlan', parent: 'ib0' } }, /invalid "nictype"/);
   refuse({ ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0', hwaddr: 'zz' } }, /invalid "hwaddr"/);
+  refuse({ ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0', hwaddr: '80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0e:7b:51' } }, /Device "ib" \(infiniband\): "hwaddr" is not supported/);
 });
 
 test('gpu_runtime: nvidia.* keys are refused naming the missing NVIDIA tooling; nvidia.runtime=false asks for nothing', () => {

@@ -1,7 +1,7 @@
 /**
  * Hardware passthrough devices (gpu, usb, infiniband): their properties and the checks across them. The
- * host is matched at the start (reconcilers/container/resolve-hw-devices.ts); what this host can never do
- * (mdev/MIG/SR-IOV GPUs, usb hotplug) is refused here, before anything is written.
+ * host is matched at the start (reconcilers/container/resolve-hw-devices.ts); what svcd can never do
+ * (mdev/MIG/SR-IOV GPUs, usb hotplug, an InfiniBand hwaddr) is refused here, before anything is written.
  */
 import { isBool, isUint, oneOf, type ValueCheck } from './config-keys.ts';
 import { ValidationError } from './errors.ts';
@@ -40,5 +40,6 @@ export function checkHwDevice(name: string, dev: Device): void {
   if (dev.type === 'infiniband') {
     if (!dev.nictype) throw new ValidationError(`${where}: "nictype" (physical or sriov) is required`);
     if (!dev.parent) throw new ValidationError(`${where}: "parent" (the host InfiniBand interface) is required`);
+    if (dev.hwaddr !== undefined) throw new ValidationError(`${where}: "hwaddr" is not supported: svcd cannot set an InfiniBand interface's address (the interface keeps its own)`);
   }
 }

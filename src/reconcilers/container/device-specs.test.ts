@@ -75,6 +75,17 @@ test('t17 NICs of other types: p2p has no parent; physical keeps its MAC unless 
   ]);
 });
 
+test('an infiniband device with nictype=physical is a physical nic on its IPoIB parent; nictype=sriov is none', () => {
+  const nics = nicsOf(
+    {
+      ib: { type: 'infiniband', nictype: 'physical', parent: 'ib1', name: 'ib0', mtu: '2044' },
+      vf: { type: 'infiniband', nictype: 'sriov', parent: 'ib2' },
+    },
+    'c-id',
+  );
+  assert.deepEqual(nics, [{ device: 'ib', nictype: 'physical', name: 'ib0', parent: 'ib1', hwaddr: '', mtu: 2044, hostName: 'ib1', routes: [], macFiltering: false }]);
+});
+
 test('disks: the root disk is skipped; host paths and custom volumes with their mount options', () => {
   assert.deepEqual(
     diskRequestsOf({

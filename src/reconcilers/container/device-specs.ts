@@ -69,12 +69,17 @@ export interface NicSpec extends LxcNic {
  * on the host by the caller. MAC: `hwaddr`, else the `volatile.<device>.hwaddr` svcd generated, else a
  * stable default; host side: `host_name`, else a stable default.
  */
+/** An infiniband device whose interface is moved into the container (nictype=physical). */
+export const isInfinibandNic = (d: Record<string, string>) => d.type === 'infiniband' && d.nictype === 'physical';
+
 export function nicsOf(devices: Devices, containerId: string, config: Record<string, string> = {}): NicSpec[] {
   return Object.entries(devices)
-    .filter(([, d]) => d.type === 'nic')
+    .filter(([, d]) => d.type === 'nic' || isInfinibandNic(d))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([device, d]) => {
-      const nictype = nicTypeOf(d);
+      // An infiniband device with nictype=physical: its IPoIB interface moves in like a physical nic (its
+      // nodes are passed through by resolve-hw-devices.ts).
+      const nictype = d.type === 'infiniband' ? 'physical' : nicTypeOf(d);
       const max = d['limits.max'];
       const ingress = max ?? d['limits.ingress'];
       const egress = max ?? d['limits.egress'];

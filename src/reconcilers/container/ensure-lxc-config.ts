@@ -14,6 +14,7 @@ import { ensureUnixDevices } from './ensure-unix-devices.ts';
 import { computeLxcSpec } from './lxc-spec.ts';
 import { resolveDisks } from './resolve-disks.ts';
 import { resolveHwDevices } from './resolve-hw-devices.ts';
+import type { KnownIbPort } from './resolve-hw-devices.ts';
 import { HOST_SYSFS } from '../../host/devices/sysfs-roots.ts';
 import { lxcNicsOf, resolveNics, type ResolvedNic } from './resolve-nics.ts';
 import { type ContainerReconcilerDeps } from './types.ts';
@@ -28,6 +29,8 @@ export interface EnsuredLxcConfig {
   created: boolean;
   /** The parts a running container takes without a restart (ensure-live.ts). */
   live: { limits: LxcLimits; disks: (LxcDiskMount & { device: string })[]; unixDevices: (LxcUnixDevice & { device: string })[]; nics: ResolvedNic[] };
+  /** infiniband device → the port it resolved to (recorded in the facts: `knownIb` next time). */
+  infiniband: Record<string, KnownIbPort>;
 }
 
 /** Where a running lxcfs serves its /proc files (what lxcfs's LXC mount hook binds into containers). */
@@ -56,6 +59,7 @@ export async function ensureLxcConfig(
   devices: Record<string, Record<string, string>>,
   rootfs: string,
   signal?: AbortSignal,
+  knownIb?: Record<string, KnownIbPort>,
 ): Promise<EnsuredLxcConfig> {
   const dir = path.join(lxcPathOf(deps.stateDir), c.id);
   const logDir = logDirOf(deps.stateDir, c);
@@ -80,8 +84,8 @@ export async function ensureLxcConfig(
   const nics = await resolveNics(deps.db, devices, c.id, config);
   const disks = await resolveDisks(deps, diskRequestsOf(devices), settings.privileged ? {} : { unprivilegedRoot: { uid: rootUid, gid: rootGid } });
   const mustExist = c.power !== 'stopped';
-  const hw = await resolveHwDevices({ devices, roots: deps.sysfs ?? HOST_SYSFS, mustExist });
-  const unixDevices = await ensureUnixDevices({ dir: path.join(dir, 'devices'), requests: [...unixDeviceRequestsOf(devices), ...hw], idmap, mustExist, signal });
+  const hw = await resolveHwDevices({ devices, roots: deps.sysfs ?? HOST_SYSFS, mustExist, known: knownIb });
+  const unixDevices = await ensureUnixDevices({ dir: path.join(dir, 'devices'), requests: [...unixDeviceRequestsOf(devices), ...hw.requests], idmap, mustExist, signal });
   const seccompProfile = await ensureSeccompProfile(path.join(dir, 'seccomp'), config, c.architecture);
 
   const spec = terminal('config', () => computeLxcSpec({
@@ -103,5 +107,5 @@ export async function ensureLxcConfig(
   // Looked at every time: lxcfs may be started (or stopped) while svcd runs.
   const lxcfs = existsSync(LXCFS_PROC);
   const written = await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig({ ...spec, lxcfs })));
-  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile!, created: written === 'created', live: { limits: spec.limits ?? {}, disks, unixDevices, nics } };
+  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile!, created: written === 'created', live: { limits: spec.limits ?? {}, disks, unixDevices, nics }, infiniband: hw.infiniband };
 }

@@ -27,12 +27,12 @@ export const isLiveConfigKey = (key: string) => LIVE_EXACT.has(key) || LIVE_PREF
 
 /**
  * Whether a device is attached to and detached from a running container: disks other than the root disk,
- * nics, and unix-char/unix-block nodes (and the nodes of gpu/usb devices) where the device cgroup can be changed in place (cgroup v1).
+ * nics, and unix-char/unix-block nodes (and the nodes of gpu/usb/infiniband devices) where the device cgroup can be changed in place (cgroup v1).
  */
 export function isLiveDevice(d: Record<string, string>, cgroupVersion: 1 | 2): boolean {
   if (d.type === 'disk') return d.path !== '/';
   if (d.type === 'nic') return true;
-  if (d.type === 'unix-char' || d.type === 'unix-block' || d.type === 'gpu' || d.type === 'usb') return cgroupVersion === 1;
+  if (d.type === 'unix-char' || d.type === 'unix-block' || d.type === 'gpu' || d.type === 'usb' || d.type === 'infiniband') return cgroupVersion === 1;
   return false;
 }
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { after, test } from 'node:test';
 import { useTempDatabase } from '../../db/temp-database.ts';
 import { bumpContainer, bumpContainerAt, insertContainer, readContainerById } from '../../desired/containers.ts';
@@ -119,4 +121,50 @@ test('t17 a physical nic moved in live whose container died on its own: back und
   const sim = lxc.containers.get(c.id)!;
   assert.equal(sim.state, 'RUNNING', 'started again (desired running)');
   assert.equal(sim.nics.get('eth7')?.parent, 't17q1', 'and LXC moved it in at the start, by its own name');
+});
+
+test('t17 infiniband nictype=physical: its interface moved in like a physical nic, its port\'s nodes passed through; while it is inside, the recorded port says which', async () => {
+  const { db } = temp.database;
+  const lxc = createSimLxc();
+  lxc.links.add('ib1');
+  // A fake sysfs: HCA mlx5_0, whose port 2 is the IPoIB interface ib1.
+  const sys = await mkdtemp(path.join(os.tmpdir(), 'svcd-t17-ib-'));
+  after(() => rm(sys, { recursive: true, force: true }));
+  const put = async (file: string, text: string | number) => {
+    await mkdir(path.dirname(path.join(sys, file)), { recursive: true });
+    await writeFile(path.join(sys, file), `${text}\n`);
+  };
+  await mkdir(path.join(sys, 'class/infiniband/mlx5_0'), { recursive: true });
+  await mkdir(path.join(sys, 'class/net/ib1/device/infiniband/mlx5_0'), { recursive: true });
+  await put('class/net/ib1/dev_port', '1');
+  await put('class/infiniband_verbs/uverbs0/ibdev', 'mlx5_0');
+  await put('class/infiniband_verbs/uverbs0/dev', '231:192');
+  for (const [n, port, minor] of [['umad0', '1', 0], ['umad1', '2', 1]] as [string, string, number][]) {
+    await put(`class/infiniband_mad/${n}/ibdev`, 'mlx5_0');
+    await put(`class/infiniband_mad/${n}/port`, port);
+    await put(`class/infiniband_mad/${n}/dev`, `231:${minor}`);
+  }
+  const reconciler = createContainerReconciler({ ...simContainerDeps({ db, stateDir, storage, lxc }), sysfs: { sysRoot: sys, devRoot: path.join(sys, 'dev') } });
+  const once = createReconcileOnce(db);
+  const c = await insertContainer(db, 'default', 'ib', { ...base, devices: { ib: { type: 'infiniband', nictype: 'physical', parent: 'ib1', name: 'ib0' } } }, { type: 'none' }, 'stopped');
+  await bumpContainer(db, c.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: 1 } });
+  await once(reconciler, c.id);
+  const sim = lxc.containers.get(c.id)!;
+  assert.equal(sim.state, 'RUNNING');
+  assert.deepEqual(sim.nics.get('ib0'), { hwaddr: '', hostName: '', parent: 'ib1', kind: 'physical', byLxc: true }, 'the IPoIB interface moved in as ib0');
+  assert.equal(lxc.links.has('ib1'), false);
+  // The verbs node of mlx5_0 and the management node of port 2, allowed and mounted at /dev/infiniband.
+  for (const rule of ['c 231:192 rwm', 'c 231:1 rwm']) assert.match(sim.startedWith!, new RegExp(`devices.allow = ${rule}`));
+  assert.doesNotMatch(sim.startedWith!, /c 231:0 rwm/, 'not port 1\'s');
+  for (const node of ['uverbs0', 'umad1']) assert.match(sim.startedWith!, new RegExp(`lxc.mount.entry = \\S+ dev/infiniband/${node} `));
+
+  // Inside the container, the interface is gone from the host's sysfs: the recorded port still names the nodes.
+  await rm(path.join(sys, 'class/net/ib1'), { recursive: true });
+  await once(reconciler, c.id);
+  assert.equal(lxc.calls.start, 1, 'not restarted');
+  assert.deepEqual([...sim.mounts.keys()].filter((t) => t.startsWith('/dev/infiniband/')).sort(), ['/dev/infiniband/umad1', '/dev/infiniband/uverbs0']);
+  // Without the record, a running container's infiniband device could not be told apart from a missing one.
+  const row = (await readContainerById(db, c.id))!;
+  await bumpContainerAt(db, c.id, row.generation, { profiles: row.profiles, config: row.config, devices: { ib: { type: 'infiniband', nictype: 'physical', parent: 'ib7', name: 'ib0' } } });
+  await assert.rejects(once(reconciler, c.id), (e: Error) => isTerminalError(e) && /infiniband "ib": host interface "ib7" is not an InfiniBand interface/.test(e.message));
 });

@@ -15,6 +15,7 @@ import { applyTemplates } from './apply-templates.ts';
 import { ensureLive, type LiveFacts } from './ensure-live.ts';
 import { giveBackLiveNics, physicalStatesOf, releaseLiveNics } from './ensure-live-nics.ts';
 import type { PhysicalState } from '../../host/lxc/live-nic-types.ts';
+import type { KnownIbPort } from './resolve-hw-devices.ts';
 import { releaseProxies } from './ensure-proxies.ts';
 import { requireNicParents } from './resolve-nics.ts';
 import { ensureDhcpHosts, removeDhcpHosts, requireNetworksReady, type NetworkNicsFacts } from './ensure-network-nics.ts';
@@ -39,6 +40,8 @@ interface ContainerFacts extends RootfsFacts, NetworkNicsFacts, LogDirFacts {
   announced?: Announced;
   /** While it runs: what was mounted in it live and the config it was started with (ensure-live.ts). */
   live?: LiveFacts;
+  /** infiniband device → its InfiniBand device and port, as last resolved (resolve-hw-devices.ts). */
+  infiniband?: Record<string, KnownIbPort>;
 }
 
 /**
@@ -154,7 +157,13 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     }
     // Renamed: its logs move to the new name before the config names that directory.
     if (await followLogDir(stateDir, c, facts, trash)) record.note();
-    const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal);
+    const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal, facts.infiniband);
+    // Which InfiniBand port each infiniband device is: the host stops showing it while the interface is inside.
+    if (JSON.stringify(cfg.infiniband) !== JSON.stringify(facts.infiniband ?? {})) {
+      if (Object.keys(cfg.infiniband).length) facts.infiniband = cfg.infiniband;
+      else delete facts.infiniband;
+      record.note();
+    }
     if (await ensureDhcpHosts(deps, c, cfg.live.nics, facts)) record.note();
     announceConverged(deps, c, record);
     // Before a start, so the guest finds its socket from its first moment.

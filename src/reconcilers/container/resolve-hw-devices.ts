@@ -1,17 +1,21 @@
 /**
- * gpu and usb devices matched against the host's sysfs and passed through as unix-char devices (a node
- * svcd creates with the matched numbers, bind-mounted at the host path, allowed in the device cgroup:
+ * gpu, usb and infiniband devices matched against the host's sysfs and passed through as unix-char devices (a
+ * node svcd creates with the matched numbers, bind-mounted at the host path, allowed in the device cgroup:
  * ensure-unix-devices.ts). A device that matches nothing is a TerminalError naming what is missing, never a
- * container that silently lacks it; infiniband is refused (moving InfiniBand interfaces is not implemented).
+ * container that silently lacks it. An infiniband device's interface is moved in as a physical nic.
  */
 import path from 'node:path';
 import { readDrmCards } from '../../host/devices/read-drm-cards.ts';
 import { readUsbDevices } from '../../host/devices/read-usb-devices.ts';
-import { listDir, type SysfsNode, type SysfsRoots } from '../../host/devices/sysfs-roots.ts';
+import { hasInfiniband, readIbNodes, readIbPortOf, type IbPort } from '../../host/devices/read-infiniband.ts';
+import { type SysfsNode, type SysfsRoots } from '../../host/devices/sysfs-roots.ts';
 import { TerminalError } from '../runtime/index.ts';
 import type { UnixDeviceRequest } from './device-specs.ts';
 
 type Device = Record<string, string>;
+
+/** The InfiniBand port an infiniband device resolved to, and the interface it was resolved from (used only for that one). */
+export type KnownIbPort = IbPort & { parent: string };
 
 const normPci = (v: string) => (v.split(':').length === 2 ? `0000:${v}` : v).toLowerCase();
 
@@ -60,31 +64,58 @@ async function usbNodes(device: string, dev: Device, roots: SysfsRoots): Promise
   return `usb "${device}": no USB device matches ${criteriaOf(dev, ['vendorid', 'productid'])}: ${found}`;
 }
 
-async function infinibandRefusal(device: string, dev: Device, roots: SysfsRoots): Promise<string> {
-  const ib = path.join(roots.sysRoot, 'class', 'infiniband');
-  if ((await listDir(ib)).length === 0) return `infiniband "${device}": the host has no InfiniBand device (${ib} is missing or empty)`;
-  if ((await listDir(path.join(roots.sysRoot, 'class', 'net', dev.parent ?? '', 'device', 'infiniband'))).length === 0)
-    return `infiniband "${device}": host interface "${dev.parent}" is not an InfiniBand interface (or does not exist)`;
-  return `infiniband "${device}": passing InfiniBand interfaces into containers is not implemented by svcd`;
+/**
+ * An infiniband device with nictype=physical: the IPoIB interface `parent` is moved in like a physical nic
+ * (resolve-nics.ts), and the nodes of its port are passed through: the device's verbs node (0666, as hosts
+ * have it) and the port's umad and issm (0600). While the interface is in the running container the host no
+ * longer shows which device it belongs to: `known` (recorded at the last resolution, of the same `parent`) says it.
+ */
+async function infinibandNodes(device: string, dev: Device, roots: SysfsRoots, known: KnownIbPort | undefined): Promise<{ requests: UnixDeviceRequest[]; port: KnownIbPort } | string> {
+  if (!(await hasInfiniband(roots))) return `infiniband "${device}": the host has no InfiniBand device (${path.join(roots.sysRoot, 'class', 'infiniband')} is missing or empty)`;
+  if (dev.nictype === 'sriov') return `infiniband "${device}": nictype=sriov is not supported by svcd (it does not allot virtual functions); use nictype=physical`;
+  const port = (await readIbPortOf(roots, dev.parent ?? '')) ?? (known && known.parent === dev.parent ? { ibdev: known.ibdev, port: known.port } : undefined);
+  if (!port) return `infiniband "${device}": host interface "${dev.parent}" is not an InfiniBand interface (or does not exist)`;
+  const { verbs, mad } = await readIbNodes(roots, port);
+  if (verbs.length === 0) return `infiniband "${device}": ${port.ibdev} has no verbs device in ${path.join(roots.sysRoot, 'class', 'infiniband_verbs')} (is the ib_uverbs module loaded?)`;
+  const request = (node: SysfsNode, mode: number): UnixDeviceRequest => {
+    const rel = path.relative(roots.devRoot, node.path);
+    return { device: `${device}.${rel.replaceAll('/', '-')}`, type: 'char', source: node.path, target: path.join('/dev', rel), major: node.major, minor: node.minor, uid: 0, gid: 0, mode, required: true };
+  };
+  return { requests: [...verbs.map((n) => request(n, 0o666)), ...mad.map((n) => request(n, 0o600))], port: { ...port, parent: dev.parent! } };
 }
 
 /**
- * The unix-char requests passing the matched gpu and usb nodes through. `mustExist` false (the container is
- * to stay stopped): what matches nothing is left out, and looked for again at the start.
+ * The unix-char requests passing the matched gpu, usb and infiniband nodes through, and the InfiniBand port
+ * each infiniband device resolved to (to record: `known` next time). `mustExist` false (the container is to
+ * stay stopped): what matches nothing is left out, and looked for again at the start.
  */
-export async function resolveHwDevices(input: { devices: Record<string, Device>; roots: SysfsRoots; mustExist: boolean }): Promise<UnixDeviceRequest[]> {
-  const out: UnixDeviceRequest[] = [];
+export async function resolveHwDevices(input: {
+  devices: Record<string, Device>;
+  roots: SysfsRoots;
+  mustExist: boolean;
+  /** infiniband device → the port it resolved to before. */
+  known?: Record<string, KnownIbPort> | undefined;
+}): Promise<{ requests: UnixDeviceRequest[]; infiniband: Record<string, KnownIbPort> }> {
+  const requests: UnixDeviceRequest[] = [];
+  const infiniband: Record<string, KnownIbPort> = {};
   for (const [device, dev] of Object.entries(input.devices).sort(([a], [b]) => (a < b ? -1 : 1))) {
     let found: SysfsNode[] | string;
     if (dev.type === 'gpu') found = await gpuNodes(device, dev, input.roots);
     else if (dev.type === 'usb') found = await usbNodes(device, dev, input.roots);
-    else if (dev.type === 'infiniband') found = await infinibandRefusal(device, dev, input.roots);
-    else continue;
+    else if (dev.type === 'infiniband') {
+      const ib = await infinibandNodes(device, dev, input.roots, input.known?.[device]);
+      if (typeof ib === 'string') found = ib;
+      else {
+        requests.push(...ib.requests);
+        infiniband[device] = ib.port;
+        continue;
+      }
+    } else continue;
     if (typeof found === 'string') {
       if (input.mustExist) throw new TerminalError(found);
       continue;
     }
-    out.push(...found.map((n) => passThrough(device, dev, n, input.roots)));
+    requests.push(...found.map((n) => passThrough(device, dev, n, input.roots)));
   }
-  return out;
+  return { requests, infiniband };
 }
