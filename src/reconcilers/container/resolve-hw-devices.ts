@@ -77,11 +77,8 @@ async function infinibandNodes(device: string, dev: Device, roots: SysfsRoots, k
   if (!port) return `infiniband "${device}": host interface "${dev.parent}" is not an InfiniBand interface (or does not exist)`;
   const { verbs, mad } = await readIbNodes(roots, port);
   if (verbs.length === 0) return `infiniband "${device}": ${port.ibdev} has no verbs device in ${path.join(roots.sysRoot, 'class', 'infiniband_verbs')} (is the ib_uverbs module loaded?)`;
-  const request = (node: SysfsNode, mode: number): UnixDeviceRequest => {
-    const rel = path.relative(roots.devRoot, node.path);
-    return { device: `${device}.${rel.replaceAll('/', '-')}`, type: 'char', source: node.path, target: path.join('/dev', rel), major: node.major, minor: node.minor, uid: 0, gid: 0, mode, required: true };
-  };
-  return { requests: [...verbs.map((n) => request(n, 0o666)), ...mad.map((n) => request(n, 0o600))], port: { ...port, parent: dev.parent! } };
+  const requests = [...verbs.map((n) => passThrough(device, { mode: '0666' }, n, roots)), ...mad.map((n) => passThrough(device, { mode: '0600' }, n, roots))];
+  return { requests, port: { ...port, parent: dev.parent! } };
 }
 
 /**
