@@ -19,6 +19,8 @@ export const API_EXTENSIONS = [
   'certificate_update', // PUT/PATCH with ETag on certificates
   'container_exec_signal_handling', // signal control messages reach the command
   'gpu_devices', // gpu devices (physical): DRM cards matched in sysfs by vendorid/productid/id/pci, their nodes passed through; no match fails naming what the host lacks
+  'gpu_runtime', // nvidia.runtime: LXC's nvidia mount hook and the environment it reads (as LXD); refused, naming what is missing, without the NVIDIA container tooling
+  'gpu_runtime_config', // nvidia.driver.capabilities, nvidia.require.cuda, nvidia.require.driver
   'infiniband', // infiniband nictype=physical: the IPoIB interface moved in as a physical nic, its port's uverbs/umad/issm nodes passed through; sriov and hwaddr refused; no InfiniBand device fails naming it
   'network', // /1.0/networks: managed bridges (bridge, dnsmasq, nftables) and host interfaces; bridged nics on them, security.mac_filtering
   'id_map', // security.idmap.isolated, security.idmap.size, raw.id_map
@@ -88,8 +90,7 @@ export const API_EXTENSIONS = [
  * - migration is not built: container_push, container_push_target, container_stateless_copy, migration_progress,
  *   migration_pre_copy, container_snapshot_stateful_migration, storage_api_remote_volume_handling.
  * - usb_devices: usb devices are matched and passed through at the start, but the spec's USB hotplug
- *   (required=false) is not built and is refused. gpu_runtime, gpu_runtime_config: nvidia.* keys refused (no NVIDIA tooling hook);
- *   gpu types mdev/mig/sriov refused.
+ *   (required=false) is not built and is refused. gpu types mdev/mig/sriov refused.
  * - storage drivers other than dir and btrfs: storage_zfs_remove_snapshots, storage_zfs_use_refquota,
  *   storage_zfs_clone_copy, storage_lvm_mount_options, storage_lvm_vg_rename, storage_lvm_thinpool_rename,
  *   storage_lvm_lv_resizing, storage_driver_ceph, storage_ceph_user_name, storage_ceph_force_osd_reuse,

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { validateDevices } from './devices.ts';
 import { validateConfig } from './config-keys.ts';
 import { instanceConfigKeys } from './instance-config.ts';
@@ -31,11 +34,31 @@ test('gpu, usb and infiniband keys are validated, naming the device and the key'
   refuse({ ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0', hwaddr: '80:00:02:08:fe:80:00:00:00:00:00:00:00:02:c9:03:00:0e:7b:51' } }, /Device "ib" \(infiniband\): "hwaddr" is not supported/);
 });
 
-test('gpu_runtime: nvidia.* keys are refused naming the missing NVIDIA tooling; nvidia.runtime=false asks for nothing', () => {
-  validateConfig('container', { 'nvidia.runtime': 'false' }, instanceConfigKeys);
-  for (const [k, v] of <[string, string][]>[['nvidia.runtime', 'true'], ['nvidia.driver.capabilities', 'compute,utility'], ['nvidia.require.cuda', '>=11'], ['nvidia.require.driver', '>=470']])
-    assert.throws(
-      () => validateConfig('container', { [k]: v }, instanceConfigKeys),
-      (e: Error) => e instanceof ValidationError && e.message.includes(`"${k}"`) && /NVIDIA container tooling \(nvidia-container-cli\)/.test(e.message),
-    );
+test('gpu_runtime: nvidia.runtime=true needs LXC\'s nvidia hook and nvidia-container-cli, and names what is missing; the other nvidia keys are validated', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-nvidia-'));
+  const saved = { PATH: process.env.PATH, SVCD_LXC_HOOKS: process.env.SVCD_LXC_HOOKS };
+  const tool = async (file: string) => {
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  };
+  const runtime = () => validateConfig('container', { 'nvidia.runtime': 'true' }, instanceConfigKeys);
+  const refused = (re: RegExp) => assert.throws(runtime, (e: Error) => e instanceof ValidationError && e.message.includes('"nvidia.runtime"') && re.test(e.message));
+  try {
+    process.env.SVCD_LXC_HOOKS = path.join(dir, 'hooks');
+    process.env.PATH = path.join(dir, 'bin');
+    validateConfig('container', { 'nvidia.runtime': 'false' }, instanceConfigKeys);
+    refused(/NVIDIA container tooling, which this host lacks: LXC's NVIDIA hook .*hooks\/nvidia is missing/);
+    await tool(path.join(dir, 'hooks', 'nvidia'));
+    refused(/nvidia-container-cli is not installed/);
+    await tool(path.join(dir, 'bin', 'nvidia-container-cli'));
+    runtime();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+    await rm(dir, { recursive: true, force: true });
+  }
+  validateConfig('container', { 'nvidia.driver.capabilities': 'compute,utility', 'nvidia.require.cuda': 'cuda>=11.0', 'nvidia.require.driver': 'driver>=470' }, instanceConfigKeys);
+  validateConfig('container', { 'nvidia.driver.capabilities': 'all' }, instanceConfigKeys);
+  for (const [k, v] of [['nvidia.driver.capabilities', 'compute,bogus'], ['nvidia.runtime', 'maybe'], ['nvidia.nope', '1']] as const)
+    assert.throws(() => validateConfig('container', { [k]: v }, instanceConfigKeys), (e: Error) => e instanceof ValidationError && e.message.includes(k));
 });

@@ -1,5 +1,6 @@
 import { isAny, isBool, isInt, isSize, isUint, oneOf, parseBool, type KeyTable, type ValueCheck } from './config-keys.ts';
 import { IdmapError } from '../util/idmap-error.ts';
+import { findNvidiaTooling } from '../host/devices/nvidia-tooling.ts';
 import { parseRawIdmap } from '../util/parse-raw-idmap.ts';
 import { parseSize } from '../util/size.ts';
 
@@ -77,8 +78,17 @@ function crossCheck(c: Record<string, string>): string | undefined {
  * typo never silently does nothing; values that LXC or the kernel would refuse at start are refused
  * here already where that needs no host facts (idmap ranges against /etc/subuid are checked at start).
  */
-/** svcd does not run the NVIDIA container runtime hook (nvidia-container-cli), whether or not the host has it. */
-const GPU_RUNTIME_REFUSAL = 'the NVIDIA container runtime (gpu_runtime) is not supported: svcd does not run the NVIDIA container tooling (nvidia-container-cli) hook';
+/** nvidia.runtime=true needs the NVIDIA container tooling on this host (checked again at each start). */
+const nvidiaRuntime: ValueCheck = (v) => {
+  const bad = isBool(v);
+  if (bad || !parseBool(v)) return bad;
+  const tooling = findNvidiaTooling();
+  return 'missing' in tooling ? `needs the NVIDIA container tooling, which this host lacks: ${tooling.missing}` : undefined;
+};
+/** NVIDIA_DRIVER_CAPABILITIES: `all`, or a comma-separated list of the driver's capabilities. */
+const NVIDIA_CAPABILITIES = ['compute', 'compat32', 'graphics', 'utility', 'video', 'display'];
+const nvidiaCapabilities: ValueCheck = (v) =>
+  v === 'all' || (v !== '' && v.split(',').every((c) => NVIDIA_CAPABILITIES.includes(c))) ? undefined : `must be "all" or a comma-separated list of ${NVIDIA_CAPABILITIES.join(', ')}`;
 
 export const instanceConfigKeys: KeyTable = {
   exact: {
@@ -108,14 +118,17 @@ export const instanceConfigKeys: KeyTable = {
     'image.os': isAny,
     'image.release': isAny,
     'images.compression_algorithm': oneOf('none', 'gzip', 'bzip2', 'xz', 'zstd', 'lzma'),
+    // gpu_runtime, gpu_runtime_config (lxc-spec.ts: LXC's nvidia hook and its environment).
+    'nvidia.runtime': nvidiaRuntime,
+    'nvidia.driver.capabilities': nvidiaCapabilities,
+    'nvidia.require.cuda': isAny,
+    'nvidia.require.driver': isAny,
   },
   prefixes: {
     'user.': isAny,
     'environment.': environmentValue,
     'limits.kernel.': kernelLimit,
     'image.': isAny,
-    // gpu_runtime: known, so the refusal says why; nvidia.runtime=false asks for nothing.
-    'nvidia.': (v) => (v === '' || v === 'false' ? undefined : GPU_RUNTIME_REFUSAL),
   },
   readOnlyPrefixes: ['volatile.'],
   crossCheck,

@@ -255,3 +255,9 @@ lxc.net.2.flags = up`,
   );
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, nics: [{ type: 'phys', name: 'eth0', parent: '' }] }), /phys nic needs a host interface/);
 });
+
+test('more mount hooks (nvidia.runtime) come after the lxcfs line, so clearing that one keeps them', () => {
+  const text = renderLxcConfig({ ...PRIVILEGED, lxcfs: false, mountHooks: ['/usr/share/lxc/hooks/nvidia'] });
+  assert.match(text, /^lxc\.hook\.mount =\nlxc\.hook\.mount = \/usr\/share\/lxc\/hooks\/nvidia\n/m);
+  assert.match(renderLxcConfig({ ...PRIVILEGED, mountHooks: ['/h/nvidia'] }), /^lxc\.hook\.mount = \/h\/nvidia$/m);
+});

@@ -98,6 +98,7 @@ export function renderLxcConfig(spec: LxcSpec): string {
   out.push('lxc.hook.post-stop =');
   // And its mount hook (a shell script run at every start, ~13 ms here) has nothing to do without lxcfs.
   if (spec.lxcfs === false) out.push('lxc.hook.mount =');
+  for (const hook of spec.mountHooks ?? []) out.push(line('lxc.hook.mount', hook));
   // No /dev/ttyN (common.conf makes 4): the API offers the console only, as LXD does (lxc.tty.max = 0).
   // Each tty is a pty of the host's shared pool (kernel.pty.max − pty.reserve = 3072 by default) that
   // containers all draw from: with 5 a container, the 615th one's start failed for want of a pty.

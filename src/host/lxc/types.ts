@@ -100,6 +100,8 @@ export interface LxcSpec {
    * common.conf pulls in would only start a shell that finds nothing to mount: it is left out.
    */
   lxcfs?: boolean;
+  /** More `lxc.hook.mount` scripts (nvidia.runtime: LXC's nvidia hook), after common.conf's. */
+  mountHooks?: string[];
   /** `lxc.autodev` (default true): LXC populates a fresh tmpfs /dev. */
   autodev?: boolean;
   /**

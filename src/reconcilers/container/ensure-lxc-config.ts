@@ -14,6 +14,8 @@ import { ensureUnixDevices } from './ensure-unix-devices.ts';
 import { computeLxcSpec } from './lxc-spec.ts';
 import { resolveDisks } from './resolve-disks.ts';
 import { resolveHwDevices } from './resolve-hw-devices.ts';
+import { findNvidiaTooling } from '../../host/devices/nvidia-tooling.ts';
+import { parseBool } from '../../desired/config-keys.ts';
 import type { KnownIbPort } from './resolve-hw-devices.ts';
 import { HOST_SYSFS } from '../../host/devices/sysfs-roots.ts';
 import { lxcNicsOf, resolveNics, type ResolvedNic } from './resolve-nics.ts';
@@ -87,6 +89,9 @@ export async function ensureLxcConfig(
   const hw = await resolveHwDevices({ devices, roots: deps.sysfs ?? HOST_SYSFS, mustExist, known: knownIb });
   const unixDevices = await ensureUnixDevices({ dir: path.join(dir, 'devices'), requests: [...unixDeviceRequestsOf(devices), ...hw.requests], idmap, mustExist, signal });
   const seccompProfile = await ensureSeccompProfile(path.join(dir, 'seccomp'), config, c.architecture);
+  // nvidia.runtime: the tooling the API saw at the write may have gone since; a container to stay stopped waits.
+  const nvidia = parseBool(config['nvidia.runtime']) ? findNvidiaTooling() : undefined;
+  if (nvidia && 'missing' in nvidia && mustExist) throw new TerminalError(`nvidia.runtime: needs the NVIDIA container tooling, which this host lacks: ${nvidia.missing}`);
 
   const spec = terminal('config', () => computeLxcSpec({
     hostname: c.name,
@@ -102,6 +107,7 @@ export async function ensureLxcConfig(
     disks,
     unixDevices,
     devsvcDir: devsvcDirOf(deps.stateDir, c.id),
+    nvidiaHook: nvidia && 'hook' in nvidia ? nvidia.hook : undefined,
   }));
   const file = path.join(dir, 'config');
   // Looked at every time: lxcfs may be started (or stopped) while svcd runs.

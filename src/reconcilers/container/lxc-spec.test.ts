@@ -53,3 +53,15 @@ test('devsvc: its directory is mounted read-only at /dev/svc and /dev/lxd unless
   assert.deepEqual(computeLxcSpec({ ...base, config: { 'security.privileged': 'true' } }).disks, [mount('/dev/svc'), mount('/dev/lxd')]);
   assert.deepEqual(computeLxcSpec({ ...base, config: { 'security.privileged': 'true', 'security.devsvc': 'false' } }).disks, []);
 });
+
+test('nvidia.runtime: with the hook found, LXC runs it with the environment it reads (as LXD sets it); environment.* wins', () => {
+  const base = { hostname: 'g', architecture: 'x86_64', rootfsPath: '/r', idmap: { uid: [{ nsid: 0, hostid: 1000000, count: 65536 }], gid: [{ nsid: 0, hostid: 1000000, count: 65536 }] }, host, logFile: '/l', consoleLogFile: '/c', nics: [], disks: [] };
+  const config = { 'nvidia.runtime': 'true', 'nvidia.require.cuda': 'cuda>=11.0', 'environment.NVIDIA_VISIBLE_DEVICES': 'all' };
+  const s = computeLxcSpec({ ...base, config, nvidiaHook: '/usr/share/lxc/hooks/nvidia' });
+  assert.deepEqual(s.mountHooks, ['/usr/share/lxc/hooks/nvidia']);
+  assert.deepEqual(s.environment, { NVIDIA_VISIBLE_DEVICES: 'all', NVIDIA_DRIVER_CAPABILITIES: 'compute,utility', NVIDIA_REQUIRE_CUDA: 'cuda>=11.0' });
+  assert.deepEqual(computeLxcSpec({ ...base, config: { 'nvidia.runtime': 'true', 'nvidia.driver.capabilities': 'all' }, nvidiaHook: '/h' }).environment, { NVIDIA_VISIBLE_DEVICES: 'none', NVIDIA_DRIVER_CAPABILITIES: 'all' });
+  const none = computeLxcSpec({ ...base, config: { 'nvidia.runtime': 'false' } });
+  assert.equal(none.mountHooks, undefined);
+  assert.deepEqual(none.environment, {});
+});

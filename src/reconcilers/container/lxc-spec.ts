@@ -53,6 +53,8 @@ export function computeLxcSpec(input: {
   unixDevices?: LxcUnixDevice[];
   /** The host directory of the container's devsvc socket, mounted at /dev/svc and /dev/lxd unless `security.devsvc=false`. */
   devsvcDir?: string | undefined;
+  /** nvidia.runtime=true: LXC's nvidia hook (found by the caller on the host). */
+  nvidiaHook?: string | undefined;
 }): LxcSpec {
   const c = input.config;
   const privileged = bool(c['security.privileged']);
@@ -81,13 +83,29 @@ export function computeLxcSpec(input: {
       ...(c['limits.processes'] ? { processes: Number(c['limits.processes']) } : {}),
     },
     prlimits,
-    environment,
+    environment: { ...nvidiaEnvironment(c, input.nvidiaHook), ...environment },
+    ...(input.nvidiaHook ? { mountHooks: [input.nvidiaHook] } : {}),
     ...(input.seccompProfile ? { seccompProfile: input.seccompProfile } : {}),
     logFile: input.logFile,
     consoleLogFile: input.consoleLogFile,
     nics: input.nics,
     disks: [...input.disks, ...devsvcMounts(input.devsvcDir, c)],
     ...(input.unixDevices?.length ? { unixDevices: input.unixDevices } : {}),
+  };
+}
+
+/**
+ * What LXC's nvidia hook reads (as LXD sets it): no GPU of its own (the container's gpu devices pass theirs),
+ * the driver capabilities (default compute,utility) and the CUDA and driver requirements when given. The
+ * container's own `environment.*` keys win.
+ */
+function nvidiaEnvironment(config: Record<string, string>, hook: string | undefined): Record<string, string> {
+  if (!hook) return {};
+  return {
+    NVIDIA_VISIBLE_DEVICES: 'none',
+    NVIDIA_DRIVER_CAPABILITIES: config['nvidia.driver.capabilities'] || 'compute,utility',
+    ...(config['nvidia.require.cuda'] ? { NVIDIA_REQUIRE_CUDA: config['nvidia.require.cuda'] } : {}),
+    ...(config['nvidia.require.driver'] ? { NVIDIA_REQUIRE_DRIVER: config['nvidia.require.driver'] } : {}),
   };
 }
 
