@@ -73,11 +73,6 @@ function crossCheck(c: Record<string, string>): string | undefined {
   return undefined;
 }
 
-/**
- * Container (and profile) config keys svcd understands. Anything else is refused with 400, so a
- * typo never silently does nothing; values that LXC or the kernel would refuse at start are refused
- * here already where that needs no host facts (idmap ranges against /etc/subuid are checked at start).
- */
 /** nvidia.runtime=true needs the NVIDIA container tooling on this host (checked again at each start). */
 const nvidiaRuntime: ValueCheck = (v) => {
   const bad = isBool(v);
@@ -90,6 +85,12 @@ const NVIDIA_CAPABILITIES = ['compute', 'compat32', 'graphics', 'utility', 'vide
 const nvidiaCapabilities: ValueCheck = (v) =>
   v === 'all' || (v !== '' && v.split(',').every((c) => NVIDIA_CAPABILITIES.includes(c))) ? undefined : `must be "all" or a comma-separated list of ${NVIDIA_CAPABILITIES.join(', ')}`;
 
+/**
+ * Container (and profile) config keys svcd understands. Anything else is refused with 400, so a
+ * typo never silently does nothing; values that LXC or the kernel would refuse at start are refused
+ * here already where that needs no host facts (idmap ranges against /etc/subuid are checked at start;
+ * nvidia.runtime=true looks for the NVIDIA tooling, a few stats).
+ */
 export const instanceConfigKeys: KeyTable = {
   exact: {
     'boot.autostart': isBool,

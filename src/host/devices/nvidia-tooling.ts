@@ -6,8 +6,7 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
-
-const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+import { DEFAULT_SEARCH_PATH } from '../storage/host-checker.ts';
 
 const isExecutable = (p: string): boolean => {
   try {
@@ -22,7 +21,8 @@ const isExecutable = (p: string): boolean => {
 export function findNvidiaTooling(env: NodeJS.ProcessEnv = process.env): { hook: string } | { missing: string } {
   const hook = path.join(env.SVCD_LXC_HOOKS || '/usr/share/lxc/hooks', 'nvidia');
   if (!isExecutable(hook)) return { missing: `LXC's NVIDIA hook ${hook} is missing` };
-  const dirs = (env.PATH || DEFAULT_PATH).split(':').filter(Boolean);
+  // The daemon's PATH, not HostChecker's fixed one: LXC's hook looks the tool up on the PATH lxc-start inherits.
+  const dirs = env.PATH ? env.PATH.split(':').filter(Boolean) : DEFAULT_SEARCH_PATH;
   if (!dirs.some((d) => isExecutable(path.join(d, 'nvidia-container-cli')))) return { missing: 'nvidia-container-cli is not installed (the NVIDIA container tooling: libnvidia-container-tools)' };
   return { hook };
 }

@@ -64,14 +64,14 @@ export interface NicSpec extends LxcNic {
   macFiltering: boolean;
 }
 
+/** An infiniband device whose interface is moved into the container (nictype=physical). */
+const isInfinibandNic = (d: Record<string, string>) => d.type === 'infiniband' && d.nictype === 'physical';
+
 /**
  * The NICs (device order by name, so `lxc.net.N` numbering is stable); `parent` (or `network`) is checked
  * on the host by the caller. MAC: `hwaddr`, else the `volatile.<device>.hwaddr` svcd generated, else a
  * stable default; host side: `host_name`, else a stable default.
  */
-/** An infiniband device whose interface is moved into the container (nictype=physical). */
-export const isInfinibandNic = (d: Record<string, string>) => d.type === 'infiniband' && d.nictype === 'physical';
-
 export function nicsOf(devices: Devices, containerId: string, config: Record<string, string> = {}): NicSpec[] {
   return Object.entries(devices)
     .filter(([, d]) => d.type === 'nic' || isInfinibandNic(d))
