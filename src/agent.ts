@@ -133,6 +133,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     createServer: (d) => createPrivatePostgres({ ...d, run: runCommand, log: log.child({ component: 'database' }) }),
   });
   const { db } = database;
+  // What reconcilers and observers record of the host commits through `relaxed` (Database.relaxed); what
+  // users ask for, through `db`.
+  const recorded = database.relaxed;
   if (await ensureDefaultProject(db)) await ensureDefaultPool(db, config.stateDir);
   await preloadFacts(db);
   const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
@@ -161,7 +164,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
   // Reconcilers tell this observer what they left each container as; its drift reports go to the reconcile manager below.
   const containerObserver = createContainerObserver({
-    db,
+    db: recorded,
     localWrites: database.localWrites,
     lxc,
     node: config.nodeName,
@@ -178,7 +181,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const live = createLiveRegistry({ onChange: (id, e) => hotplug.watch(id, e?.hotplug ?? []) });
   const devsvc = createDevsvc({ db, stateDir: config.stateDir, node: config.nodeName, bus, log, trash, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
   const rootfsDeps = {
-    db,
+    db: recorded,
     stateDir: config.stateDir,
     storage,
     unpack: createUnpackAdapter(),
@@ -194,7 +197,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const proxy = createHostProxyAdapter({ stateDir: config.stateDir });
   const reconcilers: Reconciler[] = [
     createNetworkReconciler({
-      db,
+      db: recorded,
       stateDir: config.stateDir,
       network,
       onRepaired: (name) =>
@@ -203,8 +206,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
           (err: unknown) => log.error({ err, network: name }, 'cannot list the containers of a repaired network'),
         ),
     }),
-    createPoolReconciler({ db, node: config.nodeName, stateDir: config.stateDir, storage, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
-    createVolumeReconciler({ db, stateDir: config.stateDir, storage }),
+    createPoolReconciler({ db: recorded, node: config.nodeName, stateDir: config.stateDir, storage, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
+    createVolumeReconciler({ db: recorded, stateDir: config.stateDir, storage }),
     createImageVolumeReconciler(rootfsDeps),
     createContainerReconciler({
       ...rootfsDeps,
@@ -228,7 +231,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     reconcilers,
     // Most reconcile time is spent waiting for host commands (lxc-start, tar, rsync): run many at once.
     concurrency: 16,
-    settler: createStatusSettler({ db, ops, convergence, notifyFirst: (kind) => kind === CONTAINER_KIND }),
+    settler: createStatusSettler({ db: recorded, ops, convergence, notifyFirst: (kind) => kind === CONTAINER_KIND }),
     log: log.child({ component: 'reconcile' }),
     // What is on a pool waits for it: reconciled at once when it converges, not at the next backoff.
     watches: [
@@ -258,10 +261,10 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: (ev) => containerObserver.onMonitorEvent(ev) }));
   observers.register(createLiveDriftObserver({ live, report: drift.report, ...(opts.liveObserveMs ? { intervalMs: opts.liveObserveMs } : {}) }));
   observers.register(createProxyDriftObserver({ live, proxy, report: drift.report }));
-  observers.register(createBackupExpiryObserver({ db, stateDir: config.stateDir, ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}) }));
+  observers.register(createBackupExpiryObserver({ db: recorded, stateDir: config.stateDir, ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}) }));
   observers.register(createExecOutputExpiryObserver({ stateDir: config.stateDir }));
-  observers.register(createNetworkObserver({ db, stateDir: config.stateDir, network, report: drift.report, ...(opts.networkObserveMs ? { intervalMs: opts.networkObserveMs } : {}) }));
-  observers.register(createPoolObserver({ db, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
+  observers.register(createNetworkObserver({ db: recorded, stateDir: config.stateDir, network, report: drift.report, ...(opts.networkObserveMs ? { intervalMs: opts.networkObserveMs } : {}) }));
+  observers.register(createPoolObserver({ db: recorded, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
 
   const trust = createTrustStore({ db });
   const resources = createResourcesCache({ ttlMs: 1_000 });
@@ -277,7 +280,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const imagePulls = createImagePulls({ db, images: imageHost, reconcile, log: log.child({ component: 'images' }) });
   // The embedded databases are vacuumed by svcd (no autovacuum launcher: own-vacuum.ts).
   if (database.localWrites) observers.register(createOwnVacuum({ db, localWrites: database.localWrites, log: log.child({ component: 'database' }) }).observer);
-  observers.register(createImageCacheObserver({ db, node: config.nodeName, images: imagePulls, log: log.child({ component: 'images' }) }));
+  observers.register(createImageCacheObserver({ db: recorded, node: config.nodeName, images: imagePulls, log: log.child({ component: 'images' }) }));
   const app = createApp({
     db,
     node: config.nodeName,

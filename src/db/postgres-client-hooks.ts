@@ -37,9 +37,11 @@ function hookUnsafe(client: PostgresJsClient, note: (target: 'any' | Target, que
   };
 }
 
-/** Install both hooks on `sql`; returns the counter of this process's finished writes. */
-export function hookPostgresClient(sql: PostgresJsClient): WriteCounter {
-  const counter: WriteCounter = { tables: new Map(), any: 0, reach: undefined };
+/**
+ * Install both hooks on `sql`; returns the counter of this process's finished writes (`counter` when given:
+ * several clients of one database count into one).
+ */
+export function hookPostgresClient(sql: PostgresJsClient, counter: WriteCounter = { tables: new Map(), any: 0, reach: undefined }): WriteCounter {
   const note: Note = (targets) => bump(counter, targets);
   hookUnsafe(sql, (target, q) => observeQuery(q, { fulfilled: () => note([target]) }));
   const begin = sql.begin.bind(sql);

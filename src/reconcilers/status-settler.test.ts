@@ -13,7 +13,11 @@ const rowOf = async (kind: string, key: string) =>
 test('a convergence records the generation, clears the error, and writes the facts handed with it', async () => {
   const { db } = temp.database;
   const settled: [string, string, number][] = [];
-  const settler = createStatusSettler({ db, ops: { converged: async (k, key, g) => void settled.push([k, key, g]), convergedIn: async () => () => {}, failed: async () => {} } });
+  const settler = createStatusSettler({
+    db,
+    // Settled through the settler's own database, and announced once written.
+    ops: { convergedIn: async (tx, k, key, g) => (assert.equal(tx, db), () => void settled.push([k, key, g])), failed: async () => {} },
+  });
 
   await settler.failed('thing', 'a', 'broken', false);
   const record = await openFacts<{ done?: number; kept?: string }>(db, 'thing', 'a');
@@ -51,11 +55,11 @@ test('notifyFirst: a sync waiter of such a kind is woken before the status write
   const settler = createStatusSettler({
     db,
     ops: {
-      converged: async (kind) => {
+      convergedIn: async (_tx, kind) => {
         order.push(`ops ${kind}`);
         await gate;
+        return () => {};
       },
-      convergedIn: async () => () => {},
       failed: async () => {},
     },
     convergence: { notify: (kind, _key, out) => void order.push(`notify ${kind} ${'observed' in out ? out.observed : ''}`) },

@@ -16,7 +16,7 @@ export function createStatusSettler({
   notifyFirst,
 }: {
   db: Db;
-  ops: Pick<Operations, 'converged' | 'convergedIn' | 'failed'>;
+  ops: Pick<Operations, 'convergedIn' | 'failed'>;
   convergence?: Pick<Convergence, 'notify'>;
   /**
    * Kinds whose API shows nothing of the status row (a container's GET renders its desired and runtime rows):
@@ -49,7 +49,11 @@ export function createStatusSettler({
       if (first) convergence?.notify(kind, key, { observed: observedGeneration });
       // A removed object leaves no status row behind (its key is never reconciled again).
       if (gone) await removeTogether(kind, key, observedGeneration, removeRows);
-      else await Promise.all([recordConverged(db, kind, key, observedGeneration, facts), ops.converged(kind, key, observedGeneration)]);
+      else {
+        // The settlement through `db` too (agent.ts gives the settler Database.relaxed), then announced.
+        const [, announce] = await Promise.all([recordConverged(db, kind, key, observedGeneration, facts), ops.convergedIn(db, kind, key, observedGeneration)]);
+        announce();
+      }
       if (!first) convergence?.notify(kind, key, { observed: observedGeneration });
     },
     async failed(kind, key, message, terminal) {

@@ -7,7 +7,7 @@ import { createStatusSettler } from '../reconcilers/status-settler.ts';
  * real status settler, so the facts handed with a convergence are written), without queue or retries.
  */
 export function createReconcileOnce(db: Db) {
-  const settler = createStatusSettler({ db, ops: { converged: async () => {}, convergedIn: async () => () => {}, failed: async () => {} } });
+  const settler = createStatusSettler({ db, ops: { convergedIn: async () => () => {}, failed: async () => {} } });
   return async function reconcileOnce(r: Reconciler, key: string): Promise<ReconcileResult> {
     const ctx = { kind: r.kind, key, attempt: 0, signal: new AbortController().signal, reason: 'test' };
     try {
