@@ -119,7 +119,15 @@ export function createOperations(opts: OperationsOptions) {
 
     /** Resolve once the operation is final, or after timeoutMs (negative = no limit), or on abort. */
     async wait(id: string, timeoutMs: number, signal?: AbortSignal, project?: string): Promise<OperationRow> {
-      return waiters.wait(() => service.get(id, project), id, timeoutMs, signal);
+      // The first read may be what this process announced of it (operation-memory.ts); the others are get()'s.
+      let first = true;
+      const read = async () => {
+        const known = first ? memory.announced(id) : undefined;
+        first = false;
+        if (known && (project === undefined || known.project === project)) return known;
+        return service.get(id, project);
+      };
+      return waiters.wait(read, id, timeoutMs, signal);
     },
 
     /** DELETE /1.0/operations/<id>: Cancelling now, Cancelled when the task has stopped. */

@@ -19,12 +19,18 @@ export interface OperationMemoryDeps {
  * The operations this process knows to be current, so that a wait or a GET needs no database read:
  * its running tasks, the operations it saw end (for a while: a final row never changes), and, when
  * it is the only writer, every other operation announced and not ended yet.
+ *
+ * On a shared database the operations this process announced and has not seen end are remembered too,
+ * but only for the first read of a wait (`announced`): that read is as good as one made a moment earlier,
+ * and the wait reads the database again at its next poll. A GET reads the database, where another member
+ * may have settled it.
  */
 export function createOperationMemory({ clock, onlyWriter }: OperationMemoryDeps) {
   const finals = new Map<string, { row: OperationRow; at: number }>();
   /** Running tasks of this process (startTask): only this process writes their rows, so memory is current. */
   const tasks = new Map<string, OperationRow>();
-  const live = onlyWriter ? new Map<string, OperationRow>() : undefined;
+  /** Announced here and not seen ending, with when it was announced. */
+  const live = new Map<string, { row: OperationRow; at: number }>();
   return {
     /** A task of this process starts: its row is kept here until it ends. */
     addTask(row: OperationRow): void {
@@ -38,24 +44,31 @@ export function createOperationMemory({ clock, onlyWriter }: OperationMemoryDeps
     record(row: OperationRow): void {
       if (tasks.has(row.id)) tasks.set(row.id, row);
       // (An announcement overtaken by the end, e.g. a creation behind its settling, changes nothing.)
-      else if (live && !finals.has(row.id)) live.set(row.id, row);
+      else if (!finals.has(row.id)) live.set(row.id, { row, at: clock.now() });
       if (isFinalStatus(row.statusCode)) {
         tasks.delete(row.id);
-        live?.delete(row.id);
+        live.delete(row.id);
         finals.set(row.id, { row, at: clock.now() });
       }
     },
     /** The remembered row, if this process knows it to be current. */
-    get: (id: string): OperationRow | undefined => finals.get(id)?.row ?? tasks.get(id) ?? live?.get(id),
+    get: (id: string): OperationRow | undefined => finals.get(id)?.row ?? tasks.get(id) ?? (onlyWriter ? live.get(id)?.row : undefined),
+    /** For a wait's first read: also what this process last announced of it (see above). */
+    announced: (id: string): OperationRow | undefined => finals.get(id)?.row ?? tasks.get(id) ?? live.get(id)?.row,
     /** Whether this process saw the operation end (lately). */
     ended: (id: string): boolean => finals.has(id),
-    /** Forget the operations that ended longer ago than FINAL_MEMORY_MS. */
+    /**
+     * Forget the operations that ended longer ago than FINAL_MEMORY_MS; on a shared database also those
+     * announced that long ago and not seen ending here (another member may have ended them).
+     */
     forgetOldEnds(): void {
       for (const [id, f] of finals) {
         if (clock.now() - f.at <= FINAL_MEMORY_MS) continue;
         finals.delete(id);
-        live?.delete(id);
+        live.delete(id);
       }
+      if (onlyWriter) return;
+      for (const [id, l] of live) if (clock.now() - l.at > FINAL_MEMORY_MS) live.delete(id);
     },
   };
 }
