@@ -9,7 +9,8 @@
  * A listening session is told of every commit; only a lost connection loses notifications. So the count is
  * trusted only while the connection is known to be up: every `heartbeatMs` it LISTENs again if it was
  * closed (which bumps every table: what was committed meanwhile is unknown), else runs `select 1`. A beat
- * that fails, or none for `graceMs`, and live() is false: versions are read from the counters, as before.
+ * that fails, or none for `graceMs`, and live() is false: no version is known, and cached reads read
+ * again (readDataVersion).
  */
 import type { WriteCounter } from './local-writes.ts';
 
@@ -35,7 +36,7 @@ export interface VersionListener {
   onNotify(channel: string, payload: string): void;
   /** Wire to the client's onclose: LISTEN is gone with the connection. */
   onClose(): void;
-  /** LISTEN and read the counters once, then beat in the background. */
+  /** LISTEN once, then beat in the background. */
   start(): Promise<void>;
   /** No more beats (the connection's end closes it). */
   stop(): void;

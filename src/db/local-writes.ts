@@ -125,7 +125,7 @@ export interface ForeignKey {
   onDelete: string;
 }
 
-/** Trigger functions known to write nothing but data_versions (migration 0006). */
+/** Trigger functions known to write no table (migration 0011: they only notify). */
 const VERSION_TRIGGERS = new Set(['bump_data_version']);
 
 /**

@@ -28,9 +28,10 @@ const MIGRATION_LOCK = 7_715_104_211;
 
 /**
  * The embedded database has one writer, this process, which counts its own writes (local-writes.ts,
- * readDataVersion): the data_versions counters serve a server shared by several hosts. On PGlite and on
- * the private server (soleWriter) their triggers only cost a row update per write statement, so they are
- * switched off there (each open, in case a later migration adds one).
+ * readDataVersion): the data-version triggers' notifications serve a server shared by several hosts
+ * (data-version-listener.ts). On PGlite and on the private server (soleWriter) they would only cost a
+ * notification per write statement, so they are switched off there (each open, in case a later migration
+ * adds one).
  */
 const DATA_VERSION_TRIGGERS_OFF = dataVersionTriggers('DISABLE');
 /** A server that may be shared (DATABASE_URL) needs them: on again if an earlier sole-writer open switched them off. */

@@ -9,7 +9,7 @@ export type ContainerWithPool = ContainerRow & { pool: StoragePoolRow | null };
 
 /**
  * A live container by project and name with its root volume's pool, in one join. Kept until a
- * container, pool or volume write changes it (data_versions): file and metadata requests are hot paths.
+ * container, pool or volume write changes it (data versions): file and metadata requests are hot paths.
  */
 export function readContainerWithPool(db: DbOrTx, project: string, name: string): Promise<ContainerWithPool> {
   return cachedRead(db, `container-pool\0${project}\0${name}`, ['containers', 'storage_pools', 'storage_volumes'], async () => {

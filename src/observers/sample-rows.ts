@@ -15,8 +15,8 @@ export interface SampleRows {
 
 /**
  * The container observer's rows for a sample, read again only when the containers or runtime tables
- * were written since the last read (readDataVersion: no query on the embedded database, one small
- * query of data_versions on a server). With N idle containers a tick then reads nothing, where it read
+ * were written since the last read (readDataVersion: no query, on the embedded database as on a
+ * server). With N idle containers a tick then reads nothing, where it read
  * 2×N rows (~24 ms of CPU on PGlite with 1000). The arrays returned are shared: callers do not change them.
  */
 export function createSampleRows(deps: { db: Db; node: string }): () => Promise<SampleRows> {

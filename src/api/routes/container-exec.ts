@@ -60,7 +60,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
 
   /**
    * The container by project and name with its `environment.*` config (expanded), kept until a container,
-   * profile or project write changes them (data_versions): an exec is a hot path.
+   * profile or project write changes them (data versions): an exec is a hot path.
    */
   const targets = createVersionedReads(
     () => readDataVersion(db, ['containers', 'profiles', 'projects']),

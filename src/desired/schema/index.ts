@@ -9,5 +9,4 @@ export * from './runtime.ts';
 export * from './containers.ts';
 export * from './images.ts';
 export * from './backups.ts';
-export * from './data-versions.ts';
 export * from './networks.ts';

@@ -15,7 +15,6 @@ const WRITERS: Record<string, string[]> = {
   containers: ['desired/containers.ts', 'desired/profiles.ts'],
   containerRuntime: ['desired/container-runtime.ts'],
   containerSnapshots: ['desired/container-snapshots.ts', 'desired/profiles.ts'],
-  dataVersions: [],
   images: ['desired/images.ts'],
   imageAliases: ['desired/images.ts'],
   networks: ['desired/networks.ts'],
