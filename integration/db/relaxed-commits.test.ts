@@ -11,6 +11,7 @@ import { sql } from 'drizzle-orm';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { relaxedOf } from '../../src/db/database-state.ts';
 import { openDatabase } from '../../src/db/open-database.ts';
 import type { Database, Db } from '../../src/db/types.ts';
 import { cachedProfiles } from '../../src/desired/cached-reads.ts';
@@ -42,6 +43,8 @@ describe('Database.relaxed on PostgreSQL (DATABASE_URL)', { skip }, () => {
     try {
       const [server] = await plain`select current_setting('synchronous_commit') as v`;
       assert.notEqual(d.relaxed, d.db, 'connections of their own');
+      assert.equal(relaxedOf(d.db), d.relaxed, 'found from db (usage stamps written from the API: touchImageLastUsed)');
+      await d.db.transaction(async (tx) => assert.equal(relaxedOf(tx), tx, 'a transaction keeps its own'));
       assert.equal(await setting(d.relaxed, 'synchronous_commit'), 'off');
       assert.equal(await setting(d.db, 'synchronous_commit'), server!.v, 'as the server is set');
       assert.equal(server!.v, 'on', 'the test server flushes at commit (else this test shows nothing)');
@@ -77,5 +80,6 @@ describe('Database.relaxed on PGlite', () => {
 
   test('is db: its commits never wait for a flush', () => {
     assert.equal(d.relaxed, d.db);
+    assert.equal(relaxedOf(d.db), d.db);
   });
 });

@@ -32,6 +32,8 @@ export interface DatabaseState {
   readonly facts: RowMemory | undefined;
   /** On PostgreSQL: versions from notified commits plus this process's own writes (data-version-listener.ts). */
   readonly notified: NotifiedVersions | undefined;
+  /** Database.relaxed, when it is another handle (openDatabase sets it): see relaxedOf. */
+  relaxed?: object;
 }
 
 export interface NotifiedVersions {
@@ -65,6 +67,12 @@ export function attachDatabaseState(db: object, state: DatabaseState): void {
 
 /** The state of a database handle; undefined for a transaction (which must read what it wrote). */
 export const databaseStateOf = (db: object): DatabaseState | undefined => (db as WithState)[STATE];
+
+/**
+ * The handle of `db`'s database for what is not desired state (Database.relaxed: commits that do not wait
+ * for their WAL flush), for code that has only `db`; `db` itself where they are one (or for a transaction).
+ */
+export const relaxedOf = <T extends object>(db: T): T => (databaseStateOf(db)?.relaxed as T | undefined) ?? db;
 
 /** The write counter of a database whose every writer is this process, if `db` is one. */
 export const localWrites = (db: object): WriteCounter | undefined => databaseStateOf(db)?.localWrites;

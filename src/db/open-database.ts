@@ -170,6 +170,7 @@ async function openPostgres(url: string, poolMax: number, idleTimeoutS: number |
   hookPostgresClient(relaxedClient as unknown as PostgresJsClient, own);
   const relaxed = drizzle(relaxedClient as unknown as (typeof tiers)[number], { schema });
   attachDatabaseState(relaxed, state);
+  state.relaxed = relaxed;
   return {
     db: db as unknown as Db,
     relaxed: relaxed as unknown as Db,

@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, like, sql } from 'drizzle-orm';
+import { relaxedOf } from '../db/database-state.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { parseBool } from './config-keys.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
@@ -121,10 +122,14 @@ export async function fingerprintInUse(db: DbOrTx, fingerprint: string): Promise
   return rows.length > 0;
 }
 
-/** Record that an instance was created from the image (`last_used_at`). */
+/**
+ * Record that an instance was created from the image (`last_used_at`). A usage stamp, not desired state:
+ * written through the database's relaxed handle (relaxedOf), so that a create waits for one flushed commit
+ * (its desired write), not two.
+ */
 export async function touchImageLastUsed(db: DbOrTx, project: string, fingerprint: string, at: Date = new Date()): Promise<void> {
   const p = await imageProjectFor(db, project);
-  await db.update(images).set({ lastUsedAt: at }).where(and(eq(images.project, p), eq(images.fingerprint, fingerprint)));
+  await relaxedOf(db).update(images).set({ lastUsedAt: at }).where(and(eq(images.project, p), eq(images.fingerprint, fingerprint)));
 }
 
 export interface ImageSelector {
