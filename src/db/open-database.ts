@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
+import type { Sql } from 'postgres';
 import * as schema from '../desired/schema/index.ts';
 import { attachDatabaseState, createDatabaseState } from './database-state.ts';
 import { countLocalWrites, learnReach, REACH_QUERIES, type ForeignKey } from './local-writes.ts';
@@ -121,14 +122,17 @@ async function openPostgres(url: string, poolMax: number, idleTimeoutS: number |
   const origin = `svcd ${randomUUID()}`;
   // Single-connection clients tried in order (tiered-client.ts): sequential work keeps to the first, warm
   // connection; the k-th exists only while k things overlap, and closes once idle.
-  const common = { onnotice: () => {}, connect_timeout: 10, connection: { application_name: origin }, ...socket, max: 1 };
-  const tiers = Array.from({ length: Math.max(1, poolMax) }, (_, i) => postgres(target.url, i === 0 ? common : { ...common, idle_timeout: idleTimeoutS ?? OVERFLOW_IDLE_TIMEOUT_S }));
-  // BEGIN goes out with the transaction's first statement (pipelined-begin.ts).
-  for (const c of tiers) pipelineBegin(c as unknown as ReservingClient);
-  const client = createTieredClient(tiers as unknown as TierClient[]);
+  const tieredClient = (settings: Record<string, string> = {}) => {
+    const common = { onnotice: () => {}, connect_timeout: 10, connection: { application_name: origin, ...settings }, ...socket, max: 1 };
+    const tiers = Array.from({ length: Math.max(1, poolMax) }, (_, i) => postgres(target.url, i === 0 ? common : { ...common, idle_timeout: idleTimeoutS ?? OVERFLOW_IDLE_TIMEOUT_S }));
+    // BEGIN goes out with the transaction's first statement (pipelined-begin.ts).
+    for (const c of tiers) pipelineBegin(c as unknown as ReservingClient);
+    return createTieredClient(tiers as unknown as TierClient[]);
+  };
+  const client = tieredClient();
   // Every statement prepared, and this process's own writes counted (what each table's writes reach: as on PGlite).
   const own = hookPostgresClient(client as unknown as PostgresJsClient);
-  const db = drizzle(client as unknown as (typeof tiers)[number], { schema });
+  const db = drizzle(client as unknown as Sql, { schema });
   await db.execute(sql`select 1`);
   const rows = async <T,>(text: string) => (await client.unsafe(text)) as T[];
   learnReach(own, await rows<ForeignKey>(REACH_QUERIES.keys), await rows<{ table: string; fn: string }>(REACH_QUERIES.triggers));
@@ -159,16 +163,12 @@ async function openPostgres(url: string, poolMax: number, idleTimeoutS: number |
   attachDatabaseState(db, state);
   // What svcd records of the host (Database.relaxed) goes through tiers of its own whose commits do not wait
   // for their WAL flush; their writes count as this process's own, like the others'. Measured with
-  // bench/compare.sh (README, "Engines"): create, stop and delete on PostgreSQL were 1.33-1.49x PGlite's, as
-  // each commit after a rootfs copy waited on the journal that flushes it.
-  const relaxedTiers = Array.from({ length: Math.max(1, poolMax) }, (_, i) => {
-    const c = { ...common, connection: { ...common.connection, synchronous_commit: 'off' } };
-    return postgres(target.url, i === 0 ? c : { ...c, idle_timeout: idleTimeoutS ?? OVERFLOW_IDLE_TIMEOUT_S });
-  });
-  for (const c of relaxedTiers) pipelineBegin(c as unknown as ReservingClient);
-  const relaxedClient = createTieredClient(relaxedTiers as unknown as TierClient[]);
+  // bench/compare.sh (README, "PostgreSQL: as fast as the embedded database"): create, stop and delete on
+  // PostgreSQL were 1.33-1.49x PGlite's, as each flushed commit after a rootfs copy waited for the disk to
+  // write that copy too.
+  const relaxedClient = tieredClient({ synchronous_commit: 'off' });
   hookPostgresClient(relaxedClient as unknown as PostgresJsClient, own);
-  const relaxed = drizzle(relaxedClient as unknown as (typeof tiers)[number], { schema });
+  const relaxed = drizzle(relaxedClient as unknown as Sql, { schema });
   attachDatabaseState(relaxed, state);
   state.relaxed = relaxed;
   return {
