@@ -21,8 +21,12 @@ export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.m
 /** Shared buffers of the embedded database (see openPglite). */
 const PGLITE_SHARED_BUFFERS = '16MB';
 
-/** How long (s) an overflow connection of a PostgreSQL pool may stay idle before it closes (tiered-client.ts). */
-const OVERFLOW_IDLE_TIMEOUT_S = 30;
+/**
+ * How long (s) an overflow connection of a PostgreSQL pool may stay idle before it closes (tiered-client.ts):
+ * a burst's connections (up to twice the pool size on DATABASE_URL, with Database.relaxed's) and their
+ * backends are gone 5 s after it, and the next burst pays a connect per connection again.
+ */
+const OVERFLOW_IDLE_TIMEOUT_S = 5;
 
 /** An arbitrary constant: the advisory lock that serializes migrations between cluster members. */
 const MIGRATION_LOCK = 7_715_104_211;

@@ -6,9 +6,8 @@
  */
 import path from 'node:path';
 
-/** Where the cluster lives (data directory, unix socket, server log). */
+/** Where the cluster lives (data directory, unix socket, and the server's log: `server.log` in it). */
 export const privatePostgresDirOf = (stateDir: string) => path.join(stateDir, 'postgres');
-export const privatePostgresLogOf = (stateDir: string) => path.join(stateDir, 'postgres.log');
 
 /** The superuser initdb creates; local connections are trusted (the socket is reachable by root only). */
 export const PRIVATE_POSTGRES_USER = 'svcd';
