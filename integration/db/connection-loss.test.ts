@@ -1,13 +1,18 @@
 /**
  * A PostgreSQL backend that dies under svcd (the server restarted, crashed, or an operator's
- * pg_terminate_backend). postgres.js 3.4.9 has three defects on that path, patched at install
- * (patches/postgres+3.4.9.patch, applied by patch-package):
+ * pg_terminate_backend). postgres.js 3.4.9 has five defects on that path, patched at install
+ * (patches/postgres+3.4.9.patch, applied by patch-package; the tests below fail without it):
  *  - a query on a reserved connection whose socket closed threw from a setImmediate: an uncaught
  *    exception that took the daemon down (porsager/postgres#1208);
  *  - such a connection, released, went back to the pool as open with no socket: every later query of a
  *    one-connection client failed with CONNECTION_CLOSED, for ever;
  *  - a write buffered when the socket died stayed buffered with its timer disarmed: the reconnected
- *    connection never flushed again (its queries hung).
+ *    connection never flushed again (its queries hung);
+ *  - on a reserved connection, a query sent behind one still in flight (a statement new to the connection is
+ *    described first, and what follows waits in the reservation's queue) never settled when the connection
+ *    closed: the transaction, and whatever awaited it, hung for ever;
+ *  - the backend's last error (57P01, terminated) stayed pending with the dead session and failed the first
+ *    query of the next one.
  * svcd reserves a connection for every transaction (pipelined-begin.ts) and its clients have one
  * connection each (tiered-client.ts), so each of these stopped it for good.
  */
@@ -62,6 +67,27 @@ describe('a backend that dies under svcd', { skip }, () => {
     }
   });
 
+  test('postgres.js: a query waiting behind a described one on a reserved connection fails when the connection closes', async () => {
+    const client = postgres(database.url, { max: 1, onnotice: () => {} });
+    try {
+      const conn = await client.reserve();
+      await conn.unsafe('begin');
+      await terminate(await pidOf(conn as unknown as postgres.Sql));
+      // Sent at once: the first (new, with a parameter) is described first; the second waits behind it.
+      const settled = (p: PromiseLike<unknown>) => Promise.resolve(p).then(() => 'answered', (e: { code?: string }) => e.code ?? 'failed');
+      const first = settled(conn.unsafe('select $1::int + 1 as v', [1], { prepare: true }));
+      const second = settled(conn.unsafe('select $1::int + 2 as v', [1], { prepare: true }));
+      const within = (p: Promise<string>) => Promise.race([p, new Promise<string>((r) => setTimeout(() => r('still waiting after 3 s'), 3_000))]);
+      // Failed, by the backend's last word (57P01: terminated by an administrator) or by the closed connection.
+      assert.match(await within(first), /57P01|CONNECTION_CLOSED|ECONNRESET/);
+      assert.match(await within(second), /57P01|CONNECTION_CLOSED|ECONNRESET/, 'the query behind it fails too');
+      conn.release();
+      assert.deepEqual([...(await client.unsafe('select 4 as v'))], [{ v: 4 }]);
+    } finally {
+      await client.end({ timeout: 2 });
+    }
+  });
+
   describe('svcd\'s database handle', () => {
     let d: Database;
     before(async () => {
@@ -92,6 +118,22 @@ describe('a backend that dies under svcd', { skip }, () => {
         assert.deepEqual(uncaught, [], 'nothing thrown outside the queries');
       });
     }
+
+    test('relaxed: a transaction whose backend dies while its statements wait behind a new one fails, not hangs', async () => {
+      for (let round = 0; round < 3; round++) {
+        const tx = d.relaxed.transaction(async (t) => {
+          await terminate(await pidOf(t as unknown as Db));
+          // Statements new to this connection, sent together: the second waits behind the first's describe.
+          await Promise.all([t.execute(sql`select ${round}::int + 10 as v`), t.execute(sql`select ${round}::int + 20 as w`)]);
+        });
+        const outcome = await Promise.race([tx.then(() => 'committed', () => 'failed'), new Promise((r) => setTimeout(() => r('still waiting after 5 s'), 5_000))]);
+        assert.equal(outcome, 'failed');
+        // (A query sent while the connection is still going may fail too; once it is gone, a new one is made.)
+        await new Promise((r) => setTimeout(r, 100));
+        const [row] = (await d.relaxed.execute(sql`select ${round}::int as v`)) as unknown as { v: number }[];
+        assert.equal(row?.v, round, 'and the handle works after it');
+      }
+    });
 
     test('a plain query whose backend died fails; the connection is made again for the next', async () => {
       const pid = await pidOf(d.db);
