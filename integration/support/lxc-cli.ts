@@ -1,5 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -26,12 +27,19 @@ export interface LxcCli {
   cleanup(): Promise<void>;
 }
 
+/** The LXD_CONF directories made in this process and not cleaned up yet: removed when it exits, whatever the test did. */
+const madeConfs = new Set<string>();
+process.once('exit', () => {
+  for (const dir of madeConfs) rmSync(dir, { recursive: true, force: true });
+});
+
 /**
  * The real `lxc` CLI pointed at a daemon's state directory with a private, throw-away LXD_CONF,
  * so a user's configuration is never read or touched and only the unix socket is used.
  */
 export async function lxcCli(stateDir: string): Promise<LxcCli> {
   const conf = await mkdtemp(path.join(os.tmpdir(), 'svcd-lxc-conf-'));
+  madeConfs.add(conf);
   const env = {
     PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
     HOME: conf,
@@ -74,6 +82,9 @@ export async function lxcCli(stateDir: string): Promise<LxcCli> {
         });
       }),
     spawn: (args) => spawn('lxc', args, { env, stdio: ['ignore', 'pipe', 'pipe'] }),
-    cleanup: () => rm(conf, { recursive: true, force: true }),
+    cleanup: async () => {
+      await rm(conf, { recursive: true, force: true });
+      madeConfs.delete(conf);
+    },
   };
 }
