@@ -63,11 +63,13 @@ if [ ! -x .build/svcd-notify ] || [ src/host/native/svcd-notify.c -nt .build/svc
   mv .build/svcd-notify.tmp .build/svcd-notify
 fi
 
-# Node modules: install when missing or when the lock file changed since the last install. A symlinked
-# node_modules is another checkout's (a worktree sharing the main one's): never reinstall through it, npm ci
-# would empty the shared directory under every checkout using it.
+# Node modules: install when missing, or when the lock file or a patch of patches/ (applied by npm ci's
+# postinstall, patch-package) changed since the last install. A symlinked node_modules is another checkout's (a
+# worktree sharing the main one's): never reinstall through it, npm ci would empty the shared directory under
+# every checkout using it.
+patched_since() { [ -n "$(find patches -type f -newer node_modules/.package-lock.json -print -quit 2>/dev/null)" ]; }
 if [ -L node_modules ]; then
   [ ! package-lock.json -nt node_modules/.package-lock.json ] || echo "svcd: node_modules is a symlink to $(readlink node_modules): not reinstalling it" >&2
-elif [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+elif [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ] || patched_since; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
