@@ -275,16 +275,18 @@ export function defineDesiredTests(ctx: SuiteContext): void {
   test('converged settles operations up to the observed generation as Success and publishes each', async () => {
     const db = ctx.db();
     const { ops, events } = makeOps(db);
+    // As the status settler does it: settled, then announced.
+    const converged = async (key: string, generation: number) => (await ops.convergedIn(db, 'profile', key, generation))();
     await createProfile(db, 'default', 'conv', input());
     const first = await bumpProfileWithOperation(db, ops, 'default', 'conv');
     const second = await bumpProfileWithOperation(db, ops, 'default', 'conv');
     assert.deepEqual([first.generation, second.generation], [2, 3]);
 
-    await ops.converged('profile', 'default/conv', first.generation - 1);
+    await converged('default/conv', first.generation - 1);
     assert.equal((await mustReadOperation(db, first.op.id)).statusCode, 103, 'an older generation settles nothing');
     assert.equal(events.length, 0);
 
-    await ops.converged('profile', 'default/conv', first.generation);
+    await converged('default/conv', first.generation);
     const done = await mustReadOperation(db, first.op.id);
     assert.deepEqual([done.statusCode, done.err, done.mayCancel], [200, '', false]);
     assert.equal((await mustReadOperation(db, second.op.id)).statusCode, 103, 'a later generation is still pending');
@@ -294,9 +296,9 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     assert.deepEqual(events[0]!.metadata, renderOperation(done));
     assert.equal(events[0]!.metadata.status, 'Success');
 
-    await ops.converged('profile', 'default/conv', first.generation);
+    await converged('default/conv', first.generation);
     assert.equal(events.length, 1, 'a final operation is not settled again');
-    await ops.converged('profile', 'default/conv', 99);
+    await converged('default/conv', 99);
     assert.equal((await mustReadOperation(db, second.op.id)).statusCode, 200);
     assert.equal(events.length, 2);
   });

@@ -142,10 +142,10 @@ export function createOperations(opts: OperationsOptions) {
     },
 
     // --- Settler for the reconcile manager -------------------------------------------------
-    async converged(kind: string, key: string, observedGeneration: number): Promise<void> {
-      (await service.convergedIn(db, kind, key, observedGeneration))();
-    },
-    /** The same settlement inside the caller's transaction; call what it resolves to once that committed. */
+    /**
+     * Settle the operations of `kind`/`key` up to `observedGeneration` as Success, through `tx` (a transaction,
+     * or the settler's database); call what it resolves to once that committed: it announces them.
+     */
     async convergedIn(tx: DbOrTx, kind: string, key: string, observedGeneration: number): Promise<() => void> {
       const rows = await settleConvergedOperations(tx, kind, key, observedGeneration, now());
       return () => announceAll(rows);
