@@ -7,5 +7,5 @@ bash scripts/install-deps.sh
 bash scripts/build.sh --if-stale
 # exec: the daemon takes this shell's pid; plain node runs the build (no npm, no tsx in its tree). A 2 MiB
 # young generation: V8's default semi-spaces grow to 16 MiB each in a burst and are never given back
-# (README, "Embedded database and idle memory").
+# (docs/database.md, "Embedded database and idle memory").
 exec node --max-semi-space-size=2 dist/cli/svcd.js daemon

@@ -29,7 +29,7 @@ import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
 // Opt-in (SVCD_TEST_DB_CRASH=1) until it has run clean in CI a number of times: with the first three postgres.js
 // fixes it passed 40 runs of 40 here and failed once in a clean-clone CI run (svcd did not converge the late
-// container), most likely by the fourth, fixed since (README, "A database server that goes away"). It prints
+// container), most likely by the fourth, fixed since (docs/database.md, "A database server that goes away"). It prints
 // the daemon's warnings and errors when it fails.
 const skip =
   process.env.SVCD_TEST_DB_CRASH !== '1'

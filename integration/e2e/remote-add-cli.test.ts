@@ -36,7 +36,7 @@ describe('lxc remote add with the trust password, then lxc list over HTTPS', { s
     d = await startDaemon();
     api = client({ socketPath: d.socketPath });
     port = await freePort();
-    // As the README tells a user: the local CLI (unix socket, LXD_DIR) sets both keys.
+    // As docs/getting-started.md tells a user: the local CLI (unix socket, LXD_DIR) sets both keys.
     const local = await lxcCli(d.stateDir);
     clis.push(local);
     await local.ok(['config', 'set', 'core.https_address', `127.0.0.1:${port}`]);

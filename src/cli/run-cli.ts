@@ -39,7 +39,7 @@ export function usage(): string {
     `  ${'-h, --help'.padEnd(width)}this text`,
     '',
     'Environment: SVCD_DIR (state directory, default /var/lib/svcd: the unix socket is $SVCD_DIR/unix.socket),',
-    'DATABASE_URL, SVCD_LOG_LEVEL, SVCD_NODE_NAME (see the README).',
+    'DATABASE_URL, SVCD_LOG_LEVEL, SVCD_NODE_NAME (see docs/configuration.md).',
   ].join('\n');
 }
 

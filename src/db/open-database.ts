@@ -167,7 +167,7 @@ async function openPostgres(url: string, poolMax: number, idleTimeoutS: number |
   attachDatabaseState(db, state);
   // What svcd records of the host (Database.relaxed) goes through tiers of its own whose commits do not wait
   // for their WAL flush; their writes count as this process's own, like the others'. Measured with
-  // bench/compare.sh (README, "PostgreSQL: as fast as the embedded database"): create, stop and delete on
+  // bench/compare.sh (docs/database.md, "PostgreSQL: as fast as the embedded database"): create, stop and delete on
   // PostgreSQL were 1.33-1.49x PGlite's, as each flushed commit after a rootfs copy waited for the disk to
   // write that copy too.
   const relaxedClient = tieredClient({ synchronous_commit: 'off' });

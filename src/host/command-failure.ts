@@ -78,7 +78,7 @@ const CORRUPT_ARCHIVE = [
 ];
 
 /**
- * The table: one classifier per tool the reconcilers (and the routes' services) run. README.md lists
+ * The table: one classifier per tool the reconcilers (and the routes' services) run. docs/architecture.md lists
  * the same decisions. A tool missing here is judged transient (the safe default: retried with backoff
  * until the operation's deadline).
  */

@@ -18,7 +18,7 @@ export const POSTGRES_BIN_DIRS = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgr
 
 /**
  * postgresql.conf of the private server (written on every start; initdb's is replaced). Sized by
- * measurement (README, "Embedded database"): each setting lowers what the server's processes touch
+ * measurement (docs/database.md, "Embedded database and idle memory"): each setting lowers what the server's processes touch
  * without slowing svcd's queries, which read and write a handful of rows each.
  */
 export function renderPrivatePostgresConf(dataDir: string): string {
@@ -53,7 +53,7 @@ export function renderPrivatePostgresConf(dataDir: string): string {
     ['min_wal_size', "'32MB'"],
     // A commit does not wait for its WAL flush; the WAL writer flushes within 20 ms (it sleeps when there
     // is nothing to write). Measured on this machine: create 63.6 → 15.6 ms, start 109 → 43.4 ms, delete
-    // 51.4 → 22.9 ms (README). What a crash of the server or of the OS can cost is the last ~20-60 ms of
+    // 51.4 → 22.9 ms (docs/database.md). What a crash of the server or of the OS can cost is the last ~20-60 ms of
     // acknowledged writes, never a half-applied one (fsync stays on). PGlite, the other embedded engine,
     // never calls fsync at all (its file system layer has none), so an OS crash may cost it more.
     ['synchronous_commit', 'off'],
