@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { readProject } from '../desired/projects.ts';
-import { parseBool } from '../desired/config-keys.ts';
+import { parseBool } from '../util/parse-bool.ts';
 import { readServerKeys } from '../desired/server-config.ts';
 import { identifyCaller } from './auth.ts';
 import { discardUnreadBody } from './body.ts';

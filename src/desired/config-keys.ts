@@ -1,9 +1,10 @@
 import { ValidationError } from './errors.ts';
+import { BOOL_VALUE } from '../util/parse-bool.ts';
 
 /** A config value checker: returns an error message, or undefined when the value is acceptable. */
 export type ValueCheck = (value: string) => string | undefined;
 
-export const isBool: ValueCheck = (v) => (/^(true|false|1|0|yes|no|on|off)$/i.test(v) ? undefined : 'must be a boolean (true or false)');
+export const isBool: ValueCheck = (v) => (BOOL_VALUE.test(v) ? undefined : 'must be a boolean (true or false)');
 export const isInt: ValueCheck = (v) => (/^-?\d+$/.test(v) ? undefined : 'must be an integer');
 export const isUint: ValueCheck = (v) => (/^\d+$/.test(v) ? undefined : 'must be a non-negative integer');
 export const isAny: ValueCheck = () => undefined;
@@ -44,11 +45,6 @@ export function validateConfig(what: string, config: Record<string, string>, tab
   if (err) throw new ValidationError(`Invalid ${what} config: ${err}`);
 }
 
-/** Normalize a boolean config string. */
-export function parseBool(v: string | undefined, dflt = false): boolean {
-  if (v === undefined || v === '') return dflt;
-  return /^(true|1|yes|on)$/i.test(v);
-}
 
 /** PATCH semantics for config maps: given keys replace, a key set to "" is removed. */
 export function mergeConfig(cur: Record<string, string>, patch: Record<string, string> | undefined): Record<string, string> {

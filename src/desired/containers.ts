@@ -13,6 +13,7 @@ import { validateContainerName } from './names.ts';
 import { cachedPools, cachedProfiles, cachedProject } from './cached-reads.ts';
 import { DEFAULT_PROJECT, profileProjectOf } from './projects.ts';
 import { containers, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest, type ProfileRow } from './schema/index.ts';
+import { parseBool, TRUE_VALUE_SQL_PATTERN } from '../util/parse-bool.ts';
 
 export const CONTAINER_KIND = 'container';
 
@@ -266,7 +267,7 @@ export async function markContainerDeletingByName(tx: DbOrTx, project: string, n
         eq(containers.project, project),
         eq(containers.name, name),
         isNull(containers.deletingAt),
-        sql`coalesce(${containers.config}->>'security.protection.delete', '') !~* '^(true|1|yes|on)$'`,
+        sql`coalesce(${containers.config}->>'security.protection.delete', '') !~* ${TRUE_VALUE_SQL_PATTERN}`,
       ),
     )
     .returning();
@@ -274,11 +275,11 @@ export async function markContainerDeletingByName(tx: DbOrTx, project: string, n
 }
 
 export async function markContainerDeleting(tx: DbOrTx, c: ContainerRow): Promise<ContainerRow> {
-  if (/^(true|1|yes|on)$/i.test(c.config['security.protection.delete'] ?? '')) throw new ForbiddenError(`Container "${c.name}" is protected against deletion (security.protection.delete)`);
+  if (parseBool(c.config['security.protection.delete'])) throw new ForbiddenError(`Container "${c.name}" is protected against deletion (security.protection.delete)`);
   return bumpContainer(tx, c.id, { deletingAt: new Date(), power: 'stopped' });
 }
 
-const isProtected = (c: ContainerRow) => /^(true|1|yes|on)$/i.test(c.config['security.protection.delete'] ?? '');
+const isProtected = (c: ContainerRow) => parseBool(c.config['security.protection.delete']);
 
 /** A write on the owner's behalf, applied only if nothing was written since `generation` was read. */
 async function bumpIfUnchanged(db: DbOrTx, id: string, generation: number, set: Partial<typeof containers.$inferInsert>): Promise<ContainerRow | undefined> {

@@ -5,6 +5,7 @@
  */
 import { isBool, isUint, oneOf, type ValueCheck } from './config-keys.ts';
 import { ValidationError } from './errors.ts';
+import { parseBool } from '../util/parse-bool.ts';
 
 type Device = Record<string, string>;
 
@@ -35,7 +36,7 @@ export function checkHwDevice(name: string, dev: Device): void {
   const where = `Device "${name}" (${dev.type})`;
   if (dev.type === 'gpu' && (dev.gputype ?? 'physical') !== 'physical')
     throw new ValidationError(`${where}: invalid "gputype": "${dev.gputype}" GPUs need mediated devices, MIG or SR-IOV GPU support, which svcd does not provide; only "physical" is supported`);
-  if (dev.type === 'usb' && dev.required !== undefined && !/^(true|1|yes|on)$/i.test(dev.required))
+  if (dev.type === 'usb' && dev.required !== undefined && !parseBool(dev.required))
     throw new ValidationError(`${where}: invalid "required": usb hotplug (required=false) is not supported; the device must be present when the container starts`);
   if (dev.type === 'infiniband') {
     if (!dev.nictype) throw new ValidationError(`${where}: "nictype" (physical or sriov) is required`);

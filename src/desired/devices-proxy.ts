@@ -6,6 +6,7 @@
 import { isBool, isUint, oneOf, type ValueCheck } from './config-keys.ts';
 import { ValidationError } from './errors.ts';
 import { parseIp, type Family } from '../util/ip-cidr.ts';
+import { parseBool } from '../util/parse-bool.ts';
 
 export type ProxyAddress =
   | { kind: 'tcp' | 'udp'; host: string; family: Family; ports: number[] }
@@ -73,7 +74,7 @@ export const PROXY_KEYS: Record<string, ValueCheck> = {
   nat: isBool,
 };
 
-export const isTrue = (v: string | undefined) => v !== undefined && /^(true|1|yes|on)$/i.test(v);
+export const isTrue = (v: string | undefined) => parseBool(v);
 
 /** The parsed sides of a proxy device that passed checkProxy. */
 export function proxySides(dev: Record<string, string>): { listen: ProxyAddress; connect: ProxyAddress } {

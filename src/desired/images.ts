@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, like, sql } from 'drizzle-orm';
 import { relaxedOf } from '../db/database-state.ts';
 import type { DbOrTx } from '../db/types.ts';
-import { parseBool } from './config-keys.ts';
+import { parseBool } from '../util/parse-bool.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { DEFAULT_PROJECT, readProject } from './projects.ts';
 import { imageAliases, images, type ImageAliasRow, type ImageRow, type ProjectRow } from './schema/index.ts';

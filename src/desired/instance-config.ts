@@ -1,4 +1,5 @@
-import { isAny, isBool, isInt, isSize, isUint, oneOf, parseBool, type KeyTable, type ValueCheck } from './config-keys.ts';
+import { isAny, isBool, isInt, isSize, isUint, oneOf, type KeyTable, type ValueCheck } from './config-keys.ts';
+import { parseBool } from '../util/parse-bool.ts';
 import { IdmapError } from '../util/idmap-error.ts';
 import { findNvidiaTooling } from '../host/devices/nvidia-tooling.ts';
 import { parseRawIdmap } from '../util/parse-raw-idmap.ts';

@@ -1,4 +1,4 @@
-import { parseBool } from './config-keys.ts';
+import { parseBool } from '../util/parse-bool.ts';
 
 export const DEFAULT_PROJECT = 'default';
 

@@ -1,6 +1,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
-import { isBool, isAny, parseBool, validateConfig, type KeyTable } from './config-keys.ts';
+import { isBool, isAny, validateConfig, type KeyTable } from './config-keys.ts';
+import { parseBool } from '../util/parse-bool.ts';
 import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isForeignKeyViolation, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
 import { profiles, projects, type ProjectRow } from './schema/index.ts';

@@ -2,7 +2,8 @@ import { randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
-import { isBool, parseBool, type ValueCheck } from './config-keys.ts';
+import { isBool, type ValueCheck } from './config-keys.ts';
+import { parseBool } from '../util/parse-bool.ts';
 import { StaleWriteError, ValidationError } from './errors.ts';
 import { serverConfig } from './schema/index.ts';
 

@@ -1,4 +1,4 @@
-import { parseBool } from '../desired/config-keys.ts';
+import { parseBool } from '../util/parse-bool.ts';
 
 /**
  * What a guest may see of its own container through devsvc, and how a change of it is told.

@@ -8,13 +8,14 @@ import { MultipartError, readMultipart } from '../../util/multipart-parser.ts';
 import type { ImageBody } from './image-body.ts';
 import { uploadHeader, type ImageRoutesContext } from './image-common.ts';
 import { cleanFilename, type ImageOptions, type ReceivedImage } from './image-import.ts';
+import { parseBool } from '../../util/parse-bool.ts';
 
 /** Upload options from the X-SVC-* (or X-LXD-*) headers. */
 export function uploadOptions(c: Context<AppEnv>): ImageOptions {
   const pub = uploadHeader(c, 'public');
   let isPublic = false;
   if (pub !== undefined && pub !== '') {
-    if (/^(true|1|yes|on)$/i.test(pub)) isPublic = true;
+    if (parseBool(pub)) isPublic = true;
     else if (!/^(false|0|no|off)$/i.test(pub)) throw new ValidationError(`Invalid X-SVC-public header "${pub}": expected true or false`);
   }
   const properties: Record<string, string> = {};

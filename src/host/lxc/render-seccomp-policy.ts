@@ -1,3 +1,5 @@
+import { parseBool } from '../../util/parse-bool.ts';
+
 /** What the container's seccomp policy must do, from the `security.syscalls.*` keys (`seccompConfigFromKeys`). */
 export interface SeccompConfig {
   /** `security.syscalls.blacklist_default` (LXD default true): deny module loading, kexec, open_by_handle_at, `umount -f`. */
@@ -64,7 +66,7 @@ const lines = (v: string | undefined) =>
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.startsWith('#'));
-const isTrue = (v: string | undefined) => v === 'true' || v === '1' || v === 'yes' || v === 'on';
+const isTrue = (v: string | undefined) => parseBool(v);
 
 /** The seccomp settings of an expanded instance config (LXD key names and defaults). */
 export function seccompConfigFromKeys(config: Readonly<Record<string, string | undefined>>, architecture?: string): SeccompConfig {

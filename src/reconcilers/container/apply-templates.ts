@@ -4,6 +4,7 @@ import { readMetadataFile, readTemplateFile } from '../../host/templates/metadat
 import { renderTemplate } from '../../host/templates/render-template.ts';
 import { existsInRoot, writeInRoot } from '../../host/templates/write-in-root.ts';
 import { TerminalError } from '../runtime/index.ts';
+import { parseBool } from '../../util/parse-bool.ts';
 
 export interface ApplyTemplatesInput {
   /** The container volume: metadata.yaml, templates/, rootfs/. */
@@ -16,7 +17,7 @@ export interface ApplyTemplatesInput {
   devices: Record<string, Record<string, string>>;
 }
 
-const truthy = (v: string | undefined) => /^(true|1|yes|on)$/i.test(v ?? '');
+const truthy = (v: string | undefined) => parseBool(v);
 
 /**
  * Render the container's templates for `trigger` into its (stopped) rootfs, as LXD does: each

@@ -1,6 +1,7 @@
 import type { ContainerRow } from '../../desired/schema/index.ts';
+import { parseOptionalBool } from '../../util/parse-bool.ts';
 
-const flag = (v: string | undefined) => (v === undefined || v === '' ? undefined : /^(true|1|yes|on)$/i.test(v));
+const flag = parseOptionalBool;
 const int = (v: string | undefined, d: number) => (v !== undefined && /^-?\d+$/.test(v) ? Number(v) : d);
 
 export interface BootPlan {

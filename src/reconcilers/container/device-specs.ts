@@ -9,11 +9,12 @@ import type { ComputeIdmapInput } from '../../host/idmap/compute-idmap.ts';
 import type { Range } from '../../host/idmap/types.ts';
 import type { LxcDiskMount, LxcNic } from '../../host/lxc/types.ts';
 import { nicTypeOf, type NicType } from '../../desired/devices-nic.ts';
+import { parseBool } from '../../util/parse-bool.ts';
 
 type Device = Record<string, string>;
 type Devices = Record<string, Device>;
 
-export const isTrue = (v: string | undefined) => /^(true|1|yes|on)$/i.test(v ?? '');
+export const isTrue = (v: string | undefined) => parseBool(v);
 
 /** The idmap settings of an expanded config (the host ranges and block index come from elsewhere). */
 export function idmapSettingsOf(config: Record<string, string>): Pick<ComputeIdmapInput, 'privileged' | 'isolated' | 'size' | 'base' | 'rawIdmap'> {

@@ -15,7 +15,7 @@ import { computeLxcSpec } from './lxc-spec.ts';
 import { resolveDisks } from './resolve-disks.ts';
 import { resolveHwDevices } from './resolve-hw-devices.ts';
 import { findNvidiaTooling } from '../../host/devices/nvidia-tooling.ts';
-import { parseBool } from '../../desired/config-keys.ts';
+import { parseBool } from '../../util/parse-bool.ts';
 import type { KnownIbPort } from './resolve-hw-devices.ts';
 import { HOST_SYSFS } from '../../host/devices/sysfs-roots.ts';
 import { lxcNicsOf, resolveNics, type ResolvedNic } from './resolve-nics.ts';

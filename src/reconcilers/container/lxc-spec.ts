@@ -3,6 +3,7 @@ import type { CgroupVersion, LxcDiskMount, LxcNic, LxcSpec, LxcUnixDevice } from
 import { devsvcEnabled } from '../../devsvc/guest-view.ts';
 import { DEVSVC_TARGETS } from '../../devsvc/paths.ts';
 import { parseSize } from '../../util/size.ts';
+import { parseBool } from '../../util/parse-bool.ts';
 
 export interface HostFacts {
   cgroupVersion: CgroupVersion;
@@ -13,7 +14,7 @@ export interface HostFacts {
   swapAccounting?: boolean;
 }
 
-const bool = (v: string | undefined) => /^(true|1|yes|on)$/i.test(v ?? '');
+const bool = (v: string | undefined) => parseBool(v);
 
 /** `limits.cpu`: a count N → the first N CPUs (at most the host's); a set (`0-3,6`) as given, refused when it names a CPU the host lacks. */
 export function cpusetOf(limit: string | undefined, cpuCount: number): string | undefined {

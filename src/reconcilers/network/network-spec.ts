@@ -7,10 +7,11 @@
 import { createHash } from 'node:crypto';
 import { parseCidr, subnetText } from '../../util/ip-cidr.ts';
 import type { NetworkFamilySpec, NetworkSpec, TunnelSpec } from '../../host/network/types.ts';
+import { parseBool } from '../../util/parse-bool.ts';
 
 type Config = Record<string, string>;
 
-const isTrue = (v: string | undefined) => /^(true|1|yes|on)$/i.test(v ?? '');
+const isTrue = (v: string | undefined) => parseBool(v);
 /** A boolean key with a default (`false`/`0`/`no`/`off` turn a default-on key off). */
 const flag = (v: string | undefined, dflt: boolean) => (v === undefined || v === '' ? dflt : isTrue(v));
 const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
