@@ -5,7 +5,7 @@ import type { ImageRow } from '../desired/schema/index.ts';
 import type { DownloadProgress, RemoteImageSource, RemoteProtocolName } from '../host/images/remote/remote-protocol.ts';
 import type { ImageHost } from './host-service.ts';
 import { progressText } from './remote-source.ts';
-import { cleanFilename, commitImage, removeImage, type ImageOptions } from './routes/image-import.ts';
+import { cleanFilename, commitImage, removeImage, type ImageOptions } from './image-commit.ts';
 import { createSharedFlights } from '../util/shared-flights.ts';
 
 /** Operation metadata while a pull downloads (`download_progress`, the key lxc shows). */

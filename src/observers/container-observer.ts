@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
-import type { WriteCounter } from '../db/local-writes.ts';
 import type { Db } from '../db/types.ts';
 import { CONTAINER_KIND, containerUrl, readContainerById, retireEphemeralContainer } from '../desired/containers.ts';
 import { containerRuntime, type ContainerRow } from '../desired/schema/index.ts';
@@ -8,13 +7,15 @@ import { recordContainerRuntime } from '../desired/container-runtime.ts';
 import { emitLifecycle, type EventBus } from '../events/index.ts';
 import type { LxcState } from '../host/lxc/lxc-args.ts';
 import type { LxcMonitorEvent } from '../host/lxc/monitor.ts';
-import type { LxcAdapter } from '../reconcilers/adapters.ts';
 import type { RuntimeLogger } from '../reconcilers/runtime/types.ts';
 import { stableOf, upTransitionAction } from './container-transitions.ts';
 import { createSampleRows } from './sample-rows.ts';
 import { createRoundRobin } from './round-robin.ts';
 import { createStopJudge, type Seen } from './container-stop-judge.ts';
 import type { PollObserver } from './types.ts';
+import type { ContainerObserverDeps } from './container-observer-deps.ts';
+
+export type { ContainerObserverDeps };
 
 export { createContainerEventsObserver } from './container-events-observer.ts';
 import { logDirOf } from '../host/layout.ts';
@@ -25,26 +26,6 @@ type RuntimeRow = typeof containerRuntime.$inferSelect;
 const MONITOR_LOOK_DELAY_MS = 250;
 
 
-export interface ContainerObserverDeps {
-  db: Db;
-  /** Set when this process is the database's only writer (Database.localWrites). */
-  localWrites: WriteCounter | undefined;
-  node: string;
-  /** LXC's view: one container's state, and the listing the periodic sample reads. */
-  lxc: Pick<LxcAdapter, 'state' | 'list'>;
-  lxcPath: string;
-  /** The state dir: where each container's LXC log is (`logs/<project>_<name>/lxc.log`). */
-  stateDir: string;
-  bus: EventBus;
-  report: (kind: string, key: string, what: string) => void;
-  /** Drift to act on after a delay (the crash loop backoff): the reconcile is scheduled on the clock, no poll waits for it. */
-  reportAfter: (kind: string, key: string, delayMs: number, what: string) => void;
-  log?: Pick<RuntimeLogger, 'info' | 'warn'>;
-  intervalMs?: number;
-  /** Containers a periodic sample looks at (default 100; see sample()). */
-  perTick?: number;
-  now?: () => number;
-}
 
 /**
  * What LXC shows of every container, written to container_runtime, and what each change means. Three

@@ -3,7 +3,7 @@ import type { ContainerRow } from '../desired/schema/index.ts';
 import { readInitExit, stopCauseOf, type InitExit } from '../host/lxc/init-exit.ts';
 import { restartInFlight } from '../reconcilers/container/restart-in-flight.ts';
 import { crashBackoffMs, SHORT_RUN_MS, type Stable } from './container-transitions.ts';
-import type { ContainerObserverDeps } from './container-observer.ts';
+import type { ContainerObserverDeps } from './container-observer-deps.ts';
 
 /** A reboot from inside: LXC starts the container again by itself; if it is not back by then, svcd starts it. */
 const REBOOT_GRACE_MS = 30_000;

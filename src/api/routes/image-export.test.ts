@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { contentDisposition } from './image-export.ts';
-import { cleanFilename } from './image-import.ts';
+import { cleanFilename } from '../image-commit.ts';
 
 test('Content-Disposition: bare token, quoted when needed, RFC 5987 for non-ASCII', () => {
   assert.equal(contentDisposition('debian-12.tar.xz'), 'attachment; filename=debian-12.tar.xz');

@@ -5,7 +5,7 @@ import { ValidationError } from '../../desired/errors.ts';
 import { readContainerRuntime } from '../../desired/runtime-reads.ts';
 import type { ImageRow } from '../../desired/schema/index.ts';
 import { IMAGE_COMPRESSION, readServerKeys } from '../../desired/server-config.ts';
-import { commitImage, type ImageOptions } from './image-import.ts';
+import { commitImage, type ImageOptions } from '../image-commit.ts';
 import type { ImageRoutesContext } from './image-common.ts';
 
 /** Refuse early (before any operation): the container must exist and be stopped; the compression must be known. */

@@ -7,7 +7,7 @@ import type { HashedFile, ImageFiles, ImageHost } from '../host-service.ts';
 import { MultipartError, readMultipart } from '../../util/multipart-parser.ts';
 import type { ImageBody } from './image-body.ts';
 import { uploadHeader, type ImageRoutesContext } from './image-common.ts';
-import { cleanFilename, type ImageOptions, type ReceivedImage } from './image-import.ts';
+import { cleanFilename, type ImageOptions, type ReceivedImage } from '../image-commit.ts';
 import { parseBool } from '../../util/parse-bool.ts';
 
 /** Upload options from the X-SVC-* (or X-LXD-*) headers. */

@@ -3,7 +3,7 @@ import { ValidationError } from '../../desired/errors.ts';
 import { createAlias, findImage } from '../../desired/images.ts';
 import type { ImageRow } from '../../desired/schema/index.ts';
 import type { ImageRoutesContext } from './image-common.ts';
-import { commitImage, type ImageOptions } from './image-import.ts';
+import { commitImage, type ImageOptions } from '../image-commit.ts';
 
 const USER_AGENT = 'svcd';
 

@@ -16,7 +16,7 @@ import { registerImageAliasRoutes } from './image-aliases.ts';
 import { looksLikeJson, openImageBody, readImageJson } from './image-body.ts';
 import { imageLifecycle, imageUrl, isTrusted, renderImage, visibleImage, type ImageRoutesContext } from './image-common.ts';
 import { exportImage } from './image-export.ts';
-import { assertNewImage, cleanFilename, commitImage, removeImage, type ImageOptions } from './image-import.ts';
+import { assertNewImage, cleanFilename, commitImage, removeImage, type ImageOptions } from '../image-commit.ts';
 import { createImageSecrets } from './image-secrets.ts';
 import { receiveUpload, uploadOptions } from './image-upload.ts';
 import { checkSourceUrl, importFromUrl } from './image-url.ts';

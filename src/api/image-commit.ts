@@ -1,9 +1,14 @@
-import { ConflictError } from '../../desired/errors.ts';
-import { deleteImage, fingerprintInUse, findImage, insertImage } from '../../desired/images.ts';
-import { IMAGE_VOLUME_KIND, imageVolumeIds } from '../../desired/storage-volumes.ts';
-import type { ImageRow } from '../../desired/schema/index.ts';
-import type { ReceivedImage } from '../host-service.ts';
-import type { ImageRoutesContext } from './image-common.ts';
+/**
+ * Recording and removing images: the one place an upload, a URL import, a publish and a pull end. A
+ * service of the API (image routes and the pull service both call it), so it lives beside them, not
+ * among the routes.
+ */
+import { ConflictError } from '../desired/errors.ts';
+import { deleteImage, fingerprintInUse, findImage, insertImage } from '../desired/images.ts';
+import { IMAGE_VOLUME_KIND, imageVolumeIds } from '../desired/storage-volumes.ts';
+import type { ImageRow } from '../desired/schema/index.ts';
+import type { Db } from '../db/types.ts';
+import type { ImageHost, ReceivedImage } from './host-service.ts';
 
 /** How the image is to be recorded (from upload headers or the create body). */
 export interface ImageOptions {
@@ -21,7 +26,7 @@ export interface ImageOptions {
 }
 
 /** What committing an image needs: the database and the image store. */
-export type ImageCommitContext = { deps: Pick<ImageRoutesContext['deps'], 'db'>; store: ImageRoutesContext['store'] };
+export type ImageCommitContext = { deps: { db: Db }; store: ImageHost };
 
 export type { ReceivedImage };
 
@@ -34,7 +39,7 @@ export function cleanFilename(raw: string | undefined): string {
 }
 
 /** Refuse early (409) when the project already has this image: nothing is stored. */
-export async function assertNewImage(ictx: ImageRoutesContext, project: string, fingerprint: string): Promise<void> {
+export async function assertNewImage(ictx: ImageCommitContext, project: string, fingerprint: string): Promise<void> {
   if (await findImage(ictx.deps.db, project, fingerprint)) throw new ConflictError('Image with same fingerprint already exists');
 }
 
@@ -89,7 +94,7 @@ export async function commitImage(ictx: ImageCommitContext, project: string, img
  * image).
  */
 export async function removeImage(
-  ictx: { deps: Pick<ImageRoutesContext['deps'], 'db' | 'reconcile'>; store: ImageRoutesContext['store'] },
+  ictx: { deps: { db: Db; reconcile: { enqueue(kind: string, key: string, reason: string): void } }; store: ImageHost },
   project: string,
   fingerprint: string,
 ): Promise<void> {
