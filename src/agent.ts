@@ -38,6 +38,7 @@ import { createUnpackAdapter } from './host/unpack-adapter.ts';
 import { planContainerBoot, shutdownContainers } from './reconcilers/container/boot.ts';
 import { createBootSequencer } from './reconcilers/container/boot-sequencer.ts';
 import { CONTAINER_KIND } from './desired/containers.ts';
+import { readContainerWithPool } from './desired/container-pools.ts';
 import { images } from './desired/schema/index.ts';
 import { createImageStore, imageFilesIn } from './host/images/create-image-store.ts';
 import { createImageHost } from './host/image-host/create-image-host.ts';
@@ -305,7 +306,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       listenProbe: probeListen,
       nicHost: { interfaces: () => networkHost.interfaces(), sriov: (parent) => readSriov(parent) },
     },
-    containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore }),
+    containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore, readContainerWithPool }),
     images: imageHost,
     imagePulls,
     networks: networkHost,

@@ -5,7 +5,7 @@ import type { EventBus } from '../events/index.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from '../reconcilers/convergence.ts';
 import type { ContainerHost, HostInfo, ImageHost, NetworkHost, ServerResources } from './host-service.ts';
-import type { ProbeResult } from '../desired/storage-driver-catalog.ts';
+import type { ProbeResult } from '../host/storage/driver-catalog.ts';
 import type { NicFeatureProbe } from '../desired/containers.ts';
 import type { ListenProbe } from '../desired/proxy-checks.ts';
 import type { NicHostProbe } from '../desired/devices-nic.ts';

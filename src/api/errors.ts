@@ -9,6 +9,7 @@ import {
   PreconditionFailedError,
   ValidationError,
 } from '../desired/errors.ts';
+import { HostConflictError, HostError, HostInputError, HostNotFoundError, HostUnavailableError } from '../host/errors.ts';
 
 /** HTTP-level errors raised by the API layer itself (auth, method, body size...). */
 export class HttpError extends Error {
@@ -21,15 +22,24 @@ export class HttpError extends Error {
   }
 }
 
-/** The one table from domain errors to statuses. */
-const TABLE: [new (...a: never[]) => DomainError, 400 | 403 | 404 | 409 | 412 | 500][] = [
+/** The one table from domain and host errors to statuses. */
+const TABLE: [new (...a: never[]) => DomainError | HostError, 400 | 403 | 404 | 409 | 412 | 500][] = [
   [ValidationError, 400],
   [NotFoundError, 404],
   [ConflictError, 409],
   [ForbiddenError, 403],
   [PreconditionFailedError, 412],
   [HostFailureError, 500],
+  [HostInputError, 400],
+  [HostNotFoundError, 404],
+  [HostConflictError, 409],
+  [HostUnavailableError, 500],
 ];
+
+/** Whether `e` says the request's input is invalid (a 400), from the domain's checks or the host's. */
+export function isInvalidInput(e: unknown): e is Error {
+  return e instanceof ValidationError || e instanceof HostInputError;
+}
 
 export function statusFor(e: unknown): { status: 400 | 401 | 403 | 404 | 409 | 412 | 500; message: string; known: boolean } {
   if (e instanceof HttpError) return { status: e.status, message: e.message, known: true };

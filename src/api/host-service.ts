@@ -23,7 +23,7 @@ import type { ImageFiles, InspectedImage } from '../host/images/inspect-image.ts
 import type { PipedAttach, PtyAttach } from '../host/lxc/attach.ts';
 import type { ServerResources } from '../host/resources/index.ts';
 import type { HostInterface, NetworkFeature, NetworkLease, NetworkStateView } from '../host/network/types.ts';
-import type { ProbeResult } from '../desired/storage-driver-catalog.ts';
+import type { ProbeResult } from '../host/storage/driver-catalog.ts';
 
 export type { HostInterface, NetworkFeature, NetworkLease, NetworkStateView };
 export type { BackupRequest, ContainerLocation, ExecCommand, HashedFile, HostInfo, ImageFiles, InspectedImage, InteractiveCommand, PipedAttach, PtyAttach, PublishRequest, ServerResources };

@@ -2,7 +2,7 @@ import type { NetworkFeature } from '../host/network/types.ts';
 import { isAny, isBool, oneOf, validateConfig, type KeyTable, type ValueCheck } from './config-keys.ts';
 import { ValidationError } from './errors.ts';
 import { contains, parseCidr, parseIp, type Cidr, type Family } from '../util/ip-cidr.ts';
-import type { ProbeResult } from './storage-driver-catalog.ts';
+import type { ProbeResult } from '../host/storage/driver-catalog.ts';
 
 /**
  * The config keys of a managed `bridge` network (LXD 5.0's bridge keys), validated without looking at

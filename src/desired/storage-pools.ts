@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
-import { DRIVERS, type ProbeResult } from './storage-driver-catalog.ts';
+import { DRIVERS, type ProbeResult } from '../host/storage/driver-catalog.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';

@@ -9,6 +9,7 @@ import type { ImageBody } from './image-body.ts';
 import { uploadHeader, type ImageRoutesContext } from './image-common.ts';
 import { cleanFilename, type ImageOptions, type ReceivedImage } from '../image-commit.ts';
 import { parseBool } from '../../util/parse-bool.ts';
+import { isInvalidInput } from '../errors.ts';
 
 /** Upload options from the X-SVC-* (or X-LXD-*) headers. */
 export function uploadOptions(c: Context<AppEnv>): ImageOptions {
@@ -54,7 +55,7 @@ export async function receiveUpload(ictx: ImageRoutesContext, c: Context<AppEnv>
     } else {
       await receiveSplit(ictx.store, temp, body.chunks(), boundary, hash, open, (name) => (partFilename = name)).catch(async (e: unknown) => {
         const drained = await body.drain();
-        const message = e instanceof MultipartError || e instanceof ValidationError ? `Invalid multipart image: ${e.message}` : undefined;
+        const message = e instanceof MultipartError || isInvalidInput(e) ? `Invalid multipart image: ${e.message}` : undefined;
         if (message) throw new HttpError(400, message, drained ? {} : { Connection: 'close' });
         throw e;
       });

@@ -1,4 +1,4 @@
-import { ValidationError } from '../../desired/errors.ts';
+import { HostInputError } from '../errors.ts';
 
 /** The uploaded file is not a usable container backup (→ 400); the message says why. */
-export class InvalidBackupError extends ValidationError {}
+export class InvalidBackupError extends HostInputError {}

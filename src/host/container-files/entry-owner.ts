@@ -1,6 +1,6 @@
 /** Owner and mode of an entry, always as the container sees them (views.ts). */
 import fs from 'node:fs';
-import { ValidationError } from '../../desired/errors.ts';
+import { HostInputError } from '../errors.ts';
 import { unsupported } from './file-errors.ts';
 import { lstatFinal, type Resolved } from './resolve-in-root.ts';
 import { toInside, toView, type ContainerFs, type FileView } from './views.ts';
@@ -41,10 +41,10 @@ export function existingOwner(fsys: ContainerFs, r: Resolved, path: string, want
   if (!st) return undefined;
   const is = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
   if (is !== want) {
-    if (is === 'directory') throw new ValidationError(`Path "${path}" is a directory`);
-    if (is === 'symlink') throw new ValidationError(`Path "${path}" is a symlink: delete it first (writes never go through a symlink)`);
+    if (is === 'directory') throw new HostInputError(`Path "${path}" is a directory`);
+    if (is === 'symlink') throw new HostInputError(`Path "${path}" is a symlink: delete it first (writes never go through a symlink)`);
     if (is === 'other') throw unsupported(path);
-    throw new ValidationError(`Path "${path}" already exists and is a ${is}`);
+    throw new HostInputError(`Path "${path}" already exists and is a ${is}`);
   }
   return ownerOf(fsys.main, st);
 }

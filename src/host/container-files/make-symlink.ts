@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import { ValidationError } from '../../desired/errors.ts';
+import { HostInputError } from '../errors.ts';
 import { creationDir, unlinkQuietly } from './creation-dir.ts';
 import { existingOwner, type WriteRequest } from './entry-owner.ts';
 import { createError, renameError } from './file-errors.ts';
@@ -10,7 +10,7 @@ import { finalName, withResolved } from './with-resolved.ts';
 
 /** POST a symlink (body = target): created, or replacing a symlink; owned by uid/gid 0 unless given. */
 export function makeSymlink(fsys: ContainerFs, path: string, target: string, req: WriteRequest): void {
-  if (target === '' || target.includes('\0') || Buffer.byteLength(target) > 4095) throw new ValidationError('A symlink target must be 1 to 4095 bytes without NUL');
+  if (target === '' || target.includes('\0') || Buffer.byteLength(target) > 4095) throw new HostInputError('A symlink target must be 1 to 4095 bytes without NUL');
   withResolved(fsys, path, (r) => {
     const name = finalName(path, r);
     existingOwner(fsys, r, path, 'symlink');

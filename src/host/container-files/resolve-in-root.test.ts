@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { NotFoundError, ValidationError } from '../../desired/errors.ts';
+import { HostInputError as ValidationError, HostNotFoundError as NotFoundError } from '../errors.ts';
 import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, writeFile } from './file-ops.ts';
 import { fdPath, openRoot, resolveParent } from './resolve-in-root.ts';
 import { idmappedSources, openRootfsView, parseIdMap, parseLxcIdmap, pseudoFsGuard, toInside, toView, type ContainerFs } from './views.ts';

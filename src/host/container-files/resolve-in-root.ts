@@ -15,7 +15,7 @@
  * No process is spawned; every fd opened here is closed (the root fd belongs to the caller).
  */
 import fs from 'node:fs';
-import { NotFoundError, ValidationError } from '../../desired/errors.ts';
+import { HostNotFoundError, HostInputError } from '../errors.ts';
 
 /** O_PATH (Linux): an fd that only names a file; Node's constants do not export it. */
 export const O_PATH = 0o10000000;
@@ -40,8 +40,8 @@ export function openRoot(dir: string): number {
  * dropped, `.` and `..` kept for the walk.
  */
 export function splitPath(p: string): string[] {
-  if (p.includes('\0')) throw new ValidationError('Path must not contain NUL characters');
-  if (p.length > 4096) throw new ValidationError('Path is longer than 4096 bytes');
+  if (p.includes('\0')) throw new HostInputError('Path must not contain NUL characters');
+  if (p.length > 4096) throw new HostInputError('Path is longer than 4096 bytes');
   return p.split('/').filter((s) => s !== '');
 }
 
@@ -63,8 +63,8 @@ export interface Resolved {
 
 /**
  * Walk `p` from the root fd: every directory on the way is resolved (symlinks followed in-root),
- * the final component is not. Throws NotFoundError when a directory on the way is missing, a
- * ValidationError when one is not a directory or on a symlink loop.
+ * the final component is not. Throws HostNotFoundError when a directory on the way is missing, a
+ * HostInputError when one is not a directory or on a symlink loop.
  */
 export function resolveParent(root: number, p: string, guard?: Guard): Resolved {
   const stack: number[] = [root];
@@ -98,7 +98,7 @@ export function resolveParent(root: number, p: string, guard?: Guard): Resolved 
       try {
         fd = fs.openSync(fdPath(top, comp), O_PATH | O_NOFOLLOW);
       } catch (e) {
-        if (code(e) === 'ENOENT') throw new NotFoundError(`Path "${p}": "${comp}" does not exist`);
+        if (code(e) === 'ENOENT') throw new HostNotFoundError(`Path "${p}": "${comp}" does not exist`);
         throw e;
       }
       let kind: 'dir' | 'link' | 'other';
@@ -115,18 +115,18 @@ export function resolveParent(root: number, p: string, guard?: Guard): Resolved 
         continue;
       }
       fs.closeSync(fd);
-      if (kind === 'other') throw new ValidationError(`Path "${p}": "${comp}" is not a directory`);
-      if (++hops > MAX_SYMLINKS) throw new ValidationError(`Path "${p}": too many levels of symbolic links`);
+      if (kind === 'other') throw new HostInputError(`Path "${p}": "${comp}" is not a directory`);
+      if (++hops > MAX_SYMLINKS) throw new HostInputError(`Path "${p}": too many levels of symbolic links`);
       // readlink does not follow its final component: this reads the link in `top` (if it was
       // replaced meanwhile, the new target is read or EINVAL, both still walked from here, in-root).
       let target: string;
       try {
         target = fs.readlinkSync(fdPath(top, comp));
       } catch (e) {
-        if (code(e) === 'EINVAL' || code(e) === 'ENOENT') throw new ValidationError(`Path "${p}": "${comp}" changed while it was resolved`);
+        if (code(e) === 'EINVAL' || code(e) === 'ENOENT') throw new HostInputError(`Path "${p}": "${comp}" changed while it was resolved`);
         throw e;
       }
-      if (target === '') throw new NotFoundError(`Path "${p}": "${comp}" is an empty symlink`);
+      if (target === '') throw new HostNotFoundError(`Path "${p}": "${comp}" is an empty symlink`);
       if (target.startsWith('/')) closeAbove(1);
       pending.unshift(...target.split('/').filter((s) => s !== ''));
     }

@@ -16,7 +16,7 @@
  */
 import fs from 'node:fs';
 import type { Range } from '../idmap/types.ts';
-import { ValidationError } from '../../desired/errors.ts';
+import { HostInputError } from '../errors.ts';
 import { parseMountinfo, unescapeMountField } from '../storage/mountinfo.ts';
 import { fdPath, openRoot, type Guard } from './resolve-in-root.ts';
 
@@ -60,12 +60,12 @@ export function toInside(view: FileView, kind: IdKind, id: number): number {
   return r ? r.nsid + (id - r.hostid) : OVERFLOW_ID;
 }
 
-/** The id this view needs for a container id; a ValidationError when the container does not map it. */
+/** The id this view needs for a container id; a HostInputError when the container does not map it. */
 export function toView(view: FileView, kind: IdKind, id: number): number {
   const ranges = view.map?.[kind] ?? view.mapped?.[kind];
   if (!ranges) return id;
   const r = ranges.find((x) => id >= x.nsid && id < x.nsid + x.count);
-  if (!r) throw new ValidationError(`${kind} ${id} is not mapped in the container (its ${kind} map covers ${ranges.map((x) => `${x.nsid}-${x.nsid + x.count - 1}`).join(', ')})`);
+  if (!r) throw new HostInputError(`${kind} ${id} is not mapped in the container (its ${kind} map covers ${ranges.map((x) => `${x.nsid}-${x.nsid + x.count - 1}`).join(', ')})`);
   return view.map ? r.hostid + (id - r.nsid) : id;
 }
 
@@ -126,7 +126,7 @@ export function pseudoFsGuard(mountinfo: string): Guard {
   return (fd, p) => {
     const id = mountIdOf(fd);
     const m = id === undefined ? undefined : refused.get(id);
-    if (m) throw new ValidationError(`Path "${p}" is on a ${m.fsType} file system (${m.mountPoint} in the container): the file API serves regular file systems only`);
+    if (m) throw new HostInputError(`Path "${p}" is on a ${m.fsType} file system (${m.mountPoint} in the container): the file API serves regular file systems only`);
   };
 }
 

@@ -1,5 +1,5 @@
 /** Run a file operation on a container path resolved in-root (its parent directory open), closing it after. */
-import { ValidationError } from '../../desired/errors.ts';
+import { HostInputError } from '../errors.ts';
 import { resolveParent, type Resolved } from './resolve-in-root.ts';
 import type { ContainerFs } from './views.ts';
 
@@ -23,6 +23,6 @@ export async function withResolvedAsync<T>(fsys: ContainerFs, path: string, f: (
 
 /** The final component's name; refused when the path names a directory through "/", "." or "..". */
 export function finalName(path: string, r: Resolved): string {
-  if (r.name === undefined) throw new ValidationError(`Path "${path}" names a directory`);
+  if (r.name === undefined) throw new HostInputError(`Path "${path}" names a directory`);
   return r.name;
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
-import { ConflictError } from '../../desired/errors.ts';
+import { HostConflictError } from '../errors.ts';
 import type { ContainerBackupRow, ContainerRow, ContainerSnapshotRow, StoragePoolRow } from '../../desired/schema/index.ts';
 import { describeBackup } from '../backups/backup-config.ts';
 import { ensureBackupDir, removeBackupFile } from '../backups/backup-files.ts';
@@ -36,7 +36,7 @@ export function createContainerBackupsHost({ stateDir, paths }: { stateDir: stri
       // without its directory is not ready yet.
       const parts = snaps.map((s) => {
         const p = paths.snapshot(pool, ct.id, s.id);
-        if (!existsSync(p)) throw new ConflictError(`snapshot "${s.name}" is not on the storage pool yet: try again once it is made`);
+        if (!existsSync(p)) throw new HostConflictError(`snapshot "${s.name}" is not on the storage pool yet: try again once it is made`);
         return { name: s.name, path: p, present: readdirSync(p) };
       });
       const config = describeBackup({

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ValidationError } from '../../desired/errors.ts';
+import { HostInputError } from '../errors.ts';
 import { logDirOf, lxcPathOf } from '../layout.ts';
 import { openLogFile, removeLogFile, truncateLogFile } from '../log-files.ts';
 import { attachConsole } from '../lxc/console.ts';
@@ -33,7 +33,7 @@ export function createContainerConsoleHost({ stateDir }: { stateDir: string }) {
     async prepare(ct: Named & { id: string }) {
       const ref = { name: ct.id, lxcPath: lxcPathOf(stateDir) };
       const { state } = await containerState(ref);
-      if (state !== 'RUNNING' && state !== 'FROZEN') throw new ValidationError(`Container "${ct.name}" is not running`);
+      if (state !== 'RUNNING' && state !== 'FROZEN') throw new HostInputError(`Container "${ct.name}" is not running`);
       // A terminal size cannot be applied (see lxc/console.ts).
       return () => attachConsole(ref, path.join(logDirOf(stateDir, ct), 'lxc.log'));
     },

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { ValidationError } from '../../desired/errors.ts';
+import { HostInputError } from '../errors.ts';
 import { logDirOf, lxcPathOf } from '../layout.ts';
 import { attachPiped, attachPty, mapsHostRoot, type AttachSpec } from '../lxc/attach.ts';
 import { containerState } from '../lxc/lifecycle.ts';
@@ -24,8 +24,8 @@ export function createContainerExecHost({ stateDir }: { stateDir: string }) {
   async function requireRunning(ct: Target): Promise<number | undefined> {
     const { state, pid } = await containerState({ name: ct.id, lxcPath });
     if (state === 'RUNNING') return pid;
-    if (state === 'FROZEN' || state === 'FREEZING') throw new ValidationError(`Container "${ct.name}" is frozen: unfreeze it to run commands in it`);
-    throw new ValidationError(`Container "${ct.name}" is not running: start it to run commands in it`);
+    if (state === 'FROZEN' || state === 'FREEZING') throw new HostInputError(`Container "${ct.name}" is frozen: unfreeze it to run commands in it`);
+    throw new HostInputError(`Container "${ct.name}" is not running: start it to run commands in it`);
   }
 
   return {

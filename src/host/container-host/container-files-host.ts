@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ValidationError } from '../../desired/errors.ts';
+import { HostInputError } from '../errors.ts';
 import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, SMALL_FILE, writeFile, type WriteRequest } from '../container-files/file-ops.ts';
 import { idmappedSources, openProcView, openRootfsView, parseLxcIdmap, type ContainerFs } from '../container-files/views.ts';
 import { lxcPathOf } from '../layout.ts';
@@ -44,11 +44,11 @@ export function createContainerFilesHost({ stateDir }: { stateDir: string }) {
       const view = openProcView(live.pid, ct.id, idmappedSources(lxcConfig, rootfs));
       if (view) return view;
     }
-    if (!rootfs) throw new ValidationError(`Container "${ct.name}" has no root filesystem yet`);
+    if (!rootfs) throw new HostInputError(`Container "${ct.name}" has no root filesystem yet`);
     try {
       return openRootfsView(rootfs, parseLxcIdmap(lxcConfig));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new ValidationError(`Container "${ct.name}" has no root filesystem yet`);
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new HostInputError(`Container "${ct.name}" has no root filesystem yet`);
       throw e;
     }
   };

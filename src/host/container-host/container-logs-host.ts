@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ValidationError } from '../../desired/errors.ts';
+import { HostInputError } from '../errors.ts';
 import { logDirOf } from '../layout.ts';
 import { isLogFileName, listLogFiles, openLogFile, removeLogFile } from '../log-files.ts';
 import { openedBytes } from './opened-bytes.ts';
@@ -13,7 +13,7 @@ export const logDirParts = (stateDir: string, ct: Named) => {
 };
 
 const checkName = (file: string) => {
-  if (!isLogFileName(file)) throw new ValidationError(`Log file name ${JSON.stringify(file)} is not valid`);
+  if (!isLogFileName(file)) throw new HostInputError(`Log file name ${JSON.stringify(file)} is not valid`);
 };
 
 /** The files in a container's log directory (lxc.log, console.log, exec output); only plain files directly in it. */

@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
 import type { ContainerMetadata } from '../../desired/container-metadata.ts';
-import { ValidationError } from '../../desired/errors.ts';
+import { HostInputError } from '../errors.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 import { listTemplateFiles, MAX_TEMPLATE_BYTES, readMetadataFile, readTemplateFile, removeTemplateFile, writeMetadataFile, writeTemplateFile } from '../templates/metadata-files.ts';
 import type { LocateContainer } from './locate-container.ts';
@@ -14,7 +14,7 @@ export function createContainerMetadataHost({ locate }: { locate: LocateContaine
     /** The files of a container whose volume directory exists (it does once the container was created). */
     async open(ct: { project: string; name: string }) {
       const { container, volumeDir: dir } = await locate(ct);
-      if (!dir || !(await lstat(dir).then((s) => s.isDirectory(), () => false))) throw new ValidationError(`Container "${container.name}" has no root volume yet`);
+      if (!dir || !(await lstat(dir).then((s) => s.isDirectory(), () => false))) throw new HostInputError(`Container "${container.name}" has no root volume yet`);
       return {
         read: () => readMetadataFile(dir),
         // The file lives on this host: the check and the write are one step under its lock.

@@ -1,4 +1,5 @@
 import type { DbOrTx } from '../../db/types.ts';
+import type { ContainerWithPool } from '../../desired/container-pools.ts';
 import type { ImageStore } from '../images/create-image-store.ts';
 import type { StorageDriver } from '../storage/types.ts';
 import { createContainerBackupsHost } from './container-backups-host.ts';
@@ -17,15 +18,17 @@ export interface ContainerHostDeps {
   driverFor(name: string): StorageDriver;
   /** Where published images are packed. */
   images: ImageStore;
+  /** desired state's read of a container with its pool (host code never queries itself). */
+  readContainerWithPool: (db: DbOrTx, project: string, name: string) => Promise<ContainerWithPool>;
 }
 
 /**
  * The host side of the containers' imperative API endpoints (src/api/host-service.ts ContainerHost),
  * created once per agent: its caches live as long as it does.
  */
-export function createContainerHost({ db, stateDir, driverFor, images }: ContainerHostDeps) {
+export function createContainerHost({ db, stateDir, driverFor, images, readContainerWithPool }: ContainerHostDeps) {
   const paths = createVolumePaths({ stateDir, driverFor });
-  const locate = createLocateContainer({ db, paths });
+  const locate = createLocateContainer({ db, paths, readContainerWithPool });
   return {
     locate,
     files: createContainerFilesHost({ stateDir }),

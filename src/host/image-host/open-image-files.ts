@@ -1,16 +1,16 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { HostFailureError } from '../../desired/errors.ts';
+import { HostUnavailableError } from '../errors.ts';
 import { openedBytes } from '../container-host/opened-bytes.ts';
 import { detectFileCompression, extensionOf } from '../images/detect-compression.ts';
 import type { ImageFiles } from '../images/inspect-image.ts';
 
 /**
  * An image's stored files opened now (a delete that follows cannot cut a download short), with
- * their sizes and the name extensions of their formats. Missing files are a HostFailureError.
+ * their sizes and the name extensions of their formats. Missing files are a HostUnavailableError.
  */
 export async function openImageFiles(fingerprint: string, files: ImageFiles) {
   const missing = (e: unknown): never => {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new HostFailureError(`The files of image ${fingerprint} are missing on this host`);
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new HostUnavailableError(`The files of image ${fingerprint} are missing on this host`);
     throw e;
   };
   const metaFh = await open(files.meta, 'r').catch(missing);

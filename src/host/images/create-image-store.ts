@@ -1,4 +1,4 @@
-import { ConflictError } from '../../desired/errors.ts';
+import { HostConflictError } from '../errors.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -49,7 +49,7 @@ export function createImageStore(opts: { stateDir: string }) {
       const final = imageFilesIn(dir, fingerprint, split);
       if (await exists(final.meta)) {
         // Same fingerprint, same bytes; a unified file equal to a split image's two files joined is refused.
-        if ((await exists(`${final.meta}.rootfs`)) !== split) throw new ConflictError(`Image ${fingerprint} is already stored as a ${split ? 'unified' : 'split'} image`);
+        if ((await exists(`${final.meta}.rootfs`)) !== split) throw new HostConflictError(`Image ${fingerprint} is already stored as a ${split ? 'unified' : 'split'} image`);
         await store.discard(temp);
         return final;
       }

@@ -6,7 +6,7 @@
  */
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ProbeResult } from '../../desired/storage-driver-catalog.ts';
+import type { ProbeResult } from '../storage/driver-catalog.ts';
 import type { NetworkHost } from '../../api/host-service.ts';
 import { runCommand } from '../exec.ts';
 import { readNamespaceInterfaces } from '../lxc/network-stats.ts';

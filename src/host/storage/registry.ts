@@ -1,7 +1,7 @@
 /**
  * Storage drivers on this host: whether the host can run each one (probed from PATH tools and kernel
  * facts without spawning), and the factory for the implemented ones. Which names exist and which keys
- * each accepts is data, in `desired/storage-driver-catalog.ts`.
+ * each accepts is data, in `host/storage/driver-catalog.ts`.
  */
 import { createBtrfsDriver } from './btrfs.ts';
 import { createDirDriver } from './dir.ts';
@@ -9,10 +9,10 @@ import { StorageUnsupportedError } from './errors.ts';
 import { createHostChecker } from './host-checker.ts';
 import type { HostChecker } from './host-checker.ts';
 import type { StorageDriver } from './types.ts';
-import { DRIVERS, type ProbeResult } from '../../desired/storage-driver-catalog.ts';
+import { DRIVERS, type ProbeResult } from './driver-catalog.ts';
 
 export { DRIVERS };
-export type { DriverEntry, ProbeResult } from '../../desired/storage-driver-catalog.ts';
+export type { DriverEntry, ProbeResult } from './driver-catalog.ts';
 
 /** One thing a driver needs; `label` is how a refusal names it. */
 export type Requirement =

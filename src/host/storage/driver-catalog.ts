@@ -3,7 +3,7 @@
  * implements it. Pure, so validation reads it without loading the drivers; whether this host can
  * run one is a probe (`host/storage/registry.ts`) that the caller passes in.
  */
-import type { DriverInfo } from '../host/storage/types.ts';
+import type { DriverInfo } from './types.ts';
 
 export type DriverEntry = DriverInfo & {
   /**
