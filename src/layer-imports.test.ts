@@ -120,18 +120,8 @@ test('the cycle finder finds a cycle, type imports included', () => {
   assert.deepEqual(importCycles(files), [['observers/a.ts', 'observers/b.ts']]);
 });
 
-/**
- * Imports that break a rule today, each to be removed from this list by the change that fixes it: two host
- * files still call desired's pure checks (snapshot names in a backup, the metadata.yaml reader). A new
- * violation fails, and so does a fixed one left on the list.
- */
-const KNOWN_DEBT = new Set(['host/backups/scan-backup.ts', 'host/templates/metadata-files.ts']);
-
-test('src/ keeps the layer rules (but for the listed debts)', () => {
-  const violations = layerViolations(readAll());
-  const files = new Set(violations.map((v) => v.slice(0, v.indexOf(':'))));
-  assert.deepEqual(violations.filter((v) => !KNOWN_DEBT.has(v.slice(0, v.indexOf(':')))), [], 'a new layer violation');
-  assert.deepEqual([...KNOWN_DEBT].filter((f) => !files.has(f)), [], 'fixed: remove it from KNOWN_DEBT');
+test('src/ keeps the layer rules', () => {
+  assert.deepEqual(layerViolations(readAll()), []);
 });
 
 test('src/ has no import cycles', () => {

@@ -1,18 +1,11 @@
+import { nameProblem } from '../util/entity-names.ts';
 import { ValidationError } from './errors.ts';
 
-const FORBIDDEN = /[\s/\\:,?#%"'`<>|*{}[\]^~;&$]/;
-
-/**
- * Entity names (profiles, projects, pools, volumes, networks, aliases...): 1..64 printable ASCII
- * characters, none of the characters that break URLs, shells or file paths, and never `.`/`..`.
- */
+/** An entity name (the rule: util/entity-names.ts), or a ValidationError saying what is wrong with it. */
 export function validateName(kind: string, name: unknown): string {
-  if (typeof name !== 'string' || name === '') throw new ValidationError(`${kind} name is required`);
-  if (name.length > 64) throw new ValidationError(`${kind} name is too long (at most 64 characters)`);
-  if (!/^[\x21-\x7e]+$/.test(name)) throw new ValidationError(`${kind} name must be printable ASCII without spaces`);
-  if (FORBIDDEN.test(name)) throw new ValidationError(`${kind} name ${JSON.stringify(name)} contains a character that is not allowed`);
-  if (name === '.' || name === '..') throw new ValidationError(`${kind} name cannot be "${name}"`);
-  return name;
+  const problem = nameProblem(kind, name);
+  if (problem) throw new ValidationError(problem);
+  return name as string;
 }
 
 /** Container names are host names: letters, digits and dashes, not starting with a digit or dash (spec: ≤64 ASCII, no / : ,). */

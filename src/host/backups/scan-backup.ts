@@ -1,5 +1,5 @@
 import type { ReadEntry } from 'tar';
-import { validateName } from '../../desired/names.ts';
+import { nameProblem } from '../../util/entity-names.ts';
 import { detectFileCompression } from '../images/detect-compression.ts';
 import { feedTarParser, openTarStream } from '../images/open-tar-stream.ts';
 import { MAX_BACKUP_YAML_BYTES, parseBackupConfig, parseBackupIndex, type BackupConfig, type BackupIndex, type BackupSnapshot } from './backup-config.ts';
@@ -46,11 +46,8 @@ function partOf(parts: string[], raw: string): { part: string; rest: string[] } 
   if (parts.length === 1 || (parts.length === 2 && (parts[1] === 'index.yaml' || parts[1] === 'container' || parts[1] === 'snapshots'))) return undefined;
   if (parts[1] === 'container') return { part: 'container', rest: parts.slice(2) };
   if (parts[1] === 'snapshots') {
-    try {
-      validateName('Snapshot', parts[2]);
-    } catch (e) {
-      throw bad(`member ${JSON.stringify(raw)}: ${(e as Error).message}`);
-    }
+    const problem = nameProblem('Snapshot', parts[2]);
+    if (problem) throw bad(`member ${JSON.stringify(raw)}: ${problem}`);
     return parts.length === 3 ? undefined : { part: `snapshots/${parts[2]}`, rest: parts.slice(3) };
   }
   throw bad(`unexpected member ${JSON.stringify(raw)} (optimized or virtual-machine backups are not supported)`);
@@ -156,11 +153,8 @@ export async function scanBackup(file: string, signal?: AbortSignal): Promise<Sc
   if (!config) throw bad('neither backup/index.yaml nor backup/container/backup.yaml describes the container');
   const snapshots: BackupSnapshot[] = [];
   for (const name of index.snapshots) {
-    try {
-      validateName('Snapshot', name);
-    } catch (e) {
-      throw bad(`backup/index.yaml: ${(e as Error).message}`);
-    }
+    const problem = nameProblem('Snapshot', name);
+    if (problem) throw bad(`backup/index.yaml: ${problem}`);
     if (!hasRootfs(`snapshots/${name}`)) throw bad(`snapshot "${name}" is listed in backup/index.yaml but backup/snapshots/${name}/rootfs is missing`);
     const s = config.snapshots.find((x) => x.name === name);
     if (!s) throw bad(`snapshot "${name}" is listed in backup/index.yaml but not described by the backup's config`);

@@ -1,5 +1,5 @@
 import { lstat } from 'node:fs/promises';
-import type { ContainerMetadata } from '../../desired/container-metadata.ts';
+import type { ContainerMetadata } from '../templates/metadata-format.ts';
 import { HostInputError } from '../errors.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 import { listTemplateFiles, MAX_TEMPLATE_BYTES, readMetadataFile, readTemplateFile, removeTemplateFile, writeMetadataFile, writeTemplateFile } from '../templates/metadata-files.ts';

@@ -10,7 +10,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs
 import { lstat, mkdir, readdir, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { isTemplateName, readableContainerMetadata, type ContainerMetadata } from '../../desired/container-metadata.ts';
+import { isTemplateName, readableContainerMetadata, type ContainerMetadata } from './metadata-format.ts';
 
 export const METADATA_FILE = 'metadata.yaml';
 export const TEMPLATES_DIR = 'templates';
