@@ -667,7 +667,7 @@ async function main(): Promise<number> {
   return failed || results.leftovers.length ? 1 : 0;
 }
 
-/** The figures the issue's targets are about, plus the one target a single run can judge (RSS). */
+/** The figures the targets are about, plus the one target a single run can judge (RSS). */
 function summary(): void {
   log(`\n== summary: ${results.label}`);
   const listAt = results.get.filter((g) => g.what === 'list');
@@ -689,7 +689,7 @@ function summary(): void {
     const ratio = last.rssAfterDeleteSettledKiB / idle;
     log(
       `  tree RSS at ${last.n} running ${fmtKiB(last.rssRunningKiB)}, after deleting them ${fmtKiB(last.rssAfterDeleteSettledKiB)} ` +
-        `(${((ratio - 1) * 100).toFixed(1)}% vs idle): ${ratio <= 1.1 ? 'PASS' : 'MISS'} (the issue's target for svcd: within 10% of idle)`,
+        `(${((ratio - 1) * 100).toFixed(1)}% vs idle): ${ratio <= 1.1 ? 'PASS' : 'MISS'} (the target for svcd: within 10% of idle)`,
     );
   }
   if (results.clientRetries) log(`  requests resent after a kept-alive connection was closed by the server: ${results.clientRetries}`);

@@ -1,5 +1,5 @@
 /**
- * Side-by-side table of two api-bench result files (svcd and, when it ran, LXD) and the issue's
+ * Side-by-side table of two api-bench result files (svcd and, when it ran, LXD) and the
  * target verdicts. Prints PASS/MISS; never fails on a MISS (it is a benchmark, not a test).
  *
  *   node --import tsx bench/compare-report.ts <svcd.json> [<lxd.json>] [--lxd-note "why LXD did not run"]

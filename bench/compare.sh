@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run bench/api-bench.ts against svcd and, when it can run here, Debian's LXD 5.0.2, then print both
-# side by side with the target verdicts (bench/compare-report.ts).
+# side by side with the target verdicts (bench/compare-report.ts).
 #
 #   bash bench/compare.sh [--counts 0,50,200] [--engines embedded,pglite,postgres] [--no-lxd] [--no-fresh-fs] [--no-level] [--iterations 30] [--rest SECONDS]
 #                         [--networks|--networks-only] [--proxy|--proxy-only] [--scale N [--scale-pools dir,btrfs] [--scale-lxd]]

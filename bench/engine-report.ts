@@ -1,6 +1,6 @@
 /**
  * The engines table of bench/compare.sh: svcd on each database engine (PGlite first, the reference; the
- * private server; a PostgreSQL server by DATABASE_URL) and lxd, figure by figure, with the issue's
+ * private server; a PostgreSQL server by DATABASE_URL) and lxd, figure by figure, with the
  * verdicts: every other engine within 1.25× of PGlite on each figure (the same run), and delete ≤ ½ of
  * lxd's on every engine. Pure: result files in, table rows out.
  */
@@ -26,7 +26,7 @@ interface Figure {
 
 const finite = (x: number | undefined): x is number => x !== undefined && Number.isFinite(x) && x > 0;
 
-/** The figures the issue names, at the largest count of the run. */
+/** The figures the targets name, at the largest count of the run. */
 export function engineFigures(top: number): Figure[] {
   const listAt = (c: number) => (r: BenchResults) => r.get.find((g) => g.what === 'list' && g.containers === top && g.concurrency === c && g.errors === 0)?.rps;
   return [

@@ -1,5 +1,5 @@
 /**
- * bench/network-bench.ts results of svcd and LXD side by side, with issue 16's targets:
+ * bench/network-bench.ts results of svcd and LXD side by side, with the targets they are judged by:
  *   node --import tsx bench/network-report.ts <svcd-net.json> [<lxd-net.json>]
  */
 import { readFile } from 'node:fs/promises';

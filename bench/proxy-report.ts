@@ -1,5 +1,5 @@
 /**
- * bench/proxy-bench.ts results of svcd and LXD side by side, with issue 17's targets:
+ * bench/proxy-bench.ts results of svcd and LXD side by side, with the targets they are judged by:
  *   node --import tsx bench/proxy-report.ts <svcd-proxy.json> [<lxd-proxy.json>]
  */
 import { readFile } from 'node:fs/promises';

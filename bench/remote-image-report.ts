@@ -1,5 +1,5 @@
 /**
- * bench/remote-image-bench.ts results of svcd and LXD side by side, with issue 19's targets:
+ * bench/remote-image-bench.ts results of svcd and LXD side by side, with the targets they are judged by:
  *   node --import tsx bench/remote-image-report.ts <svcd-remote.json> [<lxd-remote.json>]
  */
 import { readFile } from 'node:fs/promises';

@@ -29,7 +29,7 @@ import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
-/** lxd-benchmark's container count (the issue's 50; the whole launch + delete takes about a minute here). */
+/** lxd-benchmark's container count (50; the whole launch + delete takes about a minute here). */
 const BENCH_COUNT = 50;
 const skip = await lxcSkipReason();
 if (skip) console.log(`# skipping container CLI e2e tests: ${skip}`);

@@ -1,5 +1,5 @@
 /**
- * Containers launched from images of other servers (issue 19), with two svcd daemons on loopback
+ * Containers launched from images of other servers, with two svcd daemons on loopback
  * (support/two-hosts.ts) and the simplestreams test server: a launch from svc (the image pulled as
  * a cached, auto_update image, then the container started), 12 concurrent creates of a remote image
  * not cached yet (one export served by the source, counted from its image-retrieved events), the

@@ -1,5 +1,5 @@
 /**
- * Images from another svcd (issue 19), through the API, with two daemons on loopback
+ * Images from another svcd, through the API, with two daemons on loopback
  * (support/two-hosts.ts): host b serves the busybox test image, host a pulls it over the svc
  * protocol (b's certificate pinned). Pulls by alias, by fingerprint prefix, a private image with a
  * secret, a copy with auto_update then a refresh after b's alias moved, bad sources (400), and the

@@ -1,5 +1,5 @@
 /**
- * The shapes shared by managed networks' three sides (issue 16): the reconciler derives a NetworkSpec
+ * The shapes shared by managed networks' three sides: the reconciler derives a NetworkSpec
  * from a network's desired config (reconcilers/network/network-spec.ts); the host side
  * (src/host/network/) converges the host to it; the API reads host interfaces, their state and the
  * leases through NetworkHost (api/host-service.ts). Pure types: no behaviour here.

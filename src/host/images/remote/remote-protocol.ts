@@ -1,7 +1,7 @@
 import type { ImageFiles } from '../inspect-image.ts';
 
 /**
- * The contract between the image pull path and the protocol clients (issue 19). A pull names an
+ * The contract between the image pull path and the protocol clients. A pull names an
  * image on another server (the spec's source-image dict); a protocol client (`svc`: the other
  * server's /1.0/images API as a guest; `simplestreams`: index.json → products → item) resolves it
  * to one image and downloads its files, verified, into temporary paths of the local image store.
