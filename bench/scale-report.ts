@@ -1,6 +1,6 @@
 /**
  * The scale bench side by side: svcd's results (and lxd's when its file exists), per pool, with the
- * the target for idle CPU (≤ 2% of one core with N running).
+ * target for idle CPU (≤ 2% of one core with N running).
  *   node --import tsx bench/scale-report.ts <svcd-scale.json> [<lxd-scale.json>]
  */
 import { readFile } from 'node:fs/promises';
