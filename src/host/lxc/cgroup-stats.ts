@@ -7,6 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readMounts, type MountEntry } from '../storage/mountinfo.ts';
 import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseFlatKeyed, parseProcCgroup, type CgroupMounts, type ProcCgroups } from './parse-cgroup.ts';
+import { CGROUP_V1, CGROUP_V2 } from './cgroup-files.ts';
 
 export interface CgroupStats {
   /** CPU time used by all tasks, in ns (a JS number: exact up to ~104 CPU-days). */
@@ -64,26 +65,26 @@ export async function readCgroupStats(input: ReadCgroupStatsInput): Promise<Cgro
   const stats: CgroupStats = {};
 
   const cpuacct = dirFor(mounts, proc, 'cpuacct');
-  stats.cpuUsageNs = cpuacct ? await readNumber(path.join(cpuacct, 'cpuacct.usage')) : undefined;
+  stats.cpuUsageNs = cpuacct ? await readNumber(path.join(cpuacct, CGROUP_V1.cpuUsage)) : undefined;
   if (stats.cpuUsageNs === undefined && v2) {
-    const usec = parseFlatKeyed(await readFile(path.join(v2, 'cpu.stat'), 'utf8').catch(() => '')).get('usage_usec');
+    const usec = parseFlatKeyed(await readFile(path.join(v2, CGROUP_V2.cpuStat), 'utf8').catch(() => '')).get('usage_usec');
     if (usec !== undefined) stats.cpuUsageNs = usec * 1000;
   }
 
   const memory = dirFor(mounts, proc, 'memory');
   if (memory) {
-    stats.memoryUsage = await readNumber(path.join(memory, 'memory.usage_in_bytes'));
-    stats.memoryPeak = await readNumber(path.join(memory, 'memory.max_usage_in_bytes'));
-    const memsw = await readNumber(path.join(memory, 'memory.memsw.usage_in_bytes'));
+    stats.memoryUsage = await readNumber(path.join(memory, CGROUP_V1.memoryUsage));
+    stats.memoryPeak = await readNumber(path.join(memory, CGROUP_V1.memoryPeak));
+    const memsw = await readNumber(path.join(memory, CGROUP_V1.memswUsage));
     if (memsw !== undefined && stats.memoryUsage !== undefined) stats.swapUsage = Math.max(0, memsw - stats.memoryUsage);
   } else if (v2) {
-    stats.memoryUsage = await readNumber(path.join(v2, 'memory.current'));
-    stats.memoryPeak = await readNumber(path.join(v2, 'memory.peak'));
-    stats.swapUsage = await readNumber(path.join(v2, 'memory.swap.current'));
+    stats.memoryUsage = await readNumber(path.join(v2, CGROUP_V2.memoryUsage));
+    stats.memoryPeak = await readNumber(path.join(v2, CGROUP_V2.memoryPeak));
+    stats.swapUsage = await readNumber(path.join(v2, CGROUP_V2.swapUsage));
   }
 
   const pids = dirFor(mounts, proc, 'pids') ?? v2;
-  stats.processes = pids ? await readNumber(path.join(pids, 'pids.current')) : undefined;
+  stats.processes = pids ? await readNumber(path.join(pids, CGROUP_V1.pidsCurrent)) : undefined;
   if (stats.processes === undefined) {
     const dir = v2 ?? memory ?? cpuacct;
     stats.processes = dir ? await countProcs(dir) : undefined;

@@ -9,6 +9,7 @@
 import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { CgroupVersion } from './types.ts';
+import { CGROUP_V1 } from './cgroup-files.ts';
 
 export interface LxcHostFeatures {
   cgroupVersion: CgroupVersion;
@@ -23,6 +24,6 @@ export async function readLxcHostFeatures({ sysRoot = '/sys' }: { sysRoot?: stri
   const cgroupRoot = path.join(sysRoot, 'fs/cgroup');
   const cgroupVersion: CgroupVersion = (await exists(path.join(cgroupRoot, 'cgroup.controllers'))) ? 2 : 1;
   const aa = await readFile(path.join(sysRoot, 'module/apparmor/parameters/enabled'), 'utf8').catch(() => '');
-  const swapAccounting = cgroupVersion === 2 || (await exists(path.join(cgroupRoot, 'memory/memory.memsw.limit_in_bytes')));
+  const swapAccounting = cgroupVersion === 2 || (await exists(path.join(cgroupRoot, 'memory', CGROUP_V1.memswLimit)));
   return { cgroupVersion, apparmorEnabled: aa.trim() === 'Y', swapAccounting };
 }

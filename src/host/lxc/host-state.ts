@@ -16,6 +16,7 @@ import path from 'node:path';
 import { readMounts } from '../storage/mountinfo.ts';
 import type { ContainerState, LxcRef } from './lxc-args.ts';
 import { cgroupDir, cgroupMountsFrom, parseProcCgroup } from './parse-cgroup.ts';
+import { CGROUP_V1 } from './cgroup-files.ts';
 
 /** sun_path is 108 bytes; LXC hashes the name when `\0<lxcpath>/<name>/command` does not fit. */
 const SUN_PATH_MAX = 108;
@@ -91,7 +92,7 @@ export async function readHostState(
   }
   if (pid === undefined) return undefined;
   if (cg.freezer === 'v1') {
-    const f = (await src.readFile(path.join(cg.dir, 'freezer.state')))?.trim();
+    const f = (await src.readFile(path.join(cg.dir, CGROUP_V1.freezerState)))?.trim();
     if (f === 'THAWED') return { state: 'RUNNING', pid };
     if (f === 'FROZEN') return { state: 'FROZEN', pid };
     return undefined;

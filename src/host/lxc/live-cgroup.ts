@@ -11,6 +11,7 @@ import { readMounts } from '../storage/mountinfo.ts';
 import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseProcCgroup, type CgroupMounts } from './parse-cgroup.ts';
 import type { CgroupVersion, LxcLimits, LxcUnixDevice } from './types.ts';
 import { CgroupWriteError } from './lxc-errors.ts';
+import { CGROUP_V1, CGROUP_V2 } from './cgroup-files.ts';
 
 export { CgroupWriteError };
 
@@ -24,13 +25,13 @@ export interface CgroupSetting {
 
 /** The config key a setting comes from, for error messages. */
 const KEY_OF: Record<string, string> = {
-  'cpuset.cpus': 'limits.cpu',
-  'memory.limit_in_bytes': 'limits.memory',
-  'memory.max': 'limits.memory',
-  'memory.memsw.limit_in_bytes': 'limits.memory.swap',
-  'memory.swap.max': 'limits.memory.swap',
-  'memory.swappiness': 'limits.memory.swap',
-  'pids.max': 'limits.processes',
+  [CGROUP_V1.cpus]: 'limits.cpu',
+  [CGROUP_V1.memoryLimit]: 'limits.memory',
+  [CGROUP_V2.memoryLimit]: 'limits.memory',
+  [CGROUP_V1.memswLimit]: 'limits.memory.swap',
+  [CGROUP_V2.swapLimit]: 'limits.memory.swap',
+  [CGROUP_V1.swappiness]: 'limits.memory.swap',
+  [CGROUP_V1.pidsLimit]: 'limits.processes',
 };
 
 /**
@@ -42,22 +43,22 @@ export function cgroupSettingsOf(version: CgroupVersion, limits: LxcLimits, swap
   const inherit = { inherit: true as const };
   if (version === 2) {
     return [
-      { file: 'cpuset.cpus', value: limits.cpuset ?? '' },
-      { file: 'memory.max', value: limits.memoryBytes !== undefined ? String(limits.memoryBytes) : 'max' },
-      { file: 'memory.swap.max', value: limits.swap === false ? '0' : 'max' },
-      { file: 'pids.max', value: limits.processes !== undefined ? String(limits.processes) : 'max' },
+      { file: CGROUP_V2.cpus, value: limits.cpuset ?? '' },
+      { file: CGROUP_V2.memoryLimit, value: limits.memoryBytes !== undefined ? String(limits.memoryBytes) : 'max' },
+      { file: CGROUP_V2.swapLimit, value: limits.swap === false ? '0' : 'max' },
+      { file: CGROUP_V2.pidsLimit, value: limits.processes !== undefined ? String(limits.processes) : 'max' },
     ];
   }
   const out: CgroupSetting[] = [
-    { controller: 'cpuset', file: 'cpuset.cpus', value: limits.cpuset ?? inherit },
-    { controller: 'memory', file: 'memory.limit_in_bytes', value: limits.memoryBytes !== undefined ? String(limits.memoryBytes) : '-1' },
+    { controller: 'cpuset', file: CGROUP_V1.cpus, value: limits.cpuset ?? inherit },
+    { controller: 'memory', file: CGROUP_V1.memoryLimit, value: limits.memoryBytes !== undefined ? String(limits.memoryBytes) : '-1' },
   ];
   if (swapAccounting) {
     const memsw = limits.swap === false && limits.memoryBytes !== undefined ? String(limits.memoryBytes) : '-1';
-    out.push({ controller: 'memory', file: 'memory.memsw.limit_in_bytes', value: memsw });
+    out.push({ controller: 'memory', file: CGROUP_V1.memswLimit, value: memsw });
   }
-  out.push({ controller: 'memory', file: 'memory.swappiness', value: limits.swap === false ? '0' : inherit });
-  out.push({ controller: 'pids', file: 'pids.max', value: limits.processes !== undefined ? String(limits.processes) : 'max' });
+  out.push({ controller: 'memory', file: CGROUP_V1.swappiness, value: limits.swap === false ? '0' : inherit });
+  out.push({ controller: 'pids', file: CGROUP_V1.pidsLimit, value: limits.processes !== undefined ? String(limits.processes) : 'max' });
   return out;
 }
 
@@ -80,7 +81,7 @@ const UNLIMITED_V1 = 2 ** 62;
 export function sameCgroupValue(file: string, wanted: string, current: string): boolean {
   const cur = current.trim();
   if (cur === wanted) return true;
-  if (file === 'cpuset.cpus') {
+  if (file === CGROUP_V1.cpus) {
     const a = cpuIds(wanted);
     const b = cpuIds(cur);
     return !!a && !!b && a.length === b.length && a.every((x, i) => x === b[i]);
@@ -134,12 +135,12 @@ function explain(setting: CgroupSetting, value: string, e: NodeJS.ErrnoException
   if (e.code === 'EBUSY' && setting.file.startsWith('memory.')) {
     let usage = '';
     try {
-      usage = ` (it uses ${readTrim(path.join(dir, setting.file.includes('memsw') ? 'memory.memsw.usage_in_bytes' : 'memory.usage_in_bytes'))} bytes)`;
+      usage = ` (it uses ${readTrim(path.join(dir, setting.file.includes('memsw') ? CGROUP_V1.memswUsage : CGROUP_V1.memoryUsage))} bytes)`;
     } catch {
       // no usage to show
     }
     why = `the kernel could not reclaim enough memory from the running container${usage}`;
-  } else if (e.code === 'EINVAL' && setting.file === 'cpuset.cpus') why = 'the host cgroup does not allow these CPUs';
+  } else if (e.code === 'EINVAL' && setting.file === CGROUP_V1.cpus) why = 'the host cgroup does not allow these CPUs';
   return new CgroupWriteError(key, setting.file, e.code, `${key}: cannot set ${setting.file} to ${value} on the running container: ${why}`);
 }
 
@@ -198,11 +199,11 @@ export function setDeviceAccess(cg: ContainerCgroups, rule: string, allow: boole
   const dir = cg.dirOf('devices');
   if (!dir) throw new Error('the container has no devices cgroup (v1) here');
   if (!allow) {
-    writeFileSync(path.join(dir, 'devices.deny'), rule);
+    writeFileSync(path.join(dir, CGROUP_V1.devicesDeny), rule);
     return;
   }
   const walk = (d: string, depth: number) => {
-    writeFileSync(path.join(d, 'devices.allow'), rule);
+    writeFileSync(path.join(d, CGROUP_V1.devicesAllow), rule);
     if (depth > 8) return;
     for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(path.join(d, e.name), depth + 1);
   };

@@ -1,5 +1,6 @@
 import { renderIdmapLines } from '../idmap/render-idmap-lines.ts';
 import type { CgroupVersion, LxcDiskMount, LxcLimits, LxcNic, LxcSpec, LxcUnixDevice } from './types.ts';
+import { CGROUP_V1, CGROUP_V2 } from './cgroup-files.ts';
 
 export const LXC_COMMON_CONF = '/usr/share/lxc/config/common.conf';
 export const LXC_USERNS_CONF = '/usr/share/lxc/config/userns.conf';
@@ -28,18 +29,18 @@ function cgroupLines(version: CgroupVersion, limits: LxcLimits | undefined): str
   const out: string[] = [];
   if (limits.cpuset !== undefined) {
     if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(limits.cpuset)) throw new Error(`cpuset ${JSON.stringify(limits.cpuset)} is not a CPU list`);
-    out.push(line(key('cpuset.cpus', 'cpuset.cpus'), limits.cpuset));
+    out.push(line(key(CGROUP_V1.cpus, CGROUP_V2.cpus), limits.cpuset));
   }
-  if (limits.memoryBytes !== undefined) out.push(line(key('memory.limit_in_bytes', 'memory.max'), limits.memoryBytes));
+  if (limits.memoryBytes !== undefined) out.push(line(key(CGROUP_V1.memoryLimit, CGROUP_V2.memoryLimit), limits.memoryBytes));
   if (limits.swap === false) {
-    if (version === 2) out.push(line('lxc.cgroup2.memory.swap.max', 0));
+    if (version === 2) out.push(line(`lxc.cgroup2.${CGROUP_V2.swapLimit}`, 0));
     else {
       // memsw caps memory+swap, so equal to the memory limit means no swap; it must follow limit_in_bytes.
-      if (limits.swapAccounting && limits.memoryBytes !== undefined) out.push(line('lxc.cgroup.memory.memsw.limit_in_bytes', limits.memoryBytes));
-      out.push(line('lxc.cgroup.memory.swappiness', 0));
+      if (limits.swapAccounting && limits.memoryBytes !== undefined) out.push(line(`lxc.cgroup.${CGROUP_V1.memswLimit}`, limits.memoryBytes));
+      out.push(line(`lxc.cgroup.${CGROUP_V1.swappiness}`, 0));
     }
   }
-  if (limits.processes !== undefined) out.push(line(key('pids.max', 'pids.max'), limits.processes));
+  if (limits.processes !== undefined) out.push(line(key(CGROUP_V1.pidsLimit, CGROUP_V2.pidsLimit), limits.processes));
   return out;
 }
 
