@@ -4,7 +4,9 @@
  * revokes what it lists. Over HTTPS: a CA-issued client certificate becomes trusted with the trust
  * password; a self-signed one is refused (even when put in the trust store); a revoked one is refused
  * although it is in the trust store; the daemon presents the CA-issued certificate unchanged and names
- * the CA in its certificate request; a CRL written later takes effect at the next start.
+ * the CA in its certificate request; a CRL written later takes effect at the next start. Debian's lxc
+ * with client.ca adds the remote without a fingerprint prompt when its certificate is the CA's, and does
+ * not even send a self-signed one.
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
@@ -17,6 +19,7 @@ import { runCommand } from '../../src/host/exec.ts';
 import { makeClientCertificate } from '../support/certs.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { client, expectError, freePort, type Client } from '../support/http.ts';
+import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
 import { makeTestCa, type Issued, type TestCa } from '../support/test-ca.ts';
 
 const fp = (pem: string) => new X509Certificate(pem).fingerprint256.replace(/:/g, '').toLowerCase();
@@ -60,7 +63,18 @@ describe('PKI mode: server.ca and ca.crl in the state directory', () => {
     for (const [name, c] of [['carol', carol], ['mallory', mallory]] as const)
       assert.equal((await local.post('/1.0/certificates', { type: 'client', name, certificate: c.cert })).status, 200);
   });
+  const clis: LxcCli[] = [];
+  /** Debian's lxc with its client.crt/client.key and the CA as client.ca (LXD's client side of PKI mode). */
+  const pkiCli = async (cert: { cert: string; key: string }) => {
+    const cli = await lxcCli(stateDir);
+    clis.push(cli);
+    await writeFile(path.join(cli.conf, 'client.crt'), cert.cert);
+    await writeFile(path.join(cli.conf, 'client.key'), cert.key, { mode: 0o600 });
+    await writeFile(path.join(cli.conf, 'client.ca'), ca.cert);
+    return cli;
+  };
   after(async () => {
+    for (const cli of clis) await cli.cleanup();
     await d?.destroy();
     await rm(stateDir, { recursive: true, force: true });
     await ca?.cleanup();
@@ -139,5 +153,25 @@ describe('PKI mode: server.ca and ca.crl in the state directory', () => {
     await writeFile(path.join(stateDir, 'server.ca'), ca.cert);
     await d.restart();
     assert.equal(await auth(alice), 'trusted');
+  });
+
+  test('lxc remote add with client.ca: the server is verified by the CA (no fingerprint asked); a CA-issued client gets trusted and lists', async () => {
+    const erin = await ca.issue('erin', 'client');
+    const cli = await pkiCli(erin);
+    await cli.ok(['remote', 'add', 'svcd', `https://127.0.0.1:${port}`, '--password', PASSWORD]);
+    assert.equal(await auth(erin), 'trusted');
+    assert.equal((await cli.ok(['list', 'svcd:', '--format', 'csv'])).trim(), '');
+    assert.match(await cli.ok(['info', 'svcd:']), /auth: trusted/);
+  });
+
+  test('lxc remote add with a self-signed client certificate: lxc does not send it (the CA is not its issuer) and nothing is added', async () => {
+    const cli = await pkiCli(await makeClientCertificate('mallory-cli'));
+    const before = (await local.get('/1.0/certificates')).json.metadata as string[];
+    const r = await cli.run(['remote', 'add', 'svcd', `https://127.0.0.1:${port}`, '--password', PASSWORD]);
+    assert.notEqual(r.code, 0, r.stdout);
+    // A guest's answer (403, as for any caller without a certificate), not the CA's refusal of a certificate sent.
+    assert.match(r.stderr, /Error: not authorized\n$/);
+    assert.doesNotMatch(r.stderr, /refused by the server CA/);
+    assert.deepEqual((await local.get('/1.0/certificates')).json.metadata, before);
   });
 });
