@@ -67,6 +67,7 @@ import { createOperations, type Operations } from './operations/index.ts';
 import { createReconcileManager, systemClock, TerminalError, type Clock, type ReconcileManager, type Reconciler } from './reconcilers/runtime/index.ts';
 import { createStatusSettler } from './reconcilers/status-settler.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
+import { readServerPki } from './tls/read-server-pki.ts';
 import { createProtocolRegistry } from './host/images/remote/protocol-registry.ts';
 import { createSvcProtocol } from './host/images/remote/svc-protocol.ts';
 import { createSimplestreamsProtocol } from './host/images/remote/simplestreams-protocol.ts';
@@ -140,6 +141,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   if (await ensureDefaultProject(db)) await ensureDefaultPool(db, config.stateDir);
   await preloadFacts(db);
   const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
+  const pki = await readServerPki(config.stateDir, serverCert.cert);
+  if (pki) log.info({ crl: !!pki.crl }, 'PKI mode (server.ca): a client certificate must be issued by the CA, not revoked, and in the trust store');
+  if (pki?.warning) log.warn(pki.warning);
 
   const ops = createOperations({ db, localWrites: database.localWrites, bus, clock, node: config.nodeName, log: log.child({ component: 'operations' }), ...opts.operations });
   const orphaned = await ops.recover();
@@ -267,7 +271,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   observers.register(createNetworkObserver({ db: recorded, stateDir: config.stateDir, network, report: drift.report, ...(opts.networkObserveMs ? { intervalMs: opts.networkObserveMs } : {}) }));
   observers.register(createPoolObserver({ db: recorded, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
 
-  const trust = createTrustStore({ db });
+  const trust = createTrustStore({ db, pki: !!pki });
   const resources = createResourcesCache({ ttlMs: 1_000 });
   const imageStore = createImageStore({ stateDir: config.stateDir });
   let listeners: ReturnType<typeof createListeners> | undefined;
@@ -323,7 +327,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       addresses: () => listeners?.addresses() ?? [],
     },
   });
-  listeners = createListeners({ app, db, bus, ops, trust, log: log.child({ component: 'api' }), tls: serverCert, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}), ...(opts.onRequest ? { onRequest: opts.onRequest } : {}) });
+  listeners = createListeners({ app, db, bus, ops, trust, log: log.child({ component: 'api' }), tls: { ...serverCert, ca: pki?.ca, crl: pki?.crl }, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}), ...(opts.onRequest ? { onRequest: opts.onRequest } : {}) });
   const socketPath = unixSocketOf(config.stateDir);
   try {
     // Before anything touches the host: another svcd serving this state directory refuses this one.

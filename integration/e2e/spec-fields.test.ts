@@ -23,6 +23,7 @@ const EXPECTED_EXTENSIONS = [
   'container_host_shutdown_timeout',
   'container_stop_priority',
   'container_syscall_filtering',
+  'auth_pki',
   'container_last_used_at',
   'etag',
   'patch',

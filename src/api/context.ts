@@ -11,6 +11,8 @@ export interface Caller {
   /** PEM of the client certificate (TLS). */
   certificatePem?: string | undefined;
   address?: string | undefined;
+  /** PKI mode: why the TLS stack refused the client certificate (CERT_REVOKED, ...). */
+  pkiRefusal?: string | undefined;
 }
 
 export interface AppEnv {

@@ -7,6 +7,7 @@ export const API_EXTENSIONS = [
   'container_host_shutdown_timeout', // boot.host_shutdown_timeout bounds each container's stop on SIGPWR
   'container_stop_priority', // boot.stop.priority orders the stops on SIGPWR
   'container_syscall_filtering', // security.syscalls.* rendered as LXC seccomp policy
+  'auth_pki', // server.ca in the state dir: client certificates verified against the CA and ca.crl (and still in the trust store)
   'container_last_used_at', // last_used_at on containers (the observed last start)
   'etag', // ETag on GET and If-Match (412) on PUT/PATCH
   'patch', // PATCH merges on every object that has PUT
@@ -99,6 +100,6 @@ export const API_EXTENSIONS = [
  * - container_image_properties: image properties are not copied into the container's image.* keys.
  * - backup_compression: the server key backups.compression_algorithm is not accepted (the per-backup
  *   compression_algorithm is).
- * - pprof_http (core.debug_address), auth_pki, external_authentication, idp_authentication, idp_config,
+ * - pprof_http (core.debug_address), external_authentication, idp_authentication, idp_config,
  *   idp_config_key: not built.
  */

@@ -26,7 +26,8 @@ export interface ListenerDeps {
   ops: Operations;
   trust: TrustStore;
   log: Logger;
-  tls: { cert: string; key: string };
+  /** The server certificate, and in PKI mode the CA and CRL that client certificates are verified against. */
+  tls: { cert: string; key: string; ca?: string | undefined; crl?: string | undefined };
   pingMs?: number;
   onRequest?: () => void;
 }
@@ -138,7 +139,12 @@ export function createListeners(deps: ListenerDeps) {
       const old = httpsServer;
       let fresh: https.Server | undefined;
       if (next) {
-        fresh = https.createServer({ cert: deps.tls.cert, key: deps.tls.key, requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' }, handlerFor('https'));
+        // Unverified certificates are let through (an untrusted caller may add its own with the trust
+        // password); in PKI mode the CA is also named in the certificate request, so LXD's clients send
+        // only a certificate it issued, and `socket.authorized` tells the CA's and the CRL's verdict.
+        const { cert, key, ca, crl } = deps.tls;
+        const pki = ca ? { ca, ...(crl ? { crl } : {}) } : {};
+        fresh = https.createServer({ cert, key, ...pki, requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' }, handlerFor('https'));
         configure(fresh, 'https');
         const { host, port } = parseListenAddress(next);
         // Moving to the same port on another address: release the old one first.

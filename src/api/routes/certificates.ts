@@ -43,6 +43,9 @@ export function registerCertificateRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
       handler: async (c) => {
         const caller = c.get('caller');
         const body = await readJson(c, AddBody);
+        // PKI mode: a certificate the CA did not issue, or revoked, is never trusted, password or not.
+        if (caller.level !== 'trusted' && caller.pkiRefusal)
+          throw new ForbiddenError(`not authorized: the client certificate is refused by the server CA (${caller.pkiRefusal})`);
         if (caller.level !== 'trusted') {
           // An untrusted caller adds its own certificate, with the trust password.
           const { 'core.trust_password': hash } = await readServerKeys(db, node, ['core.trust_password']);
