@@ -47,6 +47,10 @@ describe('containers on real LXC (busybox image): create, run, observe, self-hea
     assert.equal(c.status, 'Stopped');
     assert.equal(c.status_code, 102);
     assert.equal(c.config['limits.memory'], '512MiB');
+    // container_image_properties: the image's properties as image.* keys, as LXD sets them at create.
+    const img = (await api.get(`/1.0/images/${fingerprint}`)).json.metadata;
+    assert.ok(Object.keys(img.properties).length > 0, 'the test image has properties');
+    for (const [k, v] of Object.entries(img.properties as Record<string, string>)) assert.equal(c.config[`image.${k}`], v, `image.${k}`);
     assert.deepEqual(c.expanded_devices.root, { type: 'disk', path: '/', pool: 'default' });
     assert.equal(c.last_used_at, '1970-01-01T00:00:00Z');
     assert.deepEqual((await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata, ['/1.0/storage-pools/default/volumes/container/u1']);

@@ -40,6 +40,7 @@ const EXPECTED_EXTENSIONS = [
   'gpu_runtime_config',
   'infiniband',
   'network',
+  'container_image_properties',
   'id_map',
   'network_firewall_filtering',
   'network_routes',

@@ -24,6 +24,7 @@ export const API_EXTENSIONS = [
   'gpu_runtime_config', // nvidia.driver.capabilities, nvidia.require.cuda, nvidia.require.driver
   'infiniband', // infiniband nictype=physical: the IPoIB interface moved in as a physical nic, its port's uverbs/umad/issm nodes passed through; sriov and hwaddr refused; no InfiniBand device fails naming it
   'network', // /1.0/networks: managed bridges (bridge, dnsmasq, nftables) and host interfaces; bridged nics on them, security.mac_filtering
+  'container_image_properties', // a container made from an image gets its properties as image.* keys
   'id_map', // security.idmap.isolated, security.idmap.size, raw.id_map
   'network_firewall_filtering', // ipv4.firewall, ipv6.firewall: the accept rules of the inet svcd table
   'network_routes', // ipv4.routes, ipv6.routes on networks and nics
@@ -97,7 +98,6 @@ export const API_EXTENSIONS = [
  *   storage_lvm_lv_resizing, storage_driver_ceph, storage_ceph_user_name, storage_ceph_force_osd_reuse,
  *   storage_block_filesystem_btrfs.
  * - storage_images_delete: image volumes go with their image; DELETE on them is refused.
- * - container_image_properties: image properties are not copied into the container's image.* keys.
  * - backup_compression: the server key backups.compression_algorithm is not accepted (the per-backup
  *   compression_algorithm is).
  * - pprof_http (core.debug_address), external_authentication, idp_authentication, idp_config,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { useTempDatabase } from '../db/temp-database.ts';
 import { MAX_CACHED_READS } from '../db/database-state.ts';
-import { cachedContainerSnapshots, cachedImageFingerprint, cachedLocalRead, cachedRead } from './cached-reads.ts';
+import { cachedContainerSnapshots, cachedImageChoice, cachedLocalRead, cachedRead } from './cached-reads.ts';
 import { createAlias, deleteAlias, insertImage, updateAlias } from './images.ts';
 import { deleteContainerSnapshotRow, insertContainerSnapshot } from './container-snapshots.ts';
 import { insertContainer } from './containers.ts';
@@ -78,7 +78,7 @@ test("cachedContainerSnapshots: each container's own rows, fresh after every wri
   assert.deepEqual(await names(a!.id), ['snap1'], 'a deleted one is gone');
 });
 
-test('cachedImageFingerprint: what an alias, a fingerprint prefix or properties pick, fresh after image or alias writes', async () => {
+test('cachedImageChoice: what an alias, a fingerprint prefix or properties pick, fresh after image or alias writes', async () => {
   const { db } = temp.database;
   const image = (fingerprint: string, os: string, at: number) => ({
     fingerprint,
@@ -96,15 +96,15 @@ test('cachedImageFingerprint: what an alias, a fingerprint prefix or properties 
   const fa = 'a'.repeat(64);
   const fb = 'b'.repeat(64);
   await insertImage(db, 'default', image(fa, 'one', 1000), [{ name: 'pick' }]);
-  assert.equal(await cachedImageFingerprint(db, 'default', { alias: 'pick' }), fa);
-  assert.equal(await cachedImageFingerprint(db, 'default', { fingerprint: 'aaaa' }), fa);
-  await assert.rejects(cachedImageFingerprint(db, 'default', { properties: { os: 'two' } }), /No image matches/);
+  assert.equal((await cachedImageChoice(db, 'default', { alias: 'pick' })).fingerprint, fa);
+  assert.equal((await cachedImageChoice(db, 'default', { fingerprint: 'aaaa' })).fingerprint, fa);
+  await assert.rejects(cachedImageChoice(db, 'default', { properties: { os: 'two' } }), /No image matches/);
   await insertImage(db, 'default', image(fb, 'two', 2000));
-  assert.equal(await cachedImageFingerprint(db, 'default', { properties: { os: 'two' } }), fb, 'a new image is seen (the miss was not kept)');
+  assert.equal((await cachedImageChoice(db, 'default', { properties: { os: 'two' } })).fingerprint, fb, 'a new image is seen (the miss was not kept)');
   await updateAlias(db, 'default', 'pick', { target: fb, description: '' });
-  assert.equal(await cachedImageFingerprint(db, 'default', { alias: 'pick' }), fb, 'a retargeted alias is followed');
+  assert.equal((await cachedImageChoice(db, 'default', { alias: 'pick' })).fingerprint, fb, 'a retargeted alias is followed');
   await deleteAlias(db, 'default', 'pick');
-  await assert.rejects(cachedImageFingerprint(db, 'default', { alias: 'pick' }), /not found/);
+  await assert.rejects(cachedImageChoice(db, 'default', { alias: 'pick' }), /not found/);
   await createAlias(db, 'default', { name: 'pick', target: 'aaaa' });
-  assert.equal(await cachedImageFingerprint(db, 'default', { alias: 'pick' }), fa);
+  assert.equal((await cachedImageChoice(db, 'default', { alias: 'pick' })).fingerprint, fa);
 });

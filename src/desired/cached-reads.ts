@@ -66,8 +66,12 @@ export async function cachedContainerSnapshots(db: DbOrTx, containerId: string):
 }
 
 /**
- * The fingerprint an image source (alias, fingerprint or properties) picks in a project, read again only
- * after a write of images, aliases or projects (on PostgreSQL: while notifications are heard).
+ * The image an image source (alias, fingerprint or properties) picks in a project, its fingerprint and
+ * properties, read again only after a write of images, aliases or projects (on PostgreSQL: while
+ * notifications are heard).
  */
-export const cachedImageFingerprint = (db: DbOrTx, project: string, sel: ImageSelector): Promise<string> =>
-  cachedLocalRead(db, `image source\0${project}\0${JSON.stringify([sel.alias, sel.fingerprint, sel.properties])}`, ['images', 'image_aliases', 'projects'], async () => (await resolveImage(db, project, sel)).fingerprint);
+export const cachedImageChoice = (db: DbOrTx, project: string, sel: ImageSelector): Promise<{ fingerprint: string; properties: Record<string, string> }> =>
+  cachedLocalRead(db, `image source\0${project}\0${JSON.stringify([sel.alias, sel.fingerprint, sel.properties])}`, ['images', 'image_aliases', 'projects'], async () => {
+    const img = await resolveImage(db, project, sel);
+    return { fingerprint: img.fingerprint, properties: img.properties };
+  });

@@ -16,6 +16,14 @@ export function imageProjectOf(p: ProjectRow): string {
   return p.name === DEFAULT_PROJECT || parseBool(p.config['features.images']) ? p.name : DEFAULT_PROJECT;
 }
 
+/**
+ * The config keys a container made from an image gets from the image's properties: `image.<property>`
+ * (container_image_properties), as LXD sets them at create; they win over the request's own image.* keys.
+ */
+export function imagePropertyKeys(properties: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(properties).map(([k, v]) => [`image.${k}`, v]));
+}
+
 export async function imageProjectFor(db: DbOrTx, project: string): Promise<string> {
   return project === DEFAULT_PROJECT ? project : imageProjectOf(await readProject(db, project));
 }

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { CONTAINER_KIND, containerUrl, insertContainer, readContainer, type ContainerInput } from '../../desired/containers.ts';
 import { ConflictError, HostFailureError, NotFoundError } from '../../desired/errors.ts';
-import { touchImageLastUsed } from '../../desired/images.ts';
+import { imagePropertyKeys, touchImageLastUsed } from '../../desired/images.ts';
 import { validateContainerName } from '../../desired/names.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
 import { imageCacheSettings, readServerKeys } from '../../desired/server-config.ts';
@@ -44,7 +44,7 @@ export async function createFromRemote(
     await touchImageLastUsed(db, project, image.fingerprint);
     const row = await db.transaction(async (tx) => {
       await lockProfiles(tx, req.profileProject, input.profiles);
-      return insertContainer(tx, project, name, input, { type: 'image', fingerprint: image.fingerprint }, 'stopped');
+      return insertContainer(tx, project, name, { ...input, config: { ...input.config, ...imagePropertyKeys(image.properties) } }, { type: 'image', fingerprint: image.fingerprint }, 'stopped');
     });
     const converged = deps.convergence.wait(CONTAINER_KIND, row.id, row.generation, CONVERGE_MS);
     deps.reconcile.enqueue(CONTAINER_KIND, row.id, 'desired write');

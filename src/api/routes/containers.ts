@@ -22,7 +22,7 @@ import { checkContainerProxies } from '../../desired/proxy-checks.ts';
 import { readObservedState, refusedPowerAction } from '../../desired/power-actions.ts';
 import { expandInstanceType } from '../../desired/instance-types.ts';
 import { validateContainerName } from '../../desired/names.ts';
-import { cachedImageFingerprint, cachedProfiles, cachedProject } from '../../desired/cached-reads.ts';
+import { cachedImageChoice, cachedProfiles, cachedProject } from '../../desired/cached-reads.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
 import type { ContainerRow, ContainerSource } from '../../desired/schema/index.ts';
@@ -45,7 +45,7 @@ import { importBackup } from './container-import.ts';
 import { registerContainerSnapshotRoutes, renderSnapshot } from './container-snapshots.ts';
 import { renderBackup } from './container-backups.ts';
 import { backupsOf } from '../../desired/container-backups.ts';
-import { touchImageLastUsed } from '../../desired/images.ts';
+import { imagePropertyKeys, touchImageLastUsed } from '../../desired/images.ts';
 import { parseRemoteSource } from '../remote-source.ts';
 import { createFromRemote } from './container-from-remote.ts';
 import { insertSnapshotCopies, plannedSnapshotCopies, readContainerSnapshot, snapshotsOf } from '../../desired/container-snapshots.ts';
@@ -181,8 +181,9 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         if (!s || s.type === 'none') return { type: 'none' };
         if (s.type === 'image') {
           if (s.mode && s.mode !== 'local') throw new ValidationError(`Image source mode "${s.mode}" is not supported (local or pull)`);
-          const fingerprint = await cachedImageFingerprint(db, project, { alias: s.alias, fingerprint: s.fingerprint, properties: s.properties });
+          const { fingerprint, properties } = await cachedImageChoice(db, project, { alias: s.alias, fingerprint: s.fingerprint, properties: s.properties });
           await touchImageLastUsed(db, project, fingerprint);
+          input.config = { ...input.config, ...imagePropertyKeys(properties) };
           return { type: 'image', fingerprint };
         }
         if (s.type === 'copy') {
