@@ -83,23 +83,27 @@ export const API_EXTENSIONS = [
 ] as const;
 
 /*
- * Not announced (the spec names them, svcd does not do them):
- * - network_vlan (vlan on macvlan nics) and network_vlan_physical: this kernel has no 802.1q, so `vlan` is a 400
- *   on every nictype (macvlan, p2p and physical nics work without an extension of their own). network_sriov:
- *   nictype=sriov is a 400 naming what the parent lacks (no SR-IOV virtual functions here; svcd does not allot
- *   them either). external_net_mgmt: no external network manager.
- * - clustering is not built (GET /1.0/cluster only describes a standalone server): clustering, clustering_join.
- * - migration is not built: container_push, container_push_target, container_stateless_copy, migration_progress,
- *   migration_pre_copy, container_snapshot_stateful_migration, storage_api_remote_volume_handling.
- * - usb_devices: usb devices are matched and passed through at the start, but the spec's USB hotplug
- *   (required=false) is not built and is refused. gpu types mdev/mig/sriov refused.
- * - storage drivers other than dir and btrfs: storage_zfs_remove_snapshots, storage_zfs_use_refquota,
- *   storage_zfs_clone_copy, storage_lvm_mount_options, storage_lvm_vg_rename, storage_lvm_thinpool_rename,
- *   storage_lvm_lv_resizing, storage_driver_ceph, storage_ceph_user_name, storage_ceph_force_osd_reuse,
- *   storage_block_filesystem_btrfs.
+ * Not announced: the spec names them, and this host cannot carry them or svcd does not build them yet. Each is
+ * refused clearly where a client could ask for it (a 400 naming the key or the driver).
+ * - Storage drivers lvm, zfs and ceph: this kernel has no device-mapper, and there is no ZFS or Ceph here
+ *   (storage_zfs_remove_snapshots, storage_zfs_use_refquota, storage_zfs_clone_copy, storage_lvm_mount_options,
+ *   storage_lvm_vg_rename, storage_lvm_thinpool_rename, storage_lvm_lv_resizing, storage_driver_ceph,
+ *   storage_ceph_user_name, storage_ceph_force_osd_reuse, and storage_block_filesystem_btrfs, which is about
+ *   their block volumes). `POST /1.0/storage-pools` with one of them names what the host lacks.
+ * - network_vlan, network_vlan_physical: this kernel has no 802.1q, so `vlan` is a 400 on every nictype.
+ * - network_sriov: no SR-IOV virtual functions here; nictype=sriov is a 400 naming what the parent lacks.
+ * - external_net_mgmt: there is no external network manager to integrate with.
+ * - Live migration: no CRIU on this host (migration_pre_copy, container_snapshot_stateful_migration); a
+ *   stateful snapshot or a live copy is refused.
+ * - Migration between hosts is its own piece of work, announced as each part works: container_push,
+ *   container_push_target, container_stateless_copy, migration_progress, storage_api_remote_volume_handling.
+ * - clustering, clustering_join: clusters are their own piece of work; GET /1.0/cluster describes a standalone
+ *   server and PUT refuses bootstrap and join.
+ * - external_authentication, idp_authentication, idp_config, idp_config_key: macaroon and candid authentication
+ *   need an identity service that upstream has retired.
+ * - usb_devices: usb devices are matched and passed through at the start, but hotplug (required=false) is refused.
  * - storage_images_delete: image volumes go with their image; DELETE on them is refused.
  * - backup_compression: the server key backups.compression_algorithm is not accepted (the per-backup
  *   compression_algorithm is).
- * - pprof_http (core.debug_address), external_authentication, idp_authentication, idp_config,
- *   idp_config_key: not built.
+ * - pprof_http (core.debug_address): not built.
  */
