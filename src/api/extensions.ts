@@ -10,6 +10,7 @@ export const API_EXTENSIONS = [
   'container_last_used_at', // last_used_at on containers (the observed last start)
   'etag', // ETag on GET and If-Match (412) on PUT/PATCH
   'patch', // PATCH merges on every object that has PUT
+  'usb_devices', // usb devices by vendorid/productid; required=false (the default, as LXD) hotplugged: /dev/bus/usb watched with inotify, nodes follow into running containers
   'https_allowed_credentials', // core.https_allowed_credentials sets Access-Control-Allow-Credentials
   'image_compression_algorithm', // compression_algorithm on publish, server key images.compression_algorithm
   'directory_manipulation', // file API lists and creates directories (X-SVC-type: directory)
@@ -89,8 +90,7 @@ export const API_EXTENSIONS = [
  * - clustering is not built (GET /1.0/cluster only describes a standalone server): clustering, clustering_join.
  * - migration is not built: container_push, container_push_target, container_stateless_copy, migration_progress,
  *   migration_pre_copy, container_snapshot_stateful_migration, storage_api_remote_volume_handling.
- * - usb_devices: usb devices are matched and passed through at the start, but the spec's USB hotplug
- *   (required=false) is not built and is refused. gpu types mdev/mig/sriov refused.
+ * - gpu types mdev/mig/sriov are refused.
  * - storage drivers other than dir and btrfs: storage_zfs_remove_snapshots, storage_zfs_use_refquota,
  *   storage_zfs_clone_copy, storage_lvm_mount_options, storage_lvm_vg_rename, storage_lvm_thinpool_rename,
  *   storage_lvm_lv_resizing, storage_driver_ceph, storage_ceph_user_name, storage_ceph_force_osd_reuse,
