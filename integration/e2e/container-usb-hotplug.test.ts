@@ -76,13 +76,16 @@ describe('usb hotplug (real LXC, fake sysfs and /dev)', { skip }, () => {
     const other: FakeUsb = { name: '1-2', vendor: '046d', product: 'c52b', bus: 1, dev: 4 };
     const stick: FakeUsb = { name: '3-1', vendor: '0781', product: '5581', bus: 3, dev: 5 };
     await plug(other);
-    await waitOp(await api.post('/1.0/containers', { name: 'usbhp', source: { type: 'image', alias: 'bb' }, devices: { stick: { type: 'usb', vendorid: '0781', productid: '5581', required: 'false', mode: '0666' } } }));
+    // Privileged: an unprivileged container's device cgroup allows everything (LXC's userns.conf clears
+    // common.conf's `deny a`), so only a privileged one shows the allow coming and going.
+    await waitOp(await api.post('/1.0/containers', { name: 'usbhp', source: { type: 'image', alias: 'bb' }, config: { 'security.privileged': 'true' }, devices: { stick: { type: 'usb', vendorid: '0781', productid: '5581', required: 'false', mode: '0666' } } }));
     await waitOp(await api.put('/1.0/containers/usbhp/state', { action: 'start' }));
     const pid: number = (await api.get('/1.0/containers/usbhp/state')).json.metadata.pid;
     const inside = `/proc/${pid}/root/dev/${nodeRel(stick)}`;
     const rule = `c 189:${minorOf(stick)} rwm`;
     await assert.rejects(stat(inside), /ENOENT/, 'not plugged: the container starts without it');
     await assert.rejects(stat(`/proc/${pid}/root/dev/${nodeRel(other)}`), /ENOENT/, 'a device that does not match stays out');
+    assert.ok((await devicesList(pid)).includes('c 1:3 rwm') && !(await devicesList(pid)).includes('a *:* rwm'), 'a device allow list (common.conf\'s)');
     assert.ok(!(await devicesList(pid)).includes(rule));
 
     // Plugged on bus 003, whose directory does not exist yet: the watch follows it down.
@@ -93,7 +96,10 @@ describe('usb hotplug (real LXC, fake sysfs and /dev)', { skip }, () => {
     assert.ok(st.isCharacterDevice());
     assert.deepEqual(splitDevT(BigInt(st.rdev)), { major: 189, minor: minorOf(stick) });
     assert.equal(st.mode & 0o777, 0o666, 'the device\'s mode');
-    await eventually(async () => ((await devicesList(pid)).includes(rule) ? true : undefined), `${rule} in devices.list`, 5_000);
+    let list: string[] = [];
+    await eventually(async () => ((list = await devicesList(pid)).includes(rule) ? true : undefined), `${rule} in devices.list`, 5_000).catch((e: Error) => {
+      throw new Error(`${e.message}; it has: ${list.join(', ')}`);
+    });
     const ls = await waitOp(await api.post('/1.0/containers/usbhp/exec', { command: ['sh', '-c', `test -c /dev/${nodeRel(stick)}`], 'wait-for-websocket': false }));
     assert.equal(ls.metadata.return, 0, 'a char device inside, seen from the container');
 
