@@ -26,6 +26,7 @@ import { createPoolObserver } from './observers/pool-observer.ts';
 import { createLiveDriftObserver } from './observers/live-drift-observer.ts';
 import { createLiveRegistry } from './reconcilers/container/ensure-live.ts';
 import { watchDevicePaths } from './host/devices/watch-device-paths.ts';
+import { HOST_SYSFS } from './host/devices/sysfs-roots.ts';
 import { createBackupExpiryObserver } from './observers/backup-expiry.ts';
 import { createExecOutputExpiryObserver } from './observers/exec-output-expiry.ts';
 import { createImageCacheObserver } from './observers/image-cache-observer.ts';
@@ -228,6 +229,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       live,
       network,
       proxy,
+      sysfs: { sysRoot: config.sysfsRoot ?? HOST_SYSFS.sysRoot, devRoot: config.devRoot ?? HOST_SYSFS.devRoot },
     }),
     ...(opts.reconcilers ?? []),
   ];

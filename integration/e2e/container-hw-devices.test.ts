@@ -1,9 +1,9 @@
 /**
  * gpu, usb and infiniband on a host without such hardware (real LXC): the start fails naming what the
- * host lacks, a device added live to a running container fails its operation (the container keeps
- * running without it), and what svcd can never do is a 400 at the write. Profiles carry devices: a disk
- * and a unix-char device added to a profile reach a running container using it before the PUT answers,
- * and go when removed.
+ * host lacks (a usb device only when required=true: usb hotplug is container-usb-hotplug.test.ts), a
+ * device added live to a running container fails its operation (the container keeps running without it),
+ * and what svcd can never do is a 400 at the write. Profiles carry devices: a disk and a unix-char device
+ * added to a profile reach a running container using it before the PUT answers, and go when removed.
  */
 import assert from 'node:assert/strict';
 import { chmod, mkdir, mkdtemp, readFile, stat } from 'node:fs/promises';
@@ -40,7 +40,7 @@ describe('gpu/usb/infiniband refusals and profile devices (real LXC)', { skip },
   test('a gpu, usb or infiniband device that matches nothing fails the start, naming what is missing', async () => {
     for (const [name, dev, re] of [
       ['t17gpu', { type: 'gpu', vendorid: '10de' }, /gpu "hw": no GPU matches vendorid=10de: the host has (no GPU|card)/],
-      ['t17usb', { type: 'usb', vendorid: '046d', productid: 'c52b' }, /usb "hw": no USB device matches vendorid=046d, productid=c52b/],
+      ['t17usb', { type: 'usb', vendorid: '046d', productid: 'c52b', required: 'true' }, /usb "hw": required, but no USB device matches vendorid=046d, productid=c52b/],
       ['t17ib', { type: 'infiniband', nictype: 'physical', parent: 'ib0' }, /infiniband "hw": (the host has no InfiniBand device|host interface "ib0")/],
     ] as const) {
       await waitOp(await api.post('/1.0/containers', { name, source: { type: 'image', alias: 'bb' }, devices: { hw: dev } }));
@@ -66,7 +66,7 @@ describe('gpu/usb/infiniband refusals and profile devices (real LXC)', { skip },
   test('what svcd can never do is refused at the write', async () => {
     const create = (devices: unknown, config: Record<string, string> = {}) => api.post('/1.0/containers', { name: 't17bad', source: { type: 'image', alias: 'bb' }, devices, config });
     assert.match(expectError(await create({ g: { type: 'gpu', gputype: 'mig' } }), 400), /Device "g" \(gpu\): invalid "gputype"/);
-    assert.match(expectError(await create({ u: { type: 'usb', required: 'false' } }), 400), /Device "u" \(usb\): invalid "required": usb hotplug/);
+    assert.match(expectError(await create({ u: { type: 'usb', vendorid: 'x46d' } }), 400), /Device "u" \(usb\): invalid "vendorid"/);
     assert.match(expectError(await create({ i: { type: 'infiniband', parent: 'ib0' } }), 400), /Device "i" \(infiniband\): "nictype"/);
     assert.match(expectError(await create({}, { 'nvidia.runtime': 'true' }), 400), /"nvidia.runtime".*nvidia-container-cli/);
   });

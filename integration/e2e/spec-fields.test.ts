@@ -27,6 +27,7 @@ const EXPECTED_EXTENSIONS = [
   'container_last_used_at',
   'etag',
   'patch',
+  'usb_devices',
   'https_allowed_credentials',
   'image_compression_algorithm',
   'directory_manipulation',

@@ -11,6 +11,7 @@ export const API_EXTENSIONS = [
   'container_last_used_at', // last_used_at on containers (the observed last start)
   'etag', // ETag on GET and If-Match (412) on PUT/PATCH
   'patch', // PATCH merges on every object that has PUT
+  'usb_devices', // usb devices by vendorid/productid; required=false (the default, as LXD) hotplugged: /dev/bus/usb watched with inotify, nodes follow into running containers
   'https_allowed_credentials', // core.https_allowed_credentials sets Access-Control-Allow-Credentials
   'image_compression_algorithm', // compression_algorithm on publish, server key images.compression_algorithm
   'directory_manipulation', // file API lists and creates directories (X-SVC-type: directory)
@@ -101,7 +102,7 @@ export const API_EXTENSIONS = [
  *   server and PUT refuses bootstrap and join.
  * - external_authentication, idp_authentication, idp_config, idp_config_key: macaroon and candid authentication
  *   need an identity service that upstream has retired.
- * - usb_devices: usb devices are matched and passed through at the start, but hotplug (required=false) is refused.
+ * - gpu types mdev, mig and sriov are refused (no mediated devices, MIG or SR-IOV GPUs here).
  * - storage_images_delete: image volumes go with their image; DELETE on them is refused.
  * - backup_compression: the server key backups.compression_algorithm is not accepted (the per-backup
  *   compression_algorithm is).

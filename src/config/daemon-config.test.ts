@@ -7,3 +7,12 @@ test('the embedded database is a private PostgreSQL server unless SVCD_EMBEDDED_
   assert.equal(loadDaemonConfig({ SVCD_EMBEDDED_DATABASE: 'pglite' }, 'h').embeddedDatabase, 'pglite');
   assert.throws(() => loadDaemonConfig({ SVCD_EMBEDDED_DATABASE: 'sqlite' }, 'h'), (e: unknown) => e instanceof DaemonConfigError && /SVCD_EMBEDDED_DATABASE must be one of postgres, pglite/.test(e.message));
 });
+
+test('SVCD_SYSFS_ROOT and SVCD_DEV_ROOT: absent by default (the host\'s /sys and /dev), absolute paths when given', () => {
+  const c = loadDaemonConfig({}, 'h');
+  assert.equal(c.sysfsRoot, undefined);
+  assert.equal(c.devRoot, undefined);
+  const f = loadDaemonConfig({ SVCD_SYSFS_ROOT: '/tmp/fake/sys', SVCD_DEV_ROOT: '/tmp/fake/dev' }, 'h');
+  assert.deepEqual([f.sysfsRoot, f.devRoot], ['/tmp/fake/sys', '/tmp/fake/dev']);
+  assert.throws(() => loadDaemonConfig({ SVCD_DEV_ROOT: 'dev' }, 'h'), (e: unknown) => e instanceof DaemonConfigError && /SVCD_DEV_ROOT must be an absolute path/.test(e.message));
+});

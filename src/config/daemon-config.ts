@@ -25,6 +25,9 @@ const DaemonConfigSchema = v.object({
     v.string(),
     v.regex(/^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/, 'SVCD_NODE_NAME must be a host name (letters, digits, dots, dashes)'),
   ),
+  /** Where gpu/usb/infiniband devices are looked up: /sys and /dev, or a fake tree of each (tests without the hardware). */
+  sysfsRoot: v.optional(v.pipe(v.string(), v.check((s) => path.isAbsolute(s), 'SVCD_SYSFS_ROOT must be an absolute path'))),
+  devRoot: v.optional(v.pipe(v.string(), v.check((s) => path.isAbsolute(s), 'SVCD_DEV_ROOT must be an absolute path'))),
 });
 export type DaemonConfig = v.InferOutput<typeof DaemonConfigSchema>;
 
@@ -38,6 +41,8 @@ export function loadDaemonConfig(env: Record<string, string | undefined>, hostna
     embeddedDatabase: env.SVCD_EMBEDDED_DATABASE || 'postgres',
     logLevel: env.SVCD_LOG_LEVEL || 'info',
     nodeName: env.SVCD_NODE_NAME || hostname.split('.')[0] || 'none',
+    sysfsRoot: env.SVCD_SYSFS_ROOT || undefined,
+    devRoot: env.SVCD_DEV_ROOT || undefined,
   };
   const res = v.safeParse(DaemonConfigSchema, raw);
   if (!res.success) throw new DaemonConfigError(`invalid settings: ${res.issues.map((i) => i.message).join('; ')}`);

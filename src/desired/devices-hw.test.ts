@@ -13,6 +13,7 @@ test('gpu, usb and infiniband keys are validated, naming the device and the key'
     g: { type: 'gpu', gputype: 'physical', vendorid: '10de', productid: '1EB8', id: '0', pci: '0000:01:00.0', uid: '0', gid: '44', mode: '0660' },
     g2: { type: 'gpu', pci: '01:00.0' },
     u: { type: 'usb', vendorid: '046d', productid: 'c52b', uid: '1000', gid: '1000', mode: '0666', required: 'true' },
+    u2: { type: 'usb', vendorid: '0781', required: 'false' },
     ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0', name: 'ib0', mtu: '2044' },
   });
   const refuse = (devices: Record<string, Record<string, string>>, re: RegExp) =>
@@ -26,7 +27,8 @@ test('gpu, usb and infiniband keys are validated, naming the device and the key'
   refuse({ g: { type: 'gpu', 'mig.uuid': 'x' } }, /Device "g" \(gpu\): unknown property "mig.uuid"/);
   refuse({ u: { type: 'usb', productid: 'zz' } }, /Device "u" \(usb\): invalid "productid"/);
   refuse({ u: { type: 'usb', busnum: '1' } }, /unknown property "busnum"/);
-  refuse({ u: { type: 'usb', required: 'false' } }, /Device "u" \(usb\): invalid "required": usb hotplug \(required=false\) is not supported/);
+  refuse({ u: { type: 'usb', vendorid: '46d' } }, /Device "u" \(usb\): invalid "vendorid": must be 4 hexadecimal digits/);
+  refuse({ u: { type: 'usb', required: 'maybe' } }, /Device "u" \(usb\): invalid "required"/);
   refuse({ ib: { type: 'infiniband', parent: 'ib0' } }, /Device "ib" \(infiniband\): "nictype" \(physical or sriov\) is required/);
   refuse({ ib: { type: 'infiniband', nictype: 'physical' } }, /"parent" .* is required/);
   refuse({ ib: { type: 'infiniband', nictype: 'macvlan', parent: 'ib0' } }, /invalid "nictype"/);

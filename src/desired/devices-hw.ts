@@ -1,11 +1,11 @@
 /**
  * Hardware passthrough devices (gpu, usb, infiniband): their properties and the checks across them. The
- * host is matched at the start (reconcilers/container/resolve-hw-devices.ts); what svcd can never do
- * (mdev/MIG/SR-IOV GPUs, usb hotplug, an InfiniBand hwaddr) is refused here, before anything is written.
+ * host is matched at the start, and usb devices (required=false by default, as LXD's) while they are plugged
+ * (reconcilers/container/resolve-hw-devices.ts); what svcd can never do (mdev/MIG/SR-IOV GPUs, an InfiniBand
+ * hwaddr) is refused here, before anything is written.
  */
 import { isBool, isUint, oneOf, type ValueCheck } from './config-keys.ts';
 import { ValidationError } from './errors.ts';
-import { parseBool } from '../util/parse-bool.ts';
 
 type Device = Record<string, string>;
 
@@ -36,8 +36,6 @@ export function checkHwDevice(name: string, dev: Device): void {
   const where = `Device "${name}" (${dev.type})`;
   if (dev.type === 'gpu' && (dev.gputype ?? 'physical') !== 'physical')
     throw new ValidationError(`${where}: invalid "gputype": "${dev.gputype}" GPUs need mediated devices, MIG or SR-IOV GPU support, which svcd does not provide; only "physical" is supported`);
-  if (dev.type === 'usb' && dev.required !== undefined && !parseBool(dev.required))
-    throw new ValidationError(`${where}: invalid "required": usb hotplug (required=false) is not supported; the device must be present when the container starts`);
   if (dev.type === 'infiniband') {
     if (!dev.nictype) throw new ValidationError(`${where}: "nictype" (physical or sriov) is required`);
     if (!dev.parent) throw new ValidationError(`${where}: "parent" (the host InfiniBand interface) is required`);

@@ -80,3 +80,28 @@ test('a path under directories that do not exist yet is watched through its near
     w.close();
   }
 });
+
+test('a directory path (ending in /) reports any entry of it appearing or going, also once the directory appears', async () => {
+  const seen: { key: string; changed: string }[] = [];
+  const w = watchDevicePaths({ debounceMs: 50, onChange: (key, changed) => seen.push({ key, changed }) });
+  try {
+    const bus = `${path.join(tmp, 'usb', '001')}/`;
+    w.watch('c2', [bus]);
+    let next = nextChange(seen, 300);
+    await writeFile(path.join(tmp, 'unrelated'), '');
+    assert.equal(await next, 'none', 'another entry beside the missing directory is no change');
+    next = nextChange(seen);
+    await mkdir(bus, { recursive: true });
+    assert.deepEqual(await next, { key: 'c2', changed: bus }, 'the directory appearing');
+    for (const name of ['003', '004']) {
+      next = nextChange(seen);
+      await writeFile(path.join(bus, name), '');
+      assert.deepEqual(await next, { key: 'c2', changed: bus }, `${name} created in it`);
+    }
+    next = nextChange(seen);
+    await rm(path.join(bus, '003'));
+    assert.deepEqual(await next, { key: 'c2', changed: bus }, 'an entry removed');
+  } finally {
+    w.close();
+  }
+});

@@ -1,7 +1,11 @@
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 
-/** Host device paths watched per owner (a container id): the owner is told when one appears or goes. */
+/**
+ * Host device paths watched per owner (a container id): the owner is told when one appears or goes. A path
+ * ending in `/` is a directory whose every entry is watched (USB nodes: /dev/bus/usb/BBB/, names unknown
+ * before the device is plugged).
+ */
 export interface DevicePathWatcher {
   /** Replace what `key` watches (an empty list stops watching for it). */
   watch(key: string, paths: readonly string[]): void;
@@ -16,8 +20,15 @@ export interface WatchDevicePathsDeps {
   watchDir?: (dir: string, listener: (filename: string | null) => void) => FSWatcher;
 }
 
-/** The nearest existing directory above `p`, and the name of the entry below it on the way to `p`. */
+/** Watching a directory's every entry: the name a watch carries for it. */
+const ANY = '/';
+
+/**
+ * The nearest existing directory above `p`, and the name of the entry below it on the way to `p` (for a
+ * `dir/` path: the directory itself with ANY once it exists).
+ */
 function anchorOf(p: string): { dir: string; name: string } {
+  if (p.endsWith('/') && existsSync(p)) return { dir: path.resolve(p), name: ANY };
   let child = path.resolve(p);
   let dir = path.dirname(child);
   while (dir !== child && !existsSync(dir)) {
@@ -58,7 +69,7 @@ export function watchDevicePaths(deps: WatchDevicePathsDeps): DevicePathWatcher 
   const onEvent = (dir: string, filename: string | null) => {
     const entry = dirs.get(dir);
     if (!entry) return;
-    for (const [name, keys] of entry.names) if (filename === null || filename === name) for (const [key, p] of keys) fire(key, p);
+    for (const [name, keys] of entry.names) if (filename === null || filename === name || name === ANY) for (const [key, p] of keys) fire(key, p);
   };
 
   const disarm = (key: string) => {

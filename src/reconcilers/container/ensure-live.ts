@@ -60,7 +60,7 @@ export interface LiveEntry {
   nics?: { inside: string[]; veths: string[] };
   /** Config keys and `devices.<name>` whose change waits for the next start. */
   pendingRestart: string[];
-  /** Host nodes of `required=false` unix devices: their appearing or going is watched (hotplug). */
+  /** Host nodes of `required=false` unix devices, and USB node directories (`dir/`): their changes are watched (hotplug). */
   hotplug?: string[];
   /** Proxy devices that must have a live forwarder (ensure-proxies.ts), for the drift observer. */
   proxies?: string[];
@@ -122,6 +122,8 @@ export interface EnsureLiveInput {
   /** The disks the config mounts (the devsvc mounts left out: those follow a restart). */
   disks: (LxcDiskMount & { device?: string })[];
   unixDevices: (LxcUnixDevice & { device?: string })[];
+  /** Host paths to watch for hotplug (ensure-lxc-config.ts); the optional unix nodes of `devices` when absent. */
+  hotplug?: string[];
   nics: readonly ResolvedNic[];
   /** Before a nic is attached live (its managed network must be ready): throws to wait. */
   beforeAttachNic(nic: ResolvedNic): Promise<void>;
@@ -228,7 +230,7 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
     cgroup,
     mounts: Object.fromEntries([...wanted].filter(([t]) => live!.mounts[t]).map(([t, w]) => [t, { readonly: !!w.mount.readonly }])),
     pendingRestart: pendingRestartOf(live.startedWith, view),
-    hotplug: hotplugSourcesOf(input.devices),
+    hotplug: input.hotplug ?? hotplugSourcesOf(input.devices),
     ...(proxies.forwarders.length ? { proxies: proxies.forwarders } : {}),
     nics: nicNamesOf(live.nics),
   });

@@ -8,7 +8,7 @@ import type { Idmap } from '../../host/idmap/types.ts';
 import { renderLxcConfig } from '../../host/lxc/render-config.ts';
 import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
 import { TerminalError } from '../runtime/index.ts';
-import { diskRequestsOf, hostIdOf, idmapSettingsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
+import { diskRequestsOf, hostIdOf, hotplugSourcesOf, idmapSettingsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
 import { ensureSeccompProfile } from './ensure-seccomp-profile.ts';
 import { ensureUnixDevices } from './ensure-unix-devices.ts';
 import { computeLxcSpec } from './lxc-spec.ts';
@@ -30,7 +30,14 @@ export interface EnsuredLxcConfig {
   /** There was no config file before: LXC cannot have started the container. */
   created: boolean;
   /** The parts a running container takes without a restart (ensure-live.ts). */
-  live: { limits: LxcLimits; disks: (LxcDiskMount & { device: string })[]; unixDevices: (LxcUnixDevice & { device: string })[]; nics: ResolvedNic[] };
+  live: {
+    limits: LxcLimits;
+    disks: (LxcDiskMount & { device: string })[];
+    unixDevices: (LxcUnixDevice & { device: string })[];
+    nics: ResolvedNic[];
+    /** Host paths whose change reconciles the running container: optional unix nodes, USB node directories. */
+    hotplug: string[];
+  };
   /** infiniband device → the port it resolved to (recorded in the facts: `knownIb` next time). */
   infiniband: Record<string, KnownIbPort>;
 }
@@ -113,5 +120,5 @@ export async function ensureLxcConfig(
   // Looked at every time: lxcfs may be started (or stopped) while svcd runs.
   const lxcfs = existsSync(LXCFS_PROC);
   const written = await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig({ ...spec, lxcfs })));
-  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile!, created: written === 'created', live: { limits: spec.limits ?? {}, disks, unixDevices, nics }, infiniband: hw.infiniband };
+  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile!, created: written === 'created', live: { limits: spec.limits ?? {}, disks, unixDevices, nics, hotplug: [...hotplugSourcesOf(devices), ...hw.watch].sort() }, infiniband: hw.infiniband };
 }

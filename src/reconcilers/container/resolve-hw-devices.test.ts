@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +11,7 @@ import type { SysfsRoots } from '../../host/devices/sysfs-roots.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { resolveHwDevices } from './resolve-hw-devices.ts';
 
+const execFileP = promisify(execFile);
 let tmp = '';
 let roots: SysfsRoots;
 let empty: SysfsRoots;
@@ -86,8 +89,28 @@ test('gpu matching by vendorid, productid, id and pci; nodes passed through as u
 });
 
 test('usb matching by vendorid and productid', async () => {
-  const got = await resolveHwDevices({ devices: { u: { type: 'usb', vendorid: '0781' }, nic: { type: 'nic', network: 'x' } }, roots, mustExist: true });
+  const got = await resolveHwDevices({ devices: { u: { type: 'usb', vendorid: '0781', required: 'true' }, nic: { type: 'nic', network: 'x' } }, roots, mustExist: true });
   assert.deepEqual(got.requests.map((r) => [r.device, r.target, r.major, r.minor]), [['u.bus-usb-002-012', '/dev/bus/usb/002/012', 189, 139]]);
+  assert.deepEqual(got.watch, [], 'a required usb device is not watched');
+});
+
+test('usb hotplug (required=false, the default): passed through only while its node is there too; the USB node directories are watched', async () => {
+  const devices = { u: { type: 'usb', vendorid: '046d', productid: 'c52b' }, n: { type: 'usb', vendorid: '9999', required: 'false' } };
+  const node = path.join(roots.devRoot, 'bus', 'usb', '001', '003');
+  await mkdir(path.dirname(node), { recursive: true });
+  let got = await resolveHwDevices({ devices, roots, mustExist: true });
+  assert.deepEqual(got.requests, [], 'in sysfs, but no node yet: not plugged, and no error');
+  assert.deepEqual(got.watch, [`${path.join(roots.devRoot, 'bus', 'usb')}/`, `${path.dirname(node)}/`]);
+  await writeFile(node, ''); // not a char device
+  assert.deepEqual((await resolveHwDevices({ devices, roots, mustExist: true })).requests, []);
+  await rm(node);
+  await execFileP('mknod', ['-m', '0600', node, 'c', '189', '7']); // other numbers than sysfs says
+  assert.deepEqual((await resolveHwDevices({ devices, roots, mustExist: true })).requests, []);
+  await rm(node);
+  await execFileP('mknod', ['-m', '0600', node, 'c', '189', '2']);
+  got = await resolveHwDevices({ devices, roots, mustExist: true });
+  assert.deepEqual(got.requests.map((r) => [r.device, r.source, r.target, r.major, r.minor]), [['u.bus-usb-001-003', node, '/dev/bus/usb/001/003', 189, 2]]);
+  await rm(node);
 });
 
 test('what matches nothing fails naming what is missing; a container to stay stopped leaves it out', async () => {
@@ -95,10 +118,10 @@ test('what matches nothing fails naming what is missing; a container to stay sto
     assert.rejects(resolveHwDevices({ devices, roots: r, mustExist: true }), (e: unknown) => e instanceof TerminalError && re.test(e.message));
   await fails({ g: { type: 'gpu', vendorid: '1002' } }, roots, /gpu "g": no GPU matches vendorid=1002: the host has card0 \(8086:3e92 at 0000:00:02.0\), card1/);
   await fails({ g: { type: 'gpu' } }, empty, /gpu "g": no GPU matches any: the host has no GPU \(no DRM card in .*class\/drm\)/);
-  await fails({ u: { type: 'usb', vendorid: '1234', productid: '5678' } }, roots, /usb "u": no USB device matches vendorid=1234, productid=5678: the host has 046d:c52b, 0781:5581/);
-  await fails({ u: { type: 'usb' } }, empty, /usb "u": no USB device matches any: the host has no USB device/);
+  await fails({ u: { type: 'usb', vendorid: '1234', productid: '5678', required: 'true' } }, roots, /usb "u": required, but no USB device matches vendorid=1234, productid=5678: the host has 046d:c52b, 0781:5581/);
+  await fails({ u: { type: 'usb', required: 'yes' } }, empty, /usb "u": required, but no USB device matches any: the host has no USB device/);
   await fails({ ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0' } }, empty, /infiniband "ib": the host has no InfiniBand device \(.*class\/infiniband is missing or empty\)/);
-  assert.deepEqual(await resolveHwDevices({ devices: { g: { type: 'gpu', vendorid: '1002' }, ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0' } }, roots: empty, mustExist: false }), { requests: [], infiniband: {} });
+  assert.deepEqual(await resolveHwDevices({ devices: { g: { type: 'gpu', vendorid: '1002' }, ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0' } }, roots: empty, mustExist: false }), { requests: [], infiniband: {}, watch: [] });
 });
 
 /** A fake sysfs with one two-port HCA (mlx5_0) whose port 2 is IPoIB interface ib1, as the kernel lays it out. */

@@ -3,10 +3,15 @@
  * node svcd creates with the matched numbers, bind-mounted at the host path, allowed in the device cgroup:
  * ensure-unix-devices.ts). A device that matches nothing is a TerminalError naming what is missing, never a
  * container that silently lacks it. An infiniband device's interface is moved in as a physical nic.
+ *
+ * usb devices are hotplugged, as LXD's: `required` defaults to false, and such a device is passed through
+ * while it is plugged (its sysfs entry and its /dev/bus/usb node both there), the container running with
+ * or without it; the USB node directories are watched (`watch`) so that plugging reconciles the container.
  */
 import path from 'node:path';
 import { readDrmCards } from '../../host/devices/read-drm-cards.ts';
-import { readUsbDevices } from '../../host/devices/read-usb-devices.ts';
+import { hasUsbNode, readUsbDevices, usbWatchPaths } from '../../host/devices/read-usb-devices.ts';
+import { parseBool } from '../../util/parse-bool.ts';
 import { hasInfiniband, readIbNodes, readIbPortOf, type IbPort } from '../../host/devices/read-infiniband.ts';
 import { type SysfsNode, type SysfsRoots } from '../../host/devices/sysfs-roots.ts';
 import { TerminalError } from '../runtime/index.ts';
@@ -56,12 +61,19 @@ async function gpuNodes(device: string, dev: Device, roots: SysfsRoots): Promise
   return `gpu "${device}": no GPU matches ${criteriaOf(dev, ['vendorid', 'productid', 'id', 'pci'])}: ${found}`;
 }
 
+/** The nodes of the USB devices `dev` matches; none (not an error) for a hotplugged one that is not plugged. */
 async function usbNodes(device: string, dev: Device, roots: SysfsRoots): Promise<SysfsNode[] | string> {
   const all = await readUsbDevices(roots);
-  const hit = all.filter((u) => (dev.vendorid === undefined || u.vendorid === dev.vendorid.toLowerCase()) && (dev.productid === undefined || u.productid === dev.productid.toLowerCase()));
+  const required = parseBool(dev.required);
+  let hit = all.filter((u) => (dev.vendorid === undefined || u.vendorid === dev.vendorid.toLowerCase()) && (dev.productid === undefined || u.productid === dev.productid.toLowerCase()));
+  if (!required) {
+    const plugged = await Promise.all(hit.map(hasUsbNode));
+    hit = hit.filter((_, i) => plugged[i]);
+    return hit.map((u) => u.node);
+  }
   if (hit.length) return hit.map((u) => u.node);
   const found = all.length ? `the host has ${all.map((u) => `${u.vendorid}:${u.productid}`).join(', ')}` : `the host has no USB device (none in ${path.join(roots.sysRoot, 'bus', 'usb', 'devices')})`;
-  return `usb "${device}": no USB device matches ${criteriaOf(dev, ['vendorid', 'productid'])}: ${found}`;
+  return `usb "${device}": required, but no USB device matches ${criteriaOf(dev, ['vendorid', 'productid'])}: ${found}`;
 }
 
 /**
@@ -83,8 +95,9 @@ async function infinibandNodes(device: string, dev: Device, roots: SysfsRoots, k
 
 /**
  * The unix-char requests passing the matched gpu, usb and infiniband nodes through, and the InfiniBand port
- * each infiniband device resolved to (to record: `known` next time). `mustExist` false (the container is to
- * stay stopped): what matches nothing is left out, and looked for again at the start.
+ * each infiniband device resolved to (to record: `known` next time), and the host paths to watch for usb
+ * hotplug. `mustExist` false (the container is to stay stopped): what matches nothing is left out, and
+ * looked for again at the start.
  */
 export async function resolveHwDevices(input: {
   devices: Record<string, Device>;
@@ -92,7 +105,7 @@ export async function resolveHwDevices(input: {
   mustExist: boolean;
   /** infiniband device → the port it resolved to before. */
   known?: Record<string, KnownIbPort> | undefined;
-}): Promise<{ requests: UnixDeviceRequest[]; infiniband: Record<string, KnownIbPort> }> {
+}): Promise<{ requests: UnixDeviceRequest[]; infiniband: Record<string, KnownIbPort>; watch: string[] }> {
   const requests: UnixDeviceRequest[] = [];
   const infiniband: Record<string, KnownIbPort> = {};
   for (const [device, dev] of Object.entries(input.devices).sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -114,5 +127,6 @@ export async function resolveHwDevices(input: {
     }
     requests.push(...found.map((n) => passThrough(device, dev, n, input.roots)));
   }
-  return { requests, infiniband };
+  const hotplug = Object.values(input.devices).some((d) => d.type === 'usb' && !parseBool(d.required));
+  return { requests, infiniband, watch: hotplug ? await usbWatchPaths(input.roots) : [] };
 }
