@@ -48,7 +48,7 @@ const ALIAS = 'bench-net-busybox';
 const OP_MS = 600_000;
 const client = new UnixClient(opts.socket);
 const log = (s: string) => process.stdout.write(`${s}\n`);
-const netns = ['--net=' + `/proc/${opts.pid}/ns/net`];
+const netns = [`--net=/proc/${opts.pid}/ns/net`];
 
 export interface NetworkBenchResults {
   label: string;

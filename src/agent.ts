@@ -1,7 +1,6 @@
 import { chmod, mkdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import { eq } from 'drizzle-orm';
-import path from 'node:path';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { createApp } from './api/app.ts';

@@ -9,7 +9,7 @@ import { createIdleGc } from './idle-gc.mjs';
 
 /** Process entry (`svcd daemon`): read the environment once, start the agent, stop it cleanly on SIGTERM/SIGINT. */
 export async function main(): Promise<void> {
-  let config;
+  let config: ReturnType<typeof loadDaemonConfig>;
   try {
     config = loadDaemonConfig(process.env, os.hostname());
   } catch (e) {

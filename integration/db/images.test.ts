@@ -48,7 +48,7 @@ function defineImageTests(name: string, open: OpenTarget): void {
 
     test('insert, read by prefix (ambiguous → 400), public filter, duplicates → 409', async () => {
       await insertImage(db(), 'default', image(fp('a'), { public: true, properties: { os: 'debian', release: '11' }, createdAt: new Date('2023-01-01Z') }), [{ name: 'deb' }]);
-      await insertImage(db(), 'default', image('ab' + 'c'.repeat(62), { properties: { os: 'debian', release: '12' }, createdAt: new Date('2024-01-01Z') }));
+      await insertImage(db(), 'default', image(`ab${'c'.repeat(62)}`, { properties: { os: 'debian', release: '12' }, createdAt: new Date('2024-01-01Z') }));
       assert.equal((await readImage(db(), 'default', 'aaaa')).fingerprint, fp('a'));
       await assert.rejects(readImage(db(), 'default', 'a'), ValidationError);
       await assert.rejects(readImage(db(), 'default', 'zz'), NotFoundError);
@@ -69,8 +69,8 @@ function defineImageTests(name: string, open: OpenTarget): void {
     test('resolveImage by alias, fingerprint prefix, or the most recent image with the properties', async () => {
       assert.equal((await resolveImage(db(), 'default', { alias: 'deb' })).fingerprint, fp('a'));
       assert.equal((await resolveImage(db(), 'borrow', { alias: 'deb' })).fingerprint, fp('a'));
-      assert.equal((await resolveImage(db(), 'default', { fingerprint: 'abc' })).fingerprint, 'ab' + 'c'.repeat(62));
-      assert.equal((await resolveImage(db(), 'default', { properties: { os: 'debian' } })).fingerprint, 'ab' + 'c'.repeat(62), 'the newest wins');
+      assert.equal((await resolveImage(db(), 'default', { fingerprint: 'abc' })).fingerprint, `ab${'c'.repeat(62)}`);
+      assert.equal((await resolveImage(db(), 'default', { properties: { os: 'debian' } })).fingerprint, `ab${'c'.repeat(62)}`, 'the newest wins');
       assert.equal((await resolveImage(db(), 'default', { properties: { os: 'debian', release: '11' } })).fingerprint, fp('a'));
       await assert.rejects(resolveImage(db(), 'default', { properties: { os: 'alpine' } }), NotFoundError);
       await assert.rejects(resolveImage(db(), 'default', { alias: 'nope' }), NotFoundError);

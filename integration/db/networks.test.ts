@@ -42,7 +42,7 @@ const ct = (devices: ContainerInput['devices'], profiles: string[] = [], config:
 });
 const safe = { 'ipv4.nat': 'false', 'ipv6.address': 'none' };
 
-async function refusedWith(p: Promise<unknown>, cls: Function, ...fragments: string[]): Promise<void> {
+async function refusedWith(p: Promise<unknown>, cls: new (...args: never[]) => Error, ...fragments: string[]): Promise<void> {
   const e = await rejection(p);
   assert.ok(e instanceof cls, `expected ${cls.name}, got ${String(e)}`);
   for (const f of fragments) assert.ok((e as Error).message.includes(f), `"${(e as Error).message}" should name ${f}`);

@@ -485,7 +485,7 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
       [guest, 'PATCH', '/1.0/profiles/web', FIVE_MIB, 403],
       [guest, 'POST', '/1.0/profiles', FIVE_MIB, 403],
       [guest, 'POST', '/1.0/projects', '[]', 403],
-      [untrusted, 'PUT', '/1.0/certificates/' + otherFp, '{"name":', 403],
+      [untrusted, 'PUT', `/1.0/certificates/${otherFp}`, '{"name":', 403],
       // POST /1.0/certificates is open to untrusted callers: their body is read (and refused) first.
       [untrusted, 'POST', '/1.0/certificates', '{"password":', 400],
       [untrusted, 'POST', '/1.0/certificates', { type: 'client', password: 5 }, 400],

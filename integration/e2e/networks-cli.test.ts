@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';

@@ -27,7 +27,7 @@ interface Case {
 function envelopeProblem(res: Reply, c: Case): string | undefined {
   const j = res.json;
   if (res.status !== c.status) return `status ${res.status}, expected ${c.status}: ${res.text.slice(0, 300)}`;
-  if (!j || j.type !== 'error') return `not an error envelope: ${res.text.slice(0, 300)}`;
+  if (j?.type !== 'error') return `not an error envelope: ${res.text.slice(0, 300)}`;
   if (j.error_code !== c.status) return `error_code ${j.error_code} ≠ ${c.status}`;
   if (typeof j.error !== 'string' || j.error.trim() === '') return `empty error message: ${res.text.slice(0, 300)}`;
   if (c.mentions && !c.mentions.test(j.error)) return `message ${JSON.stringify(j.error)} does not match ${c.mentions}`;
@@ -231,7 +231,7 @@ describe('storage bad input: exact error envelopes, and nothing half-made in the
       { what: "inside ext's source", method: 'POST', path: P, body: src('x', 'dir', path.join(extDir, 'pool', 'sub')), status: 400, mentions: /"ext"/ },
       { what: "ext's source itself", method: 'POST', path: P, body: src('x', 'dir', path.join(extDir, 'pool')), status: 400, mentions: /"ext"/ },
       { what: "ext's source itself (btrfs)", method: 'POST', path: P, body: src('x', 'btrfs', path.join(extDir, 'pool')), status: 400, mentions: /"ext"/ },
-      { what: "inside ext's source via ..", method: 'POST', path: P, body: src('x', 'dir', path.join(extDir, 'other') + '/../pool/x'), status: 400, mentions: /"ext"/ },
+      { what: "inside ext's source via ..", method: 'POST', path: P, body: src('x', 'dir', `${path.join(extDir, 'other')}/../pool/x`), status: 400, mentions: /"ext"/ },
       { what: "containing ext's source", method: 'POST', path: P, body: src('x', 'dir', extDir), status: 400, mentions: /"ext"/ },
       { what: 'containing the state dir (and every pool)', method: 'POST', path: P, body: src('x', 'dir', path.dirname(s)), status: 400, mentions: /contains svcd's state directory/ },
       { what: 'relative', method: 'POST', path: P, body: src('x', 'dir', 'relative/dir'), status: 400, mentions: /absolute/ },

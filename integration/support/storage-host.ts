@@ -18,7 +18,7 @@ export interface HostLoop {
   deleted: boolean;
 }
 
-const unescape = (s: string) => s.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+const unescapeOctal = (s: string) => s.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 const under = (p: string, dir: string) => p === dir || p.startsWith(`${dir}/`);
 
 /** Mounts at or under `dir`, deepest first, from /proc/self/mountinfo (the daemon shares our mount namespace). */
@@ -27,9 +27,9 @@ export async function mountsUnder(dir: string): Promise<HostMount[]> {
   for (const line of (await readFile('/proc/self/mountinfo', 'utf8')).split('\n')) {
     if (!line) continue;
     const [left = '', right = ''] = line.split(' - ');
-    const mountPoint = unescape(left.split(' ')[4] ?? '');
+    const mountPoint = unescapeOctal(left.split(' ')[4] ?? '');
     const [fsType = '', source = ''] = right.split(' ');
-    if (under(mountPoint, dir)) out.push({ mountPoint, fsType, source: unescape(source) });
+    if (under(mountPoint, dir)) out.push({ mountPoint, fsType, source: unescapeOctal(source) });
   }
   return out.sort((a, b) => b.mountPoint.length - a.mountPoint.length);
 }

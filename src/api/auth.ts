@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { fingerprintOfDer } from '../desired/certificates.ts';
 import type { Caller } from './context.ts';

@@ -1,6 +1,6 @@
 import {
   ConflictError,
-  DomainError,
+  type DomainError,
   ForbiddenError,
   HostFailureError,
   isForeignKeyViolation,
@@ -9,7 +9,7 @@ import {
   PreconditionFailedError,
   ValidationError,
 } from '../desired/errors.ts';
-import { HostConflictError, HostError, HostInputError, HostNotFoundError, HostUnavailableError } from '../host/errors.ts';
+import { HostConflictError, type HostError, HostInputError, HostNotFoundError, HostUnavailableError } from '../host/errors.ts';
 
 /** HTTP-level errors raised by the API layer itself (auth, method, body size...). */
 export class HttpError extends Error {

@@ -15,7 +15,7 @@ export function getOverUnix(socketPath: string, path: string, timeoutMs = 5_000)
       res.on('error', reject);
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown = undefined;
+        let json: unknown ;
         try {
           json = JSON.parse(text);
         } catch {

@@ -7,7 +7,7 @@ import { PGLITE_PATCHED_VERSION } from './pglite-prepared.ts';
 /** The version of the installed @electric-sql/pglite (its package.json is not exported: found beside its entry). */
 async function installedPgliteVersion(): Promise<string> {
   const entry = fileURLToPath(import.meta.resolve('@electric-sql/pglite'));
-  const manifest = entry.slice(0, entry.lastIndexOf('/dist/')) + '/package.json';
+  const manifest = `${entry.slice(0, entry.lastIndexOf('/dist/'))}/package.json`;
   const { name, version } = JSON.parse(await readFile(manifest, 'utf8')) as { name: string; version: string };
   assert.equal(name, '@electric-sql/pglite', `${manifest} is not PGlite's manifest`);
   return version;

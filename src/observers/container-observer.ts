@@ -1,13 +1,11 @@
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
-import type { Db } from '../db/types.ts';
 import { CONTAINER_KIND, containerUrl, readContainerById, retireEphemeralContainer } from '../desired/containers.ts';
 import { containerRuntime, type ContainerRow } from '../desired/schema/index.ts';
 import { recordContainerRuntime } from '../desired/container-runtime.ts';
-import { emitLifecycle, type EventBus } from '../events/index.ts';
+import { emitLifecycle, } from '../events/index.ts';
 import type { LxcState } from '../host/lxc/lxc-args.ts';
 import type { LxcMonitorEvent } from '../host/lxc/monitor.ts';
-import type { RuntimeLogger } from '../reconcilers/runtime/types.ts';
 import { stableOf, upTransitionAction } from './container-transitions.ts';
 import { createSampleRows } from './sample-rows.ts';
 import { createRoundRobin } from './round-robin.ts';

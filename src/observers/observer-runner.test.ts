@@ -91,7 +91,7 @@ describe('observer runner: poll', () => {
     assert.deepEqual(p.starts, [0, 1000, 2000, 3000]);
     const warnings = t.log.at('warn', 'sample failed');
     assert.equal(warnings.length, 4);
-    assert.equal(warnings[0]?.obj['observer'], 'ls');
+    assert.equal(warnings[0]?.obj.observer, 'ls');
     await t.runner.stop();
   });
 

@@ -64,7 +64,7 @@ before(async () => {
     networks: host,
     reconcile: { enqueue: () => {} },
     convergence: {
-      wait: async (kind: string, key: string, generation: number) => {
+      wait: async (kind: string, _key: string, generation: number) => {
         converge.waited.push(`${kind}:${generation}`);
         return converge.fail ? { ok: false as const, error: converge.fail, terminal: true } : { ok: true as const };
       },

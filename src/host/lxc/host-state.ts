@@ -54,7 +54,7 @@ export function isListening(procNetUnix: string, socketName: string): boolean {
 /** The innermost pid of a /proc/<pid>/status (`NSpid: 4242 1`). */
 export function innermostPid(status: string): number | undefined {
   const m = /^NSpid:\s*([\d\s]+)$/m.exec(status);
-  const last = m?.[1]!.trim().split(/\s+/).pop();
+  const last = m?.[1]?.trim().split(/\s+/).pop();
   return last !== undefined && /^\d+$/.test(last) ? Number(last) : undefined;
 }
 

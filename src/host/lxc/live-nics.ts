@@ -80,7 +80,7 @@ export const renameHostVethArgs = (from: string, to: string): string[][] => [
 /** `ip -j -d link show dev <name>` output → the veth's own and peer ifindex, MAC and MTU; undefined unless a veth. */
 export function parseContainerVeth(json: string): { ifindex: number; peerIndex: number; hwaddr: string; mtu: number } | undefined {
   const [l] = JSON.parse(json || '[]') as { ifindex?: number; link_index?: number; address?: string; mtu?: number; linkinfo?: { info_kind?: string } }[];
-  if (!l || l.linkinfo?.info_kind !== 'veth' || typeof l.ifindex !== 'number' || typeof l.link_index !== 'number') return undefined;
+  if (l?.linkinfo?.info_kind !== 'veth' || typeof l.ifindex !== 'number' || typeof l.link_index !== 'number') return undefined;
   return { ifindex: l.ifindex, peerIndex: l.link_index, hwaddr: (l.address ?? '').toLowerCase(), mtu: l.mtu ?? 0 };
 }
 

@@ -10,7 +10,7 @@ import dgram from 'node:dgram';
 import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import { formatIp, parseIp } from '../../util/ip-cidr.ts';
-import type { ListenConflict, ListenProbe, ListenQuery } from '../../desired/proxy-checks.ts';
+import type { ListenConflict, ListenQuery } from '../../desired/proxy-checks.ts';
 
 const TCP_LISTEN = '0A';
 const UDP_UNCONNECTED = '07';

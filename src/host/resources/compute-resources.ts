@@ -138,10 +138,10 @@ export function computeCpu(inputs: CpuInputs): CpuResources {
 }
 
 export function computeMemory(meminfo: Meminfo): MemoryResources {
-  const total = meminfo["MemTotal"];
+  const total = meminfo.MemTotal;
   if (total === undefined) throw new Error("/proc/meminfo has no MemTotal");
   const available =
-    meminfo["MemAvailable"] ?? (meminfo["MemFree"] ?? 0) + (meminfo["Buffers"] ?? 0) + (meminfo["Cached"] ?? 0);
+    meminfo.MemAvailable ?? (meminfo.MemFree ?? 0) + (meminfo.Buffers ?? 0) + (meminfo.Cached ?? 0);
   const used = Math.min(total, Math.max(0, total - available));
   return { used, total };
 }

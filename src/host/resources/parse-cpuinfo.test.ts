@@ -22,7 +22,7 @@ test("x86 two-socket hyperthreaded cpuinfo: one record per processor", () => {
   for (const p of processors) {
     assert.equal(p.vendor, "GenuineIntel");
     assert.equal(p.name, "Intel(R) Xeon(R) CPU E5-2620 v4 @ 2.10GHz");
-    assert.equal(p.fields["siblings"], "4");
+    assert.equal(p.fields.siblings, "4");
     assert.equal(p.fields["power management"], "");
   }
 });
@@ -42,8 +42,8 @@ test("aarch64 cpuinfo: vendor from CPU implementer, name from CPU part, no MHz",
     assert.equal(p.coreId, undefined);
     assert.equal(p.fields["CPU architecture"], "8");
   }
-  assert.equal(global["Hardware"], "BCM2835");
-  assert.equal(global["Model"], "Raspberry Pi 4 Model B Rev 1.1");
+  assert.equal(global.Hardware, "BCM2835");
+  assert.equal(global.Model, "Raspberry Pi 4 Model B Rev 1.1");
 });
 
 test("aarch64 with an unknown part falls back to Hardware; unknown implementer is kept raw", () => {
@@ -65,7 +65,7 @@ test("ppc64le: name from 'cpu', MHz from 'clock'", () => {
   assert.equal(processors[0]?.name, "POWER9 (architected), altivec supported");
   assert.equal(processors[0]?.mhz, 2900);
   assert.equal(processors[0]?.vendor, "");
-  assert.equal(global["platform"], "pSeries");
+  assert.equal(global.platform, "pSeries");
 });
 
 test("old 32-bit ARM: 'Processor' printed once is inherited by all processors", () => {

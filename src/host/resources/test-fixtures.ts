@@ -22,7 +22,7 @@ const XEON_LAYOUT: ReadonlyArray<readonly [number, number, number, number, strin
  * socket, hyperthreading on: 8 processors, physical id 0/1, core id 0/1 in each.
  */
 export const X86_TWO_SOCKET_CPUINFO =
-  XEON_LAYOUT.map(
+  `${XEON_LAYOUT.map(
     ([processor, physicalId, coreId, apicid, mhz]) => `processor\t: ${processor}
 vendor_id\t: GenuineIntel
 cpu family\t: 6
@@ -51,15 +51,15 @@ cache_alignment\t: 64
 address sizes\t: 46 bits physical, 48 bits virtual
 power management:
 `,
-  ).join("\n") + "\n";
+  ).join("\n")}\n`;
 
 /** X86_TWO_SOCKET_CPUINFO without the given processors (offline CPUs are not listed by the kernel). */
 export function x86CpuinfoWithout(...offline: number[]): string {
   return (
-    X86_TWO_SOCKET_CPUINFO.split("\n\n")
+    `${X86_TWO_SOCKET_CPUINFO.split("\n\n")
       .filter((block) => block.trim() !== "")
       .filter((block) => !offline.some((id) => block.startsWith(`processor\t: ${id}\n`)))
-      .join("\n\n") + "\n\n"
+      .join("\n\n")}\n\n`
   );
 }
 

@@ -169,6 +169,7 @@ test('a command inherits only its three standard streams, default signal handlin
   assert.match(status, /^SigBlk:\s+0+$/m, 'no signal blocked');
   assert.match(status, /^SigIgn:\s+0+$/m, 'no signal ignored (the helper ignores SIGPIPE for itself)');
   assert.equal(await runCommand('sh', ['-c', 'id -u; id -g; id -G'], { uid: 65534, gid: 65534 }), '65534\n65534\n65534', 'no supplementary group kept');
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, for sh to read
   assert.equal(await runCommand('sh', ['-c', 'echo ${HOME-unset} $A'], { env: { A: 'only' }, extendEnv: false }), 'unset only', 'extendEnv false: nothing of svcd environment');
 });
 

@@ -24,7 +24,7 @@ export async function isOnBtrfs(p: string): Promise<boolean> {
 /** Is `p` the root of a btrfs subvolume? (false when absent) */
 export async function isSubvolume(p: string): Promise<boolean> {
   const st = await statOrUndefined(p);
-  return st !== undefined && st.isDirectory() && st.ino === SUBVOLUME_ROOT_INO && (await isOnBtrfs(p));
+  return st?.isDirectory() === true && st.ino === SUBVOLUME_ROOT_INO && (await isOnBtrfs(p));
 }
 
 export async function createSubvolume(p: string, signal?: AbortSignal): Promise<void> {

@@ -13,7 +13,7 @@
  * - There is no template loader: `{% include %}`/`{% extends %}` fail instead of reading files.
  */
 import { createRequire } from 'node:module';
-import { HostCommandError, runCommand } from '../exec.ts';
+import { type HostCommandError, runCommand } from '../exec.ts';
 
 /** What a template sees (LXD's context). */
 export interface TemplateContext {
@@ -109,7 +109,7 @@ export function renderPlainSubstitutions(source: string, context: TemplateContex
         failed = true;
         return '';
       }
-      v = Object.prototype.hasOwnProperty.call(v, key) ? (v as Record<string, unknown>)[key] : undefined;
+      v = Object.hasOwn(v, key) ? (v as Record<string, unknown>)[key] : undefined;
     }
     if (v === undefined || v === null) return '';
     if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return String(v);

@@ -62,7 +62,7 @@ export function defineSettleTests(ctx: SuiteContext): void {
 
   test('a client that stops answering pings is dropped from the events stream', async () => {
     const agent = ctx.agent();
-    const events = ctx.events();
+    const _events = ctx.events();
     const eventsWs = ctx.eventsWs();
     const dead = await openSocket(agent, '/1.0/events', { autoPong: false });
     const closed = new Promise<void>((r) => dead.once('close', () => r()));

@@ -19,7 +19,7 @@ import { parseBool } from '../../util/parse-bool.ts';
 import type { KnownIbPort } from './resolve-hw-devices.ts';
 import { HOST_SYSFS } from '../../host/devices/sysfs-roots.ts';
 import { lxcNicsOf, resolveNics, type ResolvedNic } from './resolve-nics.ts';
-import { type ContainerReconcilerDeps } from './types.ts';
+import type { ContainerReconcilerDeps } from './types.ts';
 import { writeFileIfChanged } from './write-file-if-changed.ts';
 import { devsvcDirOf, logDirOf, lxcPathOf } from '../../host/layout.ts';
 

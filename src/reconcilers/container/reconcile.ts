@@ -23,7 +23,7 @@ import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { followLogDir, type LogDirFacts } from './follow-log-dir.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
 import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
-import { type ContainerReconcilerDeps } from './types.ts';
+import type { ContainerReconcilerDeps } from './types.ts';
 import { logDirOf, lxcPathOf, stateTrashOf } from '../../host/layout.ts';
 import { createTrash } from '../../host/storage/trash.ts';
 

@@ -13,7 +13,7 @@ import { readDrmCards } from '../../host/devices/read-drm-cards.ts';
 import { hasUsbNode, readUsbDevices, usbWatchPaths } from '../../host/devices/read-usb-devices.ts';
 import { parseBool } from '../../util/parse-bool.ts';
 import { hasInfiniband, readIbNodes, readIbPortOf, type IbPort } from '../../host/devices/read-infiniband.ts';
-import { type SysfsNode, type SysfsRoots } from '../../host/devices/sysfs-roots.ts';
+import type { SysfsNode, SysfsRoots } from '../../host/devices/sysfs-roots.ts';
 import { TerminalError } from '../runtime/index.ts';
 import type { UnixDeviceRequest } from './device-specs.ts';
 

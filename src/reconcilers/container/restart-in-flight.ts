@@ -10,7 +10,7 @@ import { readFacts } from '../status-settler.ts';
  */
 export async function restartInFlight(db: Db, c: Pick<ContainerRow, 'id' | 'powerRequest'>): Promise<boolean> {
   const req = c.powerRequest;
-  if (!req || req.action !== 'restart') return false;
+  if (req?.action !== 'restart') return false;
   const facts = (await readFacts(db, CONTAINER_KIND, c.id)) as { doneSeq?: number };
   return req.seq > (facts.doneSeq ?? 0);
 }

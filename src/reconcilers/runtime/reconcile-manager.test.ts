@@ -27,7 +27,7 @@ describe('reconcile manager', () => {
     assert.equal(t.r('broken').calls.length, 0);
     const errors = t.log.at('error', 'listKeys failed');
     assert.equal(errors.length, 1);
-    assert.equal(errors[0]?.obj['kind'], 'broken');
+    assert.equal(errors[0]?.obj.kind, 'broken');
     await t.manager.stop();
   });
 

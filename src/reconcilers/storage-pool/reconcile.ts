@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/types.ts';
-import { poolRuntime, storagePools, type StoragePoolRow } from '../../desired/schema/index.ts';
+import { poolRuntime, storagePools, } from '../../desired/schema/index.ts';
 import { deletePoolRow, listPools, POOL_KIND } from '../../desired/storage-pools.ts';
 import { volumesOnPool } from '../../desired/storage-volumes.ts';
 import { poolSpecOf } from '../../host/layout.ts';

@@ -58,7 +58,7 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage
     const ctx = { signal };
     {
       const vol = await readVolumeById(db, id);
-      if (!vol || vol.type !== 'custom') return {};
+      if (vol?.type !== 'custom') return {};
       const facts = (await readFacts(db, VOLUME_KIND, id)) as VolumeFacts;
       const ref = refOf(vol);
       const snapshots = await listAllSnapshots(db, id);

@@ -6,7 +6,7 @@ import type { ImageFiles } from '../inspect-image.ts';
 import { downloadToFile } from './download-to-file.ts';
 import { createRemoteHttps, joinServerUrl, type RemoteHttps } from './remote-https.ts';
 import { readEnvelope } from './svc-envelope.ts';
-import type { DownloadProgress, RemoteImageInfo, RemoteImageSource, RemoteProtocol } from './remote-protocol.ts';
+import type { RemoteImageInfo, RemoteImageSource, RemoteProtocol } from './remote-protocol.ts';
 
 const FULL_FINGERPRINT = /^[0-9a-f]{64}$/;
 
@@ -20,6 +20,7 @@ export function svcUrl(server: string, path: string, secret?: string): URL {
 const stamp = (s: unknown) => (typeof s === 'string' && !s.startsWith('0001-') && !s.startsWith('1970-') ? new Date(s) : undefined);
 
 /** The image object of the other server's API as RemoteImageInfo (split is only learnt at download: see download). */
+// biome-ignore lint/suspicious/noExplicitAny: the other server's JSON, read field by field with checks
 export function parseSvcImage(m: any, server: string): RemoteImageInfo {
   const fingerprint = String(m?.fingerprint ?? '').toLowerCase();
   if (!FULL_FINGERPRINT.test(fingerprint)) throw new Error(`${server} answered an image without a valid fingerprint`);
@@ -28,6 +29,7 @@ export function parseSvcImage(m: any, server: string): RemoteImageInfo {
     architecture: String(m.architecture ?? ''),
     public: m.public === true,
     properties: Object.fromEntries(Object.entries((m.properties ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)])),
+    // biome-ignore lint/suspicious/noExplicitAny: the other server's JSON, read field by field with checks
     aliases: Array.isArray(m.aliases) ? m.aliases.map((a: any) => ({ name: String(a?.name ?? ''), description: String(a?.description ?? '') })) : [],
     filename: typeof m.filename === 'string' ? m.filename : '',
     split: false,
