@@ -84,6 +84,7 @@ describe('a managed bridge without addresses', { skip }, () => {
     const taken = await api.patch(`/1.0/networks/${net}`, { config: { 'ipv4.address': 'none' } });
     assert.equal(taken.status, 200, taken.text);
     assert.deepEqual(await dnsmasqs(), [], 'dnsmasq stopped with the last address');
+    assert.deepEqual((await api.get(`/1.0/networks/${net}/leases`)).json.metadata, []);
     assert.ok(!(await svcdRuleText()).includes(`"${net}"`));
     assert.equal(await adminUp(net), true);
   });
