@@ -5,14 +5,14 @@
  * `ipv4.address` is no IPv4, as `none`).
  */
 import { createHash } from 'node:crypto';
+import { parseBool } from '../../desired/config-keys.ts';
 import { parseCidr, subnetText } from '../../util/ip-cidr.ts';
 import type { NetworkFamilySpec, NetworkSpec, TunnelSpec } from '../../host/network/types.ts';
 
 type Config = Record<string, string>;
 
-const isTrue = (v: string | undefined) => /^(true|1|yes|on)$/i.test(v ?? '');
-/** A boolean key with a default (`false`/`0`/`no`/`off` turn a default-on key off). */
-const flag = (v: string | undefined, dflt: boolean) => (v === undefined || v === '' ? dflt : isTrue(v));
+/** A boolean key with a default (`false`/`0`/`no`/`off` turn a default-on key off): the one boolean rule. */
+const flag = parseBool;
 const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
 /** A stable locally administered MAC for a bridge without `bridge.hwaddress` (00:16:3e, as LXD's), from the network's id. */
