@@ -18,8 +18,9 @@ const rejects = (p: Promise<unknown>, re: RegExp) => assert.rejects(p, (e: Error
 test('nics on managed networks: static addresses checked, hwaddrs generated once, profiles expanded', async () => {
   const { db } = temp.database;
   await db.insert(networks).values([
-    { id: randomUUID(), name: 'n1', config: { 'ipv4.address': '10.55.1.1/24', 'ipv6.address': 'fd42:1::1/64' } },
+    { id: randomUUID(), name: 'n1', config: { 'ipv4.address': '10.55.1.1/24', 'ipv6.address': 'fd42:1::1/64', 'ipv6.dhcp.stateful': 'true' } },
     { id: randomUUID(), name: 'n2', config: { 'ipv4.address': 'none' } },
+    { id: randomUUID(), name: 'n3', config: { 'ipv4.address': '10.55.3.1/24', 'ipv4.dhcp': 'false', 'ipv6.address': 'fd42:3::1/64' } },
   ]);
   const mk = (name: string, profiles: string[], devices: Devices = {}) => insertContainer(db, 'default', name, input(profiles, devices), { type: 'none' }, 'stopped');
 
@@ -34,6 +35,9 @@ test('nics on managed networks: static addresses checked, hwaddrs generated once
   await rejects(mk('b', [], { eth0: { type: 'nic', network: 'nope' } }), /network "nope" does not exist/);
   await rejects(mk('b', [], { eth0: { type: 'nic', network: 'n2', 'ipv4.address': '10.0.0.2' } }), /has no IPv4 subnet/);
   await rejects(mk('b', [], { eth0: { type: 'nic', network: 'n1', 'ipv6.address': 'fd42:2::5' } }), /outside/);
+  // No DHCP to reserve the address in (LXD's rule): ipv4.dhcp off; IPv6 without stateful DHCPv6.
+  await rejects(mk('b', [], { eth0: { type: 'nic', network: 'n3', 'ipv4.address': '10.55.3.9' } }), /cannot specify "ipv4\.address" when DHCP is disabled on network "n3"/);
+  await rejects(mk('b', [], { eth0: { type: 'nic', network: 'n3', 'ipv6.address': 'fd42:3::9' } }), /cannot specify "ipv6\.address" when DHCP or "ipv6\.dhcp\.stateful" are disabled/);
 
   // Its own address is no conflict on a later write; the volatile hwaddr is kept.
   const a2 = await bumpContainerAt(db, a.id, a.generation, { profiles: [], config: a.config, devices: { ...a.devices, eth1: { type: 'nic', parent: 'br0', hwaddr: '00:16:3e:00:00:09' } } });

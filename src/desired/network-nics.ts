@@ -7,6 +7,7 @@
 import { BlockList, isIPv4 } from 'node:net';
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
+import { parseBool } from '../util/parse-bool.ts';
 import { nicParentOf } from './devices.ts';
 import { nicTypeOf } from './devices-nic.ts';
 import { ValidationError } from './errors.ts';
@@ -161,6 +162,11 @@ export async function checkContainerNics(db: DbOrTx, id: string | undefined, dev
       if (!addr) continue;
       const subnet = subnetOf(net.config[k]);
       if (!subnet) throw new ValidationError(`${where}: "${k}" is set but network "${parent}" has no ${k === 'ipv4.address' ? 'IPv4' : 'IPv6'} subnet`);
+      // A static address is a DHCP reservation: as LXD, refused where the network hands out none
+      // (ipv4.dhcp off; for IPv6, stateful DHCPv6 off, the default: SLAAC picks the address).
+      const dhcp = k === 'ipv4.address' ? parseBool(net.config['ipv4.dhcp'], true) : parseBool(net.config['ipv6.dhcp'], true) && parseBool(net.config['ipv6.dhcp.stateful']);
+      if (!dhcp)
+        throw new ValidationError(`${where}: cannot specify "${k}" when ${k === 'ipv4.address' ? 'DHCP is' : 'DHCP or "ipv6.dhcp.stateful" are'} disabled on network "${parent}"`);
       if (!subnet.list.check(addr, subnet.family)) throw new ValidationError(`${where}: "${k}" ${addr} is outside network "${parent}"'s subnet ${net.config[k]}`);
       if (subnet.gateway.toLowerCase() === addr.toLowerCase()) throw new ValidationError(`${where}: "${k}" ${addr} is network "${parent}"'s own address (its gateway)`);
     }

@@ -5,13 +5,14 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { parseLinkFlags } from './parse-link-flags.ts';
 import { ipv4AddressesByInterface, parseFibTrieLocal, parseIfInet6, parseIpv4Routes, parseNetDev, type NetworkAddress, type NetworkCounters } from './parse-proc-net.ts';
 
 export interface InterfaceState {
   hwaddr?: string;
   mtu?: number;
   state?: 'up' | 'down';
-  type?: 'loopback' | 'broadcast' | 'point-to-point';
+  type?: 'loopback' | 'broadcast' | 'point-to-point' | 'unknown';
 }
 
 export interface InterfaceStats extends InterfaceState {
@@ -39,12 +40,18 @@ async function readInterfaceState(sysNet: string, name: string): Promise<Interfa
   const out: InterfaceState & { peerIndex?: number } = {};
   if (address) out.hwaddr = address;
   if (num(mtu) !== undefined) out.mtu = num(mtu)!;
-  // operstate is "unknown" for lo and some virtual devices: fall back to IFF_UP in flags
-  if (operstate === 'up' || operstate === 'down') out.state = operstate;
-  else if (flags !== undefined) out.state = (parseInt(flags, 16) & 1) === 1 ? 'up' : 'down';
-  if (type === '772') out.type = 'loopback';
-  else if (type === '512' || type === '65534') out.type = 'point-to-point';
-  else if (type !== undefined) out.type = 'broadcast';
+  // The administrative state and the flag-derived type, as LXD reports them (a bridge without ports is
+  // up though its operstate is down); operstate and the ARP type only when flags cannot be read.
+  const view = flags !== undefined ? parseLinkFlags(flags) : undefined;
+  if (view) {
+    out.state = view.state;
+    out.type = view.type;
+  } else {
+    if (operstate === 'up' || operstate === 'down') out.state = operstate;
+    if (type === '772') out.type = 'loopback';
+    else if (type === '512' || type === '65534') out.type = 'point-to-point';
+    else if (type !== undefined) out.type = 'broadcast';
+  }
   // iflink differs from ifindex for a veth (the peer's ifindex, in the peer's namespace) or a macvlan (its parent)
   if (num(iflink) !== undefined && iflink !== ifindex) out.peerIndex = num(iflink)!;
   return out;

@@ -55,8 +55,10 @@ export function createNetworkAdapter(deps: NetworkAdapterDeps = {}): NetworkAdap
       const remade = await convergeBridge(spec, roots, ip);
       await convergePorts(spec, roots, ip);
       if (!wantsDnsmasq(spec)) {
+        // No address to serve (a plain L2 bridge) or nothing to serve on it: none runs, and the leases
+        // of the one that did are gone with it (LXD removes them too).
         await dnsmasq.stop(spec.dir);
-        await rm(dnsmasqFiles(spec.dir).conf, { force: true });
+        for (const f of ['conf', 'leases'] as const) await rm(dnsmasqFiles(spec.dir)[f], { force: true });
         return;
       }
       const changed = await writeConf(spec.dir, renderDnsmasqConf(spec));

@@ -69,10 +69,14 @@ test('renderDnsmasqConf: stateful DHCPv6, RA only, no DNS, no DHCPv4', () => {
   assert.ok(!/^server=/m.test(stateful + raOnly), 'never an upstream server');
 });
 
-test('wantsDnsmasq: not without DNS and without DHCP on both families', () => {
+test('wantsDnsmasq: not without DNS and without DHCP on both families, never without an address', () => {
   assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'none' }, ipv4: familySpec('10.0.0.1', 24, '10.0.0.0/24', { dhcp: false }) }), false);
   assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'none' }, ipv4: familySpec('10.0.0.1', 24, '10.0.0.0/24') }), true);
-  assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'managed' } }), true);
+  assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'managed' }, ipv4: familySpec('10.0.0.1', 24, '10.0.0.0/24', { dhcp: false }) }), true, 'DNS on the address');
+  assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'none' }, ipv6: familySpec('fd42::1', 64, 'fd42::/64', { dhcp: false }) }), true, 'router advertisements');
+  // A plain L2 bridge (no address on either family): nothing to listen on, whatever dns.mode says.
+  assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'managed' } }), false);
+  assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'dynamic' } }), false);
 });
 
 test('renderDhcpHost: mac, addresses, hostname', () => {

@@ -17,8 +17,13 @@ export const dnsmasqFiles = (dir: string) => ({
   hostsDir: path.join(dir, 'dnsmasq.hosts'),
 });
 
-/** Does this network need a dnsmasq at all (DNS, or DHCP/RA on a family)? */
-export const wantsDnsmasq = (spec: Pick<NetworkSpec, 'dns' | 'ipv4' | 'ipv6'>) => spec.dns.mode !== 'none' || !!spec.ipv4?.dhcp || !!spec.ipv6;
+/**
+ * Does this network need a dnsmasq at all? Only with an address to listen on (LXD runs none for a
+ * bridge without addresses: a plain L2 bridge, where dnsmasq would exit with "unknown interface"),
+ * and then for DNS, or DHCP/RA on a family.
+ */
+export const wantsDnsmasq = (spec: Pick<NetworkSpec, 'dns' | 'ipv4' | 'ipv6'>) =>
+  (!!spec.ipv4 || !!spec.ipv6) && (spec.dns.mode !== 'none' || !!spec.ipv4?.dhcp || !!spec.ipv6);
 
 export function renderDnsmasqConf(spec: NetworkSpec): string {
   const files = dnsmasqFiles(spec.dir);

@@ -68,6 +68,13 @@ test('renderNftRuleset: no network only removes the table', () => {
   assert.equal(renderNftRuleset([]), EMPTY);
 });
 
+test('renderNftRuleset: bridges without addresses have no rule: the table is only removed', () => {
+  const l2 = networkSpec('l2', '/s/l2', { ipv4: undefined });
+  assert.equal(renderNftRuleset([l2]), EMPTY);
+  // next to a bridge with an address, only that bridge's rules
+  assert.equal(renderNftRuleset([l2, ...specs.firewallOnly]), FIREWALL_ONLY);
+});
+
 test('renderNftRuleset: the firewall accepts of one IPv4 bridge', () => {
   assert.equal(renderNftRuleset(specs.firewallOnly), FIREWALL_ONLY);
 });

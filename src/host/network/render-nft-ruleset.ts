@@ -1,7 +1,8 @@
 /**
  * The whole `inet svcd` nftables table for the managed networks (pure): one script for `nft -f` that
- * replaces the table atomically (declare it, delete it, define it), or only removes it when there is no
- * network. Per family with `firewall`: input accepts DHCP, DNS and ICMP from the bridge, output accepts
+ * replaces the table atomically (declare it, delete it, define it), or only removes it when no network
+ * has a rule (none at all, or only bridges without addresses: a plain L2 bridge has nothing to accept
+ * or masquerade, as with LXD). Per family with `firewall`: input accepts DHCP, DNS and ICMP from the bridge, output accepts
  * DHCP and DNS replies to it, forward accepts traffic into and out of it. Per family with `nat`:
  * masquerade (or snat to `natAddress`) from the subnet to anywhere else.
  *
@@ -61,5 +62,7 @@ export function renderNftRuleset(specs: readonly NetworkSpec[]): string {
     ...chain('postrouting_before', 'type nat hook postrouting priority srcnat - 1; policy accept;', nat.before),
     ...chain('postrouting_after', 'type nat hook postrouting priority srcnat + 1; policy accept;', nat.after),
   ];
+  // Networks with no rule (bridges without addresses, firewall and NAT off): no table, not an empty one.
+  if (body.length === 0) return CLEAR;
   return `${CLEAR}table inet ${NFT_TABLE} {\n${body.map((l) => `${l}\n`).join('')}}\n`;
 }

@@ -11,9 +11,8 @@ import { parseBool } from '../../util/parse-bool.ts';
 
 type Config = Record<string, string>;
 
-const isTrue = (v: string | undefined) => parseBool(v);
-/** A boolean key with a default (`false`/`0`/`no`/`off` turn a default-on key off). */
-const flag = (v: string | undefined, dflt: boolean) => (v === undefined || v === '' ? dflt : isTrue(v));
+/** A boolean key with a default (`false`/`0`/`no`/`off` turn a default-on key off): the one boolean rule. */
+const flag = parseBool;
 const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 
 /** A stable locally administered MAC for a bridge without `bridge.hwaddress` (00:16:3e, as LXD's), from the network's id. */
