@@ -1,5 +1,4 @@
 import type { Context, Hono } from 'hono';
-import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { leaveInFlight } from '../../db/leave-in-flight.ts';
 import {
@@ -7,11 +6,8 @@ import {
   bumpContainerAtInFlight,
   CONTAINER_KIND,
   containerUrl,
-  expandStoredContainer,
-  insertContainer,
   listContainers,
   markContainerDeletingByName,
-  powerFor,
   readContainer,
   splitVolatile,
   validateContainer,
@@ -19,20 +15,17 @@ import {
 } from '../../desired/containers.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { checkContainerProxies } from '../../desired/proxy-checks.ts';
-import { readObservedState, refusedPowerAction } from '../../desired/power-actions.ts';
-import { expandInstanceType } from '../../desired/instance-types.ts';
 import { validateContainerName } from '../../desired/names.ts';
-import { cachedImageChoice, cachedProfiles, cachedProject } from '../../desired/cached-reads.ts';
+import { cachedProfiles, cachedProject } from '../../desired/cached-reads.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
-import type { ContainerRow, ContainerSource } from '../../desired/schema/index.ts';
-import { deviceMap, optionalString, readJson, stringMap } from '../body.ts';
+import type { ContainerRow } from '../../desired/schema/index.ts';
+import { readJson } from '../body.ts';
 import { requestSignal } from '../request-signal.ts';
 import type { Tx } from '../../db/types.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { writeAndConverge, writeWithOperation } from '../desired-write.ts';
-import { refusedOperation } from '../refused-operation.ts';
 import { async, sync, syncRaw } from '../envelope.ts';
 import { createVersionedReads } from '../../util/versioned-cache.ts';
 import { readDataVersion } from '../../desired/data-versions.ts';
@@ -41,62 +34,19 @@ import { recursionOf } from '../query.ts';
 import { compileFilter } from '../filter.ts';
 import { param, route } from '../router.ts';
 import { renderContainers } from './containers-render.ts';
-import { importBackup } from './container-import.ts';
 import { registerContainerSnapshotRoutes, renderSnapshot } from './container-snapshots.ts';
 import { renderBackup } from './container-backups.ts';
 import { backupsOf } from '../../desired/container-backups.ts';
-import { imagePropertyKeys, touchImageLastUsed } from '../../desired/images.ts';
-import { parseRemoteSource } from '../remote-source.ts';
-import { createFromRemote } from './container-from-remote.ts';
-import { insertSnapshotCopies, plannedSnapshotCopies, readContainerSnapshot, snapshotsOf } from '../../desired/container-snapshots.ts';
-
-const Source = v.object({
-  type: v.string('expected a string'),
-  alias: optionalString,
-  fingerprint: optionalString,
-  properties: v.optional(stringMap),
-  mode: optionalString,
-  source: optionalString,
-  server: optionalString,
-  protocol: optionalString,
-  secret: optionalString,
-  certificate: optionalString,
-  container_only: v.optional(v.boolean('expected a boolean')),
-});
-/** The fields a client edits, at create and by PUT/PATCH. */
-const editableFields = {
-  description: optionalString,
-  architecture: optionalString,
-  ephemeral: v.optional(v.boolean('expected a boolean')),
-  profiles: v.optional(v.array(v.string('expected a string'), 'expected a list of profile names')),
-  config: v.optional(stringMap),
-  devices: v.optional(deviceMap),
-};
-const CreateBody = v.object({ name: v.string('expected a string'), ...editableFields, instance_type: optionalString, source: v.optional(Source) });
-const PutBody = v.object({ ...editableFields, restore: optionalString });
-const RenameBody = v.object({ name: v.string('expected a string'), migration: v.optional(v.boolean('expected a boolean')) });
-const StateBody = v.object({
-  action: v.picklist(['start', 'stop', 'restart', 'freeze', 'unfreeze'], 'expected one of start, stop, restart, freeze, unfreeze'),
-  timeout: v.optional(v.pipe(v.number('expected a number'), v.integer('expected an integer')), -1),
-  force: v.optional(v.boolean('expected a boolean'), false),
-  stateful: v.optional(v.boolean('expected a boolean'), false),
-});
-
-const STATE_VERB = { start: 'Starting', stop: 'Stopping', restart: 'Restarting', freeze: 'Freezing', unfreeze: 'Unfreezing' } as const;
-
-const editable = (c: ContainerRow) => ({ description: c.description, architecture: c.architecture, ephemeral: c.ephemeral, profiles: c.profiles, config: c.config, devices: c.devices });
+import { createContainerRouteContext, editable, PutBody, RenameBody } from './container-bodies.ts';
+import { createContainerRoute } from './container-create.ts';
+import { registerContainerStateRoutes } from './container-state-route.ts';
+import { readContainerSnapshot, snapshotsOf } from '../../desired/container-snapshots.ts';
 
 /** The container API: every write is desired state plus an operation settled by the container reconciler. */
 export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db } = deps;
-  const profileProject = async (c: Context<AppEnv>) => profileProjectOf(await cachedProject(db, c.get('project')));
-  const one = async (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
-  const op = (c: ContainerRow, description: string) => ({
-    class: 'task' as const,
-    description,
-    project: c.project,
-    resources: { containers: [containerUrl(c)] },
-  });
+  const ctx = createContainerRouteContext(deps);
+  const { profileProject, one, op } = ctx;
 
   // The rendered list of a project's containers, read again only after a write to what it shows.
   const listing = createVersionedReads(
@@ -104,7 +54,11 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     async (project) => {
       const rows = await listContainers(db, project);
       const rendered = await renderContainers(db, profileProjectOf(await readProject(db, project)), rows);
-      return { rendered, urlsJson: JSON.stringify(rows.map(containerUrl)), fullJson: JSON.stringify(rendered.map((r) => r.json)) };
+      return {
+        rendered,
+        urlsJson: JSON.stringify(rows.map(containerUrl)),
+        fullJson: JSON.stringify(rendered.map((r) => r.json)),
+      };
     },
   );
 
@@ -130,9 +84,27 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       if (recursion === 0 && !filter) return syncRaw(c, list.urlsJson);
       if (recursion === 1 && !filter) return syncRaw(c, list.fullJson);
       const rendered = list.rendered.filter((r) => !filter || filter(r.json));
-      if (recursion === 0) return sync(c, rendered.map((r) => containerUrl(r.row)));
-      if (recursion === 1) return sync(c, rendered.map((r) => r.json));
-      const [snaps, backups, profiles] = await Promise.all([snapshotsOf(db, rendered.map((r) => r.row.id)), backupsOf(db, rendered.map((r) => r.row.id)), profileProject(c).then((pp) => cachedProfiles(db, pp))]);
+      if (recursion === 0)
+        return sync(
+          c,
+          rendered.map((r) => containerUrl(r.row)),
+        );
+      if (recursion === 1)
+        return sync(
+          c,
+          rendered.map((r) => r.json),
+        );
+      const [snaps, backups, profiles] = await Promise.all([
+        snapshotsOf(
+          db,
+          rendered.map((r) => r.row.id),
+        ),
+        backupsOf(
+          db,
+          rendered.map((r) => r.row.id),
+        ),
+        profileProject(c).then((pp) => cachedProfiles(db, pp)),
+      ]);
       return sync(
         c,
         await Promise.all(
@@ -145,57 +117,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         ),
       );
     },
-    POST: async (c) => {
-      // `lxc import`: the body is a backup tarball.
-      if (/^application\/octet-stream\b/i.test(c.req.header('content-type') ?? '')) return importBackup(c, deps);
-      const body = await readJson(c, CreateBody);
-      const project = c.get('project');
-      const pp = await profileProject(c);
-      const config = { ...(body.instance_type ? expandInstanceType(body.instance_type) : {}), ...(body.config ?? {}) };
-      const input: ContainerInput = {
-        description: body.description ?? '',
-        architecture: body.architecture || deps.host.architectures[0] || 'x86_64',
-        ephemeral: body.ephemeral ?? false,
-        profiles: body.profiles ?? ['default'],
-        config,
-        devices: body.devices ?? {},
-      };
-      const expanded = await validateContainer(db, pp, input, undefined, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost });
-      await checkContainerProxies(db, undefined, expanded.devices, deps.containers.listenProbe);
-      if (body.source?.type === 'image' && body.source.mode === 'pull') return createFromRemote(c, deps, { project, name: body.name, input, profileProject: pp, source: parseRemoteSource(body.source) });
-      const source = await resolveSource(body.source);
-      const operation = await writeWithOperation(deps, async (tx) => {
-        // A copy of a whole container takes its snapshots along (unless container_only).
-        const copies = source.type === 'copy' && !source.snapshot && !source.containerOnly ? await plannedSnapshotCopies(tx, source.containerId) : [];
-        const withSnapshots: ContainerSource = source.type === 'copy' && copies.length > 0 ? { ...source, snapshots: copies.map((p) => ({ from: p.from.id, to: p.to })) } : source;
-        await lockProfiles(tx, pp, input.profiles);
-        const row = await insertContainer(tx, project, body.name, input, withSnapshots, 'stopped');
-        // The root pool of copied snapshots (none for most creates: no read of the profiles again).
-        const rootPool = copies.length ? (Object.values((await expandStoredContainer(tx, row)).devices).find((d) => d.type === 'disk' && d.path === '/')?.pool ?? '') : '';
-        await insertSnapshotCopies(tx, row.id, copies, rootPool, async (s) => (await expandStoredContainer(tx, { project, profiles: s.profiles, config: s.config, devices: s.devices })).devices);
-        return { operation: op(row, 'Creating container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
-      });
-      return async(c, operation);
-
-      async function resolveSource(s: v.InferOutput<typeof Source> | undefined): Promise<ContainerSource> {
-        if (!s || s.type === 'none') return { type: 'none' };
-        if (s.type === 'image') {
-          if (s.mode && s.mode !== 'local') throw new ValidationError(`Image source mode "${s.mode}" is not supported (local or pull)`);
-          const { fingerprint, properties } = await cachedImageChoice(db, project, { alias: s.alias, fingerprint: s.fingerprint, properties: s.properties });
-          await touchImageLastUsed(db, project, fingerprint);
-          input.config = { ...input.config, ...imagePropertyKeys(properties) };
-          return { type: 'image', fingerprint };
-        }
-        if (s.type === 'copy') {
-          if (!s.source) throw new ValidationError('Missing "source.source": the container to copy');
-          const [srcName, snap] = s.source.split('/', 2) as [string, string | undefined];
-          const src = await readContainer(db, project, srcName);
-          if (snap) await readContainerSnapshot(db, src.id, snap);
-          return { type: 'copy', containerId: src.id, ...(snap ? { snapshot: snap } : {}), containerOnly: s.container_only ?? false };
-        }
-        throw new ValidationError(`Container source type "${s.type}" is not supported (use image, copy or none)`);
-      }
-    },
+    POST: async (c) => createContainerRoute(c, deps, ctx),
   });
 
   // Read, If-Match, merge, validate, then a write conditional on the generation read (one atomic
@@ -203,7 +125,15 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
   // `commit` runs the write: PUT's with an operation, inserted in the write's transaction (a 412 comes
   // back before any operation exists); PATCH's with none (writeAndConverge), its UPDATE left in flight so that
   // COMMIT goes out with it (bumpContainerAtInFlight).
-  const update = async <T,>(c: Context<AppEnv>, replace: boolean, commit: (cur: ContainerRow, description: string, write: (tx: Tx) => Promise<{ row: Promise<ContainerRow> }>) => Promise<T>) => {
+  const update = async <T>(
+    c: Context<AppEnv>,
+    replace: boolean,
+    commit: (
+      cur: ContainerRow,
+      description: string,
+      write: (tx: Tx) => Promise<{ row: Promise<ContainerRow> }>,
+    ) => Promise<T>,
+  ) => {
     const body = await readJson(c, PutBody);
     const pp = await profileProject(c);
     // The first attempt starts from the row GET keeps, when it has it (clients GET before they PUT or PATCH):
@@ -212,50 +142,80 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const kept = await single.peek(singleKey(c)).catch(() => undefined);
       return kept && structuredClone(kept.row);
     };
-    return checkedWrite(c.req.header('if-match'), () => one(c), (cur) => computeEtag(editable(cur)), async (cur) => {
-      if (body.restore !== undefined) {
-        // `lxc restore` sends "<container>/<snapshot>" (with nulls for the rest, which must not apply).
-        const [prefix, snapName] = body.restore.includes('/') ? (body.restore.split('/', 2) as [string, string]) : [cur.name, body.restore];
-        if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to container "${cur.name}"`);
-        const snap = await readContainerSnapshot(db, cur.id, snapName);
-        return commit(cur, 'Restoring container snapshot', async (tx) =>
-          bumpContainerAtInFlight(
-            tx,
-            cur.id,
-            cur.generation,
-            {
-              restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 },
-              architecture: snap.architecture,
-              ephemeral: snap.ephemeral,
-              profiles: snap.profiles,
-              config: snap.config,
-              devices: snap.devices,
-            },
-            { project: cur.project, profiles: await lockProfiles(tx, pp, snap.profiles) },
-          ),
+    return checkedWrite(
+      c.req.header('if-match'),
+      () => one(c),
+      (cur) => computeEtag(editable(cur)),
+      async (cur) => {
+        if (body.restore !== undefined) {
+          // `lxc restore` sends "<container>/<snapshot>" (with nulls for the rest, which must not apply).
+          const [prefix, snapName] = body.restore.includes('/')
+            ? (body.restore.split('/', 2) as [string, string])
+            : [cur.name, body.restore];
+          if (prefix !== cur.name)
+            throw new ValidationError(`Snapshot "${body.restore}" does not belong to container "${cur.name}"`);
+          const snap = await readContainerSnapshot(db, cur.id, snapName);
+          return commit(cur, 'Restoring container snapshot', async (tx) =>
+            bumpContainerAtInFlight(
+              tx,
+              cur.id,
+              cur.generation,
+              {
+                restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 },
+                architecture: snap.architecture,
+                ephemeral: snap.ephemeral,
+                profiles: snap.profiles,
+                config: snap.config,
+                devices: snap.devices,
+              },
+              { project: cur.project, profiles: await lockProfiles(tx, pp, snap.profiles) },
+            ),
+          );
+        }
+        // volatile.* keys are svcd's: a client sending them back unchanged (lxc config edit) is fine.
+        const { volatile } = splitVolatile(cur.config);
+        const nextConfig = replace
+          ? { ...mergeConfig({}, body.config), ...volatile }
+          : mergeConfig(cur.config, body.config);
+        const input: ContainerInput = {
+          description: body.description ?? (replace ? '' : cur.description),
+          // LXD keeps the current architecture when a PUT/PATCH sends "" (lxc config edit with YAML that omits it).
+          architecture: body.architecture || cur.architecture,
+          ephemeral: body.ephemeral ?? (replace ? false : cur.ephemeral),
+          profiles: body.profiles ?? (replace ? [] : cur.profiles),
+          config: nextConfig,
+          devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
+        };
+        const expanded = await validateContainer(
+          db,
+          pp,
+          input,
+          cur.config,
+          deps.containers.probeNic,
+          deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur },
         );
-      }
-      // volatile.* keys are svcd's: a client sending them back unchanged (lxc config edit) is fine.
-      const { volatile } = splitVolatile(cur.config);
-      const nextConfig = replace ? { ...mergeConfig({}, body.config), ...volatile } : mergeConfig(cur.config, body.config);
-      const input: ContainerInput = {
-        description: body.description ?? (replace ? '' : cur.description),
-        // LXD keeps the current architecture when a PUT/PATCH sends "" (lxc config edit with YAML that omits it).
-        architecture: body.architecture || cur.architecture,
-        ephemeral: body.ephemeral ?? (replace ? false : cur.ephemeral),
-        profiles: body.profiles ?? (replace ? [] : cur.profiles),
-        config: nextConfig,
-        devices: replace ? (body.devices ?? {}) : { ...cur.devices, ...body.devices },
-      };
-      const expanded = await validateContainer(db, pp, input, cur.config, deps.containers.probeNic, deps.containers.nicHost && { probe: deps.containers.nicHost, current: cur });
-      await checkContainerProxies(db, cur, expanded.devices, deps.containers.listenProbe);
-      return commit(cur, 'Updating container', async (tx) => bumpContainerAtInFlight(tx, cur.id, cur.generation, input, { project: cur.project, profiles: await lockProfiles(tx, pp, input.profiles) }));
-    }, guess);
+        await checkContainerProxies(db, cur, expanded.devices, deps.containers.listenProbe);
+        return commit(cur, 'Updating container', async (tx) =>
+          bumpContainerAtInFlight(tx, cur.id, cur.generation, input, {
+            project: cur.project,
+            profiles: await lockProfiles(tx, pp, input.profiles),
+          }),
+        );
+      },
+      guess,
+    );
   };
-  const withOperation = (_cur: ContainerRow, description: string, write: (tx: Tx) => Promise<{ row: Promise<ContainerRow> }>) =>
+  const withOperation = (
+    _cur: ContainerRow,
+    description: string,
+    write: (tx: Tx) => Promise<{ row: Promise<ContainerRow> }>,
+  ) =>
     writeWithOperation(deps, async (tx) => {
       const row = await (await write(tx)).row;
-      return { operation: op(row, description), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+      return {
+        operation: op(row, description),
+        target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
+      };
     });
 
   route(app, '/1.0/containers/:name', {
@@ -267,25 +227,38 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     // PATCH is sync in the spec: it answers once the change converged, or with the reconciler's error.
     PATCH: async (c) => {
       await update(c, false, (cur, _description, write) =>
-        writeAndConverge(deps, CONTAINER_KIND, cur.id, async (tx) => ({ generation: leaveInFlight((await write(tx)).row.then((r) => r.generation)) }), requestSignal(c)),
+        writeAndConverge(
+          deps,
+          CONTAINER_KIND,
+          cur.id,
+          async (tx) => ({ generation: leaveInFlight((await write(tx)).row.then((r) => r.generation)) }),
+          requestSignal(c),
+        ),
       );
       return sync(c, {});
     },
     POST: async (c) => {
       const cur = await one(c);
       const body = await readJson(c, RenameBody);
-      if (body.migration) throw new ValidationError('Migration is not supported on this host (no CRIU, no remote members)');
+      if (body.migration)
+        throw new ValidationError('Migration is not supported on this host (no CRIU, no remote members)');
       const operation = await writeWithOperation(deps, async (tx) => {
         validateContainerName(body.name);
         const row = await bumpContainer(tx, cur.id, { name: body.name });
-        return { operation: op(row, 'Renaming container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+        return {
+          operation: op(row, 'Renaming container'),
+          target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
+        };
       });
       return async(c, operation);
     },
     DELETE: async (c) => {
       const operation = await writeWithOperation(deps, async (tx) => {
         const row = await markContainerDeletingByName(tx, c.get('project'), param(c, 'name'));
-        return { operation: op(row, 'Deleting container'), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
+        return {
+          operation: op(row, 'Deleting container'),
+          target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
+        };
       });
       return async(c, operation);
     },
@@ -293,26 +266,5 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
 
   registerContainerSnapshotRoutes(app, deps);
 
-  route(app, '/1.0/containers/:name/state', {
-    GET: async (c) => {
-      const cur = await one(c);
-      const [r] = await renderContainers(db, await profileProject(c), [cur]);
-      return sync(c, await deps.containers.state(cur, r!.runtime));
-    },
-    PUT: async (c) => {
-      const cur = await one(c);
-      const body = await readJson(c, StateBody);
-      if (body.stateful) throw new ValidationError('Stateful stop/start needs CRIU, which is not available on this host (criu check fails)');
-      const description = `${STATE_VERB[body.action]} container`;
-      // Judged now, against the desired power and what the observer last saw (see power-actions.ts).
-      const refused = refusedPowerAction(body.action, cur.power, await readObservedState(db, cur.id));
-      if (refused) return async(c, await refusedOperation(deps, op(cur, description), refused));
-      const operation = await writeWithOperation(deps, async (tx) => {
-        const seq = (cur.powerRequest?.seq ?? 0) + 1;
-        const row = await bumpContainer(tx, cur.id, { power: powerFor(body.action), powerRequest: { action: body.action, force: body.force, timeout: body.timeout, seq } });
-        return { operation: op(row, description), target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation } };
-      });
-      return async(c, operation);
-    },
-  });
+  registerContainerStateRoutes(app, deps, ctx);
 }

@@ -1,0 +1,87 @@
+import type { Context } from 'hono';
+import * as v from 'valibot';
+import { containerUrl, readContainer } from '../../desired/containers.ts';
+import { cachedProject } from '../../desired/cached-reads.ts';
+import { profileProjectOf } from '../../desired/projects.ts';
+import type { ContainerRow } from '../../desired/schema/index.ts';
+import { deviceMap, optionalString, stringMap } from '../body.ts';
+import type { AppEnv } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { param } from '../router.ts';
+
+/** Request bodies of the container routes, and what the routes share. */
+export const Source = v.object({
+  type: v.string('expected a string'),
+  alias: optionalString,
+  fingerprint: optionalString,
+  properties: v.optional(stringMap),
+  mode: optionalString,
+  source: optionalString,
+  server: optionalString,
+  protocol: optionalString,
+  secret: optionalString,
+  certificate: optionalString,
+  container_only: v.optional(v.boolean('expected a boolean')),
+});
+/** The fields a client edits, at create and by PUT/PATCH. */
+export const editableFields = {
+  description: optionalString,
+  architecture: optionalString,
+  ephemeral: v.optional(v.boolean('expected a boolean')),
+  profiles: v.optional(v.array(v.string('expected a string'), 'expected a list of profile names')),
+  config: v.optional(stringMap),
+  devices: v.optional(deviceMap),
+};
+export const CreateBody = v.object({
+  name: v.string('expected a string'),
+  ...editableFields,
+  instance_type: optionalString,
+  source: v.optional(Source),
+});
+export const PutBody = v.object({ ...editableFields, restore: optionalString });
+export const RenameBody = v.object({
+  name: v.string('expected a string'),
+  migration: v.optional(v.boolean('expected a boolean')),
+});
+export const StateBody = v.object({
+  action: v.picklist(
+    ['start', 'stop', 'restart', 'freeze', 'unfreeze'],
+    'expected one of start, stop, restart, freeze, unfreeze',
+  ),
+  timeout: v.optional(v.pipe(v.number('expected a number'), v.integer('expected an integer')), -1),
+  force: v.optional(v.boolean('expected a boolean'), false),
+  stateful: v.optional(v.boolean('expected a boolean'), false),
+});
+
+export const STATE_VERB = {
+  start: 'Starting',
+  stop: 'Stopping',
+  restart: 'Restarting',
+  freeze: 'Freezing',
+  unfreeze: 'Unfreezing',
+} as const;
+
+export const editable = (c: ContainerRow) => ({
+  description: c.description,
+  architecture: c.architecture,
+  ephemeral: c.ephemeral,
+  profiles: c.profiles,
+  config: c.config,
+  devices: c.devices,
+});
+
+/** What the container route files share: the project's profile project, the container a path names, an operation's spec. */
+export function createContainerRouteContext(deps: ApiDeps) {
+  const { db } = deps;
+  return {
+    profileProject: async (c: Context<AppEnv>) => profileProjectOf(await cachedProject(db, c.get('project'))),
+    one: async (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name')),
+    op: (c: ContainerRow, description: string) => ({
+      class: 'task' as const,
+      description,
+      project: c.project,
+      resources: { containers: [containerUrl(c)] },
+    }),
+  };
+}
+export type ContainerRouteContext = ReturnType<typeof createContainerRouteContext>;
