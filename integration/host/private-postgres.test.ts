@@ -8,10 +8,10 @@ import postgres from 'postgres';
 import { parsePostgresUrl } from '../../src/db/postgres-url.ts';
 import { runCommand } from '../../src/host/exec.ts';
 import { createPrivatePostgres, type PrivatePostgres } from '../../src/host/postgres/private-postgres.ts';
-import { POSTGRES_BIN_DIRS } from '../../src/host/postgres/private-postgres-args.ts';
+import { POSTGRES_ROOT } from '../../src/host/postgres/private-postgres-args.ts';
 import { eventually } from '../support/http.ts';
 
-const hasBinaries = (await Promise.all(POSTGRES_BIN_DIRS.map((d) => access(path.join(d, 'pg_ctl')).then(() => true, () => false)))).some(Boolean);
+const hasBinaries = (await Promise.all((await readdir(POSTGRES_ROOT).catch(() => [])).map((d) => access(path.join(POSTGRES_ROOT, d, 'bin/pg_ctl')).then(() => true, () => false)))).some(Boolean);
 const skip = process.getuid?.() !== 0 ? 'needs root' : !hasBinaries ? 'no PostgreSQL server binaries (apt-get install postgresql-15)' : undefined;
 if (skip) console.log(`# skipping private PostgreSQL tests: ${skip}`);
 

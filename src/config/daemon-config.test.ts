@@ -7,3 +7,9 @@ test('the embedded database is a private PostgreSQL server unless SVCD_EMBEDDED_
   assert.equal(loadDaemonConfig({ SVCD_EMBEDDED_DATABASE: 'pglite' }, 'h').embeddedDatabase, 'pglite');
   assert.throws(() => loadDaemonConfig({ SVCD_EMBEDDED_DATABASE: 'sqlite' }, 'h'), (e: unknown) => e instanceof DaemonConfigError && /SVCD_EMBEDDED_DATABASE must be one of postgres, pglite/.test(e.message));
 });
+
+test('SVCD_POSTGRES_BIN names the private server bin dir: absolute, unset by default', () => {
+  assert.equal(loadDaemonConfig({}, 'h').postgresBinDir, undefined);
+  assert.equal(loadDaemonConfig({ SVCD_POSTGRES_BIN: '/opt/pg/bin' }, 'h').postgresBinDir, '/opt/pg/bin');
+  assert.throws(() => loadDaemonConfig({ SVCD_POSTGRES_BIN: 'pg/bin' }, 'h'), (e: unknown) => e instanceof DaemonConfigError && /SVCD_POSTGRES_BIN must be an absolute path/.test(e.message));
+});
