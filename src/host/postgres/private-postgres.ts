@@ -35,6 +35,12 @@ export interface PrivatePostgresDeps {
   /** How often the postmaster's liveness is checked (a signal 0 and a read of /proc, no process spawned). */
   checkIntervalMs?: number;
   /**
+   * A binary replaced under the running server (an upgrade while svcd runs) is acted on once the installed
+   * `postgres` has not changed for this long (ms, default 10 s): not between dpkg's renames of the binary
+   * and of the libraries it goes with.
+   */
+  binarySettleMs?: number;
+  /**
    * The one bin directory to use (SVCD_POSTGRES_BIN): its major version is asked of its `postgres`.
    * Unset: Debian's /usr/lib/postgresql/<major>/bin of the data directory's major (the newest for a new cluster).
    */
@@ -80,6 +86,8 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
   const logFile = path.join(dataDir, 'server.log');
   let timer: NodeJS.Timeout | undefined;
   let postmaster: number | undefined;
+  /** The bin dir the running server was adopted or started from. */
+  let serving: string | undefined;
   let ensuring: Promise<{ url: string; pid: number; how: PrivatePostgresStart }> | undefined;
 
   const owner = async () => {
@@ -135,6 +143,7 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     const reason = decision.action === 'restart' ? decision.reason : adopted ? forceRestart : undefined;
     if (adopted && decision.action === 'adopt' && !reason) {
       postmaster = adopted;
+      serving = bin;
       deps.log.info({ postmaster: adopted, dataDir, how: 'adopted' }, 'embedded PostgreSQL server running');
       return { url: privatePostgresUrl(dataDir), pid: adopted, how: 'adopted' };
     }
@@ -165,6 +174,7 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     const pid = await runningPid();
     if (!pid) throw new Error(`the embedded PostgreSQL server in ${dataDir} started but its postmaster.pid names no live postgres process`);
     postmaster = pid;
+    serving = bin;
     deps.log.info({ postmaster: pid, dataDir, how, bin }, 'embedded PostgreSQL server running');
     return { url: privatePostgresUrl(dataDir), pid, how };
   }
@@ -176,8 +186,24 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     return ensuring;
   };
 
+  /** The running postmaster's binary is no longer the installed one, and the installed one has settled (two stats). */
+  const replacedUnder = async (pid: number, bin: string): Promise<boolean> => {
+    const [running, installed] = await Promise.all([stat(`/proc/${pid}/exe`).catch(() => undefined), stat(path.join(bin, 'postgres')).catch(() => undefined)]);
+    if (!running || !installed || (running.dev === installed.dev && running.ino === installed.ino)) return false;
+    return Date.now() - installed.ctimeMs >= (deps.binarySettleMs ?? 10_000);
+  };
+
   async function check(): Promise<void> {
-    if (ensuring || postmaster === undefined || (await alive(postmaster))) return;
+    if (ensuring || postmaster === undefined) return;
+    if (await alive(postmaster)) {
+      // An upgrade while svcd runs: ensure() sees the replaced binary and restarts the server on the new one.
+      if (!serving || !(await replacedUnder(postmaster, serving))) return;
+      await ensure().then(
+        ({ pid, how }) => deps.log.info({ postmaster: pid, how }, 'embedded PostgreSQL server running on the installed binary'),
+        (err: unknown) => deps.log.error({ err }, 'cannot restart the embedded PostgreSQL server on the installed binary (next try in a moment)'),
+      );
+      return;
+    }
     deps.log.warn({ postmaster, dataDir }, 'the embedded PostgreSQL server is gone: starting it again');
     await ensure().then(
       ({ pid }) => deps.log.info({ postmaster: pid }, 'embedded PostgreSQL server started again'),
