@@ -123,8 +123,8 @@ describe('a PostgreSQL upgrade under the private server', { skip }, () => {
     await writeFile(path.join(dataDir, 'PG_VERSION'), `${other}\n`);
     const untouched = await snapshot(dataDir);
 
-    await assert.rejects(d.restart(), /svcd exited with 1 at start/);
-    assert.notEqual(d.proc.exitCode, 0);
+    await assert.rejects(d.restart(), /svcd exited with 3 at start/);
+    assert.equal(d.proc.exitCode, 3, 'the exit code svcd.service does not restart (RestartPreventExitStatus)');
     assert.match(d.output(), new RegExp(`svcd: the embedded database in ${dataDir} was made by PostgreSQL ${other}, but SVCD_POSTGRES_BIN \\(${bin}\\) holds PostgreSQL ${major}`));
     assert.match(d.output(), new RegExp(`svcd has not touched the data\\. Install PostgreSQL ${other}'s server again: apt-get install postgresql-${other}`));
     assert.deepEqual(await snapshot(dataDir), untouched);

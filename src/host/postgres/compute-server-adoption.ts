@@ -7,6 +7,13 @@
  * major version cannot read the data at all: svcd refuses and says what to do, and touches nothing.
  */
 
+/**
+ * The data directory cannot be served by the installed server (another major version, or none installed):
+ * svcd exits with {@link REFUSED_EXIT_CODE}, which its unit does not restart (the message says what to do).
+ */
+export class EmbeddedDatabaseRefused extends Error {}
+export const REFUSED_EXIT_CODE = 3;
+
 /** A file's identity: what /proc/<pid>/exe and the installed binary are compared by (a path may name a new file). */
 export interface FileIdentity {
   dev: number;

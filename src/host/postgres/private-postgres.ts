@@ -22,6 +22,7 @@ import {
   chooseInstalledServer,
   computeServerAdoption,
   debianServerDirs,
+  EmbeddedDatabaseRefused,
   parsePgVersionFile,
   parsePostgresVersion,
   type InstalledServer,
@@ -115,7 +116,7 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
   const chooseServer = async (as: { uid: number; gid: number }) => {
     const dataMajor = parsePgVersionFile(await readFile(path.join(dataDir, 'PG_VERSION'), 'utf8').catch(() => ''));
     const chosen = chooseInstalledServer({ dataDir, dataMajor, installed: await installedServers(as), configured: deps.binDir });
-    if ('refuse' in chosen) throw new Error(chosen.refuse);
+    if ('refuse' in chosen) throw new EmbeddedDatabaseRefused(chosen.refuse);
     return { server: chosen.server, dataMajor };
   };
   const runningPid = async (): Promise<number | undefined> => {
@@ -139,7 +140,7 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
         }
       : undefined;
     const decision = computeServerAdoption({ dataDir, dataMajor, installed: server, installedExe: { dev: installedExe.dev, ino: installedExe.ino }, running });
-    if (decision.action === 'refuse') throw new Error(decision.message);
+    if (decision.action === 'refuse') throw new EmbeddedDatabaseRefused(decision.message);
     const reason = decision.action === 'restart' ? decision.reason : adopted ? forceRestart : undefined;
     if (adopted && decision.action === 'adopt' && !reason) {
       postmaster = adopted;
