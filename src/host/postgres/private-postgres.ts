@@ -3,7 +3,10 @@
  * first time, started when it is not running, adopted when it is (a previous svcd started it: a restart
  * of svcd under systemd's KillMode=process leaves it running), and started again when it dies. It runs
  * as the `postgres` system user and is reachable only through a unix socket in its 0700 data directory.
- * svcd's own stop leaves it running; `stop()` (the host-shutdown path) stops it.
+ * svcd's own stop leaves it running; `stop()` (the host-shutdown path) stops it. The binaries are those of
+ * the data directory's major version (compute-server-adoption.ts): a postmaster whose binary a package
+ * upgrade replaced is restarted on the installed one (fast shutdown, then start), at adoption and while
+ * supervised; data of a major version not installed is refused, untouched, with what to do.
  */
 import { access, chmod, chown, constants, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
