@@ -132,7 +132,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     stateDir: config.stateDir,
     databaseUrl: config.databaseUrl,
     embedded: config.embeddedDatabase,
-    createServer: (d) => createPrivatePostgres({ ...d, run: runCommand, log: log.child({ component: 'database' }) }),
+    createServer: (d) => createPrivatePostgres({ ...d, binDir: config.postgresBinDir, run: runCommand, log: log.child({ component: 'database' }) }),
   });
   const { db } = database;
   // What reconcilers and observers record of the host commits through `relaxed` (Database.relaxed); what

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { createAgent } from './agent.ts';
 import { DaemonConfigError, loadDaemonConfig } from './config/daemon-config.ts';
 import { runCommand } from './host/exec.ts';
+import { EmbeddedDatabaseRefused, REFUSED_EXIT_CODE } from './host/postgres/compute-server-adoption.ts';
 import { createSdNotify, notifyHelperPath } from './host/systemd/sd-notify.ts';
 import { createIdleGc } from './idle-gc.mjs';
 
@@ -25,7 +26,12 @@ export async function main(): Promise<void> {
   // 2 s windows: memory is back within 4 s of a burst's end (5 s windows took up to 10 s); a burst is 50
   // requests at least, so that a client polling now and then does not cost a compacting collection each time.
   const idleGc = createIdleGc(2_000, { minActivity: 50 });
-  const agent = await createAgent(config, { onRequest: idleGc.activity });
+  const agent = await createAgent(config, { onRequest: idleGc.activity }).catch((e: unknown) => {
+    // Data another PostgreSQL major version made: starting again cannot help (the unit does not restart this code).
+    if (!(e instanceof EmbeddedDatabaseRefused)) throw e;
+    process.stderr.write(`svcd: ${e.message}\n`);
+    process.exit(REFUSED_EXIT_CODE);
+  });
   const notify = createSdNotify({ socket: notifySocket, pid: process.pid, helper: notifyHelperPath(), run: runCommand, log: agent.log });
   await notify.send('ready');
   let stopping = false;

@@ -1,6 +1,6 @@
 /** svcd's private PostgreSQL server: created, adopted by the next svcd, restarted after kill -9, reachable only by its unix socket. */
 import assert from 'node:assert/strict';
-import { access, chmod, mkdtemp, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { access, chmod, copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -8,10 +8,10 @@ import postgres from 'postgres';
 import { parsePostgresUrl } from '../../src/db/postgres-url.ts';
 import { runCommand } from '../../src/host/exec.ts';
 import { createPrivatePostgres, type PrivatePostgres } from '../../src/host/postgres/private-postgres.ts';
-import { POSTGRES_BIN_DIRS } from '../../src/host/postgres/private-postgres-args.ts';
+import { POSTGRES_ROOT } from '../../src/host/postgres/private-postgres-args.ts';
 import { eventually } from '../support/http.ts';
 
-const hasBinaries = (await Promise.all(POSTGRES_BIN_DIRS.map((d) => access(path.join(d, 'pg_ctl')).then(() => true, () => false)))).some(Boolean);
+const hasBinaries = (await Promise.all((await readdir(POSTGRES_ROOT).catch(() => [])).map((d) => access(path.join(POSTGRES_ROOT, d, 'bin/pg_ctl')).then(() => true, () => false)))).some(Boolean);
 const skip = process.getuid?.() !== 0 ? 'needs root' : !hasBinaries ? 'no PostgreSQL server binaries (apt-get install postgresql-15)' : undefined;
 if (skip) console.log(`# skipping private PostgreSQL tests: ${skip}`);
 
@@ -115,5 +115,45 @@ describe('private PostgreSQL server', { skip }, () => {
       },
       'the postmaster stopped',
     );
+  });
+
+  it('a binary replaced while it runs (an upgrade under a running svcd): restarted on the new file once it settled, rows kept', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-pg-'));
+    await chmod(dir, 0o755);
+    const installedDir = (await readdir(POSTGRES_ROOT)).filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(b) - Number(a))[0]!;
+    // Not named "bin": elsewhere than its configured bindir's name, PostgreSQL uses the installed libraries.
+    const bin = path.join(dir, 'pgbin');
+    await mkdir(bin, { mode: 0o755 });
+    const put = async (f: string, as = f) => {
+      await copyFile(path.join(POSTGRES_ROOT, installedDir, 'bin', f), path.join(bin, `${as}.new`));
+      await chmod(path.join(bin, `${as}.new`), 0o755);
+      await rename(path.join(bin, `${as}.new`), path.join(bin, as));
+    };
+    for (const f of ['postgres', 'pg_ctl', 'initdb']) await put(f);
+    const state = path.join(dir, 'state');
+    await mkdir(state, { mode: 0o711 });
+    const s = createPrivatePostgres({ stateDir: state, run: runCommand, log: quiet, checkIntervalMs: 100, binarySettleMs: 500, binDir: bin });
+    servers.push(s);
+    try {
+      const first = await s.ensure();
+      await query(first.url, 'create table kept (v int); insert into kept values (7)');
+      s.supervise();
+      await put('postgres');
+      await eventually(
+        async () => {
+          const pid = s.pid()!;
+          assert.notEqual(pid, first.pid, 'a new postmaster');
+          assert.equal(await readlink(`/proc/${pid}/exe`), path.join(bin, 'postgres'));
+          assert.deepEqual(await query(first.url, 'select v from kept'), [{ v: 7 }]);
+          return true;
+        },
+        'restarted on the new binary',
+        30_000,
+      );
+    } finally {
+      s.close();
+      await s.stop().catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -16,3 +16,9 @@ test('SVCD_SYSFS_ROOT and SVCD_DEV_ROOT: absent by default (the host\'s /sys and
   assert.deepEqual([f.sysfsRoot, f.devRoot], ['/tmp/fake/sys', '/tmp/fake/dev']);
   assert.throws(() => loadDaemonConfig({ SVCD_DEV_ROOT: 'dev' }, 'h'), (e: unknown) => e instanceof DaemonConfigError && /SVCD_DEV_ROOT must be an absolute path/.test(e.message));
 });
+
+test('SVCD_POSTGRES_BIN names the private server bin dir: absolute, unset by default', () => {
+  assert.equal(loadDaemonConfig({}, 'h').postgresBinDir, undefined);
+  assert.equal(loadDaemonConfig({ SVCD_POSTGRES_BIN: '/opt/pg/bin' }, 'h').postgresBinDir, '/opt/pg/bin');
+  assert.throws(() => loadDaemonConfig({ SVCD_POSTGRES_BIN: 'pg/bin' }, 'h'), (e: unknown) => e instanceof DaemonConfigError && /SVCD_POSTGRES_BIN must be an absolute path/.test(e.message));
+});

@@ -20,6 +20,11 @@ const DaemonConfigSchema = v.object({
   ),
   /** Without DATABASE_URL: a private PostgreSQL server in the state dir (`postgres`), or PGlite in-process (`pglite`; also when absent). */
   embeddedDatabase: v.optional(v.picklist(EMBEDDED_DATABASES, `SVCD_EMBEDDED_DATABASE must be one of ${EMBEDDED_DATABASES.join(', ')}`)),
+  /**
+   * The bin directory of the private server's PostgreSQL (pg_ctl, postgres, initdb): unset, Debian's
+   * /usr/lib/postgresql/<major>/bin of the data's major. For a server built elsewhere, and for tests.
+   */
+  postgresBinDir: v.optional(v.pipe(v.string(), v.check((s) => path.isAbsolute(s), 'SVCD_POSTGRES_BIN must be an absolute path'))),
   logLevel: v.picklist(LOG_LEVELS, `SVCD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
   nodeName: v.pipe(
     v.string(),
@@ -39,6 +44,7 @@ export function loadDaemonConfig(env: Record<string, string | undefined>, hostna
     stateDir: env.SVCD_DIR || '/var/lib/svcd',
     databaseUrl: env.DATABASE_URL || undefined,
     embeddedDatabase: env.SVCD_EMBEDDED_DATABASE || 'postgres',
+    postgresBinDir: env.SVCD_POSTGRES_BIN || undefined,
     logLevel: env.SVCD_LOG_LEVEL || 'info',
     nodeName: env.SVCD_NODE_NAME || hostname.split('.')[0] || 'none',
     sysfsRoot: env.SVCD_SYSFS_ROOT || undefined,

@@ -1,3 +1,4 @@
+import { isStaleServerError } from '../host/postgres/compute-server-adoption.ts';
 import type { PrivatePostgres, PrivatePostgresDeps } from '../host/postgres/private-postgres.ts';
 import { openDatabase } from './open-database.ts';
 import type { Database } from './types.ts';
@@ -27,8 +28,18 @@ export async function openDaemonDatabase(deps: {
 }): Promise<{ database: Database; server?: PrivatePostgres }> {
   if (deps.databaseUrl || deps.embedded !== 'postgres') return { database: await openDatabase({ stateDir: deps.stateDir, databaseUrl: deps.databaseUrl }) };
   const server = deps.createServer({ stateDir: deps.stateDir });
-  const { url } = await server.ensure();
-  const database = await openDatabase({ stateDir: deps.stateDir, databaseUrl: url, poolMax: PRIVATE_POOL_MAX, idleTimeoutS: PRIVATE_IDLE_TIMEOUT_S, soleWriter: true });
+  const { url, how } = await server.ensure();
+  const open = () => openDatabase({ stateDir: deps.stateDir, databaseUrl: url, poolMax: PRIVATE_POOL_MAX, idleTimeoutS: PRIVATE_IDLE_TIMEOUT_S, soleWriter: true });
+  let database: Database;
+  try {
+    database = await open();
+  } catch (e) {
+    // An adopted postmaster whose binary was replaced, when /proc could not tell (ensure compares the
+    // binaries first): its new backends cannot load the installed extension libraries. Once, on the installed binary.
+    if (how !== 'adopted' || !isStaleServerError(e)) throw e;
+    await server.restart(`the adopted server failed its first queries: ${e instanceof Error ? e.message : String(e)}`);
+    database = await open();
+  }
   server.supervise();
   return { database, server };
 }

@@ -13,8 +13,8 @@ export const privatePostgresDirOf = (stateDir: string) => path.join(stateDir, 'p
 export const PRIVATE_POSTGRES_USER = 'svcd';
 const PORT = 5432;
 
-/** Directories Debian installs PostgreSQL's server binaries into, newest first. */
-export const POSTGRES_BIN_DIRS = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'];
+/** Where Debian installs PostgreSQL's server packages: one `<major>/bin` each (compute-server-adoption.ts picks one). */
+export const POSTGRES_ROOT = '/usr/lib/postgresql';
 
 /**
  * postgresql.conf of the private server (written on every start; initdb's is replaced). Sized by

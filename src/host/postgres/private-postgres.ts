@@ -3,9 +3,12 @@
  * first time, started when it is not running, adopted when it is (a previous svcd started it: a restart
  * of svcd under systemd's KillMode=process leaves it running), and started again when it dies. It runs
  * as the `postgres` system user and is reachable only through a unix socket in its 0700 data directory.
- * svcd's own stop leaves it running; `stop()` (the host-shutdown path) stops it.
+ * svcd's own stop leaves it running; `stop()` (the host-shutdown path) stops it. The binaries are those of
+ * the data directory's major version (compute-server-adoption.ts): a postmaster whose binary a package
+ * upgrade replaced is restarted on the installed one (fast shutdown, then start), at adoption and while
+ * supervised; data of a major version not installed is refused, untouched, with what to do.
  */
-import { access, chmod, chown, constants, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, chown, constants, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   initdbArgs,
@@ -13,11 +16,20 @@ import {
   parsePostmasterPid,
   pgCtlStartArgs,
   pgCtlStopArgs,
-  POSTGRES_BIN_DIRS,
+  POSTGRES_ROOT,
   privatePostgresDirOf,
   privatePostgresUrl,
   renderPrivatePostgresConf,
 } from './private-postgres-args.ts';
+import {
+  chooseInstalledServer,
+  computeServerAdoption,
+  debianServerDirs,
+  EmbeddedDatabaseRefused,
+  parsePgVersionFile,
+  parsePostgresVersion,
+  type InstalledServer,
+} from './compute-server-adoption.ts';
 
 export interface PrivatePostgresDeps {
   stateDir: string;
@@ -26,15 +38,31 @@ export interface PrivatePostgresDeps {
   log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };
   /** How often the postmaster's liveness is checked (a signal 0 and a read of /proc, no process spawned). */
   checkIntervalMs?: number;
-  /** Where the binaries are looked for (tests may point elsewhere). */
-  binDirs?: readonly string[];
+  /**
+   * A binary replaced under the running server (an upgrade while svcd runs) is acted on once the installed
+   * `postgres` has not changed for this long (ms, default 10 s): not between dpkg's renames of the binary
+   * and of the libraries it goes with.
+   */
+  binarySettleMs?: number;
+  /**
+   * The one bin directory to use (SVCD_POSTGRES_BIN): its major version is asked of its `postgres`.
+   * Unset: Debian's /usr/lib/postgresql/<major>/bin of the data directory's major (the newest for a new cluster).
+   */
+  binDir?: string | undefined;
+  /** Debian's root of the server packages (tests may point elsewhere). */
+  postgresRoot?: string;
 }
 
-export type PrivatePostgresStart = 'created' | 'started' | 'adopted';
+export type PrivatePostgresStart = 'created' | 'started' | 'adopted' | 'restarted';
 
 export interface PrivatePostgres {
   /** Create, start or adopt the server; resolves with its connection URL once it accepts connections. */
   ensure(): Promise<{ url: string; pid: number; how: PrivatePostgresStart }>;
+  /**
+   * Stop the running server (fast shutdown: a clean checkpoint, nothing lost) and start it on the installed
+   * binary: when it proved stale after an adoption ({@link isStaleServerError}).
+   */
+  restart(reason: string): Promise<{ url: string; pid: number; how: PrivatePostgresStart }>;
   /** Start watching the postmaster: when it dies it is started again. */
   supervise(): void;
   /** Stop watching; the server keeps running (a restarted svcd adopts it). */
@@ -62,6 +90,8 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
   const logFile = path.join(dataDir, 'server.log');
   let timer: NodeJS.Timeout | undefined;
   let postmaster: number | undefined;
+  /** The bin dir the running server was adopted or started from. */
+  let serving: string | undefined;
   let ensuring: Promise<{ url: string; pid: number; how: PrivatePostgresStart }> | undefined;
 
   const owner = async () => {
@@ -69,25 +99,65 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     if (!user) throw new Error('the embedded database needs the postgres system user and PostgreSQL server binaries: apt-get install postgresql-15 (scripts/start.sh does)');
     return user;
   };
-  const binDir = async () => {
-    for (const dir of deps.binDirs ?? POSTGRES_BIN_DIRS) if (await access(path.join(dir, 'pg_ctl'), constants.X_OK).then(() => true, () => false)) return dir;
-    throw new Error(`no PostgreSQL server binaries in ${(deps.binDirs ?? POSTGRES_BIN_DIRS).join(', ')}: apt-get install postgresql-15 (scripts/start.sh does)`);
+  const executable = (f: string) => access(f, constants.X_OK).then(() => true, () => false);
+  const hasServer = async (dir: string) => (await executable(path.join(dir, 'pg_ctl'))) && (await executable(path.join(dir, 'postgres')));
+  /** The server binaries installed, by major version; a configured bin dir is the only one. */
+  const installedServers = async (as: { uid: number; gid: number }): Promise<InstalledServer[]> => {
+    if (deps.binDir) {
+      if (!(await hasServer(deps.binDir))) return [];
+      const out = await deps.run(path.join(deps.binDir, 'postgres'), ['--version'], { ...as, timeoutMs: 10_000 });
+      const v = parsePostgresVersion(out);
+      if (!v) throw new Error(`${deps.binDir}/postgres --version answered ${JSON.stringify(out.trim())}, not a PostgreSQL version`);
+      return [{ dir: deps.binDir, major: v.major }];
+    }
+    const root = deps.postgresRoot ?? POSTGRES_ROOT;
+    const all = debianServerDirs(root, await readdir(root).catch(() => []));
+    const present = await Promise.all(all.map((s) => hasServer(s.dir)));
+    return all.filter((_, i) => present[i]);
+  };
+  /** Which binaries serve this data directory (same major, or refused with what to do: the data is never touched). */
+  const chooseServer = async (as: { uid: number; gid: number }) => {
+    const dataMajor = parsePgVersionFile(await readFile(path.join(dataDir, 'PG_VERSION'), 'utf8').catch(() => ''));
+    const chosen = chooseInstalledServer({ dataDir, dataMajor, installed: await installedServers(as), configured: deps.binDir });
+    if ('refuse' in chosen) throw new EmbeddedDatabaseRefused(chosen.refuse);
+    return { server: chosen.server, dataMajor };
   };
   const runningPid = async (): Promise<number | undefined> => {
     const pm = parsePostmasterPid(await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => ''));
     return pm && (await alive(pm.pid)) ? pm.pid : undefined;
   };
 
-  async function doEnsure(): Promise<{ url: string; pid: number; how: PrivatePostgresStart }> {
+  async function doEnsure(forceRestart?: string): Promise<{ url: string; pid: number; how: PrivatePostgresStart }> {
     const user = await owner();
-    const bin = await binDir();
     const as = { uid: user.uid, gid: user.gid };
+    const { server, dataMajor } = await chooseServer(as);
+    const bin = server.dir;
     let how: PrivatePostgresStart = 'started';
     const adopted = await runningPid();
-    if (adopted) {
+    const installedExe = await stat(path.join(bin, 'postgres'));
+    const running = adopted
+      ? {
+          pid: adopted,
+          exe: await readlink(`/proc/${adopted}/exe`).catch(() => ''),
+          identity: await stat(`/proc/${adopted}/exe`).then((s) => ({ dev: s.dev, ino: s.ino }), () => undefined),
+        }
+      : undefined;
+    const decision = computeServerAdoption({ dataDir, dataMajor, installed: server, installedExe: { dev: installedExe.dev, ino: installedExe.ino }, running });
+    if (decision.action === 'refuse') throw new EmbeddedDatabaseRefused(decision.message);
+    const reason = decision.action === 'restart' ? decision.reason : adopted ? forceRestart : undefined;
+    if (adopted && decision.action === 'adopt' && !reason) {
       postmaster = adopted;
+      serving = bin;
       deps.log.info({ postmaster: adopted, dataDir, how: 'adopted' }, 'embedded PostgreSQL server running');
       return { url: privatePostgresUrl(dataDir), pid: adopted, how: 'adopted' };
+    }
+    if (adopted && reason) {
+      // A fast shutdown: clients are disconnected, a checkpoint is written, nothing acknowledged is lost.
+      deps.log.warn({ postmaster: adopted, dataDir, reason, bin }, 'restarting the embedded PostgreSQL server on the installed binary');
+      await deps.run(path.join(bin, 'pg_ctl'), pgCtlStopArgs(dataDir), { ...as, timeoutMs: 90_000 }).catch((e: unknown) => {
+        throw new Error(`cannot stop the embedded PostgreSQL server (postmaster ${adopted}) to restart it on the installed binary: ${e instanceof Error ? e.message : String(e)}`);
+      });
+      how = 'restarted';
     }
     if (!(await access(path.join(dataDir, 'PG_VERSION')).then(() => true, () => false))) {
       // No cluster (or one whose initdb was interrupted): make it afresh.
@@ -108,19 +178,36 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     const pid = await runningPid();
     if (!pid) throw new Error(`the embedded PostgreSQL server in ${dataDir} started but its postmaster.pid names no live postgres process`);
     postmaster = pid;
-    deps.log.info({ postmaster: pid, dataDir, how }, 'embedded PostgreSQL server running');
+    serving = bin;
+    deps.log.info({ postmaster: pid, dataDir, how, bin }, 'embedded PostgreSQL server running');
     return { url: privatePostgresUrl(dataDir), pid, how };
   }
 
-  const ensure = () => {
-    ensuring ??= doEnsure().finally(() => {
+  const ensure = (forceRestart?: string) => {
+    ensuring ??= doEnsure(forceRestart).finally(() => {
       ensuring = undefined;
     });
     return ensuring;
   };
 
+  /** The running postmaster's binary is no longer the installed one, and the installed one has settled (two stats). */
+  const replacedUnder = async (pid: number, bin: string): Promise<boolean> => {
+    const [running, installed] = await Promise.all([stat(`/proc/${pid}/exe`).catch(() => undefined), stat(path.join(bin, 'postgres')).catch(() => undefined)]);
+    if (!running || !installed || (running.dev === installed.dev && running.ino === installed.ino)) return false;
+    return Date.now() - installed.ctimeMs >= (deps.binarySettleMs ?? 10_000);
+  };
+
   async function check(): Promise<void> {
-    if (ensuring || postmaster === undefined || (await alive(postmaster))) return;
+    if (ensuring || postmaster === undefined) return;
+    if (await alive(postmaster)) {
+      // An upgrade while svcd runs: ensure() sees the replaced binary and restarts the server on the new one.
+      if (!serving || !(await replacedUnder(postmaster, serving))) return;
+      await ensure().then(
+        ({ pid, how }) => deps.log.info({ postmaster: pid, how }, 'embedded PostgreSQL server running on the installed binary'),
+        (err: unknown) => deps.log.error({ err }, 'cannot restart the embedded PostgreSQL server on the installed binary (next try in a moment)'),
+      );
+      return;
+    }
     deps.log.warn({ postmaster, dataDir }, 'the embedded PostgreSQL server is gone: starting it again');
     await ensure().then(
       ({ pid }) => deps.log.info({ postmaster: pid }, 'embedded PostgreSQL server started again'),
@@ -129,7 +216,8 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
   }
 
   return {
-    ensure,
+    ensure: () => ensure(),
+    restart: (reason: string) => ensure(reason),
     supervise() {
       if (timer) return;
       timer = setInterval(() => void check(), deps.checkIntervalMs ?? 1_000);
@@ -143,7 +231,8 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
       this.close();
       if (!(await runningPid())) return;
       const user = await owner();
-      await deps.run(path.join(await binDir(), 'pg_ctl'), pgCtlStopArgs(dataDir), { uid: user.uid, gid: user.gid, timeoutMs: 90_000 });
+      const as = { uid: user.uid, gid: user.gid };
+      await deps.run(path.join((await chooseServer(as)).server.dir, 'pg_ctl'), pgCtlStopArgs(dataDir), { ...as, timeoutMs: 90_000 });
     },
     pid: () => postmaster,
   };
