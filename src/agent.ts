@@ -14,7 +14,7 @@ import { createPrivatePostgres } from './host/postgres/private-postgres.ts';
 import { runCommand } from './host/exec.ts';
 import type { Database } from './db/types.ts';
 import { ensureDefaultProject } from './desired/projects.ts';
-import { ensureDefaultPool, listPools, POOL_KIND } from './desired/storage-pools.ts';
+import { ensureDefaultPool, POOL_KIND } from './desired/storage-pools.ts';
 import { IMAGE_VOLUME_KIND, VOLUME_KIND } from './desired/storage-volumes.ts';
 import { poolDependents } from './desired/pool-dependents.ts';
 import { preloadFacts } from './desired/reconcile-facts.ts';
@@ -116,9 +116,6 @@ export interface AgentOptions {
   /** Called for every API request (the process's idle GC watches it). */
   onRequest?: () => void;
 }
-
-/** How long a start waits for its storage pools to converge before the API answers anyway (see below). */
-const POOLS_BEFORE_API_MS = 10_000;
 
 /** The composition root: wires store, operations, reconcilers, observers and the API. Tests use it too. */
 export async function createAgent(config: DaemonConfig, opts: AgentOptions = {}): Promise<Agent> {
@@ -339,24 +336,21 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     observers.start();
     const plan = await planContainerBoot({ db, lxcPath, lxc }).catch((e: unknown) => {
       log.error({ err: e }, 'cannot plan the container boot order; starting containers without it');
-      return { setPower: [], order: [] as { id: string; delayMs: number; generation: number }[] };
+      return { setPower: [], order: [] as { id: string; priority: number; delayMs: number; generation: number }[] };
     });
     const boot = createBootSequencer({
       order: plan.order,
+      // Starting a container is mostly the host's work (forks, mounts, cgroups): as many at once as it has cores.
+      concurrency: Math.max(2, os.availableParallelism()),
       enqueue: (id) => reconcile.enqueue(CONTAINER_KIND, id, 'boot'),
       waitSettled: (id) => convergence.wait(CONTAINER_KIND, id, plan.order.find((o) => o.id === id)!.generation, 120_000),
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     });
     bootGate.mayStart = boot.mayStart;
-    // The storage pools converged before the API answers (on a first start the default pool is made now): a
-    // client's first look never finds its pool Pending or its directory missing. The start reconciles every
-    // key, so each wait (made before it) ends with that pass: converged, failed (the pool shows its error), or
-    // after POOLS_BEFORE_API_MS.
-    const poolsReady = Promise.all(
-      (await listPools(db)).filter((p) => !p.deletingAt).map((p) => convergence.wait(POOL_KIND, p.name, p.generation, POOLS_BEFORE_API_MS)),
-    );
+    // The start reconciles pools and networks first (their startup tier), every one once on this boot, before
+    // anything that uses them is queued: a client's first look never finds its pool Pending or not mounted, and
+    // a container's first DHCP request finds its network's dnsmasq serving. It waits at most 10 s for them.
     await reconcile.start();
-    await poolsReady;
     await listeners.listenUnix(socketPath);
     const { 'core.https_address': https } = await readServerKeys(db, config.nodeName, ['core.https_address']);
     if (https) await listeners.setHttpsAddress(https).catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));

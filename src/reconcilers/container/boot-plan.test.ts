@@ -19,9 +19,9 @@ test('autostart=true always starts, false never, unset follows the last desired 
     { id: 'c', power: 'stopped' },
   ]);
   assert.deepEqual(plan.order, [
-    { id: 'b', delayMs: 2000 },
-    { id: 'e', delayMs: 0 },
-    { id: 'a', delayMs: 0 },
+    { id: 'b', priority: 5, delayMs: 2000 },
+    { id: 'e', priority: 5, delayMs: 0 },
+    { id: 'a', priority: 0, delayMs: 0 },
   ]);
 });
 

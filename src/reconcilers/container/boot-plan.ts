@@ -7,14 +7,17 @@ const int = (v: string | undefined, d: number) => (v !== undefined && /^-?\d+$/.
 export interface BootPlan {
   /** Desired power to set before converging (autostart overrides the last desired state). */
   setPower: { id: string; power: 'running' | 'stopped' }[];
-  /** Containers to start, in order; wait `delayMs` after each one's start before the next. */
-  order: { id: string; delayMs: number }[];
+  /**
+   * Containers to start, higher `priority` first (ties by name). One priority is a group: its containers start
+   * together; the next group waits for them, then for the longest `delayMs` among them.
+   */
+  order: { id: string; priority: number; delayMs: number }[];
 }
 
 /**
  * What should run when svcd starts, for containers found stopped: `boot.autostart=true` always,
  * `false` never, unset → the last desired state; started by `boot.autostart.priority` (higher
- * first; ties by name), with `boot.autostart.delay` seconds after each. Pure.
+ * first; ties by name), with `boot.autostart.delay` seconds after each group. Pure.
  */
 export function computeBootPlan(
   rows: Pick<ContainerRow, 'id' | 'name' | 'config' | 'power' | 'deletingAt'>[],
@@ -35,7 +38,7 @@ export function computeBootPlan(
     if (wantUp) starting.push({ id: r.id, name: r.name, priority: int(cfg['boot.autostart.priority'], 0), delayMs: int(cfg['boot.autostart.delay'], 0) * 1000 });
   }
   starting.sort((a, b) => b.priority - a.priority || a.name.localeCompare(b.name));
-  return { setPower, order: starting.map(({ id, delayMs }) => ({ id, delayMs })) };
+  return { setPower, order: starting.map(({ id, priority, delayMs }) => ({ id, priority, delayMs })) };
 }
 
 /**

@@ -2,29 +2,42 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createBootSequencer } from './boot-sequencer.ts';
 
-test('releases containers one at a time, in order, with delays; unplanned ones may always start', async () => {
+const tick = () => new Promise((r) => setImmediate(r));
+
+test('one priority starts together, up to the concurrency; the next waits for the whole group, then its longest delay', async () => {
   const events: string[] = [];
   const waiters = new Map<string, () => void>();
   const seq = createBootSequencer({
     order: [
-      { id: 'a', delayMs: 10 },
-      { id: 'b', delayMs: 0 },
+      { id: 'a1', priority: 10, delayMs: 5 },
+      { id: 'a2', priority: 10, delayMs: 30 },
+      { id: 'a3', priority: 10, delayMs: 0 },
+      { id: 'b1', priority: 0, delayMs: 0 },
     ],
+    concurrency: 2,
     enqueue: (id) => events.push(`enqueue ${id}`),
     waitSettled: (id) => new Promise<void>((r) => waiters.set(id, r)),
     sleep: async (ms) => void events.push(`sleep ${ms}`),
   });
-  assert.equal(seq.mayStart('a'), false);
-  assert.equal(seq.mayStart('other'), true);
+  assert.equal(seq.mayStart('a1'), false);
+  assert.equal(seq.mayStart('other'), true, 'a container not in the plan may start');
   const running = seq.run();
-  assert.equal(seq.mayStart('a'), true);
-  assert.equal(seq.mayStart('b'), false, 'b waits for a');
-  waiters.get('a')!();
-  await new Promise((r) => setImmediate(r));
-  assert.equal(seq.mayStart('b'), true);
-  waiters.get('b')!();
+  await tick();
+  assert.deepEqual([seq.mayStart('a1'), seq.mayStart('a2'), seq.mayStart('a3')], [true, true, false], 'two at once');
+  waiters.get('a2')!();
+  await tick();
+  assert.equal(seq.mayStart('a3'), true, 'a freed slot takes the next of the group');
+  assert.equal(seq.mayStart('b1'), false, 'the lower priority waits for the whole group');
+  waiters.get('a3')!();
+  await tick();
+  assert.equal(seq.mayStart('b1'), false, 'a1 is still starting');
+  waiters.get('a1')!();
+  await tick();
+  await tick();
+  assert.equal(seq.mayStart('b1'), true);
+  waiters.get('b1')!();
   await running;
-  assert.deepEqual(events, ['enqueue a', 'sleep 10', 'enqueue b']);
+  assert.deepEqual(events, ['enqueue a1', 'enqueue a2', 'enqueue a3', 'sleep 30', 'enqueue b1']);
   assert.equal(seq.isDone(), true);
 });
 
@@ -32,9 +45,10 @@ test('a failing start does not hold the others up', async () => {
   const started: string[] = [];
   const seq = createBootSequencer({
     order: [
-      { id: 'bad', delayMs: 0 },
-      { id: 'good', delayMs: 0 },
+      { id: 'bad', priority: 1, delayMs: 0 },
+      { id: 'good', priority: 0, delayMs: 0 },
     ],
+    concurrency: 4,
     enqueue: (id) => started.push(id),
     waitSettled: async (id) => {
       if (id === 'bad') throw new Error('lxc-start failed');

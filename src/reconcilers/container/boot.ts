@@ -28,7 +28,7 @@ async function observedStates(lxc: Pick<LxcAdapter, 'list'>, lxcPath: string): P
  * power (a desired write on the user's behalf: it is what they configured), and return the start
  * order for the boot sequencer.
  */
-export async function planContainerBoot(deps: { db: Db; lxcPath: string; lxc: Pick<LxcAdapter, 'list'> }): Promise<{ setPower: BootPlan['setPower']; order: { id: string; delayMs: number; generation: number }[] }> {
+export async function planContainerBoot(deps: { db: Db; lxcPath: string; lxc: Pick<LxcAdapter, 'list'> }): Promise<{ setPower: BootPlan['setPower']; order: { id: string; priority: number; delayMs: number; generation: number }[] }> {
   const [{ rows, expanded }, states] = await Promise.all([expandedConfigs(deps.db), observedStates(deps.lxc, deps.lxcPath)]);
   const plan = computeBootPlan(rows, (id) => states.get(id), (r) => expanded.get(r.id) ?? {});
   for (const { id, power } of plan.setPower) await bumpContainer(deps.db, id, { power });

@@ -54,6 +54,8 @@ export function createNetworkReconciler(deps: NetworkReconcilerDeps): Reconciler
 
   return {
     kind: NETWORK_KIND,
+    // Before what uses them: at start, containers and volumes are converged only once these are on the host.
+    startupTier: 0,
     async listKeys() {
       return (await db.select({ id: networks.id }).from(networks)).map((r) => r.id);
     },

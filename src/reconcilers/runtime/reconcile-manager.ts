@@ -16,6 +16,8 @@ export interface ReconcileManagerDeps {
   concurrency?: number;
   /** Retry backoff after transient failures (default 500 ms .. 60 s). */
   backoff?: BackoffOptions;
+  /** How long a startup tier may take before the next one is queued anyway (default 10 s). */
+  startupTierTimeoutMs?: number;
   /** Period of the full resync of every key (default 5 min). */
   resyncIntervalMs?: number;
   /** A run taking longer is aborted and counts as a transient failure (default 10 min). */
@@ -59,6 +61,7 @@ const DEFAULTS = {
   concurrency: 4,
   backoff: { baseMs: 500, maxMs: 60_000 },
   resyncIntervalMs: 5 * 60_000,
+  startupTierTimeoutMs: 10_000,
   reconcileTimeoutMs: 10 * 60_000,
   abortGraceMs: 30_000,
 } as const;
@@ -86,21 +89,35 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
   const queue = createKeyedQueue({
     clock,
     concurrency: deps.concurrency ?? DEFAULTS.concurrency,
-    process: (item) => runOne(item).finally(() => pass.ran(idOf(item.kind, item.key))),
+    process: (item) =>
+      runOne(item).finally(() => {
+        const id = idOf(item.kind, item.key);
+        pass.ran(id);
+        startupPass?.ran(id);
+      }),
     onError: (err, item) => log.error({ err, kind: item.kind, key: item.key }, 'reconcile run crashed'),
   });
   const fanout = createWatchFanout({
     watches: deps.watches ?? [],
     enqueue: (kind, key, reason) => {
       if (!byKind.has(kind)) throw new Error(`unknown reconciler kind: ${kind}`);
-      queue.add(kind, key, reason);
+      add(kind, key, reason);
     },
     log,
   });
   for (const kind of fanout.kinds()) if (!byKind.has(kind)) throw new Error(`watch of unknown reconciler kind: ${kind}`);
   let phase: 'new' | 'started' | 'stopped' = 'new';
-  /** Enqueued before start(): run once started. */
+  /** Enqueued before start(), or for a startup tier not reached yet: queued when their tier comes. */
   const beforeStart: [string, string, string][] = [];
+  const tierOf = (kind: string) => byKind.get(kind)?.startupTier ?? 1;
+  /** The startup tier being reconciled: keys of higher tiers wait (Infinity once start() is done). */
+  let startupTierNow = Number.NEGATIVE_INFINITY;
+  /** The keys of the startup tier under way, ticked off as they run. */
+  let startupPass: ReturnType<typeof createResyncPass> | undefined;
+  const add = (kind: string, key: string, reason: string) => {
+    if (tierOf(kind) > startupTierNow) return void beforeStart.push([kind, key, reason]);
+    queue.add(kind, key, reason);
+  };
   let resyncTimer: TimerHandle | undefined;
   /** The resync pass under way: its keys ticked off as they run, its time logged at the end. */
   const pass = createResyncPass({ clock });
@@ -108,9 +125,9 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
 
   const idOf = (kind: string, key: string): string => `${kind}\u0000${key}`;
 
-  async function sweep(reason: string, onKey?: (id: string) => void): Promise<void> {
+  async function sweep(reason: string, onKey?: (id: string) => void, reconcilers = [...byKind.values()]): Promise<void> {
     await Promise.all(
-      [...byKind.values()].map(async (r) => {
+      reconcilers.map(async (r) => {
         let keys: string[];
         try {
           keys = await r.listKeys();
@@ -125,6 +142,24 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
         log.debug({ kind: r.kind, reason, keys: keys.length }, 'keys enqueued');
       }),
     );
+  }
+
+  /** Every key of one startup tier queued and run once (whatever the outcome), or the tier's time is up. */
+  async function runStartupTier(tier: number, kinds: Reconciler[]): Promise<void> {
+    const tierPass = createResyncPass({ clock });
+    startupPass = tierPass;
+    const done = tierPass.begin(`startup tier ${tier}`);
+    await sweep('startup', (id) => tierPass.add(id), kinds).finally(() => tierPass.listed());
+    const timeoutMs = deps.startupTierTimeoutMs ?? DEFAULTS.startupTierTimeoutMs;
+    let timer: TimerHandle | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = clock.setTimer(() => resolve('timeout'), timeoutMs);
+    });
+    const outcome = await Promise.race([done, timedOut]);
+    if (timer) clock.clearTimer(timer);
+    startupPass = undefined;
+    if (outcome === 'timeout') log.warn({ tier, kinds: kinds.map((k) => k.kind), timeoutMs }, 'startup tier not done in time; going on');
+    else log.info({ tier, kinds: kinds.map((k) => k.kind), keys: outcome.keys, tookMs: outcome.tookMs }, 'startup tier reconciled');
   }
 
   function resync(reason: string): Promise<ResyncPassResult> {
@@ -258,8 +293,19 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
       if (phase !== 'new') throw new Error(`reconcile manager cannot start: already ${phase}`);
       phase = 'started';
       log.info({ kinds: [...byKind.keys()] }, 'reconcile manager starting');
-      for (const [kind, key, reason] of beforeStart.splice(0)) queue.add(kind, key, reason);
-      await sweep('startup');
+      const tiers = [...new Set([...byKind.values()].map((r) => tierOf(r.kind)))].sort((a, b) => a - b);
+      for (const [i, tier] of tiers.entries()) {
+        startupTierNow = i === tiers.length - 1 ? Number.POSITIVE_INFINITY : tier;
+        const waiting = beforeStart.splice(0);
+        for (const [kind, key, reason] of waiting) add(kind, key, reason);
+        const kinds = [...byKind.values()].filter((r) => tierOf(r.kind) === tier);
+        if (startupTierNow === Number.POSITIVE_INFINITY) {
+          await sweep('startup', undefined, kinds);
+          break;
+        }
+        await runStartupTier(tier, kinds);
+        if (phase !== 'started') return;
+      }
       if (phase === 'started') scheduleResync();
     },
     resync(reason) {
@@ -271,7 +317,7 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
       // Nothing converges before start(): what the daemon decides at start (the boot plan's desired
       // power) must be in place before any reconcile reads desired state.
       if (phase === 'new') return void beforeStart.push([kind, key, reason]);
-      queue.add(kind, key, reason);
+      add(kind, key, reason);
     },
     enqueueAfter(kind, key, delayMs, reason) {
       if (!byKind.has(kind)) throw new Error(`unknown reconciler kind: ${kind}`);

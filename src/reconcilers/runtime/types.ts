@@ -36,6 +36,12 @@ export type RemoveRows = (tx: Tx) => Promise<unknown>;
 
 export interface Reconciler {
   kind: string;
+  /**
+   * At start, every key of a lower tier is reconciled once before any key of a higher tier is queued, so
+   * what the others stand on (pools, networks with their dnsmasq) is on the host before they are
+   * converged. Default 1.
+   */
+  startupTier?: number;
   listKeys(): Promise<string[]>;
   reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileResult>;
 }

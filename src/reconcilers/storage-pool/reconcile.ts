@@ -24,6 +24,8 @@ export function createPoolReconciler(deps: {
   const { db, stateDir, storage } = deps;
   return {
     kind: POOL_KIND,
+    // Before what uses them: at start, containers and volumes are converged only once these are on the host.
+    startupTier: 0,
     async listKeys() {
       return (await listPools(db)).map((p) => p.name);
     },
