@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createApp } from './api/app.ts';
 import type { AppEnv } from './api/context.ts';
 import { assertUnixFree, createListeners } from './api/listeners.ts';
+import { createDebugListener } from './api/debug/debug-listener.ts';
 import { createTrustStore } from './api/trust-store.ts';
 import type { DaemonConfig } from './config/daemon-config.ts';
 import { openDaemonDatabase } from './db/open-daemon-database.ts';
@@ -273,6 +274,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const resources = createResourcesCache({ ttlMs: 1_000 });
   const imageStore = createImageStore({ stateDir: config.stateDir });
   let listeners: ReturnType<typeof createListeners> | undefined;
+  const debugListener = createDebugListener({ log: log.child({ component: 'debug' }) });
   const networkHost = createNetworkHost({});
   // The protocols a pull can use, by the name a source gives (src/api/remote-source.ts maps `lxd` to svc).
   const protocols = createProtocolRegistry({
@@ -322,6 +324,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     },
     listeners: {
       setHttpsAddress: (a) => listeners!.setHttpsAddress(a),
+      setDebugAddress: (a) => debugListener.setAddress(a),
       addresses: () => listeners?.addresses() ?? [],
     },
   });
@@ -352,11 +355,13 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     // a container's first DHCP request finds its network's dnsmasq serving. It waits at most 10 s for them.
     await reconcile.start();
     await listeners.listenUnix(socketPath);
-    const { 'core.https_address': https } = await readServerKeys(db, config.nodeName, ['core.https_address']);
+    const { 'core.https_address': https, 'core.debug_address': debug } = await readServerKeys(db, config.nodeName, ['core.https_address', 'core.debug_address']);
     if (https) await listeners.setHttpsAddress(https).catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));
+    if (debug) await debugListener.setAddress(debug).catch((e: unknown) => log.error({ err: e, address: debug }, 'cannot open the debug listener'));
     void boot.run();
   } catch (e) {
     await listeners.close().catch(() => {});
+    await debugListener.close().catch(() => {});
     await observers.stop().catch(() => {});
     await reconcile.stop().catch(() => {});
     await devsvc.close().catch(() => {});
@@ -380,6 +385,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       // A host shutdown: nothing may start containers again while they are being stopped.
       log.info('host shutdown: stopping containers');
       await listeners!.close();
+      await debugListener.close();
       await observers.stop();
       hotplug.close();
       await reconcile.stop();
@@ -392,6 +398,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     async stop() {
       log.info('svcd stopping');
       await listeners!.close();
+      await debugListener.close();
       await observers.stop();
       hotplug.close();
       await reconcile.stop();

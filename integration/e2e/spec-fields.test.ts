@@ -87,6 +87,7 @@ const EXPECTED_EXTENSIONS = [
   'proxy_unix_dac_properties',
   'container_protection_delete',
   'proxy_priv_drop',
+  'pprof_http',
   'proxy_haproxy_protocol',
   'network_hwaddr',
   'proxy_nat',

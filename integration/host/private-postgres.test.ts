@@ -1,6 +1,6 @@
 /** svcd's private PostgreSQL server: created, adopted by the next svcd, restarted after kill -9, reachable only by its unix socket. */
 import assert from 'node:assert/strict';
-import { access, chmod, copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat } from 'node:fs/promises';
+import { access, chmod, copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -115,6 +115,22 @@ describe('private PostgreSQL server', { skip }, () => {
       },
       'the postmaster stopped',
     );
+  });
+
+  it('a stale postmaster.pid naming a live process that is not its postmaster (a pid reused after a reboot) does not stop a start', async () => {
+    assert.ok(stateDir, 'the first case made the cluster');
+    const s = make(stateDir);
+    servers.push(s);
+    await s.ensure();
+    await s.stop();
+    // As after a reboot: the pid in the lock file now belongs to some other process (this test's own).
+    const pidFile = path.join(stateDir, 'postgres', 'postmaster.pid');
+    await writeFile(pidFile, `${process.pid}\n${path.join(stateDir, 'postgres')}\n0\n5432\n${path.join(stateDir, 'postgres')}\n\n0 0\nready\n`);
+    const again = await s.ensure();
+    assert.notEqual(again.pid, process.pid);
+    assert.equal(again.how, 'started');
+    assert.deepEqual(await query(again.url, 'select v from kept'), [{ v: 42 }]);
+    s.close();
   });
 
   it('a binary replaced while it runs (an upgrade under a running svcd): restarted on the new file once it settled, rows kept', async () => {

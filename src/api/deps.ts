@@ -25,6 +25,8 @@ export interface ApiDeps {
   listeners: {
     /** Open, move or close the HTTPS listener; throws a ValidationError when the address cannot be bound. */
     setHttpsAddress(address: string | undefined): Promise<void>;
+    /** Open, move or close the debug listener (core.debug_address); throws when the address cannot be bound. */
+    setDebugAddress(address: string | undefined): Promise<void>;
     addresses(): string[];
   };
   resources: { get(): Promise<ServerResources> };

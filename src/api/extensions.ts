@@ -71,6 +71,7 @@ export const API_EXTENSIONS = [
   'proxy_unix_dac_properties', // uid, gid, mode of a proxy's unix listen socket
   'container_protection_delete', // security.protection.delete
   'proxy_priv_drop', // security.uid, security.gid: the forwarder drops to them after setup
+  'pprof_http', // core.debug_address: a plain-HTTP debugging listener (heap snapshot, CPU profile, live figures), live, never on unless set
   'proxy_haproxy_protocol', // proxy_protocol: a PROXY v2 header on each upstream connection or flow
   'network_hwaddr', // bridge.hwaddr (bridge.hwaddress accepted too)
   'proxy_nat', // nat=true: DNAT rules in inet svcd_proxy to the container's static managed-nic address
@@ -106,5 +107,4 @@ export const API_EXTENSIONS = [
  * - storage_images_delete: image volumes go with their image; DELETE on them is refused.
  * - backup_compression: the server key backups.compression_algorithm is not accepted (the per-backup
  *   compression_algorithm is).
- * - pprof_http (core.debug_address): not built.
  */

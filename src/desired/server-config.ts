@@ -19,6 +19,13 @@ export const checkListenAddress: ValueCheck = (v) => {
   return undefined;
 };
 
+/** `core.debug_address`: an address with its port (as LXD's validator wants), or empty. */
+export const checkDebugAddress: ValueCheck = (v) => {
+  if (v === '') return undefined;
+  if (!/:\d{1,5}$/.test(v)) return 'must be an address with a port, such as 127.0.0.1:8444';
+  return checkListenAddress(v);
+};
+
 /** A count of hours or days: a non-negative decimal number (fractions allowed: 0.001 days is 86.4 s). */
 export const nonNegativeNumber: ValueCheck = (v) => (/^\d+(\.\d+)?$/.test(v) ? undefined : 'must be a non-negative number');
 
@@ -38,6 +45,7 @@ export const IMAGE_COMPRESSION = ['none', 'gzip', 'xz', 'bzip2', 'zstd', 'lzma']
 /** Server keys that really work, and whether they are member-local. */
 const SERVER_KEYS: Record<string, { check: ValueCheck; local?: boolean; secret?: boolean }> = {
   'core.https_address': { check: checkListenAddress, local: true },
+  'core.debug_address': { check: checkDebugAddress, local: true },
   'core.trust_password': { check: () => undefined, secret: true },
   'core.https_allowed_credentials': { check: isBool },
   'images.auto_update_cached': { check: isBool },

@@ -84,14 +84,20 @@ export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
         (stored) => computeEtag(renderServerConfig(stored)),
         async (stored) => {
           const next = await computeServerConfig(stored, req.config, replace);
-          const addrBefore = stored['core.https_address'];
-          const addrAfter = next['core.https_address'];
-          // The listener is changed first: an address that cannot be bound is refused and nothing is saved.
-          if (addrBefore !== addrAfter) await deps.listeners.setHttpsAddress(addrAfter);
+          // The listeners are changed first: an address that cannot be bound is refused and nothing is saved.
+          const moves = [
+            { key: 'core.https_address', set: deps.listeners.setHttpsAddress },
+            { key: 'core.debug_address', set: deps.listeners.setDebugAddress },
+          ].filter((l) => stored[l.key] !== next[l.key]);
+          const moved: typeof moves = [];
           try {
+            for (const l of moves) {
+              await l.set(next[l.key]);
+              moved.push(l);
+            }
             await writeServerConfig(db, node, next, stored);
           } catch (e) {
-            if (addrBefore !== addrAfter) await deps.listeners.setHttpsAddress(addrBefore).catch(() => {});
+            for (const l of moved) await l.set(stored[l.key]).catch(() => {});
             throw e;
           } finally {
             configMemo.invalidate();

@@ -167,6 +167,16 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
       await deps.run(path.join(bin, 'initdb'), initdbArgs(dataDir), { ...as, timeoutMs: 120_000 });
       how = 'created';
     }
+    if (!adopted) {
+      // A postmaster.pid naming no live postmaster of ours is stale: its pid is a zombie nobody reaps, or after a
+      // reboot another process's. PostgreSQL refuses to start while that pid exists at all, so it goes (the
+      // shared memory interlock still stops a start beside orphaned backends).
+      const stale = parsePostmasterPid(await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => ''));
+      if (stale) {
+        deps.log.warn({ pid: stale.pid, dataDir }, "removing a stale postmaster.pid (its pid is not this data directory's live postmaster)");
+        await rm(path.join(dataDir, 'postmaster.pid'), { force: true });
+      }
+    }
     const conf = path.join(dataDir, 'postgresql.conf');
     await writeFile(conf, renderPrivatePostgresConf(dataDir), { mode: 0o600 });
     await chown(conf, user.uid, user.gid);

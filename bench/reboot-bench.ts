@@ -1,0 +1,99 @@
+/**
+ * Time to all-back after a simulated host reboot, against raw LXC starting the same containers, in one run:
+ *   node --import tsx bench/reboot-bench.ts [--count 12] [--rounds 3]
+ * svcd runs from the checkout (through tsx) in a temp state dir with a btrfs pool on a loop file and a
+ * managed bridge (no NAT, no IPv6, dnsmasq never forwarding). Each round: the simulated reboot (daemon tree and
+ * its private server killed, containers stopped, bridge, nft tables, mounts and loops gone), then svcd started
+ * again, timed until every container is Running with a DHCP lease; then, with svcd stopped (containers left
+ * as they are), every container stopped and started again by `lxc-start` two at a time, timed until each is
+ * RUNNING. Run by hand (root), never as a test.
+ */
+import { execFile } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startBusyboxDaemon, teardownContainers, waitOp } from '../integration/support/container-env.ts';
+import { eventually } from '../integration/support/http.ts';
+import { findProcesses } from '../integration/support/lxc-host.ts';
+import { freeSubnet24, safeNetworkConfig } from '../integration/support/networks.ts';
+import { cleanupStorageUnder } from '../integration/support/storage-host.ts';
+
+const run = promisify(execFile);
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const count = arg('count', 12);
+const rounds = arg('rounds', 3);
+
+const { d, api, imgDir } = await startBusyboxDaemon();
+const net = `rbb${process.pid % 100000}`;
+const names = Array.from({ length: count }, (_, i) => `rbb${i}`);
+const lxcPath = path.join(d.stateDir, 'containers');
+const state = async (name: string) => (await api.get(`/1.0/containers/${name}/state`)).json.metadata;
+const leased = async (name: string, prefix3: string) => {
+  const s = await state(name);
+  return s.status === 'Running' && (s.network?.eth0?.addresses ?? []).some((a: any) => a.family === 'inet' && a.address.startsWith(`${prefix3}.`));
+};
+const svcdRows: number[] = [];
+const lxcRows: number[] = [];
+try {
+  const { cidr, prefix3 } = await freeSubnet24(11);
+  await api.post('/1.0/networks', { name: net, config: safeNetworkConfig(cidr) });
+  await api.post('/1.0/storage-pools', { name: 'rbb', driver: 'btrfs', config: { size: '2GiB' } });
+  const devices = { eth0: { type: 'nic', nictype: 'bridged', parent: net }, root: { type: 'disk', path: '/', pool: 'rbb' } };
+  for (const name of names) await waitOp(api, await api.post('/1.0/containers', { name, devices, source: { type: 'image', alias: 'bb' } }));
+  for (const name of names) await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));
+  for (const name of names) await eventually(() => leased(name, prefix3), `${name} leased`, 60_000);
+
+  for (let round = 1; round <= rounds; round++) {
+    // The reboot.
+    await d.kill();
+    for (const id of await readdir(lxcPath)) await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath]).catch(() => {});
+    for (const p of await findProcesses((argv) => argv.some((a) => a.includes(d.stateDir)))) {
+      try {
+        process.kill(p.pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    await eventually(async () => (await findProcesses((argv) => argv.some((a) => a.includes(d.stateDir)))).length === 0, 'the tree gone', 10_000);
+    await run('ip', ['link', 'del', net]).catch(() => {});
+    for (const table of ['svcd', 'svcd_proxy']) await run('nft', ['delete', 'table', 'inet', table]).catch(() => {});
+    await cleanupStorageUnder(d.stateDir);
+    const t0 = performance.now();
+    await d.restart();
+    await Promise.all(names.map((name) => eventually(() => leased(name, prefix3), `${name} back`, 120_000)));
+    svcdRows.push(performance.now() - t0);
+
+    // Raw LXC on the same containers, with the bridge and pool svcd just brought back.
+    await d.stop();
+    const ids = await readdir(lxcPath);
+    for (const id of ids) await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath]).catch(() => {});
+    const t1 = performance.now();
+    const queue = [...ids];
+    await Promise.all(
+      [0, 1].map(async () => {
+        for (let id = queue.shift(); id; id = queue.shift()) await run('lxc-start', ['-n', id, '-P', lxcPath]);
+      }),
+    );
+    await Promise.all(ids.map((id) => eventually(async () => (await run('lxc-info', ['-s', '-H', '-n', id, '-P', lxcPath])).stdout.trim() === 'RUNNING', `${id} running`, 60_000)));
+    lxcRows.push(performance.now() - t1);
+    await d.restart();
+    for (const name of names) await eventually(() => leased(name, prefix3), `${name} leased`, 60_000);
+    console.error(`round ${round}: svcd ${(svcdRows.at(-1)! / 1000).toFixed(2)} s, lxc-start ${(lxcRows.at(-1)! / 1000).toFixed(2)} s`);
+  }
+} finally {
+  await teardownContainers(d, api, [imgDir]);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+const s = median(svcdRows);
+const l = median(lxcRows);
+console.log(`\n${count} containers, ${rounds} rounds, ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(2)}\n`);
+console.log('| | median | all rounds |');
+console.log('| --- | --- | --- |');
+console.log(`| svcd: restart to all Running with a lease | ${(s / 1000).toFixed(2)} s | ${svcdRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
+console.log(`| raw \`lxc-start\`, two at a time | ${(l / 1000).toFixed(2)} s | ${lxcRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
+console.log(`| svcd ÷ lxc-start | ${(s / l).toFixed(2)}× | (svcd's includes its own start-up) |`);
