@@ -13,7 +13,9 @@
 # Otherwise (another server, or no socket there) the daemon reaches the server's TCP port through a unix
 # socket under the temp dir that socat (in the host's namespace) relays, with the admin URL's password.
 # That relay is a process hop on every message (~0.1 ms per round trip against ~0.03 ms direct on the dev
-# machine): the figures of such a run are the relay's as much as svcd's.
+# machine): the figures of such a run are the relay's as much as svcd's. Its listen backlog is 512: at
+# socat's default of 5, a burst that opens svcd's overflow connections at once had some refused (EAGAIN),
+# and the request behind each failed with a 500.
 pg_up() {
   if [ -n "${PG_EXISTING_URL:-}" ]; then pg_existing; return; fi
   command -v psql >/dev/null || { log "psql is missing (apt-get install postgresql-client)"; return 1; }
@@ -41,7 +43,7 @@ pg_up() {
   fi
   psql -q "$PG_ADMIN_URL" -c "create database $PG_DB" || { log "cannot create database $PG_DB on $PG_ADMIN_URL"; PG_DB=""; return 1; }
   mkdir -p "$WORK/pg"
-  socat "UNIX-LISTEN:$WORK/pg/.s.PGSQL.5432,fork,mode=0777" "TCP:$hostport" &
+  socat "UNIX-LISTEN:$WORK/pg/.s.PGSQL.5432,fork,mode=0777,backlog=512" "TCP:$hostport" &
   PG_RELAY_PID=$!
   local creds=${PG_ADMIN_URL#*://}
   creds=${creds%%@*}
@@ -70,7 +72,7 @@ pg_existing() {
   [ "$db" = "$rest" ] && db=""
   case $hostport in *:*) ;; *) hostport=$hostport:5432 ;; esac
   mkdir -p "$WORK/pg"
-  socat "UNIX-LISTEN:$WORK/pg/.s.PGSQL.5432,fork,mode=0777" "TCP:$hostport" &
+  socat "UNIX-LISTEN:$WORK/pg/.s.PGSQL.5432,fork,mode=0777,backlog=512" "TCP:$hostport" &
   PG_RELAY_PID=$!
   PG_URL="postgres://${creds}localhost/$db?host=$WORK/pg${query:+&$query}"
   log "existing database of DATABASE_URL on $hostport, reached through $WORK/pg/.s.PGSQL.5432 (socat relay, pid $PG_RELAY_PID; not dropped after)"
