@@ -20,7 +20,7 @@
  * deleted at the end, also on failure and on Ctrl-C.
  */
 import http from 'node:http';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -143,6 +143,20 @@ let pid: number | undefined;
 /** The daemon's whole tree: it, its descendants, and what names its state directory (the socket's), not its containers. */
 const tree = async () => (pid ? readTreeMemory(pid, { ownedPath: path.dirname(results.socket) }) : undefined);
 const rss = async () => (await tree())?.rssKiB;
+/** CPU seconds (user+system) the daemon's own process has used so far (not its children, nor a server it talks to). */
+async function daemonCpuSeconds(): Promise<number | undefined> {
+  if (!pid) return undefined;
+  const text = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  if (!text) return undefined;
+  // utime and stime are fields 14 and 15 of stat: 11 and 12 after the command name.
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+const cpuSince = async (c0: number | undefined) => {
+  const c1 = await daemonCpuSeconds();
+  return c0 === undefined || c1 === undefined ? undefined : c1 - c0;
+};
+const fmtCpu = (s: number | undefined) => (s === undefined ? '—' : `${s.toFixed(1)} s`);
 const fmtTree = (t: Awaited<ReturnType<typeof tree>>) => (t ? `RSS ${fmtKiB(t.rssKiB)}, PSS ${fmtKiB(t.pssKiB)} (${t.processes.length} processes: ${describeTree(t, fmtKiB)})` : '—');
 
 // ---------------------------------------------------------------------------------------------
@@ -491,11 +505,14 @@ async function bulkPhase(n: number): Promise<void> {
   const createLat: number[] = [];
   const startLat: number[] = [];
   const started = new Set<string>();
+  const cpu0 = await daemonCpuSeconds();
   const t0 = performance.now();
+  let creating = n;
   await track(
     Promise.all(
       names.map(async (name) => {
         const c = await create(name);
+        if (--creating === 0) b.createsWallMs = performance.now() - t0;
         if (!c.ok) return void (b.createFailed++, countError(b.errors, 'create', c));
         createLat.push(c.ms);
         if (aborting) return;
@@ -507,6 +524,7 @@ async function bulkPhase(n: number): Promise<void> {
     ),
   );
   b.createStartWallMs = performance.now() - t0;
+  b.createStartCpuS = await cpuSince(cpu0);
   if (createLat.length) b.createLatency = summarize(createLat);
   if (startLat.length) b.startLatency = summarize(startLat);
   const mine = new Set(names);
@@ -515,7 +533,8 @@ async function bulkPhase(n: number): Promise<void> {
   log(
     `  ${n} creates+starts at once: wall ${fmtMs(b.createStartWallMs)}  failed create ${b.createFailed}, start ${b.startFailed}  ` +
       `running ${b.runningObserved}/${n}  (per container: create median ${fmtMs(b.createLatency?.median)} p95 ${fmtMs(b.createLatency?.p95)}, ` +
-      `start median ${fmtMs(b.startLatency?.median)} p95 ${fmtMs(b.startLatency?.p95)})`,
+      `start median ${fmtMs(b.startLatency?.median)} p95 ${fmtMs(b.startLatency?.p95)}; the last create answered at ${fmtMs(b.createsWallMs)}; ` +
+      `daemon process CPU ${fmtCpu(b.createStartCpuS)})`,
   );
   checkAbort();
   await getPhase(n);
@@ -525,6 +544,7 @@ async function bulkPhase(n: number): Promise<void> {
   b.treeRunning = running && describeTree(running, fmtKiB);
   log(`  daemon tree with ${n} running: ${fmtTree(running)}`);
   checkAbort();
+  const cpu1 = await daemonCpuSeconds();
   const t1 = performance.now();
   await track(
     Promise.all(
@@ -544,8 +564,9 @@ async function bulkPhase(n: number): Promise<void> {
     ),
   );
   b.deleteWallMs = performance.now() - t1;
+  b.deleteCpuS = await cpuSince(cpu1);
   b.rssAfterDeleteKiB = await rss();
-  log(`  ${n} force stops+deletes at once: wall ${fmtMs(b.deleteWallMs)}  failed stop ${b.stopFailed}, delete ${b.deleteFailed}`);
+  log(`  ${n} force stops+deletes at once: wall ${fmtMs(b.deleteWallMs)} (daemon process CPU ${fmtCpu(b.deleteCpuS)})  failed stop ${b.stopFailed}, delete ${b.deleteFailed}`);
   if (pid) {
     const after = await settled(tree, settleMs);
     b.rssAfterDeleteSettledKiB = after?.rssKiB;
@@ -681,7 +702,10 @@ function summary(): void {
       log(`  exec with websockets: median ${fmtMs(s.execWebsocket.latency?.median)}, p95 ${fmtMs(s.execWebsocket.latency?.p95)}`);
   }
   for (const b of results.bulk)
-    log(`  ${b.n} concurrent creates+starts: ${fmtMs(b.createStartWallMs)}, ${b.createFailed + b.startFailed} failed; deletes: ${fmtMs(b.deleteWallMs)}, ${b.stopFailed + b.deleteFailed} failed`);
+    log(
+      `  ${b.n} concurrent creates+starts: ${fmtMs(b.createStartWallMs)} (creates ${fmtMs(b.createsWallMs)}, daemon CPU ${fmtCpu(b.createStartCpuS)}), ${b.createFailed + b.startFailed} failed; ` +
+        `deletes: ${fmtMs(b.deleteWallMs)} (daemon CPU ${fmtCpu(b.deleteCpuS)}), ${b.stopFailed + b.deleteFailed} failed`,
+    );
   const idle = results.rss.idleKiB;
   log(`  tree RSS/PSS: start ${fmtKiB(results.rss.startKiB)}/${fmtKiB(results.rss.startPssKiB)}, idle ${fmtKiB(idle)}/${fmtKiB(results.rss.idlePssKiB)}`);
   const last = results.bulk[results.bulk.length - 1];

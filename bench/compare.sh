@@ -2,7 +2,7 @@
 # Run bench/api-bench.ts against svcd and, when it can run here, Debian's LXD 5.0.2, then print both
 # side by side with the target verdicts (bench/compare-report.ts).
 #
-#   bash bench/compare.sh [--counts 0,50,200] [--engines embedded,pglite,postgres] [--no-lxd] [--no-fresh-fs] [--no-level] [--iterations 30] [--rest SECONDS]
+#   bash bench/compare.sh [--counts 0,50,200] [--engines embedded,pglite,postgres] [--no-lxd] [--database-url URL] [--no-fresh-fs] [--no-level] [--iterations 30] [--rest SECONDS]
 #                         [--networks|--networks-only] [--proxy|--proxy-only] [--scale N [--scale-pools dir,btrfs] [--scale-lxd]]
 #                         [--remote-images|--remote-images-only [--remote-rounds 3] [--remote-concurrent 50] [--remote-kind squashfs]]
 #                         [-- <more api-bench options>]
@@ -25,7 +25,9 @@
 # postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres; dropped after). The daemon's network namespace
 # cannot reach 127.0.0.1 of the host, so it connects to the server's unix socket (peer authentication as
 # root, Debian's way for local clients), or, for a server elsewhere, through a socat relay of the server's
-# TCP port (bench/lib/local-postgres.sh).
+# TCP port (bench/lib/local-postgres.sh). With DATABASE_URL set (or --database-url URL), the postgres
+# engine runs on that database instead, as an operator's daemon would: it is neither created nor dropped,
+# so what earlier runs left in it stays (a TCP URL goes through the socat relay; `?host=/dir` directly).
 # The network and proxy benches run on the first engine only.
 #
 # Each daemon's state directory (database, containers, its dir pool) is a fresh ext4 made on a sparse
@@ -91,6 +93,9 @@ REMOTE_CONCURRENT=50
 REMOTE_KIND=squashfs
 ENGINES=embedded,pglite,postgres
 PG_ADMIN_URL=${PG_ADMIN_URL:-postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres}
+PG_EXISTING_URL=${DATABASE_URL:-}
+# Only the postgres engine gets it (run_svcd): the embedded and pglite daemons must not inherit it.
+unset DATABASE_URL
 SCALE=""
 SCALE_POOLS=dir,btrfs
 SCALE_LXD=0
@@ -100,6 +105,7 @@ while [ $# -gt 0 ]; do
     --counts) COUNTS=${2:?--counts needs a value}; shift 2 ;;
     --no-lxd) WANT_LXD=0; shift ;;
     --engines) ENGINES=${2:?--engines needs a value}; shift 2 ;;
+    --database-url) PG_EXISTING_URL=${2:?--database-url needs a value}; shift 2 ;;
     --rest) REST=${2:?--rest needs a value}; shift 2 ;;
     --no-fresh-fs) FRESH_FS=0; shift ;;
     --no-level) LEVEL=0; shift ;;
@@ -376,7 +382,7 @@ run_svcd() { # engine
     postgres)
       pg_up || return 0
       env+=(DATABASE_URL="$PG_URL")
-      what="PostgreSQL database $PG_DB" ;;
+      what="PostgreSQL database ${PG_DB:-of DATABASE_URL}" ;;
   esac
   state_dir "$SVCD_STATE"
   log "starting svcd on $SVCD_STATE ($what), in a network namespace of its own"

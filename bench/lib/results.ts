@@ -55,6 +55,11 @@ export interface BulkResults {
   n: number;
   /** From issuing all creates at once to the last start finishing. */
   createStartWallMs: number;
+  /** From issuing all creates at once to the last create's operation ending (the starts overlap it). */
+  createsWallMs?: number;
+  /** CPU seconds (user+system) of the daemon's own process over the creates+starts, and over the deletes. */
+  createStartCpuS?: number;
+  deleteCpuS?: number;
   createFailed: number;
   startFailed: number;
   /** Containers the server listed as Running right after the phase. */

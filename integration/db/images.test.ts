@@ -1,6 +1,7 @@
 /** Image rows and aliases (src/desired/images.ts) on both drivers: what the API and the container code rely on. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'drizzle-orm';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/desired/errors.ts';
 import {
   createAlias,
@@ -75,6 +76,25 @@ function defineImageTests(name: string, open: OpenTarget): void {
       await assert.rejects(resolveImage(db(), 'default', { properties: { os: 'alpine' } }), NotFoundError);
       await assert.rejects(resolveImage(db(), 'default', { alias: 'nope' }), NotFoundError);
       await assert.rejects(resolveImage(db(), 'default', {}), ValidationError);
+    });
+
+    test('touchImageLastUsed: 40 creates at once cost at most two updates of the row, which keeps the latest stamp', async () => {
+      // Counts the row's updates (a statement-level trigger fires even for an update that matched nothing).
+      await db().execute(sql`create table if not exists touch_count (n integer not null)`);
+      await db().execute(sql`create or replace function count_touch() returns trigger language plpgsql as $$ begin insert into touch_count values (1); return null; end $$`);
+      await db().execute(sql`create trigger count_touch after update on images for each statement execute function count_touch()`);
+      try {
+        const base = Date.parse('2025-06-01T00:00:00Z');
+        const stamps = Array.from({ length: 40 }, (_, i) => new Date(base + ((i * 7) % 40) * 1000));
+        await Promise.all(stamps.map((at) => touchImageLastUsed(db(), 'default', fp('a'), at)));
+        const r = (await db().execute(sql`select count(*)::int as n from touch_count`)) as unknown as { n: number }[] | { rows: { n: number }[] };
+        const n = (Array.isArray(r) ? r : r.rows)[0]!.n;
+        assert.ok(n >= 1 && n <= 2, `updates of the image row: ${n}`);
+        assert.equal((await readImage(db(), 'default', fp('a'))).lastUsedAt?.toISOString(), new Date(base + 39_000).toISOString(), 'the latest stamp');
+      } finally {
+        await db().execute(sql`drop trigger count_touch on images`);
+        await db().execute(sql`drop table touch_count`);
+      }
     });
 
     test('touchImageLastUsed; aliases rename (409) and go with their image; a project delete takes its rows', async () => {

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, like, sql } from 'drizzle-orm';
-import { relaxedOf } from '../db/database-state.ts';
+import { databaseStateOf, relaxedOf } from '../db/database-state.ts';
 import type { DbOrTx } from '../db/types.ts';
+import { createLatestStampWriter, type LatestStampWriter } from '../util/latest-stamp-writer.ts';
 import { parseBool } from '../util/parse-bool.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { DEFAULT_PROJECT, readProject } from './projects.ts';
@@ -137,8 +138,26 @@ export async function fingerprintInUse(db: DbOrTx, fingerprint: string): Promise
  */
 export async function touchImageLastUsed(db: DbOrTx, project: string, fingerprint: string, at: Date = new Date()): Promise<void> {
   const p = await imageProjectFor(db, project);
-  await relaxedOf(db).update(images).set({ lastUsedAt: at }).where(and(eq(images.project, p), eq(images.fingerprint, fingerprint)));
+  const target = relaxedOf(db);
+  // A transaction writes its own; a database's touches of one image at once are merged (latest-stamp-writer.ts).
+  if (!databaseStateOf(target)) return writeLastUsed(target, p, fingerprint, at);
+  let writer = stampWriters.get(target);
+  if (!writer) {
+    const w = createLatestStampWriter((key, when) => {
+      const [proj, fp] = key.split('\0') as [string, string];
+      return writeLastUsed(target, proj, fp, when);
+    });
+    stampWriters.set(target, (writer = w));
+  }
+  await writer.touch(`${p}\0${fingerprint}`, at);
 }
+
+async function writeLastUsed(db: DbOrTx, project: string, fingerprint: string, at: Date): Promise<void> {
+  await db.update(images).set({ lastUsedAt: at }).where(and(eq(images.project, project), eq(images.fingerprint, fingerprint)));
+}
+
+/** Per database handle: its merged last_used_at writes (a key names the project and fingerprint). */
+const stampWriters = new WeakMap<object, LatestStampWriter>();
 
 export interface ImageSelector {
   alias?: string | undefined;
