@@ -17,8 +17,21 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
     url: url.toString(),
     async drop() {
       const a = postgres(adminUrl!, { max: 1, onnotice: () => {} });
-      await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.end();
+      try {
+        // FORCE terminates what is still connected; a connection still starting up has no role yet and makes
+        // it refuse ("must be a member of the role…", 42501) unless the role may signal any backend: try again.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+            break;
+          } catch (e) {
+            if ((e as { code?: string }).code !== '42501' || attempt >= 10) throw e;
+            await new Promise((r) => setTimeout(r, 200));
+          }
+        }
+      } finally {
+        await a.end({ timeout: 5 });
+      }
     },
   };
 }
