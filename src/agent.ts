@@ -346,7 +346,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       // Starting a container is mostly the host's work (forks, mounts, cgroups): as many at once as it has cores.
       concurrency: Math.max(2, os.availableParallelism()),
       enqueue: (id) => reconcile.enqueue(CONTAINER_KIND, id, 'boot'),
-      waitSettled: (id) => convergence.wait(CONTAINER_KIND, id, plan.order.find((o) => o.id === id)!.generation, 120_000),
+      waitSettled: async (id) => (await convergence.wait(CONTAINER_KIND, id, plan.order.find((o) => o.id === id)!.generation, 120_000)).ok,
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     });
     bootGate.mayStart = boot.mayStart;

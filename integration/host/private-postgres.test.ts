@@ -126,6 +126,7 @@ describe('private PostgreSQL server', { skip }, () => {
     // As after a reboot: the pid in the lock file now belongs to some other process (this test's own).
     const pidFile = path.join(stateDir, 'postgres', 'postmaster.pid');
     await writeFile(pidFile, `${process.pid}\n${path.join(stateDir, 'postgres')}\n0\n5432\n${path.join(stateDir, 'postgres')}\n\n0 0\nready\n`);
+    await writeFile(path.join(stateDir, 'postgres', '.s.PGSQL.5432.lock'), `${process.pid}\n${path.join(stateDir, 'postgres')}\n0\n0\n`);
     const again = await s.ensure();
     assert.notEqual(again.pid, process.pid);
     assert.equal(again.how, 'started');

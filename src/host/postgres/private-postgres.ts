@@ -175,6 +175,10 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
       if (stale) {
         deps.log.warn({ pid: stale.pid, dataDir }, "removing a stale postmaster.pid (its pid is not this data directory's live postmaster)");
         await rm(path.join(dataDir, 'postmaster.pid'), { force: true });
+        // The socket's lock file names the same pid, and is refused the same way.
+        for (const f of await readdir(stale.socketDir || dataDir).catch(() => [] as string[])) {
+          if (/^\.s\.PGSQL\.\d+\.lock$/.test(f)) await rm(path.join(stale.socketDir || dataDir, f), { force: true });
+        }
       }
     }
     const conf = path.join(dataDir, 'postgresql.conf');
