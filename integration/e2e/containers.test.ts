@@ -189,6 +189,38 @@ describe('containers on real LXC (busybox image): create, run, observe, self-hea
     }
   });
 
+  test('storage_images_delete: a pool\'s unpacked copy of an image is deleted; its containers keep working; the next create unpacks it again', async () => {
+    const url = (pool: string) => `/1.0/storage-pools/${pool}/volumes/image/${fingerprint}`;
+    const imagesDirOf = (pool: string) => path.join(d.stateDir, 'storage-pools', pool, 'images');
+    await waitOp(api, await api.post('/1.0/containers', { name: 'iv1', source: { type: 'image', alias: 'bb' } }));
+    await waitOp(api, await api.post('/1.0/containers', { name: 'iv2', devices: { root: { type: 'disk', path: '/', pool: 'fast' } }, source: { type: 'image', alias: 'bb' } }));
+    const onDisk: Record<string, string[]> = {};
+    for (const pool of ['default', 'fast']) {
+      assert.equal((await api.get(url(pool))).status, 200, pool);
+      onDisk[pool] = (await readdir(imagesDirOf(pool))).filter((e) => !e.endsWith('.spare'));
+      assert.ok(onDisk[pool]!.length > 0, `${pool} holds the image volume`);
+    }
+    expectError(await api.delete(`/1.0/storage-pools/default/volumes/image/${'0'.repeat(64)}`), 404);
+    expectError(await api.delete(`/1.0/storage-pools/nope/volumes/image/${fingerprint}`), 404);
+    for (const pool of ['default', 'fast']) {
+      const r = await api.delete(url(pool));
+      assert.equal(r.status, 200, r.text);
+      expectError(await api.get(url(pool)), 404);
+      await eventually(async () => (await readdir(imagesDirOf(pool))).every((e) => !onDisk[pool]!.some((x) => e.startsWith(x))), `the image volume gone from ${pool}'s disk`);
+    }
+    assert.equal((await api.get(`/1.0/images/${fingerprint}`)).status, 200, 'the image itself stays');
+    // The containers are clones of their own: they start and run.
+    for (const name of ['iv1', 'iv2']) {
+      await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));
+      await eventually(async () => (await state(name)).status === 'Running', `${name} running`);
+    }
+    // The next create from the image unpacks it again on that pool.
+    await waitOp(api, await api.post('/1.0/containers', { name: 'iv3', devices: { root: { type: 'disk', path: '/', pool: 'fast' } }, source: { type: 'image', alias: 'bb' } }));
+    assert.equal((await api.get(url('fast'))).status, 200, 'unpacked again');
+    for (const name of ['iv1', 'iv2']) await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'stop', force: true }));
+    for (const name of ['iv1', 'iv2', 'iv3']) await waitOp(api, await api.delete(`/1.0/containers/${name}`));
+  });
+
   test('self-healing: a container killed behind svcd\'s back is started again', async () => {
     const before = (await state('p1')).pid;
     await run('lxc-stop', ['-k', '-n', (await idOf('p1'))!, '-P', path.join(d.stateDir, 'containers')]);

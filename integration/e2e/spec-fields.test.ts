@@ -59,6 +59,7 @@ const EXPECTED_EXTENSIONS = [
   'image_force_refresh',
   'id_map_base',
   'file_symlinks',
+  'storage_images_delete',
   'container_edit_metadata',
   'instance_types',
   'storage_volatile_initial_source',

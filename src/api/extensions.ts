@@ -43,6 +43,7 @@ export const API_EXTENSIONS = [
   'image_force_refresh', // POST /1.0/images/<fp>/refresh: from update_source now (svc, simplestreams); aliases move, metadata refreshed
   'id_map_base', // security.idmap.base
   'file_symlinks', // symlinks created through the file API
+  'storage_images_delete', // DELETE of a pool's image volume: its unpacked copy removed (the image stays; containers are clones of their own; the next create unpacks it again)
   'container_edit_metadata', // metadata and template endpoints
   'instance_types', // instance_type on create
   'storage_volatile_initial_source', // volatile.initial_source on pools
@@ -104,7 +105,6 @@ export const API_EXTENSIONS = [
  * - external_authentication, idp_authentication, idp_config, idp_config_key: macaroon and candid authentication
  *   need an identity service that upstream has retired.
  * - gpu types mdev, mig and sriov are refused (no mediated devices, MIG or SR-IOV GPUs here).
- * - storage_images_delete: image volumes go with their image; DELETE on them is refused.
  * - backup_compression: the server key backups.compression_algorithm is not accepted (the per-backup
  *   compression_algorithm is).
  */

@@ -182,6 +182,15 @@ export async function markVolumeDeleting(db: DbOrTx, v: StorageVolumeRow): Promi
   return bumpVolume(db, v.id, { deletingAt: new Date() });
 }
 
+/**
+ * Delete a pool's unpacked copy of an image (storage_images_delete): nothing uses it (containers are clones of
+ * their own), so only the image-volume reconciler's removal follows.
+ */
+export async function markImageVolumeDeleting(db: DbOrTx, v: StorageVolumeRow): Promise<StorageVolumeRow> {
+  if (v.type !== 'image') throw new ValidationError(`Storage volume "${v.name}" is not an image volume`);
+  return bumpVolume(db, v.id, { deletingAt: new Date() });
+}
+
 // --- snapshots ----------------------------------------------------------------------------
 
 export async function listSnapshots(db: DbOrTx, volumeId: string): Promise<VolumeSnapshotRow[]> {

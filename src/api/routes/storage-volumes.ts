@@ -8,7 +8,9 @@ import {
   bumpVolumeAt,
   insertVolume,
   listVolumes,
+  markImageVolumeDeleting,
   markVolumeDeleting,
+  IMAGE_VOLUME_KIND,
   moveVolume,
   readSnapshot,
   readVolume,
@@ -170,7 +172,13 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     },
     DELETE: async (c) => {
       const cur = await volumeOf(c);
-      if (cur.type !== 'custom') throw new HttpError(400, `Storage volumes of type "${cur.type}" are removed with their container or image`);
+      if (cur.type === 'image') {
+        const row = await markImageVolumeDeleting(db, cur);
+        await awaitConverged(deps, { kind: IMAGE_VOLUME_KIND, key: row.id, generation: row.generation });
+        lifecycle('deleted', cur);
+        return sync(c, {});
+      }
+      if (cur.type !== 'custom') throw new HttpError(400, `Storage volumes of type "${cur.type}" are removed with their container`);
       const row = await markVolumeDeleting(db, cur);
       await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation });
       lifecycle('deleted', cur);

@@ -8,8 +8,9 @@ import { IMAGE_VOLUME_KIND } from '../../desired/storage-volumes.ts';
  * Image volumes (an image unpacked on a pool, which containers are cloned from) whose image is gone
  * from every project: removed from their pool, with a dir pool's spare copy, their row and their
  * status. Keyed by volume id; deleting an image enqueues its volumes, and the startup sweep and the
- * periodic resync find any left over. A volume whose image exists is left alone; the containers
- * cloned from one are copies or snapshots of their own, so they do not need it.
+ * periodic resync find any left over. A volume whose image exists is left alone unless it was deleted
+ * itself (`deleting_at`); the containers cloned from one are copies or snapshots of their own, so they do
+ * not need it.
  */
 export function createImageVolumeReconciler(deps: RootfsDeps): Reconciler {
   const { db } = deps;
@@ -21,7 +22,15 @@ export function createImageVolumeReconciler(deps: RootfsDeps): Reconciler {
     },
     async reconcile(id, ctx) {
       const [vol] = await db.select().from(storageVolumes).where(and(eq(storageVolumes.id, id), eq(storageVolumes.type, 'image')));
-      if (!vol || (await imageExists(vol.name))) return {};
+      if (!vol) return {};
+      if (vol.deletingAt) {
+        // Deleted through the API (storage_images_delete): the pool's copy goes although the image stays; the
+        // next create from the image unpacks it again. Its containers are clones of their own.
+        const pool = await readyPool(deps, vol.pool);
+        await removeImageVolume(deps, pool, vol, async () => false, ctx.signal);
+        return { observedGeneration: vol.generation, gone: true };
+      }
+      if (await imageExists(vol.name)) return {};
       const pool = await readyPool(deps, vol.pool);
       await removeImageVolume(deps, pool, vol, () => imageExists(vol.name), ctx.signal);
       return {};
