@@ -21,6 +21,8 @@ export class FsChannel {
   private readonly frames: Frame[] = [];
   private queued = 0;
   private current: Duplex | undefined;
+  /** The session's reader asked for more (its read() ran) and push has not said stop since. */
+  private wanted = false;
 
   constructor(private readonly ws: WebSocket) {
     ws.on('message', (data, isBinary) => this.enqueue(isBinary ? { data: toBuffer(data) } : { barrier: true }));
@@ -40,6 +42,7 @@ export class FsChannel {
     const s = this.current;
     if (!s) return;
     while (this.frames.length > 0) {
+      if (!this.wanted && 'data' in this.frames[0]!) break;
       const frame = this.frames[0]!;
       if ('closed' in frame) {
         // a closed socket ends every later session too: the frame stays queued
@@ -55,7 +58,7 @@ export class FsChannel {
         return;
       }
       this.queued -= frame.data.length;
-      if (!s.push(frame.data)) break;
+      if (!s.push(frame.data)) this.wanted = false;
     }
     if (this.queued <= HIGH_WATER) this.ws.resume();
   }
@@ -68,7 +71,10 @@ export class FsChannel {
     if (this.current) throw new Error('an fs stream session is already open on this channel');
     const ws = this.ws;
     const stream = new Duplex({
-      read: () => this.flush(),
+      read: () => {
+        this.wanted = true;
+        this.flush();
+      },
       write: (chunk: Buffer, _enc, done) => {
         if (ws.readyState !== ws.OPEN) return done(new Error('the migration websocket is closed'));
         // wait for the socket only when its buffer is full: ws's bufferedAmount is what is not yet sent
@@ -84,6 +90,7 @@ export class FsChannel {
       },
     });
     this.current = stream;
+    this.wanted = false;
     queueMicrotask(() => this.flush());
     return stream;
   }
