@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeMigrationControl, decodeMigrationHeader, encodeMigrationControl, encodeMigrationHeader, MigrationDecodeError, type MigrationHeader } from './migration-codec.ts';
+import {
+  decodeMigrationControl,
+  decodeMigrationHeader,
+  encodeMigrationControl,
+  encodeMigrationHeader,
+  MigrationDecodeError,
+  type MigrationHeader,
+} from './migration-codec.ts';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
@@ -17,7 +24,10 @@ test("a small header encodes byte for byte as the proto2 wire format (and LXD's 
 
 test('a feature set to false is sent (proto2 presence), one left out is not', () => {
   // LXD's source offers every rsync feature explicitly, false for the ones it lacks
-  assert.equal(hex(encodeMigrationHeader({ fs: 'BTRFS', rsyncFeatures: { xattrs: false, bidirectional: true } })), '0801' + '4204' + '0800' + '2001');
+  assert.equal(
+    hex(encodeMigrationHeader({ fs: 'BTRFS', rsyncFeatures: { xattrs: false, bidirectional: true } })),
+    '0801' + '4204' + '0800' + '2001',
+  );
 });
 
 test('a control message encodes as LXD sends it, message always present', () => {
@@ -41,7 +51,15 @@ test('a full header round-trips, int64 dates and numeric architecture included',
         localConfig: [{ key: 'limits.cpu', value: '1' }],
         profiles: ['default'],
         ephemeral: false,
-        localDevices: [{ name: 'root', config: [{ key: 'path', value: '/' }, { key: 'type', value: 'disk' }] }],
+        localDevices: [
+          {
+            name: 'root',
+            config: [
+              { key: 'path', value: '/' },
+              { key: 'type', value: 'disk' },
+            ],
+          },
+        ],
         architecture: 2,
         stateful: false,
         creationDate: 1_700_000_000,
@@ -65,9 +83,15 @@ test('fields the peer did not send stay absent after decoding', () => {
 });
 
 test('bad bytes and a missing required field are MigrationDecodeError', () => {
-  assert.throws(() => decodeMigrationHeader(Buffer.from('1002', 'hex')), (e: unknown) => e instanceof MigrationDecodeError && /MigrationHeader.*fs/.test(e.message));
+  assert.throws(
+    () => decodeMigrationHeader(Buffer.from('1002', 'hex')),
+    (e: unknown) => e instanceof MigrationDecodeError && /MigrationHeader.*fs/.test(e.message),
+  );
   assert.throws(() => decodeMigrationHeader(Buffer.from('0880', 'hex')), MigrationDecodeError);
-  assert.throws(() => decodeMigrationControl(Buffer.from('1200', 'hex')), (e: unknown) => e instanceof MigrationDecodeError && /success/.test(e.message));
+  assert.throws(
+    () => decodeMigrationControl(Buffer.from('1200', 'hex')),
+    (e: unknown) => e instanceof MigrationDecodeError && /success/.test(e.message),
+  );
 });
 
 test('encoding refuses a value the schema cannot carry', () => {

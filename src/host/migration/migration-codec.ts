@@ -3,7 +3,10 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 
 /** Where our transcription of LXD's schema lives: next to this file in src/, resolved the same from dist/. */
-const protoFile = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../src/host/migration/migrate.proto');
+const protoFile = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../../src/host/migration/migrate.proto',
+);
 
 const root = protobuf.loadSync(protoFile);
 const headerType = root.lookupType('migration.MigrationHeader');
@@ -97,7 +100,8 @@ function verifyEnums(type: protobuf.Type, value: Record<string, unknown>): strin
     const resolved = field.resolve().resolvedType;
     const items = field.repeated && Array.isArray(v) ? v : [v];
     for (const item of items) {
-      if (resolved instanceof protobuf.Enum && typeof item === 'string' && !(item in resolved.values)) return `${field.name}: unknown value ${item}`;
+      if (resolved instanceof protobuf.Enum && typeof item === 'string' && !(item in resolved.values))
+        return `${field.name}: unknown value ${item}`;
       if (resolved instanceof protobuf.Type && item && typeof item === 'object') {
         const inner = verifyEnums(resolved, item as Record<string, unknown>);
         if (inner) return `${field.name}.${inner}`;
@@ -127,6 +131,8 @@ function decodeWith<T>(type: protobuf.Type, bytes: Uint8Array): T {
 }
 
 export const encodeMigrationHeader = (header: MigrationHeader): Uint8Array => encodeWith(headerType, header);
-export const decodeMigrationHeader = (bytes: Uint8Array): MigrationHeader => decodeWith<MigrationHeader>(headerType, bytes);
+export const decodeMigrationHeader = (bytes: Uint8Array): MigrationHeader =>
+  decodeWith<MigrationHeader>(headerType, bytes);
 export const encodeMigrationControl = (control: MigrationControl): Uint8Array => encodeWith(controlType, control);
-export const decodeMigrationControl = (bytes: Uint8Array): MigrationControl => decodeWith<MigrationControl>(controlType, bytes);
+export const decodeMigrationControl = (bytes: Uint8Array): MigrationControl =>
+  decodeWith<MigrationControl>(controlType, bytes);

@@ -29,17 +29,19 @@ export function rsyncSkipsSelinuxXattrs(versionOutput: string): boolean {
   return maj !== 3 ? maj > 3 : min !== 1 ? min > 1 : patch >= 3;
 }
 
-const ABSTRACT_NAME = /^[A-Za-z0-9._-]{1,100}$/;
+const SOCKET_PATH = /^\/[A-Za-z0-9._/-]{1,100}$/;
 
 /**
  * The `-e` command: rsync runs it (appending `localhost rsync --server …`, which `sh -c` drops as
- * positional parameters) and speaks over its stdio, which socat joins to the abstract unix socket
- * svcd listens on and copies to the websocket. rsync itself splits this string (quotes honoured), no
- * shell sees svcd's input: the name is restricted to a safe alphabet.
+ * positional parameters) and speaks over its stdio, which socat joins to the unix socket svcd
+ * listens on (a path in a private directory: the spawn helper's children may not share svcd's network
+ * namespace, where abstract sockets live) and copies to the websocket. rsync itself splits this string
+ * (quotes honoured); the path is restricted to a safe alphabet so it cannot leave its quotes.
  */
-export function socketRsh(abstractName: string): string {
-  if (!ABSTRACT_NAME.test(abstractName)) throw new TypeError(`invalid abstract socket name: ${abstractName}`);
-  return `sh -c "exec socat - ABSTRACT-CONNECT:${abstractName}"`;
+export function socketRsh(socketPath: string): string {
+  if (!SOCKET_PATH.test(socketPath) || socketPath.includes('..'))
+    throw new TypeError(`invalid socket path: ${socketPath}`);
+  return `sh -c "exec socat - UNIX-CONNECT:${socketPath}"`;
 }
 
 export interface RsyncSendOptions {
@@ -72,5 +74,15 @@ export interface RsyncReceiveOptions {
 
 /** The receiving side's server argv (after `rsync`): stdin/stdout are the fs websocket. */
 export function rsyncReceiveArgs(o: RsyncReceiveOptions): string[] {
-  return ['--server', '-vlogDtpre.iLsfx', '--numeric-ids', '--devices', '--partial', '--sparse', ...rsyncFeatureArgs(o.features, o), '.', o.targetPath];
+  return [
+    '--server',
+    '-vlogDtpre.iLsfx',
+    '--numeric-ids',
+    '--devices',
+    '--partial',
+    '--sparse',
+    ...rsyncFeatureArgs(o.features, o),
+    '.',
+    o.targetPath,
+  ];
 }

@@ -40,7 +40,10 @@ test('bytes cross in order both ways, each side ends at the other side’s barri
   sb.end(Buffer.from('world'));
   assert.equal((await readAll(sb)).toString(), 'hello ');
   assert.equal((await readAll(sa)).toString(), 'world');
-  assert.deepEqual(raw, [[6, true], [0, false]]);
+  assert.deepEqual(raw, [
+    [6, true],
+    [0, false],
+  ]);
   // the peer starts its next stream before this side opens its next session: nothing is lost
   const early = fb.session();
   early.end(Buffer.from('second'));
@@ -90,7 +93,10 @@ test('a socket closed mid-stream ends the session; writing after it fails', asyn
   a.terminate();
   assert.equal((await readAll(sb)).toString(), 'partial');
   sa.on('error', () => {});
-  await assert.rejects(new Promise<void>((resolve, reject) => sa.write(Buffer.from('x'), (e) => (e ? reject(e) : resolve()))), /closed/);
+  await assert.rejects(
+    new Promise<void>((resolve, reject) => sa.write(Buffer.from('x'), (e) => (e ? reject(e) : resolve()))),
+    /closed/,
+  );
 });
 
 test('control messages: one binary websocket message each; text there is an error', async () => {

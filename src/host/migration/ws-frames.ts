@@ -10,7 +10,8 @@ import type { RawData, WebSocket } from 'ws';
  * protobuf message is one binary websocket message.
  */
 
-const toBuffer = (data: RawData): Buffer => (Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data));
+const toBuffer = (data: RawData): Buffer =>
+  Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
 
 type Frame = { data: Buffer } | { barrier: true } | { closed: Error | null };
 
