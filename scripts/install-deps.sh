@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 # client alone, it depends on libc6 only and brings no LXD daemon. postgresql-15 provides the server
 # binaries of svcd's embedded database (a private server in $SVCD_DIR/postgres, started by svcd).
 # openssl makes svcd's certificate at its first start (src/tls/ensure-server-certificate.ts).
-packages=(postgresql-15 lxc lxd-client busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync util-linux squashfs-tools xz-utils zstd bzip2 openssl gcc libc6-dev python3)
+packages=(postgresql-15 lxc lxd-client busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync socat util-linux squashfs-tools xz-utils zstd bzip2 openssl gcc libc6-dev python3)
 if [ "${1:-}" = "--test" ]; then
   packages+=(python3-pylxd lxd-tools ansible tmux curl clang-format)
 fi

@@ -1,0 +1,88 @@
+/**
+ * The argv of the two rsync processes of one migration session, as LXD 5.0's lxd/rsync/rsync.go builds
+ * them, so an LXD peer on the other end of the websocket speaks to them unchanged. Roles never swap:
+ * the side that has the data runs the rsync client (a sender that believes it talks to
+ * `localhost:/tmp/foo` through `-e`); the receiving side runs `rsync --server` with the path that
+ * really counts.
+ */
+
+export type RsyncFeature = 'xattrs' | 'delete' | 'compress';
+
+/** The flags each agreed feature adds, identical on both sides (rsync rejects a mismatch mid-stream). */
+export function rsyncFeatureArgs(features: readonly RsyncFeature[], opts: { skipSelinuxXattrs: boolean }): string[] {
+  const args: string[] = [];
+  if (features.includes('xattrs')) {
+    args.push('--xattrs');
+    // LXD adds this when its rsync is at least 3.1.3: a relabelled host must not rewrite the label
+    if (opts.skipSelinuxXattrs) args.push('--filter=-x security.selinux');
+  }
+  if (features.includes('delete')) args.push('--delete');
+  if (features.includes('compress')) args.push('--compress', '--compress-level=2');
+  return args;
+}
+
+/** Whether `rsync --version`'s first line names 3.1.3 or later (LXD's condition for the selinux filter). */
+export function rsyncSkipsSelinuxXattrs(versionOutput: string): boolean {
+  const m = /version\s+(\d+)\.(\d+)\.(\d+)/.exec(versionOutput.split('\n')[0] ?? '');
+  if (!m) return false;
+  const [maj, min, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return maj !== 3 ? maj > 3 : min !== 1 ? min > 1 : patch >= 3;
+}
+
+const SOCKET_PATH = /^\/[A-Za-z0-9._/-]{1,100}$/;
+
+/**
+ * The `-e` command: rsync runs it (appending `localhost rsync --server …`, which `sh -c` drops as
+ * positional parameters) and speaks over its stdio, which socat joins to the unix socket svcd
+ * listens on (a path in a private directory: the spawn helper's children may not share svcd's network
+ * namespace, where abstract sockets live) and copies to the websocket. rsync itself splits this string
+ * (quotes honoured); the path is restricted to a safe alphabet so it cannot leave its quotes.
+ */
+export function socketRsh(socketPath: string): string {
+  if (!SOCKET_PATH.test(socketPath) || socketPath.includes('..'))
+    throw new TypeError(`invalid socket path: ${socketPath}`);
+  return `sh -c "exec socat - UNIX-CONNECT:${socketPath}"`;
+}
+
+export interface RsyncSendOptions {
+  /** The directory whose contents are sent. */
+  sourcePath: string;
+  features: readonly RsyncFeature[];
+  skipSelinuxXattrs: boolean;
+  /** rsync's --bwlimit value (LXD: the pool's rsync.bwlimit), absent for none. */
+  bwlimit?: string;
+  /** The `-e` command (socketRsh). */
+  rsh: string;
+}
+
+/** The sending side's client argv (after `rsync`). */
+export function rsyncSendArgs(o: RsyncSendOptions): string[] {
+  const args = ['-ar', '--devices', '--numeric-ids', '--partial', '--sparse'];
+  if (o.bwlimit) args.push('--bwlimit', o.bwlimit);
+  args.push(...rsyncFeatureArgs(o.features, o));
+  // the trailing slash sends the directory's contents, not the directory; /tmp/foo is ignored by the server
+  args.push(o.sourcePath.endsWith('/') ? o.sourcePath : `${o.sourcePath}/`, 'localhost:/tmp/foo', '-e', o.rsh);
+  return args;
+}
+
+export interface RsyncReceiveOptions {
+  /** The directory the data lands in. */
+  targetPath: string;
+  features: readonly RsyncFeature[];
+  skipSelinuxXattrs: boolean;
+}
+
+/** The receiving side's server argv (after `rsync`): stdin/stdout are the fs websocket. */
+export function rsyncReceiveArgs(o: RsyncReceiveOptions): string[] {
+  return [
+    '--server',
+    '-vlogDtpre.iLsfx',
+    '--numeric-ids',
+    '--devices',
+    '--partial',
+    '--sparse',
+    ...rsyncFeatureArgs(o.features, o),
+    '.',
+    o.targetPath,
+  ];
+}
