@@ -73,6 +73,7 @@ export const API_EXTENSIONS = [
   'proxy_nat', // nat=true: DNAT rules in inet svcd_proxy to the container's static managed-nic address
   'network_nat_order', // ipv4.nat.order, ipv6.nat.order: svcd's NAT chain priority before or after others
   'container_full', // recursion=2 on /1.0/containers: state, snapshots, backups
+  'backup_compression', // backups.compression_algorithm (gzip, bzip2, xz, zstd, none); per-backup compression_algorithm overrides it; import sniffs the format
   'storage_api_volume_snapshots', // volume snapshot endpoints
   'storage_unmapped', // security.unmapped on volumes
   'projects', // project API
@@ -97,8 +98,6 @@ export const API_EXTENSIONS = [
  *   storage_block_filesystem_btrfs.
  * - storage_images_delete: image volumes go with their image; DELETE on them is refused.
  * - container_image_properties: image properties are not copied into the container's image.* keys.
- * - backup_compression: the server key backups.compression_algorithm is not accepted (the per-backup
- *   compression_algorithm is).
  * - pprof_http (core.debug_address), auth_pki, external_authentication, idp_authentication, idp_config,
  *   idp_config_key: not built.
  */
