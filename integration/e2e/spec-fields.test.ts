@@ -94,6 +94,7 @@ const EXPECTED_EXTENSIONS = [
   'proxy_nat',
   'network_nat_order',
   'container_full',
+  'backup_compression',
   'storage_api_volume_snapshots',
   'storage_unmapped',
   'projects',

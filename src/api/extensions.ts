@@ -78,6 +78,7 @@ export const API_EXTENSIONS = [
   'proxy_nat', // nat=true: DNAT rules in inet svcd_proxy to the container's static managed-nic address
   'network_nat_order', // ipv4.nat.order, ipv6.nat.order: svcd's NAT chain priority before or after others
   'container_full', // recursion=2 on /1.0/containers: state, snapshots, backups
+  'backup_compression', // backups.compression_algorithm (gzip, bzip2, xz, zstd, none); per-backup compression_algorithm overrides it; import sniffs the format
   'storage_api_volume_snapshots', // volume snapshot endpoints
   'storage_unmapped', // security.unmapped on volumes
   'projects', // project API
@@ -105,6 +106,4 @@ export const API_EXTENSIONS = [
  * - external_authentication, idp_authentication, idp_config, idp_config_key: macaroon and candid authentication
  *   need an identity service that upstream has retired.
  * - gpu types mdev, mig and sriov are refused (no mediated devices, MIG or SR-IOV GPUs here).
- * - backup_compression: the server key backups.compression_algorithm is not accepted (the per-backup
- *   compression_algorithm is).
  */

@@ -139,11 +139,10 @@ export interface ReceivedBackup {
 }
 
 export interface ContainerBackupsHost {
-  readonly compressions: readonly string[];
   /** Pack the backup's tarball (LXD's layout) in place. */
   pack(req: BackupRequest): Promise<void>;
-  /** The finished tarball; undefined while it is not complete. */
-  open(containerId: string, backupId: string): Promise<OpenedBytes | undefined>;
+  /** The finished tarball and its file name suffix (`.tar.xz`, `.tar`…); undefined while it is not complete. */
+  open(containerId: string, backupId: string): Promise<(OpenedBytes & { extension: string }) | undefined>;
   remove(containerId: string, backupId: string): Promise<void>;
   /** Store and check an uploaded tarball (400 for a bad one; nothing is kept then). */
   receive(body: ReadableStream<Uint8Array>): Promise<ReceivedBackup>;

@@ -39,8 +39,32 @@ export function imageCacheSettings(config: Record<string, string>): { autoUpdate
   };
 }
 
-/** Compression of published images (GNU tar's own compressors). */
-export const IMAGE_COMPRESSION = ['none', 'gzip', 'xz', 'bzip2', 'zstd', 'lzma'];
+/**
+ * Compression of backups: GNU tar's compressors this host has (gzip, bzip2, xz, zstd), or `none` (a plain
+ * tarball). LXD takes any command on PATH; svcd takes what its import can sniff back with certainty, so
+ * not lzma (its three-byte magic is a guess).
+ */
+export const BACKUP_COMPRESSION = ['none', 'gzip', 'bzip2', 'xz', 'zstd'];
+/** Compression of published images: the backup ones plus lzma (the image readers take it). */
+export const IMAGE_COMPRESSION = [...BACKUP_COMPRESSION, 'lzma'];
+/** LXD's default for both when neither the request nor the server config names one. */
+export const DEFAULT_COMPRESSION = 'gzip';
+
+const oneOf =
+  (list: readonly string[]): ValueCheck =>
+  (v) =>
+    list.includes(v) ? undefined : `must be one of ${list.join(', ')}`;
+
+/**
+ * The compression a request gets: its own `compression_algorithm`, else the server key, else gzip; an
+ * unknown one is a 400 naming the request's key (the server key was checked when it was written).
+ */
+export function resolveCompression(requested: string | undefined, serverValue: string | undefined, allowed: readonly string[]): string {
+  const compression = requested || serverValue || DEFAULT_COMPRESSION;
+  const err = oneOf(allowed)(compression);
+  if (err) throw new ValidationError(`Invalid compression_algorithm "${compression}": ${err}`);
+  return compression;
+}
 
 /** Server keys that really work, and whether they are member-local. */
 const SERVER_KEYS: Record<string, { check: ValueCheck; local?: boolean; secret?: boolean }> = {
@@ -51,7 +75,8 @@ const SERVER_KEYS: Record<string, { check: ValueCheck; local?: boolean; secret?:
   'images.auto_update_cached': { check: isBool },
   'images.auto_update_interval': { check: nonNegativeNumber },
   'images.remote_cache_expiry': { check: nonNegativeNumber },
-  'images.compression_algorithm': { check: (v) => (IMAGE_COMPRESSION.includes(v) ? undefined : `must be one of ${IMAGE_COMPRESSION.join(', ')}`) },
+  'images.compression_algorithm': { check: oneOf(IMAGE_COMPRESSION) },
+  'backups.compression_algorithm': { check: oneOf(BACKUP_COMPRESSION) },
 };
 
 export function validateServerConfig(config: Record<string, string>): void {

@@ -7,6 +7,7 @@ import { containerUrl, expandStoredContainer, readContainer } from '../../desire
 import { listContainerSnapshots } from '../../desired/container-snapshots.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import type { ContainerBackupRow, ContainerRow } from '../../desired/schema/index.ts';
+import { BACKUP_COMPRESSION, readServerKeys, resolveCompression } from '../../desired/server-config.ts';
 import { optionalString, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -26,6 +27,7 @@ const CreateBody = v.object({
 const RenameBody = v.object({ name: v.string('expected a string') });
 
 const UNSET = '1970-01-01T00:00:00Z';
+const SERVER_KEY = 'backups.compression_algorithm';
 
 /** The spec's backup fields (`creation_date`, `expiry_date`, `container_only`) next to LXD 5's names, which the lxc CLI reads. */
 export const renderBackup = (b: ContainerBackupRow) => {
@@ -43,7 +45,10 @@ export const renderBackup = (b: ContainerBackupRow) => {
   };
 };
 
-/** Container backups (extension container_backup): a tarball of the root volume and its snapshots with LXD's layout. */
+/**
+ * Container backups (extensions container_backup, backup_compression): a tarball of the root volume and
+ * its snapshots with LXD's layout, compressed as asked; the export streams the file as it is.
+ */
 export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, ops } = deps;
   const { backups } = deps.containerHost;
@@ -70,8 +75,8 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
       const ct = await container(c);
       const body = await readJson(c, CreateBody);
       if (body.optimized_storage) throw new ValidationError('Optimized (driver-native) backups are not supported: use optimized_storage=false');
-      const compression = body.compression_algorithm || 'gzip';
-      if (!backups.compressions.includes(compression)) throw new ValidationError(`Invalid compression_algorithm "${compression}": must be one of ${backups.compressions.join(', ')}`);
+      // The request's compression_algorithm, else the server's backups.compression_algorithm, else gzip (as LXD).
+      const compression = resolveCompression(body.compression_algorithm, (await readServerKeys(db, deps.node, [SERVER_KEY]))[SERVER_KEY], BACKUP_COMPRESSION);
       const expiresAt =
         typeof body.expiry === 'number' ? new Date(Date.now() + body.expiry * 1000) : body.expires_at || typeof body.expiry === 'string' ? new Date(String(body.expires_at ?? body.expiry)) : null;
       if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new ValidationError('Invalid "expiry": seconds or a timestamp');
@@ -123,7 +128,7 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
       if (!file) throw new ValidationError(`Backup "${b.name}" is not complete yet`);
       c.header('Content-Type', 'application/octet-stream');
       c.header('Content-Length', String(file.size));
-      c.header('Content-Disposition', `attachment; filename=${ct.name}-${b.name}.tar${b.compression === 'none' ? '' : b.compression === 'gzip' ? '.gz' : `.${b.compression}`}`);
+      c.header('Content-Disposition', `attachment; filename=${ct.name}-${b.name}${file.extension}`);
       return c.body(Readable.toWeb(file.stream()) as ReadableStream, 200);
     },
   });

@@ -4,7 +4,7 @@ import { readContainerSnapshot } from '../../desired/container-snapshots.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { readContainerRuntime } from '../../desired/runtime-reads.ts';
 import type { ImageRow } from '../../desired/schema/index.ts';
-import { IMAGE_COMPRESSION, readServerKeys } from '../../desired/server-config.ts';
+import { IMAGE_COMPRESSION, readServerKeys, resolveCompression } from '../../desired/server-config.ts';
 import { commitImage, type ImageOptions } from '../image-commit.ts';
 import type { ImageRoutesContext } from './image-common.ts';
 
@@ -17,8 +17,8 @@ export async function checkPublishable(ictx: ImageRoutesContext, project: string
   const snapshot = sname ? await readContainerSnapshot(db, c.id, sname) : undefined;
   const rt = await readContainerRuntime(db, c.id);
   if (!snapshot && rt && rt.state !== 'STOPPED') throw new ValidationError(`Container "${c.name}" must be stopped to be published`);
-  const compression = requested || (await readServerKeys(db, node, ['images.compression_algorithm']))['images.compression_algorithm'] || 'gzip';
-  if (!IMAGE_COMPRESSION.includes(compression)) throw new ValidationError(`Invalid compression_algorithm "${compression}": must be one of ${IMAGE_COMPRESSION.join(', ')}`);
+  const key = 'images.compression_algorithm';
+  const compression = resolveCompression(requested, (await readServerKeys(db, node, [key]))[key], IMAGE_COMPRESSION);
   return { c, snapshot, compression };
 }
 

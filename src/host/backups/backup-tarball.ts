@@ -1,11 +1,10 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runCommand } from '../exec.ts';
+import { tarCompressFlag, type TarFormat } from '../images/detect-compression.ts';
 import { TAR_CREATE_PRESERVE, TAR_PRESERVE } from '../images/unpack-image.ts';
 import { renderBackupConfig, renderBackupIndex, type BackupConfig, type BackupIndex } from './backup-config.ts';
-
-/** Compressors of backup tarballs (GNU tar's). */
-export const BACKUP_COMPRESSION: Record<string, string[]> = { none: [], gzip: ['--gzip'], xz: ['--xz'], bzip2: ['--bzip2'], zstd: ['--zstd'] };
+import { readBackupFormat } from './backup-format.ts';
 
 /** What a container (or snapshot) volume contributes to a backup, when present. */
 export const BACKUP_MEMBERS = ['metadata.yaml', 'rootfs', 'templates'] as const;
@@ -37,7 +36,8 @@ export function backupTarArgs(opts: { output: string; indexDir: string; volumePa
     '--force-local',
     '--sort=name',
     ...TAR_CREATE_PRESERVE,
-    ...(BACKUP_COMPRESSION[opts.compression] ?? BACKUP_COMPRESSION.gzip!),
+    // tar runs the compressor itself and streams into it: the tarball is never whole in memory.
+    ...tarCompressFlag(opts.compression),
     '--transform',
     's,^\\(rootfs\\|metadata\\.yaml\\|templates\\),backup/container/\\1,rhS',
   ];
@@ -85,11 +85,14 @@ export async function packBackup(opts: {
   }
 }
 
-/** argv extracting one part of a backup (`container` or a snapshot's name) into a volume directory (pure). */
-export function unpackTarArgs(file: string, target: string, part: { snapshot?: string }): string[] {
+/**
+ * argv extracting one part of a backup (`container` or a snapshot's name) into a volume directory (pure).
+ * The decompressor is named (from the sniffed magic bytes), not left to tar's guess.
+ */
+export function unpackTarArgs(file: string, target: string, part: { snapshot?: string }, format: TarFormat): string[] {
   const member = part.snapshot === undefined ? 'backup/container' : `backup/snapshots/${part.snapshot}`;
   if (part.snapshot !== undefined && !SAFE_PART.test(part.snapshot)) throw new RangeError(`invalid snapshot name ${JSON.stringify(part.snapshot)}`);
-  return ['--extract', '--file', file, '--force-local', '--directory', target, ...TAR_PRESERVE, `--strip-components=${member.split('/').length}`, '--no-wildcards', '--', member];
+  return ['--extract', '--file', file, '--force-local', ...tarCompressFlag(format), '--directory', target, ...TAR_PRESERVE, `--strip-components=${member.split('/').length}`, '--no-wildcards', '--', member];
 }
 
 /**
@@ -98,5 +101,6 @@ export function unpackTarArgs(file: string, target: string, part: { snapshot?: s
  * was checked by scanBackup first (paths, links, kinds).
  */
 export async function unpackBackup(file: string, target: string, signal?: AbortSignal, part: { snapshot?: string } = {}): Promise<void> {
-  await runCommand('tar', unpackTarArgs(file, target, part), { timeoutMs: 60 * 60_000, ...(signal ? { signal } : {}) });
+  const format = await readBackupFormat(file);
+  await runCommand('tar', unpackTarArgs(file, target, part, format), { timeoutMs: 60 * 60_000, ...(signal ? { signal } : {}) });
 }

@@ -136,8 +136,8 @@ test('backupTarArgs: snapshot parts under backup/snapshots/<name>/, symlink targ
   assert.ok(args.every((a) => !a.startsWith('s,') || a.endsWith(',rhS')));
   assert.deepEqual(args.slice(-3), ['--directory=/pool/containers-snapshots/v1', 'aaaa-1/metadata.yaml', 'aaaa-1/rootfs']);
   assert.throws(() => backupTarArgs({ output: '/o', indexDir: '/i', volumePath: '/v', members: [], compression: 'none', snapshots: [{ name: 'a,b', path: '/s/x', present: [] }] }), RangeError);
-  assert.deepEqual(unpackTarArgs('/f.tar', '/t', { snapshot: 's1' }).slice(-4), ['--strip-components=3', '--no-wildcards', '--', 'backup/snapshots/s1']);
-  assert.throws(() => unpackTarArgs('/f.tar', '/t', { snapshot: '../x' }), RangeError);
+  assert.deepEqual(unpackTarArgs('/f.tar', '/t', { snapshot: 's1' }, 'none').slice(-4), ['--strip-components=3', '--no-wildcards', '--', 'backup/snapshots/s1']);
+  assert.throws(() => unpackTarArgs('/f.tar', '/t', { snapshot: '../x' }, 'none'), RangeError);
 });
 
 test('pack, scan and unpack round trip with GNU tar: container and snapshots, links kept', async () => {

@@ -1,7 +1,7 @@
 import type { ReadEntry } from 'tar';
 import { nameProblem } from '../../util/entity-names.ts';
-import { detectFileCompression } from '../images/detect-compression.ts';
 import { feedTarParser, openTarStream } from '../images/open-tar-stream.ts';
+import { readBackupFormat } from './backup-format.ts';
 import { MAX_BACKUP_YAML_BYTES, parseBackupConfig, parseBackupIndex, type BackupConfig, type BackupIndex, type BackupSnapshot } from './backup-config.ts';
 import { InvalidBackupError } from './errors.ts';
 
@@ -54,7 +54,7 @@ function partOf(parts: string[], raw: string): { part: string; rest: string[] } 
 }
 
 /**
- * Read a backup tarball (any compression svcd's image code reads) from start to end and check every
+ * Read a backup tarball (plain or compressed: its magic bytes say how) from start to end and check every
  * member before anything is unpacked: names are relative, without `.`/`..`, inside `backup/index.yaml`,
  * `backup/container/` or `backup/snapshots/<name>/`; no member lies below a member that is not a
  * directory (no writing through a symlink); hard links stay inside their own part; `rootfs` and
@@ -62,8 +62,7 @@ function partOf(parts: string[], raw: string): { part: string; rest: string[] } 
  * truncated stream is refused too. The index, backup.yaml and the snapshots they describe must agree.
  */
 export async function scanBackup(file: string, signal?: AbortSignal): Promise<ScannedBackup> {
-  const format = await detectFileCompression(file).catch(() => undefined);
-  if (!format || format === 'squashfs') throw bad('the file is not a (compressed) tarball');
+  const format = await readBackupFormat(file);
   // node-tar is loaded when a tarball is read, not with the daemon (about 3 MiB of RSS at idle).
   const { Parser } = await import('tar');
   const tar = openTarStream(file, format, signal);

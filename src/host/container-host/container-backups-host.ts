@@ -9,8 +9,9 @@ import { HostConflictError } from '../errors.ts';
 import type { ContainerBackupRow, ContainerRow, ContainerSnapshotRow, StoragePoolRow } from '../../desired/schema/index.ts';
 import { describeBackup } from '../backups/backup-config.ts';
 import { ensureBackupDir, removeBackupFile } from '../backups/backup-files.ts';
-import { BACKUP_COMPRESSION, packBackup } from '../backups/backup-tarball.ts';
+import { packBackup } from '../backups/backup-tarball.ts';
 import { scanBackup } from '../backups/scan-backup.ts';
+import { detectFileCompression, extensionOf } from '../images/detect-compression.ts';
 import { backupFileOf, importFileOf } from '../layout.ts';
 import type { VolumePaths } from './volume-paths.ts';
 
@@ -28,8 +29,6 @@ export interface BackupRequest {
 /** Container backups: tarballs of the root volume and its snapshots with LXD's layout, and tarballs uploaded for `lxc import`. */
 export function createContainerBackupsHost({ stateDir, paths }: { stateDir: string; paths: VolumePaths }) {
   return {
-    compressions: Object.keys(BACKUP_COMPRESSION),
-
     async pack({ container: ct, pool, backup, snapshots: snaps, expand, signal }: BackupRequest): Promise<void> {
       const volumePath = paths.volume(pool, ct.id);
       // The reconciler makes each snapshot on the pool before settling its create, so a snapshot
@@ -65,7 +64,9 @@ export function createContainerBackupsHost({ stateDir, paths }: { stateDir: stri
       const file = backupFileOf(stateDir, containerId, backupId);
       const st = await stat(file).catch(() => undefined);
       if (!st) return undefined;
-      return { size: st.size, stream: () => createReadStream(file), close: async () => {} };
+      // The suffix LXD's tools use for what the file really holds (its magic bytes), for the download's name.
+      const extension = extensionOf(await detectFileCompression(file));
+      return { size: st.size, extension, stream: () => createReadStream(file), close: async () => {} };
     },
 
     remove: (containerId: string, backupId: string) => removeBackupFile(stateDir, containerId, backupId),

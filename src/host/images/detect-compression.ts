@@ -13,6 +13,25 @@ const MAGIC: [ImageFileFormat, number[]][] = [
   ['lzma', [0x5d, 0x00, 0x00]],
 ];
 
+/** A tarball format GNU tar writes and reads itself (with the host's gzip, bzip2, xz and zstd). */
+export type TarFormat = Exclude<ImageFileFormat, 'squashfs'>;
+
+/** GNU tar's flag for each tarball format: one table for packing images and backups and for unpacking backups. */
+export const TAR_COMPRESS_FLAG: Record<TarFormat, string[]> = {
+  none: [],
+  gzip: ['--gzip'],
+  xz: ['--xz'],
+  bzip2: ['--bzip2'],
+  zstd: ['--zstd'],
+  lzma: ['--lzma'],
+};
+
+/** The flag for a format named by a caller (a stored string); an unknown name is a programming error, never a silent gzip. */
+export function tarCompressFlag(format: string): string[] {
+  if (!Object.hasOwn(TAR_COMPRESS_FLAG, format)) throw new RangeError(`unknown tarball compression ${JSON.stringify(format)}`);
+  return TAR_COMPRESS_FLAG[format as TarFormat];
+}
+
 /** Detect the format from the first bytes (at least 512 for a plain tar). Undefined: none of them. */
 export function detectCompression(head: Uint8Array): ImageFileFormat | undefined {
   for (const [format, magic] of MAGIC) if (magic.every((b, i) => head[i] === b)) return format;

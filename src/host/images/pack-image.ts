@@ -1,16 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { runCommand } from '../exec.ts';
-import type { ImageFileFormat } from './detect-compression.ts';
+import { TAR_COMPRESS_FLAG, type TarFormat } from './detect-compression.ts';
 import { TAR_CREATE_PRESERVE } from './unpack-image.ts';
-
-const COMPRESS_FLAG: Record<Exclude<ImageFileFormat, 'squashfs'>, string[]> = {
-  none: [],
-  gzip: ['--gzip'],
-  xz: ['--xz'],
-  bzip2: ['--bzip2'],
-  zstd: ['--zstd'],
-  lzma: ['--lzma'],
-};
 
 /**
  * Pack a directory holding `metadata.yaml`, `rootfs/` and optionally `templates/` into a unified
@@ -20,7 +11,7 @@ const COMPRESS_FLAG: Record<Exclude<ImageFileFormat, 'squashfs'>, string[]> = {
 export async function packImage(opts: {
   source: string;
   output: string;
-  compression: Exclude<ImageFileFormat, 'squashfs'>;
+  compression: TarFormat;
   /** Take `metadata.yaml` from this directory instead of `source` (publishing writes a fresh one). */
   metadataDir?: string;
   signal?: AbortSignal;
@@ -31,7 +22,7 @@ export async function packImage(opts: {
   const metadata = opts.metadataDir ? ['--directory', opts.metadataDir, 'metadata.yaml'] : [];
   await runCommand(
     'tar',
-    ['--create', '--file', opts.output, '--force-local', '--sort=name', ...TAR_CREATE_PRESERVE, ...COMPRESS_FLAG[opts.compression], ...metadata, '--directory', opts.source, '--', ...members],
+    ['--create', '--file', opts.output, '--force-local', '--sort=name', ...TAR_CREATE_PRESERVE, ...TAR_COMPRESS_FLAG[opts.compression], ...metadata, '--directory', opts.source, '--', ...members],
     { timeoutMs: opts.timeoutMs ?? 30 * 60_000, ...(opts.signal ? { signal: opts.signal } : {}) },
   );
 }
