@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import * as v from 'valibot';
+import type * as v from 'valibot';
 import {
   CONTAINER_KIND,
   expandStoredContainer,

@@ -29,8 +29,7 @@ export function parseSvcImage(m: any, server: string): RemoteImageInfo {
     architecture: String(m.architecture ?? ''),
     public: m.public === true,
     properties: Object.fromEntries(Object.entries((m.properties ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)])),
-    // biome-ignore lint/suspicious/noExplicitAny: the other server's JSON, read field by field with checks
-    aliases: Array.isArray(m.aliases) ? m.aliases.map((a: any) => ({ name: String(a?.name ?? ''), description: String(a?.description ?? '') })) : [],
+    aliases: Array.isArray(m.aliases) ? m.aliases.map((a: { name?: unknown; description?: unknown } | null) => ({ name: String(a?.name ?? ''), description: String(a?.description ?? '') })) : [],
     filename: typeof m.filename === 'string' ? m.filename : '',
     split: false,
     size: Number.isFinite(m.size) ? Number(m.size) : 0,
