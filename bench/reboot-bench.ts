@@ -9,7 +9,7 @@
  * RUNNING. Run by hand (root), never as a test.
  */
 import { execFile } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -31,6 +31,7 @@ const { d, api, imgDir } = await startBusyboxDaemon();
 const net = `rbb${process.pid % 100000}`;
 const names = Array.from({ length: count }, (_, i) => `rbb${i}`);
 const lxcPath = path.join(d.stateDir, 'containers');
+const leasesFile = path.join(d.stateDir, 'networks', net, 'dnsmasq.leases');
 const state = async (name: string) => (await api.get(`/1.0/containers/${name}/state`)).json.metadata;
 const leased = async (name: string, prefix3: string) => {
   const s = await state(name);
@@ -39,6 +40,9 @@ const leased = async (name: string, prefix3: string) => {
 const svcdRows: number[] = [];
 const apiRows: number[] = [];
 const lxcRows: number[] = [];
+const lxcLeaseRows: number[] = [];
+/** safeNetworkConfig's ipv4.dhcp.expiry is dnsmasq's default here: one hour. */
+const LEASE_SECONDS = 3600;
 try {
   const { cidr, prefix3 } = await freeSubnet24(11);
   await api.post('/1.0/networks', { name: net, config: safeNetworkConfig(cidr) });
@@ -74,6 +78,7 @@ try {
     const ids = await readdir(lxcPath);
     for (const id of ids) await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath]).catch(() => {});
     const t1 = performance.now();
+    const wallT1 = Date.now();
     const queue = [...ids];
     await Promise.all(
       [0, 1].map(async () => {
@@ -82,6 +87,13 @@ try {
     );
     await Promise.all(ids.map((id) => eventually(async () => (await run('lxc-info', ['-s', '-H', '-n', id, '-P', lxcPath])).stdout.trim() === 'RUNNING', `${id} running`, 60_000)));
     lxcRows.push(performance.now() - t1);
+    // With its network too: a lease taken after this start (dnsmasq's file: expiry = when taken + the lease time).
+    const since = Math.floor(wallT1 / 1000);
+    await eventually(async () => {
+      const fresh = (await readFile(leasesFile, 'utf8')).split('\n').filter((l) => Number(l.split(' ')[0]) >= since + LEASE_SECONDS);
+      return fresh.length >= ids.length;
+    }, 'every container leased again', 60_000);
+    lxcLeaseRows.push(performance.now() - t1);
     await d.restart();
     for (const name of names) await eventually(() => leased(name, prefix3), `${name} leased`, 60_000);
     console.error(`round ${round}: svcd ${(svcdRows.at(-1)! / 1000).toFixed(2)} s, lxc-start ${(lxcRows.at(-1)! / 1000).toFixed(2)} s`);
@@ -102,4 +114,5 @@ console.log(`| svcd: restart to all Running with a lease | ${(s / 1000).toFixed(
 console.log(`| svcd: its own start-up (restart to the API answering) | ${(a / 1000).toFixed(2)} s | ${apiRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
 console.log(`| svcd: the containers (API answering to all Running with a lease) | ${(median(after) / 1000).toFixed(2)} s | ${after.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
 console.log(`| raw \`lxc-start\`, two at a time | ${(l / 1000).toFixed(2)} s | ${lxcRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
-console.log(`| svcd's containers ÷ lxc-start | ${(median(after) / l).toFixed(2)}× | (the containers' part: leases included, polled every 50 ms) |`);
+console.log(`| raw \`lxc-start\`, two at a time, to every lease | ${(median(lxcLeaseRows) / 1000).toFixed(2)} s | ${lxcLeaseRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
+console.log(`| svcd's containers ÷ raw, both to every lease | ${(median(after) / median(lxcLeaseRows)).toFixed(2)}× | (target ≤ 1.1×) |`);

@@ -18,8 +18,8 @@ DO $$ BEGIN
     CREATE ROLE svcd_test LOGIN CREATEDB PASSWORD 'svcd_test';
   END IF;
 END $$;
--- DROP DATABASE … WITH (FORCE) of a throw-away database may meet a connection still starting up (no role yet).
-GRANT pg_signal_backend TO svcd_test;
+-- No pg_signal_backend for svcd_test: with it, the connection-loss suite's terminated backends behave otherwise.
+REVOKE pg_signal_backend FROM svcd_test;
 SQL
 export SVCD_TEST_PG_URL="postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres"
 

@@ -19,7 +19,7 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
       const a = postgres(adminUrl!, { max: 1, onnotice: () => {} });
       try {
         // FORCE terminates what is still connected; a connection still starting up has no role yet and makes
-        // it refuse ("must be a member of the role…", 42501) unless the role may signal any backend: try again.
+        // it refuse ("must be a member of the role…", 42501): try again.
         for (let attempt = 1; ; attempt++) {
           try {
             await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
