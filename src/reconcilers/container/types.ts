@@ -5,7 +5,7 @@ import type { SubidRange } from '../../host/idmap/types.ts';
 import type { ContainerState } from '../../host/lxc/lxc-args.ts';
 import type { LiveRegistry } from './ensure-live.ts';
 import type { RootfsDeps } from './ensure-rootfs.ts';
-import type { LxcAdapter, LxcLiveAdapter, NetworkAdapter, ProxyAdapter } from '../adapters.ts';
+import type { DeviceNodesAdapter, LxcAdapter, LxcLiveAdapter, NetworkAdapter, ProxyAdapter } from '../adapters.ts';
 import type { HostFacts } from './lxc-spec.ts';
 import type { Trash } from '../../host/storage/trash.ts';
 
@@ -13,6 +13,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   lxc: LxcAdapter;
   /** A running container's cgroups, mounts and nics (ensure-live.ts). */
   lxcLive: LxcLiveAdapter;
+  /** The nodes of unix-char/unix-block devices (ensure-unix-devices.ts). */
+  deviceNodes: DeviceNodesAdapter;
   /** Managed networks: the DHCP host entries of the container's nics on them (ensure-network-nics.ts). */
   network?: NetworkAdapter;
   /** Proxy devices: forwarder processes and nat rules (ensure-proxies.ts). */
