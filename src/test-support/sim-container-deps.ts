@@ -13,6 +13,7 @@ import type { ContainerReconcilerDeps } from '../reconcilers/container/types.ts'
 import { createRootfsState } from '../reconcilers/container/rootfs-state.ts';
 import type { ImageFiles } from '../host/images/inspect-image.ts';
 import type { SimLxc } from './sim-lxc.ts';
+import { createTrash } from '../host/storage/trash.ts';
 import { createSimDeviceNodes, type SimDeviceNodes } from './sim-device-nodes.ts';
 import type { SimStorage } from './sim-storage.ts';
 
@@ -53,6 +54,8 @@ export function simContainerDeps(opts: {
     lxc: opts.lxc,
     lxcLive: opts.lxc,
     deviceNodes: opts.deviceNodes ?? createSimDeviceNodes(),
+    // the state dir is a temp dir of the test's: its trash is a real one
+    trash: createTrash(),
     host: { cgroupVersion: 1, apparmorEnabled: false, cpuCount: 2, memoryBytes: 2 ** 31 },
     subids: { subuid: ids, subgid: ids },
     ...(opts.onHostChange ? { onHostChange: opts.onHostChange } : {}),

@@ -31,8 +31,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   live?: LiveRegistry;
   /** Tell the observer what a reconcile left the container as (it records and judges it like any look). */
   onHostChange?: (id: string, seen: ContainerState, row?: ContainerRow) => Promise<void>;
-  /** Where a removed container's directories go (`<stateDir>/trash`), to be removed in the background (default: a trash of its own). */
-  trash?: Trash;
+  /** Where a removed container's directories go (`<stateDir>/trash`), to be removed in the background (host/storage/trash.ts). */
+  trash: Trash;
   /** Where gpu/usb/infiniband devices are matched (resolve-hw-devices.ts): the host's /sys and /dev by default. */
   sysfs?: SysfsRoots;
 }
