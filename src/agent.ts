@@ -35,6 +35,7 @@ import { readContainerState } from './observers/container-state.ts';
 import { createContainerReconciler } from './reconcilers/container/reconcile.ts';
 import { createRootfsState } from './reconcilers/container/rootfs-state.ts';
 import { createLxcAdapter, createLxcLiveAdapter } from './host/lxc/lxc-adapter.ts';
+import { createDeviceNodesAdapter } from './host/devices/device-nodes-adapter.ts';
 import { createUnpackAdapter } from './host/unpack-adapter.ts';
 import { planContainerBoot, shutdownContainers } from './reconcilers/container/boot.ts';
 import { createBootSequencer } from './reconcilers/container/boot-sequencer.ts';
@@ -216,6 +217,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       ...rootfsDeps,
       lxc,
       lxcLive: createLxcLiveAdapter(),
+      deviceNodes: createDeviceNodesAdapter(),
       host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
       subids,
       onHostChange: (id, seen, row) => containerObserver.observe(id, seen, row).catch(() => {}),

@@ -3,6 +3,8 @@
  * (agent.ts builds the real ones from src/host; component tests pass the simulators of
  * src/test-support). A reconciler reads and changes the host only through these.
  */
+import type { DeviceNodeSpec } from '../host/devices/ensure-device-node.ts';
+import type { HostNode } from '../host/devices/read-device-node.ts';
 import type { ImageFiles } from '../host/images/inspect-image.ts';
 import type { CgroupSetting, ContainerCgroups } from '../host/lxc/live-cgroup.ts';
 import type { LiveMount } from '../host/lxc/live-mounts.ts';
@@ -126,4 +128,21 @@ export interface ProxyAdapter {
   liveForwarders(containerId: string): Promise<Map<string, number>>;
   /** nat mode (area 2 implements this part in src/host/proxy/proxy-nat.ts): a container's DNAT rules, set or removed. */
   applyNat(containerId: string, rules: readonly NatRule[], signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * Device nodes on the host (host/devices/device-nodes-adapter.ts): the host nodes a unix-char/unix-block
+ * device names, and the nodes svcd makes for a container in its devices directory.
+ */
+export interface DeviceNodesAdapter {
+  /** The node at `path` (symlinks followed), `other` for anything else, undefined when absent. */
+  read(path: string): Promise<HostNode | undefined>;
+  /** A node with exactly these attributes exists at `spec.path` (replaced atomically when it differs). */
+  ensure(spec: DeviceNodeSpec, signal?: AbortSignal): Promise<void>;
+  /** The directory exists with this mode. */
+  ensureDir(dir: string, mode: number): Promise<void>;
+  /** The file names in `dir` ([] when it does not exist). */
+  list(dir: string): Promise<string[]>;
+  /** Remove a node; absent is success. */
+  remove(path: string): Promise<void>;
 }

@@ -13,6 +13,8 @@ import type { ContainerReconcilerDeps } from '../reconcilers/container/types.ts'
 import { createRootfsState } from '../reconcilers/container/rootfs-state.ts';
 import type { ImageFiles } from '../host/images/inspect-image.ts';
 import type { SimLxc } from './sim-lxc.ts';
+import { createTrash } from '../host/storage/trash.ts';
+import { createSimDeviceNodes, type SimDeviceNodes } from './sim-device-nodes.ts';
 import type { SimStorage } from './sim-storage.ts';
 
 /** A temp state dir and a storage simulator under it, with the default project and pool, the pool made by its reconciler. */
@@ -35,6 +37,7 @@ export function simContainerDeps(opts: {
   imageFiles?: (fingerprint: string) => Promise<ImageFiles>;
   onHostChange?: ContainerReconcilerDeps['onHostChange'];
   network?: NetworkAdapter;
+  deviceNodes?: SimDeviceNodes;
 }): ContainerReconcilerDeps {
   const ids = [{ start: 1_000_000, count: 1_000_000_000 }];
   return {
@@ -50,6 +53,9 @@ export function simContainerDeps(opts: {
     rootfsState: createRootfsState({ clock: { now: () => Date.now() } }),
     lxc: opts.lxc,
     lxcLive: opts.lxc,
+    deviceNodes: opts.deviceNodes ?? createSimDeviceNodes(),
+    // the state dir is a temp dir of the test's: its trash is a real one
+    trash: createTrash(),
     host: { cgroupVersion: 1, apparmorEnabled: false, cpuCount: 2, memoryBytes: 2 ** 31 },
     subids: { subuid: ids, subgid: ids },
     ...(opts.onHostChange ? { onHostChange: opts.onHostChange } : {}),

@@ -94,7 +94,7 @@ export async function ensureLxcConfig(
   const disks = await resolveDisks(deps, diskRequestsOf(devices), settings.privileged ? {} : { unprivilegedRoot: { uid: rootUid, gid: rootGid } });
   const mustExist = c.power !== 'stopped';
   const hw = await resolveHwDevices({ devices, roots: deps.sysfs ?? HOST_SYSFS, mustExist, known: knownIb });
-  const unixDevices = await ensureUnixDevices({ dir: path.join(dir, 'devices'), requests: [...unixDeviceRequestsOf(devices), ...hw.requests], idmap, mustExist, signal });
+  const unixDevices = await ensureUnixDevices({ nodes: deps.deviceNodes, dir: path.join(dir, 'devices'), requests: [...unixDeviceRequestsOf(devices), ...hw.requests], idmap, mustExist, signal });
   const seccompProfile = await ensureSeccompProfile(path.join(dir, 'seccomp'), config, c.architecture);
   // nvidia.runtime: the tooling the API saw at the write may have gone since; a container to stay stopped waits.
   const nvidia = parseBool(config['nvidia.runtime']) ? findNvidiaTooling() : undefined;

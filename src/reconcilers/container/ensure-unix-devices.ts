@@ -1,8 +1,5 @@
-import { readdirSync } from 'node:fs';
-import { chmod, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { ensureDeviceNode } from '../../host/devices/ensure-device-node.ts';
-import { readDeviceNode } from '../../host/devices/read-device-node.ts';
+import type { DeviceNodesAdapter } from '../adapters.ts';
 import type { Idmap } from '../../host/idmap/types.ts';
 import type { LxcUnixDevice } from '../../host/lxc/types.ts';
 import { TerminalError } from '../runtime/index.ts';
@@ -11,9 +8,9 @@ import { deviceNodeFileName, hostIdOf, type UnixDeviceRequest } from './device-s
 const what = (r: UnixDeviceRequest) => `unix-${r.type} "${r.device}"`;
 
 /** Major/minor of a request: as given, else from the host node `source`; undefined when it may be skipped. */
-async function numbersOf(r: UnixDeviceRequest, mustExist: boolean): Promise<{ major: number; minor: number } | undefined> {
+async function numbersOf(nodes: DeviceNodesAdapter, r: UnixDeviceRequest, mustExist: boolean): Promise<{ major: number; minor: number } | undefined> {
   if (r.major !== undefined && r.minor !== undefined) return { major: r.major, minor: r.minor };
-  const node = await readDeviceNode(r.source);
+  const node = await nodes.read(r.source);
   if (!node) {
     if (!r.required || !mustExist) return undefined;
     throw new TerminalError(`${what(r)}: host device node "${r.source}" does not exist (set required=false to skip it, or give major and minor)`);
@@ -31,16 +28,15 @@ async function numbersOf(r: UnixDeviceRequest, mustExist: boolean): Promise<{ ma
  * unless the device has `required=false` (then it is skipped), or the container is to stay stopped
  * (`mustExist` false: the node is looked for again at its start).
  */
-export async function ensureUnixDevices(input: { dir: string; requests: readonly UnixDeviceRequest[]; idmap: Idmap; mustExist?: boolean; signal?: AbortSignal | undefined }): Promise<(LxcUnixDevice & { device: string })[]> {
-  const { dir, requests, idmap } = input;
+export async function ensureUnixDevices(input: { nodes: DeviceNodesAdapter; dir: string; requests: readonly UnixDeviceRequest[]; idmap: Idmap; mustExist?: boolean; signal?: AbortSignal | undefined }): Promise<(LxcUnixDevice & { device: string })[]> {
+  const { nodes, dir, requests, idmap } = input;
   const out: (LxcUnixDevice & { device: string })[] = [];
   const keep = new Set<string>();
   if (requests.length > 0) {
-    await mkdir(dir, { recursive: true, mode: 0o711 });
-    await chmod(dir, 0o711);
+    await nodes.ensureDir(dir, 0o711);
   }
   for (const r of requests) {
-    const numbers = await numbersOf(r, input.mustExist ?? true);
+    const numbers = await numbersOf(nodes, r, input.mustExist ?? true);
     if (!numbers) continue;
     const uid = hostIdOf(idmap.uid, r.uid);
     const gid = hostIdOf(idmap.gid, r.gid);
@@ -48,18 +44,12 @@ export async function ensureUnixDevices(input: { dir: string; requests: readonly
     if (gid === undefined) throw new TerminalError(`${what(r)}: gid ${r.gid} is not mapped in the container`);
     const file = deviceNodeFileName(r.device);
     const node = path.join(dir, file);
-    await ensureDeviceNode({ path: node, type: r.type, ...numbers, mode: r.mode, uid, gid }, input.signal);
+    await nodes.ensure({ path: node, type: r.type, ...numbers, mode: r.mode, uid, gid }, input.signal);
     keep.add(file);
     out.push({ device: r.device, type: r.type, source: node, target: r.target, ...numbers });
   }
-  let files: string[] = [];
-  try {
-    files = readdirSync(dir);
-  } catch {
-    // no directory: nothing to remove
-  }
-  for (const f of files) {
-    if (f.startsWith('unix.') && !keep.has(f)) await rm(path.join(dir, f), { force: true });
+  for (const f of await nodes.list(dir)) {
+    if (f.startsWith('unix.') && !keep.has(f)) await nodes.remove(path.join(dir, f));
   }
   return out;
 }

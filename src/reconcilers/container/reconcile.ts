@@ -25,7 +25,6 @@ import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-
 import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
 import type { ContainerReconcilerDeps } from './types.ts';
 import { logDirOf, lxcPathOf, stateTrashOf } from '../../host/layout.ts';
-import { createTrash } from '../../host/storage/trash.ts';
 
 export { logDirOf, lxcPathOf };
 
@@ -52,7 +51,7 @@ interface ContainerFacts extends RootfsFacts, NetworkNicsFacts, LogDirFacts {
 export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconciler {
   const { db, stateDir, lxc } = deps;
   const lxcPath = lxcPathOf(stateDir);
-  const trash = deps.trash ?? createTrash();
+  const trash = deps.trash;
 
   async function remove(c: ContainerRow, record: FactsRecord<ContainerFacts>, signal: AbortSignal) {
     const ref = { name: c.id, lxcPath, signal };

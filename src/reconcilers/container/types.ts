@@ -5,7 +5,7 @@ import type { SubidRange } from '../../host/idmap/types.ts';
 import type { ContainerState } from '../../host/lxc/lxc-args.ts';
 import type { LiveRegistry } from './ensure-live.ts';
 import type { RootfsDeps } from './ensure-rootfs.ts';
-import type { LxcAdapter, LxcLiveAdapter, NetworkAdapter, ProxyAdapter } from '../adapters.ts';
+import type { DeviceNodesAdapter, LxcAdapter, LxcLiveAdapter, NetworkAdapter, ProxyAdapter } from '../adapters.ts';
 import type { HostFacts } from './lxc-spec.ts';
 import type { Trash } from '../../host/storage/trash.ts';
 
@@ -13,6 +13,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   lxc: LxcAdapter;
   /** A running container's cgroups, mounts and nics (ensure-live.ts). */
   lxcLive: LxcLiveAdapter;
+  /** The nodes of unix-char/unix-block devices (ensure-unix-devices.ts). */
+  deviceNodes: DeviceNodesAdapter;
   /** Managed networks: the DHCP host entries of the container's nics on them (ensure-network-nics.ts). */
   network?: NetworkAdapter;
   /** Proxy devices: forwarder processes and nat rules (ensure-proxies.ts). */
@@ -29,8 +31,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   live?: LiveRegistry;
   /** Tell the observer what a reconcile left the container as (it records and judges it like any look). */
   onHostChange?: (id: string, seen: ContainerState, row?: ContainerRow) => Promise<void>;
-  /** Where a removed container's directories go (`<stateDir>/trash`), to be removed in the background (default: a trash of its own). */
-  trash?: Trash;
+  /** Where a removed container's directories go (`<stateDir>/trash`), to be removed in the background (host/storage/trash.ts). */
+  trash: Trash;
   /** Where gpu/usb/infiniband devices are matched (resolve-hw-devices.ts): the host's /sys and /dev by default. */
   sysfs?: SysfsRoots;
 }
