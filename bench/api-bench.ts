@@ -127,7 +127,14 @@ const results: BenchResults = {
   server: { name: '?', version: '?' },
   startedAt: new Date().toISOString(),
   image: { ref: '', imported: false },
-  options: { counts, concurrency: concurrencies, durationS: durationMs / 1000, iterations, skipExec: opts['skip-exec']!, settleS: settleMs / 1000 },
+  options: {
+    counts,
+    concurrency: concurrencies,
+    durationS: durationMs / 1000,
+    iterations,
+    skipExec: opts['skip-exec']!,
+    settleS: settleMs / 1000,
+  },
   rss: {},
   get: [],
   bulk: [],
@@ -137,7 +144,8 @@ const results: BenchResults = {
 async function notePhase(phase: string): Promise<void> {
   const loadavg = await loadAverage();
   results.load.push({ phase, loadavg });
-  if (loadavg[0] > 1.5) warn(`  (load average ${loadavg.join(' ')} as "${phase}" begins: other work on this machine skews the figures)`);
+  if (loadavg[0] > 1.5)
+    warn(`  (load average ${loadavg.join(' ')} as "${phase}" begins: other work on this machine skews the figures)`);
 }
 let pid: number | undefined;
 /** The daemon's whole tree: it, its descendants, and what names its state directory (the socket's), not its containers. */
@@ -157,7 +165,10 @@ const cpuSince = async (c0: number | undefined) => {
   return c0 === undefined || c1 === undefined ? undefined : c1 - c0;
 };
 const fmtCpu = (s: number | undefined) => (s === undefined ? '—' : `${s.toFixed(1)} s`);
-const fmtTree = (t: Awaited<ReturnType<typeof tree>>) => (t ? `RSS ${fmtKiB(t.rssKiB)}, PSS ${fmtKiB(t.pssKiB)} (${t.processes.length} processes: ${describeTree(t, fmtKiB)})` : '—');
+const fmtTree = (t: Awaited<ReturnType<typeof tree>>) =>
+  t
+    ? `RSS ${fmtKiB(t.rssKiB)}, PSS ${fmtKiB(t.pssKiB)} (${t.processes.length} processes: ${describeTree(t, fmtKiB)})`
+    : '—';
 
 // ---------------------------------------------------------------------------------------------
 // setup
@@ -168,7 +179,8 @@ async function connect(): Promise<void> {
   });
   if (r.status !== 200) throw new Error(`GET /1.0: HTTP ${r.status} ${errorText(r)}`);
   const m = r.json?.metadata ?? {};
-  if (m.auth !== 'trusted') throw new Error(`GET /1.0 says auth=${m.auth}: the bench needs a trusted (unix socket) connection`);
+  if (m.auth !== 'trusted')
+    throw new Error(`GET /1.0 says auth=${m.auth}: the bench needs a trusted (unix socket) connection`);
   const env = m.environment ?? {};
   results.server = {
     name: String(env.server ?? 'unknown'),
@@ -189,8 +201,10 @@ async function connect(): Promise<void> {
       break;
     }
   }
-  if (opts.pid && pid !== Number(opts.pid)) warn(`api-bench: --pid ${opts.pid} is not a running process; RSS from ${pid ?? 'nowhere'}`);
-  if (pid && Number.isInteger(env.server_pid) && env.server_pid !== pid) warn(`api-bench: the server says its pid is ${env.server_pid}, RSS is read from ${pid}`);
+  if (opts.pid && pid !== Number(opts.pid))
+    warn(`api-bench: --pid ${opts.pid} is not a running process; RSS from ${pid ?? 'nowhere'}`);
+  if (pid && Number.isInteger(env.server_pid) && env.server_pid !== pid)
+    warn(`api-bench: the server says its pid is ${env.server_pid}, RSS is read from ${pid}`);
   results.server.pid = pid;
 }
 
@@ -235,14 +249,21 @@ async function ensureImage(): Promise<void> {
     file = img.file;
   }
   const up = await uploadImageFile(client, file, IMAGE_ALIAS, opTimeoutMs);
-  results.image = { ref: IMAGE_ALIAS, imported: up.imported, fingerprint: up.fingerprint, file, ...(up.importMs !== undefined ? { importMs: up.importMs } : {}) };
+  results.image = {
+    ref: IMAGE_ALIAS,
+    imported: up.imported,
+    fingerprint: up.fingerprint,
+    file,
+    ...(up.importMs !== undefined ? { importMs: up.importMs } : {}),
+  };
   if (up.imported) importedFingerprint = up.fingerprint;
   createdAlias = true;
 }
 
 async function listNames(): Promise<{ name: string; status_code: number }[]> {
   const r = await client.get(LIST_PATH);
-  if (r.status !== 200 || !Array.isArray(r.json?.metadata)) throw new Error(`GET ${LIST_PATH}: HTTP ${r.status} ${errorText(r)}`);
+  if (r.status !== 200 || !Array.isArray(r.json?.metadata))
+    throw new Error(`GET ${LIST_PATH}: HTTP ${r.status} ${errorText(r)}`);
   return r.json.metadata.map((c: any) => ({ name: String(c.name), status_code: Number(c.status_code) }));
 }
 
@@ -316,12 +337,20 @@ async function getPhase(containers: number): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // container operations
 
-const create = (name: string) => client.operation('POST', '/1.0/containers', { name, profiles: ['default'], source: imageSource }, opTimeoutMs);
-const start = (name: string) => client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'start', timeout: -1 }, opTimeoutMs);
-const stopForce = (name: string) => client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'stop', force: true, timeout: -1 }, opTimeoutMs);
+const create = (name: string) =>
+  client.operation('POST', '/1.0/containers', { name, profiles: ['default'], source: imageSource }, opTimeoutMs);
+const start = (name: string) =>
+  client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'start', timeout: -1 }, opTimeoutMs);
+const stopForce = (name: string) =>
+  client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'stop', force: true, timeout: -1 }, opTimeoutMs);
 const remove = (name: string) => client.operation('DELETE', `/1.0/containers/${name}`, undefined, opTimeoutMs);
 const exec = (name: string) =>
-  client.operation('POST', `/1.0/containers/${name}/exec`, { command: ['true'], environment: {}, 'wait-for-websocket': false, interactive: false }, opTimeoutMs);
+  client.operation(
+    'POST',
+    `/1.0/containers/${name}/exec`,
+    { command: ['true'], environment: {}, 'wait-for-websocket': false, interactive: false },
+    opTimeoutMs,
+  );
 /** The same through websockets (fds 0, 1, 2 and control connected; ends when the output sockets closed). */
 const execWs = (name: string) => execOverWebsockets(client, name, ['true'], opTimeoutMs);
 
@@ -348,7 +377,8 @@ async function assertNoNic(name: string): Promise<void> {
   const r = await client.get(`/1.0/containers/${name}`);
   const devices: Record<string, { type?: string }> = r.json?.metadata?.expanded_devices ?? {};
   const nics = Object.entries(devices).filter(([, d]) => d.type === 'nic' || d.type === 'infiniband');
-  if (nics.length) throw new Error(`container ${name} has network devices (${nics.map(([n]) => n).join(', ')}): refusing to go on`);
+  if (nics.length)
+    throw new Error(`container ${name} has network devices (${nics.map(([n]) => n).join(', ')}): refusing to go on`);
 }
 
 /**
@@ -361,18 +391,30 @@ async function filesBench(name: string): Promise<void> {
   const pull = (p: string) =>
     new Promise<{ status: number; bytes: number; ms: number }>((resolve, reject) => {
       const started = performance.now();
-      const req = http.request({ socketPath: client.socketPath, agent: client.agent, method: 'GET', path: filesPath(p), headers: { Host: 'localhost' } }, (res) => {
-        let bytes = 0;
-        res.on('data', (c: Buffer) => (bytes += c.length));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - started }));
-        res.on('error', reject);
-      });
+      const req = http.request(
+        {
+          socketPath: client.socketPath,
+          agent: client.agent,
+          method: 'GET',
+          path: filesPath(p),
+          headers: { Host: 'localhost' },
+        },
+        (res) => {
+          let bytes = 0;
+          res.on('data', (c: Buffer) => (bytes += c.length));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - started }));
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end();
     });
   const rows: string[][] = [['transfer', 'ok', 'failed', 'median', 'MB/s (median)']];
   const out: FilesResults = {};
-  for (const [label, size, rounds] of [['1 KiB', 1024, 20], ['64 MiB', 64 * 1024 * 1024, 3]] as const) {
+  for (const [label, size, rounds] of [
+    ['1 KiB', 1024, 20],
+    ['64 MiB', 64 * 1024 * 1024, 3],
+  ] as const) {
     const data = Buffer.alloc(size, 0x5a);
     const target = `/root/api-bench-${size}`;
     for (const dir of ['push', 'pull'] as const) {
@@ -381,7 +423,12 @@ async function filesBench(name: string): Promise<void> {
       for (let i = 0; i < rounds; i++) {
         checkAbort();
         if (dir === 'push') {
-          const r = await client.request('POST', filesPath(target), data, { 'Content-Type': 'application/octet-stream', 'X-LXD-type': 'file' }).catch((e: unknown) => ({ status: 0, text: String(e), ms: 0 }) as const);
+          const r = await client
+            .request('POST', filesPath(target), data, {
+              'Content-Type': 'application/octet-stream',
+              'X-LXD-type': 'file',
+            })
+            .catch((e: unknown) => ({ status: 0, text: String(e), ms: 0 }) as const);
           if (r.status === 200) samples.push(r.ms);
           else errors.push(`${r.status} ${r.text.slice(0, 200)}`);
         } else {
@@ -392,8 +439,20 @@ async function filesBench(name: string): Promise<void> {
       }
       const lat = samples.length ? summarize(samples) : undefined;
       const mbPerS = lat ? size / 1e6 / (lat.median / 1000) : undefined;
-      out[`${dir} ${label}`] = { ok: samples.length, failed: errors.length, medianMs: lat?.median, mbPerS, errors: [...new Set(errors)] };
-      rows.push([`${dir} ${label}`, String(samples.length), String(errors.length), fmtMs(lat?.median), mbPerS === undefined ? '—' : mbPerS.toFixed(1)]);
+      out[`${dir} ${label}`] = {
+        ok: samples.length,
+        failed: errors.length,
+        medianMs: lat?.median,
+        mbPerS,
+        errors: [...new Set(errors)],
+      };
+      rows.push([
+        `${dir} ${label}`,
+        String(samples.length),
+        String(errors.length),
+        fmtMs(lat?.median),
+        mbPerS === undefined ? '—' : mbPerS.toFixed(1),
+      ]);
       if (errors.length) log(`  files ${dir} ${label} errors: ${[...new Set(errors)].join(' | ')}`);
     }
     await client.request('DELETE', filesPath(target)).catch(() => undefined);
@@ -412,18 +471,51 @@ async function execRunningBench(name: string, rounds: number): Promise<void> {
   for (let i = 0; i < rounds; i++) {
     checkAbort();
     const e = await exec(name);
-    record(s.exec, e.ok && Number(e.op?.metadata?.return) !== 0 ? { ...e, ok: false, error: `exit status ${e.op?.metadata?.return}` } : e);
+    record(
+      s.exec,
+      e.ok && Number(e.op?.metadata?.return) !== 0
+        ? { ...e, ok: false, error: `exit status ${e.op?.metadata?.return}` }
+        : e,
+    );
     const w = await execWs(name);
-    record(s.execWs, w.ok && Number(w.op?.metadata?.return) !== 0 ? { ...w, ok: false, error: `exit status ${w.op?.metadata?.return}` } : w);
+    record(
+      s.execWs,
+      w.ok && Number(w.op?.metadata?.return) !== 0
+        ? { ...w, ok: false, error: `exit status ${w.op?.metadata?.return}` }
+        : w,
+    );
   }
   results.execRunning = { rounds, exec: finish(s.exec), execWebsocket: finish(s.execWs) };
-  const row = (label: string, st: StepStats) => [label, String(st.ok), String(st.failed), fmtMs(st.latency?.median), fmtMs(st.latency?.p95), fmtMs(st.latency?.max)];
-  log(table([['exec on the running container', 'ok', 'failed', 'median', 'p95', 'max'], row('exec true', results.execRunning.exec), row('exec true (websockets)', results.execRunning.execWebsocket)]).replace(/^/gm, '  '));
-  for (const [k, st] of Object.entries(results.execRunning)) if (typeof st === 'object' && st.errors.length) log(`  exec on the running container, ${k} errors: ${st.errors.join(' | ')}`);
+  const row = (label: string, st: StepStats) => [
+    label,
+    String(st.ok),
+    String(st.failed),
+    fmtMs(st.latency?.median),
+    fmtMs(st.latency?.p95),
+    fmtMs(st.latency?.max),
+  ];
+  log(
+    table([
+      ['exec on the running container', 'ok', 'failed', 'median', 'p95', 'max'],
+      row('exec true', results.execRunning.exec),
+      row('exec true (websockets)', results.execRunning.execWebsocket),
+    ]).replace(/^/gm, '  '),
+  );
+  for (const [k, st] of Object.entries(results.execRunning))
+    if (typeof st === 'object' && st.errors.length)
+      log(`  exec on the running container, ${k} errors: ${st.errors.join(' | ')}`);
 }
 
 async function singlePhase(): Promise<void> {
-  const s = { create: step(), start: step(), createStart: step(), exec: step(), execWs: step(), stop: step(), del: step() };
+  const s = {
+    create: step(),
+    start: step(),
+    createStart: step(),
+    exec: step(),
+    execWs: step(),
+    stop: step(),
+    del: step(),
+  };
   let execSupported = !opts['skip-exec'];
   let execNote: string | undefined = opts['skip-exec'] ? 'skipped (--skip-exec)' : undefined;
   for (let i = 0; i < iterations; i++) {
@@ -452,7 +544,8 @@ async function singlePhase(): Promise<void> {
       } else record(s.exec, e);
       if (execSupported) {
         const w = await execWs(name);
-        if (w.ok && Number(w.op?.metadata?.return) !== 0) record(s.execWs, { ...w, ok: false, error: `exit status ${w.op?.metadata?.return}` });
+        if (w.ok && Number(w.op?.metadata?.return) !== 0)
+          record(s.execWs, { ...w, ok: false, error: `exit status ${w.op?.metadata?.return}` });
         else record(s.execWs, w);
       }
     }
@@ -480,14 +573,30 @@ async function singlePhase(): Promise<void> {
   };
   results.single = single;
   const rows: string[][] = [['step', 'ok', 'failed', 'median', 'p95', 'p99', 'max']];
-  const row = (label: string, st: StepStats) => [label, String(st.ok), String(st.failed), fmtMs(st.latency?.median), fmtMs(st.latency?.p95), fmtMs(st.latency?.p99), fmtMs(st.latency?.max)];
+  const row = (label: string, st: StepStats) => [
+    label,
+    String(st.ok),
+    String(st.failed),
+    fmtMs(st.latency?.median),
+    fmtMs(st.latency?.p95),
+    fmtMs(st.latency?.p99),
+    fmtMs(st.latency?.max),
+  ];
   rows.push(row('create', single.create), row('start', single.start), row('create+start', single.createStart));
-  if (single.exec.supported) rows.push(row('exec true', single.exec), row('exec true (websockets)', single.execWebsocket!));
+  if (single.exec.supported)
+    rows.push(row('exec true', single.exec), row('exec true (websockets)', single.execWebsocket!));
   else rows.push(['exec true', '—', '—', '—', '—', '—', '—']);
   rows.push(row('stop (force)', single.stopForce), row('delete', single.delete));
   log(table(rows).replace(/^/gm, '  '));
   if (!single.exec.supported) log(`  exec: ${execNote ?? 'not supported'}`);
-  for (const [k, st] of Object.entries({ create: single.create, start: single.start, exec: single.exec, 'exec (websockets)': single.execWebsocket!, stop: single.stopForce, delete: single.delete }))
+  for (const [k, st] of Object.entries({
+    create: single.create,
+    start: single.start,
+    exec: single.exec,
+    'exec (websockets)': single.execWebsocket!,
+    stop: single.stopForce,
+    delete: single.delete,
+  }))
     if (st.errors.length) log(`  ${k} errors: ${st.errors.join(' | ')}`);
 }
 
@@ -498,7 +607,17 @@ function countError(errors: Record<string, number>, phase: string, r: OperationR
 
 async function bulkPhase(n: number): Promise<void> {
   checkAbort();
-  const b: BulkResults = { n, createStartWallMs: 0, createFailed: 0, startFailed: 0, runningObserved: 0, deleteWallMs: 0, stopFailed: 0, deleteFailed: 0, errors: {} };
+  const b: BulkResults = {
+    n,
+    createStartWallMs: 0,
+    createFailed: 0,
+    startFailed: 0,
+    runningObserved: 0,
+    deleteWallMs: 0,
+    stopFailed: 0,
+    deleteFailed: 0,
+    errors: {},
+  };
   results.bulk.push(b);
   const names = Array.from({ length: n }, nextName);
   for (const name of names) created.add(name);
@@ -551,7 +670,7 @@ async function bulkPhase(n: number): Promise<void> {
       names.map(async (name) => {
         if (started.has(name)) {
           const s = await stopForce(name);
-          if (!s.ok) (b.stopFailed++, countError(b.errors, 'stop', s));
+          if (!s.ok) b.stopFailed++, countError(b.errors, 'stop', s);
         }
         if (!listed.some((c) => c.name === name) && !started.has(name)) {
           // never created (create failed): nothing to delete
@@ -559,19 +678,23 @@ async function bulkPhase(n: number): Promise<void> {
         }
         const d = await remove(name);
         if (d.ok) created.delete(name);
-        else (b.deleteFailed++, countError(b.errors, 'delete', d));
+        else b.deleteFailed++, countError(b.errors, 'delete', d);
       }),
     ),
   );
   b.deleteWallMs = performance.now() - t1;
   b.deleteCpuS = await cpuSince(cpu1);
   b.rssAfterDeleteKiB = await rss();
-  log(`  ${n} force stops+deletes at once: wall ${fmtMs(b.deleteWallMs)} (daemon process CPU ${fmtCpu(b.deleteCpuS)})  failed stop ${b.stopFailed}, delete ${b.deleteFailed}`);
+  log(
+    `  ${n} force stops+deletes at once: wall ${fmtMs(b.deleteWallMs)} (daemon process CPU ${fmtCpu(b.deleteCpuS)})  failed stop ${b.stopFailed}, delete ${b.deleteFailed}`,
+  );
   if (pid) {
     const after = await settled(tree, settleMs);
     b.rssAfterDeleteSettledKiB = after?.rssKiB;
     b.pssAfterDeleteSettledKiB = after?.pssKiB;
-    log(`  daemon tree after deleting them: RSS ${fmtKiB(b.rssAfterDeleteKiB)} at once; after ${settleMs / 1000} s ${fmtTree(after)}`);
+    log(
+      `  daemon tree after deleting them: RSS ${fmtKiB(b.rssAfterDeleteKiB)} at once; after ${settleMs / 1000} s ${fmtTree(after)}`,
+    );
   }
   const errs = Object.entries(b.errors).sort((x, y) => y[1] - x[1]);
   for (const [text, count] of errs.slice(0, 8)) log(`  ${count}× ${text}`);
@@ -589,7 +712,9 @@ function cleanup(): Promise<void> {
     }
     for (let pass = 0; pass < 3 && created.size > 0; pass++) {
       const present = await listNames().catch(() => undefined);
-      const targets = present ? present.filter((c) => created.has(c.name)) : [...created].map((name) => ({ name, status_code: 0 }));
+      const targets = present
+        ? present.filter((c) => created.has(c.name))
+        : [...created].map((name) => ({ name, status_code: 0 }));
       if (present) for (const name of [...created]) if (!present.some((c) => c.name === name)) created.delete(name);
       if (targets.length === 0) break;
       if (pass === 0 && aborting) warn(`api-bench: deleting ${targets.length} bench container(s)…`);
@@ -615,7 +740,9 @@ function cleanup(): Promise<void> {
 
 function onSignal(signal: NodeJS.Signals): void {
   if (aborting) {
-    warn(`api-bench: ${signal} again: exiting without finishing the cleanup (left: ${[...created].join(', ') || 'nothing'})`);
+    warn(
+      `api-bench: ${signal} again: exiting without finishing the cleanup (left: ${[...created].join(', ') || 'nothing'})`,
+    );
     process.exit(130);
   }
   aborting = `interrupted by ${signal}`;
@@ -635,13 +762,16 @@ process.on('SIGTERM', onSignal);
 
 async function main(): Promise<number> {
   await connect();
-  log(`== api-bench: ${results.label} — ${results.server.name} ${results.server.version} on ${opts.socket} (pid ${pid ?? '?'})`);
+  log(
+    `== api-bench: ${results.label} — ${results.server.name} ${results.server.version} on ${opts.socket} (pid ${pid ?? '?'})`,
+  );
   const start = await tree();
   results.rss.startKiB = start?.rssKiB;
   results.rss.startPssKiB = start?.pssKiB;
   await checkDefaultProfile();
   const stale = (await listNames()).filter((c) => /^bench-\d+$/.test(c.name));
-  if (stale.length) throw new Error(`bench containers already exist (${stale.map((c) => c.name).join(', ')}); delete them first`);
+  if (stale.length)
+    throw new Error(`bench containers already exist (${stale.map((c) => c.name).join(', ')}); delete them first`);
   let failed = false;
   try {
     await ensureImage();
@@ -692,14 +822,21 @@ async function main(): Promise<number> {
 function summary(): void {
   log(`\n== summary: ${results.label}`);
   const listAt = results.get.filter((g) => g.what === 'list');
-  for (const g of listAt) log(`  list ${String(g.containers).padStart(3)} containers, c=${String(g.concurrency).padStart(2)}: ${fmtRate(g.rps)} req/s (p95 ${fmtMs(g.latency.p95)})`);
+  for (const g of listAt)
+    log(
+      `  list ${String(g.containers).padStart(3)} containers, c=${String(g.concurrency).padStart(2)}: ${fmtRate(g.rps)} req/s (p95 ${fmtMs(g.latency.p95)})`,
+    );
   const s = results.single;
   if (s) {
     log(`  create+start median ${fmtMs(s.createStart.latency?.median)}, p95 ${fmtMs(s.createStart.latency?.p95)}`);
     log(`  stop (force) median ${fmtMs(s.stopForce.latency?.median)}, p95 ${fmtMs(s.stopForce.latency?.p95)}`);
-    log(`  exec: ${s.exec.supported ? `median ${fmtMs(s.exec.latency?.median)}, p95 ${fmtMs(s.exec.latency?.p95)}` : (s.exec.note ?? 'not supported')}`);
+    log(
+      `  exec: ${s.exec.supported ? `median ${fmtMs(s.exec.latency?.median)}, p95 ${fmtMs(s.exec.latency?.p95)}` : (s.exec.note ?? 'not supported')}`,
+    );
     if (s.exec.supported && s.execWebsocket)
-      log(`  exec with websockets: median ${fmtMs(s.execWebsocket.latency?.median)}, p95 ${fmtMs(s.execWebsocket.latency?.p95)}`);
+      log(
+        `  exec with websockets: median ${fmtMs(s.execWebsocket.latency?.median)}, p95 ${fmtMs(s.execWebsocket.latency?.p95)}`,
+      );
   }
   for (const b of results.bulk)
     log(
@@ -707,7 +844,9 @@ function summary(): void {
         `deletes: ${fmtMs(b.deleteWallMs)} (daemon CPU ${fmtCpu(b.deleteCpuS)}), ${b.stopFailed + b.deleteFailed} failed`,
     );
   const idle = results.rss.idleKiB;
-  log(`  tree RSS/PSS: start ${fmtKiB(results.rss.startKiB)}/${fmtKiB(results.rss.startPssKiB)}, idle ${fmtKiB(idle)}/${fmtKiB(results.rss.idlePssKiB)}`);
+  log(
+    `  tree RSS/PSS: start ${fmtKiB(results.rss.startKiB)}/${fmtKiB(results.rss.startPssKiB)}, idle ${fmtKiB(idle)}/${fmtKiB(results.rss.idlePssKiB)}`,
+  );
   const last = results.bulk[results.bulk.length - 1];
   if (last && idle && last.rssAfterDeleteSettledKiB) {
     const ratio = last.rssAfterDeleteSettledKiB / idle;
@@ -716,8 +855,11 @@ function summary(): void {
         `(${((ratio - 1) * 100).toFixed(1)}% vs idle): ${ratio <= 1.1 ? 'PASS' : 'MISS'} (the target for svcd: within 10% of idle)`,
     );
   }
-  if (results.clientRetries) log(`  requests resent after a kept-alive connection was closed by the server: ${results.clientRetries}`);
-  log(`  load average when each phase began: ${results.load.map((l) => `${l.phase} ${l.loadavg[0].toFixed(2)}`).join(', ')}`);
+  if (results.clientRetries)
+    log(`  requests resent after a kept-alive connection was closed by the server: ${results.clientRetries}`);
+  log(
+    `  load average when each phase began: ${results.load.map((l) => `${l.phase} ${l.loadavg[0].toFixed(2)}`).join(', ')}`,
+  );
   if (results.leftovers.length) log(`  LEFTOVER containers: ${results.leftovers.join(', ')}`);
   if (results.aborted) log(`  run stopped early: ${results.aborted}`);
 }

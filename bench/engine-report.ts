@@ -28,7 +28,8 @@ const finite = (x: number | undefined): x is number => x !== undefined && Number
 
 /** The figures the targets name, at the largest count of the run. */
 export function engineFigures(top: number): Figure[] {
-  const listAt = (c: number) => (r: BenchResults) => r.get.find((g) => g.what === 'list' && g.containers === top && g.concurrency === c && g.errors === 0)?.rps;
+  const listAt = (c: number) => (r: BenchResults) =>
+    r.get.find((g) => g.what === 'list' && g.containers === top && g.concurrency === c && g.errors === 0)?.rps;
   return [
     { label: 'create (median)', better: 'lower', pick: (r) => r.single?.create.latency?.median, fmt: fmtMs },
     { label: 'start (median)', better: 'lower', pick: (r) => r.single?.start.latency?.median, fmt: fmtMs },
@@ -37,8 +38,18 @@ export function engineFigures(top: number): Figure[] {
     { label: 'delete (median)', better: 'lower', pick: (r) => r.single?.delete.latency?.median, fmt: fmtMs },
     ...(top > 0
       ? [
-          { label: `${top} creates+starts at once (wall)`, better: 'lower' as const, pick: (r: BenchResults) => r.bulk.find((b) => b.n === top)?.createStartWallMs, fmt: fmtMs },
-          { label: `${top} stops+deletes at once (wall)`, better: 'lower' as const, pick: (r: BenchResults) => r.bulk.find((b) => b.n === top)?.deleteWallMs, fmt: fmtMs },
+          {
+            label: `${top} creates+starts at once (wall)`,
+            better: 'lower' as const,
+            pick: (r: BenchResults) => r.bulk.find((b) => b.n === top)?.createStartWallMs,
+            fmt: fmtMs,
+          },
+          {
+            label: `${top} stops+deletes at once (wall)`,
+            better: 'lower' as const,
+            pick: (r: BenchResults) => r.bulk.find((b) => b.n === top)?.deleteWallMs,
+            fmt: fmtMs,
+          },
         ]
       : []),
     { label: `list of ${top}, c=1 (req/s)`, better: 'higher', pick: listAt(1), fmt: fmtRate },
@@ -66,12 +77,29 @@ export function engineRows(engines: readonly EngineRun[], lxd: BenchResults | un
       ratios.push(`${name} ${(b / a).toFixed(2)}×`);
       verdict = !ok ? 'MISS' : verdict === 'n/a' ? 'PASS' : verdict;
     }
-    const target = others.length ? `${others.map(([n]) => n).join(', ')} ${f.better === 'lower' ? `≤ ${ENGINE_SLACK}×` : `≥ 1/${ENGINE_SLACK} of`} ${ref![0]}` : '';
-    rows.push([f.label, ...engines.map(([, r]) => f.fmt(r ? f.pick(r) : undefined)), lxd ? f.fmt(f.pick(lxd)) : '—', ratios.join(', '), verdict, target]);
+    const target = others.length
+      ? `${others.map(([n]) => n).join(', ')} ${f.better === 'lower' ? `≤ ${ENGINE_SLACK}×` : `≥ 1/${ENGINE_SLACK} of`} ${ref![0]}`
+      : '';
+    rows.push([
+      f.label,
+      ...engines.map(([, r]) => f.fmt(r ? f.pick(r) : undefined)),
+      lxd ? f.fmt(f.pick(lxd)) : '—',
+      ratios.join(', '),
+      verdict,
+      target,
+    ]);
   }
   // The machine is shared: each run's load says how much its figures mean.
-  const load = (r: BenchResults | undefined) => (r ? (r.load ?? []).map((l) => l.loadavg[0].toFixed(1)).join(' / ') || '—' : '—');
-  rows.push(['machine load (1-min, per phase)', ...engines.map(([, r]) => load(r)), lxd ? load(lxd) : '—', '', 'n/a', 'informative']);
+  const load = (r: BenchResults | undefined) =>
+    r ? (r.load ?? []).map((l) => l.loadavg[0].toFixed(1)).join(' / ') || '—' : '—';
+  rows.push([
+    'machine load (1-min, per phase)',
+    ...engines.map(([, r]) => load(r)),
+    lxd ? load(lxd) : '—',
+    '',
+    'n/a',
+    'informative',
+  ]);
   // The whole tree's memory on each engine: idle ≤ 2× lxd's, and after deleting the containers ≤ idle + 10%.
   for (const kind of ['RSS', 'PSS'] as const) {
     const idle = (r: BenchResults | undefined) => (kind === 'RSS' ? r?.rss.idleKiB : r?.rss.idlePssKiB);
@@ -84,13 +112,28 @@ export function engineRows(engines: readonly EngineRun[], lxd: BenchResults | un
       const d = idle(r);
       if (!r || !finite(d)) return;
       const ok = finite(l) ? d <= 2 * l : undefined;
-      rows.push([`tree ${kind} idle on ${name} ≤ 2× lxd`, ...engines.map((_, j) => (j === i ? fmtKiB(d) : '')), lxd ? fmtKiB(l) : '—', finite(l) ? `${(d / l).toFixed(2)}× lxd` : '', ok === undefined ? 'n/a' : ok ? 'PASS' : 'MISS', 'whole tree, 0 containers']);
+      rows.push([
+        `tree ${kind} idle on ${name} ≤ 2× lxd`,
+        ...engines.map((_, j) => (j === i ? fmtKiB(d) : '')),
+        lxd ? fmtKiB(l) : '—',
+        finite(l) ? `${(d / l).toFixed(2)}× lxd` : '',
+        ok === undefined ? 'n/a' : ok ? 'PASS' : 'MISS',
+        'whole tree, 0 containers',
+      ]);
       const c = churned(r);
       if (!finite(c)) return;
-      rows.push([`tree ${kind} after churn on ${name} ≤ idle + 10%`, ...engines.map((_, j) => (j === i ? fmtKiB(c) : '')), '', `${(((c - d) / d) * 100).toFixed(1)}%`, c <= d * 1.1 ? 'PASS' : 'MISS', 'after deleting them (settled)']);
+      rows.push([
+        `tree ${kind} after churn on ${name} ≤ idle + 10%`,
+        ...engines.map((_, j) => (j === i ? fmtKiB(c) : '')),
+        '',
+        `${(((c - d) / d) * 100).toFixed(1)}%`,
+        c <= d * 1.1 ? 'PASS' : 'MISS',
+        'after deleting them (settled)',
+      ]);
     });
   }
-  const del = (r: BenchResults | undefined) => (r && !r.single?.delete.failed ? r.single?.delete.latency?.median : undefined);
+  const del = (r: BenchResults | undefined) =>
+    r && !r.single?.delete.failed ? r.single?.delete.latency?.median : undefined;
   const lxdDelete = del(lxd);
   engines.forEach(([name, r], i) => {
     if (!r) return;

@@ -23,7 +23,9 @@ const { values: opts } = parseArgs({
   },
 });
 if (!opts.socket || !opts.container) {
-  process.stderr.write('usage: node --import tsx bench/exec-phases.ts --socket <path> --container <name> [--rounds 40] [--command true]\n');
+  process.stderr.write(
+    'usage: node --import tsx bench/exec-phases.ts --socket <path> --container <name> [--rounds 40] [--command true]\n',
+  );
   process.exit(2);
 }
 const socket = opts.socket;
@@ -67,7 +69,8 @@ async function round(): Promise<void> {
   const t1 = performance.now();
   const opUrl: unknown = r.json?.operation;
   const fds: Record<string, string> | undefined = r.json?.metadata?.metadata?.fds;
-  if (r.status !== 202 || typeof opUrl !== 'string' || !fds) throw new Error(`exec refused: HTTP ${r.status}: ${errorText(r)}`);
+  if (r.status !== 202 || typeof opUrl !== 'string' || !fds)
+    throw new Error(`exec refused: HTTP ${r.status}: ${errorText(r)}`);
   record('POST (answered)', t1 - t0);
   const sockets: WebSocket[] = [];
   const closed: Promise<number>[] = [];
@@ -80,12 +83,14 @@ async function round(): Promise<void> {
       const t = performance.now();
       record(`handshake ${fd}`, t - prev);
       prev = t;
-      if (fd === '1' || fd === '2') closed.push(new Promise((resolve) => ws.once('close', () => resolve(performance.now()))));
+      if (fd === '1' || fd === '2')
+        closed.push(new Promise((resolve) => ws.once('close', () => resolve(performance.now()))));
       if (fd === '0') ws.send('', { binary: false });
     }
     const w = await client.request('GET', `${opUrl}/wait?timeout=60`);
     const tw = performance.now();
-    if (Number(w.json?.metadata?.status_code) !== 200) throw new Error(`exec failed: ${errorText(w) || JSON.stringify(w.json?.metadata)}`);
+    if (Number(w.json?.metadata?.status_code) !== 200)
+      throw new Error(`exec failed: ${errorText(w) || JSON.stringify(w.json?.metadata)}`);
     record('wait after the last handshake', tw - prev);
     const lastClose = Math.max(...(await Promise.all(closed)));
     record('output closed after the wait', Math.max(0, lastClose - tw));

@@ -40,7 +40,9 @@ const { values: opts } = parseArgs({
   strict: true,
 });
 if (!opts.socket || !opts.pid || !opts['image-file']) {
-  process.stderr.write('usage: network-bench.ts --socket <path> --pid <daemon pid> --image-file <tarball> [--count N] [--iterations N] [--subnet CIDR] [--label L] [--json F]\n');
+  process.stderr.write(
+    'usage: network-bench.ts --socket <path> --pid <daemon pid> --image-file <tarball> [--count N] [--iterations N] [--subnet CIDR] [--label L] [--json F]\n',
+  );
   process.exit(2);
 }
 const NET = 'benchbr0';
@@ -53,7 +55,13 @@ const netns = [`--net=/proc/${opts.pid}/ns/net`];
 export interface NetworkBenchResults {
   label: string;
   networkCreateMs?: number;
-  single: { create?: LatencyStats; start?: LatencyStats; createStart?: LatencyStats; lease?: LatencyStats; failed: number };
+  single: {
+    create?: LatencyStats;
+    start?: LatencyStats;
+    createStart?: LatencyStats;
+    lease?: LatencyStats;
+    failed: number;
+  };
   bulk?: { n: number; wallMs: number; failed: number; leased: number; within5s: number; lease?: LatencyStats };
   leasesGet?: LatencyStats;
   stateGet?: LatencyStats;
@@ -63,16 +71,24 @@ export interface NetworkBenchResults {
 const results: NetworkBenchResults = { label: opts.label, single: { failed: 0 }, errors: [] };
 
 const nic = { eth0: { type: 'nic', nictype: 'bridged', parent: NET, name: 'eth0' } };
-const create = (name: string) => client.operation('POST', '/1.0/containers', { name, source: { type: 'image', alias: ALIAS }, devices: nic }, OP_MS);
-const start = (name: string) => client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'start', timeout: -1 }, OP_MS);
+const create = (name: string) =>
+  client.operation('POST', '/1.0/containers', { name, source: { type: 'image', alias: ALIAS }, devices: nic }, OP_MS);
+const start = (name: string) =>
+  client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'start', timeout: -1 }, OP_MS);
 const destroy = async (name: string) => {
-  await client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'stop', force: true, timeout: -1 }, OP_MS).catch(() => undefined);
+  await client
+    .operation('PUT', `/1.0/containers/${name}/state`, { action: 'stop', force: true, timeout: -1 }, OP_MS)
+    .catch(() => undefined);
   await client.operation('DELETE', `/1.0/containers/${name}`, undefined, OP_MS).catch(() => undefined);
 };
 /** Hostname → when (performance.now) it first showed in the leases. */
 async function leasesNow(): Promise<Set<string>> {
   const r = await client.get(`/1.0/networks/${NET}/leases`);
-  return new Set(((r.json?.metadata ?? []) as { hostname: string; address: string }[]).filter((l) => l.address.includes('.')).map((l) => l.hostname));
+  return new Set(
+    ((r.json?.metadata ?? []) as { hostname: string; address: string }[])
+      .filter((l) => l.address.includes('.'))
+      .map((l) => l.hostname),
+  );
 }
 async function timeGets(path: string, n: number): Promise<LatencyStats> {
   const ms: number[] = [];
@@ -83,7 +99,11 @@ async function timeGets(path: string, n: number): Promise<LatencyStats> {
   }
   return summarize(ms);
 }
-const bridgeExists = () => run('nsenter', [...netns, 'ip', '-o', 'link', 'show', NET]).then(() => true, () => false);
+const bridgeExists = () =>
+  run('nsenter', [...netns, 'ip', '-o', 'link', 'show', NET]).then(
+    () => true,
+    () => false,
+  );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function single(iterations: number): Promise<void> {
@@ -107,8 +127,16 @@ async function single(iterations: number): Promise<void> {
     if ((await leasesNow()).has(name)) l.push(performance.now() - t0);
     await destroy(name);
   }
-  results.single = { ...results.single, create: summarize(c), start: summarize(s), createStart: summarize(c.map((x, i) => x + s[i]!)), ...(l.length ? { lease: summarize(l) } : {}) };
-  log(`single (${iterations}): create ${fmtMs(results.single.create?.median)}, start ${fmtMs(results.single.start?.median)}, lease ${fmtMs(results.single.lease?.median)} after start (medians)`);
+  results.single = {
+    ...results.single,
+    create: summarize(c),
+    start: summarize(s),
+    createStart: summarize(c.map((x, i) => x + s[i]!)),
+    ...(l.length ? { lease: summarize(l) } : {}),
+  };
+  log(
+    `single (${iterations}): create ${fmtMs(results.single.create?.median)}, start ${fmtMs(results.single.start?.median)}, lease ${fmtMs(results.single.lease?.median)} after start (medians)`,
+  );
 }
 
 async function bulk(n: number): Promise<string[]> {
@@ -138,8 +166,17 @@ async function bulk(n: number): Promise<string[]> {
   }
   // A lease seen before the start operation returned counts as 0 s after it.
   const delays = [...leasedAt].map(([h, t]) => Math.max(0, t - startedAt.get(h)!));
-  results.bulk = { n, wallMs, failed, leased: leasedAt.size, within5s: delays.filter((d) => d <= 5_000).length, ...(delays.length ? { lease: summarize(delays) } : {}) };
-  log(`bulk ${n} at once: wall ${fmtMs(wallMs)}, failed ${failed}, leased ${leasedAt.size}/${startedAt.size}, within 5 s ${results.bulk.within5s}, lease median ${fmtMs(results.bulk.lease?.median)} p95 ${fmtMs(results.bulk.lease?.p95)}`);
+  results.bulk = {
+    n,
+    wallMs,
+    failed,
+    leased: leasedAt.size,
+    within5s: delays.filter((d) => d <= 5_000).length,
+    ...(delays.length ? { lease: summarize(delays) } : {}),
+  };
+  log(
+    `bulk ${n} at once: wall ${fmtMs(wallMs)}, failed ${failed}, leased ${leasedAt.size}/${startedAt.size}, within 5 s ${results.bulk.within5s}, lease median ${fmtMs(results.bulk.lease?.median)} p95 ${fmtMs(results.bulk.lease?.p95)}`,
+  );
   return names;
 }
 
@@ -163,7 +200,16 @@ async function main(): Promise<void> {
   let names: string[] = [];
   try {
     const t0 = performance.now();
-    const r = await client.request('POST', '/1.0/networks', { name: NET, config: { 'ipv4.address': opts.subnet, 'ipv4.nat': 'false', 'ipv4.routing': 'false', 'ipv6.address': 'none', 'ipv4.dhcp.expiry': '1h' } });
+    const r = await client.request('POST', '/1.0/networks', {
+      name: NET,
+      config: {
+        'ipv4.address': opts.subnet,
+        'ipv4.nat': 'false',
+        'ipv4.routing': 'false',
+        'ipv6.address': 'none',
+        'ipv4.dhcp.expiry': '1h',
+      },
+    });
     if (r.status !== 200 && r.status !== 201) throw new Error(`network create: HTTP ${r.status} ${errorText(r)}`);
     results.networkCreateMs = performance.now() - t0;
     log(`${opts.label}: network create ${fmtMs(results.networkCreateMs)}`);
@@ -171,7 +217,9 @@ async function main(): Promise<void> {
     names = await bulk(Number(opts.count));
     results.leasesGet = await timeGets(`/1.0/networks/${NET}/leases`, 200);
     results.stateGet = await timeGets(`/1.0/networks/${NET}/state`, 200);
-    log(`with ${results.bulk?.leased} leases: GET leases ${fmtMs(results.leasesGet.median)}, GET state ${fmtMs(results.stateGet.median)} (medians)`);
+    log(
+      `with ${results.bulk?.leased} leases: GET leases ${fmtMs(results.leasesGet.median)}, GET state ${fmtMs(results.stateGet.median)} (medians)`,
+    );
     await repair();
   } catch (e) {
     results.errors.push(String((e as Error).message ?? e));
@@ -180,7 +228,8 @@ async function main(): Promise<void> {
     await Promise.all(names.map(destroy));
     await client.request('DELETE', `/1.0/networks/${NET}`).catch(() => undefined);
     await client.request('DELETE', `/1.0/images/aliases/${ALIAS}`).catch(() => undefined);
-    if (up.imported) await client.operation('DELETE', `/1.0/images/${up.fingerprint}`, undefined, 60_000).catch(() => undefined);
+    if (up.imported)
+      await client.operation('DELETE', `/1.0/images/${up.fingerprint}`, undefined, 60_000).catch(() => undefined);
     client.close();
   }
   if (opts.json) await writeFile(opts.json, JSON.stringify(results, null, 2));

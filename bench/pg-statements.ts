@@ -26,7 +26,9 @@ const { values } = parseArgs({
   },
 });
 if (!values.socket || !values.database || !values['image-file']) {
-  process.stderr.write('usage: bench/pg-statements.ts --socket <path> --database <db> --image-file <tarball> [--log <file>] [--rounds 3] [--settle-ms 500]\n');
+  process.stderr.write(
+    'usage: bench/pg-statements.ts --socket <path> --database <db> --image-file <tarball> [--log <file>] [--rounds 3] [--settle-ms 500]\n',
+  );
   process.exit(2);
 }
 const client = new UnixClient(values.socket);
@@ -41,7 +43,10 @@ async function logSince(offset: number): Promise<string[]> {
   try {
     const buf = Buffer.alloc(size - offset);
     await fh.read(buf, 0, buf.length, offset);
-    return buf.toString('utf8').split('\n').flatMap((l) => STATEMENT.exec(l)?.[1] ?? []);
+    return buf
+      .toString('utf8')
+      .split('\n')
+      .flatMap((l) => STATEMENT.exec(l)?.[1] ?? []);
   } finally {
     await fh.close();
   }
@@ -59,19 +64,40 @@ async function measure(label: string, run: () => Promise<unknown>): Promise<void
   }
   const commits = statements.filter((s) => /^commit\b/i.test(s)).length;
   process.stdout.write(`${label}: ${statements.length} statements, ${commits} commits\n`);
-  for (const [t, n] of [...byText].sort((a, b) => b[1] - a[1])) process.stdout.write(`   ${String(n).padStart(3)}  ${t}\n`);
+  for (const [t, n] of [...byText].sort((a, b) => b[1] - a[1]))
+    process.stdout.write(`   ${String(n).padStart(3)}  ${t}\n`);
 }
 
 const fail = (what: string) => (r: { ok: boolean; error?: string }) => {
   if (!r.ok) throw new Error(`${what}: ${r.error}`);
 };
-if ((await client.get('/1.0/images/aliases/pgstat-busybox')).status !== 200) await uploadImageFile(client, values['image-file']!, 'pgstat-busybox', 60_000);
+if ((await client.get('/1.0/images/aliases/pgstat-busybox')).status !== 200)
+  await uploadImageFile(client, values['image-file']!, 'pgstat-busybox', 60_000);
 for (let i = 0; i < Number(values.rounds); i++) {
   const name = `pgstat-${process.pid}-${i}`;
-  await measure(`create ${name}`, () => client.operation('POST', '/1.0/containers', { name, profiles: ['default'], source: { type: 'image', alias: 'pgstat-busybox' } }, 60_000).then(fail('create')));
-  await measure('start', () => client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'start', timeout: -1 }, 60_000).then(fail('start')));
+  await measure(`create ${name}`, () =>
+    client
+      .operation(
+        'POST',
+        '/1.0/containers',
+        { name, profiles: ['default'], source: { type: 'image', alias: 'pgstat-busybox' } },
+        60_000,
+      )
+      .then(fail('create')),
+  );
+  await measure('start', () =>
+    client
+      .operation('PUT', `/1.0/containers/${name}/state`, { action: 'start', timeout: -1 }, 60_000)
+      .then(fail('start')),
+  );
   await measure('list (recursion=1)', () => client.get('/1.0/containers?recursion=1'));
-  await measure('stop (force)', () => client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'stop', force: true, timeout: -1 }, 60_000).then(fail('stop')));
-  await measure('delete', () => client.operation('DELETE', `/1.0/containers/${name}`, undefined, 60_000).then(fail('delete')));
+  await measure('stop (force)', () =>
+    client
+      .operation('PUT', `/1.0/containers/${name}/state`, { action: 'stop', force: true, timeout: -1 }, 60_000)
+      .then(fail('stop')),
+  );
+  await measure('delete', () =>
+    client.operation('DELETE', `/1.0/containers/${name}`, undefined, 60_000).then(fail('delete')),
+  );
 }
 client.close();

@@ -38,7 +38,9 @@ const { values: opts } = parseArgs({
   strict: true,
 });
 if (!opts.socket || !opts['image-file']) {
-  process.stderr.write('usage: proxy-bench.ts --socket <path> --image-file <tarball> [--connections N] [--concurrent N] [--mib N] [--adds N] [--label L] [--json F]\n');
+  process.stderr.write(
+    'usage: proxy-bench.ts --socket <path> --image-file <tarball> [--connections N] [--concurrent N] [--mib N] [--adds N] [--label L] [--json F]\n',
+  );
   process.exit(2);
 }
 const CT = 'pbench';
@@ -71,31 +73,56 @@ async function change(method: string, path: string, body: unknown): Promise<numb
   if (Number(op?.status_code) !== 200) throw new Error(`${method} ${path}: ${op?.err ?? 'operation failed'}`);
   return performance.now() - t0;
 }
-const proxy = (listen: number, connect: number) => ({ type: 'proxy', listen: `tcp:127.0.0.1:${listen}`, connect: `tcp:127.0.0.1:${connect}` });
+const proxy = (listen: number, connect: number) => ({
+  type: 'proxy',
+  listen: `tcp:127.0.0.1:${listen}`,
+  connect: `tcp:127.0.0.1:${connect}`,
+});
 const setDevices = async (extra: Record<string, Record<string, string>>) => {
-  const cur = (await client.get(`/1.0/containers/${CT}`)).json?.metadata as { devices: Record<string, Record<string, string>> };
+  const cur = (await client.get(`/1.0/containers/${CT}`)).json?.metadata as {
+    devices: Record<string, Record<string, string>>;
+  };
   const devices = Object.fromEntries(Object.entries(cur.devices).filter(([, d]) => d.type !== 'proxy'));
   return change('PATCH', `/1.0/containers/${CT}`, { devices: { ...devices, ...extra } });
 };
 /** Run a command in the container without waiting for its output. */
-const exec = (command: string[]) => change('POST', `/1.0/containers/${CT}/exec`, { command, 'wait-for-websocket': false, interactive: false, 'record-output': false, environment: {} });
+const exec = (command: string[]) =>
+  change('POST', `/1.0/containers/${CT}/exec`, {
+    command,
+    'wait-for-websocket': false,
+    interactive: false,
+    'record-output': false,
+    environment: {},
+  });
 
 /** One HTTP GET over a new connection: ms from connect to the end of the reply, or an Error. */
 function httpGet(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let got = '';
-    const s = createConnection({ host: '127.0.0.1', port }, () => s.write('GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n'));
+    const s = createConnection({ host: '127.0.0.1', port }, () =>
+      s.write('GET /index.html HTTP/1.0\r\nHost: x\r\n\r\n'),
+    );
     s.setTimeout(10_000, () => s.destroy(new Error('timeout')));
     s.on('data', (b) => (got += b.toString('latin1')));
     s.on('error', reject);
-    s.on('close', () => (/^HTTP\/1\.[01] 200/.test(got) && got.length > 1024 ? resolve(performance.now() - t0) : reject(new Error(`bad reply: ${got.slice(0, 60)}`))));
+    s.on('close', () =>
+      /^HTTP\/1\.[01] 200/.test(got) && got.length > 1024
+        ? resolve(performance.now() - t0)
+        : reject(new Error(`bad reply: ${got.slice(0, 60)}`)),
+    );
   });
 }
 async function answers(port: number, deadlineMs: number): Promise<boolean> {
   const end = performance.now() + deadlineMs;
   while (performance.now() < end) {
-    if (await httpGet(port).then(() => true, () => false)) return true;
+    if (
+      await httpGet(port).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
     await sleep(5);
   }
   return false;
@@ -127,7 +154,11 @@ async function main(): Promise<void> {
   try {
     await change('POST', '/1.0/containers', { name: CT, source: { type: 'image', alias: ALIAS } });
     await change('PUT', `/1.0/containers/${CT}/state`, { action: 'start', timeout: -1 });
-    await exec(['sh', '-c', 'ip link set lo up; mkdir -p /srv && head -c 4096 /dev/zero | tr "\\0" x > /srv/index.html && busybox httpd -p 127.0.0.1:80 -h /srv']);
+    await exec([
+      'sh',
+      '-c',
+      'ip link set lo up; mkdir -p /srv && head -c 4096 /dev/zero | tr "\\0" x > /srv/index.html && busybox httpd -p 127.0.0.1:80 -h /srv',
+    ]);
 
     const add: number[] = [];
     const ready: number[] = [];
@@ -140,7 +171,9 @@ async function main(): Promise<void> {
     }
     results.add = summarize(add);
     results.addUntilAnswer = summarize(ready);
-    log(`${opts.label}: add a proxy to a running container ${fmtMs(results.add.median)} (answering after ${fmtMs(results.addUntilAnswer.median)}) (medians)`);
+    log(
+      `${opts.label}: add a proxy to a running container ${fmtMs(results.add.median)} (answering after ${fmtMs(results.addUntilAnswer.median)}) (medians)`,
+    );
 
     const req: number[] = [];
     for (let i = 0; i < Number(opts.connections); i++) {
@@ -151,12 +184,18 @@ async function main(): Promise<void> {
       }
     }
     results.request = summarize(req);
-    log(`${opts.connections} sequential GETs through the proxy: median ${fmtMs(results.request.median)}, p95 ${fmtMs(results.request.p95)}`);
+    log(
+      `${opts.connections} sequential GETs through the proxy: median ${fmtMs(results.request.median)}, p95 ${fmtMs(results.request.p95)}`,
+    );
 
     const n = Number(opts.concurrent);
     const t0 = performance.now();
     const all = await Promise.allSettled(Array.from({ length: n }, () => httpGet(WEB_PORT)));
-    results.concurrent = { n, failed: all.filter((r) => r.status === 'rejected').length, wallMs: performance.now() - t0 };
+    results.concurrent = {
+      n,
+      failed: all.filter((r) => r.status === 'rejected').length,
+      wallMs: performance.now() - t0,
+    };
     log(`${n} GETs at once: ${results.concurrent.failed} failed, ${fmtMs(results.concurrent.wallMs)}`);
 
     await setDevices({ web: proxy(WEB_PORT, 80), sink: proxy(SINK_PORT, 9000) });
@@ -177,10 +216,13 @@ async function main(): Promise<void> {
     results.errors.push(String((e as Error).message ?? e));
     log(`error: ${(e as Error).message}`);
   } finally {
-    await change('PUT', `/1.0/containers/${CT}/state`, { action: 'stop', force: true, timeout: -1 }).catch(() => undefined);
+    await change('PUT', `/1.0/containers/${CT}/state`, { action: 'stop', force: true, timeout: -1 }).catch(
+      () => undefined,
+    );
     await change('DELETE', `/1.0/containers/${CT}`, undefined).catch(() => undefined);
     await client.request('DELETE', `/1.0/images/aliases/${ALIAS}`).catch(() => undefined);
-    if (up.imported) await client.operation('DELETE', `/1.0/images/${up.fingerprint}`, undefined, 60_000).catch(() => undefined);
+    if (up.imported)
+      await client.operation('DELETE', `/1.0/images/${up.fingerprint}`, undefined, 60_000).catch(() => undefined);
     client.close();
   }
   if (opts.json) await writeFile(opts.json, JSON.stringify(results, null, 2));
@@ -191,7 +233,10 @@ async function main(): Promise<void> {
       ['  … until it answers (median)', fmtMs(results.addUntilAnswer?.median)],
       ['GET through the proxy, new connection (median)', fmtMs(results.request?.median)],
       [`${results.concurrent?.n ?? '-'} at once: failed`, String(results.concurrent?.failed ?? '-')],
-      [`${results.throughput?.mib ?? '-'} MiB host → container`, results.throughput ? `${results.throughput.mibPerS.toFixed(0)} MiB/s` : '—'],
+      [
+        `${results.throughput?.mib ?? '-'} MiB host → container`,
+        results.throughput ? `${results.throughput.mibPerS.toFixed(0)} MiB/s` : '—',
+      ],
     ]),
   );
   if (results.errors.length) log(`errors: ${results.errors.slice(0, 5).join('; ')}`);

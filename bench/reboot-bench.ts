@@ -35,7 +35,10 @@ const leasesFile = path.join(d.stateDir, 'networks', net, 'dnsmasq.leases');
 const state = async (name: string) => (await api.get(`/1.0/containers/${name}/state`)).json.metadata;
 const leased = async (name: string, prefix3: string) => {
   const s = await state(name);
-  return s.status === 'Running' && (s.network?.eth0?.addresses ?? []).some((a: any) => a.family === 'inet' && a.address.startsWith(`${prefix3}.`));
+  return (
+    s.status === 'Running' &&
+    (s.network?.eth0?.addresses ?? []).some((a: any) => a.family === 'inet' && a.address.startsWith(`${prefix3}.`))
+  );
 };
 const svcdRows: number[] = [];
 const apiRows: number[] = [];
@@ -47,8 +50,12 @@ try {
   const { cidr, prefix3 } = await freeSubnet24(11);
   await api.post('/1.0/networks', { name: net, config: safeNetworkConfig(cidr) });
   await api.post('/1.0/storage-pools', { name: 'rbb', driver: 'btrfs', config: { size: '2GiB' } });
-  const devices = { eth0: { type: 'nic', nictype: 'bridged', parent: net }, root: { type: 'disk', path: '/', pool: 'rbb' } };
-  for (const name of names) await waitOp(api, await api.post('/1.0/containers', { name, devices, source: { type: 'image', alias: 'bb' } }));
+  const devices = {
+    eth0: { type: 'nic', nictype: 'bridged', parent: net },
+    root: { type: 'disk', path: '/', pool: 'rbb' },
+  };
+  for (const name of names)
+    await waitOp(api, await api.post('/1.0/containers', { name, devices, source: { type: 'image', alias: 'bb' } }));
   for (const name of names) await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));
   for (const name of names) await eventually(() => leased(name, prefix3), `${name} leased`, 60_000);
 
@@ -63,7 +70,11 @@ try {
         // gone already
       }
     }
-    await eventually(async () => (await findProcesses((argv) => argv.some((a) => a.includes(d.stateDir)))).length === 0, 'the tree gone', 10_000);
+    await eventually(
+      async () => (await findProcesses((argv) => argv.some((a) => a.includes(d.stateDir)))).length === 0,
+      'the tree gone',
+      10_000,
+    );
     await run('ip', ['link', 'del', net]).catch(() => {});
     for (const table of ['svcd', 'svcd_proxy']) await run('nft', ['delete', 'table', 'inet', table]).catch(() => {});
     await cleanupStorageUnder(d.stateDir);
@@ -85,18 +96,34 @@ try {
         for (let id = queue.shift(); id; id = queue.shift()) await run('lxc-start', ['-n', id, '-P', lxcPath]);
       }),
     );
-    await Promise.all(ids.map((id) => eventually(async () => (await run('lxc-info', ['-s', '-H', '-n', id, '-P', lxcPath])).stdout.trim() === 'RUNNING', `${id} running`, 60_000)));
+    await Promise.all(
+      ids.map((id) =>
+        eventually(
+          async () => (await run('lxc-info', ['-s', '-H', '-n', id, '-P', lxcPath])).stdout.trim() === 'RUNNING',
+          `${id} running`,
+          60_000,
+        ),
+      ),
+    );
     lxcRows.push(performance.now() - t1);
     // With its network too: a lease taken after this start (dnsmasq's file: expiry = when taken + the lease time).
     const since = Math.floor(wallT1 / 1000);
-    await eventually(async () => {
-      const fresh = (await readFile(leasesFile, 'utf8')).split('\n').filter((l) => Number(l.split(' ')[0]) >= since + LEASE_SECONDS);
-      return fresh.length >= ids.length;
-    }, 'every container leased again', 60_000);
+    await eventually(
+      async () => {
+        const fresh = (await readFile(leasesFile, 'utf8'))
+          .split('\n')
+          .filter((l) => Number(l.split(' ')[0]) >= since + LEASE_SECONDS);
+        return fresh.length >= ids.length;
+      },
+      'every container leased again',
+      60_000,
+    );
     lxcLeaseRows.push(performance.now() - t1);
     await d.restart();
     for (const name of names) await eventually(() => leased(name, prefix3), `${name} leased`, 60_000);
-    console.error(`round ${round}: svcd ${(svcdRows.at(-1)! / 1000).toFixed(2)} s, lxc-start ${(lxcRows.at(-1)! / 1000).toFixed(2)} s`);
+    console.error(
+      `round ${round}: svcd ${(svcdRows.at(-1)! / 1000).toFixed(2)} s, lxc-start ${(lxcRows.at(-1)! / 1000).toFixed(2)} s`,
+    );
   }
 } finally {
   await teardownContainers(d, api, [imgDir]);
@@ -107,12 +134,26 @@ const s = median(svcdRows);
 const a = median(apiRows);
 const l = median(lxcRows);
 const after = svcdRows.map((x, i) => x - apiRows[i]!);
-console.log(`\n${count} containers, ${rounds} rounds, ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(2)}\n`);
+console.log(
+  `\n${count} containers, ${rounds} rounds, ${os.availableParallelism()} cores, load ${os.loadavg()[0]!.toFixed(2)}\n`,
+);
 console.log('| | median | all rounds |');
 console.log('| --- | --- | --- |');
-console.log(`| svcd: restart to all Running with a lease | ${(s / 1000).toFixed(2)} s | ${svcdRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
-console.log(`| svcd: its own start-up (restart to the API answering) | ${(a / 1000).toFixed(2)} s | ${apiRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
-console.log(`| svcd: the containers (API answering to all Running with a lease) | ${(median(after) / 1000).toFixed(2)} s | ${after.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
-console.log(`| raw \`lxc-start\`, two at a time | ${(l / 1000).toFixed(2)} s | ${lxcRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
-console.log(`| raw \`lxc-start\`, two at a time, to every lease | ${(median(lxcLeaseRows) / 1000).toFixed(2)} s | ${lxcLeaseRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`);
-console.log(`| svcd's containers ÷ raw, both to every lease | ${(median(after) / median(lxcLeaseRows)).toFixed(2)}× | (target ≤ 1.1×) |`);
+console.log(
+  `| svcd: restart to all Running with a lease | ${(s / 1000).toFixed(2)} s | ${svcdRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
+);
+console.log(
+  `| svcd: its own start-up (restart to the API answering) | ${(a / 1000).toFixed(2)} s | ${apiRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
+);
+console.log(
+  `| svcd: the containers (API answering to all Running with a lease) | ${(median(after) / 1000).toFixed(2)} s | ${after.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
+);
+console.log(
+  `| raw \`lxc-start\`, two at a time | ${(l / 1000).toFixed(2)} s | ${lxcRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
+);
+console.log(
+  `| raw \`lxc-start\`, two at a time, to every lease | ${(median(lxcLeaseRows) / 1000).toFixed(2)} s | ${lxcLeaseRows.map((x) => (x / 1000).toFixed(2)).join(', ')} |`,
+);
+console.log(
+  `| svcd's containers ÷ raw, both to every lease | ${(median(after) / median(lxcLeaseRows)).toFixed(2)}× | (target ≤ 1.1×) |`,
+);

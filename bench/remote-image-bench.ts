@@ -37,7 +37,9 @@ const { values: opts } = parseArgs({
 });
 const kind = opts.kind as StreamItemKind;
 if (!opts.socket || !['squashfs', 'unified', 'rootxz'].includes(kind)) {
-  process.stderr.write('usage: remote-image-bench.ts --socket <path> [--rounds N] [--concurrent N] [--kind squashfs|unified|rootxz] [--label L] [--json F]\n');
+  process.stderr.write(
+    'usage: remote-image-bench.ts --socket <path> [--rounds N] [--concurrent N] [--kind squashfs|unified|rootxz] [--label L] [--json F]\n',
+  );
   process.exit(2);
 }
 const OP_MS = 600_000;
@@ -59,7 +61,13 @@ export interface RemoteImageBenchResults {
   uncached: LaunchFigures;
   cached: LaunchFigures;
   local: LaunchFigures;
-  concurrent?: { n: number; failed: number; wallMs: number; downloads: Record<string, number>; errors: Record<string, number> };
+  concurrent?: {
+    n: number;
+    failed: number;
+    wallMs: number;
+    downloads: Record<string, number>;
+    errors: Record<string, number>;
+  };
   leftovers: string[];
 }
 
@@ -91,13 +99,16 @@ function figures(runs: Launch[]): LaunchFigures {
     ok: good.length,
     failed: runs.length - good.length,
     errors: [...new Set(runs.flatMap((r) => (r.error ? [r.error] : [])))],
-    ...(good.length ? { launch: summarize(good.map((r) => r.launchMs)), create: summarize(good.map((r) => r.createMs)) } : {}),
+    ...(good.length
+      ? { launch: summarize(good.map((r) => r.launchMs)), create: summarize(good.map((r) => r.createMs)) }
+      : {}),
   };
 }
 
 /** How often the server sent each file of the version's image (by file name). */
 function downloadsOf(v: StreamVersion, requests: (p: string) => number): Record<string, number> {
-  const files = kind === 'unified' ? [v.files.unified] : [v.files.meta, kind === 'squashfs' ? v.files.squashfs : v.files.rootxz];
+  const files =
+    kind === 'unified' ? [v.files.unified] : [v.files.meta, kind === 'squashfs' ? v.files.squashfs : v.files.rootxz];
   return Object.fromEntries(files.map((f) => [f!.path.split('/').pop()!, requests(`/${f!.path}`)]));
 }
 
@@ -108,13 +119,25 @@ async function main(): Promise<void> {
   const newRemote = async () => {
     const ss = await startSimplestreamsServer({ kinds: [kind], alias: 'bench-remote' });
     servers.push(ss);
-    const source = { type: 'image', mode: 'pull', server: ss.url, protocol: 'simplestreams', alias: 'bench-remote', certificate: ss.certificate };
+    const source = {
+      type: 'image',
+      mode: 'pull',
+      server: ss.url,
+      protocol: 'simplestreams',
+      alias: 'bench-remote',
+      certificate: ss.certificate,
+    };
     return { ss, source, fingerprint: ss.latest().fingerprints[kind]! };
   };
   const containers = new Set<string>();
   const results: RemoteImageBenchResults = {
-    label: opts.label, kind, imageBytes: 0,
-    uncached: figures([]), cached: figures([]), local: figures([]), leftovers: [],
+    label: opts.label,
+    kind,
+    imageBytes: 0,
+    uncached: figures([]),
+    cached: figures([]),
+    local: figures([]),
+    leftovers: [],
   };
   const run = async (name: string, src: Record<string, unknown>) => {
     containers.add(name);
@@ -153,14 +176,21 @@ async function main(): Promise<void> {
       const wallMs = performance.now() - t0;
       const errors: Record<string, number> = {};
       for (const r of all) if (r.error) errors[r.error] = (errors[r.error] ?? 0) + 1;
-      results.concurrent = { n, failed: all.filter((r) => !r.ok).length, wallMs, downloads: downloadsOf(ss.latest(), ss.requests), errors };
+      results.concurrent = {
+        n,
+        failed: all.filter((r) => !r.ok).length,
+        wallMs,
+        downloads: downloadsOf(ss.latest(), ss.requests),
+        errors,
+      };
       await Promise.all(names.map(async (x) => (await remove(x)) && containers.delete(x)));
     }
   } finally {
     for (const x of containers) if (!(await remove(x))) results.leftovers.push(x);
     const imgs = await client.get('/1.0/images?recursion=1');
     for (const img of (imgs.json?.metadata ?? []) as { fingerprint: string; update_source?: { server?: string } }[]) {
-      if (servers.some((ss) => ss.url === img.update_source?.server)) await client.operation('DELETE', `/1.0/images/${img.fingerprint}`, undefined, OP_MS);
+      if (servers.some((ss) => ss.url === img.update_source?.server))
+        await client.operation('DELETE', `/1.0/images/${img.fingerprint}`, undefined, OP_MS);
     }
     for (const ss of servers) await ss.close();
     client.close();
@@ -170,13 +200,38 @@ async function main(): Promise<void> {
 }
 
 function print(r: RemoteImageBenchResults): void {
-  const row = (what: string, f: LaunchFigures) => [what, `${f.ok}/${f.ok + f.failed}`, fmtMs(f.create?.median), fmtMs(f.launch?.median), fmtMs(f.launch?.max)];
-  log(table([['launch', 'ok', 'create median', 'launch median', 'launch max'], row('uncached (pull)', r.uncached), row('cached (by alias)', r.cached), row('local (by fingerprint)', r.local)]));
+  const row = (what: string, f: LaunchFigures) => [
+    what,
+    `${f.ok}/${f.ok + f.failed}`,
+    fmtMs(f.create?.median),
+    fmtMs(f.launch?.median),
+    fmtMs(f.launch?.max),
+  ];
+  log(
+    table([
+      ['launch', 'ok', 'create median', 'launch median', 'launch max'],
+      row('uncached (pull)', r.uncached),
+      row('cached (by alias)', r.cached),
+      row('local (by fingerprint)', r.local),
+    ]),
+  );
   if (r.concurrent) {
     const c = r.concurrent;
-    log(`${c.n} concurrent launches of one uncached image: ${fmtMs(c.wallMs)} wall, ${c.failed} failed, sent per file: ${Object.entries(c.downloads).map(([f, k]) => `${f} ×${k}`).join(', ')}`);
+    log(
+      `${c.n} concurrent launches of one uncached image: ${fmtMs(c.wallMs)} wall, ${c.failed} failed, sent per file: ${Object.entries(
+        c.downloads,
+      )
+        .map(([f, k]) => `${f} ×${k}`)
+        .join(', ')}`,
+    );
   }
-  for (const e of new Set([...r.uncached.errors, ...r.cached.errors, ...r.local.errors, ...Object.keys(r.concurrent?.errors ?? {})])) log(`  error: ${e}`);
+  for (const e of new Set([
+    ...r.uncached.errors,
+    ...r.cached.errors,
+    ...r.local.errors,
+    ...Object.keys(r.concurrent?.errors ?? {}),
+  ]))
+    log(`  error: ${e}`);
   if (r.leftovers.length) log(`  left behind: ${r.leftovers.join(', ')}`);
 }
 

@@ -45,21 +45,27 @@ const { values: opts } = parseArgs({
   strict: true,
 });
 if (opts.help || !opts.socket || !opts['image-file']) {
-  process.stderr.write('usage: node --import tsx bench/scale-bench.ts --socket <path> --image-file <tarball> [--pid N] [--n 1000] [--pools dir,btrfs]\n' +
-    '       [--launch-concurrency 32] [--cpu-window <s>] [--duration <s per list cell>] [--log <daemon log>] [--label NAME] [--json FILE]\n');
+  process.stderr.write(
+    'usage: node --import tsx bench/scale-bench.ts --socket <path> --image-file <tarball> [--pid N] [--n 1000] [--pools dir,btrfs]\n' +
+      '       [--launch-concurrency 32] [--cpu-window <s>] [--duration <s per list cell>] [--log <daemon log>] [--label NAME] [--json FILE]\n',
+  );
   process.exit(opts.help ? 0 : 2);
 }
 const positive = (s: string, what: string) => {
   const n = Number(s);
-  if (!(n > 0)) (process.stderr.write(`scale-bench: --${what} expects a positive number, got "${s}"\n`), process.exit(2));
+  if (!(n > 0)) process.stderr.write(`scale-bench: --${what} expects a positive number, got "${s}"\n`), process.exit(2);
   return n;
 };
 const n = Math.floor(positive(opts.n!, 'n'));
 const launchConcurrency = Math.floor(positive(opts['launch-concurrency']!, 'launch-concurrency'));
 const cpuWindowMs = positive(opts['cpu-window']!, 'cpu-window') * 1000;
 const durationMs = positive(opts.duration!, 'duration') * 1000;
-const pools = opts.pools!.split(',').map((p) => p.trim()).filter(Boolean);
-for (const p of pools) if (p !== 'dir' && p !== 'btrfs') (process.stderr.write(`scale-bench: unknown pool kind ${p}\n`), process.exit(2));
+const pools = opts
+  .pools!.split(',')
+  .map((p) => p.trim())
+  .filter(Boolean);
+for (const p of pools)
+  if (p !== 'dir' && p !== 'btrfs') process.stderr.write(`scale-bench: unknown pool kind ${p}\n`), process.exit(2);
 
 const client = new UnixClient(opts.socket!);
 /** The daemon's state dir (its socket's): processes naming it (a database server, forwarders) are its tree too. */
@@ -75,27 +81,52 @@ async function main(): Promise<void> {
   const pid = Number(opts.pid ?? env.server_pid);
   if (!(pid > 0)) throw new Error('no daemon pid (--pid, or environment.server_pid)');
   const label = opts.label ?? server;
-  log(`scale-bench against ${label} (${server} ${env.server_version ?? '?'}, pid ${pid}): N=${n}, pools ${pools.join(', ')}, CPU window ${cpuWindowMs / 1000} s`);
+  log(
+    `scale-bench against ${label} (${server} ${env.server_version ?? '?'}, pid ${pid}): N=${n}, pools ${pools.join(', ')}, CPU window ${cpuWindowMs / 1000} s`,
+  );
   const image = await uploadImageFile(client, opts['image-file']!, 'scale-busybox', 600_000);
   const idleRssKiB = await settledTreeRssKiB(pid, 20_000, stateDir);
   const idleCpu0 = await treeCpuPercent(pid, Math.min(cpuWindowMs, 60_000), stateDir);
-  log(`  idle: process tree RSS ${fmtKiB(idleRssKiB)}, CPU ${idleCpu0.percent.toFixed(2)}% of one core over ${idleCpu0.seconds.toFixed(0)} s with no container`);
+  log(
+    `  idle: process tree RSS ${fmtKiB(idleRssKiB)}, CPU ${idleCpu0.percent.toFixed(2)}% of one core over ${idleCpu0.seconds.toFixed(0)} s with no container`,
+  );
   const results: PoolResults[] = [];
   for (const pool of pools) {
     log(`\n  pool ${pool}`);
     const res = await runPool({
-      client, pool, n, launchConcurrency, created, log,
+      client,
+      pool,
+      n,
+      launchConcurrency,
+      created,
+      log,
       measure: async (running) => {
         const rssRunningKiB = await settledTreeRssKiB(pid, 20_000, stateDir);
-        log(`    tree RSS with ${running} running: ${fmtKiB(rssRunningKiB)} (${fmtKiB((rssRunningKiB - idleRssKiB) / Math.max(1, running))} per container over idle)`);
+        log(
+          `    tree RSS with ${running} running: ${fmtKiB(rssRunningKiB)} (${fmtKiB((rssRunningKiB - idleRssKiB) / Math.max(1, running))} per container over idle)`,
+        );
         log(`    measuring idle CPU of the tree for ${cpuWindowMs / 1000} s ...`);
         const idleCpu = await treeCpuPercent(pid, cpuWindowMs, stateDir);
-        log(`    idle CPU with ${running} running: ${idleCpu.percent.toFixed(2)}% of one core (${idleCpu.members} processes in the tree; target ≤ 2%)`);
+        log(
+          `    idle CPU with ${running} running: ${idleCpu.percent.toFixed(2)}% of one core (${idleCpu.members} processes in the tree; target ≤ 2%)`,
+        );
         const list = await listCells(client, durationMs);
-        for (const c of list) log(`    GET ${c.path.padEnd(31)} c=${String(c.concurrency).padStart(2)}  p95 ${fmtMs(c.latency.p95)}  median ${fmtMs(c.latency.median)}  ${c.requests} req${c.errors ? `  ERRORS ${c.errors}` : ''}`);
+        for (const c of list)
+          log(
+            `    GET ${c.path.padEnd(31)} c=${String(c.concurrency).padStart(2)}  p95 ${fmtMs(c.latency.p95)}  median ${fmtMs(c.latency.median)}  ${c.requests} req${c.errors ? `  ERRORS ${c.errors}` : ''}`,
+          );
         const resync = server === 'svcd' && opts.log ? await timeResync(pid, opts.log) : undefined;
-        if (resync) log(`    one full resync pass: ${'error' in resync ? resync.error : `${fmtMs(resync.tookMs)} for ${resync.keys} keys`}`);
-        return { rssRunningKiB, rssPerContainerKiB: (rssRunningKiB - idleRssKiB) / Math.max(1, running), idleCpu, list, ...(resync ? { resync } : {}) };
+        if (resync)
+          log(
+            `    one full resync pass: ${'error' in resync ? resync.error : `${fmtMs(resync.tookMs)} for ${resync.keys} keys`}`,
+          );
+        return {
+          rssRunningKiB,
+          rssPerContainerKiB: (rssRunningKiB - idleRssKiB) / Math.max(1, running),
+          idleCpu,
+          list,
+          ...(resync ? { resync } : {}),
+        };
       },
     });
     results.push(res);
@@ -104,13 +135,22 @@ async function main(): Promise<void> {
   if (image.imported) await client.request('DELETE', `/1.0/images/${image.fingerprint}`).catch(() => undefined);
   if (opts.json) {
     const { writeFile } = await import('node:fs/promises');
-    await writeFile(opts.json, JSON.stringify({ label, server, n, idleRssKiB, idleCpu0, cpuWindowS: cpuWindowMs / 1000, pools: results }, null, 2));
+    await writeFile(
+      opts.json,
+      JSON.stringify(
+        { label, server, n, idleRssKiB, idleCpu0, cpuWindowS: cpuWindowMs / 1000, pools: results },
+        null,
+        2,
+      ),
+    );
   }
 }
 
 /** SIGUSR2 to svcd starts one resync pass; its `resync pass done` line (reason SIGUSR2) says how long it took. */
 async function timeResync(pid: number, logFile: string): Promise<{ keys: number; tookMs: number } | { error: string }> {
-  const from = (await open(logFile, 'r').then(async (f) => ((await f.stat()).size + (await f.close(), 0))).catch(() => 0));
+  const from = await open(logFile, 'r')
+    .then(async (f) => (await f.stat()).size + (await f.close(), 0))
+    .catch(() => 0);
   process.kill(pid, 'SIGUSR2');
   const deadline = Date.now() + 30 * 60_000;
   while (Date.now() < deadline) {
@@ -135,13 +175,23 @@ async function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     const names = [...created];
     for (let i = 0; i < names.length; i += 32) {
-      await Promise.all(names.slice(i, i + 32).map(async (name) => {
-        await client.operation('PUT', `/1.0/containers/${name}/state`, { action: 'stop', force: true, timeout: -1 }, 120_000);
-        const d: OperationResult = await client.operation('DELETE', `/1.0/containers/${name}`, undefined, 120_000);
-        if (d.ok || (await client.get(`/1.0/containers/${name}`)).status === 404) created.delete(name);
-      }));
+      await Promise.all(
+        names.slice(i, i + 32).map(async (name) => {
+          await client.operation(
+            'PUT',
+            `/1.0/containers/${name}/state`,
+            { action: 'stop', force: true, timeout: -1 },
+            120_000,
+          );
+          const d: OperationResult = await client.operation('DELETE', `/1.0/containers/${name}`, undefined, 120_000);
+          if (d.ok || (await client.get(`/1.0/containers/${name}`)).status === 404) created.delete(name);
+        }),
+      );
     }
-    if (created.size) process.stderr.write(`scale-bench: ${created.size} container(s) could not be deleted: ${[...created].slice(0, 5).join(', ')}\n`);
+    if (created.size)
+      process.stderr.write(
+        `scale-bench: ${created.size} container(s) could not be deleted: ${[...created].slice(0, 5).join(', ')}\n`,
+      );
     client.close();
   })();
   return cleaning;

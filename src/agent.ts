@@ -66,7 +66,14 @@ import { createResourcesCache } from './host/resources/index.ts';
 import { createLogger } from './log.ts';
 import { createDriftReporter, createObserverRunner } from './observers/index.ts';
 import { createOperations, type Operations } from './operations/index.ts';
-import { createReconcileManager, systemClock, TerminalError, type Clock, type ReconcileManager, type Reconciler } from './reconcilers/runtime/index.ts';
+import {
+  createReconcileManager,
+  systemClock,
+  TerminalError,
+  type Clock,
+  type ReconcileManager,
+  type Reconciler,
+} from './reconcilers/runtime/index.ts';
 import { createStatusSettler } from './reconcilers/status-settler.ts';
 import { ensureServerCertificate } from './tls/ensure-server-certificate.ts';
 import { readServerPki } from './tls/read-server-pki.ts';
@@ -126,12 +133,22 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   // Unprivileged containers' root (a high host uid) must be able to traverse to their rootfs.
   await chmod(config.stateDir, 0o711);
   const bus = createEventBus({ location: config.nodeName });
-  const log = createLogger({ level: config.logLevel, bus, ...(opts.logDestination ? { destination: opts.logDestination } : {}) });
+  const log = createLogger({
+    level: config.logLevel,
+    bus,
+    ...(opts.logDestination ? { destination: opts.logDestination } : {}),
+  });
   const { database, server: dbServer } = await openDaemonDatabase({
     stateDir: config.stateDir,
     databaseUrl: config.databaseUrl,
     embedded: config.embeddedDatabase,
-    createServer: (d) => createPrivatePostgres({ ...d, binDir: config.postgresBinDir, run: runCommand, log: log.child({ component: 'database' }) }),
+    createServer: (d) =>
+      createPrivatePostgres({
+        ...d,
+        binDir: config.postgresBinDir,
+        run: runCommand,
+        log: log.child({ component: 'database' }),
+      }),
   });
   const { db } = database;
   // What reconcilers and observers record of the host commits through `relaxed` (Database.relaxed); what
@@ -141,10 +158,22 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   await preloadFacts(db);
   const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
   const pki = await readServerPki(config.stateDir, serverCert.cert);
-  if (pki) log.info({ crl: !!pki.crl }, 'PKI mode (server.ca): a client certificate must be issued by the CA, not revoked, and in the trust store');
+  if (pki)
+    log.info(
+      { crl: !!pki.crl },
+      'PKI mode (server.ca): a client certificate must be issued by the CA, not revoked, and in the trust store',
+    );
   if (pki?.warning) log.warn(pki.warning);
 
-  const ops = createOperations({ db, localWrites: database.localWrites, bus, clock, node: config.nodeName, log: log.child({ component: 'operations' }), ...opts.operations });
+  const ops = createOperations({
+    db,
+    localWrites: database.localWrites,
+    bus,
+    clock,
+    node: config.nodeName,
+    log: log.child({ component: 'operations' }),
+    ...opts.operations,
+  });
   const orphaned = await ops.recover();
   if (orphaned) log.warn({ count: orphaned }, 'operations left running by a previous svcd ended as Failure');
   ops.start();
@@ -162,7 +191,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   await mkdir(lxcPath, { recursive: true, mode: 0o711 });
   // A removed container's directories are renamed into the state dir's trash and removed in the background;
   // what a crash left there goes now, in the background too.
-  const trash = createTrash({ onError: (err, dir) => log.warn({ err, dir }, 'cannot empty the trash (tried again at the next removal)') });
+  const trash = createTrash({
+    onError: (err, dir) => log.warn({ err, dir }, 'cannot empty the trash (tried again at the next removal)'),
+  });
   trash.sweep(stateTrashOf(config.stateDir)).catch((err: unknown) => log.warn({ err }, 'cannot empty the trash'));
   const convergence = createConvergence({ db });
   const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
@@ -181,9 +212,19 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}),
   });
   // Hotplug: a container's optional unix device nodes are watched on the host (inotify); a change reconciles it.
-  const hotplug = watchDevicePaths({ onChange: (id, node) => drift.report(CONTAINER_KIND, id, `device node ${node} appeared or went`) });
+  const hotplug = watchDevicePaths({
+    onChange: (id, node) => drift.report(CONTAINER_KIND, id, `device node ${node} appeared or went`),
+  });
   const live = createLiveRegistry({ onChange: (id, e) => hotplug.watch(id, e?.hotplug ?? []) });
-  const devsvc = createDevsvc({ db, stateDir: config.stateDir, node: config.nodeName, bus, log, trash, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}) });
+  const devsvc = createDevsvc({
+    db,
+    stateDir: config.stateDir,
+    node: config.nodeName,
+    bus,
+    log,
+    trash,
+    ...(opts.pingMs ? { pingMs: opts.pingMs } : {}),
+  });
   const rootfsDeps = {
     db: recorded,
     stateDir: config.stateDir,
@@ -210,7 +251,13 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
           (err: unknown) => log.error({ err, network: name }, 'cannot list the containers of a repaired network'),
         ),
     }),
-    createPoolReconciler({ db: recorded, node: config.nodeName, stateDir: config.stateDir, storage, onHostChange: () => observers.runNow('storage-pools').catch(() => {}) }),
+    createPoolReconciler({
+      db: recorded,
+      node: config.nodeName,
+      stateDir: config.stateDir,
+      storage,
+      onHostChange: () => observers.runNow('storage-pools').catch(() => {}),
+    }),
     createVolumeReconciler({ db: recorded, stateDir: config.stateDir, storage }),
     createImageVolumeReconciler(rootfsDeps),
     createContainerReconciler({
@@ -254,7 +301,11 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
         map: async (name) => {
           const on = await poolDependents(db, name);
           const as = (kind: string, keys: string[]) => keys.map((key) => ({ kind, key }));
-          return [...as(CONTAINER_KIND, on.containers), ...as(VOLUME_KIND, on.customVolumes), ...as(IMAGE_VOLUME_KIND, on.imageVolumes)];
+          return [
+            ...as(CONTAINER_KIND, on.containers),
+            ...as(VOLUME_KIND, on.customVolumes),
+            ...as(IMAGE_VOLUME_KIND, on.imageVolumes),
+          ];
         },
       },
     ],
@@ -264,13 +315,47 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     enqueueAfter: (kind, key, delayMs, reason) => reconcile.enqueueAfter(kind, key, delayMs, reason),
   });
   observers.register(containerObserver);
-  observers.register(createContainerEventsObserver({ lxcPath: lxcPathOf(config.stateDir), onEvent: (ev) => containerObserver.onMonitorEvent(ev) }));
-  observers.register(createLiveDriftObserver({ live, report: drift.report, ...(opts.liveObserveMs ? { intervalMs: opts.liveObserveMs } : {}) }));
+  observers.register(
+    createContainerEventsObserver({
+      lxcPath: lxcPathOf(config.stateDir),
+      onEvent: (ev) => containerObserver.onMonitorEvent(ev),
+    }),
+  );
+  observers.register(
+    createLiveDriftObserver({
+      live,
+      report: drift.report,
+      ...(opts.liveObserveMs ? { intervalMs: opts.liveObserveMs } : {}),
+    }),
+  );
   observers.register(createProxyDriftObserver({ live, proxy, report: drift.report }));
-  observers.register(createBackupExpiryObserver({ db: recorded, stateDir: config.stateDir, ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}) }));
+  observers.register(
+    createBackupExpiryObserver({
+      db: recorded,
+      stateDir: config.stateDir,
+      ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}),
+    }),
+  );
   observers.register(createExecOutputExpiryObserver({ stateDir: config.stateDir }));
-  observers.register(createNetworkObserver({ db: recorded, stateDir: config.stateDir, network, report: drift.report, ...(opts.networkObserveMs ? { intervalMs: opts.networkObserveMs } : {}) }));
-  observers.register(createPoolObserver({ db: recorded, node: config.nodeName, stateDir: config.stateDir, driverFor: storage.driverFor, report: drift.report, ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}) }));
+  observers.register(
+    createNetworkObserver({
+      db: recorded,
+      stateDir: config.stateDir,
+      network,
+      report: drift.report,
+      ...(opts.networkObserveMs ? { intervalMs: opts.networkObserveMs } : {}),
+    }),
+  );
+  observers.register(
+    createPoolObserver({
+      db: recorded,
+      node: config.nodeName,
+      stateDir: config.stateDir,
+      driverFor: storage.driverFor,
+      report: drift.report,
+      ...(opts.poolObserveMs ? { intervalMs: opts.poolObserveMs } : {}),
+    }),
+  );
 
   const trust = createTrustStore({ db, pki: !!pki });
   const resources = createResourcesCache({ ttlMs: 1_000 });
@@ -283,11 +368,24 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     svc: createSvcProtocol({ clientCert: { cert: serverCert.cert, key: serverCert.key } }),
     simplestreams: createSimplestreamsProtocol(),
   });
-  const imageHost = createImageHost({ store: imageStore, remote: createRemoteImages({ protocols, store: imageStore, architectures: host.architectures }) });
+  const imageHost = createImageHost({
+    store: imageStore,
+    remote: createRemoteImages({ protocols, store: imageStore, architectures: host.architectures }),
+  });
   const imagePulls = createImagePulls({ db, images: imageHost, reconcile, log: log.child({ component: 'images' }) });
   // The embedded databases are vacuumed by svcd (no autovacuum launcher: own-vacuum.ts).
-  if (database.localWrites) observers.register(createOwnVacuum({ db, localWrites: database.localWrites, log: log.child({ component: 'database' }) }).observer);
-  observers.register(createImageCacheObserver({ db: recorded, node: config.nodeName, images: imagePulls, log: log.child({ component: 'images' }) }));
+  if (database.localWrites)
+    observers.register(
+      createOwnVacuum({ db, localWrites: database.localWrites, log: log.child({ component: 'database' }) }).observer,
+    );
+  observers.register(
+    createImageCacheObserver({
+      db: recorded,
+      node: config.nodeName,
+      images: imagePulls,
+      log: log.child({ component: 'images' }),
+    }),
+  );
   const app = createApp({
     db,
     node: config.nodeName,
@@ -303,7 +401,10 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     stateDir: config.stateDir,
     containers: {
       // What waits for the next start is part of the state: a config change never looks applied when it is not.
-      state: async (row, rt) => ({ ...(await readContainerState(row, rt)), pending_restart: rt && rt.state !== 'STOPPED' ? (live.get(row.id)?.pendingRestart ?? []) : [] }),
+      state: async (row, rt) => ({
+        ...(await readContainerState(row, rt)),
+        pending_restart: rt && rt.state !== 'STOPPED' ? (live.get(row.id)?.pendingRestart ?? []) : [],
+      }),
       // The network host's probe (cached per process): one answer for networks and container nics.
       probeNic: async (feature) => {
         const r = await networkHost.probe(feature);
@@ -312,7 +413,13 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       listenProbe: probeListen,
       nicHost: { interfaces: () => networkHost.interfaces(), sriov: (parent) => readSriov(parent) },
     },
-    containerHost: createContainerHost({ db, stateDir: config.stateDir, driverFor: storage.driverFor, images: imageStore, readContainerWithPool }),
+    containerHost: createContainerHost({
+      db,
+      stateDir: config.stateDir,
+      driverFor: storage.driverFor,
+      images: imageStore,
+      readContainerWithPool,
+    }),
     images: imageHost,
     imagePulls,
     networks: networkHost,
@@ -320,8 +427,13 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       probeDriver: (name) => probeDriver(name),
       async checkVolumeQuota(pool) {
         if (pool.driver !== 'dir') return;
-        const probe = await probeProjectQuota(storage.driverFor('dir').poolPath({ name: pool.name, driver: pool.driver, config: pool.config, stateDir: config.stateDir }));
-        if (!probe.ok) throw new ValidationError(`Volume size limits are not available on dir pool "${pool.name}": ${probe.reason}`);
+        const probe = await probeProjectQuota(
+          storage
+            .driverFor('dir')
+            .poolPath({ name: pool.name, driver: pool.driver, config: pool.config, stateDir: config.stateDir }),
+        );
+        if (!probe.ok)
+          throw new ValidationError(`Volume size limits are not available on dir pool "${pool.name}": ${probe.reason}`);
       },
     },
     listeners: {
@@ -330,14 +442,26 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       addresses: () => listeners?.addresses() ?? [],
     },
   });
-  listeners = createListeners({ app, db, bus, ops, trust, log: log.child({ component: 'api' }), tls: { ...serverCert, ca: pki?.ca, crl: pki?.crl }, ...(opts.pingMs ? { pingMs: opts.pingMs } : {}), ...(opts.onRequest ? { onRequest: opts.onRequest } : {}) });
+  listeners = createListeners({
+    app,
+    db,
+    bus,
+    ops,
+    trust,
+    log: log.child({ component: 'api' }),
+    tls: { ...serverCert, ca: pki?.ca, crl: pki?.crl },
+    ...(opts.pingMs ? { pingMs: opts.pingMs } : {}),
+    ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
+  });
   const socketPath = unixSocketOf(config.stateDir);
   try {
     // Before anything touches the host: another svcd serving this state directory refuses this one.
     await assertUnixFree(socketPath);
     // One look at every container before the API answers: its runtime rows are then what the host shows now,
     // not what they were when svcd last stopped (a host reboot, a kill -9, a container stopped meanwhile).
-    await containerObserver.sample(AbortSignal.timeout(60_000)).catch((e: unknown) => log.warn({ err: e }, 'cannot look at the containers before answering; the observer will'));
+    await containerObserver
+      .sample(AbortSignal.timeout(60_000))
+      .catch((e: unknown) => log.warn({ err: e }, 'cannot look at the containers before answering; the observer will'));
     observers.start();
     const plan = await planContainerBoot({ db, lxcPath, lxc }).catch((e: unknown) => {
       log.error({ err: e }, 'cannot plan the container boot order; starting containers without it');
@@ -348,7 +472,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       // Starting a container is mostly the host's work (forks, mounts, cgroups): as many at once as it has cores.
       concurrency: Math.max(2, os.availableParallelism()),
       enqueue: (id) => reconcile.enqueue(CONTAINER_KIND, id, 'boot'),
-      waitSettled: async (id) => (await convergence.wait(CONTAINER_KIND, id, plan.order.find((o) => o.id === id)!.generation, 120_000)).ok,
+      waitSettled: async (id) =>
+        (await convergence.wait(CONTAINER_KIND, id, plan.order.find((o) => o.id === id)!.generation, 120_000)).ok,
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     });
     bootGate.mayStart = boot.mayStart;
@@ -357,9 +482,18 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     // a container's first DHCP request finds its network's dnsmasq serving. It waits at most 10 s for them.
     await reconcile.start();
     await listeners.listenUnix(socketPath);
-    const { 'core.https_address': https, 'core.debug_address': debug } = await readServerKeys(db, config.nodeName, ['core.https_address', 'core.debug_address']);
-    if (https) await listeners.setHttpsAddress(https).catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));
-    if (debug) await debugListener.setAddress(debug).catch((e: unknown) => log.error({ err: e, address: debug }, 'cannot open the debug listener'));
+    const { 'core.https_address': https, 'core.debug_address': debug } = await readServerKeys(db, config.nodeName, [
+      'core.https_address',
+      'core.debug_address',
+    ]);
+    if (https)
+      await listeners
+        .setHttpsAddress(https)
+        .catch((e: unknown) => log.error({ err: e, address: https }, 'cannot open the HTTPS listener'));
+    if (debug)
+      await debugListener
+        .setAddress(debug)
+        .catch((e: unknown) => log.error({ err: e, address: debug }, 'cannot open the debug listener'));
     void boot.run();
   } catch (e) {
     await listeners.close().catch(() => {});
@@ -372,7 +506,15 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     dbServer?.close();
     throw e;
   }
-  log.info({ stateDir: config.stateDir, socket: socketPath, database: dbServer ? 'postgres (embedded server)' : database.driver, node: config.nodeName }, 'svcd started');
+  log.info(
+    {
+      stateDir: config.stateDir,
+      socket: socketPath,
+      database: dbServer ? 'postgres (embedded server)' : database.driver,
+      node: config.nodeName,
+    },
+    'svcd started',
+  );
 
   return {
     config,

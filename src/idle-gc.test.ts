@@ -25,7 +25,11 @@ it('collects once the requests have been quiet for a while, not while they keep 
 
 it('gives back the pages a burst left fragmented (heapTotal shrinks, not only heapUsed)', async () => {
   const idle = createIdleGc(100);
-  let burst: object[] | undefined = Array.from({ length: 400_000 }, (_, i) => ({ a: `x${i}`, b: [i, i + 1], c: { d: i } }));
+  let burst: object[] | undefined = Array.from({ length: 400_000 }, (_, i) => ({
+    a: `x${i}`,
+    b: [i, i + 1],
+    c: { d: i },
+  }));
   // One object in 50 survives: every page of the burst keeps a few live objects.
   const survivors = burst.filter((_, i) => i % 50 === 0);
   const grown = process.memoryUsage().heapTotal;
@@ -33,14 +37,21 @@ it('gives back the pages a burst left fragmented (heapTotal shrinks, not only he
   idle.activity();
   await sleep(500);
   const after = process.memoryUsage();
-  assert.ok(after.heapTotal < grown / 2, `heapTotal ${Math.round(grown / 1e6)} MB -> ${Math.round(after.heapTotal / 1e6)} MB`);
+  assert.ok(
+    after.heapTotal < grown / 2,
+    `heapTotal ${Math.round(grown / 1e6)} MB -> ${Math.round(after.heapTotal / 1e6)} MB`,
+  );
   assert.equal(survivors.length, 8_000);
   idle.stop();
 });
 
 it('with quietBelow, a trickle of activity still counts as quiet once a burst has passed', async () => {
   const idle = createIdleGc(100, { quietBelow: 2, minActivity: 20 });
-  let burst: object[] | undefined = Array.from({ length: 400_000 }, (_, i) => ({ a: `x${i}`, b: [i, i + 1], c: { d: i } }));
+  let burst: object[] | undefined = Array.from({ length: 400_000 }, (_, i) => ({
+    a: `x${i}`,
+    b: [i, i + 1],
+    c: { d: i },
+  }));
   const survivors = burst.filter((_, i) => i % 50 === 0);
   for (let i = 0; i < 50; i++) idle.activity(); // the burst
   const grown = process.memoryUsage().heapTotal;

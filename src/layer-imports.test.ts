@@ -39,11 +39,36 @@ export interface LayerRule {
 }
 
 export const LAYER_RULES: LayerRule[] = [
-  { from: 'host', noValues: ['desired', 'api', 'reconcilers', 'observers', 'agent', 'cli'], noTypes: ['observers', 'agent', 'cli'], why: 'host is the ground floor: it knows no domain, HTTP or reconcile code (it may name the types it implements)' },
-  { from: 'desired', noValues: ['api', 'reconcilers', 'observers', 'agent', 'cli'], noTypes: ['api', 'reconcilers', 'observers', 'agent', 'cli'], why: 'desired state knows nothing of HTTP or of who converges it' },
-  { from: 'reconcilers', noValues: ['api', 'observers', 'agent', 'cli'], noTypes: ['api', 'agent', 'cli'], why: 'reconcilers are given their inputs; they never call the API or the observers' },
-  { from: 'observers', noValues: ['api', 'agent', 'cli'], noTypes: ['api', 'agent', 'cli'], why: 'observers feed runtime state back; they never call the API' },
-  { from: 'util', noValues: ['host', 'desired', 'api', 'reconcilers', 'observers', 'db', 'agent', 'cli'], noTypes: ['host', 'desired', 'api', 'reconcilers', 'observers', 'agent', 'cli'], why: 'util holds pure helpers any layer may import' },
+  {
+    from: 'host',
+    noValues: ['desired', 'api', 'reconcilers', 'observers', 'agent', 'cli'],
+    noTypes: ['observers', 'agent', 'cli'],
+    why: 'host is the ground floor: it knows no domain, HTTP or reconcile code (it may name the types it implements)',
+  },
+  {
+    from: 'desired',
+    noValues: ['api', 'reconcilers', 'observers', 'agent', 'cli'],
+    noTypes: ['api', 'reconcilers', 'observers', 'agent', 'cli'],
+    why: 'desired state knows nothing of HTTP or of who converges it',
+  },
+  {
+    from: 'reconcilers',
+    noValues: ['api', 'observers', 'agent', 'cli'],
+    noTypes: ['api', 'agent', 'cli'],
+    why: 'reconcilers are given their inputs; they never call the API or the observers',
+  },
+  {
+    from: 'observers',
+    noValues: ['api', 'agent', 'cli'],
+    noTypes: ['api', 'agent', 'cli'],
+    why: 'observers feed runtime state back; they never call the API',
+  },
+  {
+    from: 'util',
+    noValues: ['host', 'desired', 'api', 'reconcilers', 'observers', 'db', 'agent', 'cli'],
+    noTypes: ['host', 'desired', 'api', 'reconcilers', 'observers', 'agent', 'cli'],
+    why: 'util holds pure helpers any layer may import',
+  },
 ];
 
 /** `file: import (why)` for every import that breaks a rule (pure over the given sources). */
@@ -101,7 +126,10 @@ const readAll = () => new Map(sourceFiles(SRC).map((rel) => [rel, readFileSync(p
 
 test('the layer rules catch a violation', () => {
   const files = new Map([
-    ['host/a.ts', "import { ValidationError } from '../desired/errors.ts';\nimport type { Row } from '../desired/schema/index.ts';"],
+    [
+      'host/a.ts',
+      "import { ValidationError } from '../desired/errors.ts';\nimport type { Row } from '../desired/schema/index.ts';",
+    ],
     ['desired/b.ts', "import type { AppEnv } from '../api/context.ts';"],
     ['reconcilers/c.ts', "import { thing } from '../util/x.ts';"],
   ]);
@@ -125,5 +153,8 @@ test('src/ keeps the layer rules', () => {
 });
 
 test('src/ has no import cycles', () => {
-  assert.deepEqual(importCycles(readAll()).map((c) => c.join(' → ')), []);
+  assert.deepEqual(
+    importCycles(readAll()).map((c) => c.join(' → ')),
+    [],
+  );
 });

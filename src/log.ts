@@ -15,7 +15,14 @@ export function createLogger(opts: { level: string; bus: EventBus; destination?:
           const { level, time: _t, msg, pid: _p, hostname: _h, ...rest } = JSON.parse(line) as Record<string, unknown>;
           const context: Record<string, string> = {};
           for (const [k, v] of Object.entries(rest)) context[k] = typeof v === 'string' ? v : JSON.stringify(v);
-          opts.bus.publish({ type: 'logging', metadata: { level: pino.levels.labels[level as number] ?? String(level), message: String(msg ?? ''), context } });
+          opts.bus.publish({
+            type: 'logging',
+            metadata: {
+              level: pino.levels.labels[level as number] ?? String(level),
+              message: String(msg ?? ''),
+              context,
+            },
+          });
         } catch {
           /* a malformed line is not worth an event */
         }
@@ -25,6 +32,9 @@ export function createLogger(opts: { level: string; bus: EventBus; destination?:
   });
   return pino(
     { level: opts.level, base: { pid: process.pid } },
-    pino.multistream([{ stream: opts.destination ?? process.stdout, level: opts.level as pino.Level }, { stream: toBus, level: opts.level as pino.Level }]),
+    pino.multistream([
+      { stream: opts.destination ?? process.stdout, level: opts.level as pino.Level },
+      { stream: toBus, level: opts.level as pino.Level },
+    ]),
   );
 }

@@ -32,7 +32,13 @@ export async function main(): Promise<void> {
     process.stderr.write(`svcd: ${e.message}\n`);
     process.exit(REFUSED_EXIT_CODE);
   });
-  const notify = createSdNotify({ socket: notifySocket, pid: process.pid, helper: notifyHelperPath(), run: runCommand, log: agent.log });
+  const notify = createSdNotify({
+    socket: notifySocket,
+    pid: process.pid,
+    helper: notifyHelperPath(),
+    run: runCommand,
+    log: agent.log,
+  });
   await notify.send('ready');
   let stopping = false;
   const stop = (signal: string) => {
@@ -65,7 +71,11 @@ export async function main(): Promise<void> {
   });
   process.on('SIGINT', () => stop('SIGINT'));
   // SIGUSR2 (root only, as the daemon runs as root): one full resync pass now; its time is logged ('resync pass done').
-  process.on('SIGUSR2', () => void agent.reconcile.resync('SIGUSR2').catch((e: unknown) => agent.log.warn({ err: e }, 'resync not started')));
+  process.on(
+    'SIGUSR2',
+    () =>
+      void agent.reconcile.resync('SIGUSR2').catch((e: unknown) => agent.log.warn({ err: e }, 'resync not started')),
+  );
 }
 
 /** Run as a file of its own (`node src/main.ts`, as the tests do); `svcd daemon` (src/cli) calls main(). */

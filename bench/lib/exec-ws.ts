@@ -15,18 +15,34 @@ function connect(socketPath: string, opUrl: string, secret: string): Promise<Web
   });
 }
 
-export async function execOverWebsockets(client: UnixClient, name: string, command: string[], timeoutMs: number): Promise<OperationResult> {
+export async function execOverWebsockets(
+  client: UnixClient,
+  name: string,
+  command: string[],
+  timeoutMs: number,
+): Promise<OperationResult> {
   const started = performance.now();
   let status = 0;
   const sockets: WebSocket[] = [];
   try {
-    const r = await client.request('POST', `/1.0/containers/${name}/exec`, { command, environment: {}, 'wait-for-websocket': true, interactive: false });
+    const r = await client.request('POST', `/1.0/containers/${name}/exec`, {
+      command,
+      environment: {},
+      'wait-for-websocket': true,
+      interactive: false,
+    });
     status = r.status;
     const opUrl: unknown = r.json?.operation;
     const fds: Record<string, string> | undefined = r.json?.metadata?.metadata?.fds;
-    if (r.status !== 202 || typeof opUrl !== 'string' || !fds) return { ok: false, status, error: `HTTP ${r.status}: ${errorText(r)}`, ms: performance.now() - started };
+    if (r.status !== 202 || typeof opUrl !== 'string' || !fds)
+      return { ok: false, status, error: `HTTP ${r.status}: ${errorText(r)}`, ms: performance.now() - started };
     const closed: Promise<void>[] = [];
-    for (const fd of ['control', ...Object.keys(fds).filter((k) => k !== 'control').sort()]) {
+    for (const fd of [
+      'control',
+      ...Object.keys(fds)
+        .filter((k) => k !== 'control')
+        .sort(),
+    ]) {
       const ws = await connect(client.socketPath, opUrl, fds[fd]!);
       ws.on('error', () => {});
       sockets.push(ws);
@@ -36,7 +52,13 @@ export async function execOverWebsockets(client: UnixClient, name: string, comma
     const op = await client.waitOperation(opUrl, Date.now() + timeoutMs);
     await Promise.all(closed);
     const ok = Number(op?.status_code) === 200;
-    return { ok, op, status, ...(ok ? {} : { error: `operation ${op?.status ?? '?'}: ${op?.err || '(no error text)'}` }), ms: performance.now() - started };
+    return {
+      ok,
+      op,
+      status,
+      ...(ok ? {} : { error: `operation ${op?.status ?? '?'}: ${op?.err || '(no error text)'}` }),
+      ms: performance.now() - started,
+    };
   } catch (e) {
     return { ok: false, status, error: e instanceof Error ? e.message : String(e), ms: performance.now() - started };
   } finally {

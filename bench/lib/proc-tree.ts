@@ -12,7 +12,9 @@ const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 /** The tree's members now. */
 export async function treePids(root: number, ownedPath?: string): Promise<number[]> {
   const procs = await listProcesses();
-  return selectTree(procs, root, { ...(ownedPath ? { ownedPath } : {}), skip: selfAndAncestors(procs) }).map((p) => p.pid);
+  return selectTree(procs, root, { ...(ownedPath ? { ownedPath } : {}), skip: selfAndAncestors(procs) }).map(
+    (p) => p.pid,
+  );
 }
 
 /** CPU seconds used so far by the tree (its reaped children included). */
@@ -28,7 +30,11 @@ export async function treeCpuSeconds(root: number, ownedPath?: string): Promise<
 }
 
 /** The tree's CPU use over `windowMs` as % of one core. */
-export async function treeCpuPercent(root: number, windowMs: number, ownedPath?: string): Promise<{ percent: number; seconds: number; members: number }> {
+export async function treeCpuPercent(
+  root: number,
+  windowMs: number,
+  ownedPath?: string,
+): Promise<{ percent: number; seconds: number; members: number }> {
   const t0 = performance.now();
   const c0 = await treeCpuSeconds(root, ownedPath);
   await new Promise((r) => setTimeout(r, windowMs));

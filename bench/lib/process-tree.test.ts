@@ -3,7 +3,12 @@ import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { parseKiBField, parseStat, readTreeMemory, selectTree, type ProcInfo } from './process-tree.ts';
 
-const p = (pid: number, ppid: number, ...argv: string[]): ProcInfo => ({ pid, ppid, comm: argv[0]?.split('/').pop() ?? '?', argv });
+const p = (pid: number, ppid: number, ...argv: string[]): ProcInfo => ({
+  pid,
+  ppid,
+  comm: argv[0]?.split('/').pop() ?? '?',
+  argv,
+});
 
 test('parseStat reads ppid and a comm holding spaces and parentheses', () => {
   assert.deepEqual(parseStat('42 (lxc monitor) x) S 7 42 42 0 -1'), { comm: 'lxc monitor) x', ppid: 7 });
@@ -12,7 +17,8 @@ test('parseStat reads ppid and a comm holding spaces and parentheses', () => {
 });
 
 test('parseKiBField reads VmRSS and Pss lines', () => {
-  const rollup = '55d0-7ffe ---p 00000000 00:00 0 [rollup]\nRss:               81000 kB\nPss:               40123 kB\nPss_Anon:          30000 kB\n';
+  const rollup =
+    '55d0-7ffe ---p 00000000 00:00 0 [rollup]\nRss:               81000 kB\nPss:               40123 kB\nPss_Anon:          30000 kB\n';
   assert.equal(parseKiBField(rollup, 'Pss'), 40123);
   assert.equal(parseKiBField(rollup, 'Rss'), 81000);
   assert.equal(parseKiBField('VmPeak:\t  100 kB\nVmRSS:\t   2048 kB\n', 'VmRSS'), 2048);
@@ -47,21 +53,34 @@ test('selectTree: descendants and state-dir processes, not containers, not the b
 });
 
 test('readTreeMemory sums a live tree: a child adds its RSS and PSS; the reader is left out', async () => {
-  const child = spawn(process.execPath, ['-e', 'const b = Buffer.alloc(64 << 20, 1); setInterval(() => b[0]++, 1000)'], { stdio: 'ignore' });
+  const child = spawn(
+    process.execPath,
+    ['-e', 'const b = Buffer.alloc(64 << 20, 1); setInterval(() => b[0]++, 1000)'],
+    { stdio: 'ignore' },
+  );
   try {
     const self = await readTreeMemory(process.pid);
     assert.ok(self);
     await new Promise((r) => setTimeout(r, 700));
     const withChild = await readTreeMemory(process.pid);
     assert.ok(withChild);
-    assert.ok(withChild.processes.some((x) => x.pid === child.pid), 'the child is part of the tree');
+    assert.ok(
+      withChild.processes.some((x) => x.pid === child.pid),
+      'the child is part of the tree',
+    );
     const c = withChild.processes.find((x) => x.pid === child.pid)!;
     assert.ok(c.rssKiB > 64 * 1024 && c.pssKiB > 60 * 1024, `child ${c.rssKiB}/${c.pssKiB} KiB`);
-    assert.equal(withChild.rssKiB, withChild.processes.reduce((s, x) => s + x.rssKiB, 0));
+    assert.equal(
+      withChild.rssKiB,
+      withChild.processes.reduce((s, x) => s + x.rssKiB, 0),
+    );
     assert.ok(withChild.pssKiB <= withChild.rssKiB);
     // Measured from outside (the child as root), the reader's ancestors are not counted.
     const fromChild = await readTreeMemory(child.pid!);
-    assert.deepEqual(fromChild?.processes.map((x) => x.pid), [child.pid]);
+    assert.deepEqual(
+      fromChild?.processes.map((x) => x.pid),
+      [child.pid],
+    );
   } finally {
     child.kill('SIGKILL');
   }

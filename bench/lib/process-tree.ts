@@ -56,7 +56,11 @@ const isLxcMonitor = (p: ProcInfo) => (p.argv[0] ?? '').startsWith('[lxc monitor
  * whose arguments name something under it; `exclude` pids (and their descendants) and `skip` pids
  * (alone: the reader's ancestors, whose descendants include the root) are never counted.
  */
-export function selectTree(procs: readonly ProcInfo[], root: number, opts: { ownedPath?: string; exclude?: readonly number[]; skip?: readonly number[] } = {}): ProcInfo[] {
+export function selectTree(
+  procs: readonly ProcInfo[],
+  root: number,
+  opts: { ownedPath?: string; exclude?: readonly number[]; skip?: readonly number[] } = {},
+): ProcInfo[] {
   const byPid = new Map(procs.map((p) => [p.pid, p]));
   const children = new Map<number, ProcInfo[]>();
   for (const p of procs) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
@@ -87,7 +91,10 @@ export function selectTree(procs: readonly ProcInfo[], root: number, opts: { own
 }
 
 async function readProc(pid: number): Promise<ProcInfo | undefined> {
-  const [stat, cmdline] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''), readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')]);
+  const [stat, cmdline] = await Promise.all([
+    readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ''),
+    readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => ''),
+  ]);
   const s = parseStat(stat);
   return s ? { pid, ppid: s.ppid, comm: s.comm, argv: cmdline.split('\0').filter(Boolean) } : undefined;
 }
@@ -113,7 +120,10 @@ export async function readTreeMemory(root: number, opts: { ownedPath?: string } 
   if (!members.length) return undefined;
   const measured = await Promise.all(
     members.map(async (p) => {
-      const [status, rollup] = await Promise.all([readFile(`/proc/${p.pid}/status`, 'utf8').catch(() => ''), readFile(`/proc/${p.pid}/smaps_rollup`, 'utf8').catch(() => '')]);
+      const [status, rollup] = await Promise.all([
+        readFile(`/proc/${p.pid}/status`, 'utf8').catch(() => ''),
+        readFile(`/proc/${p.pid}/smaps_rollup`, 'utf8').catch(() => ''),
+      ]);
       const rssKiB = parseKiBField(status, 'VmRSS');
       // A kernel thread or a process gone since the listing has no VmRSS: nothing to count.
       return rssKiB === undefined ? undefined : { ...p, rssKiB, pssKiB: parseKiBField(rollup, 'Pss') ?? rssKiB };
@@ -121,7 +131,11 @@ export async function readTreeMemory(root: number, opts: { ownedPath?: string } 
   );
   const processes = measured.filter((p): p is TreeProcess => p !== undefined);
   if (!processes.some((p) => p.pid === root)) return undefined;
-  return { rssKiB: processes.reduce((s, p) => s + p.rssKiB, 0), pssKiB: processes.reduce((s, p) => s + p.pssKiB, 0), processes };
+  return {
+    rssKiB: processes.reduce((s, p) => s + p.rssKiB, 0),
+    pssKiB: processes.reduce((s, p) => s + p.pssKiB, 0),
+    processes,
+  };
 }
 
 /** One line per process: `comm pid RSS/PSS`, largest first (for the bench log). */

@@ -49,7 +49,10 @@ export interface ExecRunningResults {
 }
 
 /** File push/pull figures by transfer (`push 1 KiB`, `pull 64 MiB`, ...). */
-export type FilesResults = Record<string, { ok: number; failed: number; medianMs?: number; mbPerS?: number; errors: string[] }>;
+export type FilesResults = Record<
+  string,
+  { ok: number; failed: number; medianMs?: number; mbPerS?: number; errors: string[] }
+>;
 
 export interface BulkResults {
   n: number;
@@ -89,7 +92,14 @@ export interface BenchResults {
   startedAt: string;
   finishedAt?: string;
   image: { ref: string; fingerprint?: string; imported: boolean; importMs?: number; file?: string };
-  options: { counts: number[]; concurrency: number[]; durationS: number; iterations: number; skipExec: boolean; settleS: number };
+  options: {
+    counts: number[];
+    concurrency: number[];
+    durationS: number;
+    iterations: number;
+    skipExec: boolean;
+    settleS: number;
+  };
   /** The daemon's whole tree (bench/lib/process-tree.ts): sum of VmRSS, and of Pss; `idleTree` lists its processes. */
   rss: { startKiB?: number; idleKiB?: number; startPssKiB?: number; idlePssKiB?: number; idleTree?: string };
   get: GetCell[];

@@ -55,7 +55,10 @@ export function table(rows: readonly (readonly string[])[], leftAligned: readonl
   const widths: number[] = [];
   for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
   const line = (r: readonly string[]) =>
-    r.map((c, i) => (leftAligned.includes(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+    r
+      .map((c, i) => (leftAligned.includes(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   const out = rows.map(line);
   if (out.length > 1) out.splice(1, 0, widths.map((w) => '-'.repeat(w)).join('  '));
   return out.join('\n');

@@ -41,7 +41,13 @@ export class UnixClient {
   /** Requests sent again because a kept-alive connection was closed by the server as it was reused. */
   retries = 0;
 
-  request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = this.timeoutMs): Promise<Reply> {
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    timeoutMs = this.timeoutMs,
+  ): Promise<Reply> {
     const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
     const started = performance.now();
     return this.attempt(method, path, body, payload, headers, timeoutMs, started, true);
@@ -142,7 +148,13 @@ export class UnixClient {
       }
       const op = await this.waitOperation(opUrl, deadline);
       const ok = Number(op?.status_code) === 200;
-      return { ok, op, status, ...(ok ? {} : { error: `operation ${op?.status ?? '?'}: ${op?.err || '(no error text)'}` }), ms: performance.now() - started };
+      return {
+        ok,
+        op,
+        status,
+        ...(ok ? {} : { error: `operation ${op?.status ?? '?'}: ${op?.err || '(no error text)'}` }),
+        ms: performance.now() - started,
+      };
     } catch (e) {
       return { ok: false, status, error: e instanceof Error ? e.message : String(e), ms: performance.now() - started };
     }

@@ -39,7 +39,7 @@ describe('data versions notified by PostgreSQL', { skip }, () => {
     await database?.drop();
   });
 
-  test('a cached read sees another process\'s write, and its own at once', async () => {
+  test("a cached read sees another process's write, and its own at once", async () => {
     const notified = databaseStateOf(a.db)?.notified;
     assert.ok(notified?.listener.live(), 'the listener hears commits');
     const before = await names(a);
@@ -47,7 +47,10 @@ describe('data versions notified by PostgreSQL', { skip }, () => {
     assert.equal(await cachedProfiles(a.db, 'default'), await cachedProfiles(a.db, 'default'));
 
     await createProfile(b.db, 'default', 'from-b', input('written by the other process'));
-    const seen = await eventually(async () => (await names(a)).includes('from-b') || undefined, 'process a sees b\'s profile');
+    const seen = await eventually(
+      async () => (await names(a)).includes('from-b') || undefined,
+      "process a sees b's profile",
+    );
     assert.ok(seen);
     assert.ok(!before.includes('from-b'));
 
@@ -55,7 +58,7 @@ describe('data versions notified by PostgreSQL', { skip }, () => {
     await createProfile(a.db, 'default', 'from-a', input('own'));
     assert.ok((await names(a)).includes('from-a'), 'own write seen at once');
     await deleteProfile(b.db, 'default', 'from-a');
-    await eventually(async () => !(await names(a)).includes('from-a') || undefined, 'process a sees b\'s delete');
+    await eventually(async () => !(await names(a)).includes('from-a') || undefined, "process a sees b's delete");
   });
 
   test('a committed write notifies its table; a rolled-back one does not', async () => {
@@ -63,7 +66,9 @@ describe('data versions notified by PostgreSQL', { skip }, () => {
     const listener = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
       await listener.listen('svcd_data_versions', (payload) => heard.push(payload));
-      const origin = (await b.db.execute<{ name: string }>(sql`select current_setting('application_name') as name`)) as unknown as { name: string }[];
+      const origin = (await b.db.execute<{ name: string }>(
+        sql`select current_setting('application_name') as name`,
+      )) as unknown as { name: string }[];
       await assert.rejects(
         b.db.transaction(async (tx) => {
           await createProfile(tx, 'default', 'rolled-back', input('never committed'));
@@ -73,14 +78,18 @@ describe('data versions notified by PostgreSQL', { skip }, () => {
       );
       await createProfile(b.db, 'default', 'notified', input('committed'));
       await eventually(() => heard.length > 0 || undefined, 'the profiles notification');
-      assert.deepEqual(heard, [`profiles ${origin[0]!.name}`], 'one notification, of the committed write only, naming its writer');
+      assert.deepEqual(
+        heard,
+        [`profiles ${origin[0]!.name}`],
+        'one notification, of the committed write only, naming its writer',
+      );
       await deleteProfile(b.db, 'default', 'notified');
     } finally {
       await listener.end();
     }
   });
 
-  test('snapshots of a container are cached per version on PostgreSQL too, and another process\'s write shows', async () => {
+  test("snapshots of a container are cached per version on PostgreSQL too, and another process's write shows", async () => {
     // No container has snapshots: the answer comes from the cached set of owners.
     assert.deepEqual(await cachedContainerSnapshots(a.db, '00000000-0000-4000-8000-000000000001'), []);
     const v = await readDataVersion(a.db, ['container_snapshots']);
@@ -100,7 +109,10 @@ describe('data versions notified by PostgreSQL', { skip }, () => {
       assert.ok((await names(a)).includes('while-down'));
       await eventually(() => listener.live() || undefined, 'listening again', 10_000);
       await deleteProfile(b.db, 'default', 'while-down');
-      await eventually(async () => !(await names(a)).includes('while-down') || undefined, 'the delete is seen once notified again');
+      await eventually(
+        async () => !(await names(a)).includes('while-down') || undefined,
+        'the delete is seen once notified again',
+      );
     } finally {
       await admin.end();
     }

@@ -42,7 +42,11 @@ export async function assertConflict(p: Promise<unknown>): Promise<void> {
   assert.equal(statusFor(e).status, 409);
 }
 
-export const profileInput = (description = '', config: Record<string, string> = {}, devices: Record<string, Record<string, string>> = {}) => ({
+export const profileInput = (
+  description = '',
+  config: Record<string, string> = {},
+  devices: Record<string, Record<string, string>> = {},
+) => ({
   description,
   config,
   devices,

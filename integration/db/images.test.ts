@@ -48,13 +48,36 @@ function defineImageTests(name: string, open: OpenTarget): void {
     after(async () => t?.cleanup());
 
     test('insert, read by prefix (ambiguous → 400), public filter, duplicates → 409', async () => {
-      await insertImage(db(), 'default', image(fp('a'), { public: true, properties: { os: 'debian', release: '11' }, createdAt: new Date('2023-01-01Z') }), [{ name: 'deb' }]);
-      await insertImage(db(), 'default', image(`ab${'c'.repeat(62)}`, { properties: { os: 'debian', release: '12' }, createdAt: new Date('2024-01-01Z') }));
+      await insertImage(
+        db(),
+        'default',
+        image(fp('a'), {
+          public: true,
+          properties: { os: 'debian', release: '11' },
+          createdAt: new Date('2023-01-01Z'),
+        }),
+        [{ name: 'deb' }],
+      );
+      await insertImage(
+        db(),
+        'default',
+        image(`ab${'c'.repeat(62)}`, {
+          properties: { os: 'debian', release: '12' },
+          createdAt: new Date('2024-01-01Z'),
+        }),
+      );
       assert.equal((await readImage(db(), 'default', 'aaaa')).fingerprint, fp('a'));
       await assert.rejects(readImage(db(), 'default', 'a'), ValidationError);
       await assert.rejects(readImage(db(), 'default', 'zz'), NotFoundError);
-      assert.equal((await readImage(db(), 'default', 'a', { publicOnly: true })).fingerprint, fp('a'), 'only public ones count for guests');
-      assert.deepEqual((await listImages(db(), 'default', { publicOnly: true })).map((i) => i.fingerprint), [fp('a')]);
+      assert.equal(
+        (await readImage(db(), 'default', 'a', { publicOnly: true })).fingerprint,
+        fp('a'),
+        'only public ones count for guests',
+      );
+      assert.deepEqual(
+        (await listImages(db(), 'default', { publicOnly: true })).map((i) => i.fingerprint),
+        [fp('a')],
+      );
       await assert.rejects(insertImage(db(), 'default', image(fp('a'))), ConflictError);
       await assert.rejects(insertImage(db(), 'default', image(fp('d')), [{ name: 'deb' }]), ConflictError);
       assert.equal(await fingerprintInUse(db(), fp('d')), false, 'the failed insert left no row');
@@ -71,8 +94,15 @@ function defineImageTests(name: string, open: OpenTarget): void {
       assert.equal((await resolveImage(db(), 'default', { alias: 'deb' })).fingerprint, fp('a'));
       assert.equal((await resolveImage(db(), 'borrow', { alias: 'deb' })).fingerprint, fp('a'));
       assert.equal((await resolveImage(db(), 'default', { fingerprint: 'abc' })).fingerprint, `ab${'c'.repeat(62)}`);
-      assert.equal((await resolveImage(db(), 'default', { properties: { os: 'debian' } })).fingerprint, `ab${'c'.repeat(62)}`, 'the newest wins');
-      assert.equal((await resolveImage(db(), 'default', { properties: { os: 'debian', release: '11' } })).fingerprint, fp('a'));
+      assert.equal(
+        (await resolveImage(db(), 'default', { properties: { os: 'debian' } })).fingerprint,
+        `ab${'c'.repeat(62)}`,
+        'the newest wins',
+      );
+      assert.equal(
+        (await resolveImage(db(), 'default', { properties: { os: 'debian', release: '11' } })).fingerprint,
+        fp('a'),
+      );
       await assert.rejects(resolveImage(db(), 'default', { properties: { os: 'alpine' } }), NotFoundError);
       await assert.rejects(resolveImage(db(), 'default', { alias: 'nope' }), NotFoundError);
       await assert.rejects(resolveImage(db(), 'default', {}), ValidationError);
@@ -81,16 +111,26 @@ function defineImageTests(name: string, open: OpenTarget): void {
     test('touchImageLastUsed: 40 creates at once cost at most two updates of the row, which keeps the latest stamp', async () => {
       // Counts the row's updates (a statement-level trigger fires even for an update that matched nothing).
       await db().execute(sql`create table if not exists touch_count (n integer not null)`);
-      await db().execute(sql`create or replace function count_touch() returns trigger language plpgsql as $$ begin insert into touch_count values (1); return null; end $$`);
-      await db().execute(sql`create trigger count_touch after update on images for each statement execute function count_touch()`);
+      await db().execute(
+        sql`create or replace function count_touch() returns trigger language plpgsql as $$ begin insert into touch_count values (1); return null; end $$`,
+      );
+      await db().execute(
+        sql`create trigger count_touch after update on images for each statement execute function count_touch()`,
+      );
       try {
         const base = Date.parse('2025-06-01T00:00:00Z');
         const stamps = Array.from({ length: 40 }, (_, i) => new Date(base + ((i * 7) % 40) * 1000));
         await Promise.all(stamps.map((at) => touchImageLastUsed(db(), 'default', fp('a'), at)));
-        const r = (await db().execute(sql`select count(*)::int as n from touch_count`)) as unknown as { n: number }[] | { rows: { n: number }[] };
+        const r = (await db().execute(sql`select count(*)::int as n from touch_count`)) as unknown as
+          | { n: number }[]
+          | { rows: { n: number }[] };
         const n = (Array.isArray(r) ? r : r.rows)[0]!.n;
         assert.ok(n >= 1 && n <= 2, `updates of the image row: ${n}`);
-        assert.equal((await readImage(db(), 'default', fp('a'))).lastUsedAt?.toISOString(), new Date(base + 39_000).toISOString(), 'the latest stamp');
+        assert.equal(
+          (await readImage(db(), 'default', fp('a'))).lastUsedAt?.toISOString(),
+          new Date(base + 39_000).toISOString(),
+          'the latest stamp',
+        );
       } finally {
         await db().execute(sql`drop trigger count_touch on images`);
         await db().execute(sql`drop table touch_count`);
@@ -104,9 +144,15 @@ function defineImageTests(name: string, open: OpenTarget): void {
       await createAlias(db(), 'default', { name: 'other', target: 'abc' });
       await assert.rejects(renameAlias(db(), 'default', 'other', 'deb'), ConflictError);
       await renameAlias(db(), 'default', 'other', 'newer');
-      assert.deepEqual((await listAliases(db(), 'default')).map((a) => a.name), ['deb', 'newer']);
+      assert.deepEqual(
+        (await listAliases(db(), 'default')).map((a) => a.name),
+        ['deb', 'newer'],
+      );
       assert.equal(await deleteImage(db(), 'default', fp('a')), false, 'project "own" still has these files');
-      assert.deepEqual((await listAliases(db(), 'default')).map((a) => a.name), ['newer']);
+      assert.deepEqual(
+        (await listAliases(db(), 'default')).map((a) => a.name),
+        ['newer'],
+      );
       await deleteImage(db(), 'own', fp('a'));
       await deleteProject(db(), 'own');
       assert.equal(await fingerprintInUse(db(), fp('a')), false);

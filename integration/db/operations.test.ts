@@ -1,4 +1,7 @@
-import { defineOperationsSuite, type AgentDatabase } from '../../src/operations/component-suite/define-operations-suite.ts';
+import {
+  defineOperationsSuite,
+  type AgentDatabase,
+} from '../../src/operations/component-suite/define-operations-suite.ts';
 import { adminUrl, createTestDatabase } from '../support/postgres.ts';
 
 // The operations component suite (src/operations/operations.component.test.ts runs it on PGlite) on

@@ -20,7 +20,10 @@ test('PGlite runs with 16 MiB of shared buffers, set once in the database and ke
       }
     };
     assert.equal(await show(), '16MB');
-    assert.match(await readFile(path.join(dir, 'database', 'postgresql.auto.conf'), 'utf8'), /^shared_buffers = '16MB'$/m);
+    assert.match(
+      await readFile(path.join(dir, 'database', 'postgresql.auto.conf'), 'utf8'),
+      /^shared_buffers = '16MB'$/m,
+    );
     assert.equal(await show(), '16MB', 'still set when opened again');
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -28,9 +28,12 @@ after(async () => {
 });
 
 const rows = async () => (await db!.execute(q.raw(`select id, v from ${table} order by id`))).map((r) => [r.id, r.v]);
-const insert = (tx: Pick<NonNullable<typeof db>, 'execute'>, id: number, v: string) => tx.execute(q.raw(`insert into ${table} values (${id}, '${v}')`));
+const insert = (tx: Pick<NonNullable<typeof db>, 'execute'>, id: number, v: string) =>
+  tx.execute(q.raw(`insert into ${table} values (${id}, '${v}')`));
 
-test('a transaction commits its statements; a throw rolls every one back', { skip: !url && 'SVCD_TEST_PG_URL is not set' }, async () => {
+test('a transaction commits its statements; a throw rolls every one back', {
+  skip: !url && 'SVCD_TEST_PG_URL is not set',
+}, async () => {
   await db!.transaction(async (tx) => {
     await insert(tx, 1, 'a');
     await insert(tx, 2, 'b');
@@ -42,7 +45,10 @@ test('a transaction commits its statements; a throw rolls every one back', { ski
     }),
     /changed my mind/,
   );
-  assert.deepEqual(await rows(), [[1, 'a'], [2, 'b']]);
+  assert.deepEqual(await rows(), [
+    [1, 'a'],
+    [2, 'b'],
+  ]);
   // It really was one transaction: another connection did not see the first insert before the commit.
   await db!.transaction(async (tx) => {
     await insert(tx, 4, 'd');
@@ -52,7 +58,9 @@ test('a transaction commits its statements; a throw rolls every one back', { ski
   assert.deepEqual((await rows()).length, 3);
 });
 
-test('a failed statement fails the transaction even when the callback caught it: nothing is written', { skip: !url && 'SVCD_TEST_PG_URL is not set' }, async () => {
+test('a failed statement fails the transaction even when the callback caught it: nothing is written', {
+  skip: !url && 'SVCD_TEST_PG_URL is not set',
+}, async () => {
   const before = await rows();
   await assert.rejects(
     db!.transaction(async (tx) => {
@@ -64,24 +72,40 @@ test('a failed statement fails the transaction even when the callback caught it:
   assert.deepEqual(await rows(), before);
 });
 
-test('a nested transaction is a savepoint: its failure is undone alone', { skip: !url && 'SVCD_TEST_PG_URL is not set' }, async () => {
+test('a nested transaction is a savepoint: its failure is undone alone', {
+  skip: !url && 'SVCD_TEST_PG_URL is not set',
+}, async () => {
   await db!.transaction(async (tx) => {
     await insert(tx, 20, 'outer');
     await assert.rejects(tx.transaction(async (sp) => insert(sp, 1, 'duplicate')));
     await tx.transaction(async (sp) => insert(sp, 21, 'inner'));
   });
-  assert.deepEqual((await rows()).filter(([id]) => Number(id) >= 20), [[20, 'outer'], [21, 'inner']]);
+  assert.deepEqual(
+    (await rows()).filter(([id]) => Number(id) >= 20),
+    [
+      [20, 'outer'],
+      [21, 'inner'],
+    ],
+  );
 });
 
-test('concurrent transactions on the pool each commit whole', { skip: !url && 'SVCD_TEST_PG_URL is not set' }, async () => {
-  await Promise.all(Array.from({ length: 24 }, (_, i) => db!.transaction(async (tx) => {
-    await insert(tx, 100 + i, 'p');
-    await insert(tx, 200 + i, 'q');
-  })));
+test('concurrent transactions on the pool each commit whole', {
+  skip: !url && 'SVCD_TEST_PG_URL is not set',
+}, async () => {
+  await Promise.all(
+    Array.from({ length: 24 }, (_, i) =>
+      db!.transaction(async (tx) => {
+        await insert(tx, 100 + i, 'p');
+        await insert(tx, 200 + i, 'q');
+      }),
+    ),
+  );
   assert.equal((await rows()).filter(([id]) => Number(id) >= 100).length, 48);
 });
 
-test('a callback that leaves every statement in flight: COMMIT is sent before BEGIN or any statement is answered', { skip: !url && 'SVCD_TEST_PG_URL is not set' }, async () => {
+test('a callback that leaves every statement in flight: COMMIT is sent before BEGIN or any statement is answered', {
+  skip: !url && 'SVCD_TEST_PG_URL is not set',
+}, async () => {
   // What the transaction's connection was asked, and when each answer came, in order.
   const events: string[] = [];
   const reserve = client!.reserve.bind(client!);
@@ -107,7 +131,16 @@ test('a callback that leaves every statement in flight: COMMIT is sent before BE
   } finally {
     patched.reserve = reserve as never;
   }
-  assert.deepEqual((await rows()).filter(([id]) => Number(id) >= 30 && Number(id) < 40), [[30, 'e'], [31, 'f']]);
+  assert.deepEqual(
+    (await rows()).filter(([id]) => Number(id) >= 30 && Number(id) < 40),
+    [
+      [30, 'e'],
+      [31, 'f'],
+    ],
+  );
   const firstAnswer = events.findIndex((e) => e.startsWith('answered'));
-  assert.ok(events.indexOf('sent commit') >= 0 && events.indexOf('sent commit') < firstAnswer, `COMMIT sent before any answer: ${events.join(', ')}`);
+  assert.ok(
+    events.indexOf('sent commit') >= 0 && events.indexOf('sent commit') < firstAnswer,
+    `COMMIT sent before any answer: ${events.join(', ')}`,
+  );
 });

@@ -38,7 +38,7 @@ describe('Database.relaxed on PostgreSQL (DATABASE_URL)', { skip }, () => {
     await database?.drop();
   });
 
-  test('its commits do not wait for the flush; desired state keeps the server\'s setting', async () => {
+  test("its commits do not wait for the flush; desired state keeps the server's setting", async () => {
     const plain = postgres(database.url, { max: 1, onnotice: () => {} });
     try {
       const [server] = await plain`select current_setting('synchronous_commit') as v`;
@@ -49,15 +49,24 @@ describe('Database.relaxed on PostgreSQL (DATABASE_URL)', { skip }, () => {
       assert.equal(await setting(d.db, 'synchronous_commit'), server!.v, 'as the server is set');
       assert.equal(server!.v, 'on', 'the test server flushes at commit (else this test shows nothing)');
       // In a transaction too (each tier connection is made so).
-      const inTx = await d.relaxed.transaction(async (tx) => (await tx.execute<{ v: string }>(sql`select current_setting('synchronous_commit') as v`)) as unknown as { v: string }[]);
+      const inTx = await d.relaxed.transaction(
+        async (tx) =>
+          (await tx.execute<{ v: string }>(sql`select current_setting('synchronous_commit') as v`)) as unknown as {
+            v: string;
+          }[],
+      );
       assert.equal(inTx[0]!.v, 'off');
     } finally {
       await plain.end();
     }
   });
 
-  test('one process: the same name, and each kind\'s writes are seen at once through the other', async () => {
-    assert.equal(await setting(d.relaxed, 'application_name'), await setting(d.db, 'application_name'), 'its notifications are its own, skipped');
+  test("one process: the same name, and each kind's writes are seen at once through the other", async () => {
+    assert.equal(
+      await setting(d.relaxed, 'application_name'),
+      await setting(d.db, 'application_name'),
+      'its notifications are its own, skipped',
+    );
     assert.deepEqual(await names(d.db), await names(d.db));
     await createProfile(d.relaxed, 'default', 'recorded', input('written through relaxed'));
     assert.ok((await names(d.db)).includes('recorded'), 'a cached read through db sees it at once');

@@ -24,7 +24,9 @@ const journal = JSON.parse(readFileSync(path.join(migrationsFolder, 'meta/_journ
 };
 /** What drizzle records per applied migration: the SQL file's sha256 and the journal's `when`. */
 const expectedMigrations = journal.entries.map((e) => ({
-  hash: createHash('sha256').update(readFileSync(path.join(migrationsFolder, `${e.tag}.sql`), 'utf8')).digest('hex'),
+  hash: createHash('sha256')
+    .update(readFileSync(path.join(migrationsFolder, `${e.tag}.sql`), 'utf8'))
+    .digest('hex'),
   createdAt: e.when,
 }));
 /** Every table the drizzle schema declares: the migrations must create exactly these. */
@@ -109,7 +111,8 @@ export function defineStoreSuite(name: string, open: OpenTarget): void {
           }
           // The handles talk to the same, usable database.
           await handles[0]!.db.insert(projects).values({ name: 'seen-by-all' });
-          for (const h of handles) assert.deepEqual(await h.db.select({ name: projects.name }).from(projects), [{ name: 'seen-by-all' }]);
+          for (const h of handles)
+            assert.deepEqual(await h.db.select({ name: projects.name }).from(projects), [{ name: 'seen-by-all' }]);
         });
       });
 
@@ -121,7 +124,10 @@ export function defineStoreSuite(name: string, open: OpenTarget): void {
           await empty.exec('drop table reconcile_status');
           let timer: NodeJS.Timeout | undefined;
           const timeout = new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new Error('openDatabase hung: the migration lock was never released')), 20_000);
+            timer = setTimeout(
+              () => reject(new Error('openDatabase hung: the migration lock was never released')),
+              20_000,
+            );
           });
           try {
             const db = (await Promise.race([empty.open(), timeout])).db;
@@ -141,13 +147,19 @@ export function defineStoreSuite(name: string, open: OpenTarget): void {
         const db = ctx.db();
         const { last } = await db.transaction(async (tx) => {
           await tx.insert(projects).values({ name: 'inflight-a' });
-          const last = tx.insert(projects).values({ name: 'inflight-b', description: 'last' }).returning({ name: projects.name });
+          const last = tx
+            .insert(projects)
+            .values({ name: 'inflight-b', description: 'last' })
+            .returning({ name: projects.name });
           const started = Promise.resolve(last);
           started.catch(() => {});
           return { last: started };
         });
         assert.deepEqual(await last, [{ name: 'inflight-b' }]);
-        const rows = await db.select({ name: projects.name }).from(projects).where(sql`${projects.name} like 'inflight-%'`);
+        const rows = await db
+          .select({ name: projects.name })
+          .from(projects)
+          .where(sql`${projects.name} like 'inflight-%'`);
         assert.deepEqual(rows.map((r) => r.name).sort(), ['inflight-a', 'inflight-b']);
       });
 
@@ -162,7 +174,8 @@ export function defineStoreSuite(name: string, open: OpenTarget): void {
             last.catch(() => {});
             return { last };
           }),
-          (e: Error & { cause?: { message?: string } }) => /duplicate key/.test(`${e.message} ${e.cause?.message ?? ''}`),
+          (e: Error & { cause?: { message?: string } }) =>
+            /duplicate key/.test(`${e.message} ${e.cause?.message ?? ''}`),
         );
         await assert.rejects(last!, 'the statement itself failed');
         const rows = await db.select({ name: projects.name }).from(projects).where(eq(projects.name, 'inflight-c'));
@@ -191,7 +204,10 @@ export function defineStoreSuite(name: string, open: OpenTarget): void {
         counter.any++;
         const first = await vacuum.run();
         assert.ok(first.vacuumed.includes('projects'), JSON.stringify(first));
-        const [st] = await query<{ dead: number | string; vacuumed: boolean }>(db, sql`select n_dead_tup as dead, last_vacuum is not null as vacuumed from pg_stat_user_tables where relname = 'projects'`);
+        const [st] = await query<{ dead: number | string; vacuumed: boolean }>(
+          db,
+          sql`select n_dead_tup as dead, last_vacuum is not null as vacuumed from pg_stat_user_tables where relname = 'projects'`,
+        );
         assert.equal(Number(st!.dead), 0);
         assert.equal(st!.vacuumed, true);
         asked = 0;

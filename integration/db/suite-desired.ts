@@ -3,15 +3,34 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
 import { ForbiddenError, NotFoundError, StaleWriteError, ValidationError } from '../../src/desired/errors.ts';
-import { createProfile, deleteProfile, listProfiles, readProfile, renameProfile, updateProfile } from '../../src/desired/profiles.ts';
-import { createProject, deleteProject, listProjects, readProject, renameProject, updateProject } from '../../src/desired/projects.ts';
+import {
+  createProfile,
+  deleteProfile,
+  listProfiles,
+  readProfile,
+  renameProfile,
+  updateProfile,
+} from '../../src/desired/profiles.ts';
+import {
+  createProject,
+  deleteProject,
+  listProjects,
+  readProject,
+  renameProject,
+  updateProject,
+} from '../../src/desired/projects.ts';
 import { networks, operations, profiles, storagePools, storageVolumes } from '../../src/desired/schema/index.ts';
 import { renderOperation } from '../../src/operations/render-operation.ts';
 import { readOperation } from '../../src/operations/operation-store.ts';
 import { createStatusSettler } from '../../src/reconcilers/status-settler.ts';
 import { readDataVersion, VERSIONED_TABLES } from '../../src/desired/data-versions.ts';
 import { localWrites } from '../../src/db/database-state.ts';
-import { bumpContainerAtInFlight, deleteContainerRow, insertContainer, readContainerById } from '../../src/desired/containers.ts';
+import {
+  bumpContainerAtInFlight,
+  deleteContainerRow,
+  insertContainer,
+  readContainerById,
+} from '../../src/desired/containers.ts';
 import {
   assertConflict,
   bumpProfileWithOperation,
@@ -43,7 +62,12 @@ export function defineDesiredTests(ctx: SuiteContext): void {
       /roll back/,
     );
     // PostgreSQL's counters roll back with the transaction; PGlite's local count may move (harmless: one read more).
-    if (!localWrites(db)) assert.equal(await readDataVersion(db, ['profiles', 'containers']), v1, 'a rolled-back update leaves the version');
+    if (!localWrites(db))
+      assert.equal(
+        await readDataVersion(db, ['profiles', 'containers']),
+        v1,
+        'a rolled-back update leaves the version',
+      );
     const v2 = await readDataVersion(db, ['profiles', 'containers']);
     await deleteProfile(db, 'default', 'versioned');
     assert.notEqual(await readDataVersion(db, ['profiles', 'containers']), v2, 'a delete bumps profiles');
@@ -54,7 +78,9 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     await db.insert(storagePools).values({ name: 'dv-pool', driver: 'dir', description: '', config: {} });
     assert.notEqual(await readDataVersion(db, ['storage_pools']), pools0, 'a pool insert bumps storage_pools');
     assert.equal(await readDataVersion(db, ['storage_volumes']), volumes0, 'volumes untouched');
-    await db.insert(storageVolumes).values({ id: randomUUID(), pool: 'dv-pool', project: 'default', type: 'custom', name: 'dv-vol', config: {} });
+    await db
+      .insert(storageVolumes)
+      .values({ id: randomUUID(), pool: 'dv-pool', project: 'default', type: 'custom', name: 'dv-vol', config: {} });
     assert.notEqual(await readDataVersion(db, ['storage_volumes']), volumes0, 'a volume insert bumps storage_volumes');
     await db.delete(storageVolumes).where(eq(storageVolumes.pool, 'dv-pool'));
     await db.delete(storagePools).where(eq(storagePools.name, 'dv-pool'));
@@ -75,7 +101,10 @@ export function defineDesiredTests(ctx: SuiteContext): void {
       sql`select c.relname as tbl from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_proc p on p.oid = t.tgfoid where p.proname = 'bump_data_version' and not t.tgisinternal`,
     );
     for (const table of VERSIONED_TABLES) {
-      assert.ok(triggers.some((t) => t.tbl === table), `a trigger on ${table}`);
+      assert.ok(
+        triggers.some((t) => t.tbl === table),
+        `a trigger on ${table}`,
+      );
     }
   });
 
@@ -94,7 +123,15 @@ export function defineDesiredTests(ctx: SuiteContext): void {
       assert.deepEqual(reach('projects', 'insert'), ['projects']);
     }
     // profiles and images cascade both ways, containers on update only (and on to their snapshots and backups).
-    assert.deepEqual(reach('projects', 'update'), ['container_backups', 'container_snapshots', 'containers', 'image_aliases', 'images', 'profiles', 'projects']);
+    assert.deepEqual(reach('projects', 'update'), [
+      'container_backups',
+      'container_snapshots',
+      'containers',
+      'image_aliases',
+      'images',
+      'profiles',
+      'projects',
+    ]);
     assert.deepEqual(reach('projects', 'delete'), ['image_aliases', 'images', 'profiles', 'projects']);
     assert.deepEqual(reach('storage_pools', 'update'), ['storage_pools', 'storage_volumes', 'volume_snapshots']);
     assert.deepEqual(reach('storage_pools', 'delete'), ['storage_pools']);
@@ -103,23 +140,33 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     const tables = ['containers', 'profiles', 'projects'] as const;
     const v0 = await readDataVersion(db, [...tables]);
     const { ops } = makeOps(db);
-    const row = await ops.startTask({ class: 'task', description: 'no version', project: 'default' }, async () => ({ done: true }));
+    const row = await ops.startTask({ class: 'task', description: 'no version', project: 'default' }, async () => ({
+      done: true,
+    }));
     await ops.wait(row.id, 5_000);
     await ops.stop();
     assert.equal(await readDataVersion(db, [...tables]), v0, 'insert and end of an operation');
     await createProject(db, { name: 'reach-a', description: '', config: { 'features.profiles': 'true' } });
     const v1 = await readDataVersion(db, ['profiles']);
     await renameProject(db, 'reach-a', 'reach-b');
-    assert.notEqual(await readDataVersion(db, ['profiles']), v1, 'the rename cascaded to the project\'s profiles');
+    assert.notEqual(await readDataVersion(db, ['profiles']), v1, "the rename cascaded to the project's profiles");
     await deleteProject(db, 'reach-b');
   });
 
   test('profiles: create, update, rename, delete; generation starts at 1 and each write adds one', async () => {
     const db = ctx.db();
-    const created = await createProfile(db, 'default', 'web', input('web', { 'user.a': '1' }, { eth0: { type: 'nic', parent: 'br0' } }));
+    const created = await createProfile(
+      db,
+      'default',
+      'web',
+      input('web', { 'user.a': '1' }, { eth0: { type: 'nic', parent: 'br0' } }),
+    );
     assert.equal(created.generation, 1);
     let row = await readProfile(db, 'default', 'web');
-    assert.deepEqual([row.description, row.config, row.devices, row.generation], ['web', { 'user.a': '1' }, { eth0: { type: 'nic', parent: 'br0' } }, 1]);
+    assert.deepEqual(
+      [row.description, row.config, row.devices, row.generation],
+      ['web', { 'user.a': '1' }, { eth0: { type: 'nic', parent: 'br0' } }, 1],
+    );
 
     await updateProfile(db, 'default', 'web', input('web 2', { 'user.b': '2' }));
     row = await readProfile(db, 'default', 'web');
@@ -170,7 +217,10 @@ export function defineDesiredTests(ctx: SuiteContext): void {
       assert.equal(ok.length, 1, `round ${i}: one create fulfils`);
       assert.equal(failed.length, 1, `round ${i}: one create rejects`);
       await assertConflict(Promise.reject(failed[0]!.reason));
-      const rows = await db.select().from(profiles).where(and(eq(profiles.project, 'default'), eq(profiles.name, name)));
+      const rows = await db
+        .select()
+        .from(profiles)
+        .where(and(eq(profiles.project, 'default'), eq(profiles.name, name)));
       assert.equal(rows.length, 1);
       assert.equal(rows[0]!.description, ok[0]!.value.description);
     }
@@ -181,8 +231,15 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     const created = await createProject(db, { name: 'proj-a', description: 'A', config: { 'user.x': '1' } });
     assert.equal(created.generation, 1);
     let p = await readProject(db, 'proj-a');
-    assert.deepEqual([p.description, p.config, p.generation], ['A', { 'features.images': 'true', 'features.profiles': 'true', 'user.x': '1' }, 1]);
-    assert.equal((await readProfile(db, 'proj-a', 'default')).generation, 1, 'a project with features.profiles gets its own default profile');
+    assert.deepEqual(
+      [p.description, p.config, p.generation],
+      ['A', { 'features.images': 'true', 'features.profiles': 'true', 'user.x': '1' }, 1],
+    );
+    assert.equal(
+      (await readProfile(db, 'proj-a', 'default')).generation,
+      1,
+      'a project with features.profiles gets its own default profile',
+    );
 
     const config = { 'features.images': 'true', 'features.profiles': 'true', 'user.y': '2' };
     await updateProject(db, 'proj-a', { description: 'A2', config });
@@ -208,12 +265,18 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     assert.equal((await readProject(db, 'proj-r2')).generation, 2);
     await assert.rejects(readProject(db, 'proj-r'), NotFoundError);
     assert.deepEqual(await listProfiles(db, 'proj-r'), []);
-    assert.deepEqual((await listProfiles(db, 'proj-r2')).map((r) => r.name), ['default']);
+    assert.deepEqual(
+      (await listProfiles(db, 'proj-r2')).map((r) => r.name),
+      ['default'],
+    );
 
     await createProject(db, { name: 'proj-taken' });
     await assertConflict(renameProject(db, 'proj-r2', 'proj-taken'));
     assert.equal((await readProject(db, 'proj-r2')).generation, 2);
-    assert.deepEqual((await listProfiles(db, 'proj-r2')).map((r) => r.name), ['default']);
+    assert.deepEqual(
+      (await listProfiles(db, 'proj-r2')).map((r) => r.name),
+      ['default'],
+    );
     await assert.rejects(renameProject(db, 'default', 'elsewhere'), ForbiddenError);
   });
 
@@ -224,7 +287,10 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     await assert.rejects(deleteProject(db, 'proj-d'), ValidationError);
     await assert.rejects(renameProject(db, 'proj-d', 'proj-d2'), ValidationError);
     assert.equal((await readProject(db, 'proj-d')).generation, 1);
-    assert.deepEqual((await listProfiles(db, 'proj-d')).map((r) => r.name), ['default', 'web']);
+    assert.deepEqual(
+      (await listProfiles(db, 'proj-d')).map((r) => r.name),
+      ['default', 'web'],
+    );
 
     await deleteProfile(db, 'proj-d', 'web');
     await deleteProject(db, 'proj-d');
@@ -242,7 +308,16 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     assert.equal((await readProfile(db, 'default', 'x')).generation, 2);
     const row = await mustReadOperation(db, op.id);
     assert.deepEqual(
-      [row.class, row.description, row.project, row.node, row.statusCode, row.targetKind, row.targetKey, row.targetGeneration],
+      [
+        row.class,
+        row.description,
+        row.project,
+        row.node,
+        row.statusCode,
+        row.targetKind,
+        row.targetKey,
+        row.targetGeneration,
+      ],
       ['task', 'Updating profile x', 'default', 'node-a', 103, 'profile', 'default/x', 2],
     );
     assert.equal(row.deadlineAt?.getTime(), clock.now() + 10 * 60_000);
@@ -259,7 +334,12 @@ export function defineDesiredTests(ctx: SuiteContext): void {
           .update(profiles)
           .set({ generation: sql`${profiles.generation} + 1` })
           .where(and(eq(profiles.project, 'default'), eq(profiles.name, 'rollback')));
-        const op = await ops.insert(tx, { class: 'task', description: 'doomed', project: 'default', target: { kind: 'profile', key: 'default/rollback', generation: 2 } });
+        const op = await ops.insert(tx, {
+          class: 'task',
+          description: 'doomed',
+          project: 'default',
+          target: { kind: 'profile', key: 'default/rollback', generation: 2 },
+        });
         id = op.id;
         assert.ok(await readOperation(tx, op.id), 'visible inside the transaction');
         throw new Error('boom after both writes');
@@ -276,7 +356,8 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     const db = ctx.db();
     const { ops, events } = makeOps(db);
     // As the status settler does it: settled, then announced.
-    const converged = async (key: string, generation: number) => (await ops.convergedIn(db, 'profile', key, generation))();
+    const converged = async (key: string, generation: number) =>
+      (await ops.convergedIn(db, 'profile', key, generation))();
     await createProfile(db, 'default', 'conv', input());
     const first = await bumpProfileWithOperation(db, ops, 'default', 'conv');
     const second = await bumpProfileWithOperation(db, ops, 'default', 'conv');
@@ -348,7 +429,11 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     assert.equal((await mustReadOperation(db, g3.op.id)).statusCode, 103);
 
     await settler.converged('profile', key, 1);
-    assert.equal((await readStatus(db, 'profile', key))?.observedGeneration, 2, 'a stale convergence does not lower it');
+    assert.equal(
+      (await readStatus(db, 'profile', key))?.observedGeneration,
+      2,
+      'a stale convergence does not lower it',
+    );
 
     await settler.failed('profile', key, 'invalid config', true);
     s = await readStatus(db, 'profile', key);
@@ -362,11 +447,15 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     assert.equal(await readStatus(db, 'profile', 'default/never'), undefined);
   });
 
-  test('status settler, a removal: the object\'s rows, its status row and its operations\' settlement commit together, announced after the commit; a failed delete leaves all three', async () => {
+  test("status settler, a removal: the object's rows, its status row and its operations' settlement commit together, announced after the commit; a failed delete leaves all three", async () => {
     const db = ctx.db();
     const { ops, events } = makeOps(db);
     const settler = createStatusSettler({ db, ops });
-    const profileRows = async (name: string) => db.select().from(profiles).where(and(eq(profiles.project, 'default'), eq(profiles.name, name)));
+    const profileRows = async (name: string) =>
+      db
+        .select()
+        .from(profiles)
+        .where(and(eq(profiles.project, 'default'), eq(profiles.name, name)));
 
     // A failed delete: nothing of the three is written, nothing announced.
     await createProfile(db, 'default', 'gone-bad', input());
@@ -374,7 +463,10 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     await settler.failed('profile', 'default/gone-bad', 'earlier', false);
     await assert.rejects(
       settler.converged('profile', 'default/gone-bad', bad.generation, undefined, true, (tx) =>
-        Promise.all([tx.delete(profiles).where(and(eq(profiles.project, 'default'), eq(profiles.name, 'gone-bad'))), tx.execute(sql`select 1 / 0`)]),
+        Promise.all([
+          tx.delete(profiles).where(and(eq(profiles.project, 'default'), eq(profiles.name, 'gone-bad'))),
+          tx.execute(sql`select 1 / 0`),
+        ]),
       ),
       /division by zero/,
     );
@@ -394,51 +486,78 @@ export function defineDesiredTests(ctx: SuiteContext): void {
     assert.equal(await readStatus(db, 'profile', 'default/gone-bad'), undefined);
     const done = await mustReadOperation(db, bad.op.id);
     assert.equal(done.statusCode, 200);
-    assert.deepEqual(events.map((e) => e.metadata), [renderOperation(done)]);
+    assert.deepEqual(
+      events.map((e) => e.metadata),
+      [renderOperation(done)],
+    );
   });
 
   test('a container write left in flight (COMMIT behind its UPDATE): of 10 concurrent ones on one generation exactly one lands, the others end stale', async () => {
     const db = ctx.db();
-    const c = await insertContainer(db, 'default', 'inflight', { description: 'start', architecture: 'x86_64', ephemeral: false, profiles: [], config: {}, devices: {} }, { type: 'none' }, 'stopped');
+    const c = await insertContainer(
+      db,
+      'default',
+      'inflight',
+      { description: 'start', architecture: 'x86_64', ephemeral: false, profiles: [], config: {}, devices: {} },
+      { type: 'none' },
+      'stopped',
+    );
     const results = await Promise.allSettled(
       Array.from({ length: 10 }, async (_, i) => {
         // The callback returns with the UPDATE unanswered: the transaction commits, then the row (or the error) is known.
-        const written = await db.transaction(async (tx) => bumpContainerAtInFlight(tx, c.id, c.generation, { description: `w${i}` }));
+        const written = await db.transaction(async (tx) =>
+          bumpContainerAtInFlight(tx, c.id, c.generation, { description: `w${i}` }),
+        );
         return written.row;
       }),
     );
     const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
     assert.equal(won.length, 1, results.map((r) => (r.status === 'rejected' ? String(r.reason) : 'landed')).join(' '));
-    for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
+    for (const r of results)
+      if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
     const row = await readContainerById(db, c.id);
     assert.deepEqual([row?.description, row?.generation], [`w${won[0]}`, c.generation + 1]);
     // A statement that fails inside such a write fails it whole: nothing of it is committed.
     await assert.rejects(
-      db.transaction(async (tx) => {
-        await tx.execute(sql`update containers set description = 'half' where id = ${c.id}`);
-        return bumpContainerAtInFlight(tx, c.id, row!.generation, { project: 'no-such-project' }); // a foreign key it breaks
-      }).then((w) => w.row),
+      db
+        .transaction(async (tx) => {
+          await tx.execute(sql`update containers set description = 'half' where id = ${c.id}`);
+          return bumpContainerAtInFlight(tx, c.id, row!.generation, { project: 'no-such-project' }); // a foreign key it breaks
+        })
+        .then((w) => w.row),
     );
-    assert.equal((await readContainerById(db, c.id))?.description, `w${won[0]}`, 'the earlier statement was rolled back with it');
+    assert.equal(
+      (await readContainerById(db, c.id))?.description,
+      `w${won[0]}`,
+      'the earlier statement was rolled back with it',
+    );
     await deleteContainerRow(db, c.id);
   });
 
   test('conditional writes (If-Match): of 10 concurrent updates based on the same generation exactly one lands, the others are stale', async () => {
     const db = ctx.db();
     const p = await createProfile(db, 'default', 'raced', input('start'));
-    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => updateProfile(db, 'default', 'raced', input(`w${i}`), p.generation)));
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => updateProfile(db, 'default', 'raced', input(`w${i}`), p.generation)),
+    );
     const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
     assert.equal(won.length, 1, results.map((r) => r.status).join(' '));
-    for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
+    for (const r of results)
+      if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
     const row = await readProfile(db, 'default', 'raced');
     assert.deepEqual([row.description, row.generation], [`w${won[0]}`, p.generation + 1]);
     await deleteProfile(db, 'default', 'raced');
 
     const j = await createProject(db, { name: 'raced', description: 'start', config: {} });
-    const projects = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => updateProject(db, 'raced', { description: `w${i}`, config: {} }, j.generation)));
+    const projects = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) =>
+        updateProject(db, 'raced', { description: `w${i}`, config: {} }, j.generation),
+      ),
+    );
     const projectWon = projects.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
     assert.equal(projectWon.length, 1, projects.map((r) => r.status).join(' '));
-    for (const r of projects) if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
+    for (const r of projects)
+      if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
     assert.equal((await readProject(db, 'raced')).description, `w${projectWon[0]}`);
     await deleteProject(db, 'raced');
   });

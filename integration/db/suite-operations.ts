@@ -33,8 +33,14 @@ export function defineOperationStoreTests(ctx: SuiteContext): void {
     const elsewhere = row({ project: 'ops-list-other', statusCode: 103, createdAt: t(4) });
     await seed(db, [running, pending, cancelling, ...final, elsewhere]);
 
-    assert.deepEqual((await listActiveOperations(db, P)).map((r) => r.id), [cancelling.id, pending.id, running.id]);
-    assert.deepEqual((await listActiveOperations(db, 'ops-list-other')).map((r) => r.id), [elsewhere.id]);
+    assert.deepEqual(
+      (await listActiveOperations(db, P)).map((r) => r.id),
+      [cancelling.id, pending.id, running.id],
+    );
+    assert.deepEqual(
+      (await listActiveOperations(db, 'ops-list-other')).map((r) => r.id),
+      [elsewhere.id],
+    );
     assert.deepEqual(await listActiveOperations(db, 'ops-list-nothing'), []);
     const all = (await listActiveOperations(db)).map((r) => r.id);
     for (const r of [running, pending, cancelling, elsewhere]) assert.ok(all.includes(r.id), `${r.statusCode} listed`);
@@ -57,20 +63,33 @@ export function defineOperationStoreTests(ctx: SuiteContext): void {
     assert.deepEqual(sorted(failed.map((r) => r.id)), sorted([orphan.id, orphanPending.id]));
     for (const id of [orphan.id, orphanPending.id]) {
       const r = await mustReadOperation(db, id);
-      assert.deepEqual([r.statusCode, r.err, r.mayCancel, r.updatedAt.getTime()], [400, 'svcd stopped', false, now.getTime()]);
+      assert.deepEqual(
+        [r.statusCode, r.err, r.mayCancel, r.updatedAt.getTime()],
+        [400, 'svcd stopped', false, now.getTime()],
+      );
     }
-    for (const [id, code] of [[withTarget.id, 103], [otherNode.id, 103], [finished.id, 200]] as const) {
+    for (const [id, code] of [
+      [withTarget.id, 103],
+      [otherNode.id, 103],
+      [finished.id, 200],
+    ] as const) {
       const r = await mustReadOperation(db, id);
       assert.deepEqual([r.statusCode, r.err, r.updatedAt.getTime()], [code, '', createdAt.getTime()]);
     }
 
     // The service's recover() is the same query for its own node.
     const mine = row({ node: 'recover-node', createdAt });
-    await seed(db, [mine, row({ node: 'recover-node', targetKind: 'profile', targetKey: 'default/r', targetGeneration: 1, createdAt })]);
+    await seed(db, [
+      mine,
+      row({ node: 'recover-node', targetKind: 'profile', targetKey: 'default/r', targetGeneration: 1, createdAt }),
+    ]);
     const { ops, events } = makeOps(db, 'recover-node');
     assert.equal(await ops.recover(), 1);
     assert.equal((await mustReadOperation(db, mine.id)).err, 'svcd stopped while this operation was running');
-    assert.deepEqual(events.map((e) => e.metadata.id), [mine.id]);
+    assert.deepEqual(
+      events.map((e) => e.metadata.id),
+      [mine.id],
+    );
   });
 
   test('expireOperations fails past-deadline operations, naming the last reconcile error when there is one', async () => {
@@ -95,7 +114,10 @@ export function defineOperationStoreTests(ctx: SuiteContext): void {
     await seed(db, [withError, cleanStatus, noStatus, noTarget, notYet, atDeadline, noDeadline, finished]);
 
     const expired = await expireOperations(db, now);
-    assert.deepEqual(sorted(expired.map((r) => r.id)), sorted([withError.id, cleanStatus.id, noStatus.id, noTarget.id]));
+    assert.deepEqual(
+      sorted(expired.map((r) => r.id)),
+      sorted([withError.id, cleanStatus.id, noStatus.id, noTarget.id]),
+    );
     const expected: [string, string][] = [
       [withError.id, `${TIMEOUT}: disk full`],
       [cleanStatus.id, TIMEOUT],
@@ -123,7 +145,13 @@ export function defineOperationStoreTests(ctx: SuiteContext): void {
     await seed(db, [...gone, recent, atCutoff, activeOld, pendingOld]);
 
     assert.equal(await pruneOperations(db, cutoff), 3);
-    assert.deepEqual(await readOperationsByIds(db, gone.map((r) => r.id)), []);
+    assert.deepEqual(
+      await readOperationsByIds(
+        db,
+        gone.map((r) => r.id),
+      ),
+      [],
+    );
     const kept = await readOperationsByIds(db, [recent.id, atCutoff.id, activeOld.id, pendingOld.id]);
     assert.equal(kept.length, 4);
     assert.equal(await pruneOperations(db, cutoff), 0, 'a second prune finds nothing');

@@ -31,7 +31,11 @@ export function defineServerTests(ctx: SuiteContext): void {
     assert.deepEqual(await readServerConfig(db, 'node-a'), {});
     const next = await computeServerConfig(
       {},
-      { 'core.https_address': '127.0.0.1:8443', 'core.trust_password': 'first-secret', 'core.https_allowed_credentials': true },
+      {
+        'core.https_address': '127.0.0.1:8443',
+        'core.trust_password': 'first-secret',
+        'core.https_allowed_credentials': true,
+      },
       true,
     );
     await writeServerConfig(db, 'node-a', next);
@@ -47,17 +51,28 @@ export function defineServerTests(ctx: SuiteContext): void {
     assert.deepEqual(await readServerConfig(db, 'node-b'), cluster, 'another member does not see node-a’s address');
 
     // node-b sets its own address (PATCH): node-a's stays.
-    const forB = await computeServerConfig(await readServerConfig(db, 'node-b'), { 'core.https_address': ':9443' }, false);
+    const forB = await computeServerConfig(
+      await readServerConfig(db, 'node-b'),
+      { 'core.https_address': ':9443' },
+      false,
+    );
     await writeServerConfig(db, 'node-b', forB);
     assert.deepEqual(await readServerConfig(db, 'node-b'), { ...cluster, 'core.https_address': ':9443' });
     assert.deepEqual(await readServerConfig(db, 'node-a'), { ...cluster, 'core.https_address': '127.0.0.1:8443' });
     assert.equal((await allRows()).length, 4);
 
     // node-a replaces everything (PUT) without an address: only its own local row goes.
-    const put = await computeServerConfig(await readServerConfig(db, 'node-a'), { 'core.https_allowed_credentials': 'false' }, true);
+    const put = await computeServerConfig(
+      await readServerConfig(db, 'node-a'),
+      { 'core.https_allowed_credentials': 'false' },
+      true,
+    );
     await writeServerConfig(db, 'node-a', put);
     assert.deepEqual(await readServerConfig(db, 'node-a'), { 'core.https_allowed_credentials': 'false' });
-    assert.deepEqual(await readServerConfig(db, 'node-b'), { 'core.https_allowed_credentials': 'false', 'core.https_address': ':9443' });
+    assert.deepEqual(await readServerConfig(db, 'node-b'), {
+      'core.https_allowed_credentials': 'false',
+      'core.https_address': ':9443',
+    });
     await assert.rejects(computeServerConfig({}, { 'core.https_address': 'not an address' }, false), ValidationError);
     await assert.rejects(computeServerConfig({}, { 'core.nope': 'x' }, false), ValidationError);
   });
@@ -65,10 +80,17 @@ export function defineServerTests(ctx: SuiteContext): void {
   test('server config: the trust password is stored hashed, never in plain text, and verifyPassword accepts it', async () => {
     const db = ctx.db();
     const plain = 'correct horse battery staple';
-    const next = await computeServerConfig(await readServerConfig(db, 'node-c'), { 'core.trust_password': plain }, false);
+    const next = await computeServerConfig(
+      await readServerConfig(db, 'node-c'),
+      { 'core.trust_password': plain },
+      false,
+    );
     await writeServerConfig(db, 'node-c', next);
     const rows = await allRows();
-    assert.ok(rows.every((r) => !r.value.includes(plain)), 'no row holds the plain password');
+    assert.ok(
+      rows.every((r) => !r.value.includes(plain)),
+      'no row holds the plain password',
+    );
     const stored = rows.find((r) => r.key === 'core.trust_password');
     assert.equal(stored?.node, '');
     assert.match(stored!.value, SCRYPT);
@@ -77,10 +99,18 @@ export function defineServerTests(ctx: SuiteContext): void {
     assert.equal(renderServerConfig(await readServerConfig(db, 'node-c'))['core.trust_password'], true);
 
     // `true` (what GET shows) keeps the stored hash; a new password replaces it.
-    const kept = await computeServerConfig(await readServerConfig(db, 'node-c'), { 'core.trust_password': true }, false);
+    const kept = await computeServerConfig(
+      await readServerConfig(db, 'node-c'),
+      { 'core.trust_password': true },
+      false,
+    );
     await writeServerConfig(db, 'node-c', kept);
     assert.equal((await readServerConfig(db, 'node-c'))['core.trust_password'], stored!.value);
-    const changed = await computeServerConfig(await readServerConfig(db, 'node-c'), { 'core.trust_password': 'second' }, false);
+    const changed = await computeServerConfig(
+      await readServerConfig(db, 'node-c'),
+      { 'core.trust_password': 'second' },
+      false,
+    );
     await writeServerConfig(db, 'node-c', changed);
     const now = (await readServerConfig(db, 'node-c'))['core.trust_password'];
     assert.notEqual(now, stored!.value);
@@ -137,20 +167,36 @@ export function defineServerTests(ctx: SuiteContext): void {
     const db = ctx.db();
     const base = await readServerConfig(db, 'node-r');
     const results = await Promise.allSettled(
-      Array.from({ length: 10 }, (_, i) => writeServerConfig(db, 'node-r', { ...base, 'images.compression_algorithm': ['xz', 'zstd', 'bzip2', 'lzma', 'none'][i % 5]! }, base)),
+      Array.from({ length: 10 }, (_, i) =>
+        writeServerConfig(
+          db,
+          'node-r',
+          { ...base, 'images.compression_algorithm': ['xz', 'zstd', 'bzip2', 'lzma', 'none'][i % 5]! },
+          base,
+        ),
+      ),
     );
     const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
     assert.equal(won.length, 1, results.map((r) => r.status).join(' '));
-    for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
-    assert.equal((await readServerConfig(db, 'node-r'))['images.compression_algorithm'], ['xz', 'zstd', 'bzip2', 'lzma', 'none'][won[0]! % 5]);
+    for (const r of results)
+      if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
+    assert.equal(
+      (await readServerConfig(db, 'node-r'))['images.compression_algorithm'],
+      ['xz', 'zstd', 'bzip2', 'lzma', 'none'][won[0]! % 5],
+    );
 
     const { cert } = await makeClientCertificate('race');
     const row = await addCertificate(db, { pem: cert, name: 'before', type: 'client' });
     const read = { name: row.name, type: row.type };
-    const certs = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => updateCertificate(db, row.fingerprint, { name: `w${i}`, type: 'client' }, read)));
+    const certs = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) =>
+        updateCertificate(db, row.fingerprint, { name: `w${i}`, type: 'client' }, read),
+      ),
+    );
     const certWon = certs.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
     assert.equal(certWon.length, 1, certs.map((r) => r.status).join(' '));
-    for (const r of certs) if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
+    for (const r of certs)
+      if (r.status === 'rejected') assert.ok(r.reason instanceof StaleWriteError, String(r.reason));
     assert.equal((await readCertificate(db, row.fingerprint)).name, `w${certWon[0]}`);
     await deleteCertificate(db, row.fingerprint);
   });

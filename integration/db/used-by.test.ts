@@ -5,9 +5,24 @@ import type { Db, DbOrTx } from '../../src/db/types.ts';
 import { insertContainerSnapshot } from '../../src/desired/container-snapshots.ts';
 import { insertContainer, markContainerDeleting, type ContainerInput } from '../../src/desired/containers.ts';
 import { ValidationError } from '../../src/desired/errors.ts';
-import { createProfile, deleteProfile, lockProfiles, readProfile, renameProfile, updateProfile } from '../../src/desired/profiles.ts';
+import {
+  createProfile,
+  deleteProfile,
+  lockProfiles,
+  readProfile,
+  renameProfile,
+  updateProfile,
+} from '../../src/desired/profiles.ts';
 import { createProject, deleteProject, ensureDefaultProject, readProject } from '../../src/desired/projects.ts';
-import { containers, containerSnapshots, images, profiles, projects, storagePools, storageVolumes } from '../../src/desired/schema/index.ts';
+import {
+  containers,
+  containerSnapshots,
+  images,
+  profiles,
+  projects,
+  storagePools,
+  storageVolumes,
+} from '../../src/desired/schema/index.ts';
 import { usedByReader } from '../../src/desired/used-by.ts';
 import { profileInput, rejection } from './helpers.ts';
 import { openPgliteTarget, openPostgresTarget, type OpenTarget, type StoreTarget } from './targets.ts';
@@ -20,16 +35,22 @@ const ct = (profileNames: string[], devices: ContainerInput['devices'] = {}): Co
   config: {},
   devices,
 });
-const newContainer = (db: DbOrTx, project: string, name: string, profileNames: string[], devices: ContainerInput['devices'] = {}) =>
-  insertContainer(db, project, name, ct(profileNames, devices), { type: 'none' }, 'stopped');
-const profilesOf = async (db: Db, name: string) => (await db.select({ p: containers.profiles }).from(containers).where(eq(containers.name, name)))[0]?.p;
+const newContainer = (
+  db: DbOrTx,
+  project: string,
+  name: string,
+  profileNames: string[],
+  devices: ContainerInput['devices'] = {},
+) => insertContainer(db, project, name, ct(profileNames, devices), { type: 'none' }, 'stopped');
+const profilesOf = async (db: Db, name: string) =>
+  (await db.select({ p: containers.profiles }).from(containers).where(eq(containers.name, name)))[0]?.p;
 
 /** Run `fn` while a query that blocks has been issued: resolves once the backend shows it waiting on a lock. */
 async function waitUntilBlocked(db: Db): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const rows = (await db.execute(sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`)) as unknown as
-      | { n: number }[]
-      | { rows: { n: number }[] };
+    const rows = (await db.execute(
+      sql`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`,
+    )) as unknown as { n: number }[] | { rows: { n: number }[] };
     const n = Array.isArray(rows) ? rows[0]!.n : rows.rows[0]!.n;
     if (n > 0) return;
     await new Promise((r) => setTimeout(r, 25));
@@ -52,11 +73,26 @@ function defineUsedBySuite(name: string, open: OpenTarget): void {
     test('used_by of profiles, projects, pools and volumes: containers, snapshots, images, profiles, custom volumes', async () => {
       const d = db();
       // "shared" uses the default project's profiles; "own" has its own.
-      await createProject(d, { name: 'ub-shared', config: { 'features.profiles': 'false', 'features.images': 'false' } });
+      await createProject(d, {
+        name: 'ub-shared',
+        config: { 'features.profiles': 'false', 'features.images': 'false' },
+      });
       await createProject(d, { name: 'ub-own' });
-      await createProfile(d, 'default', 'ub-web', profileInput('', {}, { data: { type: 'disk', pool: 'ub-pool', source: 'ub-vol', path: '/srv' } }));
+      await createProfile(
+        d,
+        'default',
+        'ub-web',
+        profileInput('', {}, { data: { type: 'disk', pool: 'ub-pool', source: 'ub-vol', path: '/srv' } }),
+      );
       await createProfile(d, 'ub-own', 'ub-web', profileInput());
-      await d.insert(storageVolumes).values({ id: crypto.randomUUID(), pool: 'ub-pool', project: 'default', type: 'custom', name: 'ub-vol', config: {} });
+      await d.insert(storageVolumes).values({
+        id: crypto.randomUUID(),
+        pool: 'ub-pool',
+        project: 'default',
+        type: 'custom',
+        name: 'ub-vol',
+        config: {},
+      });
       const root = { root: { type: 'disk', path: '/', pool: 'ub-pool' } };
       const a = await newContainer(d, 'default', 'ub-a', ['default', 'ub-web'], root);
       await newContainer(d, 'ub-shared', 'ub-b', ['ub-web'], root);
@@ -65,10 +101,20 @@ function defineUsedBySuite(name: string, open: OpenTarget): void {
       const gone = await newContainer(d, 'default', 'ub-gone', ['ub-web'], root);
       await markContainerDeleting(d, gone);
       await insertContainerSnapshot(d, a, 'snap0');
-      await d.insert(images).values({ project: 'ub-own', fingerprint: 'ab'.repeat(32), size: 1, architecture: 'x86_64', createdAt: new Date() });
+      await d.insert(images).values({
+        project: 'ub-own',
+        fingerprint: 'ab'.repeat(32),
+        size: 1,
+        architecture: 'x86_64',
+        createdAt: new Date(),
+      });
 
       const r = usedByReader(d);
-      assert.deepEqual(await r.profile('default', 'ub-web'), ['/1.0/containers/ub-a', '/1.0/containers/ub-a/snapshots/snap0', '/1.0/containers/ub-b?project=ub-shared']);
+      assert.deepEqual(await r.profile('default', 'ub-web'), [
+        '/1.0/containers/ub-a',
+        '/1.0/containers/ub-a/snapshots/snap0',
+        '/1.0/containers/ub-b?project=ub-shared',
+      ]);
       assert.deepEqual(await r.profile('ub-own', 'ub-web'), ['/1.0/containers/ub-c?project=ub-own']);
       assert.deepEqual(await r.profile('ub-own', 'default'), []);
       assert.deepEqual(await r.project('ub-own'), [
@@ -79,10 +125,20 @@ function defineUsedBySuite(name: string, open: OpenTarget): void {
       ]);
       assert.deepEqual(await r.project('ub-shared'), ['/1.0/containers/ub-b?project=ub-shared']);
       // A container attaches the volume through its profile: both are listed.
-      assert.deepEqual(await r.volume({ pool: 'ub-pool', type: 'custom', name: 'ub-vol' }), ['/1.0/containers/ub-a', '/1.0/containers/ub-b?project=ub-shared', '/1.0/profiles/ub-web']);
+      assert.deepEqual(await r.volume({ pool: 'ub-pool', type: 'custom', name: 'ub-vol' }), [
+        '/1.0/containers/ub-a',
+        '/1.0/containers/ub-b?project=ub-shared',
+        '/1.0/profiles/ub-web',
+      ]);
       assert.deepEqual(await r.pool('ub-other'), ['/1.0/containers/ub-d']);
       const pool = await r.pool('ub-pool');
-      for (const u of ['/1.0/profiles/ub-web', '/1.0/containers/ub-a', '/1.0/containers/ub-b?project=ub-shared', '/1.0/containers/ub-c?project=ub-own', '/1.0/storage-pools/ub-pool/volumes/custom/ub-vol'])
+      for (const u of [
+        '/1.0/profiles/ub-web',
+        '/1.0/containers/ub-a',
+        '/1.0/containers/ub-b?project=ub-shared',
+        '/1.0/containers/ub-c?project=ub-own',
+        '/1.0/storage-pools/ub-pool/volumes/custom/ub-vol',
+      ])
         assert.ok(pool.includes(u), `${u} in ${pool.join(' ')}`);
       assert.ok(!pool.some((u) => u.includes('ub-gone')), 'a container being deleted uses nothing');
     });
@@ -109,12 +165,14 @@ function defineUsedBySuite(name: string, open: OpenTarget): void {
         },
       }) as Db;
       const r = usedByReader(counting);
-      const names = (await d.select({ name: profiles.name }).from(profiles).where(eq(profiles.project, 'default'))).map((p) => p.name);
+      const names = (await d.select({ name: profiles.name }).from(profiles).where(eq(profiles.project, 'default'))).map(
+        (p) => p.name,
+      );
       await Promise.all(names.map((n) => r.profile('default', n)));
       const projectNames = (await d.select({ name: projects.name }).from(projects)).map((p) => p.name);
       await Promise.all(projectNames.map((n) => r.project(n)));
       await Promise.all(['ub-pool', 'ub-other', 'default'].map((p) => r.pool(p)));
-      assert.ok(names.length >= 2 && projectNames.length >= 3, "several objects of each kind were asked about");
+      assert.ok(names.length >= 2 && projectNames.length >= 3, 'several objects of each kind were asked about');
       assert.deepEqual([...tables].sort(), [...new Set(tables)].sort(), `each table read once: ${tables.join(', ')}`);
     });
 
@@ -127,10 +185,15 @@ function defineUsedBySuite(name: string, open: OpenTarget): void {
       assert.deepEqual(await readProfile(d, 'default', 'ub-web'), before);
       // Used only by a snapshot: still in use.
       await createProfile(d, 'default', 'ub-snaponly', profileInput());
-      const c = await newContainer(d, 'default', 'ub-s', ['ub-snaponly'], { root: { type: 'disk', path: '/', pool: 'ub-pool' } });
+      const c = await newContainer(d, 'default', 'ub-s', ['ub-snaponly'], {
+        root: { type: 'disk', path: '/', pool: 'ub-pool' },
+      });
       await insertContainerSnapshot(d, c, 'keep');
       await d.update(containers).set({ profiles: [] }).where(eq(containers.id, c.id));
-      assert.match(((await rejection(deleteProfile(d, 'default', 'ub-snaponly'))) as Error).message, /ub-s\/snapshots\/keep/);
+      assert.match(
+        ((await rejection(deleteProfile(d, 'default', 'ub-snaponly'))) as Error).message,
+        /ub-s\/snapshots\/keep/,
+      );
       await d.delete(containerSnapshots).where(eq(containerSnapshots.containerId, c.id));
       await deleteProfile(d, 'default', 'ub-snaponly');
       await d.delete(containers).where(eq(containers.id, c.id));
@@ -141,8 +204,11 @@ function defineUsedBySuite(name: string, open: OpenTarget): void {
       await renameProfile(d, 'default', 'ub-web', 'ub-front');
       assert.deepEqual(await profilesOf(d, 'ub-a'), ['default', 'ub-front']);
       assert.deepEqual(await profilesOf(d, 'ub-b'), ['ub-front']);
-      assert.deepEqual(await profilesOf(d, 'ub-c'), ['ub-web'], "a project with its own profiles is not touched");
-      const [snap] = await d.select({ p: containerSnapshots.profiles }).from(containerSnapshots).where(eq(containerSnapshots.name, 'snap0'));
+      assert.deepEqual(await profilesOf(d, 'ub-c'), ['ub-web'], 'a project with its own profiles is not touched');
+      const [snap] = await d
+        .select({ p: containerSnapshots.profiles })
+        .from(containerSnapshots)
+        .where(eq(containerSnapshots.name, 'snap0'));
       assert.deepEqual(snap!.p, ['default', 'ub-front']);
       assert.deepEqual(await usedByReader(d).profile('default', 'ub-web'), []);
       assert.equal((await usedByReader(d).profile('default', 'ub-front')).length, 3);
@@ -152,20 +218,55 @@ function defineUsedBySuite(name: string, open: OpenTarget): void {
 
     test('a profile update that would leave a container using it invalid is refused; one already invalid does not block', async () => {
       const d = db();
-      await createProfile(d, 'default', 'ub-root', profileInput('', {}, { root: { type: 'disk', path: '/', pool: 'ub-pool' } }));
+      await createProfile(
+        d,
+        'default',
+        'ub-root',
+        profileInput('', {}, { root: { type: 'disk', path: '/', pool: 'ub-pool' } }),
+      );
       await newContainer(d, 'default', 'ub-rooted', ['ub-root']);
       const before = await readProfile(d, 'default', 'ub-root');
       const e = await rejection(updateProfile(d, 'default', 'ub-root', profileInput('no root')));
       assert.ok(e instanceof ValidationError, String(e));
-      assert.match(e.message, /^At least one container relies on this profile: \/1\.0\/containers\/ub-rooted would be invalid: A container needs a root disk device/);
+      assert.match(
+        e.message,
+        /^At least one container relies on this profile: \/1\.0\/containers\/ub-rooted would be invalid: A container needs a root disk device/,
+      );
       assert.deepEqual(await readProfile(d, 'default', 'ub-root'), before, 'nothing written');
       // Moving the root disk to another existing pool is fine; to a missing one is not.
-      await updateProfile(d, 'default', 'ub-root', profileInput('', {}, { root: { type: 'disk', path: '/', pool: 'ub-other' } }));
-      assert.match(((await rejection(updateProfile(d, 'default', 'ub-root', profileInput('', {}, { root: { type: 'disk', path: '/', pool: 'gone' } })))) as Error).message, /storage pool "gone" does not exist/);
+      await updateProfile(
+        d,
+        'default',
+        'ub-root',
+        profileInput('', {}, { root: { type: 'disk', path: '/', pool: 'ub-other' } }),
+      );
+      assert.match(
+        (
+          (await rejection(
+            updateProfile(
+              d,
+              'default',
+              'ub-root',
+              profileInput('', {}, { root: { type: 'disk', path: '/', pool: 'gone' } }),
+            ),
+          )) as Error
+        ).message,
+        /storage pool "gone" does not exist/,
+      );
       // A container that is invalid already (its own root disk names a pool that went away) does not block edits.
-      await newContainer(d, 'default', 'ub-broken', ['ub-root'], { root: { type: 'disk', path: '/', pool: 'ub-pool' } });
-      await d.update(containers).set({ devices: { root: { type: 'disk', path: '/', pool: 'vanished' } } }).where(eq(containers.name, 'ub-broken'));
-      const row = await updateProfile(d, 'default', 'ub-root', profileInput('edited', {}, { root: { type: 'disk', path: '/', pool: 'ub-other' } }));
+      await newContainer(d, 'default', 'ub-broken', ['ub-root'], {
+        root: { type: 'disk', path: '/', pool: 'ub-pool' },
+      });
+      await d
+        .update(containers)
+        .set({ devices: { root: { type: 'disk', path: '/', pool: 'vanished' } } })
+        .where(eq(containers.name, 'ub-broken'));
+      const row = await updateProfile(
+        d,
+        'default',
+        'ub-root',
+        profileInput('edited', {}, { root: { type: 'disk', path: '/', pool: 'ub-other' } }),
+      );
       assert.equal(row.description, 'edited');
       assert.equal(row.generation, (await readProfile(d, 'default', 'ub-root')).generation);
       await d.delete(containers).where(eq(containers.name, 'ub-broken'));
@@ -185,12 +286,18 @@ function defineUsedBySuite(name: string, open: OpenTarget): void {
       const d = db();
       const e = await rejection(deleteProject(d, 'ub-own'));
       assert.ok(e instanceof ValidationError, String(e));
-      assert.match(e.message, /^Only empty projects can be removed: project "ub-own" still holds \/1\.0\/containers\/ub-c\?project=ub-own/);
+      assert.match(
+        e.message,
+        /^Only empty projects can be removed: project "ub-own" still holds \/1\.0\/containers\/ub-c\?project=ub-own/,
+      );
       assert.equal((await readProject(d, 'ub-own')).name, 'ub-own');
       await d.delete(containers).where(eq(containers.project, 'ub-own'));
       assert.match(((await rejection(deleteProject(d, 'ub-own'))) as Error).message, /images/);
       await d.delete(images).where(eq(images.project, 'ub-own'));
-      assert.match(((await rejection(deleteProject(d, 'ub-own'))) as Error).message, /profiles\/ub-web\?project=ub-own/);
+      assert.match(
+        ((await rejection(deleteProject(d, 'ub-own'))) as Error).message,
+        /profiles\/ub-web\?project=ub-own/,
+      );
       await deleteProfile(d, 'ub-own', 'ub-web');
       await deleteProject(d, 'ub-own');
     });

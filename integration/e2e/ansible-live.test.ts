@@ -21,7 +21,10 @@ import { freeSubnet24, safeNetworkConfig } from '../support/networks.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
-const noAnsible = await run('ansible-playbook', ['--version']).then(() => undefined, () => 'ansible-playbook is not installed');
+const noAnsible = await run('ansible-playbook', ['--version']).then(
+  () => undefined,
+  () => 'ansible-playbook is not installed',
+);
 const skip = (await lxcSkipReason()) ?? noAnsible;
 if (skip) console.log(`# skipping Ansible e2e tests: ${skip}`);
 
@@ -38,7 +41,14 @@ describe('Ansible lxd_profile and lxd_container drive running containers', { ski
         hosts: 'localhost',
         gather_facts: false,
         tasks: [
-          { 'community.general.lxd_profile': { url: `unix:${d.socketPath}`, name: `web-${name}`, state: 'present', config: { 'limits.processes': o.processes } } },
+          {
+            'community.general.lxd_profile': {
+              url: `unix:${d.socketPath}`,
+              name: `web-${name}`,
+              state: 'present',
+              config: { 'limits.processes': o.processes },
+            },
+          },
           {
             'community.general.lxd_container': {
               url: `unix:${d.socketPath}`,
@@ -49,7 +59,9 @@ describe('Ansible lxd_profile and lxd_container drive running containers', { ski
               config: { 'limits.memory': o.memory },
               devices: {
                 root: { type: 'disk', path: '/', pool: 'default' },
-                ...(o.share ? { share: { type: 'disk', source: path.join(work, 'share'), path: '/mnt/share', readonly: 'true' } } : {}),
+                ...(o.share
+                  ? { share: { type: 'disk', source: path.join(work, 'share'), path: '/mnt/share', readonly: 'true' } }
+                  : {}),
               },
               wait_for_ipv4_addresses: false,
             },
@@ -61,7 +73,10 @@ describe('Ansible lxd_profile and lxd_container drive running containers', { ski
   async function playbook(text: string): Promise<number> {
     const file = path.join(work, 'play.yml');
     await writeFile(file, text);
-    const out = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', file], { env: { ...process.env, ANSIBLE_NOCOLOR: '1', HOME: work }, timeout: 180_000 }).catch((e: { stdout?: string; stderr?: string }) => {
+    const out = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', file], {
+      env: { ...process.env, ANSIBLE_NOCOLOR: '1', HOME: work },
+      timeout: 180_000,
+    }).catch((e: { stdout?: string; stderr?: string }) => {
       throw new Error(`ansible-playbook failed:\n${e.stdout}\n${e.stderr}`);
     });
     const m = /localhost\s+:\s+ok=\d+\s+changed=(\d+)\s+unreachable=0\s+failed=0/.exec(out.stdout);
@@ -123,7 +138,10 @@ describe('Ansible lxd_profile and lxd_container drive running containers', { ski
               state: 'started',
               source: { type: 'image', alias: 'bb' },
               profiles: ['default'],
-              devices: { root: { type: 'disk', path: '/', pool: 'default' }, eth0: { type: 'nic', network: net, 'ipv4.address': `${prefix3}.42` } },
+              devices: {
+                root: { type: 'disk', path: '/', pool: 'default' },
+                eth0: { type: 'nic', network: net, 'ipv4.address': `${prefix3}.42` },
+              },
               wait_for_ipv4_addresses: true,
               timeout: 60,
             },
@@ -134,9 +152,19 @@ describe('Ansible lxd_profile and lxd_container drive running containers', { ski
     try {
       assert.ok((await playbook(netPlay)) > 0);
       const state = (await api.get(`/1.0/containers/${ct}/state`)).json.metadata;
-      assert.ok(state.network.eth0.addresses.some((a: { address: string }) => a.address === `${prefix3}.42`), JSON.stringify(state.network.eth0));
-      const leases = (await api.get(`/1.0/networks/${net}/leases`)).json.metadata as { hostname: string; address: string; type: string }[];
-      assert.ok(leases.some((l) => l.hostname === ct && l.address === `${prefix3}.42` && l.type === 'static'), JSON.stringify(leases));
+      assert.ok(
+        state.network.eth0.addresses.some((a: { address: string }) => a.address === `${prefix3}.42`),
+        JSON.stringify(state.network.eth0),
+      );
+      const leases = (await api.get(`/1.0/networks/${net}/leases`)).json.metadata as {
+        hostname: string;
+        address: string;
+        type: string;
+      }[];
+      assert.ok(
+        leases.some((l) => l.hostname === ct && l.address === `${prefix3}.42` && l.type === 'static'),
+        JSON.stringify(leases),
+      );
       assert.equal(await playbook(netPlay), 0, 'the volatile MAC svcd added is not a change');
     } finally {
       await api.put(`/1.0/containers/${ct}/state`, { action: 'stop', force: true }).catch(() => {});

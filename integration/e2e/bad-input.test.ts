@@ -16,7 +16,6 @@ import { freePort, client, type Client, type Reply, type Target } from '../suppo
  * must stay up.
  */
 
-
 const fp = (pem: string) => createHash('sha256').update(new X509Certificate(pem).raw).digest('hex');
 
 type Status = 400 | 403 | 404 | 409 | 412;
@@ -47,10 +46,12 @@ function envelopeProblem(res: Reply, c: Case): string | undefined {
   if (j.type !== 'error') return `type ${JSON.stringify(j.type)}`;
   if (j.error_code !== c.status) return `error_code ${j.error_code}`;
   if (typeof j.error !== 'string' || j.error === '') return `error ${JSON.stringify(j.error)}`;
-  if (!j.metadata || typeof j.metadata !== 'object' || Array.isArray(j.metadata)) return `metadata ${JSON.stringify(j.metadata)}`;
+  if (!j.metadata || typeof j.metadata !== 'object' || Array.isArray(j.metadata))
+    return `metadata ${JSON.stringify(j.metadata)}`;
   if (!/json/.test(res.headers['content-type'] ?? '')) return `content-type ${res.headers['content-type']}`;
   if (c.mentions && !c.mentions.test(j.error)) return `message ${JSON.stringify(j.error)} does not match ${c.mentions}`;
-  if (c.allow !== undefined && res.headers.allow !== c.allow) return `Allow ${JSON.stringify(res.headers.allow)}, expected ${JSON.stringify(c.allow)}`;
+  if (c.allow !== undefined && res.headers.allow !== c.allow)
+    return `Allow ${JSON.stringify(res.headers.allow)}, expected ${JSON.stringify(c.allow)}`;
   return undefined;
 }
 
@@ -59,7 +60,10 @@ function envelopeProblem(res: Reply, c: Case): string | undefined {
  * `Connection: close`, and on one shared keep-alive connection (as LXD's Go client and
  * python-requests do), which must stay usable for the next request after a refusal.
  */
-const keepAlive = { http: new http.Agent({ keepAlive: true, maxSockets: 1 }), https: new https.Agent({ keepAlive: true, maxSockets: 1 }) };
+const keepAlive = {
+  http: new http.Agent({ keepAlive: true, maxSockets: 1 }),
+  https: new https.Agent({ keepAlive: true, maxSockets: 1 }),
+};
 
 /** Send a Buffer body, with Content-Length or chunked (64 KiB pieces, no Content-Length); stop sending once answered. */
 function sendBuffer(
@@ -128,7 +132,8 @@ function sendBuffer(
 }
 
 function send(target: Target, c: Case): Promise<Reply> {
-  if (Buffer.isBuffer(c.body)) return sendBuffer(target, c.method, c.path, c.body, { chunked: c.chunked, reuse: c.reuse }, c.headers);
+  if (Buffer.isBuffer(c.body))
+    return sendBuffer(target, c.method, c.path, c.body, { chunked: c.chunked, reuse: c.reuse }, c.headers);
   return client(target).request(c.method, c.path, c.body, c.headers);
 }
 
@@ -166,7 +171,16 @@ const BAD_NAMES: [string, unknown][] = [
   ['a NUL', 'a\u0000b'],
 ];
 
-type Kind = 'server' | 'profile-create' | 'profile-update' | 'profile-rename' | 'project-create' | 'project-update' | 'project-rename' | 'cert-create' | 'cert-update';
+type Kind =
+  | 'server'
+  | 'profile-create'
+  | 'profile-update'
+  | 'profile-rename'
+  | 'project-create'
+  | 'project-update'
+  | 'project-rename'
+  | 'cert-create'
+  | 'cert-update';
 
 /** Bodies every JSON write endpoint refuses with 400, whatever it expects. */
 function genericCases(method: string, path: string, stringField: (s: string) => unknown): Case[] {
@@ -179,16 +193,47 @@ function genericCases(method: string, path: string, stringField: (s: string) => 
     { what: 'a JSON number', method, path, body: '5', status: 400, mentions: /object/i },
     { what: 'a JSON boolean', method, path, body: 'true', status: 400, mentions: /object/i },
     { what: '5 MiB body with Content-Length', method, path, body: FIVE_MIB, status: 400, mentions: /too large/i },
-    { what: '5 MiB body with Content-Length, keep-alive', method, path, body: FIVE_MIB, reuse: true, status: 400, mentions: /too large/i },
-    { what: '5 MiB body, chunked, no Content-Length', method, path, body: FIVE_MIB, chunked: true, status: 400, mentions: /too large/i },
-    { what: '5 MiB body, chunked, keep-alive', method, path, body: FIVE_MIB, chunked: true, reuse: true, status: 400, mentions: /too large/i },
+    {
+      what: '5 MiB body with Content-Length, keep-alive',
+      method,
+      path,
+      body: FIVE_MIB,
+      reuse: true,
+      status: 400,
+      mentions: /too large/i,
+    },
+    {
+      what: '5 MiB body, chunked, no Content-Length',
+      method,
+      path,
+      body: FIVE_MIB,
+      chunked: true,
+      status: 400,
+      mentions: /too large/i,
+    },
+    {
+      what: '5 MiB body, chunked, keep-alive',
+      method,
+      path,
+      body: FIVE_MIB,
+      chunked: true,
+      reuse: true,
+      status: 400,
+      mentions: /too large/i,
+    },
     { what: '4 MiB + 1 byte', method, path, body: JUST_OVER, status: 400, mentions: /too large/i },
     { what: 'a NUL character in a string', method, path, body: stringField('a\u0000b'), status: 400, mentions: /NUL/ },
   ];
 }
 
 function casesFor(kind: Kind, method: string, path: string): Case[] {
-  const c = (what: string, body: unknown, status: Status, mentions?: RegExp, headers?: Record<string, string>): Case => ({
+  const c = (
+    what: string,
+    body: unknown,
+    status: Status,
+    mentions?: RegExp,
+    headers?: Record<string, string>,
+  ): Case => ({
     what,
     method,
     path,
@@ -207,10 +252,22 @@ function casesFor(kind: Kind, method: string, path: string): Case[] {
         c('config value {}', { config: { 'core.https_allowed_credentials': {} } }, 400, /config/),
         c('config value []', { config: { 'core.https_allowed_credentials': [] } }, 400, /config/),
         c('unknown key core.nope', { config: { 'core.nope': 'x' } }, 400, /core\.nope/),
-        c('a good key next to an unknown one', { config: { 'core.https_allowed_credentials': 'true', 'core.nope': 'x' } }, 400, /core\.nope/),
-        c('bad boolean value', { config: { 'core.https_allowed_credentials': 'maybe' } }, 400, /core\.https_allowed_credentials/),
+        c(
+          'a good key next to an unknown one',
+          { config: { 'core.https_allowed_credentials': 'true', 'core.nope': 'x' } },
+          400,
+          /core\.nope/,
+        ),
+        c(
+          'bad boolean value',
+          { config: { 'core.https_allowed_credentials': 'maybe' } },
+          400,
+          /core\.https_allowed_credentials/,
+        ),
         c('bad listen address', { config: { 'core.https_address': 'nowhere:99999' } }, 400, /core\.https_address/),
-        c('stale If-Match', { config: { 'core.https_allowed_credentials': 'true' } }, 412, undefined, { 'If-Match': '"0000"' }),
+        c('stale If-Match', { config: { 'core.https_allowed_credentials': 'true' } }, 412, undefined, {
+          'If-Match': '"0000"',
+        }),
       ];
     case 'profile-create':
       return [
@@ -230,8 +287,18 @@ function casesFor(kind: Kind, method: string, path: string): Case[] {
         c('device of unknown type', { name: 'bad1', devices: { d: { type: 'warp-drive' } } }, 400, /warp-drive/),
         c('device without type', { name: 'bad1', devices: { d: { path: '/x' } } }, 400, /type/),
         c('disk without path', { name: 'bad1', devices: { d: { type: 'disk', source: '/srv' } } }, 400, /path/),
-        c('disk with relative path', { name: 'bad1', devices: { d: { type: 'disk', source: '/srv', path: 'srv' } } }, 400, /path/),
-        c('device with unknown property', { name: 'bad1', devices: { d: { type: 'none', colour: 'red' } } }, 400, /colour/),
+        c(
+          'disk with relative path',
+          { name: 'bad1', devices: { d: { type: 'disk', source: '/srv', path: 'srv' } } },
+          400,
+          /path/,
+        ),
+        c(
+          'device with unknown property',
+          { name: 'bad1', devices: { d: { type: 'none', colour: 'red' } } },
+          400,
+          /colour/,
+        ),
         c('device with a bad name', { name: 'bad1', devices: { 'bad name!': { type: 'none' } } }, 400, /bad name!/),
         ...BAD_NAMES.map(([what, name]) => c(`name with ${what}`, { name }, 400, /name/i)),
         // `web` lives in the default project only; every project with features.profiles has a `default`.
@@ -247,8 +314,18 @@ function casesFor(kind: Kind, method: string, path: string): Case[] {
         c('devices: []', { devices: [] }, 400, /devices/),
         c('description: 7', { description: 7 }, 400, /description/),
         c('unknown key limits.bogus', { config: { 'limits.bogus': '1' } }, 400, /limits\.bogus/),
-        c('good changes next to an unknown key', { description: 'changed', config: { 'user.ok': '1', 'limits.bogus': '1' } }, 400, /limits\.bogus/),
-        c('good changes next to a bad device', { description: 'changed', devices: { d: { type: 'warp-drive' } } }, 400, /warp-drive/),
+        c(
+          'good changes next to an unknown key',
+          { description: 'changed', config: { 'user.ok': '1', 'limits.bogus': '1' } },
+          400,
+          /limits\.bogus/,
+        ),
+        c(
+          'good changes next to a bad device',
+          { description: 'changed', devices: { d: { type: 'warp-drive' } } },
+          400,
+          /warp-drive/,
+        ),
         c('disk without path', { devices: { d: { type: 'disk', source: '/srv' } } }, 400, /path/),
         c('stale If-Match', { description: 'changed' }, 412, undefined, { 'If-Match': '"0000"' }),
       ];
@@ -271,7 +348,12 @@ function casesFor(kind: Kind, method: string, path: string): Case[] {
         c('config: []', { name: 'bad1', config: [] }, 400, /config/),
         c('description: 7', { name: 'bad1', description: 7 }, 400, /description/),
         c('unknown key features.nope', { name: 'bad1', config: { 'features.nope': 'true' } }, 400, /features\.nope/),
-        c('bad boolean for features.profiles', { name: 'bad1', config: { 'features.profiles': 'perhaps' } }, 400, /features\.profiles/),
+        c(
+          'bad boolean for features.profiles',
+          { name: 'bad1', config: { 'features.profiles': 'perhaps' } },
+          400,
+          /features\.profiles/,
+        ),
         ...BAD_NAMES.map(([what, name]) => c(`name with ${what}`, { name }, 400, /name/i)),
         c('duplicate: existing project', { name: 'p1' }, 409, /p1/),
         c('duplicate: default', { name: 'default' }, 409, /default/),
@@ -284,7 +366,12 @@ function casesFor(kind: Kind, method: string, path: string): Case[] {
         c('config: []', { config: [] }, 400, /config/),
         c('description: 7', { description: 7 }, 400, /description/),
         c('unknown key features.nope', { config: { 'features.nope': 'true' } }, 400, /features\.nope/),
-        c('good changes next to an unknown key', { description: 'changed', config: { 'user.ok': '1', 'features.nope': 'x' } }, 400, /features\.nope/),
+        c(
+          'good changes next to an unknown key',
+          { description: 'changed', config: { 'user.ok': '1', 'features.nope': 'x' } },
+          400,
+          /features\.nope/,
+        ),
         c('stale If-Match', { description: 'changed' }, 412, undefined, { 'If-Match': '"0000"' }),
       ];
     case 'project-rename':
@@ -325,7 +412,9 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
   let other: { cert: string; key: string };
   let otherFp: string;
   let before0: Awaited<ReturnType<typeof snapshot>>;
-  const httpsTarget = (cert?: { cert: string; key: string }): Target => ({ https: { host: '127.0.0.1', port, ...(cert ?? {}) } });
+  const httpsTarget = (cert?: { cert: string; key: string }): Target => ({
+    https: { host: '127.0.0.1', port, ...(cert ?? {}) },
+  });
 
   /** Everything the walk could touch, as the API shows it (objects, lists and ETags). */
   async function snapshot(api: Client) {
@@ -340,13 +429,22 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
       profilesP1: await get('/1.0/profiles?recursion=1&project=p1'),
       projects: await get('/1.0/projects?recursion=1'),
       certificates: await get('/1.0/certificates?recursion=1'),
-      urls: [await get('/1.0/profiles'), await get('/1.0/profiles?project=p1'), await get('/1.0/projects'), await get('/1.0/certificates')],
+      urls: [
+        await get('/1.0/profiles'),
+        await get('/1.0/profiles?project=p1'),
+        await get('/1.0/projects'),
+        await get('/1.0/certificates'),
+      ],
     };
     const objects: Record<string, unknown> = {};
-    for (const p of lists.profiles.metadata as { name: string }[]) objects[`profile ${p.name}`] = await get(`/1.0/profiles/${p.name}`);
-    for (const p of lists.profilesP1.metadata as { name: string }[]) objects[`p1 profile ${p.name}`] = await get(`/1.0/profiles/${p.name}?project=p1`);
-    for (const p of lists.projects.metadata as { name: string }[]) objects[`project ${p.name}`] = await get(`/1.0/projects/${p.name}`);
-    for (const c of lists.certificates.metadata as { fingerprint: string }[]) objects[`certificate ${c.fingerprint}`] = await get(`/1.0/certificates/${c.fingerprint}`);
+    for (const p of lists.profiles.metadata as { name: string }[])
+      objects[`profile ${p.name}`] = await get(`/1.0/profiles/${p.name}`);
+    for (const p of lists.profilesP1.metadata as { name: string }[])
+      objects[`p1 profile ${p.name}`] = await get(`/1.0/profiles/${p.name}?project=p1`);
+    for (const p of lists.projects.metadata as { name: string }[])
+      objects[`project ${p.name}`] = await get(`/1.0/projects/${p.name}`);
+    for (const c of lists.certificates.metadata as { fingerprint: string }[])
+      objects[`certificate ${c.fingerprint}`] = await get(`/1.0/certificates/${c.fingerprint}`);
     return { server: { config: server.metadata.config, etag: server.etag }, lists, objects };
   }
 
@@ -376,51 +474,234 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
     const good = { description: 'x' };
     return [
       // 404: the object (or the project in ?project=) does not exist. A valid body, so only the path is wrong.
-      ...['PUT', 'PATCH', 'DELETE'].map((method): Case => ({ what: 'missing profile', method, path: '/1.0/profiles/missing', body: good, status: 404 })),
-      { what: 'rename a missing profile', method: 'POST', path: '/1.0/profiles/missing', body: { name: 'new-name' }, status: 404 },
-      ...['PUT', 'PATCH', 'DELETE'].map((method): Case => ({ what: 'missing project', method, path: '/1.0/projects/missing', body: good, status: 404 })),
-      { what: 'rename a missing project', method: 'POST', path: '/1.0/projects/missing', body: { name: 'new-name' }, status: 404 },
-      ...['PUT', 'PATCH', 'DELETE'].map((method): Case => ({ what: 'missing certificate', method, path: `/1.0/certificates/${missingFp}`, body: { type: 'client', name: 'x' }, status: 404 })),
-      { what: 'non-hex fingerprint', method: 'PATCH', path: '/1.0/certificates/not-hex', body: { name: 'x' }, status: 404 },
-      { what: 'fingerprint with an encoded slash', method: 'PUT', path: `/1.0/certificates/${otherFp.slice(0, 8)}%2F`, body: { type: 'client', name: 'x' }, status: 404 },
-      { what: 'profile name with an encoded slash', method: 'PUT', path: '/1.0/profiles/a%2Fb', body: good, status: 404 },
+      ...['PUT', 'PATCH', 'DELETE'].map(
+        (method): Case => ({ what: 'missing profile', method, path: '/1.0/profiles/missing', body: good, status: 404 }),
+      ),
+      {
+        what: 'rename a missing profile',
+        method: 'POST',
+        path: '/1.0/profiles/missing',
+        body: { name: 'new-name' },
+        status: 404,
+      },
+      ...['PUT', 'PATCH', 'DELETE'].map(
+        (method): Case => ({ what: 'missing project', method, path: '/1.0/projects/missing', body: good, status: 404 }),
+      ),
+      {
+        what: 'rename a missing project',
+        method: 'POST',
+        path: '/1.0/projects/missing',
+        body: { name: 'new-name' },
+        status: 404,
+      },
+      ...['PUT', 'PATCH', 'DELETE'].map(
+        (method): Case => ({
+          what: 'missing certificate',
+          method,
+          path: `/1.0/certificates/${missingFp}`,
+          body: { type: 'client', name: 'x' },
+          status: 404,
+        }),
+      ),
+      {
+        what: 'non-hex fingerprint',
+        method: 'PATCH',
+        path: '/1.0/certificates/not-hex',
+        body: { name: 'x' },
+        status: 404,
+      },
+      {
+        what: 'fingerprint with an encoded slash',
+        method: 'PUT',
+        path: `/1.0/certificates/${otherFp.slice(0, 8)}%2F`,
+        body: { type: 'client', name: 'x' },
+        status: 404,
+      },
+      {
+        what: 'profile name with an encoded slash',
+        method: 'PUT',
+        path: '/1.0/profiles/a%2Fb',
+        body: good,
+        status: 404,
+      },
       { what: 'profile name with an encoded slash', method: 'DELETE', path: '/1.0/profiles/web%2F', status: 404 },
-      { what: 'profile name of 300 characters', method: 'PATCH', path: `/1.0/profiles/${'n'.repeat(300)}`, body: good, status: 404 },
-      { what: 'profile name with an encoded NUL', method: 'PUT', path: '/1.0/profiles/web%00', body: good, status: 404 },
+      {
+        what: 'profile name of 300 characters',
+        method: 'PATCH',
+        path: `/1.0/profiles/${'n'.repeat(300)}`,
+        body: good,
+        status: 404,
+      },
+      {
+        what: 'profile name with an encoded NUL',
+        method: 'PUT',
+        path: '/1.0/profiles/web%00',
+        body: good,
+        status: 404,
+      },
       { what: 'profile name with a space', method: 'PUT', path: '/1.0/profiles/web%20', body: good, status: 404 },
-      { what: 'project name with an encoded slash', method: 'PATCH', path: '/1.0/projects/p1%2Fx', body: good, status: 404 },
-      { what: 'project name of 300 characters', method: 'DELETE', path: `/1.0/projects/${'n'.repeat(300)}`, status: 404 },
-      { what: 'unknown ?project=', method: 'POST', path: '/1.0/profiles?project=missing', body: { name: 'lost' }, status: 404 },
-      { what: '?project= of 100 characters', method: 'POST', path: `/1.0/profiles?project=${'p'.repeat(100)}`, body: { name: 'lost' }, status: 404 },
-      { what: '?project= with an encoded NUL', method: 'PATCH', path: '/1.0/profiles/web?project=p%00', body: good, status: 404 },
+      {
+        what: 'project name with an encoded slash',
+        method: 'PATCH',
+        path: '/1.0/projects/p1%2Fx',
+        body: good,
+        status: 404,
+      },
+      {
+        what: 'project name of 300 characters',
+        method: 'DELETE',
+        path: `/1.0/projects/${'n'.repeat(300)}`,
+        status: 404,
+      },
+      {
+        what: 'unknown ?project=',
+        method: 'POST',
+        path: '/1.0/profiles?project=missing',
+        body: { name: 'lost' },
+        status: 404,
+      },
+      {
+        what: '?project= of 100 characters',
+        method: 'POST',
+        path: `/1.0/profiles?project=${'p'.repeat(100)}`,
+        body: { name: 'lost' },
+        status: 404,
+      },
+      {
+        what: '?project= with an encoded NUL',
+        method: 'PATCH',
+        path: '/1.0/profiles/web?project=p%00',
+        body: good,
+        status: 404,
+      },
       // 409: names already taken.
-      { what: 'rename a profile onto another', method: 'POST', path: '/1.0/profiles/web', body: { name: 'db' }, status: 409 },
-      { what: 'add a certificate already trusted', method: 'POST', path: '/1.0/certificates', body: { type: 'client', certificate: other.cert }, status: 409 },
+      {
+        what: 'rename a profile onto another',
+        method: 'POST',
+        path: '/1.0/profiles/web',
+        body: { name: 'db' },
+        status: 409,
+      },
+      {
+        what: 'add a certificate already trusted',
+        method: 'POST',
+        path: '/1.0/certificates',
+        body: { type: 'client', certificate: other.cert },
+        status: 409,
+      },
       // 403: the default profile and project are protected (checked whatever the new name).
-      { what: 'rename the default profile', method: 'POST', path: '/1.0/profiles/default', body: { name: 'renamed' }, status: 403 },
+      {
+        what: 'rename the default profile',
+        method: 'POST',
+        path: '/1.0/profiles/default',
+        body: { name: 'renamed' },
+        status: 403,
+      },
       { what: 'delete the default profile', method: 'DELETE', path: '/1.0/profiles/default', status: 403 },
-      { what: 'delete the default profile of p1', method: 'DELETE', path: '/1.0/profiles/default?project=p1', status: 403 },
-      { what: 'rename the default project', method: 'POST', path: '/1.0/projects/default', body: { name: 'renamed' }, status: 403 },
+      {
+        what: 'delete the default profile of p1',
+        method: 'DELETE',
+        path: '/1.0/profiles/default?project=p1',
+        status: 403,
+      },
+      {
+        what: 'rename the default project',
+        method: 'POST',
+        path: '/1.0/projects/default',
+        body: { name: 'renamed' },
+        status: 403,
+      },
       { what: 'delete the default project', method: 'DELETE', path: '/1.0/projects/default', status: 403 },
       // Wrong methods on known paths: 400 with `Allow`.
-      { what: 'wrong method', method: 'POST', path: '/1.0', body: { config: {} }, status: 400, allow: 'GET, PUT, PATCH' },
+      {
+        what: 'wrong method',
+        method: 'POST',
+        path: '/1.0',
+        body: { config: {} },
+        status: 400,
+        allow: 'GET, PUT, PATCH',
+      },
       { what: 'wrong method', method: 'DELETE', path: '/1.0', status: 400, allow: 'GET, PUT, PATCH' },
-      { what: 'wrong method', method: 'PUT', path: '/1.0/profiles', body: { name: 'x' }, status: 400, allow: 'GET, POST' },
+      {
+        what: 'wrong method',
+        method: 'PUT',
+        path: '/1.0/profiles',
+        body: { name: 'x' },
+        status: 400,
+        allow: 'GET, POST',
+      },
       { what: 'wrong method', method: 'DELETE', path: '/1.0/profiles', status: 400, allow: 'GET, POST' },
       { what: 'wrong method', method: 'PATCH', path: '/1.0/projects', body: {}, status: 400, allow: 'GET, POST' },
       { what: 'wrong method', method: 'PUT', path: '/1.0/certificates', body: {}, status: 400, allow: 'GET, POST' },
-      { what: 'wrong method', method: 'POST', path: `/1.0/certificates/${otherFp}`, body: { name: 'x' }, status: 400, allow: 'GET, PUT, PATCH, DELETE' },
+      {
+        what: 'wrong method',
+        method: 'POST',
+        path: `/1.0/certificates/${otherFp}`,
+        body: { name: 'x' },
+        status: 400,
+        allow: 'GET, PUT, PATCH, DELETE',
+      },
       { what: 'wrong method', method: 'PUT', path: '/1.0/resources', body: {}, status: 400, allow: 'GET' },
       { what: 'wrong method', method: 'POST', path: '/', body: {}, status: 400, allow: 'GET' },
       // Refused before the body is read: the answer must still arrive, and the connection stay usable.
-      { what: 'wrong method, 5 MiB body', method: 'POST', path: '/1.0', body: FIVE_MIB, status: 400, allow: 'GET, PUT, PATCH' },
-      { what: 'wrong method, 5 MiB body, chunked', method: 'DELETE', path: '/1.0', body: FIVE_MIB, chunked: true, status: 400, allow: 'GET, PUT, PATCH' },
-      { what: 'wrong method, 5 MiB body, keep-alive', method: 'PUT', path: '/1.0/profiles', body: FIVE_MIB, reuse: true, status: 400, allow: 'GET, POST' },
+      {
+        what: 'wrong method, 5 MiB body',
+        method: 'POST',
+        path: '/1.0',
+        body: FIVE_MIB,
+        status: 400,
+        allow: 'GET, PUT, PATCH',
+      },
+      {
+        what: 'wrong method, 5 MiB body, chunked',
+        method: 'DELETE',
+        path: '/1.0',
+        body: FIVE_MIB,
+        chunked: true,
+        status: 400,
+        allow: 'GET, PUT, PATCH',
+      },
+      {
+        what: 'wrong method, 5 MiB body, keep-alive',
+        method: 'PUT',
+        path: '/1.0/profiles',
+        body: FIVE_MIB,
+        reuse: true,
+        status: 400,
+        allow: 'GET, POST',
+      },
       { what: 'unknown path, 5 MiB body', method: 'PUT', path: '/1.0/nonexistent', body: FIVE_MIB, status: 404 },
-      { what: 'unknown path, 5 MiB body, keep-alive', method: 'POST', path: '/2.0', body: FIVE_MIB, reuse: true, status: 404 },
-      { what: 'unknown project, 5 MiB body', method: 'POST', path: '/1.0/profiles?project=missing', body: FIVE_MIB, status: 404 },
-      { what: 'missing profile, 5 MiB body, chunked, keep-alive', method: 'PUT', path: '/1.0/profiles/missing', body: FIVE_MIB, chunked: true, reuse: true, status: 400 },
-      { what: 'rename default profile, 5 MiB body', method: 'POST', path: '/1.0/profiles/default', body: FIVE_MIB, status: 400 },
+      {
+        what: 'unknown path, 5 MiB body, keep-alive',
+        method: 'POST',
+        path: '/2.0',
+        body: FIVE_MIB,
+        reuse: true,
+        status: 404,
+      },
+      {
+        what: 'unknown project, 5 MiB body',
+        method: 'POST',
+        path: '/1.0/profiles?project=missing',
+        body: FIVE_MIB,
+        status: 404,
+      },
+      {
+        what: 'missing profile, 5 MiB body, chunked, keep-alive',
+        method: 'PUT',
+        path: '/1.0/profiles/missing',
+        body: FIVE_MIB,
+        chunked: true,
+        reuse: true,
+        status: 400,
+      },
+      {
+        what: 'rename default profile, 5 MiB body',
+        method: 'POST',
+        path: '/1.0/profiles/default',
+        body: FIVE_MIB,
+        status: 400,
+      },
     ];
   }
 
@@ -430,10 +711,22 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
     port = await freePort();
     [admin, other] = await Promise.all([makeClientCertificate('admin'), makeClientCertificate('other')]);
     otherFp = fp(other.cert);
-    const ok = (r: Reply, what: string) => assert.ok(r.status === 200 || r.status === 202, `${what}: ${r.status} ${r.text}`);
-    ok(await local.patch('/1.0', { config: { 'core.https_address': `127.0.0.1:${port}`, 'core.trust_password': 'sekrit' } }), 'open HTTPS');
-    ok(await local.post('/1.0/certificates', { type: 'client', certificate: admin.cert, name: 'admin' }), 'trust admin');
-    ok(await local.post('/1.0/certificates', { type: 'client', certificate: other.cert, name: 'other' }), 'trust other');
+    const ok = (r: Reply, what: string) =>
+      assert.ok(r.status === 200 || r.status === 202, `${what}: ${r.status} ${r.text}`);
+    ok(
+      await local.patch('/1.0', {
+        config: { 'core.https_address': `127.0.0.1:${port}`, 'core.trust_password': 'sekrit' },
+      }),
+      'open HTTPS',
+    );
+    ok(
+      await local.post('/1.0/certificates', { type: 'client', certificate: admin.cert, name: 'admin' }),
+      'trust admin',
+    );
+    ok(
+      await local.post('/1.0/certificates', { type: 'client', certificate: other.cert, name: 'other' }),
+      'trust other',
+    );
     ok(
       await local.post('/1.0/profiles', {
         name: 'web',
@@ -444,10 +737,21 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
       'create web',
     );
     ok(await local.post('/1.0/profiles', { name: 'db', config: { 'user.role': 'db' } }), 'create db');
-    ok(await local.post('/1.0/projects', { name: 'p1', description: 'project one', config: { 'features.profiles': 'true', 'user.team': 'a' } }), 'create p1');
+    ok(
+      await local.post('/1.0/projects', {
+        name: 'p1',
+        description: 'project one',
+        config: { 'features.profiles': 'true', 'user.team': 'a' },
+      }),
+      'create p1',
+    );
     before0 = await snapshot(local);
     // The fixtures are there (so the walk below really targets existing objects).
-    assert.deepEqual(before0.lists.urls[0]!.metadata, ['/1.0/profiles/db', '/1.0/profiles/default', '/1.0/profiles/web']);
+    assert.deepEqual(before0.lists.urls[0]!.metadata, [
+      '/1.0/profiles/db',
+      '/1.0/profiles/default',
+      '/1.0/profiles/web',
+    ]);
     assert.deepEqual(before0.lists.urls[2]!.metadata, ['/1.0/projects/default', '/1.0/projects/p1']);
     assert.equal((before0.lists.certificates.metadata as unknown[]).length, 2);
   });
@@ -457,7 +761,10 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
     await d?.destroy();
   });
 
-  const allCases = () => [...endpoints().flatMap(([kind, method, path]) => casesFor(kind, method, path)), ...objectCases()];
+  const allCases = () => [
+    ...endpoints().flatMap(([kind, method, path]) => casesFor(kind, method, path)),
+    ...objectCases(),
+  ];
 
   test('over the unix socket: every bad request gets its exact error envelope, and nothing changes', async () => {
     const cases = allCases();
@@ -504,7 +811,9 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
 
   test('a refused oversized body leaves a keep-alive connection usable; exactly 4 MiB is accepted', async () => {
     for (const target of [{ socketPath: d.socketPath }, httpsTarget(admin)] as Target[]) {
-      const agent = target.socketPath ? new http.Agent({ keepAlive: true, maxSockets: 1 }) : new https.Agent({ keepAlive: true, maxSockets: 1 });
+      const agent = target.socketPath
+        ? new http.Agent({ keepAlive: true, maxSockets: 1 })
+        : new https.Agent({ keepAlive: true, maxSockets: 1 });
       const ports = new Set<string>();
       const one = (method: string, path: string, body: Buffer | undefined, chunked = false) =>
         new Promise<Reply>((resolve, reject) => {
@@ -513,8 +822,14 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
               method,
               path,
               agent,
-              headers: body ? (chunked ? { 'Transfer-Encoding': 'chunked' } : { 'Content-Length': String(body.length) }) : {},
-              ...(target.socketPath ? { socketPath: target.socketPath } : { host: '127.0.0.1', port, cert: admin.cert, key: admin.key, rejectUnauthorized: false }),
+              headers: body
+                ? chunked
+                  ? { 'Transfer-Encoding': 'chunked' }
+                  : { 'Content-Length': String(body.length) }
+                : {},
+              ...(target.socketPath
+                ? { socketPath: target.socketPath }
+                : { host: '127.0.0.1', port, cert: admin.cert, key: admin.key, rejectUnauthorized: false }),
             },
             (res) => {
               const chunks: Buffer[] = [];
@@ -527,7 +842,8 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
           );
           req.on('socket', (sock) => sock.once('connect', () => ports.add(String(sock.localPort ?? 'unix'))));
           req.on('error', reject);
-          if (body && chunked) for (let o = 0; o < body.length; o += 256 * 1024) req.write(body.subarray(o, o + 256 * 1024));
+          if (body && chunked)
+            for (let o = 0; o < body.length; o += 256 * 1024) req.write(body.subarray(o, o + 256 * 1024));
           req.end(body && !chunked ? body : undefined);
         });
       try {
@@ -649,7 +965,10 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
     const x = await local.get('/1.0/profiles/x');
     assert.deepEqual(x.json.metadata, { name: 'x', description: '', config: {}, devices: {}, used_by: [] });
 
-    const y = await local.post('/1.0/profiles', '{"name":"y","type":"container","project":"default","whatever":1,"config":{"user.a":"b"}}');
+    const y = await local.post(
+      '/1.0/profiles',
+      '{"name":"y","type":"container","project":"default","whatever":1,"config":{"user.a":"b"}}',
+    );
     assert.equal(y.status, 200, y.text);
     assert.deepEqual((await local.get('/1.0/profiles/y')).json.metadata.config, { 'user.a': 'b' });
     // `project` in the body is not the ?project= parameter: y is in the default project, not p1.
@@ -657,16 +976,28 @@ describe('bad input on every write endpoint: exact error envelopes, nothing half
 
     // PATCH with nulls changes nothing; with an unknown field it applies the known ones only.
     const web = (await local.get('/1.0/profiles/web')).json.metadata;
-    assert.equal((await local.patch('/1.0/profiles/web', '{"description":null,"config":null,"devices":null}')).status, 200);
+    assert.equal(
+      (await local.patch('/1.0/profiles/web', '{"description":null,"config":null,"devices":null}')).status,
+      200,
+    );
     assert.deepEqual((await local.get('/1.0/profiles/web')).json.metadata, web);
-    assert.equal((await local.patch('/1.0/projects/p1', { description: 'still one', name: 'ignored', used_by: ['x'] })).status, 200);
+    assert.equal(
+      (await local.patch('/1.0/projects/p1', { description: 'still one', name: 'ignored', used_by: ['x'] })).status,
+      200,
+    );
     const p1 = (await local.get('/1.0/projects/p1')).json.metadata;
     assert.equal(p1.name, 'p1');
     assert.equal(p1.description, 'still one');
     assert.equal((await local.patch('/1.0', '{"config":null,"extra":true}')).status, 200);
     assert.deepEqual((await local.get('/1.0')).json.metadata.config, before0.server.config);
     const list = (await local.get('/1.0/profiles')).json.metadata;
-    assert.deepEqual(list, ['/1.0/profiles/db', '/1.0/profiles/default', '/1.0/profiles/web', '/1.0/profiles/x', '/1.0/profiles/y']);
+    assert.deepEqual(list, [
+      '/1.0/profiles/db',
+      '/1.0/profiles/default',
+      '/1.0/profiles/web',
+      '/1.0/profiles/x',
+      '/1.0/profiles/y',
+    ]);
   });
 
   test('after all of it the daemon is up on both listeners and logged no internal error', async () => {

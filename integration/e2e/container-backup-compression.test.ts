@@ -23,7 +23,8 @@ const MAGIC: Record<string, { at: number; bytes: Buffer }> = {
   gzip: { at: 0, bytes: Buffer.from([0x1f, 0x8b]) },
   none: { at: 257, bytes: Buffer.from('ustar') },
 };
-const hasMagic = (file: Buffer, format: string) => file.subarray(MAGIC[format]!.at, MAGIC[format]!.at + MAGIC[format]!.bytes.length).equals(MAGIC[format]!.bytes);
+const hasMagic = (file: Buffer, format: string) =>
+  file.subarray(MAGIC[format]!.at, MAGIC[format]!.at + MAGIC[format]!.bytes.length).equals(MAGIC[format]!.bytes);
 
 describe('backup_compression: server key, per-backup override, export magic, import of each format, lxc export --compression', () => {
   let d: Daemon;
@@ -45,7 +46,8 @@ describe('backup_compression: server key, per-backup override, export magic, imp
     assert.equal(res.status, 200, res.text);
     return { body: res.body!, disposition: String(res.headers['content-disposition']) };
   };
-  const importTarball = (file: Buffer, headers: Record<string, string> = {}) => api.post('/1.0/containers', file, { 'Content-Type': 'application/octet-stream', ...headers });
+  const importTarball = (file: Buffer, headers: Record<string, string> = {}) =>
+    api.post('/1.0/containers', file, { 'Content-Type': 'application/octet-stream', ...headers });
 
   before(async () => {
     await ensureRootSubids();
@@ -54,8 +56,19 @@ describe('backup_compression: server key, per-backup override, export magic, imp
     api = client({ socketPath: d.socketPath });
     cli = await lxcCli(d.stateDir);
     await uploadBusybox(api, work);
-    await waitOp(api, await api.post('/1.0/containers', { name: 'bkc-src', config: { 'user.note': 'kept' }, source: { type: 'image', alias: 'bb' } }));
-    assert.equal((await api.post(fileUrl('bkc-src', '/root/note'), 'compressed', { 'Content-Type': 'application/octet-stream' })).status, 200);
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: 'bkc-src',
+        config: { 'user.note': 'kept' },
+        source: { type: 'image', alias: 'bb' },
+      }),
+    );
+    assert.equal(
+      (await api.post(fileUrl('bkc-src', '/root/note'), 'compressed', { 'Content-Type': 'application/octet-stream' }))
+        .status,
+      200,
+    );
   });
   after(async () => {
     await cli?.cleanup();
@@ -72,7 +85,10 @@ describe('backup_compression: server key, per-backup override, export magic, imp
       assert.equal((await serverConfig())[KEY], 'bzip2', 'the old value stays');
     }
     for (const bad of ['lzma', 'squashfs', 'foo']) {
-      const msg = expectError(await api.post('/1.0/containers/bkc-src/backups', { name: 'bad', compression_algorithm: bad }), 400);
+      const msg = expectError(
+        await api.post('/1.0/containers/bkc-src/backups', { name: 'bad', compression_algorithm: bad }),
+        400,
+      );
       assert.match(msg, /compression_algorithm/);
     }
     assert.deepEqual(await backups(), [], 'no backup was made');
@@ -90,7 +106,8 @@ describe('backup_compression: server key, per-backup override, export magic, imp
       await waitOp(api, await api.post('/1.0/containers/bkc-src/backups', { name: backup, ...body }));
       const { body: file, disposition } = await exportBackup(backup);
       assert.ok(hasMagic(file, format), `${backup} is ${format}: ${file.subarray(0, 8).toString('hex')}`);
-      for (const other of Object.keys(MAGIC)) if (other !== format) assert.ok(!hasMagic(file, other), `${backup} is not ${other}`);
+      for (const other of Object.keys(MAGIC))
+        if (other !== format) assert.ok(!hasMagic(file, other), `${backup} is not ${other}`);
       assert.equal(disposition, `attachment; filename=bkc-src-${backup}${suffix}`);
       exported[format] = file;
     }
@@ -111,7 +128,10 @@ describe('backup_compression: server key, per-backup override, export magic, imp
       assert.equal(await readNote(name), 'compressed', format);
     }
     await waitOp(api, await api.put('/1.0/containers/bkc-xz/state', { action: 'start' }));
-    await eventually(async () => (await api.get('/1.0/containers/bkc-xz/state')).json.metadata.pid > 0, 'the imported container to run');
+    await eventually(
+      async () => (await api.get('/1.0/containers/bkc-xz/state')).json.metadata.pid > 0,
+      'the imported container to run',
+    );
     await waitOp(api, await api.put('/1.0/containers/bkc-xz/state', { action: 'stop', force: true }));
     for (const format of ['xz', 'none', 'bzip2']) await waitOp(api, await api.delete(`/1.0/containers/bkc-${format}`));
   });
@@ -126,14 +146,21 @@ describe('backup_compression: server key, per-backup override, export magic, imp
     }
     assert.deepEqual(await containers(), ['/1.0/containers/bkc-src']);
     const imports = path.join(d.stateDir, 'backups', 'imports');
-    assert.deepEqual((await readdir(imports).catch(() => [] as string[])).filter((f) => !f.startsWith('.')), []);
+    assert.deepEqual(
+      (await readdir(imports).catch(() => [] as string[])).filter((f) => !f.startsWith('.')),
+      [],
+    );
   });
 
   test('lxc export --compression zstd writes zstd; lxc import brings the container back', async () => {
     const out = path.join(work, 'f.tar.zst');
     await cli.ok(['export', 'bkc-src', out, '--compression', 'zstd']);
     assert.ok(hasMagic(await readFile(out), 'zstd'));
-    assert.deepEqual((await backups()).sort(), ['b-bzip2', 'b-default', 'b-gzip', 'b-none'].map((b) => `/1.0/containers/bkc-src/backups/${b}`), 'the CLI removed its temporary backup');
+    assert.deepEqual(
+      (await backups()).sort(),
+      ['b-bzip2', 'b-default', 'b-gzip', 'b-none'].map((b) => `/1.0/containers/bkc-src/backups/${b}`),
+      'the CLI removed its temporary backup',
+    );
     // The CLI's name argument needs backup_override_name (not announced): the container goes, and comes back by its index name.
     await waitOp(api, await api.delete('/1.0/containers/bkc-src'));
     await cli.ok(['import', out]);

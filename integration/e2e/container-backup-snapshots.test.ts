@@ -20,7 +20,11 @@ describe('backups carry snapshots: export, delete, import (API and lxc CLI), con
   let cli: LxcCli;
   let work: string;
   const fileUrl = (name: string, p: string) => `/1.0/containers/${name}/files?path=${encodeURIComponent(p)}`;
-  const writeNote = async (name: string, text: string) => assert.equal((await api.post(fileUrl(name, '/root/note'), text, { 'Content-Type': 'application/octet-stream' })).status, 200);
+  const writeNote = async (name: string, text: string) =>
+    assert.equal(
+      (await api.post(fileUrl(name, '/root/note'), text, { 'Content-Type': 'application/octet-stream' })).status,
+      200,
+    );
   const readNote = async (name: string) => {
     const r = await api.get(fileUrl(name, '/root/note'));
     assert.equal(r.status, 200, r.text);
@@ -34,11 +38,16 @@ describe('backups carry snapshots: export, delete, import (API and lxc CLI), con
     await writeFile(file, res.body!);
     return file;
   };
-  const listing = async (file: string) => (await run('tar', ['-tzf', file], { maxBuffer: 64 * 1024 * 1024 })).stdout.split('\n');
+  const listing = async (file: string) =>
+    (await run('tar', ['-tzf', file], { maxBuffer: 64 * 1024 * 1024 })).stdout.split('\n');
   const member = async (file: string, m: string) => parse((await run('tar', ['-xzOf', file, m])).stdout);
-  const importTarball = (file: Buffer, headers: Record<string, string> = {}) => api.post('/1.0/containers', file, { 'Content-Type': 'application/octet-stream', ...headers });
+  const importTarball = (file: Buffer, headers: Record<string, string> = {}) =>
+    api.post('/1.0/containers', file, { 'Content-Type': 'application/octet-stream', ...headers });
   const containers = async () => (await api.get('/1.0/containers')).json.metadata as string[];
-  const imports = async () => (await readdir(path.join(d.stateDir, 'backups', 'imports')).catch(() => [] as string[])).filter((f) => !f.startsWith('.'));
+  const imports = async () =>
+    (await readdir(path.join(d.stateDir, 'backups', 'imports')).catch(() => [] as string[])).filter(
+      (f) => !f.startsWith('.'),
+    );
   const volumes = async () => ((await api.get('/1.0/storage-pools/default/volumes')).json.metadata as string[]).sort();
 
   before(async () => {
@@ -55,19 +64,44 @@ describe('backups carry snapshots: export, delete, import (API and lxc CLI), con
   });
 
   test('export packs every snapshot in LXD layout; import restores them with config and dates; restore s1 brings its file back', async () => {
-    await waitOp(api, await api.post('/1.0/containers', { name: 'bks', config: { 'user.phase': 'one' }, source: { type: 'image', alias: 'bb' } }));
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: 'bks',
+        config: { 'user.phase': 'one' },
+        source: { type: 'image', alias: 'bb' },
+      }),
+    );
     await writeNote('bks', 'first');
     await waitOp(api, await api.post('/1.0/containers/bks/snapshots', { name: 's1' }));
     assert.equal((await api.patch('/1.0/containers/bks', { config: { 'user.phase': 'two' } })).status, 200);
     await writeNote('bks', 'second');
     await waitOp(api, await api.post('/1.0/containers/bks/snapshots', { name: 's2' }));
     await writeNote('bks', 'live');
-    const before = (await api.get('/1.0/containers/bks/snapshots?recursion=1')).json.metadata as { name: string; created_at: string; config: Record<string, string> }[];
-    assert.deepEqual(before.map((s) => [s.name, s.config['user.phase']]), [['s1', 'one'], ['s2', 'two']]);
+    const before = (await api.get('/1.0/containers/bks/snapshots?recursion=1')).json.metadata as {
+      name: string;
+      created_at: string;
+      config: Record<string, string>;
+    }[];
+    assert.deepEqual(
+      before.map((s) => [s.name, s.config['user.phase']]),
+      [
+        ['s1', 'one'],
+        ['s2', 'two'],
+      ],
+    );
 
     const full = await exportBackup('bks', 'full', {});
     const names = await listing(full);
-    for (const m of ['backup/index.yaml', 'backup/container/backup.yaml', 'backup/container/rootfs/root/note', 'backup/snapshots/s1/rootfs/root/note', 'backup/snapshots/s1/metadata.yaml', 'backup/snapshots/s2/rootfs/root/note', 'backup/snapshots/s2/templates/'])
+    for (const m of [
+      'backup/index.yaml',
+      'backup/container/backup.yaml',
+      'backup/container/rootfs/root/note',
+      'backup/snapshots/s1/rootfs/root/note',
+      'backup/snapshots/s1/metadata.yaml',
+      'backup/snapshots/s2/rootfs/root/note',
+      'backup/snapshots/s2/templates/',
+    ])
       assert.ok(names.includes(m), `${m} is in the tarball`);
     assert.equal((await run('tar', ['-xzOf', full, 'backup/snapshots/s1/rootfs/root/note'])).stdout, 'first');
     const index = await member(full, 'backup/index.yaml');
@@ -76,22 +110,39 @@ describe('backups carry snapshots: export, delete, import (API and lxc CLI), con
     assert.equal(index.optimized, false);
     const backupYaml = await member(full, 'backup/container/backup.yaml');
     assert.equal(backupYaml.container.name, 'bks');
-    assert.deepEqual(backupYaml.snapshots.map((s: { name: string; config: Record<string, string>; created_at: string }) => [s.name, s.config['user.phase'], s.created_at]), before.map((s) => [s.name, s.config['user.phase'], s.created_at]));
+    assert.deepEqual(
+      backupYaml.snapshots.map((s: { name: string; config: Record<string, string>; created_at: string }) => [
+        s.name,
+        s.config['user.phase'],
+        s.created_at,
+      ]),
+      before.map((s) => [s.name, s.config['user.phase'], s.created_at]),
+    );
 
     const only = await exportBackup('bks', 'only', { container_only: true });
-    assert.equal((await listing(only)).filter((m) => m.startsWith('backup/snapshots')).length, 0, 'container_only packs no snapshot');
+    assert.equal(
+      (await listing(only)).filter((m) => m.startsWith('backup/snapshots')).length,
+      0,
+      'container_only packs no snapshot',
+    );
     assert.equal((await member(only, 'backup/index.yaml')).snapshots, undefined);
 
     await waitOp(api, await api.delete('/1.0/containers/bks'));
     await waitOp(api, await importTarball(await readFile(full)));
     const after = (await api.get('/1.0/containers/bks/snapshots?recursion=1')).json.metadata as typeof before;
-    assert.deepEqual(after.map((s) => [s.name, s.created_at, s.config['user.phase']]), before.map((s) => [s.name, s.created_at, s.config['user.phase']]));
+    assert.deepEqual(
+      after.map((s) => [s.name, s.created_at, s.config['user.phase']]),
+      before.map((s) => [s.name, s.created_at, s.config['user.phase']]),
+    );
     assert.equal((await api.get('/1.0/containers/bks')).json.metadata.config['user.phase'], 'two');
     assert.equal(await readNote('bks'), 'live');
     assert.deepEqual(await imports(), [], 'the uploaded tarball is gone once unpacked');
 
     // Real snapshots on the pool: restoring each brings back its files and config.
-    await waitOp(api, await api.put('/1.0/containers/bks', { restore: 'bks/s1', config: null, devices: null, profiles: null }));
+    await waitOp(
+      api,
+      await api.put('/1.0/containers/bks', { restore: 'bks/s1', config: null, devices: null, profiles: null }),
+    );
     assert.equal(await readNote('bks'), 'first');
     assert.equal((await api.get('/1.0/containers/bks')).json.metadata.config['user.phase'], 'one');
     await waitOp(api, await api.put('/1.0/containers/bks', { restore: 's2' }));
@@ -118,8 +169,17 @@ describe('backups carry snapshots: export, delete, import (API and lxc CLI), con
     const out = path.join(work, 'lxdstyle.tar.gz');
     await run('tar', ['-czf', out, '-C', dir, '--numeric-owner', 'backup']);
     await waitOp(api, await importTarball(await readFile(out)));
-    const snaps = (await api.get('/1.0/containers/lxdstyle/snapshots?recursion=1')).json.metadata as { name: string; config: Record<string, string> }[];
-    assert.deepEqual(snaps.map((s) => [s.name, s.config['user.phase']]), [['s1', 'one'], ['s2', 'two']]);
+    const snaps = (await api.get('/1.0/containers/lxdstyle/snapshots?recursion=1')).json.metadata as {
+      name: string;
+      config: Record<string, string>;
+    }[];
+    assert.deepEqual(
+      snaps.map((s) => [s.name, s.config['user.phase']]),
+      [
+        ['s1', 'one'],
+        ['s2', 'two'],
+      ],
+    );
     await waitOp(api, await api.put('/1.0/containers/lxdstyle', { restore: 's1' }));
     assert.equal(await readNote('lxdstyle'), 'first');
   });
@@ -133,26 +193,44 @@ describe('backups carry snapshots: export, delete, import (API and lxc CLI), con
     const a = path.join(work, 'trick-a');
     const b = path.join(work, 'trick-b');
     await mkdir(path.join(a, 'backup/container/rootfs'), { recursive: true });
-    await writeFile(path.join(a, 'backup/index.yaml'), stringify({ name: 'tricked', backend: 'dir', pool: 'default', type: 'container', config: { container: { name: 'tricked', profiles: ['default'], config: {}, devices: {} } } }));
+    await writeFile(
+      path.join(a, 'backup/index.yaml'),
+      stringify({
+        name: 'tricked',
+        backend: 'dir',
+        pool: 'default',
+        type: 'container',
+        config: { container: { name: 'tricked', profiles: ['default'], config: {}, devices: {} } },
+      }),
+    );
     await symlink(target, path.join(a, 'backup/container/rootfs/evil'));
     await mkdir(path.join(b, 'backup/container/rootfs/evil'), { recursive: true });
     await writeFile(path.join(b, 'backup/container/rootfs/evil/pwned'), 'x');
     const trick = path.join(work, 'trick.tar');
     await run('tar', ['-cf', trick, '-C', a, 'backup']);
     await run('tar', ['-rf', trick, '-C', b, 'backup/container/rootfs/evil/pwned']);
-    assert.match(expectError(await importTarball(await readFile(trick)), 400), /Invalid backup: .*evil.*not a directory/);
+    assert.match(
+      expectError(await importTarball(await readFile(trick)), 400),
+      /Invalid backup: .*evil.*not a directory/,
+    );
     assert.deepEqual(await readdir(target), [], 'nothing was written through the symlink');
 
     // A truncated export, and an index listing a snapshot the tarball lacks.
     const whole = await readFile(path.join(work, 'bks-full.tar.gz'));
-    assert.match(expectError(await importTarball(whole.subarray(0, Math.floor(whole.length / 2)), { 'X-LXD-name': 'cut' }), 400), /corrupt or truncated/);
+    assert.match(
+      expectError(await importTarball(whole.subarray(0, Math.floor(whole.length / 2)), { 'X-LXD-name': 'cut' }), 400),
+      /corrupt or truncated/,
+    );
     const dir = path.join(work, 'missing-snap');
     await mkdir(dir);
     await run('tar', ['-xzf', path.join(work, 'bks-full.tar.gz'), '-C', dir, '--numeric-owner']);
     await rm(path.join(dir, 'backup/snapshots/s2'), { recursive: true });
     const missing = path.join(work, 'missing-snap.tar.gz');
     await run('tar', ['-czf', missing, '-C', dir, '--numeric-owner', 'backup']);
-    assert.match(expectError(await importTarball(await readFile(missing), { 'X-LXD-name': 'missing' }), 400), /snapshot "s2" is listed .*missing/);
+    assert.match(
+      expectError(await importTarball(await readFile(missing), { 'X-LXD-name': 'missing' }), 400),
+      /snapshot "s2" is listed .*missing/,
+    );
 
     assert.deepEqual(await containers(), beforeContainers);
     assert.deepEqual(await volumes(), beforeVolumes);
@@ -160,9 +238,19 @@ describe('backups carry snapshots: export, delete, import (API and lxc CLI), con
   });
 
   test('on a btrfs pool: snapshots exported from subvolumes and imported as subvolume snapshots (X-LXD-pool)', async () => {
-    assert.equal((await api.post('/1.0/storage-pools', { name: 'bkbt', driver: 'btrfs', config: { size: '384MiB' } })).status, 200);
+    assert.equal(
+      (await api.post('/1.0/storage-pools', { name: 'bkbt', driver: 'btrfs', config: { size: '384MiB' } })).status,
+      200,
+    );
     try {
-      await waitOp(api, await api.post('/1.0/containers', { name: 'bkbtc', devices: { root: { type: 'disk', path: '/', pool: 'bkbt' } }, source: { type: 'image', alias: 'bb' } }));
+      await waitOp(
+        api,
+        await api.post('/1.0/containers', {
+          name: 'bkbtc',
+          devices: { root: { type: 'disk', path: '/', pool: 'bkbt' } },
+          source: { type: 'image', alias: 'bb' },
+        }),
+      );
       await writeNote('bkbtc', 'bt-one');
       await waitOp(api, await api.post('/1.0/containers/bkbtc/snapshots', { name: 'b1' }));
       await writeNote('bkbtc', 'bt-live');
@@ -179,7 +267,10 @@ describe('backups carry snapshots: export, delete, import (API and lxc CLI), con
       await waitOp(api, await api.put('/1.0/containers/bkbtc', { restore: 'b1' }));
       assert.equal(await readNote('bkbtc'), 'bt-one');
     } finally {
-      await api.delete('/1.0/containers/bkbtc').then((r) => (r.status === 202 ? api.get(`${r.json.operation}/wait?timeout=60`) : undefined)).catch(() => {});
+      await api
+        .delete('/1.0/containers/bkbtc')
+        .then((r) => (r.status === 202 ? api.get(`${r.json.operation}/wait?timeout=60`) : undefined))
+        .catch(() => {});
       await api.delete('/1.0/storage-pools/bkbt').catch(() => {});
     }
   });
@@ -194,7 +285,10 @@ describe('backups carry snapshots: export, delete, import (API and lxc CLI), con
     await cli.ok(['export', 'clisnap', out]);
     assert.ok((await stat(out)).size > 0);
     const names = await listing(out);
-    assert.ok(names.includes('backup/snapshots/first/rootfs/root/note') && names.includes('backup/snapshots/second/rootfs/root/note'));
+    assert.ok(
+      names.includes('backup/snapshots/first/rootfs/root/note') &&
+        names.includes('backup/snapshots/second/rootfs/root/note'),
+    );
     await cli.ok(['delete', 'clisnap']);
     await cli.ok(['import', out]);
     const info = await cli.ok(['info', 'clisnap']);

@@ -13,7 +13,6 @@ import { ensureRootSubids } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
 
-
 describe('container backups: create, list, export, import (API and lxc export/import), expiry', () => {
   let d: Daemon;
   let api: Client;
@@ -27,7 +26,14 @@ describe('container backups: create, list, export, import (API and lxc export/im
     api = client({ socketPath: d.socketPath });
     cli = await lxcCli(d.stateDir);
     await uploadBusybox(api, work);
-    await waitOp(api, await api.post('/1.0/containers', { name: 'src', config: { 'user.note': 'kept' }, source: { type: 'image', alias: 'bb' } }));
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: 'src',
+        config: { 'user.note': 'kept' },
+        source: { type: 'image', alias: 'bb' },
+      }),
+    );
   });
   after(async () => {
     await cli?.cleanup();
@@ -58,7 +64,11 @@ describe('container backups: create, list, export, import (API and lxc export/im
     const { stdout } = await run('tar', ['-tzf', out]);
     assert.ok(stdout.split('\n').includes('backup/index.yaml'));
     assert.ok(stdout.includes('backup/container/rootfs/bin/busybox'));
-    assert.deepEqual((await api.get('/1.0/containers/src/backups')).json.metadata, [], 'the CLI deleted its temporary backup');
+    assert.deepEqual(
+      (await api.get('/1.0/containers/src/backups')).json.metadata,
+      [],
+      'the CLI deleted its temporary backup',
+    );
     await waitOp(api, await api.delete('/1.0/containers/src'));
     await cli.ok(['import', out]);
     const c = (await api.get('/1.0/containers/src')).json.metadata;
@@ -73,12 +83,21 @@ describe('container backups: create, list, export, import (API and lxc export/im
   });
 
   test('import refuses garbage and name clashes, leaving nothing behind', async () => {
-    expectError(await api.post('/1.0/containers', Buffer.from('not a tarball'), { 'Content-Type': 'application/octet-stream' }), 400);
+    expectError(
+      await api.post('/1.0/containers', Buffer.from('not a tarball'), { 'Content-Type': 'application/octet-stream' }),
+      400,
+    );
     const out = path.join(work, 'exported.tar.gz');
-    expectError(await api.post('/1.0/containers', await readFile(out), { 'Content-Type': 'application/octet-stream' }), 409);
+    expectError(
+      await api.post('/1.0/containers', await readFile(out), { 'Content-Type': 'application/octet-stream' }),
+      409,
+    );
     assert.deepEqual((await api.get('/1.0/containers')).json.metadata, ['/1.0/containers/src']);
     const imports = path.join(d.stateDir, 'backups', 'imports');
-    assert.deepEqual((await (await import('node:fs/promises')).readdir(imports)).filter((f) => !f.startsWith('.')), []);
+    assert.deepEqual(
+      (await (await import('node:fs/promises')).readdir(imports)).filter((f) => !f.startsWith('.')),
+      [],
+    );
   });
 
   test('lxc list and lxc info work (they read backups and snapshots)', async () => {
@@ -89,7 +108,17 @@ describe('container backups: create, list, export, import (API and lxc export/im
   });
 
   test('a backup with an expiry is deleted automatically once it elapses', async () => {
-    await waitOp(api, await api.post('/1.0/containers/src/backups', { name: 'short', expires_at: new Date(Date.now() + 1500).toISOString() }));
-    await eventually(async () => (await api.get('/1.0/containers/src/backups')).json.metadata.length === 0, 'the expired backup to go', 60_000);
+    await waitOp(
+      api,
+      await api.post('/1.0/containers/src/backups', {
+        name: 'short',
+        expires_at: new Date(Date.now() + 1500).toISOString(),
+      }),
+    );
+    await eventually(
+      async () => (await api.get('/1.0/containers/src/backups')).json.metadata.length === 0,
+      'the expired backup to go',
+      60_000,
+    );
   });
 });

@@ -35,7 +35,8 @@ describe('boot: autostart, priority order and delay; host shutdown by stop prior
     }
     return out;
   }
-  const started = async (name: string) => Date.parse((await api.get(`/1.0/containers/${name}`)).json.metadata.last_used_at);
+  const started = async (name: string) =>
+    Date.parse((await api.get(`/1.0/containers/${name}`)).json.metadata.last_used_at);
 
   before(async () => {
     ({ d, api, imgDir } = await startBusyboxDaemon());
@@ -43,17 +44,36 @@ describe('boot: autostart, priority order and delay; host shutdown by stop prior
       await waitOp(api, await api.post('/1.0/containers', { name, config, source: { type: 'image', alias: 'bb' } }));
       if (running) await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));
     };
-    await make('always', { 'boot.autostart': 'true', 'boot.autostart.priority': '10', 'boot.autostart.delay': '2', 'boot.stop.priority': '1' }, false);
+    await make(
+      'always',
+      {
+        'boot.autostart': 'true',
+        'boot.autostart.priority': '10',
+        'boot.autostart.delay': '2',
+        'boot.stop.priority': '1',
+      },
+      false,
+    );
     await make('never', { 'boot.autostart': 'false' }, true);
-    await make('last-up', { 'boot.autostart.priority': '5', 'boot.stop.priority': '5', 'boot.host_shutdown_timeout': '10' }, true);
+    await make(
+      'last-up',
+      { 'boot.autostart.priority': '5', 'boot.stop.priority': '5', 'boot.host_shutdown_timeout': '10' },
+      true,
+    );
     await make('last-down', {}, false);
   });
   after(async () => {
     if (d?.proc.exitCode !== null || d?.proc.signalCode !== null) await d?.restart().catch(() => {});
     const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
     for (const c of Array.isArray(list) ? list : []) {
-      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+      await api
+        .put(`${c}/state`, { action: 'stop', force: true })
+        .then((r) => api.get(`${r.json.operation}/wait?timeout=60`))
+        .catch(() => {});
+      await api
+        .delete(c)
+        .then((r) => api.get(`${r.json.operation}/wait?timeout=60`))
+        .catch(() => {});
     }
     await d?.stop().catch(() => {});
     if (d) {
@@ -65,18 +85,32 @@ describe('boot: autostart, priority order and delay; host shutdown by stop prior
   });
 
   test('a clean daemon stop (SIGTERM) leaves containers running', async () => {
-    assert.deepEqual(await lxcStates(), { always: 'STOPPED', never: 'RUNNING', 'last-up': 'RUNNING', 'last-down': 'STOPPED' });
+    assert.deepEqual(await lxcStates(), {
+      always: 'STOPPED',
+      never: 'RUNNING',
+      'last-up': 'RUNNING',
+      'last-down': 'STOPPED',
+    });
     assert.equal(await d.stop(), 0);
-    assert.deepEqual(await lxcStates(), { always: 'STOPPED', never: 'RUNNING', 'last-up': 'RUNNING', 'last-down': 'STOPPED' });
+    assert.deepEqual(await lxcStates(), {
+      always: 'STOPPED',
+      never: 'RUNNING',
+      'last-up': 'RUNNING',
+      'last-down': 'STOPPED',
+    });
   });
 
   test('after a simulated host reboot: autostart true always, false never, unset the last desired; by priority with the delay', async () => {
     for (const id of await readdir(lxcPath())) await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath()]).catch(() => {});
     await d.restart();
-    await eventually(async () => {
-      const s = await lxcStates();
-      return s.always === 'RUNNING' && s['last-up'] === 'RUNNING';
-    }, 'the autostart containers to run', 60_000);
+    await eventually(
+      async () => {
+        const s = await lxcStates();
+        return s.always === 'RUNNING' && s['last-up'] === 'RUNNING';
+      },
+      'the autostart containers to run',
+      60_000,
+    );
     const s = await lxcStates();
     assert.equal(s.never, 'STOPPED');
     assert.equal(s['last-down'], 'STOPPED');
@@ -92,15 +126,24 @@ describe('boot: autostart, priority order and delay; host shutdown by stop prior
       d.proc.kill('SIGPWR');
     });
     assert.equal(exit, 0);
-    assert.deepEqual(await lxcStates(), { always: 'STOPPED', never: 'STOPPED', 'last-up': 'STOPPED', 'last-down': 'STOPPED' });
+    assert.deepEqual(await lxcStates(), {
+      always: 'STOPPED',
+      never: 'STOPPED',
+      'last-up': 'STOPPED',
+      'last-down': 'STOPPED',
+    });
     const log = d.output();
     const order = [...log.matchAll(/"priority":(\d+),"containers":\[([^\]]*)\]/g)].map((m) => `${m[1]}:${m[2]}`);
     assert.deepEqual(order, ['5:"last-up"', '1:"always"']);
     await d.restart();
-    await eventually(async () => {
-      const st = await lxcStates();
-      return st.always === 'RUNNING' && st['last-up'] === 'RUNNING' ? st : undefined;
-    }, 'desired-running containers back after the host shutdown', 60_000);
+    await eventually(
+      async () => {
+        const st = await lxcStates();
+        return st.always === 'RUNNING' && st['last-up'] === 'RUNNING' ? st : undefined;
+      },
+      'desired-running containers back after the host shutdown',
+      60_000,
+    );
     assert.equal((await lxcStates()).never, 'STOPPED');
   });
 });

@@ -34,10 +34,22 @@ const BENCH_COUNT = 50;
 const skip = await lxcSkipReason();
 if (skip) console.log(`# skipping container CLI e2e tests: ${skip}`);
 
-const exists = (p: string) => access(p).then(() => true, () => false);
-const sha256 = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
+const sha256 = async (file: string) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 /** Non-empty stdout lines, sorted (csv output of `lxc list` / `lxc image list`). */
-const lines = (out: string) => out.split('\n').map((l) => l.trim()).filter(Boolean).sort();
+const lines = (out: string) =>
+  out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .sort();
 
 /** The container's file for a v1 controller (this host) or the unified hierarchy. */
 describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () => {
@@ -54,13 +66,18 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
   const container = (name: string) => api.get(`/1.0/containers/${name}`).then((r) => r.json.metadata);
   /** REST: the container runs with an init pid (other than `notPid`); returns its state. */
   async function running(name: string, notPid?: number) {
-    return eventually(async () => {
-      const st = await state(name);
-      return st.status === 'Running' && st.pid > 0 && st.pid !== notPid ? st : undefined;
-    }, `${name} running${notPid ? ' with a new init' : ''}`, 30_000);
+    return eventually(
+      async () => {
+        const st = await state(name);
+        return st.status === 'Running' && st.pid > 0 && st.pid !== notPid ? st : undefined;
+      },
+      `${name} running${notPid ? ' with a new init' : ''}`,
+      30_000,
+    );
   }
   /** REST: the container is gone. */
-  const gone = (name: string) => eventually(async () => (await api.get(`/1.0/containers/${name}`)).status === 404, `${name} to be gone`, 30_000);
+  const gone = (name: string) =>
+    eventually(async () => (await api.get(`/1.0/containers/${name}`)).status === 404, `${name} to be gone`, 30_000);
 
   /** The LXC name (svcd's stable id) of `name`, from the rendered config's `lxc.uts.name`. */
   const idOf = (name: string) => lxcIdOf(d.stateDir, name);
@@ -76,10 +93,13 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     const { stdout } = await run('lxc-info', ['-n', id, '-P', lxcPath(), '-s']);
     return /State:\s+(\S+)/.exec(stdout)?.[1] ?? stdout;
   }
-  const hostStateIs = (id: string, want: string) => eventually(async () => (await hostState(id)) === want, `LXC to report ${id} ${want}`, 30_000);
-  const pidGone = (pid: number) => eventually(async () => !(await exists(`/proc/${pid}`)), `pid ${pid} to exit`, 30_000);
+  const hostStateIs = (id: string, want: string) =>
+    eventually(async () => (await hostState(id)) === want, `LXC to report ${id} ${want}`, 30_000);
+  const pidGone = (pid: number) =>
+    eventually(async () => !(await exists(`/proc/${pid}`)), `pid ${pid} to exit`, 30_000);
   /** `lxc list` in csv with name and state columns, as sorted lines. */
-  const listNS = async (...filters: string[]) => lines(await lxc.ok(['list', ...filters, '--format', 'csv', '-c', 'ns']));
+  const listNS = async (...filters: string[]) =>
+    lines(await lxc.ok(['list', ...filters, '--format', 'csv', '-c', 'ns']));
 
   before(async () => {
     await ensureRootSubids();
@@ -92,7 +112,10 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
     api = client({ socketPath: d.socketPath });
     lxc = await lxcCli(d.stateDir);
-    assert.match(await lxc.ok(['image', 'import', imageFile, '--alias', 'bb']), new RegExp(`Image imported with fingerprint: ${fingerprint}`));
+    assert.match(
+      await lxc.ok(['image', 'import', imageFile, '--alias', 'bb']),
+      new RegExp(`Image imported with fingerprint: ${fingerprint}`),
+    );
   });
 
   after(async () => {
@@ -110,12 +133,20 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
   test('lxc image import --alias, image list, image alias list, image export (byte-identical)', async () => {
     assert.equal((await api.get('/1.0/images/aliases/bb')).json.metadata.target, fingerprint);
     const img = (await api.get(`/1.0/images/${fingerprint}`)).json.metadata;
-    assert.deepEqual(img.aliases.map((a: { name: string }) => a.name), ['bb']);
+    assert.deepEqual(
+      img.aliases.map((a: { name: string }) => a.name),
+      ['bb'],
+    );
     const short = fingerprint.slice(0, 12);
     const csv = lines(await lxc.ok(['image', 'list', '--format', 'csv', '-c', 'lfpa']));
     assert.deepEqual(csv, [`bb,${short},no,${hostArch}`]);
     assert.match(await lxc.ok(['image', 'list']), new RegExp(`\\|\\s*bb\\s*\\|\\s*${short}\\s*\\|`));
-    assert.deepEqual(JSON.parse(await lxc.ok(['image', 'list', '--format', 'json'])).map((i: { fingerprint: string }) => i.fingerprint), [fingerprint]);
+    assert.deepEqual(
+      JSON.parse(await lxc.ok(['image', 'list', '--format', 'json'])).map(
+        (i: { fingerprint: string }) => i.fingerprint,
+      ),
+      [fingerprint],
+    );
     assert.deepEqual(lines(await lxc.ok(['image', 'alias', 'list', '--format', 'csv'])), [`bb,${short},CONTAINER,`]);
     assert.match(await lxc.ok(['image', 'alias', 'list']), /\|\s*bb\s*\|/);
     // Into a directory the file is named by Content-Disposition (the uploaded file name).
@@ -136,7 +167,11 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     const id = await idOf('c1');
     assert.equal(await hostState(id), 'RUNNING');
     assert.match(await readFile(`/proc/${st.pid}/cgroup`, 'utf8'), new RegExp(`lxc\\.payload\\.${id}`));
-    assert.deepEqual(Object.keys(st.network ?? {}).filter((n) => n !== 'lo'), [], 'no NIC but loopback');
+    assert.deepEqual(
+      Object.keys(st.network ?? {}).filter((n) => n !== 'lo'),
+      [],
+      'no NIC but loopback',
+    );
 
     assert.match(await lxc.ok(['init', 'bb', 'idle']), /Creating idle/);
     assert.equal((await container('idle')).status, 'Stopped');
@@ -151,8 +186,12 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     assert.match(table, /\|\s*c1\s*\|\s*RUNNING\s*\|/);
     assert.match(table, /\|\s*idle\s*\|\s*STOPPED\s*\|/);
     assert.deepEqual(await listNS('status=running'), ['c1,RUNNING']);
-    const filtered = (await api.get(`/1.0/containers?recursion=1&filter=${encodeURIComponent('status eq running')}`)).json.metadata;
-    assert.deepEqual(filtered.map((c: { name: string }) => c.name), ['c1']);
+    const filtered = (await api.get(`/1.0/containers?recursion=1&filter=${encodeURIComponent('status eq running')}`))
+      .json.metadata;
+    assert.deepEqual(
+      filtered.map((c: { name: string }) => c.name),
+      ['c1'],
+    );
     assert.deepEqual(await listNS('c1'), ['c1,RUNNING']);
     assert.deepEqual(JSON.parse(await lxc.ok(['list', 'c1', '--format', 'json']))[0].state.pid, st.pid);
 
@@ -160,7 +199,11 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     const idleRootfs = await rootfsOf(idleId);
     await lxc.ok(['delete', 'idle']);
     expectError(await api.get('/1.0/containers/idle'), 404);
-    await eventually(async () => !(await exists(path.join(lxcPath(), idleId))) && !(await exists(idleRootfs)), 'idle\'s LXC dir and rootfs to be removed', 30_000);
+    await eventually(
+      async () => !(await exists(path.join(lxcPath(), idleId))) && !(await exists(idleRootfs)),
+      "idle's LXC dir and rootfs to be removed",
+      30_000,
+    );
   });
 
   test('lxc info c1: status, PID, processes and the resources section match the API', async () => {
@@ -179,7 +222,10 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     assert.match(info, /^\s+Memory usage:$/m);
     assert.match(info, /^\s+Memory \(current\): \S+/m);
     // The processes are really in the container's cgroup on the host.
-    const procs = (await cgroupFile(st.pid, 'pids', 'cgroup.procs', 'cgroup.procs')).split('\n').filter(Boolean).map(Number);
+    const procs = (await cgroupFile(st.pid, 'pids', 'cgroup.procs', 'cgroup.procs'))
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
     assert.ok(procs.includes(st.pid), `init ${st.pid} is in the container's cgroup (${procs.join(' ')})`);
   });
 
@@ -217,7 +263,8 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
       await hostStateIs(id, 'RUNNING');
       assert.equal((await state('c1')).pid, restarted);
       assert.deepEqual(await listNS(), ['c1,RUNNING']);
-      const mine = () => sub.events.filter((e) => e.metadata?.source === '/1.0/containers/c1').map((e) => e.metadata.action);
+      const mine = () =>
+        sub.events.filter((e) => e.metadata?.source === '/1.0/containers/c1').map((e) => e.metadata.action);
       await eventually(() => mine().length >= 2, 'the paused and resumed lifecycle events');
       assert.deepEqual(mine(), ['container-paused', 'container-resumed']);
     } finally {
@@ -225,13 +272,17 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     }
   });
 
-  test('lxc config set / get / unset limits.memory (in the LXC config, in the cgroup after a restart); a bogus key fails with the daemon\'s message; config show', async () => {
+  test("lxc config set / get / unset limits.memory (in the LXC config, in the cgroup after a restart); a bogus key fails with the daemon's message; config show", async () => {
     const id = await idOf('c1');
     const memLine = (bytes: number) => new RegExp(`^lxc\\.cgroup2?\\.memory\\.(limit_in_bytes|max) = ${bytes}$`, 'm');
     await lxc.ok(['config', 'set', 'c1', 'limits.memory', '128MiB']);
     assert.equal((await container('c1')).config['limits.memory'], '128MiB');
     assert.equal(await lxc.ok(['config', 'get', 'c1', 'limits.memory']), '128MiB\n');
-    await eventually(async () => memLine(128 * MiB).test(await lxcConfig(id)), 'the memory limit in the LXC config', 30_000);
+    await eventually(
+      async () => memLine(128 * MiB).test(await lxcConfig(id)),
+      'the memory limit in the LXC config',
+      30_000,
+    );
     // It takes effect at the next start.
     const before = (await running('c1')).pid;
     await lxc.ok(['restart', 'c1']);
@@ -241,7 +292,11 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     await lxc.ok(['config', 'unset', 'c1', 'limits.memory']);
     assert.equal((await container('c1')).config['limits.memory'], undefined);
     assert.equal(await lxc.ok(['config', 'get', 'c1', 'limits.memory']), '\n');
-    await eventually(async () => !/memory\.(limit_in_bytes|max) =/.test(await lxcConfig(id)), 'the memory limit gone from the LXC config', 30_000);
+    await eventually(
+      async () => !/memory\.(limit_in_bytes|max) =/.test(await lxcConfig(id)),
+      'the memory limit gone from the LXC config',
+      30_000,
+    );
 
     // The CLI shows the daemon's own message for a key it does not know.
     const message = expectError(await api.patch('/1.0/containers/c1', { config: { 'limits.bogus': '1' } }), 400);
@@ -266,13 +321,26 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
 
   test('lxc config edit c1 < yaml: description and config land, the architecture is kept; a bad key on stdin is refused', async () => {
     const id = await idOf('c1');
-    const yaml = ['description: edited from stdin', 'config:', '  limits.memory: 256MiB', '  user.note: from-edit', 'devices: {}', 'profiles:', '- default', ''].join('\n');
+    const yaml = [
+      'description: edited from stdin',
+      'config:',
+      '  limits.memory: 256MiB',
+      '  user.note: from-edit',
+      'devices: {}',
+      'profiles:',
+      '- default',
+      '',
+    ].join('\n');
     await lxc.ok(['config', 'edit', 'c1'], yaml);
     const c1 = await container('c1');
     assert.equal(c1.description, 'edited from stdin');
     assert.deepEqual(c1.config, { 'limits.memory': '256MiB', 'user.note': 'from-edit' });
     assert.equal(c1.architecture, hostArch, 'YAML without architecture keeps the current one (as LXD does)');
-    await eventually(async () => /memory\.(limit_in_bytes|max) = 268435456$/m.test(await lxcConfig(id)), 'the edited memory limit in the LXC config', 30_000);
+    await eventually(
+      async () => /memory\.(limit_in_bytes|max) = 268435456$/m.test(await lxcConfig(id)),
+      'the edited memory limit in the LXC config',
+      30_000,
+    );
     assert.match(await lxc.ok(['config', 'show', 'c1']), /^description: edited from stdin$/m);
 
     const stderr = await lxc.fail(['config', 'edit', 'c1'], 'config:\n  limits.bogus: "1"\nprofiles:\n- default\n');
@@ -290,7 +358,11 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     await lxc.ok(['stop', 'c2']);
     await gone('c2');
     await pidGone(pid);
-    await eventually(async () => !(await exists(path.join(lxcPath(), id))) && !(await exists(rootfs)), 'c2\'s LXC dir and rootfs to be removed', 30_000);
+    await eventually(
+      async () => !(await exists(path.join(lxcPath(), id))) && !(await exists(rootfs)),
+      "c2's LXC dir and rootfs to be removed",
+      30_000,
+    );
     assert.deepEqual(await listNS(), ['c1,RUNNING']);
   });
 
@@ -313,9 +385,16 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     await lxc.ok(['rename', 'c3', 'c4']);
     expectError(await api.get('/1.0/containers/c3'), 404);
     assert.deepEqual((await container('c4')).config, c3.config);
-    await eventually(async () => (await idOf('c4').catch(() => '')) === c3Id, 'c4\'s LXC config (same id) to carry the new name', 30_000);
+    await eventually(
+      async () => (await idOf('c4').catch(() => '')) === c3Id,
+      "c4's LXC config (same id) to carry the new name",
+      30_000,
+    );
     const vols = (await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata;
-    assert.deepEqual([...vols].sort(), ['/1.0/storage-pools/default/volumes/container/c1', '/1.0/storage-pools/default/volumes/container/c4']);
+    assert.deepEqual([...vols].sort(), [
+      '/1.0/storage-pools/default/volumes/container/c1',
+      '/1.0/storage-pools/default/volumes/container/c4',
+    ]);
     assert.deepEqual(await listNS(), ['c1,RUNNING', 'c4,STOPPED']);
   });
 
@@ -327,7 +406,7 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     await lxc.ok(['delete', '-f', 'c1']);
     await gone('c1');
     await pidGone(pid);
-    await eventually(async () => !(await exists(path.join(lxcPath(), id))), 'c1\'s LXC dir to be removed', 30_000);
+    await eventually(async () => !(await exists(path.join(lxcPath(), id))), "c1's LXC dir to be removed", 30_000);
     assert.deepEqual(await listNS(), ['c4,STOPPED']);
   });
 
@@ -338,7 +417,10 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     assert.equal((await api.get('/1.0/images/aliases/pub')).json.metadata.target, fp);
     const img = (await api.get(`/1.0/images/${fp}`)).json.metadata;
     assert.equal(img.architecture, hostArch);
-    assert.deepEqual(lines(await lxc.ok(['image', 'list', '--format', 'csv', '-c', 'lf'])), [`bb,${fingerprint.slice(0, 12)}`, `pub,${fp.slice(0, 12)}`]);
+    assert.deepEqual(lines(await lxc.ok(['image', 'list', '--format', 'csv', '-c', 'lf'])), [
+      `bb,${fingerprint.slice(0, 12)}`,
+      `pub,${fp.slice(0, 12)}`,
+    ]);
     const out2 = path.join(work, 'export-pub');
     await mkdir(out2);
     await lxc.ok(['image', 'export', 'pub', out2, '--quiet']);
@@ -356,13 +438,23 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
     await gone('c4');
     await pidGone(st.pid);
     await lxc.ok(['image', 'delete', 'pub']);
-    await eventually(async () => (await api.get(`/1.0/images/${fp}`)).status === 404, 'the published image to be deleted', 30_000);
+    await eventually(
+      async () => (await api.get(`/1.0/images/${fp}`)).status === 404,
+      'the published image to be deleted',
+      30_000,
+    );
     assert.deepEqual(await listNS(), []);
   });
 
   test(`lxd-benchmark launch --count ${BENCH_COUNT} bb, then lxd-benchmark delete`, async () => {
-    const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: lxc.conf, LXD_DIR: d.stateDir, LXD_CONF: lxc.conf };
-    const bench = (args: string[]) => run('lxd-benchmark', args, { env, timeout: 600_000, maxBuffer: 16 * 1024 * 1024 });
+    const env = {
+      PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+      HOME: lxc.conf,
+      LXD_DIR: d.stateDir,
+      LXD_CONF: lxc.conf,
+    };
+    const bench = (args: string[]) =>
+      run('lxd-benchmark', args, { env, timeout: 600_000, maxBuffer: 16 * 1024 * 1024 });
     const names = Array.from({ length: BENCH_COUNT }, (_, i) => `benchmark-${String(i + 1).padStart(2, '0')}`);
     const sub = await subscribeEvents(d.socketPath, '?type=lifecycle');
     try {
@@ -387,7 +479,8 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
       assert.deepEqual(stdout.split(/\s+/).filter(Boolean).sort(), [...ids].sort());
       for (const c of listed) assert.ok(await exists(`/proc/${c.state.pid}`), c.name);
       assert.deepEqual(lines(await lxc.ok(['list', 'status=running', '--format', 'csv', '-c', 'n'])), names);
-      const sources = (action: string) => new Set(sub.events.filter((e) => e.metadata?.action === action).map((e) => e.metadata.source));
+      const sources = (action: string) =>
+        new Set(sub.events.filter((e) => e.metadata?.action === action).map((e) => e.metadata.source));
       assert.equal(sources('container-created').size, BENCH_COUNT);
       assert.equal(sources('container-started').size, BENCH_COUNT);
 
@@ -399,8 +492,15 @@ describe('containers through the real lxc CLI and lxd-benchmark', { skip }, () =
       assert.deepEqual((await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata, []);
       for (const c of listed) await pidGone(c.state.pid);
       assert.deepEqual((await run('lxc-ls', ['-P', lxcPath(), '-1'])).stdout.trim(), '');
-      await eventually(async () => (await readdir(lxcPath())).length === 0, 'every LXC container dir to be removed', 30_000);
-      await eventually(() => sources('container-deleted').size === BENCH_COUNT, 'a deleted event per benchmark container');
+      await eventually(
+        async () => (await readdir(lxcPath())).length === 0,
+        'every LXC container dir to be removed',
+        30_000,
+      );
+      await eventually(
+        () => sources('container-deleted').size === BENCH_COUNT,
+        'a deleted event per benchmark container',
+      );
     } finally {
       sub.close();
     }

@@ -66,10 +66,14 @@ describe('container config keys and devices on real LXC', { skip }, () => {
     assert.match(op.err, re);
   }
   async function runningPid(name: string, notPid?: number): Promise<number> {
-    const s = await eventually(async () => {
-      const st = await state(name);
-      return st.status === 'Running' && st.pid > 0 && st.pid !== notPid ? st : undefined;
-    }, `${name} running${notPid ? ' with a new init' : ''}`, 30_000);
+    const s = await eventually(
+      async () => {
+        const st = await state(name);
+        return st.status === 'Running' && st.pid > 0 && st.pid !== notPid ? st : undefined;
+      },
+      `${name} running${notPid ? ' with a new init' : ''}`,
+      30_000,
+    );
     return s.pid;
   }
   async function restart(name: string, pid: number): Promise<number> {
@@ -108,7 +112,9 @@ describe('container config keys and devices on real LXC', { skip }, () => {
 
     d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
     api = client({ socketPath: d.socketPath });
-    await waitOp(await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
+    await waitOp(
+      await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }),
+    );
     assert.equal((await api.post('/1.0/images/aliases', { name: 'bb', target: img.fingerprint })).status, 200);
     assert.equal((await api.post('/1.0/storage-pools/default/volumes/custom', { name: 'data' })).status, 200);
   });
@@ -116,8 +122,14 @@ describe('container config keys and devices on real LXC', { skip }, () => {
   after(async () => {
     const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
     for (const c of Array.isArray(list) ? list : []) {
-      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+      await api
+        .put(`${c}/state`, { action: 'stop', force: true })
+        .then((r) => api.get(`${r.json.operation}/wait?timeout=60`))
+        .catch(() => {});
+      await api
+        .delete(c)
+        .then((r) => api.get(`${r.json.operation}/wait?timeout=60`))
+        .catch(() => {});
     }
     await api?.delete('/1.0/storage-pools/default/volumes/custom/data').catch(() => {});
     await d?.stop().catch(() => {});
@@ -159,7 +171,10 @@ describe('container config keys and devices on real LXC', { skip }, () => {
     tun: { type: 'unix-char', path: '/dev/net/tun' },
     gone: { type: 'unix-char', source: '/dev/svcd-no-such-node', path: '/dev/gone', required: 'false' },
   };
-  const body = (extraConfig: Record<string, string> = {}, extraDevices: Record<string, Record<string, string>> = {}) => ({
+  const body = (
+    extraConfig: Record<string, string> = {},
+    extraDevices: Record<string, Record<string, string>> = {},
+  ) => ({
     config: { ...config, ...extraConfig },
     devices: {
       ...devices,
@@ -171,7 +186,8 @@ describe('container config keys and devices on real LXC', { skip }, () => {
   });
 
   test('bad keys and values are refused with 400 before anything is written', async () => {
-    const create = (extra: Record<string, unknown>) => api.post('/1.0/containers', { name: 'bad', source: { type: 'image', alias: 'bb' }, ...extra });
+    const create = (extra: Record<string, unknown>) =>
+      api.post('/1.0/containers', { name: 'bad', source: { type: 'image', alias: 'bb' }, ...extra });
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['unknown key', { config: { 'limits.cpus': '1' } }, /limits\.cpus/],
       ['cpu count 0', { config: { 'limits.cpu': '0' } }, /limits\.cpu/],
@@ -179,18 +195,46 @@ describe('container config keys and devices on real LXC', { skip }, () => {
       ['unknown kernel limit', { config: { 'limits.kernel.files': '10' } }, /limits\.kernel\.files/],
       ['soft over hard', { config: { 'limits.kernel.nofile': '20:10' } }, /soft limit/],
       ['idmap size 0', { config: { 'security.idmap.size': '0' } }, /security\.idmap\.size/],
-      ['raw.id_map ranges of different lengths', { config: { 'raw.id_map': 'both 1000-1009 1000-1001' } }, /raw\.id_map/],
-      ['whitelist and blacklist', { config: { 'security.syscalls.whitelist': 'read', 'security.syscalls.blacklist': 'mount' } }, /cannot be combined/],
+      [
+        'raw.id_map ranges of different lengths',
+        { config: { 'raw.id_map': 'both 1000-1009 1000-1001' } },
+        /raw\.id_map/,
+      ],
+      [
+        'whitelist and blacklist',
+        { config: { 'security.syscalls.whitelist': 'read', 'security.syscalls.blacklist': 'mount' } },
+        /cannot be combined/,
+      ],
       ['environment line break', { config: { 'environment.X': 'a\nlxc.hook.start = /bin/false' } }, /environment\.X/],
       ['volatile key', { config: { 'volatile.eth0.hwaddr': '00:16:3e:00:00:01' } }, /read-only/],
       ['bad boot key value', { config: { 'boot.autostart': 'sometimes' } }, /boot\.autostart/],
-      ['volume source that is a path', { devices: { v: { type: 'disk', pool: 'default', source: '/srv', path: '/mnt' } } }, /custom volume/],
+      [
+        'volume source that is a path',
+        { devices: { v: { type: 'disk', pool: 'default', source: '/srv', path: '/mnt' } } },
+        /custom volume/,
+      ],
       ['relative host path', { devices: { v: { type: 'disk', source: 'srv', path: '/mnt' } } }, /host path/],
-      ['bad propagation', { devices: { v: { type: 'disk', source: '/srv', path: '/mnt', propagation: 'both' } } }, /propagation/],
-      ['missing managed network', { devices: { n: { type: 'nic', network: 'lxdbr0' } } }, /network "lxdbr0" does not exist/],
+      [
+        'bad propagation',
+        { devices: { v: { type: 'disk', source: '/srv', path: '/mnt', propagation: 'both' } } },
+        /propagation/,
+      ],
+      [
+        'missing managed network',
+        { devices: { n: { type: 'nic', network: 'lxdbr0' } } },
+        /network "lxdbr0" does not exist/,
+      ],
       ['multicast MAC', { devices: { n: { type: 'nic', parent: bridge, hwaddr: '01:00:5e:00:00:01' } } }, /unicast/],
-      ['a key of another nictype', { devices: { n: { type: 'nic', nictype: 'macvlan', parent: bridge, 'limits.ingress': '1Mbit' } } }, /limits\.ingress/],
-      ['unix-char without a path', { devices: { t: { type: 'unix-char', major: '10', minor: '200' } } }, /"path" or "source"/],
+      [
+        'a key of another nictype',
+        { devices: { n: { type: 'nic', nictype: 'macvlan', parent: bridge, 'limits.ingress': '1Mbit' } } },
+        /limits\.ingress/,
+      ],
+      [
+        'unix-char without a path',
+        { devices: { t: { type: 'unix-char', major: '10', minor: '200' } } },
+        /"path" or "source"/,
+      ],
       ['unix-char bad mode', { devices: { t: { type: 'unix-char', path: '/dev/x', mode: '999' } } }, /mode/],
       ['unknown device property', { devices: { t: { type: 'unix-block', path: '/dev/x', colour: 'red' } } }, /colour/],
     ];
@@ -216,7 +260,9 @@ describe('container config keys and devices on real LXC', { skip }, () => {
     assert.equal(await cgroupFile(pid, 'cpuset', 'cpuset.cpus', 'cpuset.cpus'), '0');
     assert.equal(await cgroupFile(pid, 'memory', 'memory.limit_in_bytes', 'memory.max'), String(128 * MiB));
     assert.equal(await cgroupFile(pid, 'pids', 'pids.max', 'pids.max'), '50');
-    const memsw = await cgroupFile(pid, 'memory', 'memory.memsw.limit_in_bytes', 'memory.swap.max').catch(() => undefined);
+    const memsw = await cgroupFile(pid, 'memory', 'memory.memsw.limit_in_bytes', 'memory.swap.max').catch(
+      () => undefined,
+    );
     if (memsw !== undefined) assert.ok(memsw === String(128 * MiB) || memsw === '0', `swap off: ${memsw}`);
     const swappiness = await cgroupFile(pid, 'memory', 'memory.swappiness', 'memory.swap.max').catch(() => undefined);
     if (swappiness !== undefined) assert.equal(swappiness, '0');
@@ -230,7 +276,10 @@ describe('container config keys and devices on real LXC', { skip }, () => {
     const id = await idOf('cfg');
     const lxcRef = { name: id, lxcPath: path.join(d.stateDir, 'containers') };
     assert.match(await readFile(path.join(lxcRef.lxcPath, id, 'seccomp'), 'utf8'), /^mkdirat errno 1$/m);
-    await assert.rejects(runInContainer({ ...lxcRef, command: ['/bin/mkdir', '/tmp/denied'] }), /Operation not permitted/);
+    await assert.rejects(
+      runInContainer({ ...lxcRef, command: ['/bin/mkdir', '/tmp/denied'] }),
+      /Operation not permitted/,
+    );
     assert.equal(await runInContainer({ ...lxcRef, command: ['/bin/cat', '/mnt/ro/hello'] }), 'from the host');
 
     // the custom volume: idmapped, so a file the host writes as root is the container root's
@@ -242,7 +291,11 @@ describe('container config keys and devices on real LXC', { skip }, () => {
     const [volId] = await readdir(volDir);
     await writeFile(path.join(volDir, volId!, 'from-host'), 'written on the host\n');
     assert.equal(await readFile(`/proc/${pid}/root/mnt/data/from-host`, 'utf8'), 'written on the host\n');
-    assert.equal((await stat(`/proc/${pid}/root/mnt/data/from-host`)).uid, base, 'host root shows as the container root through the idmapped mount');
+    assert.equal(
+      (await stat(`/proc/${pid}/root/mnt/data/from-host`)).uid,
+      base,
+      'host root shows as the container root through the idmapped mount',
+    );
 
     // host path, read-only
     assert.equal(await readFile(`/proc/${pid}/root/mnt/ro/hello`, 'utf8'), 'from the host\n');
@@ -255,7 +308,10 @@ describe('container config keys and devices on real LXC', { skip }, () => {
     await run('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'svcdtest', path.join(share, 'late')]);
     hostMounts.unshift(path.join(share, 'late'));
     await writeFile(path.join(share, 'late', 'LATE'), 'late\n');
-    await eventually(() => readFile(`/proc/${pid}/root/mnt/rec/late/LATE`, 'utf8').then((t) => t === 'late\n'), 'the late submount to propagate');
+    await eventually(
+      () => readFile(`/proc/${pid}/root/mnt/rec/late/LATE`, 'utf8').then((t) => t === 'late\n'),
+      'the late submount to propagate',
+    );
     assert.deepEqual(await readdir(`/proc/${pid}/root/mnt/priv/late`), []);
 
     // the NIC: requested name, MAC and MTU inside; host side on the bridge
@@ -280,16 +336,45 @@ describe('container config keys and devices on real LXC', { skip }, () => {
   });
 
   test('host problems are refused at start with clear messages, leaving the running container as it was', async () => {
-    await putFails('cfg', body({}, { eth2: { type: 'nic', parent: `svcdnone${rand}` } }), new RegExp(`nic "eth2": host bridge "svcdnone${rand}" does not exist`));
-    await putFails('cfg', body({}, { more: { type: 'disk', pool: 'default', source: 'nope', path: '/mnt/nope' } }), /disk "more": custom storage volume "nope" does not exist on pool "default"/);
-    await putFails('cfg', body({}, { more: { type: 'disk', source: path.join(work, 'nope'), path: '/mnt/nope' } }), /disk "more": host path ".*nope" does not exist/);
-    await putFails('cfg', body({}, { more: { type: 'disk', source: path.join(work, 'closed', 'inner'), path: '/mnt/nope' } }), /cannot reach .*closed" has mode 0700/);
-    await putFails('cfg', body({}, { more: { type: 'disk', source: share, path: '/mnt/nope' } }), /disk "more": ".*share" has mounts below it .*recursive=true/);
-    await putFails('cfg', body({}, { kvm: { type: 'unix-char', path: '/dev/svcd-no-such-node' } }), /unix-char "kvm": host device node "\/dev\/svcd-no-such-node" does not exist/);
-    if (os.cpus().length < 64) await putFails('cfg', body({ 'limits.cpu': '0-63' }), /limits.cpu=0-63 names CPU 63, but this host has CPUs 0-/);
+    await putFails(
+      'cfg',
+      body({}, { eth2: { type: 'nic', parent: `svcdnone${rand}` } }),
+      new RegExp(`nic "eth2": host bridge "svcdnone${rand}" does not exist`),
+    );
+    await putFails(
+      'cfg',
+      body({}, { more: { type: 'disk', pool: 'default', source: 'nope', path: '/mnt/nope' } }),
+      /disk "more": custom storage volume "nope" does not exist on pool "default"/,
+    );
+    await putFails(
+      'cfg',
+      body({}, { more: { type: 'disk', source: path.join(work, 'nope'), path: '/mnt/nope' } }),
+      /disk "more": host path ".*nope" does not exist/,
+    );
+    await putFails(
+      'cfg',
+      body({}, { more: { type: 'disk', source: path.join(work, 'closed', 'inner'), path: '/mnt/nope' } }),
+      /cannot reach .*closed" has mode 0700/,
+    );
+    await putFails(
+      'cfg',
+      body({}, { more: { type: 'disk', source: share, path: '/mnt/nope' } }),
+      /disk "more": ".*share" has mounts below it .*recursive=true/,
+    );
+    await putFails(
+      'cfg',
+      body({}, { kvm: { type: 'unix-char', path: '/dev/svcd-no-such-node' } }),
+      /unix-char "kvm": host device node "\/dev\/svcd-no-such-node" does not exist/,
+    );
+    if (os.cpus().length < 64)
+      await putFails('cfg', body({ 'limits.cpu': '0-63' }), /limits.cpu=0-63 names CPU 63, but this host has CPUs 0-/);
     const subuid = parseSubids(await readFile('/etc/subuid', 'utf8'), 'root', 0);
     if (!subuid.some((r) => r.start <= 1000 && 1000 < r.start + r.count)) {
-      await putFails('cfg', body({ 'raw.id_map': 'both 1000 1000' }), /raw.id_map: host uids 1000-1000 are not delegated to root in \/etc\/subuid/);
+      await putFails(
+        'cfg',
+        body({ 'raw.id_map': 'both 1000 1000' }),
+        /raw.id_map: host uids 1000-1000 are not delegated to root in \/etc\/subuid/,
+      );
     }
     // back to a good config: converges, and the container kept running throughout
     await waitOp(await api.put('/1.0/containers/cfg', body()));
@@ -316,11 +401,19 @@ describe('container config keys and devices on real LXC', { skip }, () => {
       const [ns, host, count] = m[0]!;
       assert.equal(ns, 0);
       assert.equal(count, 65536);
-      assert.ok(host! >= main.start + 65536 && (host! - main.start) % 65536 === 0, `an isolated block after the shared one: ${host}`);
+      assert.ok(
+        host! >= main.start + 65536 && (host! - main.start) % 65536 === 0,
+        `an isolated block after the shared one: ${host}`,
+      );
     });
 
     const hostBase = main.start + 5 * 65536 + 123;
-    await waitOp(await api.put('/1.0/containers/cfg', body({ 'security.idmap.base': String(hostBase), 'security.idmap.size': '70000' })));
+    await waitOp(
+      await api.put(
+        '/1.0/containers/cfg',
+        body({ 'security.idmap.base': String(hostBase), 'security.idmap.size': '70000' }),
+      ),
+    );
     pid = await restart('cfg', pid);
     await check([[0, hostBase, 70000]]);
 
@@ -337,7 +430,9 @@ describe('container config keys and devices on real LXC', { skip }, () => {
     await waitOp(await api.put('/1.0/containers/cfg', body({ 'security.privileged': 'true' })));
     pid = await restart('cfg', pid);
     await check([[0, 0, 4294967295]]);
-    const dataLine = (await readFile(`/proc/${pid}/mountinfo`, 'utf8')).split('\n').find((l) => l.split(' ')[4] === '/mnt/data');
+    const dataLine = (await readFile(`/proc/${pid}/mountinfo`, 'utf8'))
+      .split('\n')
+      .find((l) => l.split(' ')[4] === '/mnt/data');
     assert.ok(dataLine && !/idmapped/.test(dataLine), dataLine);
   });
 });

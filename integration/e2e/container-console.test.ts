@@ -97,7 +97,11 @@ describe('container console on real LXC', { skip }, () => {
 
   test('the console log shows what init writes on the console', async () => {
     await waitOp(api, await api.put('/1.0/containers/con1/state', { action: 'start' }));
-    await eventually(async () => (await consoleLog('con1')).includes('Please press Enter to activate this console.'), 'the askfirst prompt in the console log', 30_000);
+    await eventually(
+      async () => (await consoleLog('con1')).includes('Please press Enter to activate this console.'),
+      'the askfirst prompt in the console log',
+      30_000,
+    );
     const r = await api.get('/1.0/containers/con1/console');
     assert.equal(r.headers['content-type'], 'application/octet-stream');
   });
@@ -106,7 +110,10 @@ describe('container console on real LXC', { skip }, () => {
     expectError(await api.post('/1.0/containers/con1/console', { width: 'wide' }), 400);
     expectError(await api.post('/1.0/containers/con1/console', { height: -1 }), 400);
     expectError(await api.post('/1.0/containers/con1/console', { width: 1.5 }), 400);
-    expectError(await api.post('/1.0/containers/con1/console', '{not json', { 'Content-Type': 'application/json' }), 400);
+    expectError(
+      await api.post('/1.0/containers/con1/console', '{not json', { 'Content-Type': 'application/json' }),
+      400,
+    );
   });
 
   test('attach over websockets: a shell on the console runs what is typed; Ctrl+a q is passed through; control messages; detach by closing', async () => {
@@ -122,7 +129,11 @@ describe('container console on real LXC', { skip }, () => {
     s.control.send(JSON.stringify({ command: 'window-resize', args: { width: 'x', height: null } }));
     s.control.send('not json');
     s.type('echo still-$((2+3))\r');
-    await eventually(() => s.output().includes('still-5'), 'the console still attached after Ctrl+a q and a resize', 10_000);
+    await eventually(
+      () => s.output().includes('still-5'),
+      'the console still attached after Ctrl+a q and a resize',
+      10_000,
+    );
     assert.equal(s.textFrames(), 0, 'terminal output comes in binary frames');
     // The log mirrors the console.
     assert.ok((await consoleLog('con1')).includes('con-42'));
@@ -140,7 +151,10 @@ describe('container console on real LXC', { skip }, () => {
     // Console sessions leave no lines of lxc-console's in the container's lxc.log.
     const lxcLog = await api.get('/1.0/containers/con1/logs/lxc.log');
     assert.equal(lxcLog.status, 200);
-    assert.deepEqual(lxcLog.text.split('\n').filter((l) => l.startsWith('lxc-console ')), []);
+    assert.deepEqual(
+      lxcLog.text.split('\n').filter((l) => l.startsWith('lxc-console ')),
+      [],
+    );
   });
 
   test('a second client while one is attached: its operation fails (console busy), the first goes on', async () => {
@@ -153,7 +167,11 @@ describe('container console on real LXC', { skip }, () => {
     assert.match(ended.json.metadata.err, /another client is attached/);
     await eventually(() => second.data.readyState === WebSocket.CLOSED, 'the second data socket closed');
     first.type('echo still-first-$((8*8))\r');
-    await eventually(() => first.output().includes('still-first-64'), 'the first attachment after the refused one', 15_000);
+    await eventually(
+      () => first.output().includes('still-first-64'),
+      'the first attachment after the refused one',
+      15_000,
+    );
     first.data.close();
     assert.equal((await api.get(`${first.op}/wait?timeout=30`)).json.metadata.status, 'Success');
   });
@@ -167,7 +185,7 @@ describe('container console on real LXC', { skip }, () => {
     assert.equal((await api.get(`${res.json.operation}/wait?timeout=30`)).json.metadata.status, 'Success');
   });
 
-  test('DELETE empties the log; a stopped container keeps its last run\'s log; a new start begins a new one', async () => {
+  test("DELETE empties the log; a stopped container keeps its last run's log; a new start begins a new one", async () => {
     assert.ok((await consoleLog('con1')).includes('again-25'));
     const del = await api.delete('/1.0/containers/con1/console');
     assert.equal(del.status, 200, del.text);
@@ -184,7 +202,16 @@ describe('container console on real LXC', { skip }, () => {
     assert.ok(!log.startsWith('\0'), 'no hole left by the truncation');
     // A chatty console: at 128 KiB LXC rotates the log once; GET serves both parts, oldest first.
     const id = await idOf('con1');
-    await run('lxc-attach', ['-n', id, '-P', path.join(d.stateDir, 'containers'), '--', '/bin/sh', '-c', 'yes 0123456789abcdefghijklmnopqrstuvwxyz | head -10000 > /dev/console; echo END-OF-FLOOD > /dev/console']);
+    await run('lxc-attach', [
+      '-n',
+      id,
+      '-P',
+      path.join(d.stateDir, 'containers'),
+      '--',
+      '/bin/sh',
+      '-c',
+      'yes 0123456789abcdefghijklmnopqrstuvwxyz | head -10000 > /dev/console; echo END-OF-FLOOD > /dev/console',
+    ]);
     const flooded = await eventually(async () => {
       const l = await consoleLog('con1');
       return l.includes('END-OF-FLOOD') ? l : undefined;
@@ -193,17 +220,36 @@ describe('container console on real LXC', { skip }, () => {
     assert.ok(!flooded.includes('fresh-16'), 'the oldest output was rotated away');
     assert.match(flooded, /^[\s\S]*0123456789abcdefghijklmnopqrstuvwxyz\r?\n[\s\S]*END-OF-FLOOD/);
     await waitOp(api, await api.put('/1.0/containers/con1/state', { action: 'stop', force: true }));
-    assert.ok((await consoleLog('con1')).includes('END-OF-FLOOD'), 'the last run\'s log after a stop');
+    assert.ok((await consoleLog('con1')).includes('END-OF-FLOOD'), "the last run's log after a stop");
     expectError(await api.post('/1.0/containers/con1/console', {}), 400);
     await waitOp(api, await api.put('/1.0/containers/con1/state', { action: 'start' }));
-    await eventually(async () => (await consoleLog('con1')).includes('Please press Enter'), 'the new run\'s prompt', 30_000);
-    assert.ok(!(await consoleLog('con1')).includes('END-OF-FLOOD'), 'the previous run (both parts) is gone from the log');
+    await eventually(
+      async () => (await consoleLog('con1')).includes('Please press Enter'),
+      "the new run's prompt",
+      30_000,
+    );
+    assert.ok(
+      !(await consoleLog('con1')).includes('END-OF-FLOOD'),
+      'the previous run (both parts) is gone from the log',
+    );
   });
 
   test('Debian lxc console (under tmux): type, see output, detach with Ctrl+a q; lxc console --show-log', async () => {
     await tmux(
-      'new-session', '-d', '-s', 'con', '-x', '100', '-y', '30',
-      '-e', `LXD_DIR=${d.stateDir}`, '-e', `LXD_CONF=${lxc.conf}`, '-e', `HOME=${lxc.conf}`,
+      'new-session',
+      '-d',
+      '-s',
+      'con',
+      '-x',
+      '100',
+      '-y',
+      '30',
+      '-e',
+      `LXD_DIR=${d.stateDir}`,
+      '-e',
+      `LXD_CONF=${lxc.conf}`,
+      '-e',
+      `HOME=${lxc.conf}`,
       'lxc console con1; sleep 60',
     );
     const pane = async () => (await tmux('capture-pane', '-p', '-t', 'con')).stdout;
@@ -213,11 +259,15 @@ describe('container console on real LXC', { skip }, () => {
     await eventually(async () => (await pane()).includes('tmux-9'), 'the echo output in the lxc console pane', 15_000);
     // Detach: lxc console ends (the pane goes on with `sleep`), the operation ends with Success.
     await tmux('send-keys', '-t', 'con', 'C-a', 'q');
-    await eventually(async () => {
-      const ops = (await api.get('/1.0/operations?recursion=1')).json.metadata;
-      const running = [...(ops.running ?? [])].filter((o: any) => o.description === 'Showing console');
-      return running.length === 0;
-    }, 'the console operation to end after detaching', 15_000);
+    await eventually(
+      async () => {
+        const ops = (await api.get('/1.0/operations?recursion=1')).json.metadata;
+        const running = [...(ops.running ?? [])].filter((o: any) => o.description === 'Showing console');
+        return running.length === 0;
+      },
+      'the console operation to end after detaching',
+      15_000,
+    );
     await tmux('kill-session', '-t', 'con');
     const shown = await lxc.ok(['console', 'con1', '--show-log']);
     assert.match(shown, /tmux-9/);

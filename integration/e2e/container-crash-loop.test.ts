@@ -18,7 +18,8 @@ describe('crash loop backoff on real LXC', { skip }, () => {
   let d: Daemon;
   let api: Client;
   let imgDir: string;
-  const state = (name: string) => api.get(`/1.0/containers/${name}/state`).then((r) => r.json.metadata as { status: string; pid: number });
+  const state = (name: string) =>
+    api.get(`/1.0/containers/${name}/state`).then((r) => r.json.metadata as { status: string; pid: number });
 
   /** Polls (every 50 ms, up to 15 s) until the container runs with an init other than `oldPid`; returns it and the time it took. */
   async function backAfter(name: string, oldPid: number, since: number): Promise<{ pid: number; ms: number }> {
@@ -52,7 +53,10 @@ describe('crash loop backoff on real LXC', { skip }, () => {
       process.kill(pid, 'SIGKILL');
       const back = await backAfter(name, pid, killedAt);
       took.push(back.ms);
-      assert.ok(back.ms >= min && back.ms < max, `running again after ${back.ms} ms, expected ${min}..${max} ms (all so far: ${took.join(', ')} ms)`);
+      assert.ok(
+        back.ms >= min && back.ms < max,
+        `running again after ${back.ms} ms, expected ${min}..${max} ms (all so far: ${took.join(', ')} ms)`,
+      );
       pid = back.pid;
     }
     t.diagnostic(`running again after ${took.join(', ')} ms`);

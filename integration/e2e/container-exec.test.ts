@@ -54,11 +54,21 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     const op = await s.done();
     assert.equal(op.status, 'Success', op.err);
     await Promise.all(Object.values(s.received).map((r) => r.closed));
-    return { op, status: op.metadata.return as number, out: s.received['1']!, err: s.received['2']!, stdout: s.received['1']!.data.toString(), stderr: s.received['2']!.data.toString() };
+    return {
+      op,
+      status: op.metadata.return as number,
+      out: s.received['1']!,
+      err: s.received['2']!,
+      stdout: s.received['1']!.data.toString(),
+      stderr: s.received['2']!.data.toString(),
+    };
   }
   /** Exec without websockets (stdio on /dev/null); returns the exit status. */
   async function quietExec(name: string, command: string[]): Promise<number> {
-    const op = await waitOp(api, await api.post(`/1.0/containers/${name}/exec`, { command, 'wait-for-websocket': false }));
+    const op = await waitOp(
+      api,
+      await api.post(`/1.0/containers/${name}/exec`, { command, 'wait-for-websocket': false }),
+    );
     return op.metadata.return;
   }
 
@@ -130,7 +140,11 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
 
   test('large binary output (6 MB from /dev/urandom) arrives intact on stdout', async () => {
     const size = 6 * 1024 * 1024 + 123;
-    const r = await wsExec('u1', ['sh', '-c', `head -c ${size} /dev/urandom > /tmp/big && sha256sum /tmp/big >&2 && cat /tmp/big && rm /tmp/big`]);
+    const r = await wsExec('u1', [
+      'sh',
+      '-c',
+      `head -c ${size} /dev/urandom > /tmp/big && sha256sum /tmp/big >&2 && cat /tmp/big && rm /tmp/big`,
+    ]);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.out.data.length, size);
     assert.equal(sha256(r.out.data), r.stderr.split(/\s+/)[0]);
@@ -139,7 +153,7 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
   test('exit statuses: missing command 127, signal via control → 128+15, nothing left running', async () => {
     const missing = await wsExec('u1', ['/no/such/program']);
     assert.equal(missing.status, 127);
-    assert.equal((await quietExec('u1', ['no-such-command'])), 127);
+    assert.equal(await quietExec('u1', ['no-such-command']), 127);
 
     const s = await execWithSockets(api, d.socketPath, 'u1', { command: ['sleep', '4321'] });
     const pids = await eventually(async () => {
@@ -153,7 +167,9 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     assert.deepEqual(await hostPids(['sleep', '4321']), [], `sleep ${pids.join(',')} is gone`);
 
     // SIGHUP too (extension container_exec_signal_handling)
-    const h = await execWithSockets(api, d.socketPath, 'u1', { command: ['sh', '-c', 'trap "echo hup; exit 42" HUP; echo ready; while :; do sleep 1; done'] });
+    const h = await execWithSockets(api, d.socketPath, 'u1', {
+      command: ['sh', '-c', 'trap "echo hup; exit 42" HUP; echo ready; while :; do sleep 1; done'],
+    });
     await eventually(() => h.received['1']!.data.toString().includes('ready'), 'the trap to be set');
     h.control({ command: 'signal', signal: 1 });
     const hop = await h.done();
@@ -180,7 +196,13 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
   });
 
   test('the command starts only once every data socket is connected', async () => {
-    const s = await execWithSockets(api, d.socketPath, 'u1', { command: ['sh', '-c', 'echo started > /tmp/started-marker'] }, ['control', '0', '1']);
+    const s = await execWithSockets(
+      api,
+      d.socketPath,
+      'u1',
+      { command: ['sh', '-c', 'echo started > /tmp/started-marker'] },
+      ['control', '0', '1'],
+    );
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(await quietExec('u1', ['test', '-e', '/tmp/started-marker']), 1, 'not started with fd 2 missing');
     const late = await openOperationSocket(d.socketPath, s.operation, s.fds['2']!);
@@ -192,7 +214,10 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
   });
 
   test('data sockets that never connect: the operation fails after 10 s and nothing ran', async () => {
-    const res = await api.post('/1.0/containers/u1/exec', { command: ['touch', '/tmp/never-run'], 'wait-for-websocket': true });
+    const res = await api.post('/1.0/containers/u1/exec', {
+      command: ['touch', '/tmp/never-run'],
+      'wait-for-websocket': true,
+    });
     assert.equal(res.status, 202);
     await openOperationSocket(d.socketPath, res.json.operation, res.json.metadata.metadata.fds.control);
     const op = (await api.get(`${res.json.operation}/wait?timeout=30`)).json.metadata;
@@ -200,12 +225,21 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     assert.match(op.err, /websocket.*not started/);
     assert.equal(await quietExec('u1', ['test', '-e', '/tmp/never-run']), 1);
     // its secrets are void now
-    const late = await openOperationSocket(d.socketPath, res.json.operation, res.json.metadata.metadata.fds['0']).then(() => 0, (e: { status?: number }) => e.status);
+    const late = await openOperationSocket(d.socketPath, res.json.operation, res.json.metadata.metadata.fds['0']).then(
+      () => 0,
+      (e: { status?: number }) => e.status,
+    );
     assert.equal(late, 403);
   });
 
   test('interactive: a PTY of width×height, window-resize, typed text echoed, exit status', async () => {
-    const s = await execWithSockets(api, d.socketPath, 'u1', { command: ['sh'], interactive: true, width: 100, height: 30, environment: { TERM: 'xterm' } });
+    const s = await execWithSockets(api, d.socketPath, 'u1', {
+      command: ['sh'],
+      interactive: true,
+      width: 100,
+      height: 30,
+      environment: { TERM: 'xterm' },
+    });
     assert.deepEqual(Object.keys(s.fds).sort(), ['0', 'control']);
     const screen = () => s.received['0']!.data.toString();
     // Typed before the prompt, input would be taken by ash's cursor position query.
@@ -229,7 +263,12 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
 
   test('environment, user, group and working directory', async () => {
     const env = await wsExec('u1', ['env'], { environment: { LANG: 'de_DE.UTF-8', EXTRA: 'a b=c' } });
-    const vars = Object.fromEntries(env.stdout.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const vars = Object.fromEntries(
+      env.stdout
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     assert.equal(vars.PATH, '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin');
     assert.equal(vars.HOME, '/root');
     assert.equal(vars.USER, 'root');
@@ -246,7 +285,10 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
   });
 
   test('unprivileged and privileged containers: root inside is uid 0, mapped on the host only when unprivileged; lxc-attach skips its self-copy only when unprivileged', async () => {
-    for (const [name, hostUid] of [['u1', 1000000], ['p1', 0]] as const) {
+    for (const [name, hostUid] of [
+      ['u1', 1000000],
+      ['p1', 0],
+    ] as const) {
       assert.equal((await wsExec(name, ['id', '-u'])).stdout, '0\n', name);
       const s = await execWithSockets(api, d.socketPath, name, { command: ['sleep', '4322'] });
       const [pid] = await eventually(async () => {
@@ -257,7 +299,12 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
       assert.equal(Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]), hostUid, `${name}: host uid of its root`);
       // lxc-attach (the command's parent) skips its self-copy into a memfd only where container root is not host root.
       const attach = await readlink(`/proc/${Number(/^PPid:\s+(\d+)/m.exec(status)?.[1])}/exe`);
-      if (name === 'u1') assert.match(attach, /\/\.lxc-attach-\d+-\d+ \(deleted\)$/, `${name}: lxc-attach from the spawn helper's private copy`);
+      if (name === 'u1')
+        assert.match(
+          attach,
+          /\/\.lxc-attach-\d+-\d+ \(deleted\)$/,
+          `${name}: lxc-attach from the spawn helper's private copy`,
+        );
       else assert.match(attach, /^\/memfd:lxc-attach/, `${name}: lxc-attach from its own sealed memfd`);
       s.control({ command: 'signal', signal: 9 });
       assert.equal((await s.done()).metadata.return, 128 + 9);
@@ -278,25 +325,42 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
 
   test('without websockets: the status, and record-output files served by the logs API', async () => {
     assert.equal(await quietExec('p1', ['sh', '-c', 'exit 4']), 4);
-    const res = await api.post('/1.0/containers/u1/exec', { command: ['sh', '-c', 'echo to-out; echo to-err >&2; exit 2'], 'wait-for-websocket': false, 'record-output': true });
+    const res = await api.post('/1.0/containers/u1/exec', {
+      command: ['sh', '-c', 'echo to-out; echo to-err >&2; exit 2'],
+      'wait-for-websocket': false,
+      'record-output': true,
+    });
     const op = await waitOp(api, res);
     assert.equal(op.class, 'task');
     assert.equal(op.metadata.return, 2);
     const id = op.id as string;
-    assert.deepEqual(op.metadata.output, { '1': `/1.0/containers/u1/logs/exec_${id}.stdout`, '2': `/1.0/containers/u1/logs/exec_${id}.stderr` });
+    assert.deepEqual(op.metadata.output, {
+      '1': `/1.0/containers/u1/logs/exec_${id}.stdout`,
+      '2': `/1.0/containers/u1/logs/exec_${id}.stderr`,
+    });
     assert.equal((await api.get(op.metadata.output['1'])).text, 'to-out\n');
     assert.equal((await api.get(op.metadata.output['2'])).text, 'to-err\n');
     const logs = (await api.get('/1.0/containers/u1/logs')).json.metadata as string[];
     assert.ok(logs.includes(op.metadata.output['1']) && logs.includes(op.metadata.output['2']), logs.join(' '));
     // without record-output nothing is written
-    const quiet = await waitOp(api, await api.post('/1.0/containers/u1/exec', { command: ['echo', 'x'], 'wait-for-websocket': false }));
+    const quiet = await waitOp(
+      api,
+      await api.post('/1.0/containers/u1/exec', { command: ['echo', 'x'], 'wait-for-websocket': false }),
+    );
     assert.equal(quiet.metadata.output, undefined);
-    assert.equal((await api.get('/1.0/containers/u1/logs')).json.metadata.filter((l: string) => l.includes(quiet.id)).length, 0);
+    assert.equal(
+      (await api.get('/1.0/containers/u1/logs')).json.metadata.filter((l: string) => l.includes(quiet.id)).length,
+      0,
+    );
   });
 
   test('websocket secrets: a wrong or reused one is refused with 403', async () => {
     const s = await execWithSockets(api, d.socketPath, 'u1', { command: ['cat'] }, ['control', '0', '1', '2']);
-    const refused = (secret: string) => openOperationSocket(d.socketPath, s.operation, secret).then(() => 0, (e: { status?: number }) => e.status);
+    const refused = (secret: string) =>
+      openOperationSocket(d.socketPath, s.operation, secret).then(
+        () => 0,
+        (e: { status?: number }) => e.status,
+      );
     assert.equal(await refused('0'.repeat(64)), 403);
     assert.equal(await refused(s.fds['1']!), 403, 'reused');
     s.eof();
@@ -320,9 +384,13 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
       [{ command: ['ls'], group: -1 }, /group/],
       [{ command: ['ls'], cwd: 'tmp' }, /cwd/],
     ];
-    for (const [body, msg] of bad) assert.match(expectError(await api.post('/1.0/containers/u1/exec', body), 400), msg, JSON.stringify(body));
+    for (const [body, msg] of bad)
+      assert.match(expectError(await api.post('/1.0/containers/u1/exec', body), 400), msg, JSON.stringify(body));
     expectError(await api.post('/1.0/containers/nope/exec', { command: ['ls'] }), 404);
-    assert.match(expectError(await api.post('/1.0/containers/s1/exec', { command: ['ls'], 'wait-for-websocket': true }), 400), /not running/);
+    assert.match(
+      expectError(await api.post('/1.0/containers/s1/exec', { command: ['ls'], 'wait-for-websocket': true }), 400),
+      /not running/,
+    );
   });
 
   test('lxc exec (Debian lxc CLI, pipes): exit status and streams', async () => {
@@ -334,14 +402,26 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
     assert.equal(cat.code, 0, cat.stderr);
     assert.equal(cat.stdout, 'piped through\n');
     assert.equal((await lxc.run(['exec', 'u1', '--', 'no-such-command'])).code, 127);
-    const opts = await lxc.run(['exec', 'u1', '--env', 'GREETING=hi there', '--', 'sh', '-c', 'pwd; echo "$GREETING"; id -u']);
+    const opts = await lxc.run([
+      'exec',
+      'u1',
+      '--env',
+      'GREETING=hi there',
+      '--',
+      'sh',
+      '-c',
+      'pwd; echo "$GREETING"; id -u',
+    ]);
     assert.equal(opts.code, 0, opts.stderr);
     assert.equal(opts.stdout, '/root\nhi there\n0\n');
     assert.match(await lxc.fail(['exec', 's1', '--', 'true']), /not running/);
   });
 
   test('lxc exec -t with its input piped: the first line reaches the command (not discarded when lxc-attach makes the terminal raw)', async () => {
-    const r = await lxc.run(['exec', 'u1', '-t', '--', 'sh', '-c', 'read line; echo "got $line"; exit 4'], 'first line\n');
+    const r = await lxc.run(
+      ['exec', 'u1', '-t', '--', 'sh', '-c', 'read line; echo "got $line"; exit 4'],
+      'first line\n',
+    );
     assert.equal(r.code, 4, r.stderr);
     assert.match(r.stdout, /got first line/);
   });
@@ -359,20 +439,48 @@ describe('container exec on real LXC: websockets, PTY, recorded output, lxc CLI,
 
   test('lxc exec in a terminal (tmux): interactive shell, size, typed commands, exit', async () => {
     const sock = `svcd-exec-${process.pid}`;
-    const tmux = (...args: string[]) => run('tmux', ['-L', sock, ...args], { env: { PATH: process.env.PATH!, TERM: 'xterm' } });
+    const tmux = (...args: string[]) =>
+      run('tmux', ['-L', sock, ...args], { env: { PATH: process.env.PATH!, TERM: 'xterm' } });
     try {
-      await tmux('new-session', '-d', '-s', 'x', '-x', '90', '-y', '25', 'env', `LXD_DIR=${d.stateDir}`, `LXD_CONF=${lxc.conf}`, `HOME=${lxc.conf}`, 'lxc', 'exec', 'u1', '--', 'sh');
+      await tmux(
+        'new-session',
+        '-d',
+        '-s',
+        'x',
+        '-x',
+        '90',
+        '-y',
+        '25',
+        'env',
+        `LXD_DIR=${d.stateDir}`,
+        `LXD_CONF=${lxc.conf}`,
+        `HOME=${lxc.conf}`,
+        'lxc',
+        'exec',
+        'u1',
+        '--',
+        'sh',
+      );
       const pane = async () => (await tmux('capture-pane', '-p', '-t', 'x')).stdout;
       await eventually(async () => (await pane()).includes('#'), 'the shell prompt', 20_000);
       await tmux('send-keys', '-t', 'x', 'stty size; echo sum-$((40+2))', 'Enter');
       await eventually(async () => /sum-42/.test(await pane()), 'the typed command to run');
       assert.match(await pane(), /^25 90$/m);
-      await tmux('resize-window', '-t', 'x', '-x', '100', '-y', '30').catch(() => tmux('resize-pane', '-t', 'x', '-x', '100', '-y', '30'));
+      await tmux('resize-window', '-t', 'x', '-x', '100', '-y', '30').catch(() =>
+        tmux('resize-pane', '-t', 'x', '-x', '100', '-y', '30'),
+      );
       await new Promise((r) => setTimeout(r, 300));
       await tmux('send-keys', '-t', 'x', 'clear; stty size', 'Enter');
       await eventually(async () => /^30 100$/m.test(await pane()), 'the new size');
       await tmux('send-keys', '-t', 'x', 'exit', 'Enter');
-      await eventually(async () => (await tmux('has-session', '-t', 'x').then(() => false, () => true)), 'lxc exec to end with the shell');
+      await eventually(
+        async () =>
+          await tmux('has-session', '-t', 'x').then(
+            () => false,
+            () => true,
+          ),
+        'lxc exec to end with the shell',
+      );
     } finally {
       await tmux('kill-server').catch(() => {});
     }
@@ -386,12 +494,18 @@ r = c.execute(['echo', 'hi'])
 e = c.execute(['sh', '-c', 'echo oops >&2; exit 3'])
 print(json.dumps({'code': r.exit_code, 'out': r.stdout, 'err': r.stderr, 'code2': e.exit_code, 'err2': e.stderr}))
 `;
-    const { stdout } = await run('/usr/bin/python3', ['-c', script], { env: { PATH: '/usr/bin:/bin', LXD_DIR: d.stateDir, PYTHONDONTWRITEBYTECODE: '1' }, timeout: 60_000 });
+    const { stdout } = await run('/usr/bin/python3', ['-c', script], {
+      env: { PATH: '/usr/bin:/bin', LXD_DIR: d.stateDir, PYTHONDONTWRITEBYTECODE: '1' },
+      timeout: 60_000,
+    });
     const out = JSON.parse(stdout.trim().split('\n').pop()!);
     assert.deepEqual(out, { code: 0, out: 'hi\n', err: '', code2: 3, err2: 'oops\n' });
   });
   test('exec operations are stored: a short one with its end (found after a restart), a long one while it runs', async () => {
-    const short = await waitOp(api, await api.post('/1.0/containers/u1/exec', { command: ['true'], 'wait-for-websocket': false }));
+    const short = await waitOp(
+      api,
+      await api.post('/1.0/containers/u1/exec', { command: ['true'], 'wait-for-websocket': false }),
+    );
     assert.equal(short.status_code, 200);
     const long = await api.post('/1.0/containers/u1/exec', { command: ['sleep', '30'], 'wait-for-websocket': false });
     assert.equal(long.status, 202);
@@ -410,7 +524,14 @@ print(json.dumps({'code': r.exit_code, 'out': r.stdout, 'err': r.stderr, 'code2'
     assert.match(orphan.json.metadata.err, /svcd stopped while this operation was running/);
   });
   test('recorded output older than 48 hours is removed (at daemon start, then hourly); newer output stays', async () => {
-    const op = await waitOp(api, await api.post('/1.0/containers/u1/exec', { command: ['sh', '-c', 'echo o; echo e >&2'], 'wait-for-websocket': false, 'record-output': true }));
+    const op = await waitOp(
+      api,
+      await api.post('/1.0/containers/u1/exec', {
+        command: ['sh', '-c', 'echo o; echo e >&2'],
+        'wait-for-websocket': false,
+        'record-output': true,
+      }),
+    );
     const [outUrl, errUrl] = [op.metadata.output['1'] as string, op.metadata.output['2'] as string];
     const old = (Date.now() - 49 * 3600_000) / 1000;
     await utimes(path.join(d.stateDir, 'logs', 'default_u1', path.basename(outUrl)), old, old);

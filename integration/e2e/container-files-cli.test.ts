@@ -62,14 +62,19 @@ print(json.dumps(out))
 
 function pylxd(stateDir: string, step: string, ct: string): Promise<any> {
   return new Promise((resolve, reject) => {
-    execFile('/usr/bin/python3', ['-c', PYLXD, step, ct], { env: { PATH: '/usr/bin:/bin', LXD_DIR: stateDir, PYTHONDONTWRITEBYTECODE: '1' }, timeout: 60_000 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`pylxd step ${step} failed: ${err.message}\n${stderr}`));
-      try {
-        resolve(JSON.parse(stdout.trim().split('\n').pop() ?? ''));
-      } catch {
-        reject(new Error(`pylxd step ${step} printed no JSON:\n${stdout}\n${stderr}`));
-      }
-    });
+    execFile(
+      '/usr/bin/python3',
+      ['-c', PYLXD, step, ct],
+      { env: { PATH: '/usr/bin:/bin', LXD_DIR: stateDir, PYTHONDONTWRITEBYTECODE: '1' }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`pylxd step ${step} failed: ${err.message}\n${stderr}`));
+        try {
+          resolve(JSON.parse(stdout.trim().split('\n').pop() ?? ''));
+        } catch {
+          reject(new Error(`pylxd step ${step} printed no JSON:\n${stdout}\n${stderr}`));
+        }
+      },
+    );
   });
 }
 
@@ -83,7 +88,13 @@ describe('container files through the lxc CLI and pylxd', { skip }, () => {
 
   const url = (name: string, p: string) => `/1.0/containers/${name}/files?path=${encodeURIComponent(p)}`;
   const inside = async (p: string) =>
-    (await runInContainer({ name: runId, lxcPath: path.join(d.stateDir, 'containers'), command: ['/bin/busybox', 'stat', '-c', '%u %g %a %F', p] })).trim();
+    (
+      await runInContainer({
+        name: runId,
+        lxcPath: path.join(d.stateDir, 'containers'),
+        command: ['/bin/busybox', 'stat', '-c', '%u %g %a %F', p],
+      })
+    ).trim();
   const onDisk = (p: string) => {
     const st = fs.lstatSync(path.join(stoppedRootfs, p));
     return `${st.uid} ${st.gid} ${(st.mode & 0o7777).toString(8)}`;
@@ -98,9 +109,20 @@ describe('container files through the lxc CLI and pylxd', { skip }, () => {
     await uploadBusybox(api, work);
     await waitOp(api, await api.post('/1.0/containers', { name: 'run', source: { type: 'image', alias: 'bb' } }));
     await waitOp(api, await api.put('/1.0/containers/run/state', { action: 'start' }));
-    await eventually(async () => (await api.get('/1.0/containers/run/state')).json.metadata.pid > 0, 'run running', 30_000);
+    await eventually(
+      async () => (await api.get('/1.0/containers/run/state')).json.metadata.pid > 0,
+      'run running',
+      30_000,
+    );
     runId = await lxcIdOf(d.stateDir, 'run');
-    await waitOp(api, await api.post('/1.0/containers', { name: 'stopped', source: { type: 'image', alias: 'bb' }, config: { 'security.privileged': 'true' } }));
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: 'stopped',
+        source: { type: 'image', alias: 'bb' },
+        config: { 'security.privileged': 'true' },
+      }),
+    );
     stoppedRootfs = await rootfsDirOf(d.stateDir, await lxcIdOf(d.stateDir, 'stopped'));
   });
 

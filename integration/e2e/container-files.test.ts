@@ -56,13 +56,18 @@ describe('container files API on real LXC', { skip }, () => {
   const url = (name: string, p: string) => `/1.0/containers/${name}/files?path=${encodeURIComponent(p)}`;
   const keep = (r: Reply) => (seen.push(r.body ?? Buffer.alloc(0)), r);
   const get = async (name: string, p: string) => keep(await api.get(url(name, p)));
-  const post = async (name: string, p: string, body: string | Buffer, headers: Record<string, string> = {}) => keep(await api.post(url(name, p), body, headers));
+  const post = async (name: string, p: string, body: string | Buffer, headers: Record<string, string> = {}) =>
+    keep(await api.post(url(name, p), body, headers));
   const del = async (name: string, p: string) => keep(await api.delete(url(name, p)));
 
   /** uid, gid and octal mode of `p` as the container sees them. */
   async function insideStat(ct: Ct, p: string): Promise<string> {
     if (ct.running) {
-      const out = await runInContainer({ name: ct.id, lxcPath: path.join(d.stateDir, 'containers'), command: ['/bin/busybox', 'stat', '-c', '%u %g %a', p] });
+      const out = await runInContainer({
+        name: ct.id,
+        lxcPath: path.join(d.stateDir, 'containers'),
+        command: ['/bin/busybox', 'stat', '-c', '%u %g %a', p],
+      });
       return out.trim();
     }
     const st = fs.lstatSync(path.join(ct.rootfs, p));
@@ -71,10 +76,11 @@ describe('container files API on real LXC', { skip }, () => {
 
   const assertOk = (r: Reply) => assert.equal(r.status, 200, r.text);
   const header = (r: Reply, h: string) => r.headers[h.toLowerCase()];
-  const ownerOf = (r: Reply) => ['uid', 'gid', 'mode', 'type'].map((k) => {
-    assert.equal(header(r, `x-svc-${k}`), header(r, `x-lxd-${k}`), `X-SVC-${k} and X-LXD-${k} agree`);
-    return header(r, `x-lxd-${k}`);
-  });
+  const ownerOf = (r: Reply) =>
+    ['uid', 'gid', 'mode', 'type'].map((k) => {
+      assert.equal(header(r, `x-svc-${k}`), header(r, `x-lxd-${k}`), `X-SVC-${k} and X-LXD-${k} agree`);
+      return header(r, `x-lxd-${k}`);
+    });
 
   before(async () => {
     await ensureRootSubids();
@@ -87,11 +93,24 @@ describe('container files API on real LXC', { skip }, () => {
     // A custom volume, mounted idmapped into the unprivileged running container.
     assert.equal((await api.post('/1.0/storage-pools/default/volumes/custom', { name: 'filesvol' })).status, 200);
     for (const cfg of CONFIGS) {
-      const devices = cfg.name === 'urun' ? { vol: { type: 'disk', pool: 'default', source: 'filesvol', path: '/mnt/vol' } } : {};
-      await waitOp(api, await api.post('/1.0/containers', { name: cfg.name, source: { type: 'image', alias: 'bb' }, config: cfg.privileged ? { 'security.privileged': 'true' } : {}, devices }));
+      const devices =
+        cfg.name === 'urun' ? { vol: { type: 'disk', pool: 'default', source: 'filesvol', path: '/mnt/vol' } } : {};
+      await waitOp(
+        api,
+        await api.post('/1.0/containers', {
+          name: cfg.name,
+          source: { type: 'image', alias: 'bb' },
+          config: cfg.privileged ? { 'security.privileged': 'true' } : {},
+          devices,
+        }),
+      );
       if (cfg.running) {
         await waitOp(api, await api.put(`/1.0/containers/${cfg.name}/state`, { action: 'start' }));
-        await eventually(async () => (await api.get(`/1.0/containers/${cfg.name}/state`)).json.metadata.pid > 0, `${cfg.name} running`, 30_000);
+        await eventually(
+          async () => (await api.get(`/1.0/containers/${cfg.name}/state`)).json.metadata.pid > 0,
+          `${cfg.name} running`,
+          30_000,
+        );
       }
       const id = await lxcIdOf(d.stateDir, cfg.name);
       cts.set(cfg.name, { ...cfg, id, rootfs: await rootfsDirOf(d.stateDir, id) });
@@ -115,7 +134,9 @@ describe('container files API on real LXC', { skip }, () => {
       const n = cfg.name;
 
       test('a file: created with X-LXD-* headers, read back with both header sets, overwritten keeping owner and mode, appended to', async () => {
-        assertOk(await post(n, '/root/f.txt', 'hello', { 'X-Lxd-Uid': '1000', 'x-lxd-gid': '1001', 'X-LXD-Mode': '0640' }));
+        assertOk(
+          await post(n, '/root/f.txt', 'hello', { 'X-Lxd-Uid': '1000', 'x-lxd-gid': '1001', 'X-LXD-Mode': '0640' }),
+        );
         let r = await get(n, '/root/f.txt');
         assertOk(r);
         assert.equal(r.text, 'hello');
@@ -125,7 +146,11 @@ describe('container files API on real LXC', { skip }, () => {
         assert.equal(await insideStat(ct(), '/root/f.txt'), '1000 1001 640');
 
         assertOk(await post(n, '/root/f.txt', 'bye', { 'X-SVC-write': 'overwrite' }));
-        assert.equal(await insideStat(ct(), '/root/f.txt'), '1000 1001 640', 'an overwrite without headers keeps owner and mode');
+        assert.equal(
+          await insideStat(ct(), '/root/f.txt'),
+          '1000 1001 640',
+          'an overwrite without headers keeps owner and mode',
+        );
         assertOk(await post(n, '/root/f.txt', ' and more', { 'X-SVC-Write': 'append' }));
         r = await get(n, '/root/f.txt');
         assert.equal(r.text, 'bye and more');
@@ -147,7 +172,9 @@ describe('container files API on real LXC', { skip }, () => {
         assertOk(await post(n, '/root/dir/plain', ''));
         assertOk(await post(n, '/root/dir/sub', '', { 'X-SVC-type': 'directory' }));
         assert.equal(await insideStat(ct(), '/root/dir/sub'), '0 0 755');
-        assertOk(await post(n, '/root/dir/link', '../f.txt', { 'X-LXD-type': 'symlink', 'X-LXD-uid': '7', 'X-LXD-gid': '8' }));
+        assertOk(
+          await post(n, '/root/dir/link', '../f.txt', { 'X-LXD-type': 'symlink', 'X-LXD-uid': '7', 'X-LXD-gid': '8' }),
+        );
 
         let r = await get(n, '/root/dir');
         assertOk(r);
@@ -184,7 +211,11 @@ describe('container files API on real LXC', { skip }, () => {
 
       test('bad requests: clear errors, nothing written', async () => {
         assert.match(expectError(await api.get(`/1.0/containers/${n}/files`), 400), /path/);
-        assert.equal((await get(n, 'root/f.txt')).text, 'bye and more', 'a relative path counts from the root (the lxc CLI sends them)');
+        assert.equal(
+          (await get(n, 'root/f.txt')).text,
+          'bye and more',
+          'a relative path counts from the root (the lxc CLI sends them)',
+        );
         assert.match(expectError(await post(n, '/nope/x', 'x'), 404), /nope/);
         expectError(await get(n, '/root/missing'), 404);
         assert.match(expectError(await post(n, '/root/bad', 'x', { 'X-SVC-uid': 'abc' }), 400), /uid/);
@@ -198,7 +229,11 @@ describe('container files API on real LXC', { skip }, () => {
           assertOk(await post(n, '/root/high-uid', 'x', { 'X-SVC-uid': '70000' }));
           assert.equal(await insideStat(ct(), '/root/high-uid'), '70000 0 644');
           assertOk(await del(n, '/root/high-uid'));
-        } else assert.match(expectError(await post(n, '/root/bad', 'x', { 'X-SVC-uid': '70000' }), 400), /uid 70000 is not mapped in the container/);
+        } else
+          assert.match(
+            expectError(await post(n, '/root/bad', 'x', { 'X-SVC-uid': '70000' }), 400),
+            /uid 70000 is not mapped in the container/,
+          );
         expectError(await get(n, '/root/bad'), 404);
         expectError(await api.get(url('no-such-container', '/etc/passwd')), 404);
       });
@@ -207,10 +242,17 @@ describe('container files API on real LXC', { skip }, () => {
         const mine = `shadow of ${n}`;
         assertOk(await post(n, '/etc/shadow', mine, { 'X-SVC-mode': '0600' }));
         assertOk(await post(n, '/evil-abs', '/etc', { 'X-SVC-type': 'symlink' }));
-        assertOk(await post(n, '/root/evil-rel', '../../../../../../../../../../../../etc', { 'X-SVC-type': 'symlink' }));
+        assertOk(
+          await post(n, '/root/evil-rel', '../../../../../../../../../../../../etc', { 'X-SVC-type': 'symlink' }),
+        );
         assertOk(await post(n, '/host-dir', canary, { 'X-SVC-type': 'symlink' }));
         assertOk(await post(n, '/loop', '/loop', { 'X-SVC-type': 'symlink' }));
-        for (const p of ['/evil-abs/shadow', '/root/evil-rel/shadow', '/root/../../../../etc/shadow', '/evil-abs/../../../etc/shadow']) {
+        for (const p of [
+          '/evil-abs/shadow',
+          '/root/evil-rel/shadow',
+          '/root/../../../../etc/shadow',
+          '/evil-abs/../../../etc/shadow',
+        ]) {
           const r = await get(n, p);
           assert.equal(r.text, mine, p);
         }
@@ -221,7 +263,11 @@ describe('container files API on real LXC', { skip }, () => {
         assert.match(expectError(await post(n, '/host-dir', 'pwned'), 400), /symlink/);
         assert.match(expectError(await post(n, '/host-dir', 'pwned', { 'X-SVC-write': 'append' }), 400), /symlink/);
         assert.match(expectError(await post(n, '/loop/x', 'x'), 400), /symbolic links/);
-        assert.equal((await get(n, '/host-dir')).text, canary, 'GET of the symlink gives its target, not what it names on the host');
+        assert.equal(
+          (await get(n, '/host-dir')).text,
+          canary,
+          'GET of the symlink gives its target, not what it names on the host',
+        );
         assertOk(await del(n, '/host-dir'));
         assert.ok(fs.existsSync(canary), 'deleting the symlink leaves the host directory');
         assert.deepEqual(await readdir(canary), []);
@@ -237,7 +283,11 @@ describe('container files API on real LXC', { skip }, () => {
           assert.equal(sha256(r.body ?? Buffer.alloc(0)), sha256(data), `size ${size}`);
           const more = randomBytes(1000);
           assertOk(await post(n, '/root/edge.bin', more, { 'X-SVC-write': 'append' }));
-          assert.equal(sha256((await get(n, '/root/edge.bin')).body!), sha256(Buffer.concat([data, more])), `append to size ${size}`);
+          assert.equal(
+            sha256((await get(n, '/root/edge.bin')).body!),
+            sha256(Buffer.concat([data, more])),
+            `append to size ${size}`,
+          );
         }
         assertOk(await del(n, '/root/edge.bin'));
       });
@@ -294,7 +344,13 @@ describe('container files API on real LXC', { skip }, () => {
 
       if (cfg.name === 'urun') {
         test('an idmapped custom volume in the unprivileged running container: created through its host directory, owned as set', async () => {
-          assertOk(await post(n, '/mnt/vol/f', 'on the volume', { 'X-SVC-uid': '1000', 'X-SVC-gid': '1000', 'X-SVC-mode': '0600' }));
+          assertOk(
+            await post(n, '/mnt/vol/f', 'on the volume', {
+              'X-SVC-uid': '1000',
+              'X-SVC-gid': '1000',
+              'X-SVC-mode': '0600',
+            }),
+          );
           assert.equal(await insideStat(ct(), '/mnt/vol/f'), '1000 1000 600');
           assertOk(await post(n, '/mnt/vol/d', '', { 'X-SVC-type': 'directory', 'X-SVC-uid': '33' }));
           assertOk(await post(n, '/mnt/vol/d/l', '../f', { 'X-SVC-type': 'symlink' }));
@@ -304,26 +360,59 @@ describe('container files API on real LXC', { skip }, () => {
           assertOk(await post(n, '/mnt/vol/f', 'overwritten'));
           assert.equal(await insideStat(ct(), '/mnt/vol/f'), '1000 1000 600');
           assert.equal((await get(n, '/mnt/vol/f')).text, 'overwritten');
-          assert.equal(fs.existsSync(path.join(ct().rootfs, 'mnt/vol/f')), false, 'on the volume, not the rootfs below it');
+          assert.equal(
+            fs.existsSync(path.join(ct().rootfs, 'mnt/vol/f')),
+            false,
+            'on the volume, not the rootfs below it',
+          );
           for (const p of ['/mnt/vol/d/l', '/mnt/vol/d', '/mnt/vol/f']) assertOk(await del(n, p));
           assert.deepEqual((await get(n, '/mnt/vol')).json.metadata, []);
         });
       }
 
       if (cfg.running) {
-        test('running: the container\'s mounts are seen, and ids set inside are reported as inside', async () => {
+        test("running: the container's mounts are seen, and ids set inside are reported as inside", async () => {
           const r = await get(n, '/dev');
           assertOk(r);
-          assert.ok(r.json.metadata.includes('null'), 'the container\'s /dev tmpfs is seen: its mount namespace is used');
-          assert.deepEqual(fs.readdirSync(path.join(ct().rootfs, 'dev')).includes('null'), false, 'the rootfs below has no /dev/null');
+          assert.ok(
+            r.json.metadata.includes('null'),
+            "the container's /dev tmpfs is seen: its mount namespace is used",
+          );
+          assert.deepEqual(
+            fs.readdirSync(path.join(ct().rootfs, 'dev')).includes('null'),
+            false,
+            'the rootfs below has no /dev/null',
+          );
           // Kernel pseudo file systems are refused: svcd reads as host root, /proc/kcore and sysfs are the host's.
-          for (const p of ['/proc/kcore', '/proc/self/status', '/proc/sys/kernel/hostname', '/sys/kernel/uevent_seqnum', '/sys/fs/cgroup']) {
-            assert.match(expectError(await get(n, p), 400), /is on a (proc|sysfs) file system .* regular file systems only/, p);
+          for (const p of [
+            '/proc/kcore',
+            '/proc/self/status',
+            '/proc/sys/kernel/hostname',
+            '/sys/kernel/uevent_seqnum',
+            '/sys/fs/cgroup',
+          ]) {
+            assert.match(
+              expectError(await get(n, p), 400),
+              /is on a (proc|sysfs) file system .* regular file systems only/,
+              p,
+            );
           }
-          assert.match(expectError(await post(n, '/proc/sys/kernel/hostname', 'x', { 'X-SVC-write': 'append' }), 400), /proc file system/);
+          assert.match(
+            expectError(await post(n, '/proc/sys/kernel/hostname', 'x', { 'X-SVC-write': 'append' }), 400),
+            /proc file system/,
+          );
           assert.match(expectError(await get(n, '/proc'), 400), /proc file system/);
           const lxcPath = path.join(d.stateDir, 'containers');
-          await runInContainer({ name: ct().id, lxcPath, command: ['/bin/busybox', 'sh', '-c', 'echo made inside > /root/inside && chown 33:44 /root/inside && chmod 0604 /root/inside'] });
+          await runInContainer({
+            name: ct().id,
+            lxcPath,
+            command: [
+              '/bin/busybox',
+              'sh',
+              '-c',
+              'echo made inside > /root/inside && chown 33:44 /root/inside && chmod 0604 /root/inside',
+            ],
+          });
           const f = await get(n, '/root/inside');
           assert.deepEqual([f.text, ...ownerOf(f)], ['made inside\n', '33', '44', '0604', 'file']);
           // On disk the rootfs keeps the container's own ids (idmapped at mount time only).
@@ -336,13 +425,32 @@ describe('container files API on real LXC', { skip }, () => {
             assertOk(await post(n, '/dev/svcd-test', 'on tmpfs', { 'X-SVC-uid': '12', 'X-SVC-mode': '0640' }));
             assert.equal(await insideStat(ct(), '/dev/svcd-test'), '12 0 640');
           } else {
-            assert.match(expectError(await post(n, '/dev/svcd-test', 'on tmpfs'), 400), /mounted by the unprivileged container/);
-            await runInContainer({ name: ct().id, lxcPath, command: ['/bin/busybox', 'sh', '-c', 'echo -n on tmpfs > /dev/svcd-test && chown 12:0 /dev/svcd-test && chmod 0640 /dev/svcd-test'] });
+            assert.match(
+              expectError(await post(n, '/dev/svcd-test', 'on tmpfs'), 400),
+              /mounted by the unprivileged container/,
+            );
+            await runInContainer({
+              name: ct().id,
+              lxcPath,
+              command: [
+                '/bin/busybox',
+                'sh',
+                '-c',
+                'echo -n on tmpfs > /dev/svcd-test && chown 12:0 /dev/svcd-test && chmod 0640 /dev/svcd-test',
+              ],
+            });
             assertOk(await post(n, '/dev/svcd-test', ', appended', { 'X-SVC-write': 'append' }));
           }
           const t = await get(n, '/dev/svcd-test');
-          assert.deepEqual([t.text, ...ownerOf(t)], [cfg.privileged ? 'on tmpfs' : 'on tmpfs, appended', '12', '0', '0640', 'file']);
-          assert.equal(fs.existsSync(path.join(ct().rootfs, 'dev/svcd-test')), false, 'it is on the tmpfs, not the rootfs below it');
+          assert.deepEqual(
+            [t.text, ...ownerOf(t)],
+            [cfg.privileged ? 'on tmpfs' : 'on tmpfs, appended', '12', '0', '0640', 'file'],
+          );
+          assert.equal(
+            fs.existsSync(path.join(ct().rootfs, 'dev/svcd-test')),
+            false,
+            'it is on the tmpfs, not the rootfs below it',
+          );
           assertOk(await del(n, '/dev/svcd-test'));
           expectError(await get(n, '/dev/svcd-test'), 404);
         });
@@ -353,7 +461,11 @@ describe('container files API on real LXC', { skip }, () => {
   test('a container stopped and started again: files written while stopped are there, owned as set', async () => {
     assertOk(await post('ustop', '/root/before-start', 'x', { 'X-SVC-uid': '1000', 'X-SVC-gid': '1000' }));
     await waitOp(api, await api.put('/1.0/containers/ustop/state', { action: 'start' }));
-    await eventually(async () => (await api.get('/1.0/containers/ustop/state')).json.metadata.pid > 0, 'ustop running', 30_000);
+    await eventually(
+      async () => (await api.get('/1.0/containers/ustop/state')).json.metadata.pid > 0,
+      'ustop running',
+      30_000,
+    );
     const ct = { ...cts.get('ustop')!, running: true };
     assert.equal(await insideStat(ct, '/root/before-start'), '1000 1000 644');
     assert.deepEqual(ownerOf(await get('ustop', '/root/before-start')).slice(0, 2), ['1000', '1000']);

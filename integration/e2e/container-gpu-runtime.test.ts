@@ -16,10 +16,15 @@ import { client, expectError, type Client } from '../support/http.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
 const HOOK = '/usr/share/lxc/hooks/nvidia';
-const skip = (await lxcSkipReason()) ?? (await access(HOOK).then(() => undefined, () => `no ${HOOK} (Debian's lxc package ships it)`));
+const skip =
+  (await lxcSkipReason()) ??
+  (await access(HOOK).then(
+    () => undefined,
+    () => `no ${HOOK} (Debian's lxc package ships it)`,
+  ));
 if (skip) console.log(`# skipping gpu_runtime e2e tests: ${skip}`);
 
-describe('gpu_runtime: LXC\'s nvidia hook runs nvidia-container-cli at the start (a stand-in for it)', { skip }, () => {
+describe("gpu_runtime: LXC's nvidia hook runs nvidia-container-cli at the start (a stand-in for it)", { skip }, () => {
   let d: Daemon;
   let api: Client;
   let imgDir = '';
@@ -32,8 +37,17 @@ describe('gpu_runtime: LXC\'s nvidia hook runs nvidia-container-cli at the start
     // The hook runs as the unprivileged container's root: the log it appends to must be writable by anyone.
     await chmod(tools, 0o777);
     await mkdir(path.join(tools, 'bin'));
-    await writeFile(path.join(tools, 'bin', 'nvidia-container-cli'), `#!/bin/sh\necho "$@" >> ${path.join(tools, 'calls.log')}\nexit 0\n`, { mode: 0o755 });
-    d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info', PATH: `${path.join(tools, 'bin')}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` } });
+    await writeFile(
+      path.join(tools, 'bin', 'nvidia-container-cli'),
+      `#!/bin/sh\necho "$@" >> ${path.join(tools, 'calls.log')}\nexit 0\n`,
+      { mode: 0o755 },
+    );
+    d = await startDaemon({
+      env: {
+        SVCD_LOG_LEVEL: 'info',
+        PATH: `${path.join(tools, 'bin')}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`,
+      },
+    });
     api = client({ socketPath: d.socketPath });
     imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
     await uploadBusybox(api, imgDir);
@@ -43,8 +57,22 @@ describe('gpu_runtime: LXC\'s nvidia hook runs nvidia-container-cli at the start
   });
 
   test('the hook runs the tool with the capabilities asked for; bad values are 400s; a running container keeps it at its next start', async () => {
-    expectError(await api.post('/1.0/containers', { name: 'g0', config: { 'nvidia.driver.capabilities': 'compute,warp' }, source: { type: 'image', alias: 'bb' } }), 400);
-    await waitOp(api, await api.post('/1.0/containers', { name: 'g1', config: { 'nvidia.runtime': 'true', 'nvidia.driver.capabilities': 'compute,video' }, source: { type: 'image', alias: 'bb' } }));
+    expectError(
+      await api.post('/1.0/containers', {
+        name: 'g0',
+        config: { 'nvidia.driver.capabilities': 'compute,warp' },
+        source: { type: 'image', alias: 'bb' },
+      }),
+      400,
+    );
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: 'g1',
+        config: { 'nvidia.runtime': 'true', 'nvidia.driver.capabilities': 'compute,video' },
+        source: { type: 'image', alias: 'bb' },
+      }),
+    );
     await waitOp(api, await api.put('/1.0/containers/g1/state', { action: 'start', timeout: -1 }));
     const st = (await api.get('/1.0/containers/g1/state')).json.metadata;
     assert.equal(st.status, 'Running');

@@ -20,7 +20,11 @@ const run = promisify(execFile);
 const skip = await lxcSkipReason();
 if (skip) console.log(`# skipping container lifecycle e2e tests: ${skip}`);
 
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events, logs', { skip }, () => {
   let d: Daemon;
@@ -42,15 +46,20 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
   async function launch(name: string, extra: Record<string, unknown> = {}) {
     await waitOp(await api.post('/1.0/containers', { name, source: { type: 'image', alias: 'bb' }, ...extra }));
     await waitOp(await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));
-    const st = await eventually(async () => {
-      const s = await state(name);
-      return s.status === 'Running' && s.pid > 0 ? s : undefined;
-    }, `${name} running`, 30_000);
+    const st = await eventually(
+      async () => {
+        const s = await state(name);
+        return s.status === 'Running' && s.pid > 0 ? s : undefined;
+      },
+      `${name} running`,
+      30_000,
+    );
     return { id: await idOf(name), pid: st.pid as number };
   }
 
   /** Power off from inside, as a user in the container would. */
-  const powerOffInside = (id: string) => run('lxc-attach', ['-n', id, '-P', lxcPath(), '--', '/bin/busybox', 'poweroff']);
+  const powerOffInside = (id: string) =>
+    run('lxc-attach', ['-n', id, '-P', lxcPath(), '--', '/bin/busybox', 'poweroff']);
 
   before(async () => {
     ({ d, api, imgDir } = await startBusyboxDaemon());
@@ -69,24 +78,32 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
     // Unpacked once, before any copy: the image volume is older than every container volume made from it.
     const pool = path.join(d.stateDir, 'storage-pools', 'default');
     // (beside it, the spare copy that the dir driver keeps ready for the next create)
-    const images = (await readdir(path.join(pool, 'images'))).filter((n) => !n.endsWith('.spare') && !n.endsWith('.partial'));
+    const images = (await readdir(path.join(pool, 'images'))).filter(
+      (n) => !n.endsWith('.spare') && !n.endsWith('.partial'),
+    );
     assert.equal(images.length, 1, `one image volume: ${images.join(' ')}`);
     const imageBorn = (await stat(path.join(pool, 'images', images[0]!))).birthtimeMs;
     for (const name of names) {
       const born = (await stat(path.join(pool, 'containers', await idOf(name)))).birthtimeMs;
-      assert.ok(imageBorn <= born, `${name}'s volume (${born}) is older than the image volume (${imageBorn}): the image was unpacked again after it was copied`);
+      assert.ok(
+        imageBorn <= born,
+        `${name}'s volume (${born}) is older than the image volume (${imageBorn}): the image was unpacked again after it was copied`,
+      );
     }
-    await Promise.all(names.map(async (name) => {
-      await waitOp(await api.put(`/1.0/containers/${name}/state`, { action: 'stop', force: true }));
-      await waitOp(await api.delete(`/1.0/containers/${name}`));
-    }));
+    await Promise.all(
+      names.map(async (name) => {
+        await waitOp(await api.put(`/1.0/containers/${name}/state`, { action: 'stop', force: true }));
+        await waitOp(await api.delete(`/1.0/containers/${name}`));
+      }),
+    );
   });
 
   test('lifecycle events, each when its effect is observed, in order', async () => {
     const sub = await subscribeEvents(d.socketPath, '?type=lifecycle');
     try {
       await waitOp(await api.post('/1.0/containers', { name: 'ev1', source: { type: 'image', alias: 'bb' } }));
-      for (const action of ['start', 'freeze', 'unfreeze', 'restart', 'stop']) await waitOp(await api.put('/1.0/containers/ev1/state', { action }));
+      for (const action of ['start', 'freeze', 'unfreeze', 'restart', 'stop'])
+        await waitOp(await api.put('/1.0/containers/ev1/state', { action }));
       await waitOp(await api.post('/1.0/containers/ev1', { name: 'ev2' }));
       assert.equal((await api.patch('/1.0/containers/ev2', { config: { 'user.note': 'x' } })).status, 200);
       await waitOp(await api.delete('/1.0/containers/ev2'));
@@ -101,7 +118,10 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
         'container-updated /1.0/containers/ev2',
         'container-deleted /1.0/containers/ev2',
       ];
-      const mine = () => sub.events.filter((e) => /^\/1\.0\/containers\/ev[12]$/.test(e.metadata.source)).map((e) => `${e.metadata.action} ${e.metadata.source}`);
+      const mine = () =>
+        sub.events
+          .filter((e) => /^\/1\.0\/containers\/ev[12]$/.test(e.metadata.source))
+          .map((e) => `${e.metadata.action} ${e.metadata.source}`);
       await eventually(() => mine().length >= want.length, 'nine lifecycle events', 30_000);
       assert.deepEqual(mine(), want);
       const renamed = sub.events.find((e) => e.metadata.action === 'container-renamed');
@@ -118,7 +138,13 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
     await eventually(async () => (await api.get('/1.0/containers/eph1')).status === 404, 'eph1 deleted', 30_000);
     expectError(await api.get('/1.0/containers/eph1'), 404);
     await eventually(async () => !(await exists(path.join(lxcPath(), id))), 'the LXC dir of eph1 removed');
-    await eventually(async () => !(await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata.includes('/1.0/storage-pools/default/volumes/container/eph1'), 'the volume of eph1 gone');
+    await eventually(
+      async () =>
+        !(await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata.includes(
+          '/1.0/storage-pools/default/volumes/container/eph1',
+        ),
+      'the volume of eph1 gone',
+    );
     // its logs stay
     assert.ok((await api.get('/1.0/containers/eph1/logs')).json.metadata.includes('/1.0/containers/eph1/logs/lxc.log'));
   });
@@ -130,24 +156,43 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
       await powerOffInside(id);
       await eventually(async () => (await api.get('/1.0/containers/eph2')).status === 404, 'eph2 deleted', 30_000);
       await eventually(async () => !(await exists(path.join(lxcPath(), id))), 'the LXC dir of eph2 removed');
-      await eventually(async () => !(await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata.includes('/1.0/storage-pools/default/volumes/container/eph2'), 'the volume of eph2 gone');
-      const actions = () => sub.events.filter((e) => e.metadata.source === '/1.0/containers/eph2').map((e) => e.metadata.action);
+      await eventually(
+        async () =>
+          !(await api.get('/1.0/storage-pools/default/volumes/container')).json.metadata.includes(
+            '/1.0/storage-pools/default/volumes/container/eph2',
+          ),
+        'the volume of eph2 gone',
+      );
+      const actions = () =>
+        sub.events.filter((e) => e.metadata.source === '/1.0/containers/eph2').map((e) => e.metadata.action);
       await eventually(() => actions().includes('container-deleted'), 'container-deleted for eph2');
-      assert.deepEqual(actions(), ['container-created', 'container-started', 'container-shutdown', 'container-deleted']);
+      assert.deepEqual(actions(), [
+        'container-created',
+        'container-started',
+        'container-shutdown',
+        'container-deleted',
+      ]);
     } finally {
       sub.close();
     }
   });
 
-  test('a container killed behind svcd\'s back is started again', async () => {
+  test("a container killed behind svcd's back is started again", async () => {
     const { id, pid } = await launch('kill1');
     await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath()]);
-    const back = await eventually(async () => {
-      const s = await state('kill1');
-      return s.status === 'Running' && s.pid > 0 && s.pid !== pid ? s : undefined;
-    }, 'kill1 running again with a new init', 30_000);
+    const back = await eventually(
+      async () => {
+        const s = await state('kill1');
+        return s.status === 'Running' && s.pid > 0 && s.pid !== pid ? s : undefined;
+      },
+      'kill1 running again with a new init',
+      30_000,
+    );
     assert.ok(back.pid > 0);
-    assert.match(await readFile(path.join(d.stateDir, 'logs', 'default_kill1', 'lxc.log'), 'utf8'), new RegExp(`Child <${pid}> ended on signal Killed\\(9\\)`));
+    assert.match(
+      await readFile(path.join(d.stateDir, 'logs', 'default_kill1', 'lxc.log'), 'utf8'),
+      new RegExp(`Child <${pid}> ended on signal Killed\\(9\\)`),
+    );
   });
 
   test('a container powered off from inside becomes desired stopped, also across a daemon restart', async () => {
@@ -156,7 +201,10 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
     const canary = await launch('canary', { config: { 'boot.autostart.priority': '-10' } });
     await powerOffInside(id);
     await eventually(async () => (await state('off1')).status === 'Stopped', 'off1 stopped', 30_000);
-    assert.match(await readFile(path.join(d.stateDir, 'logs', 'default_off1', 'lxc.log'), 'utf8'), new RegExp(`Child <${pid}> ended on signal Interrupt\\(2\\)`));
+    assert.match(
+      await readFile(path.join(d.stateDir, 'logs', 'default_off1', 'lxc.log'), 'utf8'),
+      new RegExp(`Child <${pid}> ended on signal Interrupt\\(2\\)`),
+    );
     // the observer's verdict: a power-off, so desired power is now stopped (a desired write for the owner)
     const verdict = await eventually(
       () =>
@@ -174,7 +222,11 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
     // While svcd is down the canary dies: the boot plan starts it (last, by its priority).
     await run('lxc-stop', ['-k', '-n', canary.id, '-P', lxcPath()]);
     await d.restart();
-    await eventually(async () => (await state('canary')).status === 'Running', 'the canary started by the boot plan', 60_000);
+    await eventually(
+      async () => (await state('canary')).status === 'Running',
+      'the canary started by the boot plan',
+      60_000,
+    );
     assert.equal((await state('off1')).status, 'Stopped');
     const { stdout } = await run('lxc-info', ['-n', id, '-P', lxcPath(), '-s', '-H']);
     assert.equal(stdout.trim(), 'STOPPED');
@@ -207,7 +259,9 @@ describe('container lifecycle on real LXC: ephemeral, power-off vs kill, events,
     assert.match(lxcLog.text, /Started "\/sbin\/init" with pid/);
     expectError(await api.delete('/1.0/containers/log1/logs/lxc.log'), 400);
     assert.equal((await api.delete('/1.0/containers/log1/logs/console.log')).status, 200);
-    assert.ok(!(await api.get('/1.0/containers/log1/logs')).json.metadata.includes('/1.0/containers/log1/logs/console.log'));
+    assert.ok(
+      !(await api.get('/1.0/containers/log1/logs')).json.metadata.includes('/1.0/containers/log1/logs/console.log'),
+    );
     expectError(await api.get('/1.0/containers/log1/logs/console.log'), 404);
     expectError(await api.delete('/1.0/containers/log1/logs/console.log'), 404);
 

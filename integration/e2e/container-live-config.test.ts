@@ -55,9 +55,20 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     return st.pid;
   }
   /** PUT the container with `change` applied to its config/devices; waits for the operation. */
-  async function edit(name: string, change: (c: { config: Record<string, string>; devices: Record<string, Record<string, string>> }) => void, want = 'Success') {
+  async function edit(
+    name: string,
+    change: (c: { config: Record<string, string>; devices: Record<string, Record<string, string>> }) => void,
+    want = 'Success',
+  ) {
     const cur = (await api.get(`/1.0/containers/${name}`)).json.metadata;
-    const body = { architecture: cur.architecture, config: { ...cur.config }, devices: structuredClone(cur.devices), ephemeral: cur.ephemeral, profiles: cur.profiles, description: cur.description };
+    const body = {
+      architecture: cur.architecture,
+      config: { ...cur.config },
+      devices: structuredClone(cur.devices),
+      ephemeral: cur.ephemeral,
+      profiles: cur.profiles,
+      description: cur.description,
+    };
     change(body);
     return waitOp(await api.put(`/1.0/containers/${name}`, body), want);
   }
@@ -84,8 +95,14 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     // Containers first (they attach the volume), then the volume, then the daemon and what it left.
     const list = (await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata;
     for (const c of Array.isArray(list) ? list : []) {
-      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+      await api
+        .put(`${c}/state`, { action: 'stop', force: true })
+        .then((r) => api.get(`${r.json.operation}/wait?timeout=60`))
+        .catch(() => {});
+      await api
+        .delete(c)
+        .then((r) => api.get(`${r.json.operation}/wait?timeout=60`))
+        .catch(() => {});
     }
     if (volume) await api?.delete(`/1.0/storage-pools/default/volumes/custom/${volume}`).catch(() => {});
     await cli?.cleanup().catch(() => {});
@@ -95,7 +112,11 @@ describe('live config on running containers (real LXC)', { skip }, () => {
   test('limits are written to the running container when the operation succeeds, and reset when unset', async () => {
     const name = `lim${rand}`;
     const pid = await launch(name);
-    assert.ok(Number(await limit(pid, 'memory', 'memory.limit_in_bytes', 'memory.max').then((v) => (v === 'max' ? UNLIMITED : v))) >= UNLIMITED);
+    assert.ok(
+      Number(
+        await limit(pid, 'memory', 'memory.limit_in_bytes', 'memory.max').then((v) => (v === 'max' ? UNLIMITED : v)),
+      ) >= UNLIMITED,
+    );
     await edit(name, (c) => {
       c.config['limits.memory'] = '64MiB';
       c.config['limits.processes'] = '50';
@@ -130,7 +151,10 @@ describe('live config on running containers (real LXC)', { skip }, () => {
   test('PATCH (sync) answers once the running container has the change, or with the reason it cannot', async () => {
     const name = `pat${rand}`;
     const pid = await launch(name);
-    const r = await api.patch(`/1.0/containers/${name}`, { config: { 'limits.processes': '33' }, devices: { share: { type: 'disk', source: path.join(work, 'share'), path: '/mnt/share' } } });
+    const r = await api.patch(`/1.0/containers/${name}`, {
+      config: { 'limits.processes': '33' },
+      devices: { share: { type: 'disk', source: path.join(work, 'share'), path: '/mnt/share' } },
+    });
     assert.equal(r.status, 200, r.text);
     // No waiting: the 200 means the host has it.
     assert.equal(await limit(pid, 'pids', 'pids.max', 'pids.max'), '33');
@@ -140,7 +164,7 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     assert.equal((await state(name)).pid, pid, 'no restart');
   });
 
-  test('a limit changed behind svcd\'s back is put back', async () => {
+  test("a limit changed behind svcd's back is put back", async () => {
     const name = `drf${rand}`;
     const pid = await launch(name, { config: { 'limits.processes': '40' } });
     assert.equal(await limit(pid, 'pids', 'pids.max', 'pids.max'), '40');
@@ -148,7 +172,11 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     assert.ok(file, 'a pids cgroup');
     const dir = path.join('/sys/fs/cgroup/pids', file!.split(':')[2]!.split('/').slice(0, 2).join('/'));
     await writeFile(path.join(dir, 'pids.max'), '99');
-    await eventually(async () => ((await limit(pid, 'pids', 'pids.max', 'pids.max')) === '40' ? true : undefined), 'pids.max put back', 20_000);
+    await eventually(
+      async () => ((await limit(pid, 'pids', 'pids.max', 'pids.max')) === '40' ? true : undefined),
+      'pids.max put back',
+      20_000,
+    );
   });
 
   test('disks (host path, read-only, custom volume) are mounted into and unmounted from the running container', async () => {
@@ -163,7 +191,12 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     assert.ok(m.has('/mnt/vol'), 'volume mounted');
     assert.equal(await readFile(`/proc/${pid}/root/mnt/share/hello`, 'utf8'), 'from the host\n');
     // The custom volume is idmapped: the container's root writes to it as root, and reads it back owned by root.
-    const w = await waitOp(await api.post(`/1.0/containers/${name}/exec`, { command: ['sh', '-c', 'echo x > /mnt/vol/probe && stat -c %u /mnt/vol/probe | grep -qx 0'], 'wait-for-websocket': false }));
+    const w = await waitOp(
+      await api.post(`/1.0/containers/${name}/exec`, {
+        command: ['sh', '-c', 'echo x > /mnt/vol/probe && stat -c %u /mnt/vol/probe | grep -qx 0'],
+        'wait-for-websocket': false,
+      }),
+    );
     assert.equal(w.metadata.return, 0, 'root inside writes the volume as root');
 
     await edit(name, (c) => (c.devices.share!.readonly = 'true'));
@@ -179,14 +212,24 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     assert.equal((await state(name)).pid, pid, 'no restart');
   });
 
-  test('a mount removed behind svcd\'s back comes back', async () => {
+  test("a mount removed behind svcd's back comes back", async () => {
     const name = `dmt${rand}`;
-    const pid = await launch(name, { devices: { share: { type: 'disk', source: path.join(work, 'share'), path: '/mnt/share' } } });
+    const pid = await launch(name, {
+      devices: { share: { type: 'disk', source: path.join(work, 'share'), path: '/mnt/share' } },
+    });
     assert.ok((await mountsOf(pid)).has('/mnt/share'));
     const { execFile } = await import('node:child_process');
-    await new Promise<void>((resolve, reject) => execFile('nsenter', ['-t', String(pid), '-m', '--', 'umount', '-l', '/mnt/share'], (e) => (e ? reject(e) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      execFile('nsenter', ['-t', String(pid), '-m', '--', 'umount', '-l', '/mnt/share'], (e) =>
+        e ? reject(e) : resolve(),
+      ),
+    );
     assert.ok(!(await mountsOf(pid)).has('/mnt/share'));
-    await eventually(async () => ((await mountsOf(pid)).has('/mnt/share') ? true : undefined), 'mount put back', 20_000);
+    await eventually(
+      async () => ((await mountsOf(pid)).has('/mnt/share') ? true : undefined),
+      'mount put back',
+      20_000,
+    );
   });
 
   test('unix-char devices appear and disappear live', async () => {
@@ -199,7 +242,10 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     await edit(name, (c) => delete c.devices.zero);
     await assert.rejects(stat(`/proc/${pid}/root/dev/myzero`), /ENOENT/);
     // /dev/null is still usable: removing a device never takes back what every container has.
-    const exec = await api.post(`/1.0/containers/${name}/exec`, { command: ['sh', '-c', 'echo x > /dev/null'], 'wait-for-websocket': false });
+    const exec = await api.post(`/1.0/containers/${name}/exec`, {
+      command: ['sh', '-c', 'echo x > /dev/null'],
+      'wait-for-websocket': false,
+    });
     const op = await waitOp(exec);
     assert.equal(op.metadata.return, 0);
   });
@@ -210,18 +256,27 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     const name = `prf${rand}`;
     const pid = await launch(name, { profiles: ['default', prof] });
     assert.equal(await limit(pid, 'pids', 'pids.max', 'pids.max'), '70');
-    const put = await api.put(`/1.0/profiles/${prof}`, { config: { 'limits.processes': '60' }, devices: { share: { type: 'disk', source: path.join(work, 'share'), path: '/mnt/p' } } });
+    const put = await api.put(`/1.0/profiles/${prof}`, {
+      config: { 'limits.processes': '60' },
+      devices: { share: { type: 'disk', source: path.join(work, 'share'), path: '/mnt/p' } },
+    });
     assert.equal(put.status, 200, put.text);
     assert.equal(await limit(pid, 'pids', 'pids.max', 'pids.max'), '60');
     assert.ok((await mountsOf(pid)).has('/mnt/p'));
 
-    const bad = await api.put(`/1.0/profiles/${prof}`, { config: { 'limits.processes': '55' }, devices: { bad: { type: 'disk', source: path.join(work, 'missing'), path: '/mnt/bad' } } });
+    const bad = await api.put(`/1.0/profiles/${prof}`, {
+      config: { 'limits.processes': '55' },
+      devices: { bad: { type: 'disk', source: path.join(work, 'missing'), path: '/mnt/bad' } },
+    });
     assert.equal(bad.json.type, 'error', bad.text);
     assert.match(bad.json.error, new RegExp(`container "${name}".*does not exist.*left unchanged`));
     const now = (await api.get(`/1.0/profiles/${prof}`)).json.metadata;
     assert.equal(now.config['limits.processes'], '60');
     assert.ok(!now.devices.bad);
-    await eventually(async () => ((await limit(pid, 'pids', 'pids.max', 'pids.max')) === '60' ? true : undefined), 'the old profile applied again');
+    await eventually(
+      async () => ((await limit(pid, 'pids', 'pids.max', 'pids.max')) === '60' ? true : undefined),
+      'the old profile applied again',
+    );
   });
 
   test('keys that need a restart are pending until the restart', async () => {
@@ -246,7 +301,10 @@ describe('live config on running containers (real LXC)', { skip }, () => {
     const name = `cli${rand}`;
     const pid = await launch(name);
     await cli.ok(['config', 'set', name, 'limits.memory', '64MB']);
-    assert.equal(await limit(pid, 'memory', 'memory.limit_in_bytes', 'memory.max'), String(Math.floor(64_000_000 / 4096) * 4096));
+    assert.equal(
+      await limit(pid, 'memory', 'memory.limit_in_bytes', 'memory.max'),
+      String(Math.floor(64_000_000 / 4096) * 4096),
+    );
     await cli.ok(['config', 'device', 'add', name, 'x', 'disk', `source=${path.join(work, 'share')}`, 'path=/mnt/x']);
     assert.ok((await mountsOf(pid)).has('/mnt/x'));
     assert.equal(await readFile(`/proc/${pid}/root/mnt/x/hello`, 'utf8'), 'from the host\n');

@@ -24,10 +24,15 @@ import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 const run = promisify(execFile);
 const skip = await lxcSkipReason();
 if (skip) console.log(`# skipping container metadata e2e tests: ${skip}`);
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 const TEMPLATE_FILES = {
-  'motd.tpl': '{{ properties.greeting }} {{ container.name }} ({{ trigger }}, privileged={{ container.privileged }}, note={{ config_get("user.note", "none") }})\n',
+  'motd.tpl':
+    '{{ properties.greeting }} {{ container.name }} ({{ trigger }}, privileged={{ container.privileged }}, note={{ config_get("user.note", "none") }})\n',
   'once.tpl': '{{ trigger }} {{ path }}\n',
   'escape.tpl': 'written by a template\n',
   'conf.tpl': '{% for name, dev in devices %}{{ name }}={{ dev.type }};{% endfor %}\n',
@@ -51,12 +56,15 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     }, `the LXC config of ${name}`);
   }
   async function rootfsOf(name: string): Promise<string> {
-    const m = /^lxc\.rootfs\.path = (?:dir:)?(.+)$/m.exec(await readFile(path.join(lxcPath(), await idOf(name), 'config'), 'utf8'));
+    const m = /^lxc\.rootfs\.path = (?:dir:)?(.+)$/m.exec(
+      await readFile(path.join(lxcPath(), await idOf(name), 'config'), 'utf8'),
+    );
     assert.ok(m);
     return m[1]!;
   }
   const inRoot = async (name: string, p: string) => readFile(path.join(await rootfsOf(name), p), 'utf8');
-  const setState = async (name: string, action: string) => waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action, force: action === 'stop' }));
+  const setState = async (name: string, action: string) =>
+    waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action, force: action === 'stop' }));
   const metadata = (name: string) => api.get(`/1.0/containers/${name}/metadata`);
 
   before(async () => {
@@ -82,9 +90,19 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
     api = client({ socketPath: d.socketPath });
     lxc = await lxcCli(d.stateDir);
-    await waitOp(api, await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }));
+    await waitOp(
+      api,
+      await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }),
+    );
     assert.equal((await api.post('/1.0/images/aliases', { name: 'md', target: img.fingerprint })).status, 200);
-    await waitOp(api, await api.post('/1.0/containers', { name: 'md1', source: { type: 'image', alias: 'md' }, config: { 'user.note': 'hello' } }));
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: 'md1',
+        source: { type: 'image', alias: 'md' },
+        config: { 'user.note': 'hello' },
+      }),
+    );
   });
 
   after(async () => {
@@ -92,14 +110,18 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     await teardownContainers(d, api, [work]);
   });
 
-  test('create renders the create templates into the stopped rootfs, owned by the container\'s root, never through a link', async () => {
+  test("create renders the create templates into the stopped rootfs, owned by the container's root, never through a link", async () => {
     const rootfs = await rootfsOf('md1');
     assert.equal(await inRoot('md1', 'etc/hostname'), 'md1\n');
     assert.equal(await inRoot('md1', 'etc/created-once'), 'create /etc/created-once\n');
     assert.equal(await inRoot('md1', 'var/lib/app/conf'), 'root=disk;\n');
     assert.ok(!(await exists(path.join(rootfs, 'etc/motd'))), 'start templates wait for a start');
     const st = await stat(path.join(rootfs, 'etc/created-once'));
-    assert.deepEqual([st.uid, st.gid, st.mode & 0o777], [0, 0, 0o644], 'on disk uid 0 = the container\'s root (idmapped rootfs)');
+    assert.deepEqual(
+      [st.uid, st.gid, st.mode & 0o777],
+      [0, 0, 0o644],
+      "on disk uid 0 = the container's root (idmapped rootfs)",
+    );
     assert.equal((await stat(path.join(rootfs, 'var/lib/app'))).uid, 0);
     // The image's /etc/escape links to a host file: the link is resolved inside the rootfs.
     assert.equal(await readFile(hostTarget, 'utf8'), 'host content\n');
@@ -111,7 +133,18 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     assert.equal(await inRoot('md1', 'etc/motd'), 'Welcome to md1 (start, privileged=false, note=hello)\n');
     assert.equal(await inRoot('md1', 'etc/created-once'), 'create /etc/created-once\n');
     // Inside the container the rendered file is root's.
-    const { stdout } = await run('lxc-attach', ['-n', await idOf('md1'), '-P', lxcPath(), '--', '/bin/busybox', 'stat', '-c', '%u:%g %a', '/etc/motd']);
+    const { stdout } = await run('lxc-attach', [
+      '-n',
+      await idOf('md1'),
+      '-P',
+      lxcPath(),
+      '--',
+      '/bin/busybox',
+      'stat',
+      '-c',
+      '%u:%g %a',
+      '/etc/motd',
+    ]);
     assert.equal(stdout.trim(), '0:0 644');
     await setState('md1', 'stop');
     assert.equal((await api.patch('/1.0/containers/md1', { config: { 'user.note': 'changed' } })).status, 200);
@@ -124,7 +157,13 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     await waitOp(api, await api.post('/1.0/containers', { name: 'md2', source: { type: 'copy', source: 'md1' } }));
     assert.equal(await inRoot('md2', 'etc/hostname'), 'md2\n');
     assert.equal(await inRoot('md1', 'etc/hostname'), 'md1\n');
-    assert.deepEqual((await api.get('/1.0/containers/md2/metadata/templates')).json.metadata, ['conf.tpl', 'escape.tpl', 'hostname.tpl', 'motd.tpl', 'once.tpl']);
+    assert.deepEqual((await api.get('/1.0/containers/md2/metadata/templates')).json.metadata, [
+      'conf.tpl',
+      'escape.tpl',
+      'hostname.tpl',
+      'motd.tpl',
+      'once.tpl',
+    ]);
     assert.deepEqual((await metadata('md2')).json.metadata, (await metadata('md1')).json.metadata);
   });
 
@@ -132,11 +171,24 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     const out = path.join(work, 'md1.tar.gz');
     await lxc.ok(['export', 'md1', out]);
     const { stdout } = await run('tar', ['-tzf', out]);
-    for (const f of ['backup/container/metadata.yaml', 'backup/container/templates/motd.tpl']) assert.ok(stdout.split('\n').includes(f), f);
+    for (const f of ['backup/container/metadata.yaml', 'backup/container/templates/motd.tpl'])
+      assert.ok(stdout.split('\n').includes(f), f);
     // The CLI cannot rename on import (no backup_override_name): the same upload over REST, with X-LXD-name.
-    await waitOp(api, await api.post('/1.0/containers', await readFile(out), { 'Content-Type': 'application/octet-stream', 'X-LXD-name': 'md3' }));
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', await readFile(out), {
+        'Content-Type': 'application/octet-stream',
+        'X-LXD-name': 'md3',
+      }),
+    );
     assert.deepEqual((await metadata('md3')).json.metadata, (await metadata('md1')).json.metadata);
-    assert.deepEqual((await api.get('/1.0/containers/md3/metadata/templates')).json.metadata, ['conf.tpl', 'escape.tpl', 'hostname.tpl', 'motd.tpl', 'once.tpl']);
+    assert.deepEqual((await api.get('/1.0/containers/md3/metadata/templates')).json.metadata, [
+      'conf.tpl',
+      'escape.tpl',
+      'hostname.tpl',
+      'motd.tpl',
+      'once.tpl',
+    ]);
     assert.equal(await inRoot('md3', 'etc/hostname'), 'md1\n', 'a restored backup is the container as it was');
     await waitOp(api, await api.delete('/1.0/containers/md3'));
   });
@@ -155,7 +207,12 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     assert.equal(got.status, 200);
     const m = got.json.metadata;
     assert.equal(m.properties.os, 'busybox');
-    assert.deepEqual(m.templates['/etc/motd'], { when: ['start'], create_only: false, template: 'motd.tpl', properties: { greeting: 'Welcome to' } });
+    assert.deepEqual(m.templates['/etc/motd'], {
+      when: ['start'],
+      create_only: false,
+      template: 'motd.tpl',
+      properties: { greeting: 'Welcome to' },
+    });
     assert.deepEqual(m.templates['/etc/created-once'].create_only, true);
     const etag = got.headers.etag!;
     assert.ok(etag);
@@ -171,11 +228,15 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     const onDisk = parseYaml(await readFile(path.join(path.dirname(await rootfsOf('md1')), 'metadata.yaml'), 'utf8'));
     assert.equal(onDisk.properties.description, 'edited');
 
-    const bad = async (body: unknown, want: RegExp) => assert.match(expectError(await api.put('/1.0/containers/md1/metadata', body), 400), want);
+    const bad = async (body: unknown, want: RegExp) =>
+      assert.match(expectError(await api.put('/1.0/containers/md1/metadata', body), 400), want);
     await bad({ templates: { '/etc/x': { when: ['create'] } } }, /needs a "template"/);
     await bad({ templates: { '/etc/x': { when: ['boot'], template: 'a.tpl' } } }, /Invalid trigger "boot"/);
     await bad({ templates: { '/etc/x': { when: 'start', template: 'a.tpl' } } }, /list of triggers/);
-    await bad({ templates: { '/etc/x': { when: ['start'], template: '../metadata.yaml' } } }, /Invalid template file name/);
+    await bad(
+      { templates: { '/etc/x': { when: ['start'], template: '../metadata.yaml' } } },
+      /Invalid template file name/,
+    );
     await bad({ templates: { 'etc/x': { when: ['start'], template: 'a.tpl' } } }, /Invalid template target/);
     await bad({ templates: { '/etc/../../x': { when: ['start'], template: 'a.tpl' } } }, /Invalid template target/);
     await bad({ templates: { '/etc/x': { when: ['start'], template: 'a.tpl', create_only: 'yes' } } }, /create_only/);
@@ -189,12 +250,19 @@ describe('container metadata and templates on real LXC', { skip }, () => {
 
   test('template files: list, get, POST creates or overwrites, PUT replaces, DELETE; names cannot leave templates/', async () => {
     const base = '/1.0/containers/md1/metadata/templates';
-    assert.deepEqual((await api.get(base)).json.metadata, ['conf.tpl', 'escape.tpl', 'hostname.tpl', 'motd.tpl', 'once.tpl']);
+    assert.deepEqual((await api.get(base)).json.metadata, [
+      'conf.tpl',
+      'escape.tpl',
+      'hostname.tpl',
+      'motd.tpl',
+      'once.tpl',
+    ]);
     const got = await api.get(`${base}?path=motd.tpl`);
     assert.equal(got.status, 200);
     assert.equal(got.headers['content-type'], 'application/octet-stream');
     assert.equal(got.text, TEMPLATE_FILES['motd.tpl']);
-    const upload = (method: 'post' | 'put', name: string, body: string) => api[method](`${base}?path=${encodeURIComponent(name)}`, body, { 'Content-Type': 'application/octet-stream' });
+    const upload = (method: 'post' | 'put', name: string, body: string) =>
+      api[method](`${base}?path=${encodeURIComponent(name)}`, body, { 'Content-Type': 'application/octet-stream' });
     assert.equal((await upload('post', 'new.tpl', 'one')).status, 200);
     assert.equal((await api.get(`${base}?path=new.tpl`)).text, 'one');
     assert.equal((await upload('post', 'new.tpl', 'two')).status, 200);
@@ -225,7 +293,14 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     assert.equal((await api.put('/1.0/containers/md2/metadata', m, { 'If-Match': cur.headers.etag! })).status, 200);
     const failed = await waitOp(api, await api.put('/1.0/containers/md2/state', { action: 'start' }), 'Failure');
     assert.match(failed.err, /missing\.tpl.*missing/);
-    assert.equal((await api.post('/1.0/containers/md2/metadata/templates?path=missing.tpl', 'fixed {{ container.name }}', { 'Content-Type': 'application/octet-stream' })).status, 200);
+    assert.equal(
+      (
+        await api.post('/1.0/containers/md2/metadata/templates?path=missing.tpl', 'fixed {{ container.name }}', {
+          'Content-Type': 'application/octet-stream',
+        })
+      ).status,
+      200,
+    );
     await setState('md2', 'start');
     assert.equal(await inRoot('md2', 'etc/broken'), 'fixed md2');
     await setState('md2', 'stop');
@@ -237,14 +312,23 @@ describe('container metadata and templates on real LXC', { skip }, () => {
     shown.properties.description = 'from the cli';
     await lxc.ok(['config', 'metadata', 'edit', 'md1'], stringifyYaml(shown));
     assert.equal((await metadata('md1')).json.metadata.properties.description, 'from the cli');
-    assert.match(await lxc.fail(['config', 'metadata', 'edit', 'md1'], 'templates:\n  /etc/x:\n    when: [reboot]\n    template: a.tpl\n'), /Invalid trigger/);
+    assert.match(
+      await lxc.fail(
+        ['config', 'metadata', 'edit', 'md1'],
+        'templates:\n  /etc/x:\n    when: [reboot]\n    template: a.tpl\n',
+      ),
+      /Invalid trigger/,
+    );
 
     assert.match(await lxc.ok(['config', 'template', 'list', 'md1']), /motd\.tpl/);
     assert.equal(await lxc.ok(['config', 'template', 'show', 'md1', 'once.tpl']), TEMPLATE_FILES['once.tpl']);
     await lxc.ok(['config', 'template', 'create', 'md1', 'cli.tpl']);
     assert.equal((await api.get('/1.0/containers/md1/metadata/templates?path=cli.tpl')).status, 200);
     await lxc.ok(['config', 'template', 'edit', 'md1', 'cli.tpl'], 'from {{ container.name }}\n');
-    assert.equal((await api.get('/1.0/containers/md1/metadata/templates?path=cli.tpl')).text, 'from {{ container.name }}\n');
+    assert.equal(
+      (await api.get('/1.0/containers/md1/metadata/templates?path=cli.tpl')).text,
+      'from {{ container.name }}\n',
+    );
     await lxc.ok(['config', 'template', 'delete', 'md1', 'cli.tpl']);
     expectError(await api.get('/1.0/containers/md1/metadata/templates?path=cli.tpl'), 404);
     assert.ok((await lxc.fail(['config', 'template', 'show', 'md1', 'cli.tpl'])).length > 0);

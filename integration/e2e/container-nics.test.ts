@@ -30,16 +30,26 @@ describe('container nics on an unmanaged bridge', { skip }, () => {
 
   const state = (name: string) => api.get(`/1.0/containers/${name}/state`).then((r) => r.json.metadata);
   const runningPid = async (name: string, notPid?: number) =>
-    (await eventually(async () => {
-      const st = await state(name);
-      return st.status === 'Running' && st.pid > 0 && st.pid !== notPid ? st : undefined;
-    }, `${name} running`, 30_000)).pid as number;
+    (
+      await eventually(
+        async () => {
+          const st = await state(name);
+          return st.status === 'Running' && st.pid > 0 && st.pid !== notPid ? st : undefined;
+        },
+        `${name} running`,
+        30_000,
+      )
+    ).pid as number;
   /** `ip -o link` inside the container: name → MAC. */
   const linksIn = async (pid: number) => {
     const { stdout } = await run('nsenter', ['-t', String(pid), '-n', 'ip', '-o', 'link', 'show']);
     return new Map([...stdout.matchAll(/^\d+: ([^:@]+)[^\n]*link\/ether ([0-9a-f:]+)/gm)].map((m) => [m[1]!, m[2]!]));
   };
-  const nftTable = async () => run('nft', ['-j', 'list', 'table', 'bridge', 'svcd']).then((r) => JSON.stringify(JSON.parse(r.stdout)), () => '');
+  const nftTable = async () =>
+    run('nft', ['-j', 'list', 'table', 'bridge', 'svcd']).then(
+      (r) => JSON.stringify(JSON.parse(r.stdout)),
+      () => '',
+    );
 
   before(async () => {
     await run('ip', ['link', 'add', bridge, 'type', 'bridge']);
@@ -52,25 +62,46 @@ describe('container nics on an unmanaged bridge', { skip }, () => {
     await teardownContainers(d, api, [imgDir]);
     if (bridgeMade) await run('ip', ['link', 'del', bridge]).catch(() => {});
     // The nic filter table, if svcd left it without any nic in it (other suites may use it: only when empty).
-    const t = await run('nft', ['-j', 'list', 'table', 'bridge', 'svcd']).then((r) => r.stdout, () => '');
-    if (t && !/"elem"/.test(t) && !/"nic-/.test(t)) await run('nft', ['delete', 'table', 'bridge', 'svcd']).catch(() => {});
+    const t = await run('nft', ['-j', 'list', 'table', 'bridge', 'svcd']).then(
+      (r) => r.stdout,
+      () => '',
+    );
+    if (t && !/"elem"/.test(t) && !/"nic-/.test(t))
+      await run('nft', ['delete', 'table', 'bridge', 'svcd']).catch(() => {});
   });
 
   test('bad nic input is refused with 400', async () => {
-    const create = (devices: Record<string, Record<string, string>>) => api.post('/1.0/containers', { name: 'bad', source: { type: 'image', alias: 'bb' }, devices });
+    const create = (devices: Record<string, Record<string, string>>) =>
+      api.post('/1.0/containers', { name: 'bad', source: { type: 'image', alias: 'bb' }, devices });
     const cases: [string, Record<string, string>, RegExp][] = [
       ['bad address', { parent: bridge, 'ipv4.address': '10.1.2.300' }, /"ipv4\.address": must be an IPv4 address/],
       ['vlan', { parent: bridge, vlan: '10' }, /"vlan" is not available on this host: .*802\.1Q/i],
-      ['static address on an unmanaged parent', { parent: bridge, 'ipv4.address': `${subnet}.5` }, new RegExp(`"ipv4.address" needs a managed network as parent; "${bridge}" is not one`)],
+      [
+        'static address on an unmanaged parent',
+        { parent: bridge, 'ipv4.address': `${subnet}.5` },
+        new RegExp(`"ipv4.address" needs a managed network as parent; "${bridge}" is not one`),
+      ],
       ['bad bit rate', { parent: bridge, 'limits.ingress': 'fast' }, /bit rate/],
-      ['routes without a static address', { parent: bridge, 'ipv4.routes': '10.99.0.0/24' }, /needs a static "ipv4\.address"/],
+      [
+        'routes without a static address',
+        { parent: bridge, 'ipv4.routes': '10.99.0.0/24' },
+        /needs a static "ipv4\.address"/,
+      ],
     ];
-    for (const [what, nic, re] of cases) assert.match(expectError(await create({ eth0: { type: 'nic', nictype: 'bridged', ...nic } }), 400), re, what);
+    for (const [what, nic, re] of cases)
+      assert.match(expectError(await create({ eth0: { type: 'nic', nictype: 'bridged', ...nic } }), 400), re, what);
     assert.deepEqual((await api.get('/1.0/containers')).json.metadata, []);
   });
 
   test('a nic at start, a second one attached and detached live with limits and a MAC filter, the MAC kept across restarts', async () => {
-    await waitOp(api, await api.post('/1.0/containers', { name: 'nics', source: { type: 'image', alias: 'bb' }, devices: { eth0: { type: 'nic', nictype: 'bridged', parent: bridge } } }));
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: 'nics',
+        source: { type: 'image', alias: 'bb' },
+        devices: { eth0: { type: 'nic', nictype: 'bridged', parent: bridge } },
+      }),
+    );
     const mac0 = (await api.get('/1.0/containers/nics')).json.metadata.config['volatile.eth0.hwaddr'];
     assert.match(mac0, /^00:16:3e(:[0-9a-f]{2}){3}$/);
     await waitOp(api, await api.put('/1.0/containers/nics/state', { action: 'start' }));
@@ -78,7 +109,10 @@ describe('container nics on an unmanaged bridge', { skip }, () => {
     const id = await lxcIdOf(d.stateDir, 'nics');
     const host0 = defaultHostName(id, 'eth0');
     assert.equal((await linksIn(pid)).get('eth0'), mac0);
-    assert.equal((await readFile(`/sys/class/net/${host0}/master/uevent`, 'utf8')).match(/INTERFACE=(.*)/)?.[1], bridge);
+    assert.equal(
+      (await readFile(`/sys/class/net/${host0}/master/uevent`, 'utf8')).match(/INTERFACE=(.*)/)?.[1],
+      bridge,
+    );
 
     // The state lists the nic with its host side, MAC, MTU and counters.
     const eth0 = (await state('nics')).network.eth0;
@@ -88,35 +122,66 @@ describe('container nics on an unmanaged bridge', { skip }, () => {
     assert.equal(typeof eth0.counters.bytes_received, 'number');
 
     // busybox init started udhcpc on eth0 (no DHCP server on this bridge: it keeps asking).
-    await eventually(async () => {
-      for (const p of await readdir(`/proc/${pid}/root/proc`).catch(() => [] as string[])) {
-        if (!/^\d+$/.test(p)) continue;
-        const cmd = await readFile(`/proc/${pid}/root/proc/${p}/cmdline`, 'utf8').catch(() => '');
-        if (cmd.includes('udhcpc') && cmd.includes('hostname:nics')) return true;
-      }
-      return undefined;
-    }, 'udhcpc running in the container', 15_000);
+    await eventually(
+      async () => {
+        for (const p of await readdir(`/proc/${pid}/root/proc`).catch(() => [] as string[])) {
+          if (!/^\d+$/.test(p)) continue;
+          const cmd = await readFile(`/proc/${pid}/root/proc/${p}/cmdline`, 'utf8').catch(() => '');
+          if (cmd.includes('udhcpc') && cmd.includes('hostname:nics')) return true;
+        }
+        return undefined;
+      },
+      'udhcpc running in the container',
+      15_000,
+    );
 
     // A second nic, live, with an ingress limit and MAC filtering.
-    const patch = await api.patch('/1.0/containers/nics', { devices: { eth1: { type: 'nic', nictype: 'bridged', parent: bridge, 'limits.ingress': '10Mbit', 'security.mac_filtering': 'true' } } });
+    const patch = await api.patch('/1.0/containers/nics', {
+      devices: {
+        eth1: {
+          type: 'nic',
+          nictype: 'bridged',
+          parent: bridge,
+          'limits.ingress': '10Mbit',
+          'security.mac_filtering': 'true',
+        },
+      },
+    });
     assert.equal(patch.status, 200, patch.text);
     const mac1 = (await api.get('/1.0/containers/nics')).json.metadata.config['volatile.eth1.hwaddr'];
     const host1 = defaultHostName(id, 'eth1');
-    await eventually(async () => (await linksIn(pid)).get('eth1') === mac1 || undefined, 'eth1 inside with its MAC', 30_000);
+    await eventually(
+      async () => (await linksIn(pid)).get('eth1') === mac1 || undefined,
+      'eth1 inside with its MAC',
+      30_000,
+    );
     assert.equal(await runningPid('nics'), pid, 'not restarted');
-    await eventually(async () => {
-      const { stdout } = await run('tc', ['qdisc', 'show', 'dev', host1]);
-      return /qdisc htb 1: root/.test(stdout) || undefined;
-    }, 'the htb qdisc on the host veth', 15_000);
+    await eventually(
+      async () => {
+        const { stdout } = await run('tc', ['qdisc', 'show', 'dev', host1]);
+        return /qdisc htb 1: root/.test(stdout) || undefined;
+      },
+      'the htb qdisc on the host veth',
+      15_000,
+    );
     assert.match((await run('tc', ['class', 'show', 'dev', host1])).stdout, /rate 10Mbit/);
-    await eventually(async () => (await nftTable()).includes(`"nic-${host1}"`) || undefined, 'the MAC filter chain', 15_000);
+    await eventually(
+      async () => (await nftTable()).includes(`"nic-${host1}"`) || undefined,
+      'the MAC filter chain',
+      15_000,
+    );
     assert.ok((await nftTable()).includes(mac1), 'the filter names the nic MAC');
     assert.deepEqual((await state('nics')).pending_restart, []);
 
     // Detached live: gone inside and on the host, the filter with it.
     const cur = (await api.get('/1.0/containers/nics')).json.metadata;
     const { eth1: _eth1, ...rest } = cur.devices;
-    const put = await api.put('/1.0/containers/nics', { config: cur.config, devices: rest, profiles: cur.profiles, description: cur.description });
+    const put = await api.put('/1.0/containers/nics', {
+      config: cur.config,
+      devices: rest,
+      profiles: cur.profiles,
+      description: cur.description,
+    });
     await waitOp(api, put);
     assert.equal((await linksIn(pid)).has('eth1'), false);
     assert.equal(await runningPid('nics'), pid, 'not restarted');

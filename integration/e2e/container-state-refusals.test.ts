@@ -51,7 +51,9 @@ describe('state actions that cannot apply: failed operations, as LXD 5.0', { ski
 
   const status = async (name: string) => (await api.get(`/1.0/containers/${name}`)).json.metadata.status as string;
   const hostState = async (name: string) =>
-    (await run('lxc-info', ['-P', path.join(d.stateDir, 'containers'), '-n', await lxcIdOf(d.stateDir, name), '-sH'])).stdout.trim();
+    (
+      await run('lxc-info', ['-P', path.join(d.stateDir, 'containers'), '-n', await lxcIdOf(d.stateDir, name), '-sH'])
+    ).stdout.trim();
   /** The desired row as the database holds it (PostgreSQL runs only). */
   const desired = async (name: string) => {
     const [row] = await sql!`select generation, power, power_request from containers where name = ${name}`;
@@ -77,7 +79,8 @@ describe('state actions that cannot apply: failed operations, as LXD 5.0', { ski
     const again = (await api.get(res.json.operation)).json.metadata;
     assert.equal(again.status_code, 400);
     assert.equal(again.err, message);
-    if (sql) assert.deepEqual(await desired(name), before, 'no desired write: generation, power and power request unchanged');
+    if (sql)
+      assert.deepEqual(await desired(name), before, 'no desired write: generation, power and power request unchanged');
     assert.equal(await status(name), wantStatus);
     assert.equal(await hostState(name), wantStatus.toUpperCase());
   }
@@ -94,7 +97,8 @@ describe('state actions that cannot apply: failed operations, as LXD 5.0', { ski
     lxc = await lxcCli(d.stateDir);
     await lxc.ok(['list']); // the CLI's first run prints a welcome on stderr
     await uploadBusybox(api, work);
-    for (const name of ['r1', 's1']) await waitOp(api, await api.post('/1.0/containers', { name, source: { type: 'image', alias: 'bb' } }));
+    for (const name of ['r1', 's1'])
+      await waitOp(api, await api.post('/1.0/containers', { name, source: { type: 'image', alias: 'bb' } }));
     await waitOp(api, await api.put('/1.0/containers/r1/state', { action: 'start' }));
     await eventually(async () => (await status('r1')) === 'Running', 'r1 running');
   });
@@ -131,7 +135,10 @@ describe('state actions that cannot apply: failed operations, as LXD 5.0', { ski
     // Had the refused freeze/unfreeze/restart of s1 been written, s1 would be started by now.
     const put = async (name: string) => {
       const cur = (await api.get(`/1.0/containers/${name}`)).json.metadata;
-      return waitOp(api, await api.put(`/1.0/containers/${name}`, { ...cur, config: { ...cur.config, 'user.barrier': '1' } }));
+      return waitOp(
+        api,
+        await api.put(`/1.0/containers/${name}`, { ...cur, config: { ...cur.config, 'user.barrier': '1' } }),
+      );
     };
     await put('s1');
     await put('r1');
@@ -148,15 +155,25 @@ describe('state actions that cannot apply: failed operations, as LXD 5.0', { ski
     assert.equal(stop.status, 202);
     const startOp = (await api.get(`${start.json.operation}/wait?timeout=120`)).json.metadata;
     assert.equal(startOp.status, 'Success', startOp.err);
-    assert.notEqual((await api.get(`${stop.json.operation}/wait?timeout=120`)).json.metadata.status_code, 400, 'the stop was not refused either');
-    await eventually(async () => (await status('r1')) === 'Running' && (await hostState('r1')) === 'RUNNING', 'r1 running again');
+    assert.notEqual(
+      (await api.get(`${stop.json.operation}/wait?timeout=120`)).json.metadata.status_code,
+      400,
+      'the stop was not refused either',
+    );
+    await eventually(
+      async () => (await status('r1')) === 'Running' && (await hostState('r1')) === 'RUNNING',
+      'r1 running again',
+    );
     // s1 stopped: start, then stop at once.
     const start2 = await api.put('/1.0/containers/s1/state', { action: 'start' });
     const stop2 = await api.put('/1.0/containers/s1/state', { action: 'stop', force: true });
     assert.equal(start2.status, 202);
     const stopOp = (await api.get(`${stop2.json.operation}/wait?timeout=120`)).json.metadata;
     assert.equal(stopOp.status, 'Success', stopOp.err);
-    await eventually(async () => (await status('s1')) === 'Stopped' && (await hostState('s1')) === 'STOPPED', 's1 stopped again');
+    await eventually(
+      async () => (await status('s1')) === 'Stopped' && (await hostState('s1')) === 'STOPPED',
+      's1 stopped again',
+    );
   });
 
   test('pylxd 2.2.10: start() of a running and stop()/freeze() of a stopped container raise LXDAPIException', async () => {
@@ -167,9 +184,21 @@ describe('state actions that cannot apply: failed operations, as LXD 5.0', { ski
       });
       return JSON.parse(stdout.trim().split('\n').pop()!);
     };
-    assert.deepEqual(await py('start', 'r1'), { raised: 'LXDAPIException', message: 'The instance is already running', status: 'Running' });
-    assert.deepEqual(await py('stop', 's1'), { raised: 'LXDAPIException', message: 'The instance is already stopped', status: 'Stopped' });
-    assert.deepEqual(await py('freeze', 's1'), { raised: 'LXDAPIException', message: "The instance isn't running", status: 'Stopped' });
+    assert.deepEqual(await py('start', 'r1'), {
+      raised: 'LXDAPIException',
+      message: 'The instance is already running',
+      status: 'Running',
+    });
+    assert.deepEqual(await py('stop', 's1'), {
+      raised: 'LXDAPIException',
+      message: 'The instance is already stopped',
+      status: 'Stopped',
+    });
+    assert.deepEqual(await py('freeze', 's1'), {
+      raised: 'LXDAPIException',
+      message: "The instance isn't running",
+      status: 'Stopped',
+    });
     // What applies still works through pylxd.
     assert.deepEqual(await py('start', 's1'), { raised: null, status: 'Running' });
     assert.deepEqual(await py('stop', 's1'), { raised: null, status: 'Stopped' });

@@ -57,11 +57,20 @@ describe('unix-char hotplug (real LXC)', { skip }, () => {
     assert.ok(Date.now() - t0 < 2_500, `appeared after ${Date.now() - t0} ms`);
     assert.ok(st.isCharacterDevice());
     assert.equal(st.rdev, (await stat('/dev/zero')).rdev);
-    const exec = await waitOp(await api.post('/1.0/containers/t17hp/exec', { command: ['sh', '-c', 'head -c 5 /dev/t17hp | wc -c | grep -qx 5'], 'wait-for-websocket': false }));
+    const exec = await waitOp(
+      await api.post('/1.0/containers/t17hp/exec', {
+        command: ['sh', '-c', 'head -c 5 /dev/t17hp | wc -c | grep -qx 5'],
+        'wait-for-websocket': false,
+      }),
+    );
     assert.equal(exec.metadata.return, 0, 'readable inside');
 
     await rm(src);
-    await eventually(async () => ((await stat(inside).catch(() => undefined)) ? undefined : true), 'node gone from the container', 5_000);
+    await eventually(
+      async () => ((await stat(inside).catch(() => undefined)) ? undefined : true),
+      'node gone from the container',
+      5_000,
+    );
     assert.equal((await api.get('/1.0/containers/t17hp/state')).json.metadata.pid, pid, 'no restart');
 
     // And back again.
@@ -71,7 +80,13 @@ describe('unix-char hotplug (real LXC)', { skip }, () => {
 
   test('a required node that is missing fails the start, naming it', async () => {
     const src = path.join(work, 'absent');
-    await waitOp(await api.post('/1.0/containers', { name: 't17rq', source: { type: 'image', alias: 'bb' }, devices: { rq: { type: 'unix-char', source: src, path: '/dev/t17rq' } } }));
+    await waitOp(
+      await api.post('/1.0/containers', {
+        name: 't17rq',
+        source: { type: 'image', alias: 'bb' },
+        devices: { rq: { type: 'unix-char', source: src, path: '/dev/t17rq' } },
+      }),
+    );
     const op = await waitOp(await api.put('/1.0/containers/t17rq/state', { action: 'start' }), 'Failure');
     assert.match(op.err, new RegExp(`unix-char "rq".*${src}.*does not exist`));
   });

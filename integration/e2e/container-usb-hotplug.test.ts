@@ -49,7 +49,14 @@ describe('usb hotplug (real LXC, fake sysfs and /dev)', { skip }, () => {
   async function plug(u: FakeUsb) {
     const dir = path.join(sys(), 'bus', 'usb', 'devices', u.name);
     await mkdir(dir, { recursive: true });
-    for (const [f, v] of [['idVendor', u.vendor], ['idProduct', u.product], ['busnum', String(u.bus)], ['devnum', String(u.dev)], ['dev', `189:${minorOf(u)}`]]) await writeFile(path.join(dir, f!), `${v}\n`);
+    for (const [f, v] of [
+      ['idVendor', u.vendor],
+      ['idProduct', u.product],
+      ['busnum', String(u.bus)],
+      ['devnum', String(u.dev)],
+      ['dev', `189:${minorOf(u)}`],
+    ])
+      await writeFile(path.join(dir, f!), `${v}\n`);
     const node = path.join(dev(), nodeRel(u));
     await mkdir(path.dirname(node), { recursive: true });
     await run('mknod', ['-m', '0664', node, 'c', '189', String(minorOf(u))]);
@@ -59,7 +66,8 @@ describe('usb hotplug (real LXC, fake sysfs and /dev)', { skip }, () => {
     await rm(path.join(dev(), nodeRel(u)));
     await rm(path.join(sys(), 'bus', 'usb', 'devices', u.name), { recursive: true });
   }
-  const devicesList = async (pid: number) => (await cgroupFile(pid, 'devices', 'devices.list', 'cgroup.controllers')).split('\n');
+  const devicesList = async (pid: number) =>
+    (await cgroupFile(pid, 'devices', 'devices.list', 'cgroup.controllers')).split('\n');
 
   before(async () => {
     fake = await mkdtemp(path.join(os.tmpdir(), 'usb-fake-'));
@@ -78,14 +86,28 @@ describe('usb hotplug (real LXC, fake sysfs and /dev)', { skip }, () => {
     await plug(other);
     // Privileged: an unprivileged container's device cgroup allows everything (LXC's userns.conf clears
     // common.conf's `deny a`), so only a privileged one shows the allow coming and going.
-    await waitOp(await api.post('/1.0/containers', { name: 'usbhp', source: { type: 'image', alias: 'bb' }, config: { 'security.privileged': 'true' }, devices: { stick: { type: 'usb', vendorid: '0781', productid: '5581', required: 'false', mode: '0666' } } }));
+    await waitOp(
+      await api.post('/1.0/containers', {
+        name: 'usbhp',
+        source: { type: 'image', alias: 'bb' },
+        config: { 'security.privileged': 'true' },
+        devices: { stick: { type: 'usb', vendorid: '0781', productid: '5581', required: 'false', mode: '0666' } },
+      }),
+    );
     await waitOp(await api.put('/1.0/containers/usbhp/state', { action: 'start' }));
     const pid: number = (await api.get('/1.0/containers/usbhp/state')).json.metadata.pid;
     const inside = `/proc/${pid}/root/dev/${nodeRel(stick)}`;
     const rule = `c 189:${minorOf(stick)} rwm`;
     await assert.rejects(stat(inside), /ENOENT/, 'not plugged: the container starts without it');
-    await assert.rejects(stat(`/proc/${pid}/root/dev/${nodeRel(other)}`), /ENOENT/, 'a device that does not match stays out');
-    assert.ok((await devicesList(pid)).includes('c 1:3 rwm') && !(await devicesList(pid)).includes('a *:* rwm'), 'a device allow list (common.conf\'s)');
+    await assert.rejects(
+      stat(`/proc/${pid}/root/dev/${nodeRel(other)}`),
+      /ENOENT/,
+      'a device that does not match stays out',
+    );
+    assert.ok(
+      (await devicesList(pid)).includes('c 1:3 rwm') && !(await devicesList(pid)).includes('a *:* rwm'),
+      "a device allow list (common.conf's)",
+    );
     assert.ok(!(await devicesList(pid)).includes(rule));
 
     // Plugged on bus 003, whose directory does not exist yet: the watch follows it down.
@@ -95,36 +117,70 @@ describe('usb hotplug (real LXC, fake sysfs and /dev)', { skip }, () => {
     assert.ok(Date.now() - t0 < 2_500, `appeared after ${Date.now() - t0} ms`);
     assert.ok(st.isCharacterDevice());
     assert.deepEqual(splitDevT(BigInt(st.rdev)), { major: 189, minor: minorOf(stick) });
-    assert.equal(st.mode & 0o777, 0o666, 'the device\'s mode');
+    assert.equal(st.mode & 0o777, 0o666, "the device's mode");
     let list: string[] = [];
-    await eventually(async () => ((list = await devicesList(pid)).includes(rule) ? true : undefined), `${rule} in devices.list`, 5_000).catch((e: Error) => {
+    await eventually(
+      async () => ((list = await devicesList(pid)).includes(rule) ? true : undefined),
+      `${rule} in devices.list`,
+      5_000,
+    ).catch((e: Error) => {
       throw new Error(`${e.message}; it has: ${list.join(', ')}`);
     });
-    const ls = await waitOp(await api.post('/1.0/containers/usbhp/exec', { command: ['sh', '-c', `test -c /dev/${nodeRel(stick)}`], 'wait-for-websocket': false }));
+    const ls = await waitOp(
+      await api.post('/1.0/containers/usbhp/exec', {
+        command: ['sh', '-c', `test -c /dev/${nodeRel(stick)}`],
+        'wait-for-websocket': false,
+      }),
+    );
     assert.equal(ls.metadata.return, 0, 'a char device inside, seen from the container');
 
     await unplug(stick);
-    await eventually(async () => ((await stat(inside).catch(() => undefined)) ? undefined : true), 'usb node gone from the container', 5_000);
-    await eventually(async () => ((await devicesList(pid)).includes(rule) ? undefined : true), `${rule} revoked`, 5_000);
+    await eventually(
+      async () => ((await stat(inside).catch(() => undefined)) ? undefined : true),
+      'usb node gone from the container',
+      5_000,
+    );
+    await eventually(
+      async () => ((await devicesList(pid)).includes(rule) ? undefined : true),
+      `${rule} revoked`,
+      5_000,
+    );
     assert.equal((await api.get('/1.0/containers/usbhp/state')).json.metadata.pid, pid, 'no restart');
     assert.equal((await api.get('/1.0/containers/usbhp/state')).json.metadata.status, 'Running');
 
     // And back again, on another device number (as a replug gets).
     const again = { ...stick, dev: 6 };
     await plug(again);
-    await eventually(async () => stat(`/proc/${pid}/root/dev/${nodeRel(again)}`).catch(() => undefined), 'replugged node in the container', 5_000);
+    await eventually(
+      async () => stat(`/proc/${pid}/root/dev/${nodeRel(again)}`).catch(() => undefined),
+      'replugged node in the container',
+      5_000,
+    );
     await unplug(again);
   });
 
   test('a required usb device that is absent fails the start, naming it', async () => {
-    await waitOp(await api.post('/1.0/containers', { name: 'usbrq', source: { type: 'image', alias: 'bb' }, devices: { rq: { type: 'usb', vendorid: '1d6b', productid: '0002', required: 'true' } } }));
+    await waitOp(
+      await api.post('/1.0/containers', {
+        name: 'usbrq',
+        source: { type: 'image', alias: 'bb' },
+        devices: { rq: { type: 'usb', vendorid: '1d6b', productid: '0002', required: 'true' } },
+      }),
+    );
     const op = await waitOp(await api.put('/1.0/containers/usbrq/state', { action: 'start' }), 'Failure');
-    assert.match(op.err, /usb "rq": required, but no USB device matches vendorid=1d6b, productid=0002: the host has 046d:c52b/);
+    assert.match(
+      op.err,
+      /usb "rq": required, but no USB device matches vendorid=1d6b, productid=0002: the host has 046d:c52b/,
+    );
     assert.equal((await api.get('/1.0/containers/usbrq/state')).json.metadata.status, 'Stopped');
   });
 
   test('a bad vendorid is a 400 naming the key, and nothing is written', async () => {
-    const res = await api.post('/1.0/containers', { name: 'usbbad', source: { type: 'image', alias: 'bb' }, devices: { u: { type: 'usb', vendorid: '781', required: 'false' } } });
+    const res = await api.post('/1.0/containers', {
+      name: 'usbbad',
+      source: { type: 'image', alias: 'bb' },
+      devices: { u: { type: 'usb', vendorid: '781', required: 'false' } },
+    });
     assert.match(expectError(res, 400), /Device "u" \(usb\): invalid "vendorid": must be 4 hexadecimal digits/);
     assert.equal((await api.get('/1.0/containers/usbbad')).status, 404);
   });

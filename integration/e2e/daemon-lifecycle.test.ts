@@ -17,7 +17,11 @@ const run = promisify(execFile);
 
 async function startSvcd(env: Record<string, string>): Promise<{ code: number; stderr: string }> {
   try {
-    await run(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/main.ts')], { cwd: repoRoot, env: { PATH: process.env.PATH!, ...env }, timeout: 30_000 });
+    await run(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src/main.ts')], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH!, ...env },
+      timeout: 30_000,
+    });
     return { code: 0, stderr: '' };
   } catch (e) {
     const err = e as { code: number; stderr: string };
@@ -60,7 +64,9 @@ for (const driver of ['embedded', 'pglite', 'postgres'] as const) {
       for (const c of cleanups.reverse()) await c().catch(() => {});
     });
 
-    test('after SIGKILL, state survives and operations left running end as Failure at the next start', { skip: driver === 'postgres' && !adminUrl ? 'SVCD_TEST_PG_URL not set' : false }, async () => {
+    test('after SIGKILL, state survives and operations left running end as Failure at the next start', {
+      skip: driver === 'postgres' && !adminUrl ? 'SVCD_TEST_PG_URL not set' : false,
+    }, async () => {
       const pg = driver === 'postgres' ? await createTestDatabase() : undefined;
       if (pg) cleanups.push(pg.drop);
       const node = 'crashy';
@@ -76,7 +82,15 @@ for (const driver of ['embedded', 'pglite', 'postgres'] as const) {
       const stateDb = await openDatabase({ stateDir: d.stateDir, databaseUrl: pg?.url ?? embeddedUrl });
       const orphan = randomUUID();
       const now = new Date();
-      await stateDb.db.insert(operations).values({ id: orphan, class: 'task', description: 'Interrupted', statusCode: 103, node, createdAt: now, updatedAt: now });
+      await stateDb.db.insert(operations).values({
+        id: orphan,
+        class: 'task',
+        description: 'Interrupted',
+        statusCode: 103,
+        node,
+        createdAt: now,
+        updatedAt: now,
+      });
       await stateDb.close();
 
       await d.restart();
@@ -85,7 +99,10 @@ for (const driver of ['embedded', 'pglite', 'postgres'] as const) {
       assert.equal(op.status, 'Failure');
       assert.match(op.err, /svcd stopped while this operation was running/);
       assert.deepEqual((await api.get('/1.0/profiles/survivor')).json.metadata.config, { 'user.a': 'b' });
-      assert.deepEqual((await api.get('/1.0/profiles')).json.metadata, ['/1.0/profiles/default', '/1.0/profiles/survivor']);
+      assert.deepEqual((await api.get('/1.0/profiles')).json.metadata, [
+        '/1.0/profiles/default',
+        '/1.0/profiles/survivor',
+      ]);
     });
   });
 }

@@ -34,7 +34,13 @@ describe('the state right after a restart (real LXC)', { skip }, () => {
 
   test('a container killed while svcd was down is not reported running with its old init', async () => {
     // Not started again at boot: what the first answer must show is the container as the host has it, stopped.
-    await waitOp(await api.post('/1.0/containers', { name: 'r1', config: { 'boot.autostart': 'false' }, source: { type: 'image', alias: 'bb' } }));
+    await waitOp(
+      await api.post('/1.0/containers', {
+        name: 'r1',
+        config: { 'boot.autostart': 'false' },
+        source: { type: 'image', alias: 'bb' },
+      }),
+    );
     await waitOp(await api.put('/1.0/containers/r1/state', { action: 'start' }));
     await eventually(async () => (await state('r1')).status === 'Running', 'r1 running', 20_000);
     const oldPid = (await state('r1')).pid as number;
@@ -47,8 +53,14 @@ describe('the state right after a restart (real LXC)', { skip }, () => {
 
     // The very first answer, and the container list's.
     const first = await state('r1');
-    assert.equal(first.status, 'Stopped', `first answer after the restart: ${first.status} with pid ${first.pid} (the old init was ${oldPid})`);
-    const listed = (await api.get('/1.0/containers?recursion=1')).json.metadata.find((c: { name: string }) => c.name === 'r1');
+    assert.equal(
+      first.status,
+      'Stopped',
+      `first answer after the restart: ${first.status} with pid ${first.pid} (the old init was ${oldPid})`,
+    );
+    const listed = (await api.get('/1.0/containers?recursion=1')).json.metadata.find(
+      (c: { name: string }) => c.name === 'r1',
+    );
     assert.equal(listed.status, 'Stopped');
   });
 });

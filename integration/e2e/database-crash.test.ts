@@ -39,7 +39,12 @@ const quiet = { info() {}, warn() {}, error() {} };
 
 async function query<T>(url: string, text: string): Promise<T[]> {
   const target = parsePostgresUrl(url);
-  const sql = postgres(target.url, { max: 1, onnotice: () => {}, connect_timeout: 5, ...(target.host ? { host: target.host } : {}) });
+  const sql = postgres(target.url, {
+    max: 1,
+    onnotice: () => {},
+    connect_timeout: 5,
+    ...(target.host ? { host: target.host } : {}),
+  });
   try {
     return [...(await sql.unsafe(text))] as T[];
   } finally {
@@ -82,7 +87,12 @@ describe('svcd on a PostgreSQL server that crashes', { skip }, () => {
     } catch (e) {
       // What svcd logged at warn and above: why it did not converge.
       const lines = (d?.output() ?? '').split('\n').filter((l) => /"level":(4|5|6)0/.test(l));
-      throw new Error(`${(e as Error).message}\n--- the daemon's last warnings and errors ---\n${lines.slice(-40).map((l) => l.slice(0, 600)).join('\n')}`);
+      throw new Error(
+        `${(e as Error).message}\n--- the daemon's last warnings and errors ---\n${lines
+          .slice(-40)
+          .map((l) => l.slice(0, 600))
+          .join('\n')}`,
+      );
     }
   });
 
@@ -98,19 +108,24 @@ describe('svcd on a PostgreSQL server that crashes', { skip }, () => {
     const pm = parsePostmasterPid(await readFile(path.join(privatePostgresDirOf(pgDir), 'postmaster.pid'), 'utf8'));
     assert.ok(pm, 'the postmaster pid');
     process.kill(pm.pid, 'SIGKILL');
-    await eventually(
-      () => {
-        try {
-          process.kill(pm.pid, 0);
-          return undefined;
-        } catch {
-          return true;
-        }
-      },
-      'the postmaster gone',
-    );
+    await eventually(() => {
+      try {
+        process.kill(pm.pid, 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    }, 'the postmaster gone');
     // Its backends go with it; the server starts again and replays its WAL.
-    await eventually(async () => (await server!.ensure().then(() => true, () => undefined)) ?? undefined, 'the server started again', 60_000);
+    await eventually(
+      async () =>
+        (await server!.ensure().then(
+          () => true,
+          () => undefined,
+        )) ?? undefined,
+      'the server started again',
+      60_000,
+    );
 
     const rows = await query<{ name: string }>(url, 'select name from containers order by name');
     assert.deepEqual(
@@ -121,7 +136,11 @@ describe('svcd on a PostgreSQL server that crashes', { skip }, () => {
 
     // svcd reconnects and converges: the late container is created on the host and can start; the running
     // one is running and can stop, whatever of their runtime rows and facts the crash lost.
-    await eventually(async () => ((await a.get('/1.0/containers/late')).status === 200 ? true : undefined), 'svcd answers from the database again', 30_000);
+    await eventually(
+      async () => ((await a.get('/1.0/containers/late')).status === 200 ? true : undefined),
+      'svcd answers from the database again',
+      30_000,
+    );
     await eventually(
       async () => {
         const r = await a.put('/1.0/containers/late/state', { action: 'start' });

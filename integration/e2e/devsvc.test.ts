@@ -21,7 +21,11 @@ const run = promisify(execFile);
 const skip = await lxcSkipReason();
 if (skip) console.log(`# skipping devsvc e2e tests: ${skip}`);
 
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 /** The host uid/gid of an unprivileged container's root (the test subid range starts there). */
 const CONTAINER_ROOT = 1000000;
 
@@ -37,15 +41,30 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
   const guest = (name: string, dir = 'lxd') => client({ socketPath: guestSock(name, dir) });
   const hostSock = async (name: string) => path.join(d.stateDir, 'devsvc', await lxcIdOf(d.stateDir, name), 'sock');
   const attach = async (name: string, ...cmd: string[]) =>
-    (await run('lxc-attach', ['-n', await lxcIdOf(d.stateDir, name), '-P', path.join(d.stateDir, 'containers'), '--clear-env', '--', '/bin/busybox', ...cmd])).stdout;
+    (
+      await run('lxc-attach', [
+        '-n',
+        await lxcIdOf(d.stateDir, name),
+        '-P',
+        path.join(d.stateDir, 'containers'),
+        '--clear-env',
+        '--',
+        '/bin/busybox',
+        ...cmd,
+      ])
+    ).stdout;
 
   /** Start (unless `alreadyAsked`: a restart was sent, and a start of a running container is refused) and wait until it runs. */
   async function startAndWait(name: string, alreadyAsked = false) {
     if (!alreadyAsked) await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));
-    const st = await eventually(async () => {
-      const s = (await api.get(`/1.0/containers/${name}/state`)).json.metadata;
-      return s.status === 'Running' && s.pid > 0 ? s : undefined;
-    }, `${name} running`, 30_000);
+    const st = await eventually(
+      async () => {
+        const s = (await api.get(`/1.0/containers/${name}/state`)).json.metadata;
+        return s.status === 'Running' && s.pid > 0 ? s : undefined;
+      },
+      `${name} running`,
+      30_000,
+    );
     pids.set(name, st.pid as number);
   }
 
@@ -62,7 +81,12 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
 
   before(async () => {
     ({ d, api, imgDir, image: image } = await startBusyboxDaemon());
-    await launch('g1', { 'user.foo': 'bar', 'user.meta-data': 'foo: bar', 'limits.processes': '200', 'environment.SECRET': 'x' });
+    await launch('g1', {
+      'user.foo': 'bar',
+      'user.meta-data': 'foo: bar',
+      'limits.processes': '200',
+      'environment.SECRET': 'x',
+    });
     await launch('g2', { 'user.foo': 'other', 'security.privileged': 'true' });
   });
 
@@ -79,8 +103,14 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
       assert.equal(info.status, 200, info.text);
       assert.match(String(info.headers['content-type']), /application\/json/);
       const server = (await api.get('/1.0')).json.metadata;
-      assert.deepEqual(info.json, { api_version: '1.0', location: server.environment.server_name, instance_type: 'container', state: 'Started' });
-      for (const ext of ['restrict_devsvc', 'devsvc_events', 'devsvc_images']) assert.ok(server.api_extensions.includes(ext), ext);
+      assert.deepEqual(info.json, {
+        api_version: '1.0',
+        location: server.environment.server_name,
+        instance_type: 'container',
+        state: 'Started',
+      });
+      for (const ext of ['restrict_devsvc', 'devsvc_events', 'devsvc_images'])
+        assert.ok(server.api_extensions.includes(ext), ext);
       // As the container's processes see it: a socket (s), world-connectable, in a read-only mount.
       const ls = await attach(name, 'ls', '-l', '/dev/lxd/sock', '/dev/svc/sock');
       assert.match(ls, /^srw-rw-rw-.*\/dev\/lxd\/sock$/m, ls);
@@ -89,13 +119,34 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
     }
   });
 
-  test('an unprivileged container\'s root can connect: a process in its user namespace, through its mount namespace', async () => {
+  test("an unprivileged container's root can connect: a process in its user namespace, through its mount namespace", async () => {
     const script = `require('http').get({ socketPath: process.argv[1], path: '/1.0/config/user.foo' }, (r) => { let b = ''; r.on('data', (c) => (b += c)); r.on('end', () => console.log(process.getuid(), r.statusCode, b)); }).on('error', (e) => { console.error(e.message); process.exit(1); });`;
     // Root of the container's user namespace (host uid 1000000, no privilege on the host), running the host's node.
-    const { stdout } = await run('nsenter', ['-t', String(pids.get('g1')), '-U', '-S', '0', '-G', '0', '--', process.execPath, '-e', script, guestSock('g1')]);
+    const { stdout } = await run('nsenter', [
+      '-t',
+      String(pids.get('g1')),
+      '-U',
+      '-S',
+      '0',
+      '-G',
+      '0',
+      '--',
+      process.execPath,
+      '-e',
+      script,
+      guestSock('g1'),
+    ]);
     assert.equal(stdout.trim(), '0 200 bar');
     // The host-side path, as the container root's host uid: the directory and socket modes let it in.
-    const host = await run('setpriv', [`--reuid=${CONTAINER_ROOT}`, `--regid=${CONTAINER_ROOT}`, '--clear-groups', process.execPath, '-e', script, await hostSock('g1')]);
+    const host = await run('setpriv', [
+      `--reuid=${CONTAINER_ROOT}`,
+      `--regid=${CONTAINER_ROOT}`,
+      '--clear-groups',
+      process.execPath,
+      '-e',
+      script,
+      await hostSock('g1'),
+    ]);
     assert.equal(host.stdout.trim(), `${CONTAINER_ROOT} 200 bar`);
   });
 
@@ -107,7 +158,8 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
     const v = await g.get('/1.0/config/user.foo');
     assert.equal(v.status, 200);
     assert.equal(v.text, 'bar');
-    for (const key of ['environment.SECRET', 'limits.processes', 'volatile.base_image', 'security.devsvc']) assert.equal((await g.get(`/1.0/config/${key}`)).status, 403, key);
+    for (const key of ['environment.SECRET', 'limits.processes', 'volatile.base_image', 'security.devsvc'])
+      assert.equal((await g.get(`/1.0/config/${key}`)).status, 403, key);
     const missing = await g.get('/1.0/config/user.nope');
     assert.equal(missing.status, 404);
     assert.equal(missing.text, 'not found');
@@ -128,7 +180,7 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
     assert.equal((await g.get('/1.0/events')).status, 400, 'events need a websocket');
   });
 
-  test('each container\'s socket answers for that container only', async () => {
+  test("each container's socket answers for that container only", async () => {
     assert.equal((await guest('g1').get('/1.0/config/user.foo')).text, 'bar');
     assert.equal((await guest('g2').get('/1.0/config/user.foo')).text, 'other');
     assert.match((await guest('g2').get('/1.0/meta-data')).text, /^instance-id: g2$/m);
@@ -144,34 +196,60 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
     await mkdir(share, { mode: 0o755 });
     await chmod(imgDir, 0o755);
     try {
-      await patch('/1.0/containers/g1', { config: { 'user.foo': 'baz', 'user.added': 'new', 'limits.processes': '300' } });
+      await patch('/1.0/containers/g1', {
+        config: { 'user.foo': 'baz', 'user.added': 'new', 'limits.processes': '300' },
+      });
       assert.equal((await guest('g1').get('/1.0/config/user.foo')).text, 'baz');
       assert.equal((await guest('g1').get('/1.0/config/user.added')).text, 'new');
       const configEvents = () => all.events.filter((e) => e.type === 'config');
       await eventually(() => configEvents().length >= 2, 'two config events');
-      assert.deepEqual(configEvents().map((e) => e.metadata), [
-        { key: 'user.added', old_value: '', value: 'new' },
-        { key: 'user.foo', old_value: 'bar', value: 'baz' },
-      ]);
+      assert.deepEqual(
+        configEvents().map((e) => e.metadata),
+        [
+          { key: 'user.added', old_value: '', value: 'new' },
+          { key: 'user.foo', old_value: 'bar', value: 'baz' },
+        ],
+      );
       assert.ok(!Number.isNaN(Date.parse(configEvents()[0].timestamp)));
 
       await patch('/1.0/containers/g1', { devices: { share: { type: 'disk', source: share, path: '/mnt/share' } } });
       await eventually(() => all.events.some((e) => e.type === 'device'), 'a device event');
-      assert.deepEqual(all.events.find((e) => e.type === 'device').metadata, { action: 'added', name: 'share', config: { type: 'disk', source: share, path: '/mnt/share' } });
-      assert.deepEqual(devOnly.events.map((e) => e.type), ['device']);
+      assert.deepEqual(all.events.find((e) => e.type === 'device').metadata, {
+        action: 'added',
+        name: 'share',
+        config: { type: 'disk', source: share, path: '/mnt/share' },
+      });
+      assert.deepEqual(
+        devOnly.events.map((e) => e.type),
+        ['device'],
+      );
 
       // A profile change reaches the containers using it.
       const profile = (await api.get('/1.0/profiles/default')).json.metadata;
       await api.patch('/1.0/profiles/default', { config: { ...profile.config, 'user.fromprofile': '1' } });
-      await eventually(() => all.events.some((e) => e.metadata.key === 'user.fromprofile'), 'a config event from the profile');
-      await eventually(() => other.events.some((e) => e.metadata.key === 'user.fromprofile'), 'the profile event in the other container too');
+      await eventually(
+        () => all.events.some((e) => e.metadata.key === 'user.fromprofile'),
+        'a config event from the profile',
+      );
+      await eventually(
+        () => other.events.some((e) => e.metadata.key === 'user.fromprofile'),
+        'the profile event in the other container too',
+      );
       assert.equal((await guest('g2').get('/1.0/config/user.fromprofile')).text, '1');
-      assert.ok(!other.events.some((e) => e.metadata.key === 'user.foo' || e.metadata.name === 'share'), 'g2 hears nothing of g1');
+      assert.ok(
+        !other.events.some((e) => e.metadata.key === 'user.foo' || e.metadata.name === 'share'),
+        'g2 hears nothing of g1',
+      );
       assert.equal((await api.put('/1.0/profiles/default', { ...profile })).status, 200);
     } finally {
       for (const s of [all, devOnly, other]) s.close();
     }
-    const bad = await request({ socketPath: guestSock('g1') }, 'GET', '/1.0/events?type=lifecycle', undefined, { Connection: 'Upgrade', Upgrade: 'websocket', 'Sec-WebSocket-Version': '13', 'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==' });
+    const bad = await request({ socketPath: guestSock('g1') }, 'GET', '/1.0/events?type=lifecycle', undefined, {
+      Connection: 'Upgrade',
+      Upgrade: 'websocket',
+      'Sec-WebSocket-Version': '13',
+      'Sec-WebSocket-Key': 'dGhlIHNhbXBsZSBub25jZQ==',
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.text, /Unknown event type "lifecycle"/);
   });
@@ -191,7 +269,9 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
           .get({ socketPath: guestSock('g1'), path: url }, (r) => {
             const chunks: Buffer[] = [];
             r.on('data', (c: Buffer) => chunks.push(c));
-            r.on('end', () => (r.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`HTTP ${r.statusCode}`))));
+            r.on('end', () =>
+              r.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`HTTP ${r.statusCode}`)),
+            );
           })
           .on('error', reject),
       );
@@ -205,7 +285,11 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
     await d.stop();
     await assert.rejects(guest('g1').get('/1.0'), 'no listener while the daemon is down');
     await d.restart();
-    await eventually(async () => (await guest('g1').get('/1.0/config/user.foo')).text === 'baz', 'g1 answers again', 30_000);
+    await eventually(
+      async () => (await guest('g1').get('/1.0/config/user.foo')).text === 'baz',
+      'g1 answers again',
+      30_000,
+    );
     assert.equal((await guest('g2').get('/1.0/config/user.foo')).text, 'other');
   });
 
@@ -213,9 +297,26 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
     await patch('/1.0/containers/g2', { config: { 'security.devsvc': 'false' } });
     // Refused from the moment the desired write is done (403), and the socket is closed once converged
     // (a reconcile quicker than this request leaves no socket to answer: the connection fails).
-    const first = await guest('g2').get('/1.0').then((r) => r.status, (e: NodeJS.ErrnoException) => e.code ?? String(e));
-    assert.ok(first === 403 || ['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ENOENT'].includes(String(first)), `devsvc still answering after security.devsvc=false: ${first}`);
-    await eventually(() => guest('g2').get('/1.0').then(() => false, () => true), 'g2\'s socket closed');
+    const first = await guest('g2')
+      .get('/1.0')
+      .then(
+        (r) => r.status,
+        (e: NodeJS.ErrnoException) => e.code ?? String(e),
+      );
+    assert.ok(
+      first === 403 || ['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ENOENT'].includes(String(first)),
+      `devsvc still answering after security.devsvc=false: ${first}`,
+    );
+    await eventually(
+      () =>
+        guest('g2')
+          .get('/1.0')
+          .then(
+            () => false,
+            () => true,
+          ),
+      "g2's socket closed",
+    );
     const g2Dir = path.dirname(await hostSock('g2'));
     await waitOp(api, await api.put('/1.0/containers/g2/state', { action: 'restart', force: true }));
     await startAndWait('g2', true);
@@ -225,7 +326,10 @@ describe('devsvc: the guest-facing socket on real LXC', { skip }, () => {
 
     await launch('g3', { 'security.devsvc': 'false' });
     assert.equal(await exists(`/proc/${pids.get('g3')}/root/dev/lxd`), false);
-    assert.doesNotMatch(await readFile(path.join(d.stateDir, 'containers', await lxcIdOf(d.stateDir, 'g3'), 'config'), 'utf8'), /devsvc/);
+    assert.doesNotMatch(
+      await readFile(path.join(d.stateDir, 'containers', await lxcIdOf(d.stateDir, 'g3'), 'config'), 'utf8'),
+      /devsvc/,
+    );
 
     const g1Sock = await hostSock('g1');
     await waitOp(api, await api.put('/1.0/containers/g1/state', { action: 'stop', force: true }));

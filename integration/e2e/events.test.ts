@@ -22,8 +22,15 @@ describe('GET /1.0/events', () => {
       await api.delete('/1.0/profiles/p2');
       await eventually(() => sub.events.length >= 43, '43 lifecycle events');
       const actions = sub.events.map((e) => `${e.metadata.action} ${e.metadata.source}`);
-      assert.deepEqual(actions.slice(0, 40), Array.from({ length: 40 }, (_, i) => `profile-created /1.0/profiles/p${i}`));
-      assert.deepEqual(actions.slice(40), ['profile-updated /1.0/profiles/p0', 'profile-renamed /1.0/profiles/p1b', 'profile-deleted /1.0/profiles/p2']);
+      assert.deepEqual(
+        actions.slice(0, 40),
+        Array.from({ length: 40 }, (_, i) => `profile-created /1.0/profiles/p${i}`),
+      );
+      assert.deepEqual(actions.slice(40), [
+        'profile-updated /1.0/profiles/p0',
+        'profile-renamed /1.0/profiles/p1b',
+        'profile-deleted /1.0/profiles/p2',
+      ]);
       assert.deepEqual(sub.events[41].metadata.context, { old_name: 'p1' });
       for (const e of sub.events) {
         assert.equal(e.type, 'lifecycle');
@@ -38,7 +45,10 @@ describe('GET /1.0/events', () => {
     const logs = await subscribeEvents(d.socketPath, '?type=logging');
     try {
       await api.get('/1.0/profiles');
-      const entry = await eventually(() => logs.events.find((e) => e.metadata.context?.url === '/1.0/profiles'), 'a logging event for the request');
+      const entry = await eventually(
+        () => logs.events.find((e) => e.metadata.context?.url === '/1.0/profiles'),
+        'a logging event for the request',
+      );
       assert.equal(entry.type, 'logging');
       assert.equal(entry.metadata.level, 'debug');
       assert.equal(entry.metadata.message, 'Handling API request');
@@ -59,11 +69,17 @@ describe('GET /1.0/events', () => {
     try {
       await api.post('/1.0/profiles', { name: 'in-default' });
       await api.post('/1.0/profiles?project=ev', { name: 'in-ev' });
-      await eventually(() => all.events.some((e) => e.metadata.source === '/1.0/profiles/in-ev?project=ev'), 'the ev event on the unfiltered stream');
+      await eventually(
+        () => all.events.some((e) => e.metadata.source === '/1.0/profiles/in-ev?project=ev'),
+        'the ev event on the unfiltered stream',
+      );
       const types = new Set(all.events.map((e) => e.type));
       assert.ok(types.has('lifecycle') && types.has('logging'));
       await eventually(() => scoped.events.length >= 1, 'the scoped event');
-      assert.deepEqual(scoped.events.map((e) => e.metadata.source), ['/1.0/profiles/in-ev?project=ev']);
+      assert.deepEqual(
+        scoped.events.map((e) => e.metadata.source),
+        ['/1.0/profiles/in-ev?project=ev'],
+      );
       assert.equal(scoped.events[0].project, 'ev');
     } finally {
       all.close();
@@ -82,7 +98,10 @@ describe('GET /1.0/events', () => {
       assert.equal(res.json.type, 'async');
       const id = res.json.metadata.id;
       assert.equal(res.headers.location, `/1.0/operations/${id}`);
-      const done = await eventually(() => sub.events.find((e) => e.metadata.id === id && e.metadata.status_code === 200), 'the Success event');
+      const done = await eventually(
+        () => sub.events.find((e) => e.metadata.id === id && e.metadata.status_code === 200),
+        'the Success event',
+      );
       assert.equal(done.metadata.class, 'task');
       assert.deepEqual(done.metadata.resources, { projects: ['/1.0/projects/new'] });
       const op = await api.get(`/1.0/operations/${id}`);

@@ -34,18 +34,31 @@ describe('a simulated host reboot (real LXC, btrfs on a loop file, a bridge with
   let prefix3 = '';
   const waitOp = (res: { status: number; json: any; text: string }) => waitOpOf(api, res);
   const state = async (name: string) => (await api.get(`/1.0/containers/${name}/state`)).json.metadata;
-  const ipv4Of = async (name: string) => ((await state(name)).network?.eth0?.addresses ?? []).find((a: any) => a.family === 'inet')?.address as string | undefined;
+  const ipv4Of = async (name: string) =>
+    ((await state(name)).network?.eth0?.addresses ?? []).find((a: any) => a.family === 'inet')?.address as
+      | string
+      | undefined;
 
   before(async () => {
     ({ d, api, imgDir } = await startBusyboxDaemon());
     let cidr: string;
     ({ cidr, prefix3 } = await freeSubnet24(7));
     assert.equal((await api.post('/1.0/networks', { name: net, config: safeNetworkConfig(cidr) })).status, 200);
-    assert.equal((await api.post('/1.0/storage-pools', { name: pool, driver: 'btrfs', config: { size: '512MiB' } })).status, 200);
+    assert.equal(
+      (await api.post('/1.0/storage-pools', { name: pool, driver: 'btrfs', config: { size: '512MiB' } })).status,
+      200,
+    );
     const devices = { eth0: { type: 'nic', nictype: 'bridged', parent: net }, root: { type: 'disk', path: '/', pool } };
-    await Promise.all(names.map(async (name) => waitOp(await api.post('/1.0/containers', { name, devices, source: { type: 'image', alias: 'bb' } }))));
-    await Promise.all(names.map(async (name) => waitOp(await api.put(`/1.0/containers/${name}/state`, { action: 'start' }))));
-    for (const name of names) await eventually(async () => (await ipv4Of(name))?.startsWith(`${prefix3}.`), `${name} to get a lease`, 30_000);
+    await Promise.all(
+      names.map(async (name) =>
+        waitOp(await api.post('/1.0/containers', { name, devices, source: { type: 'image', alias: 'bb' } })),
+      ),
+    );
+    await Promise.all(
+      names.map(async (name) => waitOp(await api.put(`/1.0/containers/${name}/state`, { action: 'start' }))),
+    );
+    for (const name of names)
+      await eventually(async () => (await ipv4Of(name))?.startsWith(`${prefix3}.`), `${name} to get a lease`, 30_000);
   });
   after(async () => {
     if (d?.proc.exitCode !== null || d?.proc.signalCode !== null) await d?.restart().catch(() => {});
@@ -64,7 +77,11 @@ describe('a simulated host reboot (real LXC, btrfs on a loop file, a bridge with
         // gone already
       }
     }
-    await eventually(async () => (await findProcesses((argv) => argv.some((a) => a.includes(d.stateDir)))).length === 0, 'every process of the state dir gone', 10_000);
+    await eventually(
+      async () => (await findProcesses((argv) => argv.some((a) => a.includes(d.stateDir)))).length === 0,
+      'every process of the state dir gone',
+      10_000,
+    );
     await run('ip', ['link', 'del', net]).catch(() => {});
     for (const table of ['svcd', 'svcd_proxy']) await run('nft', ['delete', 'table', 'inet', table]).catch(() => {});
     await cleanupStorageUnder(d.stateDir);
@@ -79,21 +96,38 @@ describe('a simulated host reboot (real LXC, btrfs on a loop file, a bridge with
     // The API answers only once the pools converged on this boot.
     const poolRow = (await api.get(`/1.0/storage-pools/${pool}`)).json.metadata;
     assert.equal(poolRow.status, 'Created');
-    assert.ok((await mountsUnder(d.stateDir)).some((m) => m.fsType === 'btrfs'), 'the btrfs pool is mounted when the API first answers');
-    for (const name of names) await eventually(async () => (await state(name)).status === 'Running' && (await ipv4Of(name))?.startsWith(`${prefix3}.`), `${name} running with a lease`, 60_000);
+    assert.ok(
+      (await mountsUnder(d.stateDir)).some((m) => m.fsType === 'btrfs'),
+      'the btrfs pool is mounted when the API first answers',
+    );
+    for (const name of names)
+      await eventually(
+        async () => (await state(name)).status === 'Running' && (await ipv4Of(name))?.startsWith(`${prefix3}.`),
+        `${name} running with a lease`,
+        60_000,
+      );
     const allBackMs = Date.now() - t0;
     console.log(`# API answered after ${answeredMs} ms; ${COUNT} containers running with leases after ${allBackMs} ms`);
 
     assert.ok(await svcdTable(), 'the nftables table is back');
-    assert.equal((await processesMentioning(path.join(d.stateDir, 'networks', net))).length, 1, 'one dnsmasq for the network');
+    assert.equal(
+      (await processesMentioning(path.join(d.stateDir, 'networks', net))).length,
+      1,
+      'one dnsmasq for the network',
+    );
     assert.doesNotMatch(d.output(), /is not ready: not mounted/, 'nothing reconciled before its pool was mounted');
     // udhcpc prints each DISCOVER it broadcasts: one means dnsmasq answered the first.
     for (const name of names) {
-      const consoleLog = await eventually(async () => {
-        const text = (await api.get(`/1.0/containers/${name}/console`)).text;
-        return /obtained/.test(text) ? text : undefined;
-      }, `${name}'s lease in its console log`, 10_000);
-      const discovers = consoleLog.slice(0, consoleLog.search(/obtained/)).match(/(sending|broadcasting) discover/g) ?? [];
+      const consoleLog = await eventually(
+        async () => {
+          const text = (await api.get(`/1.0/containers/${name}/console`)).text;
+          return /obtained/.test(text) ? text : undefined;
+        },
+        `${name}'s lease in its console log`,
+        10_000,
+      );
+      const discovers =
+        consoleLog.slice(0, consoleLog.search(/obtained/)).match(/(sending|broadcasting) discover/g) ?? [];
       assert.equal(discovers.length, 1, `${name} sent ${discovers.length} DISCOVERs before its lease:\n${consoleLog}`);
     }
   });

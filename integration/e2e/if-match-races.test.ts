@@ -56,10 +56,32 @@ const compression = (i: number, cur: Meta) => {
   return others[i % others.length]!;
 };
 
-function raceCases(names: { container: string; profile: string; project: string; volume: string; alias: string; cert: string; fingerprint: string }): RaceCase[] {
+function raceCases(names: {
+  container: string;
+  profile: string;
+  project: string;
+  volume: string;
+  alias: string;
+  cert: string;
+  fingerprint: string;
+}): RaceCase[] {
   const ct = `/1.0/containers/${names.container}`;
-  const editableCt = (cur: Meta) => ({ architecture: cur.architecture, config: cur.config, devices: cur.devices, ephemeral: cur.ephemeral, profiles: cur.profiles, description: cur.description });
-  const byDescription = (name: string, core: boolean, p: string, method: 'PUT' | 'PATCH', put: (cur: Meta) => Meta = () => ({}), ok: 200 | 202 = 200): RaceCase => ({
+  const editableCt = (cur: Meta) => ({
+    architecture: cur.architecture,
+    config: cur.config,
+    devices: cur.devices,
+    ephemeral: cur.ephemeral,
+    profiles: cur.profiles,
+    description: cur.description,
+  });
+  const byDescription = (
+    name: string,
+    core: boolean,
+    p: string,
+    method: 'PUT' | 'PATCH',
+    put: (cur: Meta) => Meta = () => ({}),
+    ok: 200 | 202 = 200,
+  ): RaceCase => ({
     name,
     core,
     path: p,
@@ -128,7 +150,11 @@ function raceCases(names: { container: string; profile: string; project: string;
       path: `/1.0/images/${names.fingerprint}`,
       method: 'PUT',
       ok: 200,
-      body: (i, cur, round) => ({ public: cur.public, auto_update: cur.auto_update, properties: { ...cur.properties, race: `r${round} w${i}` } }),
+      body: (i, cur, round) => ({
+        public: cur.public,
+        auto_update: cur.auto_update,
+        properties: { ...cur.properties, race: `r${round} w${i}` },
+      }),
       sets: (i, _cur, round) => `r${round} w${i}`,
       read: (o) => o.properties.race,
     },
@@ -142,21 +168,38 @@ function raceCases(names: { container: string; profile: string; project: string;
       sets: (i, _cur, round) => `p r${round} w${i}`,
       read: (o) => o.properties.race,
     },
-    byDescription('image alias PUT', false, `/1.0/images/aliases/${names.alias}`, 'PUT', (cur) => ({ target: cur.target })),
+    byDescription('image alias PUT', false, `/1.0/images/aliases/${names.alias}`, 'PUT', (cur) => ({
+      target: cur.target,
+    })),
     byDescription('image alias PATCH', false, `/1.0/images/aliases/${names.alias}`, 'PATCH'),
-    byDescription('profile PUT', true, `/1.0/profiles/${names.profile}`, 'PUT', (cur) => ({ config: cur.config, devices: cur.devices })),
+    byDescription('profile PUT', true, `/1.0/profiles/${names.profile}`, 'PUT', (cur) => ({
+      config: cur.config,
+      devices: cur.devices,
+    })),
     byDescription('profile PATCH', false, `/1.0/profiles/${names.profile}`, 'PATCH'),
     byDescription('project PUT', false, `/1.0/projects/${names.project}`, 'PUT', (cur) => ({ config: cur.config })),
     byDescription('project PATCH', true, `/1.0/projects/${names.project}`, 'PATCH'),
     byDescription('storage pool PUT', false, '/1.0/storage-pools/default', 'PUT', (cur) => ({ config: cur.config })),
     byDescription('storage pool PATCH', true, '/1.0/storage-pools/default', 'PATCH'),
-    byDescription('custom volume PUT', false, `/1.0/storage-pools/default/volumes/custom/${names.volume}`, 'PUT', (cur) => ({ config: cur.config })),
+    byDescription(
+      'custom volume PUT',
+      false,
+      `/1.0/storage-pools/default/volumes/custom/${names.volume}`,
+      'PUT',
+      (cur) => ({ config: cur.config }),
+    ),
     byDescription('custom volume PATCH', true, `/1.0/storage-pools/default/volumes/custom/${names.volume}`, 'PATCH'),
   ];
 }
 
 /** Objects with a map a PATCH merges into: 20 concurrent PATCHes without If-Match, one key each. */
-function mergeCases(names: { container: string; profile: string; project: string; volume: string; fingerprint: string }) {
+function mergeCases(names: {
+  container: string;
+  profile: string;
+  project: string;
+  volume: string;
+  fingerprint: string;
+}) {
   return [
     { name: 'container', path: `/1.0/containers/${names.container}`, field: 'config' },
     { name: 'profile', path: `/1.0/profiles/${names.profile}`, field: 'config' },
@@ -172,26 +215,41 @@ function mergeCases(names: { container: string; profile: string; project: string
  * 30 ms later, as a client whose body comes in a later packet: each handler has started (and may have
  * read the object) before any body is there, the interleaving that lost updates.
  */
-async function burst(socketPath: string, method: string, p: string, bodies: unknown[], headers: Record<string, string>, split: boolean): Promise<Reply[]> {
+async function burst(
+  socketPath: string,
+  method: string,
+  p: string,
+  bodies: unknown[],
+  headers: Record<string, string>,
+  split: boolean,
+): Promise<Reply[]> {
   const reqs = bodies.map((b) => {
     const payload = Buffer.from(JSON.stringify(b));
     let req!: http.ClientRequest;
     const reply = new Promise<Reply>((resolve, reject) => {
-      req = http.request({ socketPath, method, path: p, headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
-      });
+      req = http.request(
+        {
+          socketPath,
+          method,
+          path: p,
+          headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(payload.length) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let json: unknown;
+            try {
+              json = JSON.parse(text);
+            } catch {
+              json = undefined;
+            }
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+          });
+        },
+      );
       req.on('error', reject);
     });
     return { req, payload, reply };
@@ -218,7 +276,15 @@ function suite(label: string, opts: { pg: boolean; skip: string | undefined }) {
     let work = '';
     let dropDb: (() => Promise<void>) | undefined;
     const tag = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
-    const names = { container: `race-c-${tag}`, profile: `race-p-${tag}`, project: `race-j-${tag}`, volume: `race-v-${tag}`, alias: `race-a-${tag}`, cert: '', fingerprint: '' };
+    const names = {
+      container: `race-c-${tag}`,
+      profile: `race-p-${tag}`,
+      project: `race-j-${tag}`,
+      volume: `race-v-${tag}`,
+      alias: `race-a-${tag}`,
+      cert: '',
+      fingerprint: '',
+    };
 
     before(async () => {
       await ensureRootSubids();
@@ -237,11 +303,18 @@ function suite(label: string, opts: { pg: boolean; skip: string | undefined }) {
         api.post('/1.0/projects', { name: names.project, description: 'j' }),
         api.post('/1.0/storage-pools/default/volumes/custom', { name: names.volume }),
         api.post('/1.0/images/aliases', { name: names.alias, target: names.fingerprint }),
-        api.post('/1.0/certificates', { type: 'client', name: 'race', certificate: (await makeClientCertificate()).cert }),
+        api.post('/1.0/certificates', {
+          type: 'client',
+          name: 'race',
+          certificate: (await makeClientCertificate()).cert,
+        }),
       ]);
       for (const r of made) assert.equal(r.status, 200, r.text);
       names.cert = (await api.get('/1.0/certificates')).json.metadata[0].split('/').pop();
-      await waitOp(api, await api.post('/1.0/containers', { name: names.container, source: { type: 'image', alias: 'bb' } }));
+      await waitOp(
+        api,
+        await api.post('/1.0/containers', { name: names.container, source: { type: 'image', alias: 'bb' } }),
+      );
     });
 
     after(async () => {
@@ -266,34 +339,61 @@ function suite(label: string, opts: { pg: boolean; skip: string | undefined }) {
           const bodies = Array.from({ length: WRITERS }, (_, i) => rc.body(i, cur, round));
           const replies = await burst(d!.socketPath, rc.method, rc.path, bodies, { 'If-Match': etag }, round % 2 === 1);
           const winners = replies.flatMap((r, i) => (r.status >= 200 && r.status < 300 ? [i] : []));
-          assert.equal(winners.length, 1, `round ${round}: exactly one write wins, got ${winners.length}: ${replies.map((r) => r.status).join(' ')}`);
+          assert.equal(
+            winners.length,
+            1,
+            `round ${round}: exactly one write wins, got ${winners.length}: ${replies.map((r) => r.status).join(' ')}`,
+          );
           const w = winners[0]!;
           assert.equal(replies[w]!.status, rc.ok, replies[w]!.text);
           for (const [i, r] of replies.entries()) if (i !== w) expectError(r, 412);
           if (rc.ok === 202) await waitOp(api!, replies[w]!);
           const now = (await api!.get(rc.path)).json.metadata;
-          assert.deepEqual(rc.read(now), rc.sets(w, cur, round), `round ${round}: the object carries the winner's value`);
+          assert.deepEqual(
+            rc.read(now),
+            rc.sets(w, cur, round),
+            `round ${round}: the object carries the winner's value`,
+          );
         }
       });
     }
 
-    test('container PUT: the losers\' 412 is synchronous, no operation is made for them', async () => {
+    test("container PUT: the losers' 412 is synchronous, no operation is made for them", async () => {
       const p = `/1.0/containers/${names.container}`;
       const res0 = await api!.get(p);
       const etag = etagOf(res0);
       const cur = res0.json.metadata;
       const sub = await subscribeEvents(d!.socketPath, '?type=operation');
       try {
-        const body = (i: number) => ({ architecture: cur.architecture, config: cur.config, devices: cur.devices, ephemeral: cur.ephemeral, profiles: cur.profiles, description: `sync ${i}` });
-        const replies = await burst(d!.socketPath, 'PUT', p, Array.from({ length: WRITERS }, (_, i) => body(i)), { 'If-Match': etag }, true);
+        const body = (i: number) => ({
+          architecture: cur.architecture,
+          config: cur.config,
+          devices: cur.devices,
+          ephemeral: cur.ephemeral,
+          profiles: cur.profiles,
+          description: `sync ${i}`,
+        });
+        const replies = await burst(
+          d!.socketPath,
+          'PUT',
+          p,
+          Array.from({ length: WRITERS }, (_, i) => body(i)),
+          { 'If-Match': etag },
+          true,
+        );
         const won = replies.filter((r) => r.status === 202);
         assert.equal(won.length, 1, replies.map((r) => r.status).join(' '));
         for (const r of replies) if (r.status !== 202) expectError(r, 412);
         const done = await waitOp(api!, won[0]!);
         assert.equal(done.id, won[0]!.json.metadata.id);
         // The operation events seen: only the winner's operation was ever made.
-        await eventually(() => sub.events.some((e) => e.metadata?.id === done.id && e.metadata?.status === 'Success'), 'the winner\'s final operation event');
-        const made = new Set(sub.events.filter((e) => e.metadata?.description === 'Updating container').map((e) => e.metadata.id));
+        await eventually(
+          () => sub.events.some((e) => e.metadata?.id === done.id && e.metadata?.status === 'Success'),
+          "the winner's final operation event",
+        );
+        const made = new Set(
+          sub.events.filter((e) => e.metadata?.description === 'Updating container').map((e) => e.metadata.id),
+        );
         assert.deepEqual([...made], [done.id]);
       } finally {
         sub.close();

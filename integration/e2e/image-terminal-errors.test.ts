@@ -26,7 +26,16 @@ function tarball(members: { path: string; type?: string; data?: string; linkpath
   const blocks: Buffer[] = [];
   for (const m of members) {
     const data = Buffer.from(m.data ?? '');
-    const h = new Header({ path: m.path, type: (m.type ?? 'File') as 'File', size: data.length, mode: 0o755, uid: 0, gid: 0, mtime: new Date(), ...(m.linkpath ? { linkpath: m.linkpath } : {}) });
+    const h = new Header({
+      path: m.path,
+      type: (m.type ?? 'File') as 'File',
+      size: data.length,
+      mode: 0o755,
+      uid: 0,
+      gid: 0,
+      mtime: new Date(),
+      ...(m.linkpath ? { linkpath: m.linkpath } : {}),
+    });
     h.encode();
     blocks.push(h.block!);
     if (data.length) blocks.push(Buffer.concat([data, Buffer.alloc((512 - (data.length % 512)) % 512)]));
@@ -69,11 +78,32 @@ describe('broken images: refused at upload, and a damaged stored image fails its
   });
 
   test('an upload holding a member GNU tar refuses (or that escapes) is refused with 400, nothing stored', async () => {
-    const meta = { path: 'metadata.yaml', data: `architecture: ${process.arch === 'x64' ? 'x86_64' : 'aarch64'}\ncreation_date: ${Math.floor(Date.now() / 1000)}\n` };
+    const meta = {
+      path: 'metadata.yaml',
+      data: `architecture: ${process.arch === 'x64' ? 'x86_64' : 'aarch64'}\ncreation_date: ${Math.floor(Date.now() / 1000)}\n`,
+    };
     const cases: [Buffer, RegExp][] = [
-      [tarball([meta, { path: 'rootfs/', type: 'Directory' }, { path: 'rootfs/../../../tmp/svcd-escape', data: 'x' }]), /member "rootfs\/\.\.\/\.\.\/\.\.\/tmp\/svcd-escape" contains '\.\.'/],
-      [tarball([meta, { path: 'rootfs/', type: 'Directory' }, { path: 'rootfs/bin/sh', type: 'Link', linkpath: 'rootfs/bin/busybox' }]), /hard link "rootfs\/bin\/sh" points at "rootfs\/bin\/busybox", which is not an earlier file/],
-      [tarball([meta, { path: 'rootfs/', type: 'Directory' }, { path: 'rootfs/etc', type: 'SymbolicLink', linkpath: '/etc' }, { path: 'rootfs/etc/passwd', data: 'x' }]), /lies under the symbolic link "rootfs\/etc"/],
+      [
+        tarball([meta, { path: 'rootfs/', type: 'Directory' }, { path: 'rootfs/../../../tmp/svcd-escape', data: 'x' }]),
+        /member "rootfs\/\.\.\/\.\.\/\.\.\/tmp\/svcd-escape" contains '\.\.'/,
+      ],
+      [
+        tarball([
+          meta,
+          { path: 'rootfs/', type: 'Directory' },
+          { path: 'rootfs/bin/sh', type: 'Link', linkpath: 'rootfs/bin/busybox' },
+        ]),
+        /hard link "rootfs\/bin\/sh" points at "rootfs\/bin\/busybox", which is not an earlier file/,
+      ],
+      [
+        tarball([
+          meta,
+          { path: 'rootfs/', type: 'Directory' },
+          { path: 'rootfs/etc', type: 'SymbolicLink', linkpath: '/etc' },
+          { path: 'rootfs/etc/passwd', data: 'x' },
+        ]),
+        /lies under the symbolic link "rootfs\/etc"/,
+      ],
     ];
     for (const [bytes, message] of cases) {
       const res = await api.post('/1.0/images', gzipSync(bytes), octet);
@@ -82,7 +112,7 @@ describe('broken images: refused at upload, and a damaged stored image fails its
     }
   });
 
-  test('an image file damaged on disk: the create fails within seconds with tar\'s message, no half-made volume stays', async () => {
+  test("an image file damaged on disk: the create fails within seconds with tar's message, no half-made volume stays", async () => {
     const img = await buildBusyboxImage({ dir: path.join(imgDir, 'good'), format: 'unified', compression: 'gzip' });
     assert.equal(img.format, 'unified');
     await waitOp(api, await api.post('/1.0/images', await readFile(img.file), octet));
@@ -91,17 +121,29 @@ describe('broken images: refused at upload, and a damaged stored image fails its
     await truncate(stored, Math.floor((await stat(stored)).size / 2));
 
     const started = Date.now();
-    const res = await api.post('/1.0/containers', { name: 'broken1', source: { type: 'image', fingerprint: img.fingerprint } });
+    const res = await api.post('/1.0/containers', {
+      name: 'broken1',
+      source: { type: 'image', fingerprint: img.fingerprint },
+    });
     assert.equal(res.status, 202, res.text);
     const op = (await api.get(`${res.json.operation}/wait?timeout=60`)).json.metadata;
     const took = Date.now() - started;
     assert.equal(op.status, 'Failure', JSON.stringify(op));
     assert.ok(took < 30_000, `the create failed after ${took} ms, not at once`);
-    assert.match(op.err, new RegExp(`Failed to unpack image ${img.fingerprint}: .*tar: Unexpected EOF in archive`, 's'));
+    assert.match(
+      op.err,
+      new RegExp(`Failed to unpack image ${img.fingerprint}: .*tar: Unexpected EOF in archive`, 's'),
+    );
 
     // No image volume (row or directory) on the pool, half-unpacked or not.
-    const vols = (await api.get('/1.0/storage-pools/default/volumes?recursion=1')).json.metadata as { type: string; name: string }[];
-    assert.deepEqual(vols.filter((v) => v.type === 'image'), []);
+    const vols = (await api.get('/1.0/storage-pools/default/volumes?recursion=1')).json.metadata as {
+      type: string;
+      name: string;
+    }[];
+    assert.deepEqual(
+      vols.filter((v) => v.type === 'image'),
+      [],
+    );
     const poolImages = path.join(d.stateDir, 'storage-pools', 'default', 'images');
     assert.deepEqual(await readdir(poolImages).catch(() => []), []);
 

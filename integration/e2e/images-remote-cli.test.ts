@@ -30,12 +30,14 @@ describe('lxc with svcd as image server and puller', { skip }, () => {
   let pub = '';
   let priv = '';
   const dirs: string[] = [];
-  const imagesOf = async (remote: string, cli = lxc) => JSON.parse(await cli.ok(['image', 'list', `${remote}:`, '--format', 'json'])) as any[];
+  const imagesOf = async (remote: string, cli = lxc) =>
+    JSON.parse(await cli.ok(['image', 'list', `${remote}:`, '--format', 'json'])) as any[];
 
   before(async () => {
     await ensureRootSubids();
     [a, b] = await startTwoHosts();
-    for (const h of [a, b]) assert.equal((await h.api.patch('/1.0', { config: { 'core.trust_password': PASSWORD } })).status, 200);
+    for (const h of [a, b])
+      assert.equal((await h.api.patch('/1.0', { config: { 'core.trust_password': PASSWORD } })).status, 200);
     const p = await importTestImage(b, { alias: 'bb', public: true });
     const q = await importTestImage(b, { alias: 'secretimg', public: false, creationDate: 1_650_000_000 });
     dirs.push(p.dir, q.dir);
@@ -43,7 +45,8 @@ describe('lxc with svcd as image server and puller', { skip }, () => {
     priv = q.fingerprint;
     ss = await startSimplestreamsServer({ kinds: ['unified'] });
     lxc = await lxcCli(a.daemon.stateDir);
-    for (const h of [a, b]) await lxc.ok(['remote', 'add', h.name, h.url, '--password', PASSWORD, '--accept-certificate']);
+    for (const h of [a, b])
+      await lxc.ok(['remote', 'add', h.name, h.url, '--password', PASSWORD, '--accept-certificate']);
     // Another lxc (its own client certificate, never trusted) for the --public remote.
     guestLxc = await lxcCli(a.daemon.stateDir);
     await guestLxc.ok(['remote', 'add', 'bpub', b.url, '--public', '--accept-certificate']);
@@ -65,8 +68,15 @@ describe('lxc with svcd as image server and puller', { skip }, () => {
     assert.deepEqual((await b.guest().get('/1.0/images/aliases')).json.metadata, ['/1.0/images/aliases/bb']);
     assert.equal((await b.guest().get(`/1.0/images/${priv}`)).status, 404);
     assert.equal((await b.guest().get(`/1.0/images/${priv}/export`)).status, 404);
-    assert.deepEqual((await imagesOf('bpub', guestLxc)).map((i) => i.fingerprint), [pub]);
-    assert.deepEqual((await imagesOf('b')).map((i) => i.fingerprint).sort(), [pub, priv].sort(), 'the trusted remote sees both');
+    assert.deepEqual(
+      (await imagesOf('bpub', guestLxc)).map((i) => i.fingerprint),
+      [pub],
+    );
+    assert.deepEqual(
+      (await imagesOf('b')).map((i) => i.fingerprint).sort(),
+      [pub, priv].sort(),
+      'the trusted remote sees both',
+    );
   });
 
   test('lxc image copy b:bb a: --alias x --auto-update, and a private image (lxc gets a secret from b, a pulls with it)', async () => {
@@ -84,7 +94,10 @@ describe('lxc with svcd as image server and puller', { skip }, () => {
     assert.match(await lxc.ok(['image', 'refresh', 'a:x']), /already up to date/i);
     const next = await importTestImage(b, { public: true, creationDate: 1_600_000_000 });
     dirs.push(next.dir);
-    assert.equal((await b.api.put('/1.0/images/aliases/bb', { target: next.fingerprint, description: '' })).status, 200);
+    assert.equal(
+      (await b.api.put('/1.0/images/aliases/bb', { target: next.fingerprint, description: '' })).status,
+      200,
+    );
     assert.match(await lxc.ok(['image', 'refresh', 'a:x']), /refreshed/i);
     assert.equal((await a.api.get('/1.0/images/aliases/x')).json.metadata.target, next.fingerprint);
     assert.equal((await a.api.get(`/1.0/images/${pub}`)).status, 404);

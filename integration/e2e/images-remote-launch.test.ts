@@ -26,12 +26,21 @@ describe('launching containers from remote images', { skip }, () => {
   let exports: () => number;
   let closeEvents = () => {};
   const create = (name: string, src: Record<string, unknown> = {}) =>
-    a.api.post('/1.0/containers', { name, source: { type: 'image', mode: 'pull', server: b.url, protocol: 'lxd', alias: 'bb', certificate: b.cert, ...src } });
+    a.api.post('/1.0/containers', {
+      name,
+      source: { type: 'image', mode: 'pull', server: b.url, protocol: 'lxd', alias: 'bb', certificate: b.cert, ...src },
+    });
   const images = async () => (await a.api.get('/1.0/images?recursion=1')).json.metadata as any[];
 
   before(async () => {
     await ensureRootSubids();
-    ({ a, b, exports, closeEvents, image: { dir: dirs[0], fingerprint: fp } } = await startSourceAndTarget());
+    ({
+      a,
+      b,
+      exports,
+      closeEvents,
+      image: { dir: dirs[0], fingerprint: fp },
+    } = await startSourceAndTarget());
   });
   after(async () => {
     closeEvents();
@@ -63,16 +72,26 @@ describe('launching containers from remote images', { skip }, () => {
     const ops = await Promise.all(answers.map((r) => waitOp(a.api, r)));
     assert.equal(ops.length, 12);
     assert.equal(exports() - before, 1, 'the source served one export');
-    assert.deepEqual((await images()).map((i) => i.fingerprint), [fp]);
+    assert.deepEqual(
+      (await images()).map((i) => i.fingerprint),
+      [fp],
+    );
     for (const n of names) await waitOp(a.api, await a.api.delete(`/1.0/containers/${n}`));
   });
 
   test('images.auto_update_interval: the cached image follows the source alias, the old one goes', async () => {
     const next = await importTestImage(b, { public: true, creationDate: 1_600_000_000 });
     dirs.push(next.dir);
-    assert.equal((await b.api.put('/1.0/images/aliases/bb', { target: next.fingerprint, description: '' })).status, 200);
+    assert.equal(
+      (await b.api.put('/1.0/images/aliases/bb', { target: next.fingerprint, description: '' })).status,
+      200,
+    );
     assert.equal((await a.api.patch('/1.0', { config: { 'images.auto_update_interval': '0.001' } })).status, 200);
-    await eventually(async () => (await images()).map((i) => i.fingerprint).join() === next.fingerprint, 'the refreshed image alone', 60_000);
+    await eventually(
+      async () => (await images()).map((i) => i.fingerprint).join() === next.fingerprint,
+      'the refreshed image alone',
+      60_000,
+    );
     const img = (await a.api.get(`/1.0/images/${next.fingerprint}`)).json.metadata;
     assert.equal(img.cached, true);
     assert.equal((await a.api.patch('/1.0', { config: { 'images.auto_update_interval': '0' } })).status, 200);
@@ -90,7 +109,15 @@ describe('launching containers from remote images', { skip }, () => {
 
   test('a launch from simplestreams', async () => {
     ss = await startSimplestreamsServer({ kinds: ['unified'] });
-    const op = await waitOp(a.api, await create('from-ss', { protocol: 'simplestreams', server: ss.url, alias: ss.aliases[0], certificate: ss.certificate }));
+    const op = await waitOp(
+      a.api,
+      await create('from-ss', {
+        protocol: 'simplestreams',
+        server: ss.url,
+        alias: ss.aliases[0],
+        certificate: ss.certificate,
+      }),
+    );
     assert.equal(op.status, 'Success');
     const img = (await images()).find((i) => i.update_source?.protocol === 'simplestreams');
     assert.ok(img, 'the simplestreams image is cached');

@@ -25,17 +25,30 @@ describe('pulling images from another svcd (svc protocol)', () => {
   let exports: () => number;
   let closeEvents = () => {};
   const pull = (src: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    a.api.post('/1.0/images', { ...extra, source: { type: 'image', mode: 'pull', server: b.url, certificate: b.cert, ...src } });
-  const failedOp = async (api: Client, res: { status: number; json: any; text: string }) => (await waitOp(api, res, 'Failure')).err as string;
+    a.api.post('/1.0/images', {
+      ...extra,
+      source: { type: 'image', mode: 'pull', server: b.url, certificate: b.cert, ...src },
+    });
+  const failedOp = async (api: Client, res: { status: number; json: any; text: string }) =>
+    (await waitOp(api, res, 'Failure')).err as string;
   /** Nothing of `fingerprint` on a: no row, no file, no temporary file. */
   const nothingStored = async (fingerprint: string) => {
     assert.equal((await a.api.get(`/1.0/images/${fingerprint}`)).status, 404);
     const names = await readdir(path.join(a.daemon.stateDir, 'images')).catch(() => [] as string[]);
-    assert.deepEqual(names.filter((n) => n.startsWith(fingerprint) || n.startsWith('.tmp-')), []);
+    assert.deepEqual(
+      names.filter((n) => n.startsWith(fingerprint) || n.startsWith('.tmp-')),
+      [],
+    );
   };
 
   before(async () => {
-    ({ a, b, exports, closeEvents, image: { dir: dirs[0], fingerprint: fp } } = await startSourceAndTarget());
+    ({
+      a,
+      b,
+      exports,
+      closeEvents,
+      image: { dir: dirs[0], fingerprint: fp },
+    } = await startSourceAndTarget());
   });
   after(async () => {
     closeEvents();
@@ -52,21 +65,43 @@ describe('pulling images from another svcd (svc protocol)', () => {
     ];
     for (const [src, msg] of cases) {
       assert.match(expectError(await pull(src), 400), msg);
-      assert.match(expectError(await a.api.post('/1.0/containers', { name: 'bad', source: { type: 'image', mode: 'pull', server: b.url, ...src } }), 400), msg);
+      assert.match(
+        expectError(
+          await a.api.post('/1.0/containers', {
+            name: 'bad',
+            source: { type: 'image', mode: 'pull', server: b.url, ...src },
+          }),
+          400,
+        ),
+        msg,
+      );
     }
   });
 
-  test('a pull by alias: the image, its properties with ours on top, aliases, update_source; the bytes are the source\'s', async () => {
+  test("a pull by alias: the image, its properties with ours on top, aliases, update_source; the bytes are the source's", async () => {
     const before = exports();
-    const op = await waitOp(a.api, await pull({ alias: 'bb', protocol: 'lxd' }, { aliases: [{ name: 'here' }], properties: { extra: 'yes' }, auto_update: true }));
+    const op = await waitOp(
+      a.api,
+      await pull(
+        { alias: 'bb', protocol: 'lxd' },
+        { aliases: [{ name: 'here' }], properties: { extra: 'yes' }, auto_update: true },
+      ),
+    );
     assert.equal(op.metadata.fingerprint, fp);
-    assert.match(op.metadata.download_progress, /^100% \([\d.]+[kMG]?B\/s\)$/, 'LXD\'s download_progress, which lxc shows');
+    assert.match(
+      op.metadata.download_progress,
+      /^100% \([\d.]+[kMG]?B\/s\)$/,
+      "LXD's download_progress, which lxc shows",
+    );
     const img = (await a.api.get(`/1.0/images/${fp}`)).json.metadata;
     assert.equal(img.cached, false);
     assert.equal(img.auto_update, true);
     assert.equal(img.properties.os, 'busybox');
     assert.equal(img.properties.extra, 'yes');
-    assert.deepEqual(img.aliases.map((x: any) => x.name), ['here']);
+    assert.deepEqual(
+      img.aliases.map((x: any) => x.name),
+      ['here'],
+    );
     assert.deepEqual(img.update_source, { server: b.url, protocol: 'svc', certificate: b.cert, alias: 'bb' });
     const exported = await a.api.get(`/1.0/images/${fp}/export`);
     assert.equal(sha256(exported.body!), fp);
@@ -113,7 +148,10 @@ describe('pulling images from another svcd (svc protocol)', () => {
     assert.equal(noop.metadata.refreshed, false);
     const next = await importTestImage(b, { public: true, creationDate: 1_600_000_000 });
     dirs.push(next.dir);
-    assert.equal((await b.api.put('/1.0/images/aliases/bb', { target: next.fingerprint, description: '' })).status, 200);
+    assert.equal(
+      (await b.api.put('/1.0/images/aliases/bb', { target: next.fingerprint, description: '' })).status,
+      200,
+    );
     const op = await waitOp(a.api, await a.api.post(`/1.0/images/${fp}/refresh`, {}));
     assert.equal(op.metadata.refreshed, true);
     assert.equal((await a.api.get('/1.0/images/aliases/mine')).json.metadata.target, next.fingerprint);

@@ -138,7 +138,10 @@ describe('the real lxc CLI (5.0.2) against svcd', () => {
 
   test('lxc project list / create / show / set / unset / edit', async () => {
     const listed = JSON.parse(await lxc.ok(['project', 'list', '--format', 'json'])) as { name: string }[];
-    assert.deepEqual(listed.map((p) => p.name), ['default']);
+    assert.deepEqual(
+      listed.map((p) => p.name),
+      ['default'],
+    );
 
     assert.match(await lxc.ok(['project', 'create', 'alpha', '--config', 'user.owner=ann']), /Project alpha created/);
     const created = (await api.get('/1.0/projects/alpha')).json.metadata;
@@ -153,7 +156,14 @@ describe('the real lxc CLI (5.0.2) against svcd', () => {
       'user.team': 'ops',
     });
 
-    const yaml = ['description: Team alpha', 'config:', '  features.images: "true"', '  features.profiles: "true"', '  user.cost: "42"', ''].join('\n');
+    const yaml = [
+      'description: Team alpha',
+      'config:',
+      '  features.images: "true"',
+      '  features.profiles: "true"',
+      '  user.cost: "42"',
+      '',
+    ].join('\n');
     await lxc.ok(['project', 'edit', 'alpha'], yaml);
     const edited = (await api.get('/1.0/projects/alpha')).json.metadata;
     assert.equal(edited.description, 'Team alpha');
@@ -228,8 +238,13 @@ describe('the real lxc CLI (5.0.2) against svcd', () => {
       await lxc.ok(['profile', 'create', 'watched']);
       const event = await eventually(() => {
         // lxc monitor prints each event as a YAML document followed by a blank line.
-        const docs = out.split(/\n\s*\n/).filter((s) => s.trim() !== '').map((s) => parseYaml(s));
-        return docs.find((e) => e?.metadata?.action === 'profile-created' && e.metadata.source === '/1.0/profiles/watched');
+        const docs = out
+          .split(/\n\s*\n/)
+          .filter((s) => s.trim() !== '')
+          .map((s) => parseYaml(s));
+        return docs.find(
+          (e) => e?.metadata?.action === 'profile-created' && e.metadata.source === '/1.0/profiles/watched',
+        );
       }, 'a profile-created event in lxc monitor');
       assert.equal(event.type, 'lifecycle');
       assert.equal(event.project, 'default');

@@ -21,7 +21,8 @@ if (skip) console.log(`# skipping L2 bridge e2e tests: ${skip}`);
 
 const L2 = { 'ipv4.address': 'none', 'ipv6.address': 'none' };
 /** IFF_UP in /sys/class/net/<name>/flags. */
-const adminUp = async (name: string) => (parseInt(await readFile(`/sys/class/net/${name}/flags`, 'utf8'), 16) & 1) === 1;
+const adminUp = async (name: string) =>
+  (parseInt(await readFile(`/sys/class/net/${name}/flags`, 'utf8'), 16) & 1) === 1;
 
 describe('a managed bridge without addresses', { skip }, () => {
   const net = `nl2b${process.pid % 100000}`;
@@ -42,7 +43,10 @@ describe('a managed bridge without addresses', { skip }, () => {
   });
 
   test('bad input: an invalid ipv4.address is refused naming the key, nothing made', async () => {
-    const msg = expectError(await api.post('/1.0/networks', { name: net, config: { ...L2, 'ipv4.address': '10.1.2.3/33' } }), 400);
+    const msg = expectError(
+      await api.post('/1.0/networks', { name: net, config: { ...L2, 'ipv4.address': '10.1.2.3/33' } }),
+      400,
+    );
     assert.match(msg, /"ipv4\.address"/);
     expectError(await api.get(`/1.0/networks/${net}`), 404);
     assert.equal((await hostLink(net)).exists, false);
@@ -61,23 +65,38 @@ describe('a managed bridge without addresses', { skip }, () => {
     const st = (await api.get(`/1.0/networks/${net}/state`)).json.metadata;
     assert.equal(st.state, 'up', JSON.stringify(st));
     assert.equal(st.type, 'broadcast');
-    assert.deepEqual(st.addresses.filter((a: any) => a.scope !== 'link'), []);
+    assert.deepEqual(
+      st.addresses.filter((a: any) => a.scope !== 'link'),
+      [],
+    );
     assert.deepEqual((await api.get(`/1.0/networks/${net}/leases`)).json.metadata, []);
     const info = await cli.run(['network', 'info', net]);
     assert.equal(info.code, 0, info.stderr);
     assert.match(info.stdout, /State: up/);
 
     // A container with a bridged nic on it starts, its host-side veth a port of the bridge.
-    await waitOp(api, await api.post('/1.0/containers', { name: 'nl2c', source: { type: 'image', alias: 'bb' }, devices: { eth0: { type: 'nic', network: net } } }));
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: 'nl2c',
+        source: { type: 'image', alias: 'bb' },
+        devices: { eth0: { type: 'nic', network: net } },
+      }),
+    );
     await waitOp(api, await api.put('/1.0/containers/nl2c/state', { action: 'start' }));
-    const hostName = await eventually(async () => (await api.get('/1.0/containers/nl2c/state')).json.metadata?.network?.eth0?.host_name || undefined, 'the nic has a host side');
+    const hostName = await eventually(
+      async () => (await api.get('/1.0/containers/nl2c/state')).json.metadata?.network?.eth0?.host_name || undefined,
+      'the nic has a host side',
+    );
     assert.equal((await hostLink(hostName)).master, net);
     assert.equal((await api.get(`/1.0/networks/${net}/state`)).json.metadata.state, 'up');
     await waitOp(api, await api.put('/1.0/containers/nl2c/state', { action: 'stop', force: true }));
 
     // An address (no NAT): dnsmasq starts; back to none: it stops.
     const { cidr } = await freeSubnet24(7);
-    const given = await api.patch(`/1.0/networks/${net}`, { config: { 'ipv4.address': cidr, 'ipv4.nat': 'false', 'ipv4.routing': 'false' } });
+    const given = await api.patch(`/1.0/networks/${net}`, {
+      config: { 'ipv4.address': cidr, 'ipv4.nat': 'false', 'ipv4.routing': 'false' },
+    });
     assert.equal(given.status, 200, given.text);
     assert.equal((await dnsmasqs()).length, 1, 'dnsmasq serves the new address');
     assert.match(await svcdRuleText(), new RegExp(`iifname "${net}"`));

@@ -54,14 +54,19 @@ print(json.dumps(out))
 
 function pylxd(stateDir: string, step: string): Promise<any> {
   return new Promise((resolve, reject) => {
-    execFile('/usr/bin/python3', ['-c', PYLXD, step, pyNet, hostBridge], { env: { PATH: '/usr/bin:/bin', LXD_DIR: stateDir, PYTHONDONTWRITEBYTECODE: '1' }, timeout: 120_000 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`pylxd step ${step} failed: ${err.message}\n${stderr}`));
-      try {
-        resolve(JSON.parse(stdout.trim().split('\n').pop() ?? ''));
-      } catch {
-        reject(new Error(`pylxd step ${step} printed no JSON:\n${stdout}\n${stderr}`));
-      }
-    });
+    execFile(
+      '/usr/bin/python3',
+      ['-c', PYLXD, step, pyNet, hostBridge],
+      { env: { PATH: '/usr/bin:/bin', LXD_DIR: stateDir, PYTHONDONTWRITEBYTECODE: '1' }, timeout: 120_000 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`pylxd step ${step} failed: ${err.message}\n${stderr}`));
+        try {
+          resolve(JSON.parse(stdout.trim().split('\n').pop() ?? ''));
+        } catch {
+          reject(new Error(`pylxd step ${step} printed no JSON:\n${stdout}\n${stderr}`));
+        }
+      },
+    );
   });
 }
 
@@ -83,9 +88,16 @@ describe('lxc network and pylxd networks on svcd', () => {
   });
 
   test('lxc network list / show / info on host interfaces; refusals print the daemon message', async () => {
-    const rows = (await lxc.ok(['network', 'list', '--format', 'csv'])).trim().split('\n').map((l) => l.split(','));
+    const rows = (await lxc.ok(['network', 'list', '--format', 'csv']))
+      .trim()
+      .split('\n')
+      .map((l) => l.split(','));
     // The CLI itself leaves loopback and unknown interfaces out of the list.
-    assert.deepEqual(rows.find((r) => r[0] === hostBridge)?.slice(0, 3), [hostBridge, 'bridge', 'NO'], JSON.stringify(rows));
+    assert.deepEqual(
+      rows.find((r) => r[0] === hostBridge)?.slice(0, 3),
+      [hostBridge, 'bridge', 'NO'],
+      JSON.stringify(rows),
+    );
     assert.ok(!rows.some((r) => r[0] === 'lo'));
     const shown = parseYaml(await lxc.ok(['network', 'show', 'lo']));
     assert.equal(shown.managed, false);
@@ -104,7 +116,10 @@ describe('lxc network and pylxd networks on svcd', () => {
   test('pylxd reads networks: all, get, exists, and the state through its api tree', async () => {
     const out = await pylxd(d.stateDir, 'read');
     assert.ok(out.names.includes('lo') && out.names.includes(hostBridge), JSON.stringify(out.names));
-    assert.deepEqual({ managed: out.lo.managed, type: out.lo.type, config: out.lo.config }, { managed: false, type: 'loopback', config: {} });
+    assert.deepEqual(
+      { managed: out.lo.managed, type: out.lo.type, config: out.lo.config },
+      { managed: false, type: 'loopback', config: {} },
+    );
     assert.equal(out.bridge.type, 'bridge');
     assert.equal(out.exists, true);
     assert.equal(out.missing, false);
@@ -123,7 +138,10 @@ describe('lxc network and pylxd networks on svcd', () => {
     await lxc.ok(['network', 'unset', net, 'ipv4.dhcp.expiry']);
     assert.equal((await lxc.ok(['network', 'get', net, 'ipv4.dhcp.expiry'])).trim(), '');
     assert.equal((await lxc.ok(['network', 'list-leases', net, '--format', 'csv'])).trim(), '');
-    assert.match(await lxc.ok(['network', 'info', net]), new RegExp(shown.config['ipv4.address'].replace(/\/24$/, '').replace(/\./g, '\\.')));
+    assert.match(
+      await lxc.ok(['network', 'info', net]),
+      new RegExp(shown.config['ipv4.address'].replace(/\/24$/, '').replace(/\./g, '\\.')),
+    );
     const row = (await lxc.ok(['network', 'list', '--format', 'csv'])).split('\n').find((l) => l.startsWith(`${net},`));
     assert.match(row ?? '', new RegExp(`^${net},bridge,YES,`));
     await lxc.ok(['network', 'rename', net, renamed]);

@@ -7,20 +7,38 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rename, stat, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { parsePostmasterPid, POSTGRES_ROOT, privatePostgresDirOf } from '../../src/host/postgres/private-postgres-args.ts';
+import {
+  parsePostmasterPid,
+  POSTGRES_ROOT,
+  privatePostgresDirOf,
+} from '../../src/host/postgres/private-postgres-args.ts';
 import { teardownContainers, uploadBusybox, waitOp as waitOpOf } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { client, type Client } from '../support/http.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
 
 const run = promisify(execFile);
-const installed = (await readdir(POSTGRES_ROOT).catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(b) - Number(a))[0];
-const skip = (await lxcSkipReason()) || (installed ? undefined : 'no PostgreSQL server binaries (apt-get install postgresql-15)');
+const installed = (await readdir(POSTGRES_ROOT).catch(() => [] as string[]))
+  .filter((n) => /^\d+$/.test(n))
+  .sort((a, b) => Number(b) - Number(a))[0];
+const skip =
+  (await lxcSkipReason()) || (installed ? undefined : 'no PostgreSQL server binaries (apt-get install postgresql-15)');
 
 /** Every file under `dir` with its size, mtime and content hash-free identity: what "untouched" is measured by. */
 async function snapshot(dir: string): Promise<string[]> {
@@ -47,11 +65,20 @@ describe('a PostgreSQL upgrade under the private server', { skip }, () => {
   let binRoot = '';
   let bin = '';
   const waitOp = (res: { status: number; json: any; text: string }) => waitOpOf(api, res);
-  const postmaster = async () => parsePostmasterPid(await readFile(path.join(privatePostgresDirOf(d.stateDir), 'postmaster.pid'), 'utf8').catch(() => ''))?.pid;
+  const postmaster = async () =>
+    parsePostmasterPid(
+      await readFile(path.join(privatePostgresDirOf(d.stateDir), 'postmaster.pid'), 'utf8').catch(() => ''),
+    )?.pid;
   /** The ended operations (GET /1.0/operations lists active ones only), as GET answers each. */
   const done: string[] = [];
   const opOf = async (id: string) => {
-    const o = (await api.get(`/1.0/operations/${id}`)).json.metadata as { id: string; status: string; description: string; err: string; updated_at: string };
+    const o = (await api.get(`/1.0/operations/${id}`)).json.metadata as {
+      id: string;
+      status: string;
+      description: string;
+      err: string;
+      updated_at: string;
+    };
     return `${o.id} ${o.status} ${o.description} ${o.err} ${o.updated_at}`;
   };
   const view = async () => ({
@@ -70,7 +97,8 @@ describe('a PostgreSQL upgrade under the private server', { skip }, () => {
     await chmod(binRoot, 0o755);
     bin = path.join(binRoot, 'pgbin');
     await mkdir(bin, { mode: 0o755 });
-    for (const f of ['postgres', 'pg_ctl', 'initdb']) await copyFile(path.join(POSTGRES_ROOT, installed!, 'bin', f), path.join(bin, f));
+    for (const f of ['postgres', 'pg_ctl', 'initdb'])
+      await copyFile(path.join(POSTGRES_ROOT, installed!, 'bin', f), path.join(bin, f));
     for (const f of ['postgres', 'pg_ctl', 'initdb']) await chmod(path.join(bin, f), 0o755);
     imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
     d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info', SVCD_POSTGRES_BIN: bin } });
@@ -83,12 +111,18 @@ describe('a PostgreSQL upgrade under the private server', { skip }, () => {
   });
 
   test('the next svcd restarts the server that runs the replaced binary on the new one, and every row is kept', async () => {
-    done.push((await waitOp(await api.post('/1.0/containers', { name: 'pgup-c1', source: { type: 'image', alias: 'bb' } }))).id);
+    done.push(
+      (await waitOp(await api.post('/1.0/containers', { name: 'pgup-c1', source: { type: 'image', alias: 'bb' } }))).id,
+    );
     assert.equal((await api.patch('/1.0/containers/pgup-c1', { config: { 'user.note': 'kept' } })).status, 200);
     done.push((await waitOp(await api.post('/1.0/containers/pgup-c1/snapshots', { name: 'snap0' }))).id);
     const before = await view();
     assert.ok(before.list.includes('/1.0/containers/pgup-c1'), JSON.stringify(before));
-    assert.deepEqual(before.ended.map((o) => o.split(' ')[1]), ['Success', 'Success'], before.ended.join('\n'));
+    assert.deepEqual(
+      before.ended.map((o) => o.split(' ')[1]),
+      ['Success', 'Success'],
+      before.ended.join('\n'),
+    );
     const oldPid = (await postmaster())!;
     assert.equal(await readlink(`/proc/${oldPid}/exe`), path.join(bin, 'postgres'));
 
@@ -105,7 +139,11 @@ describe('a PostgreSQL upgrade under the private server', { skip }, () => {
     assert.notEqual(newPid, oldPid, 'a new postmaster');
     assert.ok(await gone(oldPid), 'the old postmaster is gone');
     assert.equal(await readlink(`/proc/${newPid}/exe`), path.join(bin, 'postgres'));
-    assert.equal((await stat(`/proc/${newPid}/exe`)).ino, (await stat(path.join(bin, 'postgres'))).ino, 'it runs the new file');
+    assert.equal(
+      (await stat(`/proc/${newPid}/exe`)).ino,
+      (await stat(path.join(bin, 'postgres'))).ino,
+      'it runs the new file',
+    );
     assert.match(d.output(), /restarting the embedded PostgreSQL server on the installed binary/);
     assert.deepEqual(await view(), before);
     assert.equal((await api.get('/1.0/containers/pgup-c1')).json.metadata.config['user.note'], 'kept');
@@ -125,8 +163,18 @@ describe('a PostgreSQL upgrade under the private server', { skip }, () => {
 
     await assert.rejects(d.restart(), /svcd exited with 3 at start/);
     assert.equal(d.proc.exitCode, 3, 'the exit code svcd.service does not restart (RestartPreventExitStatus)');
-    assert.match(d.output(), new RegExp(`svcd: the embedded database in ${dataDir} was made by PostgreSQL ${other}, but SVCD_POSTGRES_BIN \\(${bin}\\) holds PostgreSQL ${major}`));
-    assert.match(d.output(), new RegExp(`svcd has not touched the data\\. Install PostgreSQL ${other}'s server again: apt-get install postgresql-${other}`));
+    assert.match(
+      d.output(),
+      new RegExp(
+        `svcd: the embedded database in ${dataDir} was made by PostgreSQL ${other}, but SVCD_POSTGRES_BIN \\(${bin}\\) holds PostgreSQL ${major}`,
+      ),
+    );
+    assert.match(
+      d.output(),
+      new RegExp(
+        `svcd has not touched the data\\. Install PostgreSQL ${other}'s server again: apt-get install postgresql-${other}`,
+      ),
+    );
     assert.deepEqual(await snapshot(dataDir), untouched);
     assert.equal(await postmaster(), undefined, 'no server was started');
 

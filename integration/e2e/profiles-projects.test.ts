@@ -21,22 +21,54 @@ describe('profiles and projects over the unix socket', () => {
   });
 
   test('profile CRUD: create, recursion, GET with ETag, PUT replaces, PATCH merges, stale ETag → 412', async () => {
-    const created = await api.post('/1.0/profiles', { name: 'web', description: 'Web', config: { 'limits.cpu': '2', 'user.tier': 'front' }, devices: {} });
+    const created = await api.post('/1.0/profiles', {
+      name: 'web',
+      description: 'Web',
+      config: { 'limits.cpu': '2', 'user.tier': 'front' },
+      devices: {},
+    });
     assert.equal(created.status, 200, created.text);
     assert.equal(created.headers.location, '/1.0/profiles/web');
     expectError(await api.post('/1.0/profiles', { name: 'web' }), 409);
     const all = (await api.get('/1.0/profiles?recursion=1')).json.metadata;
-    assert.deepEqual(all.map((p: { name: string }) => p.name), ['default', 'web']);
+    assert.deepEqual(
+      all.map((p: { name: string }) => p.name),
+      ['default', 'web'],
+    );
     const got = await api.get('/1.0/profiles/web');
-    assert.deepEqual(got.json.metadata, { name: 'web', description: 'Web', config: { 'limits.cpu': '2', 'user.tier': 'front' }, devices: {}, used_by: [] });
+    assert.deepEqual(got.json.metadata, {
+      name: 'web',
+      description: 'Web',
+      config: { 'limits.cpu': '2', 'user.tier': 'front' },
+      devices: {},
+      used_by: [],
+    });
     const etag = got.headers.etag!;
-    assert.equal((await api.patch('/1.0/profiles/web', { config: { 'limits.memory': '1GiB', 'user.tier': '' } }, { 'If-Match': etag })).status, 200);
+    assert.equal(
+      (
+        await api.patch(
+          '/1.0/profiles/web',
+          { config: { 'limits.memory': '1GiB', 'user.tier': '' } },
+          { 'If-Match': etag },
+        )
+      ).status,
+      200,
+    );
     const patched = await api.get('/1.0/profiles/web');
     assert.deepEqual(patched.json.metadata.config, { 'limits.cpu': '2', 'limits.memory': '1GiB' });
     assert.equal(patched.json.metadata.description, 'Web');
     assert.notEqual(patched.headers.etag, etag);
     expectError(await api.put('/1.0/profiles/web', { config: {} }, { 'If-Match': etag }), 412);
-    assert.equal((await api.put('/1.0/profiles/web', { config: { 'boot.autostart': 'true' } }, { 'If-Match': patched.headers.etag! })).status, 200);
+    assert.equal(
+      (
+        await api.put(
+          '/1.0/profiles/web',
+          { config: { 'boot.autostart': 'true' } },
+          { 'If-Match': patched.headers.etag! },
+        )
+      ).status,
+      200,
+    );
     const put = (await api.get('/1.0/profiles/web')).json.metadata;
     assert.deepEqual(put.config, { 'boot.autostart': 'true' });
     assert.equal(put.description, '', 'PUT replaces the description too');
@@ -47,7 +79,12 @@ describe('profiles and projects over the unix socket', () => {
     expectError(await api.patch('/1.0/profiles/web', { devices: { x: { type: 'pci' } } }), 400);
     expectError(await api.patch('/1.0/profiles/web', { config: { 'limits.memory': 'lots' } }), 400);
     expectError(await api.patch('/1.0/profiles/web', { config: { 'volatile.eth0.hwaddr': '00:16:3e:00:00:01' } }), 400);
-    const ok = await api.patch('/1.0/profiles/web', { devices: { eth0: { type: 'nic', nictype: 'bridged', parent: 'br0', name: 'eth0' }, data: { type: 'disk', path: '/srv', source: '/srv/data' } } });
+    const ok = await api.patch('/1.0/profiles/web', {
+      devices: {
+        eth0: { type: 'nic', nictype: 'bridged', parent: 'br0', name: 'eth0' },
+        data: { type: 'disk', path: '/srv', source: '/srv/data' },
+      },
+    });
     assert.equal(ok.status, 200, ok.text);
     assert.deepEqual(Object.keys((await api.get('/1.0/profiles/web')).json.metadata.devices).sort(), ['data', 'eth0']);
   });
@@ -66,13 +103,18 @@ describe('profiles and projects over the unix socket', () => {
   });
 
   test('filter= on collections: key eq value, case-insensitive; empty filter = all', async () => {
-    const f = (q: string) => api.get(`/1.0/profiles?recursion=1&filter=${encodeURIComponent(q)}`).then((r) => r.json.metadata.map((p: { name: string }) => p.name));
+    const f = (q: string) =>
+      api
+        .get(`/1.0/profiles?recursion=1&filter=${encodeURIComponent(q)}`)
+        .then((r) => r.json.metadata.map((p: { name: string }) => p.name));
     assert.deepEqual(await f('name eq FRONTEND'), ['frontend']);
     assert.deepEqual(await f('config.boot.autostart eq true'), ['frontend']);
     assert.deepEqual(await f('name ne frontend and name ne other'), ['default']);
     assert.deepEqual(await f('name eq other or name eq default'), ['default', 'other']);
     assert.deepEqual((await api.get('/1.0/profiles?filter=')).json.metadata.length, 3);
-    assert.deepEqual((await api.get(`/1.0/profiles?filter=${encodeURIComponent('name eq other')}`)).json.metadata, ['/1.0/profiles/other']);
+    assert.deepEqual((await api.get(`/1.0/profiles?filter=${encodeURIComponent('name eq other')}`)).json.metadata, [
+      '/1.0/profiles/other',
+    ]);
     expectError(await api.get(`/1.0/profiles?filter=${encodeURIComponent('name like x')}`), 400);
   });
 
@@ -89,7 +131,9 @@ describe('profiles and projects over the unix socket', () => {
     const p = (await api.get('/1.0/projects/team')).json.metadata;
     assert.deepEqual(p.config, { 'features.images': 'true', 'features.profiles': 'true' });
     assert.deepEqual(p.used_by, ['/1.0/profiles/default?project=team']);
-    assert.deepEqual((await api.get('/1.0/profiles?project=team')).json.metadata, ['/1.0/profiles/default?project=team']);
+    assert.deepEqual((await api.get('/1.0/profiles?project=team')).json.metadata, [
+      '/1.0/profiles/default?project=team',
+    ]);
     await api.post('/1.0/profiles?project=team', { name: 'only-here' });
     expectError(await api.get('/1.0/profiles/only-here'), 404);
     assert.equal((await api.get('/1.0/profiles/only-here?project=team')).status, 200);
@@ -100,7 +144,10 @@ describe('profiles and projects over the unix socket', () => {
   });
 
   test('a project without features.profiles uses the default project profiles', async () => {
-    assert.equal((await api.post('/1.0/projects', { name: 'shared', config: { 'features.profiles': 'false' } })).status, 200);
+    assert.equal(
+      (await api.post('/1.0/projects', { name: 'shared', config: { 'features.profiles': 'false' } })).status,
+      200,
+    );
     const names = (await api.get('/1.0/profiles?project=shared')).json.metadata;
     assert.ok(names.includes('/1.0/profiles/frontend?project=shared'));
     assert.deepEqual((await api.get('/1.0/projects/shared')).json.metadata.used_by, []);
@@ -109,8 +156,14 @@ describe('profiles and projects over the unix socket', () => {
   test('project features cannot change while it holds objects; PATCH/PUT with ETag', async () => {
     const cur = await api.get('/1.0/projects/team');
     expectError(await api.patch('/1.0/projects/team', { config: { 'features.profiles': 'false' } }), 400);
-    assert.equal((await api.patch('/1.0/projects/team', { description: 'The team' }, { 'If-Match': cur.headers.etag! })).status, 200);
-    expectError(await api.put('/1.0/projects/team', { description: 'x', config: {} }, { 'If-Match': cur.headers.etag! }), 412);
+    assert.equal(
+      (await api.patch('/1.0/projects/team', { description: 'The team' }, { 'If-Match': cur.headers.etag! })).status,
+      200,
+    );
+    expectError(
+      await api.put('/1.0/projects/team', { description: 'x', config: {} }, { 'If-Match': cur.headers.etag! }),
+      412,
+    );
     const now = (await api.get('/1.0/projects/team')).json.metadata;
     assert.equal(now.description, 'The team');
     assert.equal(now.config['features.profiles'], 'true');
@@ -122,7 +175,9 @@ describe('profiles and projects over the unix socket', () => {
     const r = await api.post('/1.0/projects/team', { name: 'squad' });
     assert.equal(r.status, 204);
     assert.equal(r.headers.location, '/1.0/projects/squad');
-    assert.deepEqual((await api.get('/1.0/profiles?project=squad')).json.metadata, ['/1.0/profiles/default?project=squad']);
+    assert.deepEqual((await api.get('/1.0/profiles?project=squad')).json.metadata, [
+      '/1.0/profiles/default?project=squad',
+    ]);
     expectError(await api.post('/1.0/projects/squad', { name: 'shared' }), 409);
     expectError(await api.post('/1.0/projects/default', { name: 'x' }), 403);
     expectError(await api.delete('/1.0/projects/default'), 403);

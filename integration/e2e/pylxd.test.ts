@@ -118,7 +118,13 @@ describe('python3-pylxd 2.2.10 against svcd', () => {
 
   test('profiles.create; duplicate and unknown key raise LXDAPIException with the daemon message', async () => {
     const out = await step('create');
-    assert.deepEqual(out.created, { name: 'pyweb', description: '', config: { 'limits.cpu': '2', 'user.from': 'pylxd' }, devices: {}, used_by: [] });
+    assert.deepEqual(out.created, {
+      name: 'pyweb',
+      description: '',
+      config: { 'limits.cpu': '2', 'user.from': 'pylxd' },
+      devices: {},
+      used_by: [],
+    });
     assert.deepEqual(out.profiles, ['default', 'pyweb']);
     assert.equal(out.exists, true);
     assert.equal(out.missing_exists, false);

@@ -53,17 +53,33 @@ describe('lxc remote add with the trust password, then lxc list over HTTPS', { s
   test('a wrong password is refused: non-zero exit, a clear message, no certificate added', async () => {
     const cli = await lxcCli(d.stateDir);
     clis.push(cli);
-    const r = await cli.run(['remote', 'add', 'svcd', `https://127.0.0.1:${port}`, '--password', 'wrong', '--accept-certificate']);
+    const r = await cli.run([
+      'remote',
+      'add',
+      'svcd',
+      `https://127.0.0.1:${port}`,
+      '--password',
+      'wrong',
+      '--accept-certificate',
+    ]);
     assert.notEqual(r.code, 0, r.stdout);
     assert.match(r.stderr, /wrong or missing trust password/);
     assert.deepEqual(await certificates(), []);
     assert.doesNotMatch(await cli.ok(['remote', 'list', '--format', 'csv']), /^svcd,/m, 'the remote was not added');
   });
 
-  test('the right password trusts the CLI\'s own certificate (taken from the connection); lxc list svcd: lists the containers', async () => {
+  test("the right password trusts the CLI's own certificate (taken from the connection); lxc list svcd: lists the containers", async () => {
     const cli = await lxcCli(d.stateDir);
     clis.push(cli);
-    const added = await cli.run(['remote', 'add', 'svcd', `https://127.0.0.1:${port}`, '--password', PASSWORD, '--accept-certificate']);
+    const added = await cli.run([
+      'remote',
+      'add',
+      'svcd',
+      `https://127.0.0.1:${port}`,
+      '--password',
+      PASSWORD,
+      '--accept-certificate',
+    ]);
     assert.equal(added.code, 0, `${added.stdout}\n${added.stderr}`);
     const own = await readFile(path.join(cli.conf, 'client.crt'), 'utf8');
     assert.deepEqual(await certificates(), [`/1.0/certificates/${fingerprint(own)}`]);
@@ -71,12 +87,23 @@ describe('lxc remote add with the trust password, then lxc list over HTTPS', { s
     assert.equal(row.type, 'client');
     assert.notEqual(row.name, '', 'a name is given when the CLI sends none');
 
-    assert.match(await cli.ok(['remote', 'list', '--format', 'csv']), new RegExp(`^svcd,https://127\\.0\\.0\\.1:${port},lxd,tls,`, 'm'));
+    assert.match(
+      await cli.ok(['remote', 'list', '--format', 'csv']),
+      new RegExp(`^svcd,https://127\\.0\\.0\\.1:${port},lxd,tls,`, 'm'),
+    );
     assert.equal((await cli.ok(['list', 'svcd:', '--format', 'csv', '-c', 'ns'])).trim(), 'remote-c1,STOPPED');
     assert.match(await cli.ok(['info', 'svcd:remote-c1']), /Name: remote-c1/);
 
     // Adding it again: already trusted, no second certificate.
-    const again = await cli.run(['remote', 'add', 'svcd2', `https://127.0.0.1:${port}`, '--password', PASSWORD, '--accept-certificate']);
+    const again = await cli.run([
+      'remote',
+      'add',
+      'svcd2',
+      `https://127.0.0.1:${port}`,
+      '--password',
+      PASSWORD,
+      '--accept-certificate',
+    ]);
     assert.equal(again.code, 0, again.stderr);
     assert.equal((await certificates()).length, 1);
   });

@@ -21,10 +21,20 @@ function get(port: number, path: string, limit?: number): Promise<{ status: numb
         size += c.length;
         if (limit !== undefined && size >= limit) {
           res.destroy();
-          resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body: Buffer.concat(chunks) });
+          resolve({
+            status: res.statusCode ?? 0,
+            type: String(res.headers['content-type']),
+            body: Buffer.concat(chunks),
+          });
         }
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          type: String(res.headers['content-type']),
+          body: Buffer.concat(chunks),
+        }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);

@@ -6,7 +6,6 @@ import { makeClientCertificate } from '../support/certs.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { freePort, client, eventually, expectError, type Client } from '../support/http.ts';
 
-
 const fp = (pem: string) => createHash('sha256').update(new X509Certificate(pem).raw).digest('hex');
 
 describe('server endpoints, HTTPS listener and trust', () => {
@@ -15,7 +14,8 @@ describe('server endpoints, HTTPS listener and trust', () => {
   let port: number;
   let alice: { cert: string; key: string };
   let bob: { cert: string; key: string };
-  const overHttps = (cert?: { cert: string; key: string }, p = port) => client({ https: { host: '127.0.0.1', port: p, ...(cert ?? {}) } });
+  const overHttps = (cert?: { cert: string; key: string }, p = port) =>
+    client({ https: { host: '127.0.0.1', port: p, ...(cert ?? {}) } });
 
   before(async () => {
     d = await startDaemon();
@@ -50,7 +50,10 @@ describe('server endpoints, HTTPS listener and trust', () => {
     const res = await local.get('/1.0/resources');
     const r = res.json.metadata;
     assert.ok(r.cpu.total >= 1);
-    assert.equal(r.cpu.sockets.reduce((n: number, s: { threads: number }) => n + s.threads, 0), r.cpu.total);
+    assert.equal(
+      r.cpu.sockets.reduce((n: number, s: { threads: number }) => n + s.threads, 0),
+      r.cpu.total,
+    );
     assert.ok(r.memory.total > r.memory.used && r.memory.used > 0);
   });
 
@@ -62,7 +65,9 @@ describe('server endpoints, HTTPS listener and trust', () => {
   });
 
   test('core.https_address opens the HTTPS listener live; guests and untrusted callers get reduced views and 403', async () => {
-    const r = await local.patch('/1.0', { config: { 'core.https_address': `127.0.0.1:${port}`, 'core.trust_password': 'sekrit' } });
+    const r = await local.patch('/1.0', {
+      config: { 'core.https_address': `127.0.0.1:${port}`, 'core.trust_password': 'sekrit' },
+    });
     assert.equal(r.status, 200, r.text);
     const shown = (await local.get('/1.0')).json.metadata;
     assert.equal(shown.config['core.https_address'], `127.0.0.1:${port}`);
@@ -90,7 +95,10 @@ describe('server endpoints, HTTPS listener and trust', () => {
     expectError(await untrusted.post('/1.0/certificates', { type: 'client', password: 'wrong' }), 403);
     expectError(await untrusted.post('/1.0/certificates', { type: 'client' }), 403);
     // An untrusted caller cannot smuggle in someone else's certificate.
-    expectError(await untrusted.post('/1.0/certificates', { type: 'client', password: 'sekrit', certificate: bob.cert }), 403);
+    expectError(
+      await untrusted.post('/1.0/certificates', { type: 'client', password: 'sekrit', certificate: bob.cert }),
+      403,
+    );
     const ok = await untrusted.post('/1.0/certificates', { type: 'client', password: 'sekrit', name: 'alice' });
     assert.equal(ok.status, 200, ok.text);
     const trusted = overHttps(alice);
@@ -106,18 +114,27 @@ describe('server endpoints, HTTPS listener and trust', () => {
     const api = overHttps(alice);
     expectError(await api.post('/1.0/certificates', { type: 'client', certificate: 'not a cert' }), 400);
     expectError(await api.post('/1.0/certificates', { type: 'server', certificate: bob.cert }), 400);
-    assert.equal((await api.post('/1.0/certificates', { type: 'client', certificate: bob.cert, name: 'bob' })).status, 200);
+    assert.equal(
+      (await api.post('/1.0/certificates', { type: 'client', certificate: bob.cert, name: 'bob' })).status,
+      200,
+    );
     const bobFp = fp(bob.cert);
     const got = await api.get(`/1.0/certificates/${bobFp}`);
     assert.deepEqual(
       { ...got.json.metadata, certificate: undefined },
       { type: 'client', name: 'bob', fingerprint: bobFp, certificate: undefined },
     );
-    assert.equal(new X509Certificate(got.json.metadata.certificate).fingerprint256, new X509Certificate(bob.cert).fingerprint256);
+    assert.equal(
+      new X509Certificate(got.json.metadata.certificate).fingerprint256,
+      new X509Certificate(bob.cert).fingerprint256,
+    );
     assert.equal((await api.get(`/1.0/certificates/${bobFp.slice(0, 12)}`)).json.metadata.fingerprint, bobFp);
     const etag = got.headers.etag!;
     assert.equal((await api.patch(`/1.0/certificates/${bobFp}`, { name: 'robert' }, { 'If-Match': etag })).status, 200);
-    expectError(await api.put(`/1.0/certificates/${bobFp}`, { type: 'client', name: 'bobby' }, { 'If-Match': etag }), 412);
+    expectError(
+      await api.put(`/1.0/certificates/${bobFp}`, { type: 'client', name: 'bobby' }, { 'If-Match': etag }),
+      412,
+    );
     assert.equal((await api.get(`/1.0/certificates/${bobFp}`)).json.metadata.name, 'robert');
     assert.equal((await overHttps(bob).get('/1.0')).json.metadata.auth, 'trusted');
     const del = await api.delete(`/1.0/certificates/${bobFp}`);
@@ -130,8 +147,15 @@ describe('server endpoints, HTTPS listener and trust', () => {
   test('ETag and If-Match on /1.0: a stale ETag → 412 and nothing changes', async () => {
     const cur = await local.get('/1.0');
     const etag = cur.headers.etag!;
-    assert.equal((await local.patch('/1.0', { config: { 'core.https_allowed_credentials': 'true' } }, { 'If-Match': etag })).status, 200);
-    expectError(await local.patch('/1.0', { config: { 'core.https_allowed_credentials': 'false' } }, { 'If-Match': etag }), 412);
+    assert.equal(
+      (await local.patch('/1.0', { config: { 'core.https_allowed_credentials': 'true' } }, { 'If-Match': etag }))
+        .status,
+      200,
+    );
+    expectError(
+      await local.patch('/1.0', { config: { 'core.https_allowed_credentials': 'false' } }, { 'If-Match': etag }),
+      412,
+    );
     assert.equal((await local.get('/1.0')).json.metadata.config['core.https_allowed_credentials'], 'true');
     const res = await overHttps(alice).get('/1.0');
     assert.equal(res.headers['access-control-allow-credentials'], 'true');
@@ -143,7 +167,10 @@ describe('server endpoints, HTTPS listener and trust', () => {
     assert.equal((await local.put('/1.0', { config: cfg })).status, 200);
     // The password still works: a new client can use it.
     const carol = await makeClientCertificate('carol');
-    assert.equal((await overHttps(carol).post('/1.0/certificates', { type: 'client', password: 'sekrit' })).status, 200);
+    assert.equal(
+      (await overHttps(carol).post('/1.0/certificates', { type: 'client', password: 'sekrit' })).status,
+      200,
+    );
     assert.equal((await overHttps(carol).get('/1.0')).json.metadata.auth, 'trusted');
   });
 
@@ -166,7 +193,16 @@ describe('server endpoints, HTTPS listener and trust', () => {
     const cfg = (await local.get('/1.0')).json.metadata.config;
     delete cfg['core.https_address'];
     assert.equal((await local.put('/1.0', { config: cfg })).status, 200);
-    await eventually(async () => overHttps(alice, port2).get('/1.0').then(() => false, () => true), 'the HTTPS listener to close');
+    await eventually(
+      async () =>
+        overHttps(alice, port2)
+          .get('/1.0')
+          .then(
+            () => false,
+            () => true,
+          ),
+      'the HTTPS listener to close',
+    );
     assert.deepEqual((await local.get('/1.0')).json.metadata.environment.addresses, []);
   });
 

@@ -36,7 +36,8 @@ describe('PKI mode: server.ca and ca.crl in the state directory', () => {
   let dave: Issued; // issued by the CA, trusted, revoked later
   let mallory: { cert: string; key: string }; // self-signed
   const PASSWORD = 'pki-s3cret';
-  const overHttps = (cert?: { cert: string; key: string }) => client({ https: { host: '127.0.0.1', port, ...(cert ?? {}) } });
+  const overHttps = (cert?: { cert: string; key: string }) =>
+    client({ https: { host: '127.0.0.1', port, ...(cert ?? {}) } });
   const auth = async (cert?: { cert: string; key: string }) => (await overHttps(cert).get('/1.0')).json.metadata.auth;
 
   before(async () => {
@@ -57,10 +58,15 @@ describe('PKI mode: server.ca and ca.crl in the state directory', () => {
     d = await startDaemon({ stateDir });
     local = client({ socketPath: d.socketPath });
     port = await freePort();
-    const r = await local.patch('/1.0', { config: { 'core.https_address': `127.0.0.1:${port}`, 'core.trust_password': PASSWORD } });
+    const r = await local.patch('/1.0', {
+      config: { 'core.https_address': `127.0.0.1:${port}`, 'core.trust_password': PASSWORD },
+    });
     assert.equal(r.status, 200, r.text);
     // carol and mallory are put in the trust store by the local (trusted) user, as LXD allows.
-    for (const [name, c] of [['carol', carol], ['mallory', mallory]] as const)
+    for (const [name, c] of [
+      ['carol', carol],
+      ['mallory', mallory],
+    ] as const)
       assert.equal((await local.post('/1.0/certificates', { type: 'client', name, certificate: c.cert })).status, 200);
   });
   const clis: LxcCli[] = [];
@@ -97,7 +103,10 @@ describe('PKI mode: server.ca and ca.crl in the state directory', () => {
   });
 
   test('the certificate request names the CA (so LXD clients send only a certificate it issued)', async () => {
-    const out = await runCommand('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', 'localhost'], { input: '', timeoutMs: 30_000 });
+    const out = await runCommand('openssl', ['s_client', '-connect', `127.0.0.1:${port}`, '-servername', 'localhost'], {
+      input: '',
+      timeoutMs: 30_000,
+    });
     assert.match(out, /Acceptable client certificate CA names\n[^\n]*CN ?= ?svcd pki test CA/);
   });
 
@@ -112,7 +121,10 @@ describe('PKI mode: server.ca and ca.crl in the state directory', () => {
     assert.equal(list.status, 200, list.text);
     assert.deepEqual(list.json.metadata, []);
     // dave, for the restart test below.
-    assert.equal((await overHttps(dave).post('/1.0/certificates', { type: 'client', password: PASSWORD, name: 'dave' })).status, 200);
+    assert.equal(
+      (await overHttps(dave).post('/1.0/certificates', { type: 'client', password: PASSWORD, name: 'dave' })).status,
+      200,
+    );
     assert.equal(await auth(dave), 'trusted');
   });
 

@@ -13,7 +13,6 @@ import { freePort, client, type Client } from '../support/http.ts';
  * client. Only the unix socket and 127.0.0.1 are used.
  */
 
-
 const SLOW = 100;
 const SAMPLES = 50;
 const P95_LIMIT_MS = 200;
@@ -40,7 +39,9 @@ async function measure(api: Client, n: number, auth: string): Promise<number[]> 
     // A client held up behind the slow ones fails here rather than hanging the file.
     const res = await Promise.race([
       api.get('/1.0'),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`request ${i} got no answer within 5 s`)), 5_000))),
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`request ${i} got no answer within 5 s`)), 5_000)),
+      ),
     ]).finally(() => clearTimeout(timer));
     times.push(performance.now() - t0);
     assert.equal(res.status, 200, `request ${i}: ${res.text.slice(0, 200)}`);
@@ -89,7 +90,10 @@ describe('slow and silent clients do not delay other clients', () => {
     const admin = await makeClientCertificate('admin');
     const r = await local.patch('/1.0', { config: { 'core.https_address': `127.0.0.1:${port}` } });
     assert.equal(r.status, 200, r.text);
-    assert.equal((await local.post('/1.0/certificates', { type: 'client', certificate: admin.cert, name: 'admin' })).status, 200);
+    assert.equal(
+      (await local.post('/1.0/certificates', { type: 'client', certificate: admin.cert, name: 'admin' })).status,
+      200,
+    );
     remote = client({ https: { host: '127.0.0.1', port, ...admin } });
     assert.equal((await remote.get('/1.0')).json.metadata.auth, 'trusted');
   });
@@ -116,7 +120,10 @@ describe('slow and silent clients do not delay other clients', () => {
       ...Array.from({ length: SLOW / 2 }, () => open('tls')),
     ]);
     // Trickling: one byte of a request line per second, bounded to TRICKLE_SECONDS.
-    const trickling = await Promise.all([...Array.from({ length: SLOW }, () => open('unix')), ...Array.from({ length: SLOW }, () => open('tls'))]);
+    const trickling = await Promise.all([
+      ...Array.from({ length: SLOW }, () => open('unix')),
+      ...Array.from({ length: SLOW }, () => open('tls')),
+    ]);
     assert.equal(silent.length + trickling.length, 4 * SLOW);
     let sent = 0;
     const tick = () => {
@@ -185,7 +192,10 @@ describe('slow and silent clients do not delay other clients', () => {
     assert.equal(d.proc.signalCode, null);
     const u = await measure(local, 10, 'trusted');
     const h = await measure(remote, 10, 'trusted');
-    assert.ok(percentile(u, 0.95) < P95_LIMIT_MS && percentile(h, 0.95) < P95_LIMIT_MS, `${summary(u)} / ${summary(h)}`);
+    assert.ok(
+      percentile(u, 0.95) < P95_LIMIT_MS && percentile(h, 0.95) < P95_LIMIT_MS,
+      `${summary(u)} / ${summary(h)}`,
+    );
     // A complete request sent slowly is still answered correctly after all that.
     const res = await new Promise<string>((resolve, reject) => {
       const s = net.connect(d.socketPath);

@@ -15,7 +15,11 @@ import { checkSpecFields, type SpecObject } from '../support/spec-fields.ts';
 /** Assert that `value` has every field the spec names for `kind`, each with the spec's JSON type. */
 function conforms(kind: SpecObject, value: unknown): void {
   const problems = checkSpecFields(kind, value);
-  assert.deepEqual(problems, [], `${kind} does not match the spec:\n${problems.join('\n')}\n${JSON.stringify(value, null, 1).slice(0, 2000)}`);
+  assert.deepEqual(
+    problems,
+    [],
+    `${kind} does not match the spec:\n${problems.join('\n')}\n${JSON.stringify(value, null, 1).slice(0, 2000)}`,
+  );
 }
 
 /** What GET /1.0 must announce: exactly the extensions that work (reasons in src/api/extensions.ts). */
@@ -104,7 +108,12 @@ const EXPECTED_EXTENSIONS = [
 
 test('the spec-field checker itself reports missing fields, wrong types and bad timestamps', () => {
   assert.deepEqual(checkSpecFields('imageAlias', { name: 'a', description: '', target: 'f' }), []);
-  const problems = checkSpecFields('backup', { name: 'b', creation_date: '2024-01-02 03:04:05', expiry_date: 5, container_only: 'no' });
+  const problems = checkSpecFields('backup', {
+    name: 'b',
+    creation_date: '2024-01-02 03:04:05',
+    expiry_date: 5,
+    container_only: 'no',
+  });
   assert.deepEqual(problems, [
     'backup.creation_date: expected an RFC 3339 timestamp, got "2024-01-02 03:04:05"',
     'backup.expiry_date: expected an RFC 3339 timestamp, got number 5',
@@ -112,12 +121,36 @@ test('the spec-field checker itself reports missing fields, wrong types and bad 
     'backup.optimized_storage: missing',
   ]);
   const state = checkSpecFields('containerState', {
-    status: 'Running', status_code: 103, cpu: { usage: 1 }, disk: {}, memory: { usage: 1, usage_peak: 1, swap_usage: 0, swap_usage_peak: 0 }, pid: 1, processes: 1.5,
-    network: { lo: { addresses: [], counters: { bytesReceived: 1 }, hwaddr: '', host_name: '', mtu: 65536, state: 'up', type: 'loopback' } },
+    status: 'Running',
+    status_code: 103,
+    cpu: { usage: 1 },
+    disk: {},
+    memory: { usage: 1, usage_peak: 1, swap_usage: 0, swap_usage_peak: 0 },
+    pid: 1,
+    processes: 1.5,
+    network: {
+      lo: {
+        addresses: [],
+        counters: { bytesReceived: 1 },
+        hwaddr: '',
+        host_name: '',
+        mtu: 65536,
+        state: 'up',
+        type: 'loopback',
+      },
+    },
   });
   assert.ok(state.includes('containerState.network.lo.counters.bytes_received: missing'), state.join('\n'));
   assert.ok(state.includes('containerState.processes: expected an integer, got number 1.5'), state.join('\n'));
-  assert.ok(checkSpecFields('profile', { name: 'p', description: '', config: { a: 1 }, devices: { r: { path: '/' } }, used_by: ['x'] }).length === 3);
+  assert.ok(
+    checkSpecFields('profile', {
+      name: 'p',
+      description: '',
+      config: { a: 1 },
+      devices: { r: { path: '/' } },
+      used_by: ['x'],
+    }).length === 3,
+  );
 });
 
 describe('every object the API renders has the spec field names and types (real daemon, real containers)', () => {
@@ -131,7 +164,8 @@ describe('every object the API renders has the spec field names and types (real 
   let untrustedCert: { cert: string; key: string };
   const suffix = process.pid.toString(36);
   const ct = `sf-${suffix}`;
-  const overHttps = (cert?: { cert: string; key: string }) => client({ https: { host: '127.0.0.1', port, ...(cert ?? {}) } });
+  const overHttps = (cert?: { cert: string; key: string }) =>
+    client({ https: { host: '127.0.0.1', port, ...(cert ?? {}) } });
 
   before(async () => {
     await ensureRootSubids();
@@ -143,7 +177,14 @@ describe('every object the API renders has the spec field names and types (real 
     untrustedCert = await makeClientCertificate('sf-untrusted');
     assert.equal((await api.patch('/1.0', { config: { 'core.https_address': `127.0.0.1:${port}` } })).status, 200);
     ({ fingerprint } = await uploadBusybox(api, work));
-    createOp = await waitOp(api, await api.post('/1.0/containers', { name: ct, description: 'spec fields', source: { type: 'image', alias: 'bb' } }));
+    createOp = await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: ct,
+        description: 'spec fields',
+        source: { type: 'image', alias: 'bb' },
+      }),
+    );
     await waitOp(api, await api.put(`/1.0/containers/${ct}/state`, { action: 'start' }));
     await waitOp(api, await api.post(`/1.0/containers/${ct}/snapshots`, { name: 'snap0' }));
     await waitOp(api, await api.post(`/1.0/containers/${ct}/backups`, { name: 'bk0', expiry: 3600 }));
@@ -170,14 +211,24 @@ describe('every object the API renders has the spec field names and types (real 
   test('operations: a task (container create) and an exec, as returned and as read again', async () => {
     conforms('operation', createOp);
     conforms('operation', (await api.get(`/1.0/operations/${createOp.id}`)).json.metadata);
-    const exec = await waitOp(api, await api.post(`/1.0/containers/${ct}/exec`, { command: ['/bin/true'], 'wait-for-websocket': false, interactive: false }));
+    const exec = await waitOp(
+      api,
+      await api.post(`/1.0/containers/${ct}/exec`, {
+        command: ['/bin/true'],
+        'wait-for-websocket': false,
+        interactive: false,
+      }),
+    );
     conforms('operation', exec);
     assert.equal(exec.metadata.return, 0);
   });
 
   test('certificate', async () => {
     const cert = await makeClientCertificate('sf-cert');
-    assert.equal((await api.post('/1.0/certificates', { type: 'client', certificate: cert.cert, name: 'sf' })).status, 200);
+    assert.equal(
+      (await api.post('/1.0/certificates', { type: 'client', certificate: cert.cert, name: 'sf' })).status,
+      200,
+    );
     const fp = createHash('sha256').update(new X509Certificate(cert.cert).raw).digest('hex');
     const got = (await api.get(`/1.0/certificates/${fp}`)).json.metadata;
     conforms('certificate', got);
@@ -193,21 +244,40 @@ describe('every object the API renders has the spec field names and types (real 
     assert.notEqual(c.last_used_at, '1970-01-01T00:00:00Z', 'started, so last_used_at is set');
 
     // busybox init leaves lo down: bring it up (the kernel gives it 127.0.0.1) and send it one ping.
-    const ping = await waitOp(api, await api.post(`/1.0/containers/${ct}/exec`, { command: ['/bin/sh', '-c', 'ip link set lo up && ping -c 1 -W 2 127.0.0.1'], 'wait-for-websocket': false }));
+    const ping = await waitOp(
+      api,
+      await api.post(`/1.0/containers/${ct}/exec`, {
+        command: ['/bin/sh', '-c', 'ip link set lo up && ping -c 1 -W 2 127.0.0.1'],
+        'wait-for-websocket': false,
+      }),
+    );
     assert.equal(ping.metadata.return, 0, 'lo up and pinged');
     const st = (await api.get(`/1.0/containers/${ct}/state`)).json.metadata;
     conforms('containerState', st);
     assert.ok(st.pid > 0 && st.processes >= 1, JSON.stringify(st));
     assert.ok(st.network.lo, `the container's loopback interface is listed: ${JSON.stringify(st.network)}`);
-    assert.ok(st.network.lo.addresses.some((a: { family: string; address: string }) => a.family === 'inet' && a.address === '127.0.0.1'), JSON.stringify(st.network.lo));
-    assert.ok(st.network.lo.counters.packets_received >= 1 && st.network.lo.counters.bytes_sent > 0, JSON.stringify(st.network.lo.counters));
+    assert.ok(
+      st.network.lo.addresses.some(
+        (a: { family: string; address: string }) => a.family === 'inet' && a.address === '127.0.0.1',
+      ),
+      JSON.stringify(st.network.lo),
+    );
+    assert.ok(
+      st.network.lo.counters.packets_received >= 1 && st.network.lo.counters.bytes_sent > 0,
+      JSON.stringify(st.network.lo.counters),
+    );
     assert.equal(st.network.lo.counters.bytesReceived, undefined, 'no camelCase counters');
 
     const snap = (await api.get(`/1.0/containers/${ct}/snapshots/snap0`)).json.metadata;
     conforms('containerSnapshot', snap);
-    assert.deepEqual(snap.expanded_devices, c.expanded_devices, "expanded with its profiles: the root disk comes from the default profile");
+    assert.deepEqual(
+      snap.expanded_devices,
+      c.expanded_devices,
+      'expanded with its profiles: the root disk comes from the default profile',
+    );
     assert.equal(snap.devices.root, undefined);
-    for (const s of (await api.get(`/1.0/containers/${ct}/snapshots?recursion=1`)).json.metadata) conforms('containerSnapshot', s);
+    for (const s of (await api.get(`/1.0/containers/${ct}/snapshots?recursion=1`)).json.metadata)
+      conforms('containerSnapshot', s);
     conforms('containerMetadata', (await api.get(`/1.0/containers/${ct}/metadata`)).json.metadata);
 
     const b = (await api.get(`/1.0/containers/${ct}/backups/bk0`)).json.metadata;
@@ -224,16 +294,25 @@ describe('every object the API renders has the spec field names and types (real 
     const list = (await api.get('/1.0/containers?recursion=2')).json.metadata;
     assert.equal(list.length, 1);
     conforms('containerFull', list[0]);
-    assert.deepEqual(list[0].snapshots.map((s: { name: string }) => s.name), ['snap0']);
+    assert.deepEqual(
+      list[0].snapshots.map((s: { name: string }) => s.name),
+      ['snap0'],
+    );
     assert.equal(list[0].snapshots[0].expanded_devices.root?.type, 'disk');
-    assert.deepEqual(list[0].backups.map((s: { name: string }) => s.name), ['bk0']);
+    assert.deepEqual(
+      list[0].backups.map((s: { name: string }) => s.name),
+      ['bk0'],
+    );
     for (const c of (await api.get('/1.0/containers?recursion=1')).json.metadata) conforms('container', c);
   });
 
   test('the lxc CLI reads the counters (lxc list through recursion=2, lxc info) and the backup fields', async () => {
     const listed = JSON.parse(await cli.ok(['list', ct, '--format', 'json']));
     assert.ok(listed[0].state.network.lo.counters.bytes_received > 0, JSON.stringify(listed[0].state.network.lo));
-    assert.deepEqual(listed[0].backups.map((b: { name: string }) => b.name), ['bk0']);
+    assert.deepEqual(
+      listed[0].backups.map((b: { name: string }) => b.name),
+      ['bk0'],
+    );
     const info = await cli.ok(['info', ct]);
     assert.match(info, /Bytes received: [1-9]/, info);
     assert.match(info, /Backups:[\s\S]*bk0/, info);
@@ -248,15 +327,28 @@ describe('every object the API renders has the spec field names and types (real 
 
   test('profile, project, storage pool and its resources, custom volume and volume snapshot', async () => {
     conforms('profile', (await api.get('/1.0/profiles/default')).json.metadata);
-    assert.equal((await api.post('/1.0/projects', { name: `sfp-${suffix}`, description: 'p', config: { 'features.images': 'false' } })).status, 200);
+    assert.equal(
+      (
+        await api.post('/1.0/projects', {
+          name: `sfp-${suffix}`,
+          description: 'p',
+          config: { 'features.images': 'false' },
+        })
+      ).status,
+      200,
+    );
     conforms('project', (await api.get(`/1.0/projects/sfp-${suffix}`)).json.metadata);
     for (const p of (await api.get('/1.0/projects?recursion=1')).json.metadata) conforms('project', p);
     conforms('storagePool', (await api.get('/1.0/storage-pools/default')).json.metadata);
     conforms('storagePoolResources', (await api.get('/1.0/storage-pools/default/resources')).json.metadata);
-    assert.equal((await api.post('/1.0/storage-pools/default/volumes/custom', { name: `sfv-${suffix}`, config: {} })).status, 200);
+    assert.equal(
+      (await api.post('/1.0/storage-pools/default/volumes/custom', { name: `sfv-${suffix}`, config: {} })).status,
+      200,
+    );
     const vol = `/1.0/storage-pools/default/volumes/custom/sfv-${suffix}`;
     conforms('storageVolume', (await api.get(vol)).json.metadata);
-    for (const v of (await api.get('/1.0/storage-pools/default/volumes?recursion=1')).json.metadata) conforms('storageVolume', v);
+    for (const v of (await api.get('/1.0/storage-pools/default/volumes?recursion=1')).json.metadata)
+      conforms('storageVolume', v);
     await waitOp(api, await api.post(`${vol}/snapshots`, { name: 'vs0' }));
     conforms('volumeSnapshot', (await api.get(`${vol}/snapshots/vs0`)).json.metadata);
   });
@@ -283,17 +375,39 @@ describe('every object the API renders has the spec field names and types (real 
     assert.equal(noop.status, 200, noop.text);
     assert.equal(noop.json.type, 'sync');
     assert.equal((await api.put('/1.0/cluster', { server_name: `member-${suffix}`, enabled: false })).status, 200);
-    assert.match(expectError(await api.put('/1.0/cluster', { server_name: 'other', enabled: true }), 400), /[Cc]lustering is not supported/);
-    assert.match(expectError(await api.put('/1.0/cluster', { server_name: 'renamed', enabled: false }), 400), /name stays/);
     assert.match(
-      expectError(await api.put('/1.0/cluster', { server_name: `member-${suffix}`, server_address: '127.0.0.1:8443', enabled: true, cluster_address: '10.0.0.1:8443', cluster_password: 'x' }), 400),
+      expectError(await api.put('/1.0/cluster', { server_name: 'other', enabled: true }), 400),
+      /[Cc]lustering is not supported/,
+    );
+    assert.match(
+      expectError(await api.put('/1.0/cluster', { server_name: 'renamed', enabled: false }), 400),
+      /name stays/,
+    );
+    assert.match(
+      expectError(
+        await api.put('/1.0/cluster', {
+          server_name: `member-${suffix}`,
+          server_address: '127.0.0.1:8443',
+          enabled: true,
+          cluster_address: '10.0.0.1:8443',
+          cluster_password: 'x',
+        }),
+        400,
+      ),
       /not supported/,
     );
-    assert.match(expectError(await api.put('/1.0/cluster', { enabled: false, cluster_address: '10.0.0.1:8443' }), 400), /cluster_address/);
+    assert.match(
+      expectError(await api.put('/1.0/cluster', { enabled: false, cluster_address: '10.0.0.1:8443' }), 400),
+      /cluster_address/,
+    );
     assert.match(expectError(await api.put('/1.0/cluster', { enabled: 'yes' }), 400), /enabled/);
     expectError(await overHttps(untrustedCert).put('/1.0/cluster', { enabled: false }), 403);
     // Nothing changed.
-    assert.deepEqual((await api.get('/1.0/cluster')).json.metadata, { server_name: `member-${suffix}`, enabled: false, member_config: [] });
+    assert.deepEqual((await api.get('/1.0/cluster')).json.metadata, {
+      server_name: `member-${suffix}`,
+      enabled: false,
+      member_config: [],
+    });
     assert.equal((await api.get('/1.0')).json.metadata.environment.server_clustered, false);
   });
 });

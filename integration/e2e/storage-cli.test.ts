@@ -20,14 +20,27 @@ const MiB = 1024 * 1024;
 function cliBytes(text: string): number {
   const m = /^([\d.]+)\s*(B|KiB|MiB|GiB|TiB|kB|MB|GB|TB)$/.exec(text.trim());
   assert.ok(m, `a size: ${JSON.stringify(text)}`);
-  const units: Record<string, number> = { B: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40, kB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12 };
+  const units: Record<string, number> = {
+    B: 1,
+    KiB: 2 ** 10,
+    MiB: 2 ** 20,
+    GiB: 2 ** 30,
+    TiB: 2 ** 40,
+    kB: 1e3,
+    MB: 1e6,
+    GB: 1e9,
+    TB: 1e12,
+  };
   return Number(m[1]) * units[m[2]!]!;
 }
 
 /** The referenced-size limit btrfs enforces on a subvolume (bytes), or undefined for none. */
 async function qgroupLimit(subvolume: string): Promise<number | undefined> {
   const { stdout } = await run('btrfs', ['qgroup', 'show', '-rf', '--raw', subvolume]);
-  const row = stdout.split('\n').map((l) => l.trim().split(/\s+/)).find((c) => /^0\/\d+$/.test(c[0] ?? ''));
+  const row = stdout
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/))
+    .find((c) => /^0\/\d+$/.test(c[0] ?? ''));
   assert.ok(row, `a qgroup row for ${subvolume}:\n${stdout}`);
   return row[3] === 'none' ? undefined : Number(row[3]);
 }
@@ -57,8 +70,10 @@ describe('the real lxc CLI (5.0.2) drives storage pools and volumes on svcd', ()
     return (res.json.metadata as { name: string }[]).map((v) => v.name).sort();
   };
   /** Volume directories (ids) in a pool on the host, without leftovers of copies in progress. */
-  const hostVolumes = async (p: string) => (await readdir(path.join(poolsDir, p, 'custom'))).filter((e) => !e.includes('.')).sort();
-  const mountOf = async (p: string) => (await mountsUnder(d.stateDir)).find((m) => m.mountPoint === path.join(poolsDir, p));
+  const hostVolumes = async (p: string) =>
+    (await readdir(path.join(poolsDir, p, 'custom'))).filter((e) => !e.includes('.')).sort();
+  const mountOf = async (p: string) =>
+    (await mountsUnder(d.stateDir)).find((m) => m.mountPoint === path.join(poolsDir, p));
   const exists = (p: string) =>
     stat(p).then(
       () => true,
@@ -79,7 +94,8 @@ describe('the real lxc CLI (5.0.2) drives storage pools and volumes on svcd', ()
       if (d && d.proc.exitCode === null) {
         for (const p of ['b1', 'p1', 'x']) {
           const vols = await api.get(`/1.0/storage-pools/${p}/volumes/custom`).catch(() => undefined);
-          for (const v of (vols?.status === 200 ? (vols.json.metadata as string[]) : [])) await api.delete(v).catch(() => {});
+          for (const v of vols?.status === 200 ? (vols.json.metadata as string[]) : [])
+            await api.delete(v).catch(() => {});
           await api.delete(`/1.0/storage-pools/${p}`).catch(() => {});
         }
       }
@@ -110,7 +126,8 @@ describe('the real lxc CLI (5.0.2) drives storage pools and volumes on svcd', ()
     assert.equal(p.status, 'Created');
     assert.deepEqual(p.config, { source: path.join(poolsDir, 'p1') });
     assert.deepEqual(p.used_by, []);
-    for (const sub of ['custom', 'custom-snapshots']) assert.ok((await stat(path.join(poolsDir, 'p1', sub))).isDirectory(), sub);
+    for (const sub of ['custom', 'custom-snapshots'])
+      assert.ok((await stat(path.join(poolsDir, 'p1', sub))).isDirectory(), sub);
     assert.equal(await mountOf('p1'), undefined, 'a dir pool mounts nothing');
   });
 
@@ -131,7 +148,10 @@ describe('the real lxc CLI (5.0.2) drives storage pools and volumes on svcd', ()
     assert.ok(m, 'b1 is mounted at its mount point');
     assert.equal(m.fsType, 'btrfs');
     assert.equal(m.source, loops[0]!.device);
-    const names = (await lxc.ok(['storage', 'list', '--format', 'csv'])).trim().split('\n').map((l) => l.split(',').slice(0, 2).join(','));
+    const names = (await lxc.ok(['storage', 'list', '--format', 'csv']))
+      .trim()
+      .split('\n')
+      .map((l) => l.split(',').slice(0, 2).join(','));
     assert.deepEqual(names, ['b1,btrfs', 'default,dir', 'p1,dir']);
   });
 
@@ -184,7 +204,10 @@ describe('the real lxc CLI (5.0.2) drives storage pools and volumes on svcd', ()
     }, 'b1 to report the grown size');
     assert.ok(grown.total <= 300 * MiB);
     const again = parseYaml(await lxc.ok(['storage', 'info', 'b1']));
-    assert.ok(Math.abs(cliBytes(again.info['total space']) - grown.total) <= 0.01 * MiB, `CLI total ${again.info['total space']} vs ${grown.total}`);
+    assert.ok(
+      Math.abs(cliBytes(again.info['total space']) - grown.total) <= 0.01 * MiB,
+      `CLI total ${again.info['total space']} vs ${grown.total}`,
+    );
     assert.equal((await pool('b1')).status, 'Created');
   });
 
@@ -255,7 +278,9 @@ describe('the real lxc CLI (5.0.2) drives storage pools and volumes on svcd', ()
     assert.equal(snaps.length, 1);
     assert.equal(await readFile(path.join(parent, snaps[0]!, 'note'), 'utf8'), 'before');
     // The CLI's own list (5.0.2 does not show snapshots there) still shows the one volume.
-    assert.deepEqual((await lxc.ok(['storage', 'volume', 'list', 'b1', '--format', 'csv'])).trim().split('\n'), ['custom,v2,,filesystem,0']);
+    assert.deepEqual((await lxc.ok(['storage', 'volume', 'list', 'b1', '--format', 'csv'])).trim().split('\n'), [
+      'custom,v2,,filesystem,0',
+    ]);
   });
 
   test('lxc storage volume restore b1 v2 s1 brings the data back', async () => {
@@ -279,7 +304,11 @@ describe('the real lxc CLI (5.0.2) drives storage pools and volumes on svcd', ()
       assert.deepEqual(await volumeNames('p1'), [], 'nothing half-made in the database');
       assert.deepEqual(await hostVolumes('p1'), [], 'nothing half-made on the host');
       await lxc.ok(['storage', 'volume', 'unset', 'b1', 'v2', 'size']);
-      assert.equal(await qgroupLimit(path.join(poolsDir, 'b1', 'custom', ids.get('v2')!)), undefined, 'unset clears the quota');
+      assert.equal(
+        await qgroupLimit(path.join(poolsDir, 'b1', 'custom', ids.get('v2')!)),
+        undefined,
+        'unset clears the quota',
+      );
       assert.match(await lxc.ok(['storage', 'volume', 'copy', 'b1/v2', 'p1/v3']), /copied/);
     }
     assert.deepEqual(await volumeNames('p1'), ['v3']);
@@ -330,7 +359,11 @@ describe('the real lxc CLI (5.0.2) drives storage pools and volumes on svcd', ()
     expectError(await api.get('/1.0/storage-pools/b1/volumes/custom/v2'), 404);
     assert.deepEqual(await volumeNames('b1'), []);
     assert.deepEqual(await hostVolumes('b1'), []);
-    assert.deepEqual(await readdir(path.join(poolsDir, 'b1', 'custom-snapshots')), [], 'snapshots went with the volume');
+    assert.deepEqual(
+      await readdir(path.join(poolsDir, 'b1', 'custom-snapshots')),
+      [],
+      'snapshots went with the volume',
+    );
     assert.deepEqual((await pool('b1')).used_by, []);
 
     assert.match(await lxc.ok(['storage', 'delete', 'b1']), /Storage pool b1 deleted/);
@@ -344,7 +377,13 @@ describe('the real lxc CLI (5.0.2) drives storage pools and volumes on svcd', ()
     assert.match(await lxc.ok(['storage', 'delete', 'p1']), /Storage pool p1 deleted/);
     expectError(await api.get('/1.0/storage-pools/p1'), 404);
     assert.equal(await exists(path.join(poolsDir, 'p1')), false);
-    assert.deepEqual((await lxc.ok(['storage', 'list', '--format', 'csv'])).trim().split('\n').map((l) => l.split(',')[0]), ['default']);
+    assert.deepEqual(
+      (await lxc.ok(['storage', 'list', '--format', 'csv']))
+        .trim()
+        .split('\n')
+        .map((l) => l.split(',')[0]),
+      ['default'],
+    );
   });
 
   test('lxc storage create x lvm fails naming device-mapper; x nosuchdriver fails; nothing is made', async () => {

@@ -52,8 +52,13 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     assert.equal(p.driver, 'dir');
     assert.equal(p.config.source, path.join(d.stateDir, 'storage-pools', 'default'));
     assert.deepEqual(p.used_by, ['/1.0/profiles/default']);
-    assert.deepEqual((await api.get('/1.0/profiles/default')).json.metadata.devices, { root: { type: 'disk', path: '/', pool: 'default' } });
-    await eventually(async () => (await api.get('/1.0/storage-pools/default')).json.metadata.status === 'Created', 'the default pool to be created');
+    assert.deepEqual((await api.get('/1.0/profiles/default')).json.metadata.devices, {
+      root: { type: 'disk', path: '/', pool: 'default' },
+    });
+    await eventually(
+      async () => (await api.get('/1.0/storage-pools/default')).json.metadata.status === 'Created',
+      'the default pool to be created',
+    );
   });
 
   test('pool resources are real statfs figures, kept fresh by the observer', async () => {
@@ -81,14 +86,28 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     assert.ok((await mountsUnder(mountPoint)).includes(mountPoint));
     assert.equal((await loopsUnder(d.stateDir)).length, 1);
     // btrfs.mount_options applies live (remount).
-    const superOpts = async () => (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').find((l) => l.split(' ')[4] === mountPoint)?.split(' - ')[1] ?? '';
+    const superOpts = async () =>
+      (await readFile('/proc/self/mountinfo', 'utf8'))
+        .split('\n')
+        .find((l) => l.split(' ')[4] === mountPoint)
+        ?.split(' - ')[1] ?? '';
     assert.doesNotMatch(await superOpts(), /compress=zstd/);
-    assert.equal((await api.patch('/1.0/storage-pools/bt', { config: { 'btrfs.mount_options': 'user_subvol_rm_allowed,compress=zstd:3' } })).status, 200);
+    assert.equal(
+      (
+        await api.patch('/1.0/storage-pools/bt', {
+          config: { 'btrfs.mount_options': 'user_subvol_rm_allowed,compress=zstd:3' },
+        })
+      ).status,
+      200,
+    );
     assert.match(await superOpts(), /compress=zstd:3/);
     const names = (await api.get('/1.0/storage-pools?recursion=1')).json.metadata.map((x: { name: string }) => x.name);
     assert.deepEqual(names, ['bt', 'default']);
 
-    assert.equal((await api.post('/1.0/storage-pools/bt/volumes/custom', { name: 'data', config: { size: '40MiB' } })).status, 200);
+    assert.equal(
+      (await api.post('/1.0/storage-pools/bt/volumes/custom', { name: 'data', config: { size: '40MiB' } })).status,
+      200,
+    );
     const [dir] = await onlyVolumeDir(mountPoint);
     await writeFile(path.join(dir!, 'small'), Buffer.alloc(5 * 1024 * 1024, 1));
     // EDQUOT is -122 (Node has no name for it).
@@ -99,15 +118,24 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     const v = (await api.get('/1.0/storage-pools/bt/volumes/custom/data')).json.metadata;
     assert.equal(v.type, 'custom');
     assert.equal(v.config.size, '40MiB');
-    assert.deepEqual((await api.get('/1.0/storage-pools/bt/volumes')).json.metadata, ['/1.0/storage-pools/bt/volumes/custom/data']);
+    assert.deepEqual((await api.get('/1.0/storage-pools/bt/volumes')).json.metadata, [
+      '/1.0/storage-pools/bt/volumes/custom/data',
+    ]);
   });
 
   test('snapshots (async), restore (PUT restore) and rename keep the data where it is', async () => {
     const [dir] = await onlyVolumeDir(path.join(d.stateDir, 'storage-pools', 'bt'));
     await writeFile(path.join(dir!, 'note'), 'before');
-    const op = await waitOp(api, await api.post('/1.0/storage-pools/bt/volumes/custom/data/snapshots', { name: 'snap1' }));
-    assert.deepEqual(op.resources.storage_volume_snapshots, ['/1.0/storage-pools/bt/volumes/custom/data/snapshots/snap1']);
-    assert.deepEqual((await api.get('/1.0/storage-pools/bt/volumes/custom/data/snapshots')).json.metadata, ['/1.0/storage-pools/bt/volumes/custom/data/snapshots/snap1']);
+    const op = await waitOp(
+      api,
+      await api.post('/1.0/storage-pools/bt/volumes/custom/data/snapshots', { name: 'snap1' }),
+    );
+    assert.deepEqual(op.resources.storage_volume_snapshots, [
+      '/1.0/storage-pools/bt/volumes/custom/data/snapshots/snap1',
+    ]);
+    assert.deepEqual((await api.get('/1.0/storage-pools/bt/volumes/custom/data/snapshots')).json.metadata, [
+      '/1.0/storage-pools/bt/volumes/custom/data/snapshots/snap1',
+    ]);
     expectError(await api.post('/1.0/storage-pools/bt/volumes/custom/data/snapshots', { name: 'snap1' }), 409);
     await writeFile(path.join(dir!, 'note'), 'after');
     assert.equal((await api.put('/1.0/storage-pools/bt/volumes/custom/data', { restore: 'snap1' })).status, 200);
@@ -115,8 +143,13 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     assert.equal(await readFile(path.join(restored!, 'note'), 'utf8'), 'before');
 
     await waitOp(api, await api.post('/1.0/storage-pools/bt/volumes/custom/data/snapshots/snap1', { name: 'first' }));
-    assert.equal((await api.get('/1.0/storage-pools/bt/volumes/custom/data/snapshots/first')).json.metadata.name, 'first');
-    const put = await api.put('/1.0/storage-pools/bt/volumes/custom/data/snapshots/first', { description: 'the first' });
+    assert.equal(
+      (await api.get('/1.0/storage-pools/bt/volumes/custom/data/snapshots/first')).json.metadata.name,
+      'first',
+    );
+    const put = await api.put('/1.0/storage-pools/bt/volumes/custom/data/snapshots/first', {
+      description: 'the first',
+    });
     assert.equal(put.json.metadata.description, 'the first');
 
     const ren = await api.post('/1.0/storage-pools/bt/volumes/custom/data', { name: 'data2' });
@@ -127,25 +160,49 @@ describe('storage pools and volumes on real dir and btrfs', () => {
 
   test('copy to a dir pool with a user-given source, then move back to a second btrfs pool, snapshots included', async () => {
     const src = path.join(extDir, 'pool');
-    assert.equal((await api.post('/1.0/storage-pools', { name: 'ext', driver: 'dir', config: { source: src } })).status, 200);
+    assert.equal(
+      (await api.post('/1.0/storage-pools', { name: 'ext', driver: 'dir', config: { source: src } })).status,
+      200,
+    );
     assert.equal((await api.get('/1.0/storage-pools/ext')).json.metadata.config['volatile.initial_source'], src);
     // A size limit cannot follow the copy to a dir pool on this host (no project quotas): refused, nothing made.
-    const refused = await api.post('/1.0/storage-pools/ext/volumes/custom', { name: 'copy', source: { type: 'copy', pool: 'bt', name: 'data2' } });
+    const refused = await api.post('/1.0/storage-pools/ext/volumes/custom', {
+      name: 'copy',
+      source: { type: 'copy', pool: 'bt', name: 'data2' },
+    });
     assert.match(expectError(refused, 400), /project quotas/);
     assert.deepEqual((await api.get('/1.0/storage-pools/ext/volumes')).json.metadata, []);
     assert.equal((await api.patch('/1.0/storage-pools/bt/volumes/custom/data2', { config: { size: '' } })).status, 200);
-    await waitOp(api, await api.post('/1.0/storage-pools/ext/volumes/custom', { name: 'copy', source: { type: 'copy', pool: 'bt', name: 'data2' } }));
+    await waitOp(
+      api,
+      await api.post('/1.0/storage-pools/ext/volumes/custom', {
+        name: 'copy',
+        source: { type: 'copy', pool: 'bt', name: 'data2' },
+      }),
+    );
     const [copyDir] = await onlyVolumeDir(src);
     assert.equal(await readFile(path.join(copyDir!, 'note'), 'utf8'), 'before');
-    await waitOp(api, await api.post('/1.0/storage-pools/ext/volumes/custom', { name: 'fromsnap', source: { type: 'copy', pool: 'bt', name: 'data2/first' } }));
+    await waitOp(
+      api,
+      await api.post('/1.0/storage-pools/ext/volumes/custom', {
+        name: 'fromsnap',
+        source: { type: 'copy', pool: 'bt', name: 'data2/first' },
+      }),
+    );
 
-    assert.equal((await api.post('/1.0/storage-pools', { name: 'bt2', driver: 'btrfs', config: { size: '200MiB' } })).status, 200);
+    assert.equal(
+      (await api.post('/1.0/storage-pools', { name: 'bt2', driver: 'btrfs', config: { size: '200MiB' } })).status,
+      200,
+    );
     await waitOp(api, await api.post('/1.0/storage-pools/ext/volumes/custom/copy/snapshots', { name: 's' }));
     await writeFile(path.join(copyDir!, 'note'), 'live');
     await waitOp(api, await api.post('/1.0/storage-pools/ext/volumes/custom/copy', { name: 'moved', pool: 'bt2' }));
     expectError(await api.get('/1.0/storage-pools/ext/volumes/custom/copy'), 404);
     // The copy kept data2's snapshot "first"; the move kept both.
-    assert.deepEqual((await api.get('/1.0/storage-pools/bt2/volumes/custom/moved/snapshots')).json.metadata, ['/1.0/storage-pools/bt2/volumes/custom/moved/snapshots/first', '/1.0/storage-pools/bt2/volumes/custom/moved/snapshots/s']);
+    assert.deepEqual((await api.get('/1.0/storage-pools/bt2/volumes/custom/moved/snapshots')).json.metadata, [
+      '/1.0/storage-pools/bt2/volumes/custom/moved/snapshots/first',
+      '/1.0/storage-pools/bt2/volumes/custom/moved/snapshots/s',
+    ]);
     const [movedDir] = await onlyVolumeDir(path.join(d.stateDir, 'storage-pools', 'bt2'));
     assert.equal(await readFile(path.join(movedDir!, 'note'), 'utf8'), 'live');
     assert.deepEqual((await readdir(path.join(src, 'custom'))).length, 1, 'only "fromsnap" is left on ext');
@@ -156,18 +213,41 @@ describe('storage pools and volumes on real dir and btrfs', () => {
 
     // A copy of a whole volume keeps its snapshots (what `lxc storage volume copy/move` rely on).
     await writeFile(path.join(afterRestore!, 'note'), 'live2');
-    await waitOp(api, await api.post('/1.0/storage-pools/bt2/volumes/custom', { name: 'twin', source: { type: 'copy', pool: 'bt2', name: 'moved' } }));
-    assert.deepEqual((await api.get('/1.0/storage-pools/bt2/volumes/custom/twin/snapshots')).json.metadata, ['/1.0/storage-pools/bt2/volumes/custom/twin/snapshots/first', '/1.0/storage-pools/bt2/volumes/custom/twin/snapshots/s']);
+    await waitOp(
+      api,
+      await api.post('/1.0/storage-pools/bt2/volumes/custom', {
+        name: 'twin',
+        source: { type: 'copy', pool: 'bt2', name: 'moved' },
+      }),
+    );
+    assert.deepEqual((await api.get('/1.0/storage-pools/bt2/volumes/custom/twin/snapshots')).json.metadata, [
+      '/1.0/storage-pools/bt2/volumes/custom/twin/snapshots/first',
+      '/1.0/storage-pools/bt2/volumes/custom/twin/snapshots/s',
+    ]);
     assert.equal((await api.put('/1.0/storage-pools/bt2/volumes/custom/twin', { restore: 's' })).status, 200);
-    const notes = await Promise.all((await onlyVolumeDir(path.join(d.stateDir, 'storage-pools', 'bt2'))).map((dir) => readFile(path.join(dir, 'note'), 'utf8')));
+    const notes = await Promise.all(
+      (await onlyVolumeDir(path.join(d.stateDir, 'storage-pools', 'bt2'))).map((dir) =>
+        readFile(path.join(dir, 'note'), 'utf8'),
+      ),
+    );
     assert.deepEqual(notes.sort(), ['before', 'live2']);
     expectError(await api.put('/1.0/storage-pools/bt2/volumes/custom/twin', { restore: 'moved/s' }), 400);
     assert.equal((await api.delete('/1.0/storage-pools/bt2/volumes/custom/twin')).status, 200);
   });
 
   test('used_by: a profile disk device holds a volume; deleting a used volume or a pool with volumes is refused', async () => {
-    assert.equal((await api.post('/1.0/profiles', { name: 'withvol', devices: { data: { type: 'disk', pool: 'bt2', source: 'moved', path: '/mnt' } } })).status, 200);
-    assert.deepEqual((await api.get('/1.0/storage-pools/bt2/volumes/custom/moved')).json.metadata.used_by, ['/1.0/profiles/withvol']);
+    assert.equal(
+      (
+        await api.post('/1.0/profiles', {
+          name: 'withvol',
+          devices: { data: { type: 'disk', pool: 'bt2', source: 'moved', path: '/mnt' } },
+        })
+      ).status,
+      200,
+    );
+    assert.deepEqual((await api.get('/1.0/storage-pools/bt2/volumes/custom/moved')).json.metadata.used_by, [
+      '/1.0/profiles/withvol',
+    ]);
     assert.ok((await api.get('/1.0/storage-pools/bt2')).json.metadata.used_by.includes('/1.0/profiles/withvol'));
     expectError(await api.delete('/1.0/storage-pools/bt2/volumes/custom/moved'), 400);
     expectError(await api.delete('/1.0/storage-pools/bt2'), 400);
@@ -186,9 +266,16 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     for (const l of await loopsUnder(d.stateDir)) await run('losetup', ['-d', l]);
     assert.deepEqual(await mountsUnder(mountPoint), []);
     await d.restart();
-    await eventually(async () => (await mountsUnder(mountPoint)).includes(mountPoint), 'the pool to be mounted again', 20_000);
+    await eventually(
+      async () => (await mountsUnder(mountPoint)).includes(mountPoint),
+      'the pool to be mounted again',
+      20_000,
+    );
     const vols = (await api.get('/1.0/storage-pools/bt/volumes/custom?recursion=1')).json.metadata;
-    assert.deepEqual(vols.map((v: { name: string }) => v.name), ['data2']);
+    assert.deepEqual(
+      vols.map((v: { name: string }) => v.name),
+      ['data2'],
+    );
     const [dir] = await onlyVolumeDir(mountPoint);
     assert.equal(await readFile(path.join(dir!, 'note'), 'utf8'), 'before', 'data survived');
   });
@@ -202,10 +289,14 @@ describe('storage pools and volumes on real dir and btrfs', () => {
     try {
       await d.restart();
       // The pool is first seen unmounted, then its reconcile names the missing file.
-      const bt = await eventually(async () => {
-        const p = (await api.get('/1.0/storage-pools/bt')).json.metadata;
-        return p.status === 'Unavailable' && /bt\.img/.test(p.status_detail) ? p : undefined;
-      }, 'the pool to be reported unavailable, naming its missing backing file', 20_000);
+      const bt = await eventually(
+        async () => {
+          const p = (await api.get('/1.0/storage-pools/bt')).json.metadata;
+          return p.status === 'Unavailable' && /bt\.img/.test(p.status_detail) ? p : undefined;
+        },
+        'the pool to be reported unavailable, naming its missing backing file',
+        20_000,
+      );
       assert.match(bt.status_detail, /missing/);
       expectError(await api.get('/1.0/storage-pools/bt/resources'), 500);
       // Other pools work meanwhile.

@@ -16,7 +16,11 @@ import { parseServiceUnit, type ServiceUnit } from '../support/systemd-unit.ts';
 const run = promisify(execFile);
 
 /** Run a command, never rejecting: its exit code and output. */
-async function runCode(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runCode(
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const r = await run(file, args, { env, timeout: 120_000 });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
@@ -67,7 +71,10 @@ describe('the built daemon as svcd.service runs it (Type=notify, KillMode=proces
   async function execStop(jobs: string) {
     const fake = path.join(tmp, 'fake-systemctl');
     await mkdir(fake, { recursive: true });
-    await writeFile(path.join(fake, 'systemctl'), `#!/bin/sh\n[ "$1" = list-jobs ] && printf '%s\\n' '${jobs}'\nexit 0\n`);
+    await writeFile(
+      path.join(fake, 'systemctl'),
+      `#!/bin/sh\n[ "$1" = list-jobs ] && printf '%s\\n' '${jobs}'\nexit 0\n`,
+    );
     await chmod(path.join(fake, 'systemctl'), 0o755);
     return runCode(unit.execStop[0]!, unit.execStop.slice(1), { ...env(), PATH: `${fake}:${env().PATH}` });
   }
@@ -79,20 +86,44 @@ describe('the built daemon as svcd.service runs it (Type=notify, KillMode=proces
     tmp = await mkdtemp(path.join(os.tmpdir(), 'svcd-unit-'));
     await chmod(tmp, 0o711); // the state directory is below it: unprivileged containers' root must pass through
     // The install script renders the unit with real paths (and builds dist/ when stale).
-    const install = await runCode('bash', [path.join(repoRoot, 'scripts/install-systemd.sh'), '--prefix', path.join(tmp, 'usr'), '--unit-dir', path.join(tmp, 'units'), '--state-dir', path.join(tmp, 'state'), '--no-deps', '--no-systemctl'], process.env);
+    const install = await runCode(
+      'bash',
+      [
+        path.join(repoRoot, 'scripts/install-systemd.sh'),
+        '--prefix',
+        path.join(tmp, 'usr'),
+        '--unit-dir',
+        path.join(tmp, 'units'),
+        '--state-dir',
+        path.join(tmp, 'state'),
+        '--no-deps',
+        '--no-systemctl',
+      ],
+      process.env,
+    );
     assert.equal(install.code, 0, install.stderr);
     unitText = await readFile(path.join(tmp, 'units/svcd.service'), 'utf8');
     unit = parseServiceUnit(unitText);
     notify = await listenNotify(path.join(tmp, 'notify.sock'));
-    d = await startDaemon({ command: unit.execStart, stateDir: unit.environment.SVCD_DIR!, env: { NOTIFY_SOCKET: notify.socketPath, SVCD_LOG_LEVEL: 'info' } });
+    d = await startDaemon({
+      command: unit.execStart,
+      stateDir: unit.environment.SVCD_DIR!,
+      env: { NOTIFY_SOCKET: notify.socketPath, SVCD_LOG_LEVEL: 'info' },
+    });
     api = client({ socketPath: d.socketPath });
   });
 
   after(async () => {
     if (d && (d.proc.exitCode !== null || d.proc.signalCode !== null)) await d.restart().catch(() => {});
     for (const c of ((await api?.get('/1.0/containers').catch(() => undefined))?.json?.metadata ?? []) as string[]) {
-      await api.put(`${c}/state`, { action: 'stop', force: true }).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
-      await api.delete(c).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+      await api
+        .put(`${c}/state`, { action: 'stop', force: true })
+        .then((r) => api.get(`${r.json.operation}/wait?timeout=60`))
+        .catch(() => {});
+      await api
+        .delete(c)
+        .then((r) => api.get(`${r.json.operation}/wait?timeout=60`))
+        .catch(() => {});
     }
     await d?.stop().catch(() => {});
     notify?.close();
@@ -107,7 +138,15 @@ describe('the built daemon as svcd.service runs it (Type=notify, KillMode=proces
     const v = await runCode('systemd-analyze', ['verify', path.join(tmp, 'units/svcd.service')], process.env);
     assert.equal(v.code, 0, v.stderr);
     assert.equal(v.stderr.trim(), '', 'no warnings');
-    for (const [k, want] of Object.entries({ Type: 'notify', NotifyAccess: 'main', KillMode: 'process', Restart: 'on-failure', LimitNOFILE: '1048576', Delegate: 'yes' })) assert.equal(unit.service[k], want, k);
+    for (const [k, want] of Object.entries({
+      Type: 'notify',
+      NotifyAccess: 'main',
+      KillMode: 'process',
+      Restart: 'on-failure',
+      LimitNOFILE: '1048576',
+      Delegate: 'yes',
+    }))
+      assert.equal(unit.service[k], want, k);
     assert.ok(unit.service.TimeoutStartSec && unit.service.TimeoutStopSec);
     assert.deepEqual(unit.execStart, [path.join(tmp, 'usr/bin/svcd'), 'daemon']);
   });
@@ -123,18 +162,40 @@ describe('the built daemon as svcd.service runs it (Type=notify, KillMode=proces
     // The unit's ExecStart (a sh wrapper) became node on the build, under the same pid.
     const own = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
     assert.equal(path.basename(own[0]!), 'node');
-    assert.ok(own.some((a) => /\/dist\/cli\/svcd\.js$/.test(a)), own.join(' '));
+    assert.ok(
+      own.some((a) => /\/dist\/cli\/svcd\.js$/.test(a)),
+      own.join(' '),
+    );
     assert.ok(own.includes('--max-semi-space-size=2'), 'with the small young generation');
     const tree = await descendants(pid);
-    assert.ok(tree.some((p) => p.argv[0]?.endsWith('.build/svcd-spawn')), 'the spawn helper (C) runs');
-    assert.deepEqual(tree.filter((p) => path.basename(p.argv[0] ?? '') === 'node'), [], 'node runs once: the daemon');
-    for (const p of [{ pid, argv: own }, ...tree]) assert.ok(!p.argv.some((a) => /tsx|npm|esbuild/.test(a)), `no tsx/npm/esbuild: ${p.argv.join(' ')}`);
+    assert.ok(
+      tree.some((p) => p.argv[0]?.endsWith('.build/svcd-spawn')),
+      'the spawn helper (C) runs',
+    );
+    assert.deepEqual(
+      tree.filter((p) => path.basename(p.argv[0] ?? '') === 'node'),
+      [],
+      'node runs once: the daemon',
+    );
+    for (const p of [{ pid, argv: own }, ...tree])
+      assert.ok(!p.argv.some((a) => /tsx|npm|esbuild/.test(a)), `no tsx/npm/esbuild: ${p.argv.join(' ')}`);
   });
 
   test('a plain restart (ExecStop off shutdown does nothing, SIGTERM to the main pid) leaves the containers running', async () => {
     await uploadBusybox(api, tmp);
-    for (const [name, prio] of [['p10', '10'], ['p5', '5'], ['p0', '0']] as const) {
-      await waitOp(api, await api.post('/1.0/containers', { name, config: { 'boot.stop.priority': prio }, source: { type: 'image', alias: 'bb' } }));
+    for (const [name, prio] of [
+      ['p10', '10'],
+      ['p5', '5'],
+      ['p0', '0'],
+    ] as const) {
+      await waitOp(
+        api,
+        await api.post('/1.0/containers', {
+          name,
+          config: { 'boot.stop.priority': prio },
+          source: { type: 'image', alias: 'bb' },
+        }),
+      );
       await waitOp(api, await api.put(`/1.0/containers/${name}/state`, { action: 'start' }));
     }
     const before = { p10: await initPid('p10'), p5: await initPid('p5'), p0: await initPid('p0') };
@@ -164,7 +225,8 @@ describe('the built daemon as svcd.service runs it (Type=notify, KillMode=proces
     const stoppedAt: Record<string, number> = {};
     const exited = new Promise<number | null>((resolve) => d!.proc.once('exit', (code) => resolve(code)));
     const watch = setInterval(() => {
-      for (const [name, pid] of Object.entries(inits)) if (!(name in stoppedAt) && !alive(pid)) stoppedAt[name] = Date.now();
+      for (const [name, pid] of Object.entries(inits))
+        if (!(name in stoppedAt) && !alive(pid)) stoppedAt[name] = Date.now();
     }, 5);
     try {
       const stop = await execStop('1234 poweroff.target                 start waiting');
@@ -173,9 +235,16 @@ describe('the built daemon as svcd.service runs it (Type=notify, KillMode=proces
     } finally {
       clearInterval(watch);
     }
-    for (const [name, pid] of Object.entries(inits)) if (!(name in stoppedAt) && !alive(pid)) stoppedAt[name] = Date.now();
-    assert.deepEqual(Object.keys(stoppedAt).sort((a, b) => stoppedAt[a]! - stoppedAt[b]!), ['p10', 'p5', 'p0'], JSON.stringify(stoppedAt));
-    const order = [...d!.output().matchAll(/"priority":(-?\d+),"containers":\[([^\]]*)\]/g)].map((m) => `${m[1]}:${m[2]}`);
+    for (const [name, pid] of Object.entries(inits))
+      if (!(name in stoppedAt) && !alive(pid)) stoppedAt[name] = Date.now();
+    assert.deepEqual(
+      Object.keys(stoppedAt).sort((a, b) => stoppedAt[a]! - stoppedAt[b]!),
+      ['p10', 'p5', 'p0'],
+      JSON.stringify(stoppedAt),
+    );
+    const order = [...d!.output().matchAll(/"priority":(-?\d+),"containers":\[([^\]]*)\]/g)].map(
+      (m) => `${m[1]}:${m[2]}`,
+    );
     assert.deepEqual(order, ['10:"p10"', '5:"p5"', '0:"p0"']);
     assert.ok(notify.messages.some((m) => m.message === 'STOPPING=1' && m.pid === d!.proc.pid));
     await eventually(async () => (await svcd('waitready', '--timeout', '0.2')).code === 1, 'the API to be gone');

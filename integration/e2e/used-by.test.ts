@@ -29,7 +29,14 @@ describe('used_by and in-use refusals, with real containers', () => {
 
   /** What a refusal must leave as it was: the objects it names, bodies and ETags. */
   const state = async () => {
-    const paths = [`/1.0/profiles/${web}`, `/1.0/projects/${shared}`, `/1.0/containers/${c1}`, `/1.0/containers/${c2}?project=${shared}`, '/1.0/storage-pools/default', '/1.0/storage-pools/default/volumes/custom/vol'];
+    const paths = [
+      `/1.0/profiles/${web}`,
+      `/1.0/projects/${shared}`,
+      `/1.0/containers/${c1}`,
+      `/1.0/containers/${c2}?project=${shared}`,
+      '/1.0/storage-pools/default',
+      '/1.0/storage-pools/default/volumes/custom/vol',
+    ];
     const out: Record<string, unknown> = {};
     for (const p of paths) {
       const r = await api.get(p);
@@ -47,23 +54,60 @@ describe('used_by and in-use refusals, with real containers', () => {
     cli = await lxcCli(d.stateDir);
     ({ fingerprint } = await uploadBusybox(api, work));
     assert.equal((await api.post('/1.0/storage-pools/default/volumes/custom', { name: 'vol' })).status, 200);
-    assert.equal((await api.post('/1.0/profiles', { name: web, devices: { data: { type: 'disk', pool: 'default', source: 'vol', path: '/mnt/data' } } })).status, 200);
+    assert.equal(
+      (
+        await api.post('/1.0/profiles', {
+          name: web,
+          devices: { data: { type: 'disk', pool: 'default', source: 'vol', path: '/mnt/data' } },
+        })
+      ).status,
+      200,
+    );
     // A project sharing the default project's profiles and images.
-    assert.equal((await api.post('/1.0/projects', { name: shared, config: { 'features.profiles': 'false', 'features.images': 'false' } })).status, 200);
-    await waitOp(api, await api.post('/1.0/containers', { name: c1, profiles: ['default', web], source: { type: 'image', alias: 'bb' } }));
-    await waitOp(api, await api.post(`/1.0/containers?project=${shared}`, { name: c2, profiles: ['default', web], source: { type: 'image', alias: 'bb' } }));
+    assert.equal(
+      (
+        await api.post('/1.0/projects', {
+          name: shared,
+          config: { 'features.profiles': 'false', 'features.images': 'false' },
+        })
+      ).status,
+      200,
+    );
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: c1,
+        profiles: ['default', web],
+        source: { type: 'image', alias: 'bb' },
+      }),
+    );
+    await waitOp(
+      api,
+      await api.post(`/1.0/containers?project=${shared}`, {
+        name: c2,
+        profiles: ['default', web],
+        source: { type: 'image', alias: 'bb' },
+      }),
+    );
     await waitOp(api, await api.post(`/1.0/containers/${c1}/snapshots`, { name: 's0' }));
   });
   after(async () => {
     await cli?.cleanup();
-    await api?.delete(`/1.0/containers/${c2}?project=${shared}`).then((r) => api.get(`${r.json.operation}/wait?timeout=60`)).catch(() => {});
+    await api
+      ?.delete(`/1.0/containers/${c2}?project=${shared}`)
+      .then((r) => api.get(`${r.json.operation}/wait?timeout=60`))
+      .catch(() => {});
     await api?.delete(`/1.0/projects/${shared}`).catch(() => {});
     await teardownContainers(d, api, [work]);
   });
 
   test('a profile lists the containers and snapshots naming it, across the projects using it', async () => {
     const p = (await api.get(`/1.0/profiles/${web}`)).json.metadata;
-    assert.deepEqual(p.used_by, [`/1.0/containers/${c1}`, `/1.0/containers/${c1}/snapshots/s0`, `/1.0/containers/${c2}?project=${shared}`]);
+    assert.deepEqual(p.used_by, [
+      `/1.0/containers/${c1}`,
+      `/1.0/containers/${c1}/snapshots/s0`,
+      `/1.0/containers/${c2}?project=${shared}`,
+    ]);
     // The same through a list with recursion, and seen from the project that borrows the profile.
     const all = (await api.get('/1.0/profiles?recursion=1')).json.metadata as { name: string; used_by: string[] }[];
     assert.deepEqual(all.find((x) => x.name === web)!.used_by, p.used_by);
@@ -71,25 +115,56 @@ describe('used_by and in-use refusals, with real containers', () => {
     assert.deepEqual((await api.get(`/1.0/profiles/${web}?project=${shared}`)).json.metadata.used_by, p.used_by);
   });
 
-  test('deleting a profile in use is refused (400, LXD\'s message) and nothing changes', async () => {
+  test("deleting a profile in use is refused (400, LXD's message) and nothing changes", async () => {
     const before = await state();
     const msg = expectError(await api.delete(`/1.0/profiles/${web}`), 400);
     assert.match(msg, /^Profile is currently in use by \/1\.0\/containers\//);
     assert.ok(msg.includes(`/1.0/containers/${c2}?project=${shared}`), msg);
     // Nor may an edit leave the containers using it without their root disk (LXD refuses that too).
     const dflt = await api.get('/1.0/profiles/default');
-    assert.match(expectError(await api.put('/1.0/profiles/default', { description: 'x', config: {}, devices: {} }), 400), /^At least one container relies on this profile: \/1\.0\/containers\/.* A container needs a root disk device/);
-    assert.match(expectError(await api.patch('/1.0/profiles/default', { devices: { root: { type: 'disk', path: '/', pool: 'nope' } } }), 400), /storage pool "nope" does not exist/);
-    assert.deepEqual(await api.get('/1.0/profiles/default').then((r) => [r.headers.etag, r.json.metadata]), [dflt.headers.etag, dflt.json.metadata]);
+    assert.match(
+      expectError(await api.put('/1.0/profiles/default', { description: 'x', config: {}, devices: {} }), 400),
+      /^At least one container relies on this profile: \/1\.0\/containers\/.* A container needs a root disk device/,
+    );
+    assert.match(
+      expectError(
+        await api.patch('/1.0/profiles/default', { devices: { root: { type: 'disk', path: '/', pool: 'nope' } } }),
+        400,
+      ),
+      /storage pool "nope" does not exist/,
+    );
+    assert.deepEqual(await api.get('/1.0/profiles/default').then((r) => [r.headers.etag, r.json.metadata]), [
+      dflt.headers.etag,
+      dflt.json.metadata,
+    ]);
     assert.deepEqual(await state(), before);
   });
 
   test('a container cannot name a missing profile: create and update are refused with 400, nothing is made', async () => {
     const before = await state();
-    assert.match(expectError(await api.post('/1.0/containers', { name: `nope-${tag}`, profiles: ['default', 'missing'], source: { type: 'none' } }), 400), /Profile "missing" does not exist/);
+    assert.match(
+      expectError(
+        await api.post('/1.0/containers', {
+          name: `nope-${tag}`,
+          profiles: ['default', 'missing'],
+          source: { type: 'none' },
+        }),
+        400,
+      ),
+      /Profile "missing" does not exist/,
+    );
     expectError(await api.get(`/1.0/containers/nope-${tag}`), 404);
-    assert.match(expectError(await api.patch(`/1.0/containers/${c1}`, { profiles: ['default', 'missing'] }), 400), /Profile "missing" does not exist/);
-    assert.match(expectError(await api.put(`/1.0/containers/${c1}`, { profiles: ['default', web, 'missing'], devices: {}, config: {} }), 400), /missing/);
+    assert.match(
+      expectError(await api.patch(`/1.0/containers/${c1}`, { profiles: ['default', 'missing'] }), 400),
+      /Profile "missing" does not exist/,
+    );
+    assert.match(
+      expectError(
+        await api.put(`/1.0/containers/${c1}`, { profiles: ['default', web, 'missing'], devices: {}, config: {} }),
+        400,
+      ),
+      /missing/,
+    );
     assert.deepEqual(await state(), before);
   });
 
@@ -97,11 +172,19 @@ describe('used_by and in-use refusals, with real containers', () => {
     const front = `front-${tag}`;
     assert.equal((await api.post(`/1.0/profiles/${web}`, { name: front })).status, 204);
     assert.deepEqual((await api.get(`/1.0/containers/${c1}`)).json.metadata.profiles, ['default', front]);
-    assert.deepEqual((await api.get(`/1.0/containers/${c2}?project=${shared}`)).json.metadata.profiles, ['default', front]);
+    assert.deepEqual((await api.get(`/1.0/containers/${c2}?project=${shared}`)).json.metadata.profiles, [
+      'default',
+      front,
+    ]);
     assert.deepEqual((await api.get(`/1.0/containers/${c1}/snapshots/s0`)).json.metadata.profiles, ['default', front]);
     assert.equal((await api.get(`/1.0/profiles/${front}`)).json.metadata.used_by.length, 3);
     // The expanded devices are unchanged: the volume is still attached through the renamed profile.
-    assert.deepEqual((await api.get(`/1.0/containers/${c1}`)).json.metadata.expanded_devices.data, { type: 'disk', pool: 'default', source: 'vol', path: '/mnt/data' });
+    assert.deepEqual((await api.get(`/1.0/containers/${c1}`)).json.metadata.expanded_devices.data, {
+      type: 'disk',
+      pool: 'default',
+      source: 'vol',
+      path: '/mnt/data',
+    });
     assert.equal((await api.post(`/1.0/profiles/${front}`, { name: web })).status, 204);
     assert.deepEqual((await api.get(`/1.0/containers/${c1}`)).json.metadata.profiles, ['default', web]);
   });
@@ -110,34 +193,76 @@ describe('used_by and in-use refusals, with real containers', () => {
     const p = (await api.get(`/1.0/projects/${shared}`)).json.metadata;
     assert.deepEqual(p.used_by, [`/1.0/containers/${c2}?project=${shared}`]);
     const dflt = (await api.get('/1.0/projects/default')).json.metadata.used_by as string[];
-    for (const u of [`/1.0/containers/${c1}`, `/1.0/images/${fingerprint}`, '/1.0/profiles/default', `/1.0/profiles/${web}`, '/1.0/storage-pools/default/volumes/custom/vol'])
+    for (const u of [
+      `/1.0/containers/${c1}`,
+      `/1.0/images/${fingerprint}`,
+      '/1.0/profiles/default',
+      `/1.0/profiles/${web}`,
+      '/1.0/storage-pools/default/volumes/custom/vol',
+    ])
       assert.ok(dflt.includes(u), `${u} in ${dflt.join(' ')}`);
-    assert.ok(!dflt.some((u) => u.includes(c2)), 'the other project\'s container is not the default project\'s');
+    assert.ok(!dflt.some((u) => u.includes(c2)), "the other project's container is not the default project's");
     const before = await state();
-    assert.match(expectError(await api.delete(`/1.0/projects/${shared}`), 400), /^Only empty projects can be removed: .*\/1\.0\/containers\//);
-    assert.match(expectError(await api.post(`/1.0/projects/${shared}`, { name: `elsewhere-${tag}` }), 400), /^Only empty projects can be renamed/);
-    assert.match(expectError(await api.patch(`/1.0/projects/${shared}`, { config: { 'features.profiles': 'true' } }), 400), /empty projects/);
+    assert.match(
+      expectError(await api.delete(`/1.0/projects/${shared}`), 400),
+      /^Only empty projects can be removed: .*\/1\.0\/containers\//,
+    );
+    assert.match(
+      expectError(await api.post(`/1.0/projects/${shared}`, { name: `elsewhere-${tag}` }), 400),
+      /^Only empty projects can be renamed/,
+    );
+    assert.match(
+      expectError(await api.patch(`/1.0/projects/${shared}`, { config: { 'features.profiles': 'true' } }), 400),
+      /empty projects/,
+    );
     expectError(await api.delete('/1.0/projects/default'), 403);
     assert.deepEqual(await state(), before);
   });
 
   test('a pool lists the profiles, containers, images and volumes on it; a custom volume the containers and profiles attaching it', async () => {
     const pool = (await api.get('/1.0/storage-pools/default')).json.metadata.used_by as string[];
-    for (const u of ['/1.0/profiles/default', `/1.0/profiles/${web}`, `/1.0/containers/${c1}`, `/1.0/containers/${c2}?project=${shared}`, `/1.0/images/${fingerprint}`, '/1.0/storage-pools/default/volumes/custom/vol'])
+    for (const u of [
+      '/1.0/profiles/default',
+      `/1.0/profiles/${web}`,
+      `/1.0/containers/${c1}`,
+      `/1.0/containers/${c2}?project=${shared}`,
+      `/1.0/images/${fingerprint}`,
+      '/1.0/storage-pools/default/volumes/custom/vol',
+    ])
       assert.ok(pool.includes(u), `${u} in ${pool.join(' ')}`);
-    assert.deepEqual((await api.get('/1.0/storage-pools?recursion=1')).json.metadata.find((p: { name: string }) => p.name === 'default').used_by, pool);
+    assert.deepEqual(
+      (await api.get('/1.0/storage-pools?recursion=1')).json.metadata.find(
+        (p: { name: string }) => p.name === 'default',
+      ).used_by,
+      pool,
+    );
     const vol = (await api.get('/1.0/storage-pools/default/volumes/custom/vol')).json.metadata;
-    assert.deepEqual(vol.used_by, [`/1.0/containers/${c1}`, `/1.0/containers/${c2}?project=${shared}`, `/1.0/profiles/${web}`]);
+    assert.deepEqual(vol.used_by, [
+      `/1.0/containers/${c1}`,
+      `/1.0/containers/${c2}?project=${shared}`,
+      `/1.0/profiles/${web}`,
+    ]);
     const before = await state();
-    assert.match(expectError(await api.delete('/1.0/storage-pools/default/volumes/custom/vol'), 400), /still in use by \/1\.0\/containers\//);
+    assert.match(
+      expectError(await api.delete('/1.0/storage-pools/default/volumes/custom/vol'), 400),
+      /still in use by \/1\.0\/containers\//,
+    );
     assert.match(expectError(await api.delete('/1.0/storage-pools/default'), 400), /currently in use/);
     assert.deepEqual(await state(), before);
   });
 
   test('lxc CLI: profile show lists used_by; profile and project delete fail with the message', async () => {
     const shown = await cli.ok(['profile', 'show', web]);
-    assert.match(shown, new RegExp(`used_by:\\n- /1.0/containers/${c1}\\n- /1.0/containers/${c1}/snapshots/s0\\n- /1.0/containers/${c2}\\?project=${shared}`));
-    assert.match(await cli.fail(['profile', 'delete', web]), /Error: Profile is currently in use by \/1\.0\/containers\//);
+    assert.match(
+      shown,
+      new RegExp(
+        `used_by:\\n- /1.0/containers/${c1}\\n- /1.0/containers/${c1}/snapshots/s0\\n- /1.0/containers/${c2}\\?project=${shared}`,
+      ),
+    );
+    assert.match(
+      await cli.fail(['profile', 'delete', web]),
+      /Error: Profile is currently in use by \/1\.0\/containers\//,
+    );
     assert.equal((await api.get(`/1.0/profiles/${web}`)).status, 200);
     assert.match(await cli.fail(['project', 'delete', shared]), /Only empty projects can be removed/);
     assert.equal((await api.get(`/1.0/projects/${shared}`)).status, 200);
@@ -152,7 +277,9 @@ describe('used_by and in-use refusals, with real containers', () => {
     expectError(await api.delete(`/1.0/profiles/${web}`), 400);
     const patched = await api.patch(`/1.0/containers/${c1}`, { profiles: ['default'] });
     assert.equal(patched.status, 200, patched.text);
-    assert.deepEqual((await api.get(`/1.0/profiles/${web}`)).json.metadata.used_by, [`/1.0/containers/${c1}/snapshots/s0`]);
+    assert.deepEqual((await api.get(`/1.0/profiles/${web}`)).json.metadata.used_by, [
+      `/1.0/containers/${c1}/snapshots/s0`,
+    ]);
     assert.match(expectError(await api.delete(`/1.0/profiles/${web}`), 400), /snapshots\/s0/);
     await waitOp(api, await api.delete(`/1.0/containers/${c1}/snapshots/s0`));
     assert.deepEqual((await api.get(`/1.0/profiles/${web}`)).json.metadata.used_by, []);

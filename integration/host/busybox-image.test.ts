@@ -37,21 +37,47 @@ describe('busybox test image', { skip }, () => {
   });
 
   it('unified gzip tarball: metadata.yaml, templates/, rootfs/ owned by root; fingerprint = sha256 of the file', async () => {
-    const img = await buildBusyboxImage({ dir: `${dir}/unified`, format: 'unified', compression: 'gzip', creationDate: 1700000000 });
+    const img = await buildBusyboxImage({
+      dir: `${dir}/unified`,
+      format: 'unified',
+      compression: 'gzip',
+      creationDate: 1700000000,
+    });
     assert.equal(img.format, 'unified');
     if (img.format !== 'unified') return;
     assert.match(img.file, /\.tar\.gz$/);
     assert.equal(img.fingerprint, sha256(await readFile(img.file)));
     const rows = await listing(img.file);
     const paths = new Map(rows.map((r) => [r.path.replace(/\/$/, ''), r]));
-    for (const p of ['metadata.yaml', 'templates/hostname.tpl', 'rootfs/bin/busybox', 'rootfs/etc/inittab', 'rootfs/etc/passwd', 'rootfs/etc/group', 'rootfs/etc/hostname', 'rootfs/etc/hosts']) {
+    for (const p of [
+      'metadata.yaml',
+      'templates/hostname.tpl',
+      'rootfs/bin/busybox',
+      'rootfs/etc/inittab',
+      'rootfs/etc/passwd',
+      'rootfs/etc/group',
+      'rootfs/etc/hostname',
+      'rootfs/etc/hosts',
+    ]) {
       assert.ok(paths.has(p), p);
     }
-    for (const d of ['rootfs/dev', 'rootfs/proc', 'rootfs/sys', 'rootfs/run', 'rootfs/var', 'rootfs/root', 'rootfs/tmp']) assert.match(paths.get(d)?.mode ?? '', /^d/, d);
+    for (const d of [
+      'rootfs/dev',
+      'rootfs/proc',
+      'rootfs/sys',
+      'rootfs/run',
+      'rootfs/var',
+      'rootfs/root',
+      'rootfs/tmp',
+    ])
+      assert.match(paths.get(d)?.mode ?? '', /^d/, d);
     assert.equal(paths.get('rootfs/tmp')?.mode, 'drwxrwxrwt');
     assert.equal(paths.get('rootfs/sbin/init')?.link, '../bin/busybox');
     assert.equal(paths.get('rootfs/bin/sh')?.link, 'busybox');
-    assert.ok(rows.every((r) => r.owner === '0/0'), 'every entry is root-owned');
+    assert.ok(
+      rows.every((r) => r.owner === '0/0'),
+      'every entry is root-owned',
+    );
     const applets = (await runCommand(BUSYBOX, ['--list'])).split('\n').filter((a) => a && a !== 'busybox');
     assert.ok(applets.every((a) => paths.get(`rootfs/bin/${a}`)?.link === 'busybox'));
 
@@ -76,9 +102,14 @@ describe('busybox test image', { skip }, () => {
     assert.notEqual(img.fingerprint, sha256(rootfs, meta));
     const metaPaths = (await listing(img.metadataFile)).map((r) => r.path);
     assert.deepEqual(metaPaths.sort(), ['metadata.yaml', 'templates/', 'templates/hostname.tpl']);
-    const rootPaths = new Map((await listing(img.rootfsFile)).map((r) => [r.path.replace(/^\.\//, '').replace(/\/$/, ''), r]));
+    const rootPaths = new Map(
+      (await listing(img.rootfsFile)).map((r) => [r.path.replace(/^\.\//, '').replace(/\/$/, ''), r]),
+    );
     assert.equal(rootPaths.get('sbin/init')?.link, '../bin/busybox');
     assert.ok(rootPaths.has('bin/busybox') && rootPaths.has('etc/inittab'));
-    assert.ok(![...rootPaths.keys()].some((p) => p.startsWith('rootfs/')), 'the rootfs tarball holds the tree at its top');
+    assert.ok(
+      ![...rootPaths.keys()].some((p) => p.startsWith('rootfs/')),
+      'the rootfs tarball holds the tree at its top',
+    );
   });
 });

@@ -3,7 +3,21 @@
  * modes, symlinks, hardlinks and device nodes survive; metadata.yaml and templates/ land beside rootfs/.
  */
 import assert from 'node:assert/strict';
-import { chmod, chown, copyFile, link, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  chown,
+  copyFile,
+  link,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -43,7 +57,10 @@ describe('unpackImage', { skip }, () => {
     await chmod(path.join(root, 'tmp'), 0o1777);
     await runCommand('mknod', ['-m', '0666', path.join(root, 'dev/null'), 'c', '1', '3']);
     await writeFile(path.join(src, 'templates/hostname.tpl'), 'x\n');
-    await writeFile(path.join(src, 'metadata.yaml'), 'architecture: x86_64\ncreation_date: 1700000000\nproperties:\n  os: busybox\n');
+    await writeFile(
+      path.join(src, 'metadata.yaml'),
+      'architecture: x86_64\ncreation_date: 1700000000\nproperties:\n  os: busybox\n',
+    );
   });
   after(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });
@@ -85,10 +102,22 @@ describe('unpackImage', { skip }, () => {
   it('a split image (metadata tarball + rootfs tarball) is unpacked into target/rootfs', async () => {
     const meta = path.join(dir, 'meta.tar.gz');
     // zstd is optional on Debian: xz where it is missing.
-    const zstd = await runCommand('zstd', ['--version']).then(() => true, () => false);
+    const zstd = await runCommand('zstd', ['--version']).then(
+      () => true,
+      () => false,
+    );
     const rootfs = path.join(dir, zstd ? 'rootfs.tar.zst' : 'rootfs.tar.xz');
     await runCommand('tar', ['--create', '--gzip', '--file', meta, '--directory', src, 'metadata.yaml']);
-    await runCommand('tar', ['--create', zstd ? '--zstd' : '--xz', '--numeric-owner', '--file', rootfs, '--directory', path.join(src, 'rootfs'), '.']);
+    await runCommand('tar', [
+      '--create',
+      zstd ? '--zstd' : '--xz',
+      '--numeric-owner',
+      '--file',
+      rootfs,
+      '--directory',
+      path.join(src, 'rootfs'),
+      '.',
+    ]);
     const inspected = await inspectImage({ meta, rootfs });
     assert.equal(inspected.rootfsFormat, zstd ? 'zstd' : 'xz');
     const target = path.join(dir, 'out-split');
@@ -96,7 +125,9 @@ describe('unpackImage', { skip }, () => {
     await checkTree(target, { templates: false });
   });
 
-  it('a split image with a squashfs rootfs is unpacked with unsquashfs', { skip: hasUnsquashfs ? undefined : 'unsquashfs (squashfs-tools) is not installed' }, async () => {
+  it('a split image with a squashfs rootfs is unpacked with unsquashfs', {
+    skip: hasUnsquashfs ? undefined : 'unsquashfs (squashfs-tools) is not installed',
+  }, async () => {
     const meta = path.join(dir, 'meta.tar');
     const rootfs = path.join(dir, 'rootfs.squashfs');
     await runCommand('tar', ['--create', '--file', meta, '--directory', src, 'metadata.yaml', 'templates']);
@@ -109,7 +140,18 @@ describe('unpackImage', { skip }, () => {
 
   it('metadata.yaml may come after rootfs/ and carry a ./ prefix', async () => {
     const file = path.join(dir, 'dot.tar.bz2');
-    await runCommand('tar', ['--create', '--bzip2', '--numeric-owner', '--file', file, '--directory', src, './rootfs', './templates', './metadata.yaml']);
+    await runCommand('tar', [
+      '--create',
+      '--bzip2',
+      '--numeric-owner',
+      '--file',
+      file,
+      '--directory',
+      src,
+      './rootfs',
+      './templates',
+      './metadata.yaml',
+    ]);
     const inspected = await inspectImage({ meta: file });
     assert.equal(inspected.metaFormat, 'bzip2');
     assert.equal(inspected.metadata.architecture, 'x86_64');

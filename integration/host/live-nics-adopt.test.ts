@@ -24,12 +24,28 @@ describe('adopting a running container veth under its stable name', { skip }, ()
     ns = spawn('unshare', ['--net', 'sleep', '600'], { stdio: 'ignore' });
     // wait until the child is in its own network namespace
     for (let i = 0; i < 50; i++) {
-      const [mine, its] = await Promise.all([readlink('/proc/self/ns/net'), readlink(`/proc/${ns.pid}/ns/net`).catch(() => '')]);
+      const [mine, its] = await Promise.all([
+        readlink('/proc/self/ns/net'),
+        readlink(`/proc/${ns.pid}/ns/net`).catch(() => ''),
+      ]);
       if (its && its !== mine) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     await runCommand('ip', ['link', 'add', BR, 'type', 'bridge']);
-    await runCommand('ip', ['link', 'add', LXC_NAME, 'type', 'veth', 'peer', 'name', 'eth0', 'address', '00:16:3e:16:ad:01', 'netns', String(ns.pid)]);
+    await runCommand('ip', [
+      'link',
+      'add',
+      LXC_NAME,
+      'type',
+      'veth',
+      'peer',
+      'name',
+      'eth0',
+      'address',
+      '00:16:3e:16:ad:01',
+      'netns',
+      String(ns.pid),
+    ]);
     await runCommand('ip', ['link', 'set', LXC_NAME, 'master', BR, 'up']);
   });
   after(async () => {

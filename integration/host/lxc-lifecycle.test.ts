@@ -17,7 +17,15 @@ import { readCgroupStats } from '../../src/host/lxc/cgroup-stats.ts';
 import { readLxcHostFeatures, type LxcHostFeatures } from '../../src/host/lxc/host-features.ts';
 import { readHostState } from '../../src/host/lxc/host-state.ts';
 import { readHostStates } from '../../src/host/lxc/host-states.ts';
-import { ContainerStartError, containerState, freezeContainer, lxcInfo, startContainer, stopContainer, unfreezeContainer } from '../../src/host/lxc/lifecycle.ts';
+import {
+  ContainerStartError,
+  containerState,
+  freezeContainer,
+  lxcInfo,
+  startContainer,
+  stopContainer,
+  unfreezeContainer,
+} from '../../src/host/lxc/lifecycle.ts';
 import type { LxcRef } from '../../src/host/lxc/lxc-args.ts';
 import { watchStates, type LxcMonitorEvent } from '../../src/host/lxc/monitor.ts';
 import { readHostInterface, readNetworkStats } from '../../src/host/lxc/network-stats.ts';
@@ -46,7 +54,8 @@ describe('LXC lifecycle on the real host', { skip }, () => {
   let root = '';
   let features: LxcHostFeatures;
 
-  const sawState = (name: string, state: string) => events.some((e) => e.type === 'state' && e.name === name && e.state === state);
+  const sawState = (name: string, state: string) =>
+    events.some((e) => e.type === 'state' && e.name === name && e.state === state);
 
   before(async () => {
     root = await mkdtemp('/tmp/svcd-lxc-it-');
@@ -68,7 +77,10 @@ describe('LXC lifecycle on the real host', { skip }, () => {
   after(async () => {
     for (const name of started) {
       await stopContainer({ name, lxcPath: root, force: true, timeoutMs: 10_000 }).catch(() => undefined);
-      await eventually(async () => (await removeLeftovers({ name })).busy.length === 0, `no cgroups left for ${name}`).catch(() => undefined);
+      await eventually(
+        async () => (await removeLeftovers({ name })).busy.length === 0,
+        `no cgroups left for ${name}`,
+      ).catch(() => undefined);
     }
     watch.abort();
     await watching?.catch(() => undefined);
@@ -133,8 +145,15 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     assert.deepEqual(await lxcInfo(c.ref), { state: 'RUNNING', pid: s.pid });
     // the observer's listing of every container, without lxc-ls (nor lxc-info: the records settle it)
     const noInfo = { lxcInfo: async () => assert.fail('lxc-info asked') };
-    assert.deepEqual((await readHostStates(c.ref.lxcPath, noInfo)).find((l) => l.name === name), { name, state: 'RUNNING', pid: s.pid });
-    assert.deepEqual(await startContainer({ ...c.ref, configFile: c.configFile, logFile: c.logFile }), s, 'starting a running container is success');
+    assert.deepEqual(
+      (await readHostStates(c.ref.lxcPath, noInfo)).find((l) => l.name === name),
+      { name, state: 'RUNNING', pid: s.pid },
+    );
+    assert.deepEqual(
+      await startContainer({ ...c.ref, configFile: c.configFile, logFile: c.logFile }),
+      s,
+      'starting a running container is success',
+    );
 
     const run = (...command: string[]) => runInContainer({ ...c.ref, command });
     assert.match(await run('/bin/busybox', 'id'), /^uid=0\(root\) gid=0\(root\)/);
@@ -154,7 +173,10 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     assert.deepEqual(await containerState(c.ref), { state: 'STOPPED' });
     assert.deepEqual(await readHostState(c.ref), { state: 'STOPPED' });
     assert.deepEqual(await lxcInfo(c.ref), { state: 'STOPPED' });
-    assert.deepEqual((await readHostStates(c.ref.lxcPath, noInfo)).find((l) => l.name === name), { name, state: 'STOPPED' });
+    assert.deepEqual(
+      (await readHostStates(c.ref.lxcPath, noInfo)).find((l) => l.name === name),
+      { name, state: 'STOPPED' },
+    );
     assert.match(await readFile(path.join(c.dir, 'console.log'), 'utf8'), /The system is going down NOW!/);
     assert.deepEqual(await stopContainer({ ...c.ref }), { forced: false }, 'stopping a stopped container is success');
 
@@ -185,8 +207,14 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     const run = (...command: string[]) => runInContainer({ ...c.ref, command });
 
     // user namespace: the computed map, files owned by root inside and (unshifted) on the host
-    const uidMap = (await readFile(`/proc/${pid}/uid_map`, 'utf8')).trim().split('\n').map((l) => l.trim().split(/\s+/).map(Number));
-    assert.deepEqual(uidMap, idmap.uid.map((r) => [r.nsid, r.hostid, r.count]));
+    const uidMap = (await readFile(`/proc/${pid}/uid_map`, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/).map(Number));
+    assert.deepEqual(
+      uidMap,
+      idmap.uid.map((r) => [r.nsid, r.hostid, r.count]),
+    );
     assert.deepEqual(uidMap, [[0, idmap.uid[0]!.hostid, 65536]]);
     assert.equal(await run('/bin/stat', '-c', '%u:%g', '/bin/busybox'), '0:0');
     assert.equal((await stat(path.join(c.rootfsPath, 'bin/busybox'))).uid, 0);
@@ -199,7 +227,10 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     assert.equal(await cgroupFile(pid, 'memory', 'memory.limit_in_bytes', 'memory.max'), String(128 * MiB));
     assert.equal(await cgroupFile(pid, 'pids', 'pids.max', 'pids.max'), '64');
     if (features.cgroupVersion === 1 && features.swapAccounting) {
-      assert.equal(await cgroupFile(pid, 'memory', 'memory.memsw.limit_in_bytes', 'memory.swap.max'), String(128 * MiB));
+      assert.equal(
+        await cgroupFile(pid, 'memory', 'memory.memsw.limit_in_bytes', 'memory.swap.max'),
+        String(128 * MiB),
+      );
     }
     assert.match(await readFile(`/proc/${pid}/limits`, 'utf8'), /^Max open files\s+1024\s+2048\s+files/m);
     assert.ok((await readFile(`/proc/${pid}/environ`, 'utf8')).split('\0').includes('SVCD_TEST=hello world'));
@@ -213,10 +244,18 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     assert.equal(net.eth1!.state, 'up');
     assert.equal(net.eth1!.type, 'broadcast');
     assert.equal(net.eth1!.hostName, hostName);
-    assert.ok(net.eth1!.addresses.some((a) => a.family === 'inet6' && a.scope === 'link'), JSON.stringify(net.eth1!.addresses));
+    assert.ok(
+      net.eth1!.addresses.some((a) => a.family === 'inet6' && a.scope === 'link'),
+      JSON.stringify(net.eth1!.addresses),
+    );
     assert.equal(net.lo!.type, 'loopback');
     assert.equal(typeof net.eth1!.counters.bytesReceived, 'number');
-    assert.deepEqual(await readHostInterface(hostName), { hwaddr: (await readFile(`/sys/class/net/${hostName}/address`, 'utf8')).trim(), mtu: 1400, state: 'up', type: 'broadcast' });
+    assert.deepEqual(await readHostInterface(hostName), {
+      hwaddr: (await readFile(`/sys/class/net/${hostName}/address`, 'utf8')).trim(),
+      mtu: 1400,
+      state: 'up',
+      type: 'broadcast',
+    });
     assert.equal(path.basename(await readlink(`/sys/class/net/${hostName}/master`)), bridge);
     assert.equal(await readHostInterface('svcd-no-such-if'), undefined);
 
@@ -232,11 +271,17 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     assert.deepEqual(await containerState(c.ref), { state: 'FROZEN', pid });
     assert.deepEqual(await readHostState(c.ref), { state: 'FROZEN', pid });
     assert.deepEqual(await lxcInfo(c.ref), { state: 'FROZEN', pid });
-    assert.deepEqual((await readHostStates(c.ref.lxcPath, { lxcInfo })).find((l) => l.name === name), { name, state: 'FROZEN', pid });
+    assert.deepEqual(
+      (await readHostStates(c.ref.lxcPath, { lxcInfo })).find((l) => l.name === name),
+      { name, state: 'FROZEN', pid },
+    );
     await unfreezeContainer(c.ref);
     assert.deepEqual(await containerState(c.ref), { state: 'RUNNING', pid });
     assert.deepEqual(await readHostState(c.ref), { state: 'RUNNING', pid });
-    await eventually(() => sawState(name, 'FROZEN') && sawState(name, 'THAWED'), `FROZEN and THAWED events for ${name}`);
+    await eventually(
+      () => sawState(name, 'FROZEN') && sawState(name, 'THAWED'),
+      `FROZEN and THAWED events for ${name}`,
+    );
 
     // force stop, from FROZEN
     await freezeContainer(c.ref);
@@ -277,7 +322,11 @@ describe('LXC lifecycle on the real host', { skip }, () => {
     const left = (await readMounts()).filter((m) => m.fsType.startsWith('cgroup'));
     for (const m of left) {
       for (const kind of ['lxc.monitor', 'lxc.payload']) {
-        await assert.rejects(stat(path.join(m.mountPoint, `${kind}.${name}`)), /ENOENT/, `${m.mountPoint}/${kind}.${name}`);
+        await assert.rejects(
+          stat(path.join(m.mountPoint, `${kind}.${name}`)),
+          /ENOENT/,
+          `${m.mountPoint}/${kind}.${name}`,
+        );
       }
     }
   });

@@ -24,12 +24,19 @@ const MAC_DYN = '00:16:3e:16:00:0a';
 const MAC_STATIC = '00:16:3e:16:00:0b';
 
 const ns = (...args: string[]) => runCommand('ip', ['netns', 'exec', NS, ...args], { timeoutMs: 30_000 });
-const exists = (p: string) => stat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  stat(p).then(
+    () => true,
+    () => false,
+  );
 
 /** Every live dnsmasq whose command line names this conf file. */
 async function dnsmasqPids(conf: string): Promise<number[]> {
   const out: number[] = [];
-  for (const line of (await runCommand('pgrep', ['-f', '-x', `dnsmasq --conf-file=${conf}`]).catch(() => '')).split('\n')) if (/^\d+$/.test(line)) out.push(Number(line));
+  for (const line of (await runCommand('pgrep', ['-f', '-x', `dnsmasq --conf-file=${conf}`]).catch(() => '')).split(
+    '\n',
+  ))
+    if (/^\d+$/.test(line)) out.push(Number(line));
   return out;
 }
 
@@ -54,7 +61,14 @@ describe('network adapter on the real host', { skip }, () => {
 
   before(async () => {
     const used = await host.usedSubnets();
-    const third = [...Array(200).keys()].map((i) => (tag + i) % 200 + 20).find((y) => !used.some((c) => c.startsWith(`10.216.${y}.`) || c.startsWith('10.0.0.0/8') || c.startsWith('10.216.0.0/16')));
+    const third = [...Array(200).keys()]
+      .map((i) => ((tag + i) % 200) + 20)
+      .find(
+        (y) =>
+          !used.some(
+            (c) => c.startsWith(`10.216.${y}.`) || c.startsWith('10.0.0.0/8') || c.startsWith('10.216.0.0/16'),
+          ),
+      );
     assert.ok(third !== undefined, 'a free /24');
     prefix = `10.216.${third}`;
     root = await mkdtemp(path.join(os.tmpdir(), 'svcd-netad-'));
@@ -62,7 +76,9 @@ describe('network adapter on the real host', { skip }, () => {
     script = path.join(root, 'udhcpc.sh');
     await writeFile(script, '#!/bin/sh\n[ "$1" = bound ] && echo "lease=$ip"\nexit 0\n', { mode: 0o755 });
     spec = networkSpec(BR, path.join(root, 'networks', BR), {
-      ipv4: familySpec(`${prefix}.1`, 24, `${prefix}.0/24`, { dhcpRanges: [{ start: `${prefix}.100`, end: `${prefix}.150` }] }),
+      ipv4: familySpec(`${prefix}.1`, 24, `${prefix}.0/24`, {
+        dhcpRanges: [{ start: `${prefix}.100`, end: `${prefix}.150` }],
+      }),
       dns: { domain: 't16.test', mode: 'managed' },
     });
   });
@@ -98,7 +114,10 @@ describe('network adapter on the real host', { skip }, () => {
     const last = Number(dyn.split('.')[3]);
     assert.ok(dyn.startsWith(`${prefix}.`) && last >= 100 && last <= 150, dyn);
     const leases = await host.leases({ name: BR, dir: spec.dir });
-    assert.ok(leases.some((l) => l.hwaddr === MAC_DYN && l.address === dyn && l.type === 'dynamic'), JSON.stringify(leases));
+    assert.ok(
+      leases.some((l) => l.hwaddr === MAC_DYN && l.address === dyn && l.type === 'dynamic'),
+      JSON.stringify(leases),
+    );
 
     await adapter.setDhcpHost(spec, 'c1id.eth0', { hwaddr: MAC_STATIC, hostname: 'c1', ipv4: `${prefix}.20` });
     assert.equal(await dhcp(MAC_STATIC), `${prefix}.20`);
@@ -164,13 +183,22 @@ describe('network adapter on the real host', { skip }, () => {
   it('refuses, naming it, a host interface of another kind holding the name or another interface holding the subnet, and leaves both alone', async () => {
     await runCommand('ip', ['link', 'add', BR, 'type', 'veth', 'peer', 'name', `${BR}p`]);
     try {
-      await assert.rejects(adapter.ensureNetwork(spec), new RegExp(`host interface "${BR}" exists and is not a bridge`));
-      assert.ok((await host.interfaces()).some((i) => i.name === BR), 'the veth is still there');
+      await assert.rejects(
+        adapter.ensureNetwork(spec),
+        new RegExp(`host interface "${BR}" exists and is not a bridge`),
+      );
+      assert.ok(
+        (await host.interfaces()).some((i) => i.name === BR),
+        'the veth is still there',
+      );
       // The veth takes the subnet: a network on it is refused while the veth has it.
       await runCommand('ip', ['addr', 'add', `${prefix}.200/24`, 'dev', BR]);
       await runCommand('ip', ['link', 'set', BR, 'up']);
       const other = { ...spec, name: `${BR}x`, dir: `${spec.dir}x` };
-      await assert.rejects(adapter.ensureNetwork(other), new RegExp(`subnet ${prefix}.0/24 is already used by host interface "${BR}"`));
+      await assert.rejects(
+        adapter.ensureNetwork(other),
+        new RegExp(`subnet ${prefix}.0/24 is already used by host interface "${BR}"`),
+      );
       assert.equal(await host.state(other.name), undefined, 'no bridge made');
     } finally {
       await runCommand('ip', ['link', 'delete', BR]).catch(() => {});

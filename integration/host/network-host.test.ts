@@ -22,9 +22,18 @@ describe('network host on the real host', { skip }, () => {
 
   it('lists lo as loopback and the test bridge as a bridge', async () => {
     const list = await host.interfaces();
-    assert.deepEqual(list.find((i) => i.name === 'lo'), { name: 'lo', type: 'loopback' });
-    assert.deepEqual(list.find((i) => i.name === BR), { name: BR, type: 'bridge' });
-    assert.deepEqual(list.map((i) => i.name), [...list.map((i) => i.name)].sort());
+    assert.deepEqual(
+      list.find((i) => i.name === 'lo'),
+      { name: 'lo', type: 'loopback' },
+    );
+    assert.deepEqual(
+      list.find((i) => i.name === BR),
+      { name: BR, type: 'bridge' },
+    );
+    assert.deepEqual(
+      list.map((i) => i.name),
+      [...list.map((i) => i.name)].sort(),
+    );
   });
 
   it('state of lo and of the bridge, within 5 ms', async () => {
@@ -69,7 +78,10 @@ describe('network host on the real host', { skip }, () => {
     assert.deepEqual(await host.probe('vxlan'), { ok: true });
     const gre = await host.probe('gre');
     assert.equal(gre.ok, false);
-    assert.deepEqual(await host.probe('fan'), { ok: false, missing: ['the Ubuntu fan kernel patch (/proc/sys/net/fan)'] });
+    assert.deepEqual(await host.probe('fan'), {
+      ok: false,
+      missing: ['the Ubuntu fan kernel patch (/proc/sys/net/fan)'],
+    });
     assert.equal((await host.probe('maas')).ok, false);
     assert.ok(!(await host.interfaces()).some((i) => i.name.startsWith('svp')));
   });

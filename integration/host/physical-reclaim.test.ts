@@ -43,7 +43,10 @@ test('t17 a physical interface back under its own name with the MAC and MTU a co
   await run('ip', ['link', 'set', 'dev', own, 'address', '02:00:00:00:17:99', 'mtu', '1300', 'up']);
   const was = { hwaddr: '02:00:00:00:17:01', mtu: 1400, ifindex };
   assert.equal(await reclaimPhysical(own, was), true);
-  assert.deepEqual([await sys(own, 'address'), await sys(own, 'mtu'), (Number(await sys(own, 'flags')) & 1) === 1], ['02:00:00:00:17:01', '1400', true]);
+  assert.deepEqual(
+    [await sys(own, 'address'), await sys(own, 'mtu'), (Number(await sys(own, 'flags')) & 1) === 1],
+    ['02:00:00:00:17:01', '1400', true],
+  );
   // Another interface under its name: left alone.
   await run('ip', ['link', 'set', 'dev', own, 'mtu', '1300']);
   assert.equal(await reclaimPhysical(own, { ...was, ifindex: ifindex + 100_000 }), true);

@@ -1,6 +1,19 @@
 /** svcd's private PostgreSQL server: created, adopted by the next svcd, restarted after kill -9, reachable only by its unix socket. */
 import assert from 'node:assert/strict';
-import { access, chmod, copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  access,
+  chmod,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -11,16 +24,38 @@ import { createPrivatePostgres, type PrivatePostgres } from '../../src/host/post
 import { POSTGRES_ROOT } from '../../src/host/postgres/private-postgres-args.ts';
 import { eventually } from '../support/http.ts';
 
-const hasBinaries = (await Promise.all((await readdir(POSTGRES_ROOT).catch(() => [])).map((d) => access(path.join(POSTGRES_ROOT, d, 'bin/pg_ctl')).then(() => true, () => false)))).some(Boolean);
-const skip = process.getuid?.() !== 0 ? 'needs root' : !hasBinaries ? 'no PostgreSQL server binaries (apt-get install postgresql-15)' : undefined;
+const hasBinaries = (
+  await Promise.all(
+    (
+      await readdir(POSTGRES_ROOT).catch(() => [])
+    ).map((d) =>
+      access(path.join(POSTGRES_ROOT, d, 'bin/pg_ctl')).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  )
+).some(Boolean);
+const skip =
+  process.getuid?.() !== 0
+    ? 'needs root'
+    : !hasBinaries
+      ? 'no PostgreSQL server binaries (apt-get install postgresql-15)'
+      : undefined;
 if (skip) console.log(`# skipping private PostgreSQL tests: ${skip}`);
 
 const quiet = { info() {}, warn() {}, error() {} };
-const make = (stateDir: string, checkIntervalMs = 100) => createPrivatePostgres({ stateDir, run: runCommand, log: quiet, checkIntervalMs });
+const make = (stateDir: string, checkIntervalMs = 100) =>
+  createPrivatePostgres({ stateDir, run: runCommand, log: quiet, checkIntervalMs });
 
 async function query(url: string, text: string): Promise<unknown[]> {
   const target = parsePostgresUrl(url);
-  const sql = postgres(target.url, { max: 1, onnotice: () => {}, connect_timeout: 5, ...(target.host ? { host: target.host } : {}) });
+  const sql = postgres(target.url, {
+    max: 1,
+    onnotice: () => {},
+    connect_timeout: 5,
+    ...(target.host ? { host: target.host } : {}),
+  });
   try {
     return [...(await sql.unsafe(text))];
   } finally {
@@ -83,7 +118,13 @@ describe('private PostgreSQL server', { skip }, () => {
     await query(made.url, 'create table kept (v int); insert into kept values (42)');
     // synchronous_commit is off: an acknowledged commit is durable once the WAL writer (every 20 ms) flushed it.
     const [{ lsn }] = (await query(made.url, 'select pg_current_wal_insert_lsn()::text as lsn')) as [{ lsn: string }];
-    await eventually(async () => ((await query(made.url, `select pg_current_wal_flush_lsn() >= '${lsn}'::pg_lsn as ok`)) as [{ ok: boolean }])[0].ok, 'the WAL flushed', 5_000);
+    await eventually(
+      async () =>
+        ((await query(made.url, `select pg_current_wal_flush_lsn() >= '${lsn}'::pg_lsn as ok`)) as [{ ok: boolean }])[0]
+          .ok,
+      'the WAL flushed',
+      5_000,
+    );
     first.close();
     const second = make(stateDir);
     servers.push(second);
@@ -108,13 +149,10 @@ describe('private PostgreSQL server', { skip }, () => {
     // Host shutdown stops it.
     const last = second.pid()!;
     await second.stop();
-    await eventually(
-      () => {
-        assert.throws(() => process.kill(last, 0));
-        return true;
-      },
-      'the postmaster stopped',
-    );
+    await eventually(() => {
+      assert.throws(() => process.kill(last, 0));
+      return true;
+    }, 'the postmaster stopped');
   });
 
   it('a stale postmaster.pid naming a live process that is not its postmaster (a pid reused after a reboot) does not stop a start', async () => {
@@ -125,8 +163,14 @@ describe('private PostgreSQL server', { skip }, () => {
     await s.stop();
     // As after a reboot: the pid in the lock file now belongs to some other process (this test's own).
     const pidFile = path.join(stateDir, 'postgres', 'postmaster.pid');
-    await writeFile(pidFile, `${process.pid}\n${path.join(stateDir, 'postgres')}\n0\n5432\n${path.join(stateDir, 'postgres')}\n\n0 0\nready\n`);
-    await writeFile(path.join(stateDir, 'postgres', '.s.PGSQL.5432.lock'), `${process.pid}\n${path.join(stateDir, 'postgres')}\n0\n0\n`);
+    await writeFile(
+      pidFile,
+      `${process.pid}\n${path.join(stateDir, 'postgres')}\n0\n5432\n${path.join(stateDir, 'postgres')}\n\n0 0\nready\n`,
+    );
+    await writeFile(
+      path.join(stateDir, 'postgres', '.s.PGSQL.5432.lock'),
+      `${process.pid}\n${path.join(stateDir, 'postgres')}\n0\n0\n`,
+    );
     const again = await s.ensure();
     assert.notEqual(again.pid, process.pid);
     assert.equal(again.how, 'started');
@@ -137,7 +181,9 @@ describe('private PostgreSQL server', { skip }, () => {
   it('a binary replaced while it runs (an upgrade under a running svcd): restarted on the new file once it settled, rows kept', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-pg-'));
     await chmod(dir, 0o755);
-    const installedDir = (await readdir(POSTGRES_ROOT)).filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(b) - Number(a))[0]!;
+    const installedDir = (await readdir(POSTGRES_ROOT))
+      .filter((n) => /^\d+$/.test(n))
+      .sort((a, b) => Number(b) - Number(a))[0]!;
     // Not named "bin": elsewhere than its configured bindir's name, PostgreSQL uses the installed libraries.
     const bin = path.join(dir, 'pgbin');
     await mkdir(bin, { mode: 0o755 });
@@ -149,7 +195,14 @@ describe('private PostgreSQL server', { skip }, () => {
     for (const f of ['postgres', 'pg_ctl', 'initdb']) await put(f);
     const state = path.join(dir, 'state');
     await mkdir(state, { mode: 0o711 });
-    const s = createPrivatePostgres({ stateDir: state, run: runCommand, log: quiet, checkIntervalMs: 100, binarySettleMs: 500, binDir: bin });
+    const s = createPrivatePostgres({
+      stateDir: state,
+      run: runCommand,
+      log: quiet,
+      checkIntervalMs: 100,
+      binarySettleMs: 500,
+      binDir: bin,
+    });
     servers.push(s);
     try {
       const first = await s.ensure();

@@ -58,10 +58,16 @@ describe('simplestreams protocol client', { skip }, () => {
     assert.ok(info.aliases.some((a) => a.name === 'busybox/test'));
     const into = await fresh();
     let last = 0;
-    await proto.download(src, info, into, (got, total) => {
-      assert.equal(total, info.size);
-      last = got;
-    }, never);
+    await proto.download(
+      src,
+      info,
+      into,
+      (got, total) => {
+        assert.equal(total, info.size);
+        last = got;
+      },
+      never,
+    );
     assert.equal(last, info.size);
     assert.equal(await sha256Files([into.meta, into.rootfs]), info.fingerprint);
     const inspected = await inspectImage(into);
@@ -106,12 +112,20 @@ describe('simplestreams protocol client', { skip }, () => {
     const src = { server: ss.url, protocol: 'simplestreams' as const, alias: 'busybox', certificate: ss.certificate };
     const before = await proto.resolve(src, ARCHS, never);
     const v2 = await ss.publish();
-    assert.equal((await proto.resolve(src, ARCHS, never)).fingerprint, before.fingerprint, 'within the TTL: the cached catalog');
+    assert.equal(
+      (await proto.resolve(src, ARCHS, never)).fingerprint,
+      before.fingerprint,
+      'within the TTL: the cached catalog',
+    );
     clock = 1001;
     const after = await proto.resolve(src, ARCHS, never);
     assert.equal(after.fingerprint, v2.fingerprints.squashfs);
     assert.notEqual(after.fingerprint, before.fingerprint);
-    assert.equal((await proto.resolve({ ...src, alias: undefined, fingerprint: before.fingerprint }, ARCHS, never)).fingerprint, before.fingerprint, 'the old version stays reachable by fingerprint');
+    assert.equal(
+      (await proto.resolve({ ...src, alias: undefined, fingerprint: before.fingerprint }, ARCHS, never)).fingerprint,
+      before.fingerprint,
+      'the old version stays reachable by fingerprint',
+    );
     proto.close();
   });
 
@@ -122,7 +136,10 @@ describe('simplestreams protocol client', { skip }, () => {
     const p = `/${ss.latest().files.squashfs!.path}`;
     ss.fault(p, { kind: 'corrupt' });
     try {
-      await assert.rejects(proto.download(src, info, await fresh(), noProgress, never), (e: Error) => e.message.includes('SHA-256 mismatch') && e.message.includes(`${ss.url}${p}`));
+      await assert.rejects(
+        proto.download(src, info, await fresh(), noProgress, never),
+        (e: Error) => e.message.includes('SHA-256 mismatch') && e.message.includes(`${ss.url}${p}`),
+      );
     } finally {
       ss.fault(p, undefined);
       proto.close();
@@ -132,13 +149,21 @@ describe('simplestreams protocol client', { skip }, () => {
   it('a connection cut midway fails the download with a clear message', async () => {
     const proto = createSimplestreamsProtocol();
     const v = ss.latest();
-    const src = { server: ss.url, protocol: 'simplestreams' as const, fingerprint: v.fingerprints.unified, certificate: ss.certificate };
+    const src = {
+      server: ss.url,
+      protocol: 'simplestreams' as const,
+      fingerprint: v.fingerprints.unified,
+      certificate: ss.certificate,
+    };
     const info = await proto.resolve(src, ARCHS, never);
     const p = `/${v.files.unified!.path}`;
     ss.fault(p, { kind: 'cut', afterBytes: 70_000 });
     try {
       await assert.rejects(proto.download(src, info, { meta: (await fresh()).meta }, noProgress, never), (e: Error) => {
-        assert.match(e.message, new RegExp(`Download of ${ss.url}${p} (failed after \\d+ bytes: the connection was dropped|was cut short)`));
+        assert.match(
+          e.message,
+          new RegExp(`Download of ${ss.url}${p} (failed after \\d+ bytes: the connection was dropped|was cut short)`),
+        );
         return true;
       });
     } finally {
@@ -154,7 +179,10 @@ describe('simplestreams protocol client', { skip }, () => {
     const p = `/${ss.latest().files.meta!.path}`;
     ss.fault(p, { kind: 'status', status: 404 });
     try {
-      await assert.rejects(proto.download(src, info, await fresh(), noProgress, never), new RegExp(`Failed to fetch ${ss.url}${p}: 404`));
+      await assert.rejects(
+        proto.download(src, info, await fresh(), noProgress, never),
+        new RegExp(`Failed to fetch ${ss.url}${p}: 404`),
+      );
     } finally {
       ss.fault(p, undefined);
       proto.close();
@@ -166,10 +194,19 @@ describe('simplestreams protocol client', { skip }, () => {
     ss.resetCounts();
     const other = (await generateCertificate('127.0.0.1', { serverAuth: true })).cert;
     const src = { server: ss.url, protocol: 'simplestreams' as const, alias: 'busybox' };
-    await assert.rejects(proto.resolve({ ...src, certificate: other }, ARCHS, never), new RegExp(`The certificate of ${ss.url} does not match the pinned certificate`));
-    await assert.rejects(proto.resolve(src, ARCHS, never), new RegExp(`The certificate of ${ss.url} is not trusted by the system CA roots`));
+    await assert.rejects(
+      proto.resolve({ ...src, certificate: other }, ARCHS, never),
+      new RegExp(`The certificate of ${ss.url} does not match the pinned certificate`),
+    );
+    await assert.rejects(
+      proto.resolve(src, ARCHS, never),
+      new RegExp(`The certificate of ${ss.url} is not trusted by the system CA roots`),
+    );
     assert.equal(ss.requests('/streams/v1/index.json'), 0);
-    await assert.rejects(proto.resolve({ ...src, alias: 'nope', certificate: ss.certificate }, ARCHS, never), new RegExp(`Alias "nope" not found on ${ss.url}`));
+    await assert.rejects(
+      proto.resolve({ ...src, alias: 'nope', certificate: ss.certificate }, ARCHS, never),
+      new RegExp(`Alias "nope" not found on ${ss.url}`),
+    );
     proto.close();
   });
 
@@ -179,11 +216,18 @@ describe('simplestreams protocol client', { skip }, () => {
       await lxc.ok(['remote', 'add', 'ss', ss.url, '--protocol', 'simplestreams', '--public']);
       await mkdir(path.join(lxc.conf, 'servercerts'), { recursive: true });
       await writeFile(path.join(lxc.conf, 'servercerts', 'ss.crt'), ss.certificate);
-      const rows = JSON.parse(await lxc.ok(['image', 'list', 'ss:', '--format', 'json'])) as { fingerprint: string; aliases: { name: string }[]; properties: Record<string, string> }[];
+      const rows = JSON.parse(await lxc.ok(['image', 'list', 'ss:', '--format', 'json'])) as {
+        fingerprint: string;
+        aliases: { name: string }[];
+        properties: Record<string, string>;
+      }[];
       const v = ss.latest();
       const fps = rows.map((r) => r.fingerprint);
       for (const fp of Object.values(v.fingerprints)) assert.ok(fps.includes(fp), `${fp} listed`);
-      assert.ok(rows.some((r) => r.aliases.some((a) => a.name === 'busybox')), 'the alias is listed');
+      assert.ok(
+        rows.some((r) => r.aliases.some((a) => a.name === 'busybox')),
+        'the alias is listed',
+      );
       const info = await lxc.ok(['image', 'info', 'ss:busybox']);
       assert.match(info, new RegExp(`Fingerprint: (${Object.values(v.fingerprints).join('|')})`));
       assert.ok((await readdir(lxc.conf)).includes('config.yml'));

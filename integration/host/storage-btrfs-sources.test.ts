@@ -14,7 +14,15 @@ import { isSubvolume, readQgroupLimit } from '../../src/host/storage/btrfs-subvo
 import { attachLoop } from '../../src/host/storage/loop.ts';
 import { mountAt, readMounts } from '../../src/host/storage/mountinfo.ts';
 import type { PoolSpec, VolumeRef } from '../../src/host/storage/types.ts';
-import { cleanupTestRoot, exists, hostSkipReason, loopsFor, makeTestRoot, mountsUnder, text } from './storage-fixtures.ts';
+import {
+  cleanupTestRoot,
+  exists,
+  hostSkipReason,
+  loopsFor,
+  makeTestRoot,
+  mountsUnder,
+  text,
+} from './storage-fixtures.ts';
 
 const MiB = 1024 * 1024;
 const skip = await hostSkipReason();
@@ -69,7 +77,10 @@ describe('btrfs driver on a user source', { skip }, () => {
     const dev = await testDevice(root, 'ext4', 32);
     await runCommand('mkfs.ext4', ['-q', dev]);
     const pool: PoolSpec = { name: 'ext', driver: 'btrfs', config: { source: dev }, stateDir };
-    await assert.rejects(btrfs.ensurePool(pool), new RegExp(`refusing to use ${dev}: it already holds a ext4 filesystem`));
+    await assert.rejects(
+      btrfs.ensurePool(pool),
+      new RegExp(`refusing to use ${dev}: it already holds a ext4 filesystem`),
+    );
     assert.equal(await filesystemType(dev), 'ext4', 'not formatted');
     assert.equal(await exists(btrfs.poolPath(pool)), false);
     assert.equal((await btrfs.poolHealth(pool)).ready, false);
@@ -103,21 +114,35 @@ describe('btrfs driver on a user source', { skip }, () => {
     assert.deepEqual(await mountsUnder(mnt), []);
     assert.equal(await exists(mnt), false);
     assert.equal(await text(path.join(sub, 'keep.txt')), 'user data');
-    for (const d of ['custom', 'custom-snapshots', 'containers', 'images']) assert.equal(await exists(path.join(sub, d)), false, d);
+    for (const d of ['custom', 'custom-snapshots', 'containers', 'images'])
+      assert.equal(await exists(path.join(sub, d)), false, d);
   });
 
   it('refuses a directory that is not on btrfs, a plain file, and a missing path', async () => {
     const plain = path.join(root, 'plain');
     await mkdir(plain);
-    await assert.rejects(btrfs.ensurePool({ name: 'a', driver: 'btrfs', config: { source: plain }, stateDir }), /is a directory on \S+, not on a btrfs filesystem/);
+    await assert.rejects(
+      btrfs.ensurePool({ name: 'a', driver: 'btrfs', config: { source: plain }, stateDir }),
+      /is a directory on \S+, not on a btrfs filesystem/,
+    );
     const file = path.join(root, 'file.bin');
     await writeFile(file, 'x');
-    await assert.rejects(btrfs.ensurePool({ name: 'b', driver: 'btrfs', config: { source: file }, stateDir }), /is neither a block device nor a directory on a btrfs filesystem/);
-    await assert.rejects(btrfs.ensurePool({ name: 'c', driver: 'btrfs', config: { source: path.join(root, 'nope') }, stateDir }), /does not exist/);
-    assert.deepEqual(await btrfs.poolHealth({ name: 'c', driver: 'btrfs', config: { source: path.join(root, 'nope') }, stateDir }), {
-      ready: false,
-      problem: `source ${path.join(root, 'nope')} is missing`,
-    });
-    for (const name of ['a', 'b', 'c']) assert.equal(await exists(path.join(stateDir, 'storage-pools', name)), false, name);
+    await assert.rejects(
+      btrfs.ensurePool({ name: 'b', driver: 'btrfs', config: { source: file }, stateDir }),
+      /is neither a block device nor a directory on a btrfs filesystem/,
+    );
+    await assert.rejects(
+      btrfs.ensurePool({ name: 'c', driver: 'btrfs', config: { source: path.join(root, 'nope') }, stateDir }),
+      /does not exist/,
+    );
+    assert.deepEqual(
+      await btrfs.poolHealth({ name: 'c', driver: 'btrfs', config: { source: path.join(root, 'nope') }, stateDir }),
+      {
+        ready: false,
+        problem: `source ${path.join(root, 'nope')} is missing`,
+      },
+    );
+    for (const name of ['a', 'b', 'c'])
+      assert.equal(await exists(path.join(stateDir, 'storage-pools', name)), false, name);
   });
 });

@@ -15,7 +15,18 @@ import { StorageUnsupportedError } from '../../src/host/storage/errors.ts';
 import { findMount, mountAt, readMounts } from '../../src/host/storage/mountinfo.ts';
 import type { PoolSpec, SnapshotRef, VolumeRef } from '../../src/host/storage/types.ts';
 import { eventually } from '../support/http.ts';
-import { cleanupTestRoot, df, exists, hostSkipReason, loopsFor, makeTestRoot, mountCount, mountsUnder, text, writeMiB } from './storage-fixtures.ts';
+import {
+  cleanupTestRoot,
+  df,
+  exists,
+  hostSkipReason,
+  loopsFor,
+  makeTestRoot,
+  mountCount,
+  mountsUnder,
+  text,
+  writeMiB,
+} from './storage-fixtures.ts';
 
 const MiB = 1024 * 1024;
 const skip = await hostSkipReason();
@@ -54,7 +65,10 @@ describe('btrfs driver on a loop file', { skip }, () => {
   after(() => cleanupTestRoot(root));
 
   it('creates a sparse loop file, attaches and mounts it', async () => {
-    assert.deepEqual(await btrfs.poolHealth(pool), { ready: false, problem: 'btrfs pool p1 has not been created on this host yet' });
+    assert.deepEqual(await btrfs.poolHealth(pool), {
+      ready: false,
+      problem: 'btrfs pool p1 has not been created on this host yet',
+    });
     await btrfs.ensurePool(pool);
     assert.equal(mnt, path.join(root, 'state', 'storage-pools', 'p1'));
     const st = await stat(file);
@@ -66,7 +80,8 @@ describe('btrfs driver on a loop file', { skip }, () => {
     assert.equal(m?.fsType, 'btrfs');
     assert.equal(m?.source, loops[0]);
     assert.ok(m?.superOptions.includes('user_subvol_rm_allowed'));
-    for (const sub of ['custom', 'custom-snapshots', 'containers', 'images']) assert.ok((await stat(path.join(mnt, sub))).isDirectory(), sub);
+    for (const sub of ['custom', 'custom-snapshots', 'containers', 'images'])
+      assert.ok((await stat(path.join(mnt, sub))).isDirectory(), sub);
     assert.deepEqual(await btrfs.poolHealth(pool), { ready: true });
     // The desired-state layer stores the loop file as `source`: still svcd's own loop pool.
     assert.deepEqual(await btrfs.poolHealth({ ...pool, config: { ...pool.config, source: file } }), { ready: true });
@@ -162,7 +177,11 @@ describe('btrfs driver on a loop file', { skip }, () => {
     const dpool: PoolSpec = { name: 'd1', driver: 'dir', config: {}, stateDir: path.join(root, 'state') };
     await dir.ensurePool(dpool);
     const d1 = vol('d1');
-    await dir.copyVolume({ pool, driver: btrfs, vol: v1, snapshot: s1 }, { pool: dpool, vol: d1 }, { bwlimit: '500MB' });
+    await dir.copyVolume(
+      { pool, driver: btrfs, vol: v1, snapshot: s1 },
+      { pool: dpool, vol: d1 },
+      { bwlimit: '500MB' },
+    );
     assert.equal(await text(path.join(dir.volumePath(dpool, d1), 'data.txt')), 'v1');
     assert.equal((await stat(path.join(dir.volumePath(dpool, d1), 'small'))).size, 10 * MiB);
     const b1 = vol('b1');
@@ -196,7 +215,10 @@ describe('btrfs driver on a loop file', { skip }, () => {
     await rename(file, `${file}.moved`);
     try {
       assert.deepEqual(await btrfs.poolHealth(pool), { ready: false, problem: `backing file ${file} is missing` });
-      await assert.rejects(btrfs.ensurePool(pool), (e: unknown) => e instanceof Error && e.message.includes(`backing file ${file} is missing`));
+      await assert.rejects(
+        btrfs.ensurePool(pool),
+        (e: unknown) => e instanceof Error && e.message.includes(`backing file ${file} is missing`),
+      );
       assert.equal(await exists(file), false, 'no empty file made in its place');
       assert.deepEqual(await loopsFor(file), []);
       assert.deepEqual(await mountsUnder(mnt), []);
@@ -215,7 +237,10 @@ describe('btrfs driver on a loop file', { skip }, () => {
     const after = (await btrfs.poolUsage(pool)).space.total;
     assert.ok(after > before + 90 * MiB, `${before} → ${after}`);
     await btrfs.resizePool?.(bigger); // idempotent
-    await assert.rejects(btrfs.resizePool?.({ ...pool, config: { size: '200MiB' } }) ?? Promise.resolve(), /refusing to shrink from 400MiB to 200MiB/);
+    await assert.rejects(
+      btrfs.resizePool?.({ ...pool, config: { size: '200MiB' } }) ?? Promise.resolve(),
+      /refusing to shrink from 400MiB to 200MiB/,
+    );
   });
 
   it('removes volumes, snapshots and the pool without leaving a mount, loop device or file', async () => {
@@ -244,7 +269,12 @@ describe('btrfs driver on a loop file', { skip }, () => {
     assert.equal(await exists(stateDir), false, 'no state dir, disks dir, file or mount point');
     assert.deepEqual(await loopsFor(path.join(stateDir, 'disks', 'tiny.img')), []);
 
-    const badOpts: PoolSpec = { name: 'bad', driver: 'btrfs', config: { size: '300MiB', 'btrfs.mount_options': 'no_such_option_xyz' }, stateDir };
+    const badOpts: PoolSpec = {
+      name: 'bad',
+      driver: 'btrfs',
+      config: { size: '300MiB', 'btrfs.mount_options': 'no_such_option_xyz' },
+      stateDir,
+    };
     await assert.rejects(btrfs.ensurePool(badOpts), /mount/);
     assert.deepEqual(await loopsFor(path.join(stateDir, 'disks', 'bad.img')), [], 'loop device detached again');
     assert.deepEqual(await mountsUnder(stateDir), []);
@@ -271,7 +301,8 @@ describe('dir driver', { skip }, () => {
     await dir.ensurePool(pool);
     await dir.ensurePool(pool);
     assert.equal((await stat(p)).mode & 0o777, 0o711);
-    for (const sub of ['custom', 'custom-snapshots', 'containers', 'images']) assert.equal((await stat(path.join(p, sub))).mode & 0o777, 0o711, sub);
+    for (const sub of ['custom', 'custom-snapshots', 'containers', 'images'])
+      assert.equal((await stat(path.join(p, sub))).mode & 0o777, 0o711, sub);
     assert.deepEqual(await dir.poolHealth(pool), { ready: true });
     const usage = await dir.poolUsage(pool);
     const d = await df(p);
@@ -325,7 +356,9 @@ describe('dir driver', { skip }, () => {
     assert.equal((await stat(dir.volumePath(pool, ct(2)))).ino, spareIno, 'the spare was taken');
     await eventually(() => exists(spare), 'a new spare');
     // concurrent copies: all complete, none shares anything with another or with the image
-    await Promise.all([3, 4, 5, 6].map((n) => dir.copyVolume({ pool, driver: dir, vol: img }, { pool, vol: ct(n) }, {})));
+    await Promise.all(
+      [3, 4, 5, 6].map((n) => dir.copyVolume({ pool, driver: dir, vol: img }, { pool, vol: ct(n) }, {})),
+    );
     for (const n of [1, 2, 3, 4, 5, 6]) {
       const f = path.join(dir.volumePath(pool, ct(n)), 'rootfs', 'etc', 'hostname');
       assert.equal(await text(f), 'image\n', `copy ${n}`);
@@ -346,7 +379,11 @@ describe('dir driver', { skip }, () => {
     const v2 = vol('v2');
     await assert.rejects(dir.ensureVolume(pool, v2, { size: '50MiB' }), (e: unknown) => {
       assert.ok(e instanceof StorageUnsupportedError);
-      if (m.fsType === 'ext4') assert.equal(e.message, `size needs project quotas: the filesystem at ${m.mountPoint} (ext4) is not mounted with prjquota`);
+      if (m.fsType === 'ext4')
+        assert.equal(
+          e.message,
+          `size needs project quotas: the filesystem at ${m.mountPoint} (ext4) is not mounted with prjquota`,
+        );
       else assert.match(e.message, new RegExp(`^size needs project quotas: the filesystem at \\S+ \\(${m.fsType}\\)`));
       return true;
     });
@@ -374,6 +411,7 @@ describe('dir driver', { skip }, () => {
     await dir.removeVolume(upool, v1);
     await dir.removePool(upool);
     assert.equal(await text(path.join(src, 'keep.txt')), 'user data');
-    for (const sub of ['custom', 'custom-snapshots', 'containers', 'images']) assert.equal(await exists(path.join(src, sub)), false, sub);
+    for (const sub of ['custom', 'custom-snapshots', 'containers', 'images'])
+      assert.equal(await exists(path.join(src, sub)), false, sub);
   });
 });

@@ -14,7 +14,8 @@ import { readMounts } from '../../src/host/storage/mountinfo.ts';
 export async function hostSkipReason(): Promise<string | undefined> {
   if (process.getuid?.() !== 0) return 'storage host tests need root (mount, losetup)';
   const checker = createHostChecker();
-  for (const tool of ['mkfs.btrfs', 'btrfs', 'losetup', 'rsync']) if (!(await checker.hasTool(tool))) return `${tool} is not installed`;
+  for (const tool of ['mkfs.btrfs', 'btrfs', 'losetup', 'rsync'])
+    if (!(await checker.hasTool(tool))) return `${tool} is not installed`;
   return undefined;
 }
 
@@ -30,11 +31,15 @@ function inside(root: string, p: string): boolean {
 export async function cleanupTestRoot(root: string): Promise<void> {
   if (!root.startsWith('/tmp/svcd-storage-it-')) throw new Error(`refusing to clean ${root}`);
   for (let round = 0; round < 10; round++) {
-    const mounted = (await readMounts()).filter((m) => inside(root, m.mountPoint)).sort((a, b) => b.mountPoint.length - a.mountPoint.length);
+    const mounted = (await readMounts())
+      .filter((m) => inside(root, m.mountPoint))
+      .sort((a, b) => b.mountPoint.length - a.mountPoint.length);
     if (mounted.length === 0) break;
-    for (const m of mounted) await unmount(m.mountPoint).catch(() => runCommand('umount', ['--lazy', m.mountPoint]).catch(() => undefined));
+    for (const m of mounted)
+      await unmount(m.mountPoint).catch(() => runCommand('umount', ['--lazy', m.mountPoint]).catch(() => undefined));
   }
-  for (const d of await listLoopDevices()) if (inside(root, d.backingFile)) await detachLoop(d.device).catch(() => undefined);
+  for (const d of await listLoopDevices())
+    if (inside(root, d.backingFile)) await detachLoop(d.device).catch(() => undefined);
   await rm(root, { recursive: true, force: true });
 }
 

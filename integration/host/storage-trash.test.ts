@@ -16,7 +16,11 @@ import { eventually } from '../support/http.ts';
 
 const root = await mkdtemp(path.join(os.tmpdir(), 'svcd-trash-it-'));
 after(() => rm(root, { recursive: true, force: true }));
-const exists = (p: string) => readdir(p).then(() => true, () => false);
+const exists = (p: string) =>
+  readdir(p).then(
+    () => true,
+    () => false,
+  );
 const vol: (id: string) => VolumeRef = (id) => ({ id, type: 'container' });
 
 /** A volume with a few files in subdirectories (a rootfs in small). */
@@ -37,7 +41,10 @@ describe('dir pool trash', () => {
     await fill(p);
     await dir.removeVolume(pool, vol('c1'));
     assert.equal(await exists(p), false, 'the volume path is gone when removeVolume returns');
-    await eventually(async () => (await readdir(trashDirOf(path.join(root, 'p1')))).length === 0 || undefined, 'the trash emptied');
+    await eventually(
+      async () => (await readdir(trashDirOf(path.join(root, 'p1')))).length === 0 || undefined,
+      'the trash emptied',
+    );
     // Absent is fine (a retried delete).
     await dir.removeVolume(pool, vol('c1'));
   });
@@ -57,7 +64,9 @@ describe('dir pool trash', () => {
       await dir.removeVolume(${JSON.stringify(pool)}, { id: 'c2', type: 'container' });
       process.stdout.write('moved\\n');
       setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       await new Promise<void>((resolve, reject) => {
         child.stdout.on('data', (b: Buffer) => b.toString().includes('moved') && resolve());
@@ -73,7 +82,10 @@ describe('dir pool trash', () => {
     assert.ok(left[0]!.startsWith('c2.'));
     // The next start: the pool's ensure sweeps the trash.
     await createDirDriver().ensurePool(pool);
-    await eventually(async () => (await readdir(trashDirOf(poolRoot))).length === 0 || undefined, 'the next start emptied the trash');
+    await eventually(
+      async () => (await readdir(trashDirOf(poolRoot))).length === 0 || undefined,
+      'the next start emptied the trash',
+    );
   });
 
   it('a sweep asked for while one runs runs again for what arrived meanwhile', async () => {

@@ -44,11 +44,18 @@ describe('svcd-notify (the C sd_notify helper) on the real kernel', () => {
   }
 
   test('usage errors exit 2; nobody listening exits 1 with the reason', async () => {
-    const code = async (args: string[]) => run(notifyHelperPath(), args).then(() => 0, (e: { code: number; stderr: string }) => e);
+    const code = async (args: string[]) =>
+      run(notifyHelperPath(), args).then(
+        () => 0,
+        (e: { code: number; stderr: string }) => e,
+      );
     assert.equal(((await code(['/x', '12'])) as { code: number }).code, 2);
     assert.equal(((await code(['/x', 'abc', 'READY=1'])) as { code: number }).code, 2);
     assert.equal(((await code(['relative', '12', 'READY=1'])) as { code: number }).code, 2);
-    const none = (await code([path.join(dir, 'nobody.sock'), String(process.pid), 'READY=1'])) as { code: number; stderr: string };
+    const none = (await code([path.join(dir, 'nobody.sock'), String(process.pid), 'READY=1'])) as {
+      code: number;
+      stderr: string;
+    };
     assert.equal(none.code, 1);
     assert.match(none.stderr, /No such file or directory/);
   });

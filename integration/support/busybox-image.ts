@@ -76,12 +76,30 @@ export interface BusyboxRootfsOptions {
 }
 
 /** Write a bootable busybox rootfs into `dir`: /bin/busybox + applet links, /sbin/init, /etc, empty mount points. */
-export async function buildBusyboxRootfs({ dir, hostname = 'busybox' }: BusyboxRootfsOptions): Promise<{ dir: string; version: string }> {
+export async function buildBusyboxRootfs({
+  dir,
+  hostname = 'busybox',
+}: BusyboxRootfsOptions): Promise<{ dir: string; version: string }> {
   const st = await stat(BUSYBOX).catch(() => undefined);
   if (!st?.isFile()) throw new Error(`${BUSYBOX} is missing (install busybox-static)`);
   const applets = (await runCommand(BUSYBOX, ['--list'], { timeoutMs: 10_000 })).split('\n').map((a) => a.trim());
   await mkdir(dir, { recursive: true, mode: 0o755 });
-  for (const d of ['bin', 'sbin', 'etc', 'dev', 'proc', 'sys', 'run', 'var', 'var/log', 'root', 'tmp', 'mnt', 'usr', 'usr/bin']) {
+  for (const d of [
+    'bin',
+    'sbin',
+    'etc',
+    'dev',
+    'proc',
+    'sys',
+    'run',
+    'var',
+    'var/log',
+    'root',
+    'tmp',
+    'mnt',
+    'usr',
+    'usr/bin',
+  ]) {
     await mkdir(path.join(dir, d), { recursive: true, mode: 0o755 });
   }
   await chmod(path.join(dir, 'root'), 0o700);
@@ -141,7 +159,14 @@ export type BusyboxImage =
   | { format: 'split'; metadataFile: string; rootfsFile: string; fingerprint: string; metadata: BusyboxImageMetadata };
 
 /** LXD's architecture name for this host. */
-const ARCH: Record<string, string> = { x64: 'x86_64', arm64: 'aarch64', arm: 'armv7l', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' };
+const ARCH: Record<string, string> = {
+  x64: 'x86_64',
+  arm64: 'aarch64',
+  arm: 'armv7l',
+  ppc64: 'ppc64le',
+  s390x: 's390x',
+  riscv64: 'riscv64',
+};
 
 async function sha256(files: readonly string[]): Promise<string> {
   const h = createHash('sha256');
@@ -170,12 +195,17 @@ export async function buildBusyboxImage(opts: BusyboxImageOptions): Promise<Busy
   await writeFile(path.join(build, 'metadata.yaml'), stringify(metadata));
   await mkdir(path.join(build, 'templates'), { recursive: true });
   await writeFile(path.join(build, 'templates/hostname.tpl'), '{{ container.name }}\n');
-  for (const [name, text] of Object.entries(opts.templateFiles ?? {})) await writeFile(path.join(build, 'templates', name), text);
+  for (const [name, text] of Object.entries(opts.templateFiles ?? {}))
+    await writeFile(path.join(build, 'templates', name), text);
 
   const gz = opts.compression === 'gzip';
   const ext = gz ? '.tar.gz' : '.tar';
   const tar = async (out: string, cwd: string, entries: string[]) => {
-    await runCommand('tar', ['-C', cwd, '--numeric-owner', '--owner=0', '--group=0', '--sort=name', gz ? '-czf' : '-cf', out, ...entries], { timeoutMs: 120_000 });
+    await runCommand(
+      'tar',
+      ['-C', cwd, '--numeric-owner', '--owner=0', '--group=0', '--sort=name', gz ? '-czf' : '-cf', out, ...entries],
+      { timeoutMs: 120_000 },
+    );
   };
   if (opts.format === 'unified') {
     const file = path.join(opts.dir, `busybox-${version}${ext}`);
@@ -188,4 +218,3 @@ export async function buildBusyboxImage(opts: BusyboxImageOptions): Promise<Busy
   await tar(rootfsFile, path.join(build, 'rootfs'), ['.']);
   return { format: 'split', metadataFile, rootfsFile, fingerprint: await sha256([metadataFile, rootfsFile]), metadata };
 }
-

@@ -9,6 +9,7 @@ export async function cgroupFile(pid: number, controller: string, v1File: string
   const mounts = cgroupMountsFrom(await readMounts());
   const v1 = mounts.v1.get(controller);
   const p1 = proc.v1.get(controller);
-  if (v1 && p1 !== undefined) return (await readFile(path.join(cgroupDir(v1, containerCgroupPath(p1))!, v1File), 'utf8')).trim();
+  if (v1 && p1 !== undefined)
+    return (await readFile(path.join(cgroupDir(v1, containerCgroupPath(p1))!, v1File), 'utf8')).trim();
   return (await readFile(path.join(cgroupDir(mounts.v2!, containerCgroupPath(proc.v2!))!, v2File), 'utf8')).trim();
 }

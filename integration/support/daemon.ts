@@ -108,7 +108,9 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
 
 /** svcd leaves its embedded PostgreSQL server running when it stops (a restart adopts it): stop it (fast shutdown). */
 async function stopPrivatePostgres(stateDir: string): Promise<void> {
-  const pm = parsePostmasterPid(await readFile(path.join(privatePostgresDirOf(stateDir), 'postmaster.pid'), 'utf8').catch(() => ''));
+  const pm = parsePostmasterPid(
+    await readFile(path.join(privatePostgresDirOf(stateDir), 'postmaster.pid'), 'utf8').catch(() => ''),
+  );
   if (!pm) return;
   const gone = () => {
     try {

@@ -1,7 +1,10 @@
 import WebSocket from 'ws';
 
 /** Subscribe to /1.0/events over the unix socket; `events` fills as they arrive. */
-export async function subscribeEvents(socketPath: string, query = ''): Promise<{ events: any[]; ws: WebSocket; close(): void }> {
+export async function subscribeEvents(
+  socketPath: string,
+  query = '',
+): Promise<{ events: any[]; ws: WebSocket; close(): void }> {
   const ws = new WebSocket(`ws+unix://${socketPath}:/1.0/events${query}`);
   const events: any[] = [];
   ws.on('message', (d) => events.push(JSON.parse(d.toString())));

@@ -6,7 +6,9 @@ export function openOperationSocket(socketPath: string, operation: string, secre
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws+unix://${socketPath}:${operation}/websocket?secret=${encodeURIComponent(secret)}`);
     ws.once('open', () => resolve(ws));
-    ws.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`websocket refused: HTTP ${res.statusCode}`), { status: res.statusCode })));
+    ws.once('unexpected-response', (_req, res) =>
+      reject(Object.assign(new Error(`websocket refused: HTTP ${res.statusCode}`), { status: res.statusCode })),
+    );
     ws.once('error', reject);
   });
 }
@@ -59,12 +61,23 @@ export interface ExecSession {
  * `POST /1.0/containers/<name>/exec` with wait-for-websocket and connect every fd socket (control
  * first, as the lxc CLI does, unless `connect` lists which ones).
  */
-export async function execWithSockets(api: Client, socketPath: string, name: string, body: Record<string, unknown>, connect?: string[]): Promise<ExecSession> {
+export async function execWithSockets(
+  api: Client,
+  socketPath: string,
+  name: string,
+  body: Record<string, unknown>,
+  connect?: string[],
+): Promise<ExecSession> {
   const res = await api.post(`/1.0/containers/${name}/exec`, { 'wait-for-websocket': true, ...body });
   if (res.status !== 202) throw new Error(`exec refused: ${res.status} ${res.text}`);
   const operation: string = res.json.operation;
   const fds: Record<string, string> = res.json.metadata.metadata.fds;
-  const order = connect ?? ['control', ...Object.keys(fds).filter((k) => k !== 'control').sort()];
+  const order = connect ?? [
+    'control',
+    ...Object.keys(fds)
+      .filter((k) => k !== 'control')
+      .sort(),
+  ];
   const sockets: Record<string, WebSocket> = {};
   const received: Record<string, Received> = {};
   for (const fd of order) {

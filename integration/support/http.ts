@@ -25,7 +25,8 @@ export function request(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<Reply> {
-  const payload = body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  const payload =
+    body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   const opts: https.RequestOptions = {
     method,
     path,
@@ -67,13 +68,25 @@ export function request(
 
 /** Bind a target: `api.get('/1.0')`, `api.post('/1.0/profiles', {...})`. */
 export function client(target: Target) {
-  const call = (method: string) => (path: string, body?: unknown, headers?: Record<string, string>) => request(target, method, path, body, headers);
-  return { get: call('GET'), post: call('POST'), put: call('PUT'), patch: call('PATCH'), delete: call('DELETE'), request: (m: string, p: string, b?: unknown, h?: Record<string, string>) => request(target, m, p, b, h) };
+  const call = (method: string) => (path: string, body?: unknown, headers?: Record<string, string>) =>
+    request(target, method, path, body, headers);
+  return {
+    get: call('GET'),
+    post: call('POST'),
+    put: call('PUT'),
+    patch: call('PATCH'),
+    delete: call('DELETE'),
+    request: (m: string, p: string, b?: unknown, h?: Record<string, string>) => request(target, m, p, b, h),
+  };
 }
 export type Client = ReturnType<typeof client>;
 
 /** Poll until `check` returns a truthy value (bounded; no fixed sleeps in tests). */
-export async function eventually<T>(check: () => Promise<T> | T, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
+export async function eventually<T>(
+  check: () => Promise<T> | T,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -90,7 +103,12 @@ export async function eventually<T>(check: () => Promise<T> | T, what: string, t
 
 /** Assert the spec's error envelope and return its message. */
 export function expectError(res: Reply, status: number): string {
-  if (res.status !== status || res.json?.type !== 'error' || res.json?.error_code !== status || typeof res.json?.error !== 'string')
+  if (
+    res.status !== status ||
+    res.json?.type !== 'error' ||
+    res.json?.error_code !== status ||
+    typeof res.json?.error !== 'string'
+  )
     throw new Error(`expected error envelope ${status}, got ${res.status}: ${res.text.slice(0, 300)}`);
   return res.json.error as string;
 }

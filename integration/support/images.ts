@@ -60,7 +60,18 @@ export async function makeImageTree(opts: { description?: string; extra?: string
   );
   const tar = async (name: string, cwd: string, members: string[], compress?: string) => {
     const out = path.join(dir, name);
-    await run('tar', ['--create', '--file', out, '--directory', cwd, '--numeric-owner', '--sort=name', ...(compress ? [compress] : []), '--', ...members]);
+    await run('tar', [
+      '--create',
+      '--file',
+      out,
+      '--directory',
+      cwd,
+      '--numeric-owner',
+      '--sort=name',
+      ...(compress ? [compress] : []),
+      '--',
+      ...members,
+    ]);
     return readFile(out);
   };
   return {
@@ -82,12 +93,17 @@ export async function makeImageTree(opts: { description?: string; extra?: string
 }
 
 /** A multipart/form-data body as Go's mime/multipart writer (the lxc CLI) makes it. */
-export function multipartBody(parts: [name: string, filename: string, data: Buffer][]): { body: Buffer; contentType: string } {
+export function multipartBody(parts: [name: string, filename: string, data: Buffer][]): {
+  body: Buffer;
+  contentType: string;
+} {
   const boundary = createHash('sha1').update(String(Math.random())).digest('hex');
   const out: Buffer[] = [];
   parts.forEach(([name, filename, data], i) => {
     out.push(
-      Buffer.from(`${i ? '\r\n' : ''}--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+      Buffer.from(
+        `${i ? '\r\n' : ''}--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
       data,
     );
   });

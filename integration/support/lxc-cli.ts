@@ -48,13 +48,19 @@ export async function lxcCli(stateDir: string): Promise<LxcCli> {
     EDITOR: '/bin/false',
     VISUAL: '/bin/false',
   };
-  const describe = (args: string[], r: CliResult) => `lxc ${args.join(' ')} → exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
+  const describe = (args: string[], r: CliResult) =>
+    `lxc ${args.join(' ')} → exit ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`;
   const run = (args: string[], input?: string) =>
     new Promise<CliResult>((resolve, reject) => {
-      const child = execFile('lxc', args, { env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-        if (err && typeof err.code !== 'number') return reject(err);
-        resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
-      });
+      const child = execFile(
+        'lxc',
+        args,
+        { env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+        (err, stdout, stderr) => {
+          if (err && typeof err.code !== 'number') return reject(err);
+          resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+        },
+      );
       child.stdin?.on('error', () => {});
       child.stdin?.end(input ?? '');
     });
@@ -76,10 +82,15 @@ export async function lxcCli(stateDir: string): Promise<LxcCli> {
         // script(1) runs its command with a shell: each argument single-quoted; the pty gets a size (lxc cuts its
         // progress line to the terminal's width, and a new pty has none).
         const line = `stty cols 160 rows 40; ${['lxc', ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}`;
-        execFile('script', ['-qec', line, '/dev/null'], { env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-          if (err && typeof err.code !== 'number') return reject(err);
-          resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
-        });
+        execFile(
+          'script',
+          ['-qec', line, '/dev/null'],
+          { env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+          (err, stdout, stderr) => {
+            if (err && typeof err.code !== 'number') return reject(err);
+            resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+          },
+        );
       }),
     spawn: (args) => spawn('lxc', args, { env, stdio: ['ignore', 'pipe', 'pipe'] }),
     cleanup: async () => {

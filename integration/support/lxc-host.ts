@@ -11,7 +11,13 @@ export const TEST_SUBID_LINE = 'root:1000000:1000000000';
 
 async function onPath(tool: string): Promise<boolean> {
   for (const dir of ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin']) {
-    if (await access(path.join(dir, tool)).then(() => true, () => false)) return true;
+    if (
+      await access(path.join(dir, tool)).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -58,4 +64,5 @@ export async function hasSocket(pid: number): Promise<boolean> {
 }
 
 /** The lxc-monitord serving `lxcPath` (spawned by lxc-monitor; it lingers a while after its last client). */
-export const monitordFor = (lxcPath: string) => findProcesses((a) => path.basename(a[0] ?? '') === 'lxc-monitord' && a[1] === lxcPath);
+export const monitordFor = (lxcPath: string) =>
+  findProcesses((a) => path.basename(a[0] ?? '') === 'lxc-monitord' && a[1] === lxcPath);

@@ -41,29 +41,45 @@ export const safeNetworkConfig = (cidr: string, extra: Record<string, string> = 
 
 /** Whether host interface `name` exists, and its master (the bridge it is enslaved to). */
 export async function hostLink(name: string): Promise<{ exists: boolean; master?: string; operstate?: string }> {
-  const op = await readFile(`/sys/class/net/${name}/operstate`, 'utf8').then((t) => t.trim(), () => undefined);
+  const op = await readFile(`/sys/class/net/${name}/operstate`, 'utf8').then(
+    (t) => t.trim(),
+    () => undefined,
+  );
   if (op === undefined) return { exists: false };
-  const master = await readlink(`/sys/class/net/${name}/master`).then((p) => p.split('/').pop(), () => undefined);
+  const master = await readlink(`/sys/class/net/${name}/master`).then(
+    (p) => p.split('/').pop(),
+    () => undefined,
+  );
   return { exists: true, operstate: op, ...(master ? { master } : {}) };
 }
 
 /** The IPv4 addresses (CIDR) on a host interface. */
 export async function hostAddresses(name: string): Promise<string[]> {
   const { stdout } = await run('ip', ['-j', '-4', 'addr', 'show', 'dev', name]).catch(() => ({ stdout: '[]' }));
-  return (JSON.parse(stdout || '[]') as { addr_info?: { local: string; prefixlen: number }[] }[]).flatMap((l) => (l.addr_info ?? []).map((a) => `${a.local}/${a.prefixlen}`));
+  return (JSON.parse(stdout || '[]') as { addr_info?: { local: string; prefixlen: number }[] }[]).flatMap((l) =>
+    (l.addr_info ?? []).map((a) => `${a.local}/${a.prefixlen}`),
+  );
 }
 
 /** Processes whose command line mentions `needle` (e.g. a network's directory: its dnsmasq). */
 export async function processesMentioning(needle: string, exe = 'dnsmasq'): Promise<number[]> {
-  return (await findProcesses((a) => path.basename(a[0] ?? '') === exe && a.some((x) => x.includes(needle)))).map((p) => p.pid);
+  return (await findProcesses((a) => path.basename(a[0] ?? '') === exe && a.some((x) => x.includes(needle)))).map(
+    (p) => p.pid,
+  );
 }
 
 /** svcd's `inet svcd` table as `nft -j` shows it, or undefined when it does not exist. */
 export async function svcdTable(family = 'inet'): Promise<{ nftables: Record<string, any>[] } | undefined> {
-  return run('nft', ['-j', 'list', 'table', family, 'svcd']).then((r) => JSON.parse(r.stdout), () => undefined);
+  return run('nft', ['-j', 'list', 'table', family, 'svcd']).then(
+    (r) => JSON.parse(r.stdout),
+    () => undefined,
+  );
 }
 
 /** The rules of svcd's table, each as nft prints it (one line per rule), for matching by text. */
 export async function svcdRuleText(family = 'inet'): Promise<string> {
-  return run('nft', ['list', 'table', family, 'svcd']).then((r) => r.stdout, () => '');
+  return run('nft', ['list', 'table', family, 'svcd']).then(
+    (r) => r.stdout,
+    () => '',
+  );
 }

@@ -40,7 +40,8 @@ export async function listenNotify(socketPath: string): Promise<NotifyListener> 
   return {
     socketPath,
     messages,
-    next: (match, from = 0, timeoutMs = 30_000) => eventually(() => messages.slice(from).find(match), 'an sd_notify message', timeoutMs),
+    next: (match, from = 0, timeoutMs = 30_000) =>
+      eventually(() => messages.slice(from).find(match), 'an sd_notify message', timeoutMs),
     close: () => void proc.kill('SIGTERM'),
   };
 }

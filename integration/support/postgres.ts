@@ -6,7 +6,8 @@ export const adminUrl = process.env.SVCD_TEST_PG_URL;
 
 /** Create a throw-away database; returns its URL and a drop function. */
 export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  if (!adminUrl) throw new Error('SVCD_TEST_PG_URL is not set: run the suite with scripts/test.sh (it starts PostgreSQL 15)');
+  if (!adminUrl)
+    throw new Error('SVCD_TEST_PG_URL is not set: run the suite with scripts/test.sh (it starts PostgreSQL 15)');
   const name = `svcd_t_${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   await admin.unsafe(`CREATE DATABASE ${name}`);

@@ -15,7 +15,10 @@ import { pipeline } from 'node:stream/promises';
 import { generateCertificate } from '../../src/tls/ensure-server-certificate.ts';
 import { buildStreamVersion, renderStream, type StreamItemKind, type StreamVersion } from './simplestreams-tree.ts';
 
-export type StreamFault = { kind: 'corrupt' } | { kind: 'cut'; afterBytes: number } | { kind: 'status'; status: number };
+export type StreamFault =
+  | { kind: 'corrupt' }
+  | { kind: 'cut'; afterBytes: number }
+  | { kind: 'status'; status: number };
 
 export interface SimplestreamsServer {
   /** `https://127.0.0.1:<port>` */
@@ -80,7 +83,9 @@ export async function startSimplestreamsServer(opts: SimplestreamsServerOptions 
     const stream = renderStream({ aliases, os: 'BusyBox', release: 'test', versions });
     if (urlPath === '/streams/v1/index.json' || urlPath === '/streams/v1/images.json') {
       const body = JSON.stringify(urlPath.endsWith('index.json') ? stream.index : stream.products);
-      return void res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+      return void res
+        .writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+        .end(body);
     }
     const file = files().get(urlPath);
     if (!file || req.method !== 'GET') return void res.writeHead(404).end();
@@ -93,7 +98,8 @@ export async function startSimplestreamsServer(opts: SimplestreamsServerOptions 
             res.write(chunk.subarray(0, fault.afterBytes - sent), () => res.socket?.destroy());
             return;
           }
-          if (fault?.kind === 'corrupt' && sent === 0) chunk = Buffer.concat([Buffer.from([chunk[0]! ^ 0xff]), chunk.subarray(1)]);
+          if (fault?.kind === 'corrupt' && sent === 0)
+            chunk = Buffer.concat([Buffer.from([chunk[0]! ^ 0xff]), chunk.subarray(1)]);
           sent += chunk.byteLength;
           done(null, chunk);
         },

@@ -28,7 +28,14 @@ export interface StreamVersion {
 }
 
 /** Debian's names for the host architecture, as image servers publish them. */
-export const STREAM_ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'armhf', ppc64: 'ppc64el', s390x: 's390x', riscv64: 'riscv64' };
+export const STREAM_ARCH: Record<string, string> = {
+  x64: 'amd64',
+  arm64: 'arm64',
+  arm: 'armhf',
+  ppc64: 'ppc64el',
+  s390x: 's390x',
+  riscv64: 'riscv64',
+};
 
 async function fileInfo(root: string, rel: string): Promise<StreamFileInfo> {
   const file = path.join(root, rel);
@@ -36,13 +43,20 @@ async function fileInfo(root: string, rel: string): Promise<StreamFileInfo> {
 }
 
 /** Build version `serial` of the image under `<root>/images/<serial>/` with the given item kinds. */
-export async function buildStreamVersion(root: string, serial: string, kinds: readonly StreamItemKind[]): Promise<StreamVersion> {
+export async function buildStreamVersion(
+  root: string,
+  serial: string,
+  kinds: readonly StreamItemKind[],
+): Promise<StreamVersion> {
   const rel = `images/${serial}`;
   const dir = path.join(root, rel);
   const work = path.join(root, 'work', serial);
   await mkdir(dir, { recursive: true });
   const img = await buildBusyboxImage({
-    dir: work, format: 'split', compression: 'none', creationDate: Math.floor(Date.now() / 1000),
+    dir: work,
+    format: 'split',
+    compression: 'none',
+    creationDate: Math.floor(Date.now() / 1000),
     customizeRootfs: (rootfs) => writeFile(path.join(rootfs, 'etc/image-serial'), `${serial}\n`),
   });
   if (img.format !== 'split') throw new Error('expected a split build');
@@ -55,7 +69,18 @@ export async function buildStreamVersion(root: string, serial: string, kinds: re
     version.files.meta = await fileInfo(root, `${rel}/lxd.tar.xz`);
   }
   if (kinds.includes('squashfs')) {
-    await runCommand('mksquashfs', [path.join(build, 'rootfs'), path.join(dir, 'rootfs.squashfs'), '-noappend', '-quiet', '-no-progress', '-all-root'], { timeoutMs: 120_000 });
+    await runCommand(
+      'mksquashfs',
+      [
+        path.join(build, 'rootfs'),
+        path.join(dir, 'rootfs.squashfs'),
+        '-noappend',
+        '-quiet',
+        '-no-progress',
+        '-all-root',
+      ],
+      { timeoutMs: 120_000 },
+    );
     version.files.squashfs = await fileInfo(root, `${rel}/rootfs.squashfs`);
     version.fingerprints.squashfs = await sha256Files([version.files.meta!.file, version.files.squashfs.file]);
   }
@@ -66,7 +91,23 @@ export async function buildStreamVersion(root: string, serial: string, kinds: re
     version.fingerprints.rootxz = await sha256Files([version.files.meta!.file, version.files.rootxz.file]);
   }
   if (kinds.includes('unified')) {
-    await runCommand('tar', ['-C', build, '--numeric-owner', '--owner=0', '--group=0', '--sort=name', '-czf', path.join(dir, 'lxd_combined.tar.gz'), 'metadata.yaml', 'templates', 'rootfs'], { timeoutMs: 120_000 });
+    await runCommand(
+      'tar',
+      [
+        '-C',
+        build,
+        '--numeric-owner',
+        '--owner=0',
+        '--group=0',
+        '--sort=name',
+        '-czf',
+        path.join(dir, 'lxd_combined.tar.gz'),
+        'metadata.yaml',
+        'templates',
+        'rootfs',
+      ],
+      { timeoutMs: 120_000 },
+    );
     version.files.unified = await fileInfo(root, `${rel}/lxd_combined.tar.gz`);
     version.fingerprints.unified = version.files.unified.sha256;
   }
@@ -85,7 +126,13 @@ export interface StreamProduct {
 export function renderStream(product: StreamProduct): { index: unknown; products: unknown } {
   const arch = STREAM_ARCH[process.arch] ?? process.arch;
   const id = `${product.os}:${product.release}:${arch}:default`;
-  const item = (f: StreamFileInfo, ftype: string, extra: Record<string, string> = {}) => ({ ftype, path: f.path, sha256: f.sha256, size: f.size, ...extra });
+  const item = (f: StreamFileInfo, ftype: string, extra: Record<string, string> = {}) => ({
+    ftype,
+    path: f.path,
+    sha256: f.sha256,
+    size: f.size,
+    ...extra,
+  });
   const versions: Record<string, unknown> = {};
   for (const v of product.versions) {
     const items: Record<string, unknown> = {};
@@ -103,10 +150,35 @@ export function renderStream(product: StreamProduct): { index: unknown; products
   }
   const updated = new Date().toUTCString();
   return {
-    index: { format: 'index:1.0', updated, index: { images: { datatype: 'image-downloads', format: 'products:1.0', path: 'streams/v1/images.json', updated, products: [id] } } },
+    index: {
+      format: 'index:1.0',
+      updated,
+      index: {
+        images: {
+          datatype: 'image-downloads',
+          format: 'products:1.0',
+          path: 'streams/v1/images.json',
+          updated,
+          products: [id],
+        },
+      },
+    },
     products: {
-      content_id: 'images', datatype: 'image-downloads', format: 'products:1.0', updated,
-      products: { [id]: { aliases: product.aliases.join(','), arch, os: product.os, release: product.release, release_title: product.release, variant: 'default', versions } },
+      content_id: 'images',
+      datatype: 'image-downloads',
+      format: 'products:1.0',
+      updated,
+      products: {
+        [id]: {
+          aliases: product.aliases.join(','),
+          arch,
+          os: product.os,
+          release: product.release,
+          release_title: product.release,
+          variant: 'default',
+          versions,
+        },
+      },
     },
   };
 }

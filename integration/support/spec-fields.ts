@@ -30,8 +30,18 @@ export type FieldType =
 
 export type Fields = Readonly<Record<string, FieldType>>;
 
-const address: Fields = { family: { enum: ['inet', 'inet6'] }, address: 'string', netmask: 'string', scope: { enum: ['global', 'link', 'local'] } };
-const counters: Fields = { bytes_received: 'integer', bytes_sent: 'integer', packets_received: 'integer', packets_sent: 'integer' };
+const address: Fields = {
+  family: { enum: ['inet', 'inet6'] },
+  address: 'string',
+  netmask: 'string',
+  scope: { enum: ['global', 'link', 'local'] },
+};
+const counters: Fields = {
+  bytes_received: 'integer',
+  bytes_sent: 'integer',
+  packets_received: 'integer',
+  packets_sent: 'integer',
+};
 
 const serverGuest: Fields = {
   api_extensions: 'string-list',
@@ -142,7 +152,12 @@ export const SPEC_FIELDS = {
   certificate: { type: { enum: ['client'] }, certificate: 'string', name: 'string', fingerprint: 'string' },
   container,
   /** recursion=2 (container_full): the container plus its state, snapshots and backups. */
-  containerFull: { ...container, state: { object: containerState }, snapshots: { listOf: containerSnapshot }, backups: { listOf: backup } },
+  containerFull: {
+    ...container,
+    state: { object: containerState },
+    snapshots: { listOf: containerSnapshot },
+    backups: { listOf: backup },
+  },
   containerSnapshot,
   containerState,
   containerMetadata: {
@@ -163,7 +178,9 @@ export const SPEC_FIELDS = {
     properties: 'string-map',
     // An object when the image came from another server; svcd holds none such (no remote pulls), and
     // renders null like LXD's absent pointer: an empty object would make `lxc image info` print an empty source.
-    update_source: { nullable: { object: { server: 'string', protocol: 'string', certificate: 'string', alias: 'string' } } },
+    update_source: {
+      nullable: { object: { server: 'string', protocol: 'string', certificate: 'string', alias: 'string' } },
+    },
     public: 'boolean',
     size: 'integer',
     created_at: 'timestamp',
@@ -173,17 +190,49 @@ export const SPEC_FIELDS = {
   },
   imageAlias: { name: 'string', description: 'string', target: 'string' },
   profile: { name: 'string', description: 'string', config: 'string-map', devices: 'devices', used_by: 'url-list' },
-  network: { name: 'string', description: 'string', config: 'string-map', managed: 'boolean', type: 'string', used_by: 'url-list' },
-  networkState: { addresses: { listOf: address }, counters: { object: counters }, hwaddr: 'string', mtu: 'integer', state: 'string', type: 'string' },
+  network: {
+    name: 'string',
+    description: 'string',
+    config: 'string-map',
+    managed: 'boolean',
+    type: 'string',
+    used_by: 'url-list',
+  },
+  networkState: {
+    addresses: { listOf: address },
+    counters: { object: counters },
+    hwaddr: 'string',
+    mtu: 'integer',
+    state: 'string',
+    type: 'string',
+  },
   project: { name: 'string', description: 'string', config: 'string-map', used_by: 'url-list' },
   storagePool: { name: 'string', driver: 'string', config: 'string-map', used_by: 'url-list', description: 'string' },
-  storagePoolResources: { space: { object: { used: 'integer', total: 'integer' } }, inodes: { object: { used: 'integer', total: 'integer' } } },
-  storageVolume: { name: 'string', type: { enum: ['custom', 'container', 'image'] }, config: 'string-map', used_by: 'url-list', description: 'string' },
+  storagePoolResources: {
+    space: { object: { used: 'integer', total: 'integer' } },
+    inodes: { object: { used: 'integer', total: 'integer' } },
+  },
+  storageVolume: {
+    name: 'string',
+    type: { enum: ['custom', 'container', 'image'] },
+    config: 'string-map',
+    used_by: 'url-list',
+    description: 'string',
+  },
   volumeSnapshot: { name: 'string', description: 'string', config: 'string-map' },
   resources: {
     cpu: {
       object: {
-        sockets: { listOf: { cores: 'integer', frequency: 'integer', frequency_turbo: 'integer', name: 'string', vendor: 'string', threads: 'integer' } },
+        sockets: {
+          listOf: {
+            cores: 'integer',
+            frequency: 'integer',
+            frequency_turbo: 'integer',
+            name: 'string',
+            vendor: 'string',
+            threads: 'integer',
+          },
+        },
         total: 'integer',
       },
     },
@@ -192,7 +241,9 @@ export const SPEC_FIELDS = {
   cluster: {
     server_name: 'string',
     enabled: 'boolean',
-    member_config: { listOf: { entity: { enum: ['storage-pool', 'network'] }, name: 'string', key: 'string', description: 'string' } },
+    member_config: {
+      listOf: { entity: { enum: ['storage-pool', 'network'] }, name: 'string', key: 'string', description: 'string' },
+    },
   },
 } as const satisfies Record<string, Fields>;
 
@@ -202,7 +253,15 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function describe(v: unknown): string {
-  return v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'string' ? JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v) : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`;
+  return v === null
+    ? 'null'
+    : Array.isArray(v)
+      ? 'a list'
+      : typeof v === 'string'
+        ? JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)
+        : typeof v === 'object'
+          ? 'an object'
+          : `${typeof v} ${String(v)}`;
 }
 
 function checkValue(where: string, type: FieldType, v: unknown, out: string[]): void {
@@ -254,7 +313,8 @@ function checkValue(where: string, type: FieldType, v: unknown, out: string[]): 
       return;
     case 'string-map':
       if (!isObject(v)) return bad('a map of strings');
-      for (const [k, s] of Object.entries(v)) if (typeof s !== 'string') out.push(`${where}.${k}: expected a string, got ${describe(s)}`);
+      for (const [k, s] of Object.entries(v))
+        if (typeof s !== 'string') out.push(`${where}.${k}: expected a string, got ${describe(s)}`);
       return;
     case 'devices':
       if (!isObject(v)) return bad('a map of devices');
@@ -264,7 +324,8 @@ function checkValue(where: string, type: FieldType, v: unknown, out: string[]): 
           continue;
         }
         if (typeof d.type !== 'string') out.push(`${where}.${k}.type: expected a string, got ${describe(d.type)}`);
-        for (const [p, s] of Object.entries(d)) if (typeof s !== 'string') out.push(`${where}.${k}.${p}: expected a string, got ${describe(s)}`);
+        for (const [p, s] of Object.entries(d))
+          if (typeof s !== 'string') out.push(`${where}.${k}.${p}: expected a string, got ${describe(s)}`);
       }
       return;
     case 'list':
@@ -275,7 +336,8 @@ function checkValue(where: string, type: FieldType, v: unknown, out: string[]): 
       if (!Array.isArray(v)) return bad('a list');
       v.forEach((s, i) => {
         if (typeof s !== 'string') out.push(`${where}[${i}]: expected a string, got ${describe(s)}`);
-        else if (type === 'url-list' && !s.startsWith('/1.0/')) out.push(`${where}[${i}]: expected a resource URL, got ${describe(s)}`);
+        else if (type === 'url-list' && !s.startsWith('/1.0/'))
+          out.push(`${where}[${i}]: expected a resource URL, got ${describe(s)}`);
       });
       return;
   }

@@ -60,7 +60,9 @@ export async function cleanupStorageUnder(dir: string): Promise<string[]> {
     const mounts = await mountsUnder(dir);
     if (mounts.length === 0) break;
     for (const m of mounts) {
-      await run('umount', [m.mountPoint]).catch(() => run('umount', ['--lazy', m.mountPoint])).catch(() => {});
+      await run('umount', [m.mountPoint])
+        .catch(() => run('umount', ['--lazy', m.mountPoint]))
+        .catch(() => {});
       cleaned.push(`umount ${m.mountPoint}`);
     }
   }

@@ -24,7 +24,8 @@ export function parseServiceUnit(text: string): ServiceUnit {
     if (section !== 'Service' || eq < 0) continue;
     const [key, value] = [line.slice(0, eq), line.slice(eq + 1)];
     service[key] = value;
-    if (key === 'Environment') for (const kv of value.split(/\s+/)) environment[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
+    if (key === 'Environment')
+      for (const kv of value.split(/\s+/)) environment[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1);
   }
   const argv = (v: string | undefined) => (v ?? '').split(/\s+/).filter(Boolean);
   return { execStart: argv(service.ExecStart), execStop: argv(service.ExecStop), environment, service };

@@ -5,7 +5,10 @@ import net from 'node:net';
  * `afterBytes` bytes from the server (TLS passes through untouched): a connection dropped
  * mid-download. `cut()` says how many connections it cut.
  */
-export async function startTcpCutter(targetPort: number, afterBytes: number): Promise<{ port: number; cut(): number; close(): Promise<void> }> {
+export async function startTcpCutter(
+  targetPort: number,
+  afterBytes: number,
+): Promise<{ port: number; cut(): number; close(): Promise<void> }> {
   let cuts = 0;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {

@@ -31,12 +31,37 @@ export async function makeTestCa(name = 'svcd test CA'): Promise<TestCa> {
   await writeFile(path.join(dir, 'crlnumber'), '01\n');
   await writeFile(
     path.join(dir, 'ca.cnf'),
-    ['[ca]', 'default_ca = ca_default', '[ca_default]', `database = ${dir}/index.txt`, `crlnumber = ${dir}/crlnumber`,
-      `certificate = ${dir}/ca.crt`, `private_key = ${dir}/ca.key`, 'default_md = sha384', 'default_crl_days = 30', ''].join('\n'),
+    [
+      '[ca]',
+      'default_ca = ca_default',
+      '[ca_default]',
+      `database = ${dir}/index.txt`,
+      `crlnumber = ${dir}/crlnumber`,
+      `certificate = ${dir}/ca.crt`,
+      `private_key = ${dir}/ca.key`,
+      'default_md = sha384',
+      'default_crl_days = 30',
+      '',
+    ].join('\n'),
   );
-  await openssl(['req', '-x509', '-new', ...newKey, '-days', '30', '-subj', `/O=svcd-test/CN=${name}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-    '-keyout', path.join(dir, 'ca.key'), '-out', path.join(dir, 'ca.crt')]);
+  await openssl([
+    'req',
+    '-x509',
+    '-new',
+    ...newKey,
+    '-days',
+    '30',
+    '-subj',
+    `/O=svcd-test/CN=${name}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+    '-keyout',
+    path.join(dir, 'ca.key'),
+    '-out',
+    path.join(dir, 'ca.crt'),
+  ]);
   const f = (name: string) => path.join(dir, name);
   const cert = await readFile(path.join(dir, 'ca.crt'), 'utf8');
   let serial = 0x1000;
@@ -46,14 +71,48 @@ export async function makeTestCa(name = 'svcd test CA'): Promise<TestCa> {
     cert,
     async issue(commonName, kind) {
       const base = `issued-${++n}`;
-      const ext = ['basicConstraints = critical,CA:FALSE', 'keyUsage = critical,digitalSignature,keyEncipherment',
+      const ext = [
+        'basicConstraints = critical,CA:FALSE',
+        'keyUsage = critical,digitalSignature,keyEncipherment',
         `extendedKeyUsage = ${kind === 'server' ? 'serverAuth' : 'clientAuth'}`,
-        ...(kind === 'server' ? ['subjectAltName = DNS:localhost,IP:127.0.0.1,IP:::1'] : []), ''].join('\n');
+        ...(kind === 'server' ? ['subjectAltName = DNS:localhost,IP:127.0.0.1,IP:::1'] : []),
+        '',
+      ].join('\n');
       await writeFile(path.join(dir, `${base}.ext`), ext);
-      await openssl(['req', '-new', ...newKey, '-subj', `/O=svcd-test/CN=${commonName}`, '-keyout', f(`${base}.key`), '-out', f(`${base}.csr`)]);
-      await openssl(['x509', '-req', '-in', f(`${base}.csr`), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-set_serial', String(++serial),
-        '-days', '30', '-sha384', '-extfile', f(`${base}.ext`), '-out', f(`${base}.crt`)]);
-      const [c, k] = await Promise.all([readFile(path.join(dir, `${base}.crt`), 'utf8'), readFile(path.join(dir, `${base}.key`), 'utf8')]);
+      await openssl([
+        'req',
+        '-new',
+        ...newKey,
+        '-subj',
+        `/O=svcd-test/CN=${commonName}`,
+        '-keyout',
+        f(`${base}.key`),
+        '-out',
+        f(`${base}.csr`),
+      ]);
+      await openssl([
+        'x509',
+        '-req',
+        '-in',
+        f(`${base}.csr`),
+        '-CA',
+        f('ca.crt'),
+        '-CAkey',
+        f('ca.key'),
+        '-set_serial',
+        String(++serial),
+        '-days',
+        '30',
+        '-sha384',
+        '-extfile',
+        f(`${base}.ext`),
+        '-out',
+        f(`${base}.crt`),
+      ]);
+      const [c, k] = await Promise.all([
+        readFile(path.join(dir, `${base}.crt`), 'utf8'),
+        readFile(path.join(dir, `${base}.key`), 'utf8'),
+      ]);
       return { cert: c, key: k };
     },
     async revoke(pem) {

@@ -70,7 +70,11 @@ export async function startHost(name: string, opts: DaemonOptions = {}): Promise
 
 /** `on` trusts `from`'s server certificate (svcd connects to other servers with it as its client certificate). */
 export async function trustHost(from: Host, on: Host): Promise<void> {
-  const res = await on.api.post('/1.0/certificates', { type: 'client', name: `host-${from.name}`, certificate: pemBody(from.cert) });
+  const res = await on.api.post('/1.0/certificates', {
+    type: 'client',
+    name: `host-${from.name}`,
+    certificate: pemBody(from.cert),
+  });
   assert.equal(res.status, 200, res.text);
 }
 
@@ -81,12 +85,26 @@ export const pemBody = (pem: string) => pem.replace(/-----[^-]+-----/g, '').repl
  * Build the busybox test image (support/busybox-image.ts) and upload it to `host`; optionally
  * public and aliased. Returns the image (its files stay in `dir` until the caller removes it).
  */
-export async function importTestImage(host: Host, opts: { alias?: string; public?: boolean; format?: 'unified' | 'split'; dir?: string; creationDate?: number } = {}): Promise<BusyboxImage & { dir: string }> {
+export async function importTestImage(
+  host: Host,
+  opts: { alias?: string; public?: boolean; format?: 'unified' | 'split'; dir?: string; creationDate?: number } = {},
+): Promise<BusyboxImage & { dir: string }> {
   const dir = opts.dir ?? (await mkdtemp(path.join(os.tmpdir(), 'svcd-img-')));
-  const img = await buildBusyboxImage({ dir, format: opts.format ?? 'unified', compression: 'gzip', ...(opts.creationDate ? { creationDate: opts.creationDate } : {}) });
+  const img = await buildBusyboxImage({
+    dir,
+    format: opts.format ?? 'unified',
+    compression: 'gzip',
+    ...(opts.creationDate ? { creationDate: opts.creationDate } : {}),
+  });
   const headers = { 'X-SVC-public': String(opts.public ?? false) };
   if (img.format === 'unified') {
-    await waitOp(host.api, await host.api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream', ...headers }));
+    await waitOp(
+      host.api,
+      await host.api.post('/1.0/images', await readFile(img.file), {
+        'Content-Type': 'application/octet-stream',
+        ...headers,
+      }),
+    );
   } else {
     const { multipartBody } = await import('./images.ts');
     const { body, contentType } = multipartBody([
@@ -95,7 +113,11 @@ export async function importTestImage(host: Host, opts: { alias?: string; public
     ]);
     await waitOp(host.api, await host.api.post('/1.0/images', body, { 'Content-Type': contentType, ...headers }));
   }
-  if (opts.alias) assert.equal((await host.api.post('/1.0/images/aliases', { name: opts.alias, target: img.fingerprint })).status, 200);
+  if (opts.alias)
+    assert.equal(
+      (await host.api.post('/1.0/images/aliases', { name: opts.alias, target: img.fingerprint })).status,
+      200,
+    );
   return { ...img, dir };
 }
 
@@ -103,11 +125,23 @@ export async function importTestImage(host: Host, opts: { alias?: string; public
  * Two hosts where b serves the test image publicly under `alias` (a pulls from it): the image, its files' dir,
  * and how many times b has exported an image so far (its image-retrieved lifecycle events).
  */
-export async function startSourceAndTarget(alias = 'bb'): Promise<{ a: Host; b: Host; image: BusyboxImage & { dir: string }; exports: () => number; closeEvents: () => void }> {
+export async function startSourceAndTarget(alias = 'bb'): Promise<{
+  a: Host;
+  b: Host;
+  image: BusyboxImage & { dir: string };
+  exports: () => number;
+  closeEvents: () => void;
+}> {
   const [a, b] = await startTwoHosts();
   const image = await importTestImage(b, { alias, public: true });
   const ev = await subscribeEvents(b.daemon.socketPath, '?type=lifecycle');
-  return { a, b, image, exports: () => ev.events.filter((e) => e.metadata?.action === 'image-retrieved').length, closeEvents: ev.close };
+  return {
+    a,
+    b,
+    image,
+    exports: () => ev.events.filter((e) => e.metadata?.action === 'image-retrieved').length,
+    closeEvents: ev.close,
+  };
 }
 
 /** Stop every host and remove its state (and each image dir given). */

@@ -49,7 +49,10 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
       await readProject(deps.db, project);
       c.set('project', project);
     } else c.set('project', 'default');
-    c.get('log').debug({ method: c.req.method, url: c.req.path, ip: caller.address ?? '@', protocol: caller.protocol }, 'Handling API request');
+    c.get('log').debug(
+      { method: c.req.method, url: c.req.path, ip: caller.address ?? '@', protocol: caller.protocol },
+      'Handling API request',
+    );
     await next();
     if (allowCredentials && caller.protocol === 'tls') c.header('Access-Control-Allow-Credentials', 'true');
     if (c.req.method !== 'GET' && c.req.path === '/1.0') await refreshCors();

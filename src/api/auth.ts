@@ -11,7 +11,11 @@ import type { TrustStore } from './trust-store.ts';
  * certificate against server.ca and ca.crl: one it refused (not issued by the CA, revoked, expired)
  * is untrusted even when its fingerprint is in the trust store.
  */
-export async function identifyCaller(incoming: IncomingMessage | undefined, listener: 'unix' | 'https' | undefined, trust: TrustStore): Promise<Caller> {
+export async function identifyCaller(
+  incoming: IncomingMessage | undefined,
+  listener: 'unix' | 'https' | undefined,
+  trust: TrustStore,
+): Promise<Caller> {
   if (listener !== 'https' || !incoming) return { level: 'trusted', protocol: 'unix' };
   const socket = incoming.socket as TLSSocket;
   const address = socket.remoteAddress;

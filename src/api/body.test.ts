@@ -29,12 +29,22 @@ async function serve() {
 }
 
 /** POST `size` bytes (chunked, in 1 MiB writes; keep-alive asked for) and resolve with the answer, or with what cut the connection. */
-function post(port: number, body: Buffer | number): Promise<{ status?: number; connection?: string; text?: string; cut?: string }> {
+function post(
+  port: number,
+  body: Buffer | number,
+): Promise<{ status?: number; connection?: string; text?: string; cut?: string }> {
   return new Promise((resolve) => {
     const agent = new http.Agent({ keepAlive: true });
     const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/json', agent }, (res) => {
       let text = '';
-      res.on('data', (d) => (text += d)).on('end', () => (agent.destroy(), resolve({ status: res.statusCode!, connection: String(res.headers.connection), text })));
+      res
+        .on('data', (d) => (text += d))
+        .on(
+          'end',
+          () => (
+            agent.destroy(), resolve({ status: res.statusCode!, connection: String(res.headers.connection), text })
+          ),
+        );
     });
     req.on('error', (e) => (agent.destroy(), resolve({ cut: e.message })));
     if (Buffer.isBuffer(body)) return void req.end(body);

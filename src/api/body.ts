@@ -59,7 +59,8 @@ function readIncoming(incoming: IncomingMessage, limit: number): Promise<Buffer 
     };
     const onEnd = () => done(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     const onError = (e: Error) => done(e);
-    const onClose = () => done(incoming.readableEnded ? Buffer.concat(chunks) : new Error('the request was cut before its body ended'));
+    const onClose = () =>
+      done(incoming.readableEnded ? Buffer.concat(chunks) : new Error('the request was cut before its body ended'));
     if (incoming.readableEnded) return resolve(Buffer.alloc(0));
     incoming.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
     incoming.resume(); // flowing again after an earlier read paused it past its limit
@@ -131,10 +132,17 @@ export async function readJson<S extends v.GenericSchema>(c: Context, schema: S)
       throw new HttpError(400, `Malformed JSON body: ${(e as Error).message}`);
     }
   }
-  if (nulIn !== undefined) throw new HttpError(400, `Invalid ${nulIn ? JSON.stringify(nulIn) : 'request body'}: NUL characters are not allowed`);
+  if (nulIn !== undefined)
+    throw new HttpError(
+      400,
+      `Invalid ${nulIn ? JSON.stringify(nulIn) : 'request body'}: NUL characters are not allowed`,
+    );
   if (parsed === null) parsed = {};
-  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'Request body must be a JSON object');
-  const cleaned = Object.fromEntries(Object.entries(parsed as Record<string, unknown>).filter(([, val]) => val !== null));
+  if (typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new HttpError(400, 'Request body must be a JSON object');
+  const cleaned = Object.fromEntries(
+    Object.entries(parsed as Record<string, unknown>).filter(([, val]) => val !== null),
+  );
   const res = v.safeParse(schema, cleaned);
   if (!res.success) throw new HttpError(400, describeIssue(res.issues[0]));
   return res.output;
@@ -153,7 +161,10 @@ function describeIssue(issue: v.BaseIssue<unknown> | undefined): string {
 /** A JSON object (not an array: `v.record` alone takes `[]` as `{}`) mapping strings to `value`. */
 export const objectMap = <S extends v.GenericSchema>(value: S) =>
   v.pipe(
-    v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), 'expected an object'),
+    v.custom<Record<string, unknown>>(
+      (x) => typeof x === 'object' && x !== null && !Array.isArray(x),
+      'expected an object',
+    ),
     v.record(v.string(), value),
   );
 

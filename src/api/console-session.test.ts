@@ -35,7 +35,13 @@ function fakeCommand() {
       setImmediate(() => ev.emit('exit', { exitCode: undefined, stderr: '' }));
     },
   };
-  return { cmd, written, killed: () => killed, output: (s: string) => ev.emit('data', Buffer.from(s)), exit: (exitCode: number, stderr = '') => ev.emit('exit', { exitCode, stderr }) };
+  return {
+    cmd,
+    written,
+    killed: () => killed,
+    output: (s: string) => ev.emit('data', Buffer.from(s)),
+    exit: (exitCode: number, stderr = '') => ev.emit('exit', { exitCode, stderr }),
+  };
 }
 
 test('bytes flow both ways; an empty text frame is not input; closing the control socket detaches', async () => {
@@ -48,10 +54,17 @@ test('bytes flow both ways; an empty text frame is not input; closing the contro
   data.emit('message', Buffer.from('ls\r'), true);
   data.emit('message', Buffer.from('typed as text'), false);
   data.emit('message', Buffer.alloc(0), false);
-  control.emit('message', Buffer.from(JSON.stringify({ command: 'window-resize', args: { width: '80', height: '24' } })), false);
+  control.emit(
+    'message',
+    Buffer.from(JSON.stringify({ command: 'window-resize', args: { width: '80', height: '24' } })),
+    false,
+  );
   f.output('out');
   assert.deepEqual(f.written.map(String), ['ls\r', 'typed as text']);
-  assert.deepEqual(data.sent.map((m) => [String(m.data), m.binary]), [['out', true]]);
+  assert.deepEqual(
+    data.sent.map((m) => [String(m.data), m.binary]),
+    [['out', true]],
+  );
   control.close(1000);
   await s.done;
   assert.ok(f.killed());
@@ -74,7 +87,11 @@ test('the command failing at once fails the session with its reason; a clean exi
 });
 
 test('no client within the connect timeout fails; an abort ends an attached session; late sockets are closed', async () => {
-  const s1 = createConsoleSession({ open: () => fakeCommand().cmd, signal: new AbortController().signal, connectTimeoutMs: 20 });
+  const s1 = createConsoleSession({
+    open: () => fakeCommand().cmd,
+    signal: new AbortController().signal,
+    connectTimeoutMs: 20,
+  });
   await assert.rejects(s1.done, /Timed out waiting for the console websocket/);
   const late = new FakeSocket();
   s1.onSocket('0', late);

@@ -4,11 +4,13 @@ import type { InteractiveCommand } from './host-service.ts';
 /** How long the client has to connect the data websocket after the operation was created. */
 export const CONSOLE_CONNECT_TIMEOUT_MS = 30_000;
 
-const toBuffer = (msg: Buffer | ArrayBuffer | Buffer[]): Buffer => (Array.isArray(msg) ? Buffer.concat(msg) : Buffer.isBuffer(msg) ? msg : Buffer.from(msg));
+const toBuffer = (msg: Buffer | ArrayBuffer | Buffer[]): Buffer =>
+  Array.isArray(msg) ? Buffer.concat(msg) : Buffer.isBuffer(msg) ? msg : Buffer.from(msg);
 
 /** lxc-console's complaint in words a client understands (its last stderr line otherwise). */
 function consoleError(stderr: string): string | undefined {
-  if (/Denied access to tty/.test(stderr)) return 'another client is attached to this console (LXC allows one at a time)';
+  if (/Denied access to tty/.test(stderr))
+    return 'another client is attached to this console (LXC allows one at a time)';
   if (/is not running/.test(stderr)) return 'the container is not running';
   return stderr.split('\n').pop()?.trim() || undefined;
 }
@@ -43,7 +45,10 @@ export function createConsoleSession(opts: ConsoleSessionOptions) {
     rejectDone = rej;
   });
 
-  const connectTimer = setTimeout(() => finish(new Error('Timed out waiting for the console websocket to connect')), opts.connectTimeoutMs ?? CONSOLE_CONNECT_TIMEOUT_MS);
+  const connectTimer = setTimeout(
+    () => finish(new Error('Timed out waiting for the console websocket to connect')),
+    opts.connectTimeoutMs ?? CONSOLE_CONNECT_TIMEOUT_MS,
+  );
   const onAbort = () => finish();
   opts.signal.addEventListener('abort', onAbort, { once: true });
 
@@ -75,7 +80,13 @@ export function createConsoleSession(opts: ConsoleSessionOptions) {
     });
     term.onExit(({ exitCode, stderr }) => {
       term = undefined;
-      finish(exitCode === 0 || settled ? undefined : new Error(`The console could not be attached: ${consoleError(stderr) || `lxc-console exited with ${exitCode}`}`));
+      finish(
+        exitCode === 0 || settled
+          ? undefined
+          : new Error(
+              `The console could not be attached: ${consoleError(stderr) || `lxc-console exited with ${exitCode}`}`,
+            ),
+      );
     });
     ws.on('message', (msg: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
       const buf = toBuffer(msg);

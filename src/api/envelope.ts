@@ -6,7 +6,15 @@ type Status = 200 | 201 | 202;
 
 /** Sync envelope (spec: Response envelopes). */
 export function syncBody(metadata: unknown) {
-  return { type: 'sync', status: 'Success', status_code: 200, operation: '', error_code: 0, error: '', metadata: metadata ?? {} };
+  return {
+    type: 'sync',
+    status: 'Success',
+    status_code: 200,
+    operation: '',
+    error_code: 0,
+    error: '',
+    metadata: metadata ?? {},
+  };
 }
 
 export function sync(c: Context, metadata: unknown, opts: { status?: Status; etag?: string } = {}): Response {
@@ -26,7 +34,18 @@ export function syncRaw(c: Context, metadataJson: string, opts: { etag?: string 
 export function async(c: Context, op: OperationRow): Response {
   const url = operationUrl(op.id);
   c.header('Location', url);
-  return c.json({ type: 'async', status: 'OK', status_code: 100, operation: url, error_code: 0, error: '', metadata: renderOperation(op) }, 202);
+  return c.json(
+    {
+      type: 'async',
+      status: 'OK',
+      status_code: 100,
+      operation: url,
+      error_code: 0,
+      error: '',
+      metadata: renderOperation(op),
+    },
+    202,
+  );
 }
 
 /**

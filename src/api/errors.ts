@@ -9,7 +9,13 @@ import {
   PreconditionFailedError,
   ValidationError,
 } from '../desired/errors.ts';
-import { HostConflictError, type HostError, HostInputError, HostNotFoundError, HostUnavailableError } from '../host/errors.ts';
+import {
+  HostConflictError,
+  type HostError,
+  HostInputError,
+  HostNotFoundError,
+  HostUnavailableError,
+} from '../host/errors.ts';
 
 /** HTTP-level errors raised by the API layer itself (auth, method, body size...). */
 export class HttpError extends Error {
@@ -41,12 +47,17 @@ export function isInvalidInput(e: unknown): e is Error {
   return e instanceof ValidationError || e instanceof HostInputError;
 }
 
-export function statusFor(e: unknown): { status: 400 | 401 | 403 | 404 | 409 | 412 | 500; message: string; known: boolean } {
+export function statusFor(e: unknown): {
+  status: 400 | 401 | 403 | 404 | 409 | 412 | 500;
+  message: string;
+  known: boolean;
+} {
   if (e instanceof HttpError) return { status: e.status, message: e.message, known: true };
   for (const [cls, status] of TABLE) if (e instanceof cls) return { status, message: e.message, known: true };
   if (isUniqueViolation(e)) return { status: 409, message: 'An object with this name already exists', known: true };
   // A safety net: refusals are checked where they happen, with a precise message; a foreign key that
   // still catches one (a concurrent change) is a conflict, not an internal error.
-  if (isForeignKeyViolation(e)) return { status: 409, message: 'The object is in use, or refers to one that no longer exists', known: true };
+  if (isForeignKeyViolation(e))
+    return { status: 409, message: 'The object is in use, or refers to one that no longer exists', known: true };
   return { status: 500, message: 'Internal server error', known: false };
 }

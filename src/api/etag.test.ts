@@ -48,8 +48,14 @@ test('checkedWrite: a stale write is redone on a fresh read; If-Match that no lo
   );
   assert.equal(calls, 1);
   // Other errors pass through untouched; a write that is always stale ends as a conflict (409), not a loop.
-  await assert.rejects(checkedWrite(undefined, read, etagOf, async () => Promise.reject(new RangeError('boom'))), RangeError);
-  await assert.rejects(checkedWrite(undefined, read, etagOf, async () => Promise.reject(new StaleWriteError('The thing'))), (e: unknown) => e instanceof ConflictError && /changed concurrently/.test((e as Error).message));
+  await assert.rejects(
+    checkedWrite(undefined, read, etagOf, async () => Promise.reject(new RangeError('boom'))),
+    RangeError,
+  );
+  await assert.rejects(
+    checkedWrite(undefined, read, etagOf, async () => Promise.reject(new StaleWriteError('The thing'))),
+    (e: unknown) => e instanceof ConflictError && /changed concurrently/.test((e as Error).message),
+  );
 });
 
 test('checkedWrite with a guess: a success on it stands; a stale one, one failing If-Match or refused by validation are judged again on a fresh read', async () => {
@@ -77,7 +83,10 @@ test('checkedWrite with a guess: a success on it stands; a stale one, one failin
   assert.deepEqual(seen, [2]);
   // If-Match of the stale row matches the stale guess: its conditional write fails, and the fresh read is 412.
   seen.length = 0;
-  await assert.rejects(checkedWrite(`"${etagOf({ v: 1 })}"`, read, etagOf, conditional, guessOf(1)), PreconditionFailedError);
+  await assert.rejects(
+    checkedWrite(`"${etagOf({ v: 1 })}"`, read, etagOf, conditional, guessOf(1)),
+    PreconditionFailedError,
+  );
   assert.deepEqual(seen, [1]);
   // A refusal on the guess is judged again on the fresh row; one on the fresh row is the answer.
   seen.length = 0;
@@ -94,10 +103,22 @@ test('checkedWrite with a guess: a success on it stands; a stale one, one failin
   assert.deepEqual(seen, [1, 0]);
   // No guess kept: the fresh read is the only one, and its refusal the answer.
   seen.length = 0;
-  await assert.rejects(checkedWrite(undefined, read, etagOf, validating, async () => undefined), ValidationError);
+  await assert.rejects(
+    checkedWrite(undefined, read, etagOf, validating, async () => undefined),
+    ValidationError,
+  );
   assert.deepEqual(seen, [0]);
   // Other errors on the guess are not retried (a host failure comes after the write committed).
   seen.length = 0;
-  await assert.rejects(checkedWrite(undefined, read, etagOf, async (cur) => (seen.push(cur.v), Promise.reject(new RangeError('boom'))), guessOf(1)), RangeError);
+  await assert.rejects(
+    checkedWrite(
+      undefined,
+      read,
+      etagOf,
+      async (cur) => (seen.push(cur.v), Promise.reject(new RangeError('boom'))),
+      guessOf(1),
+    ),
+    RangeError,
+  );
   assert.deepEqual(seen, [1]);
 });

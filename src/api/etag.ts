@@ -25,13 +25,19 @@ export function computeEtag(editable: unknown): string {
 /** Whether If-Match lets a write of the object with ETag `current` go on: a missing header or `*` always does. */
 function ifMatchPasses(ifMatch: string | undefined, current: string): boolean {
   if (!ifMatch) return true;
-  const tags = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, '').replace(/^"(.*)"$/, '$1'));
+  const tags = ifMatch.split(',').map((t) =>
+    t
+      .trim()
+      .replace(/^W\//, '')
+      .replace(/^"(.*)"$/, '$1'),
+  );
   return tags.includes('*') || tags.includes(current);
 }
 
 /** Honour If-Match: a missing header or `*` always passes; a stale ETag → 412. */
 export function checkIfMatch(ifMatch: string | undefined, current: string): void {
-  if (!ifMatchPasses(ifMatch, current)) throw new PreconditionFailedError('ETag does not match: the object changed since it was read');
+  if (!ifMatchPasses(ifMatch, current))
+    throw new PreconditionFailedError('ETag does not match: the object changed since it was read');
 }
 
 /** How often a read-check-merge-write is redone when other writers keep getting there first. */
@@ -47,7 +53,13 @@ const MAX_ATTEMPTS = 100;
  * the same object whose write would fail the same way (a cache of it): the write's condition is what
  * makes the step atomic, not the freshness of the first read.
  */
-export async function checkedWrite<R, T>(ifMatch: string | undefined, read: () => Promise<R>, etagOf: (cur: R) => string, write: (cur: R) => Promise<T>, guess?: () => Promise<R | undefined>): Promise<T> {
+export async function checkedWrite<R, T>(
+  ifMatch: string | undefined,
+  read: () => Promise<R>,
+  etagOf: (cur: R) => string,
+  write: (cur: R) => Promise<T>,
+  guess?: () => Promise<R | undefined>,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     // The first attempt may start from `guess` (a cached read; undefined when there is none). Only a
     // success is answered on it: a stale guess costs the write its StaleWriteError, and one that fails

@@ -5,8 +5,12 @@ import { EVENT_TYPES, type EventBus, type EventType } from '../events/index.ts';
 export function parseEventTypes(raw: string | null): Set<EventType> | string {
   if (!raw) return new Set(EVENT_TYPES);
   const out = new Set<EventType>();
-  for (const t of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
-    if (!(EVENT_TYPES as readonly string[]).includes(t)) return `Unknown event type "${t}" (use ${EVENT_TYPES.join(', ')})`;
+  for (const t of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    if (!(EVENT_TYPES as readonly string[]).includes(t))
+      return `Unknown event type "${t}" (use ${EVENT_TYPES.join(', ')})`;
     out.add(t as EventType);
   }
   return out.size ? out : new Set(EVENT_TYPES);
@@ -19,7 +23,10 @@ const MAX_BUFFERED = 32 * 1024 * 1024;
  * Serve one events websocket: every matching event in order; a ping every `pingMs`, and a client
  * that did not answer the previous ping is dropped.
  */
-export function serveEventsSocket(ws: WebSocket, opts: { bus: EventBus; types: Set<EventType>; project?: string | undefined; pingMs: number }) {
+export function serveEventsSocket(
+  ws: WebSocket,
+  opts: { bus: EventBus; types: Set<EventType>; project?: string | undefined; pingMs: number },
+) {
   let alive = true;
   const unsubscribe = opts.bus.subscribe({ types: opts.types, project: opts.project }, (event) => {
     if (ws.readyState !== ws.OPEN) return;

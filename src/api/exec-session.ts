@@ -73,7 +73,8 @@ class Peer {
   }
 }
 
-const toBuffer = (d: RawData): Buffer => (Buffer.isBuffer(d) ? d : Array.isArray(d) ? Buffer.concat(d) : Buffer.from(d));
+const toBuffer = (d: RawData): Buffer =>
+  Buffer.isBuffer(d) ? d : Array.isArray(d) ? Buffer.concat(d) : Buffer.from(d);
 
 /** The sockets of one exec operation, as they connect. */
 export class ExecSockets {
@@ -115,7 +116,11 @@ export class ExecSockets {
       const onAbort = () => done(signal.reason instanceof Error ? signal.reason : new Error('operation cancelled'));
       const timer = setTimeout(() => {
         const missing = this.dataFds.filter((fd) => !this.peers.has(fd));
-        done(new Error(`Timed out after ${timeoutMs / 1000} s waiting for the websocket${missing.length > 1 ? 's' : ''} of fd ${missing.join(', ')}: the command was not started`));
+        done(
+          new Error(
+            `Timed out after ${timeoutMs / 1000} s waiting for the websocket${missing.length > 1 ? 's' : ''} of fd ${missing.join(', ')}: the command was not started`,
+          ),
+        );
       }, timeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiting = () => done();
@@ -143,7 +148,8 @@ function handleControl(frame: Frame, proc: Attached, log: (msg: string) => void)
     const cols = Number(msg.args?.width);
     const rows = Number(msg.args?.height);
     if (!('resize' in proc)) return; // pipes have no window
-    if (Number.isInteger(cols) && Number.isInteger(rows) && cols > 0 && rows > 0 && cols <= 0xffff && rows <= 0xffff) proc.resize(cols, rows);
+    if (Number.isInteger(cols) && Number.isInteger(rows) && cols > 0 && rows > 0 && cols <= 0xffff && rows <= 0xffff)
+      proc.resize(cols, rows);
     else log(`ignoring a window-resize to ${String(msg.args?.width)}x${String(msg.args?.height)}`);
   } else if (msg?.command === 'signal') {
     const sig = Number(msg.signal);
@@ -156,7 +162,12 @@ function handleControl(frame: Frame, proc: Attached, log: (msg: string) => void)
  * Follow the control socket, now or when it connects. The client vanishing from it (abnormal
  * closure, not a close frame) kills the command, as LXD does.
  */
-function followControl(sockets: ExecSockets, proc: Attached, exited: { done: boolean }, log: (msg: string) => void): void {
+function followControl(
+  sockets: ExecSockets,
+  proc: Attached,
+  exited: { done: boolean },
+  log: (msg: string) => void,
+): void {
   const follow = (p: Peer) =>
     p.listen(
       (f) => handleControl(f, proc, log),
@@ -188,7 +199,11 @@ function killOnAbort(proc: Attached, signal: AbortSignal, exited: { done: boolea
 function pump(stream: Readable, peer: Peer, activity: { at: number }): { ended: Promise<void>; stop(): void } {
   let resolveEnd!: () => void;
   const ended = new Promise<void>((r) => (resolveEnd = r));
-  const flow = { pause: () => stream.pause(), resume: () => stream.resume(), touched: () => (activity.at = Date.now()) };
+  const flow = {
+    pause: () => stream.pause(),
+    resume: () => stream.resume(),
+    touched: () => (activity.at = Date.now()),
+  };
   stream.on('data', (chunk: Buffer) => {
     activity.at = Date.now();
     peer.send(chunk, flow);

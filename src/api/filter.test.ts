@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compileFilter, lookup } from './filter.ts';
 
-const c = { name: 'web1', status: 'Running', config: { 'user.tier': 'Front', 'image.os': 'Debian' }, nested: { deep: { x: 1 } } };
+const c = {
+  name: 'web1',
+  status: 'Running',
+  config: { 'user.tier': 'Front', 'image.os': 'Debian' },
+  nested: { deep: { x: 1 } },
+};
 
 test('lookup walks dotted keys, including map keys that contain dots', () => {
   assert.equal(lookup(c, 'name'), 'web1');
@@ -28,6 +33,10 @@ test('an empty filter is no filter; malformed filters throw a 400 HttpError', ()
   assert.equal(compileFilter('   '), undefined);
   assert.equal(compileFilter(undefined), undefined);
   for (const bad of ['name', 'name eq', 'name like x', 'name eq x also y eq z']) {
-    assert.throws(() => compileFilter(bad), (e: { status?: number }) => e.status === 400, bad);
+    assert.throws(
+      () => compileFilter(bad),
+      (e: { status?: number }) => e.status === 400,
+      bad,
+    );
   }
 });

@@ -26,7 +26,20 @@ import type { HostInterface, NetworkFeature, NetworkLease, NetworkStateView } fr
 import type { ProbeResult } from '../host/storage/driver-catalog.ts';
 
 export type { HostInterface, NetworkFeature, NetworkLease, NetworkStateView };
-export type { BackupRequest, ContainerLocation, ExecCommand, HashedFile, HostInfo, ImageFiles, InspectedImage, InteractiveCommand, PipedAttach, PtyAttach, PublishRequest, ServerResources };
+export type {
+  BackupRequest,
+  ContainerLocation,
+  ExecCommand,
+  HashedFile,
+  HostInfo,
+  ImageFiles,
+  InspectedImage,
+  InteractiveCommand,
+  PipedAttach,
+  PtyAttach,
+  PublishRequest,
+  ServerResources,
+};
 
 /** A container by its project and name (also one that is gone: its logs stay). */
 export interface ContainerName {
@@ -67,7 +80,11 @@ export interface ContainerFileSystem {
   read(path: string): Promise<FileEntry>;
   makeDirectory(path: string, req: FileWriteRequest): void;
   makeSymlink(path: string, target: string, req: FileWriteRequest): void;
-  write(path: string, req: FileWriteRequest & { append: boolean }, body: AsyncIterable<Uint8Array> | Buffer): Promise<void>;
+  write(
+    path: string,
+    req: FileWriteRequest & { append: boolean },
+    body: AsyncIterable<Uint8Array> | Buffer,
+  ): Promise<void>;
   remove(path: string): void;
 }
 
@@ -204,7 +221,12 @@ export interface ImageHost {
   /** Images of other servers (src/host/images/remote/): resolve a source, download an image into temporary files. */
   remote: {
     resolve(source: RemoteImageSource, signal: AbortSignal): Promise<RemoteImageInfo>;
-    download(source: RemoteImageSource, image: RemoteImageInfo, progress: DownloadProgress, signal: AbortSignal): Promise<ReceivedImage>;
+    download(
+      source: RemoteImageSource,
+      image: RemoteImageInfo,
+      progress: DownloadProgress,
+      signal: AbortSignal,
+    ): Promise<ReceivedImage>;
   };
 }
 

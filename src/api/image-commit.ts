@@ -40,7 +40,8 @@ export function cleanFilename(raw: string | undefined): string {
 
 /** Refuse early (409) when the project already has this image: nothing is stored. */
 export async function assertNewImage(ictx: ImageCommitContext, project: string, fingerprint: string): Promise<void> {
-  if (await findImage(ictx.deps.db, project, fingerprint)) throw new ConflictError('Image with same fingerprint already exists');
+  if (await findImage(ictx.deps.db, project, fingerprint))
+    throw new ConflictError('Image with same fingerprint already exists');
 }
 
 /**
@@ -48,12 +49,18 @@ export async function assertNewImage(ictx: ImageCommitContext, project: string, 
  * under the fingerprint's lock. On failure the temporary files are removed, and files placed for
  * this image alone too. Upload, URL import, publishing and pulls all end here.
  */
-export async function commitImage(ictx: ImageCommitContext, project: string, img: ReceivedImage, opts: ImageOptions): Promise<ImageRow> {
+export async function commitImage(
+  ictx: ImageCommitContext,
+  project: string,
+  img: ReceivedImage,
+  opts: ImageOptions,
+): Promise<ImageRow> {
   const { db } = ictx.deps;
   const { store } = ictx;
   try {
     return await store.withLock(img.fingerprint, async () => {
-      if (await findImage(db, project, img.fingerprint)) throw new ConflictError('Image with same fingerprint already exists');
+      if (await findImage(db, project, img.fingerprint))
+        throw new ConflictError('Image with same fingerprint already exists');
       const shared = await fingerprintInUse(db, img.fingerprint);
       await store.commit(img.fingerprint, img.temp);
       const meta = img.inspected.metadata;
@@ -102,6 +109,7 @@ export async function removeImage(
   await ictx.store.withLock(fingerprint, async () => {
     if (!(await deleteImage(db, project, fingerprint))) return;
     await ictx.store.removeFiles(fingerprint);
-    for (const id of await imageVolumeIds(db, fingerprint)) ictx.deps.reconcile.enqueue(IMAGE_VOLUME_KIND, id, 'image deleted');
+    for (const id of await imageVolumeIds(db, fingerprint))
+      ictx.deps.reconcile.enqueue(IMAGE_VOLUME_KIND, id, 'image deleted');
   });
 }

@@ -18,7 +18,12 @@ const PROGRESS_EVERY_MS = 500;
 export function refreshSource(us: NonNullable<ImageRow['updateSource']>): RemoteImageSource {
   const protocol: RemoteProtocolName = us.protocol === 'simplestreams' ? 'simplestreams' : 'svc';
   const name = us.alias;
-  return { server: us.server, protocol, ...(FULL_FINGERPRINT.test(name) ? { fingerprint: name } : { alias: name }), ...(us.certificate ? { certificate: us.certificate } : {}) };
+  return {
+    server: us.server,
+    protocol,
+    ...(FULL_FINGERPRINT.test(name) ? { fingerprint: name } : { alias: name }),
+    ...(us.certificate ? { certificate: us.certificate } : {}),
+  };
 }
 
 /**
@@ -29,13 +34,19 @@ export function refreshSource(us: NonNullable<ImageRow['updateSource']>): Remote
  * the store's temporary files, inspected, then committed with its update_source. A failure leaves
  * no row and no file (the host side removes its temporary files; commitImage is all or nothing).
  */
-export function createImagePulls(deps: { db: Db; images: ImageHost; reconcile: { enqueue(kind: string, key: string, reason: string): void }; log: Logger }) {
+export function createImagePulls(deps: {
+  db: Db;
+  images: ImageHost;
+  reconcile: { enqueue(kind: string, key: string, reason: string): void };
+  log: Logger;
+}) {
   const flights = createSharedFlights<void>();
   const progressListeners = new Map<string, Set<DownloadProgress>>();
   const ctx = { deps, store: deps.images };
 
   const addAliases = async (project: string, fingerprint: string, aliases: ImageOptions['aliases']) => {
-    for (const a of aliases) await createAlias(deps.db, project, { name: a.name, target: fingerprint, description: a.description ?? '' });
+    for (const a of aliases)
+      await createAlias(deps.db, project, { name: a.name, target: fingerprint, description: a.description ?? '' });
   };
 
   /** Throttled `download_progress` for one caller; written one after the other, `flush` waits for the last. */
@@ -57,7 +68,13 @@ export function createImagePulls(deps: { db: Db; images: ImageHost; reconcile: {
     /** Remove an image (an expired cached one): row, aliases, files once unused, pool copies. */
     remove: (project: string, fingerprint: string) => removeImage(ctx, project, fingerprint),
 
-    async pull(project: string, source: RemoteImageSource, opts: ImageOptions, report: PullProgress, signal: AbortSignal): Promise<{ image: ImageRow; existed: boolean }> {
+    async pull(
+      project: string,
+      source: RemoteImageSource,
+      opts: ImageOptions,
+      report: PullProgress,
+      signal: AbortSignal,
+    ): Promise<{ image: ImageRow; existed: boolean }> {
       const info = await deps.images.remote.resolve(source, signal);
       const have = await findImage(deps.db, project, info.fingerprint);
       if (have) {
@@ -75,12 +92,22 @@ export function createImagePulls(deps: { db: Db; images: ImageHost; reconcile: {
         // for it; the download stops only if every caller waiting for it gave up.
         ({ leader } = await flights.run(key, signal, async (flightSignal) => {
           try {
-            const received = await deps.images.remote.download(source, info, (r, t) => progressListeners.get(key)?.forEach((l) => l(r, t)), flightSignal);
+            const received = await deps.images.remote.download(
+              source,
+              info,
+              (r, t) => progressListeners.get(key)?.forEach((l) => l(r, t)),
+              flightSignal,
+            );
             await commitImage(ctx, project, received, {
               ...opts,
               filename: opts.filename || cleanFilename(info.filename),
               properties: { ...info.properties, ...opts.properties },
-              updateSource: opts.updateSource ?? { server: source.server, protocol: source.protocol, certificate: source.certificate ?? '', alias: source.alias ?? source.fingerprint ?? info.fingerprint },
+              updateSource: opts.updateSource ?? {
+                server: source.server,
+                protocol: source.protocol,
+                certificate: source.certificate ?? '',
+                alias: source.alias ?? source.fingerprint ?? info.fingerprint,
+              },
             });
           } finally {
             progressListeners.delete(key);
@@ -102,12 +129,26 @@ export function createImagePulls(deps: { db: Db; images: ImageHost; reconcile: {
      * another image, that one is pulled (keeping cached, auto_update, public and last_used_at), the
      * aliases move to it, and the old image goes. `refreshed` says whether it changed.
      */
-    async refresh(project: string, img: ImageRow, report: PullProgress, signal: AbortSignal): Promise<{ refreshed: boolean; image: ImageRow }> {
+    async refresh(
+      project: string,
+      img: ImageRow,
+      report: PullProgress,
+      signal: AbortSignal,
+    ): Promise<{ refreshed: boolean; image: ImageRow }> {
       if (!img.updateSource) return { refreshed: false, image: img };
       const source = refreshSource(img.updateSource);
       const info = await deps.images.remote.resolve(source, signal);
       if (info.fingerprint === img.fingerprint) return { refreshed: false, image: img };
-      const opts: ImageOptions = { filename: '', public: img.public, autoUpdate: img.autoUpdate, properties: {}, aliases: [], cached: img.cached, lastUsedAt: img.lastUsedAt, updateSource: img.updateSource };
+      const opts: ImageOptions = {
+        filename: '',
+        public: img.public,
+        autoUpdate: img.autoUpdate,
+        properties: {},
+        aliases: [],
+        cached: img.cached,
+        lastUsedAt: img.lastUsedAt,
+        updateSource: img.updateSource,
+      };
       const { image } = await pulls.pull(project, source, opts, report, signal);
       if (image.fingerprint === img.fingerprint) return { refreshed: false, image: img };
       await moveAliases(deps.db, await imageProjectFor(deps.db, project), img.fingerprint, image.fingerprint);

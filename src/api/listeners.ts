@@ -62,7 +62,9 @@ export function createListeners(deps: ListenerDeps) {
 
   function refuse(socket: Duplex, status: number, message: string) {
     const body = JSON.stringify(errorBody(status, message));
-    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
 
   const onUpgrade = (listener: 'unix' | 'https') => async (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -81,7 +83,8 @@ export function createListeners(deps: ListenerDeps) {
         const types = parseEventTypes(url.searchParams.get('type'));
         if (typeof types === 'string') return refuse(socket, 400, types);
         const project = url.searchParams.get('project') || undefined;
-        if (project && !(await readProject(deps.db, project).catch(() => undefined))) return refuse(socket, 404, 'Project not found');
+        if (project && !(await readProject(deps.db, project).catch(() => undefined)))
+          return refuse(socket, 404, 'Project not found');
         return wss.handleUpgrade(req, socket, head, (ws: WebSocket) =>
           serveEventsSocket(ws, { bus: deps.bus, types, project, pingMs: deps.pingMs ?? 15_000 }),
         );
@@ -144,7 +147,10 @@ export function createListeners(deps: ListenerDeps) {
         // only a certificate it issued, and `socket.authorized` tells the CA's and the CRL's verdict.
         const { cert, key, ca, crl } = deps.tls;
         const pki = ca ? { ca, ...(crl ? { crl } : {}) } : {};
-        fresh = https.createServer({ cert, key, ...pki, requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' }, handlerFor('https'));
+        fresh = https.createServer(
+          { cert, key, ...pki, requestCert: true, rejectUnauthorized: false, minVersion: 'TLSv1.2' },
+          handlerFor('https'),
+        );
         configure(fresh, 'https');
         const { host, port } = parseListenAddress(next);
         // Moving to the same port on another address: release the old one first.

@@ -19,12 +19,18 @@ export function recursionOf(c: Context, max: 1 | 2 = 1): 0 | 1 | 2 {
 export async function renderCollection<T>(
   c: Context,
   items: T[],
-  opts: { url: (item: T) => string; render: (item: T, recursion: 1 | 2) => unknown | Promise<unknown>; maxRecursion?: 1 | 2 },
+  opts: {
+    url: (item: T) => string;
+    render: (item: T, recursion: 1 | 2) => unknown | Promise<unknown>;
+    maxRecursion?: 1 | 2;
+  },
 ): Promise<unknown[]> {
   const recursion = recursionOf(c, opts.maxRecursion ?? 1);
   const filter = compileFilter(c.req.query('filter'));
   if (recursion === 0 && !filter) return items.map(opts.url);
-  const objects = await Promise.all(items.map(async (i) => ({ item: i, obj: await opts.render(i, recursion === 0 ? 1 : recursion) })));
+  const objects = await Promise.all(
+    items.map(async (i) => ({ item: i, obj: await opts.render(i, recursion === 0 ? 1 : recursion) })),
+  );
   const kept = filter ? objects.filter((o) => filter(o.obj)) : objects;
   return recursion === 0 ? kept.map((o) => opts.url(o.item)) : kept.map((o) => o.obj);
 }

@@ -8,7 +8,11 @@ import type { ApiDeps } from './deps.ts';
  * once as Failure (status_code 400) with `message` as its `err`. Nothing else is written: no desired
  * state, no generation. The operation is answered from memory and its row written with its end.
  */
-export function refusedOperation(deps: Pick<ApiDeps, 'ops'>, spec: Omit<OperationSpec, 'target'>, message: string): Promise<OperationRow> {
+export function refusedOperation(
+  deps: Pick<ApiDeps, 'ops'>,
+  spec: Omit<OperationSpec, 'target'>,
+  message: string,
+): Promise<OperationRow> {
   return deps.ops.startTask(
     spec,
     async () => {

@@ -12,7 +12,12 @@ export interface RawRemoteSource {
 }
 
 /** `lxd` is LXD's name for the protocol svc speaks (what the lxc CLI sends for an LXD-type remote). */
-const PROTOCOLS: Record<string, RemoteProtocolName> = { '': 'svc', svc: 'svc', lxd: 'svc', simplestreams: 'simplestreams' };
+const PROTOCOLS: Record<string, RemoteProtocolName> = {
+  '': 'svc',
+  svc: 'svc',
+  lxd: 'svc',
+  simplestreams: 'simplestreams',
+};
 
 /**
  * Check a source-image dict (mode pull): an absolute http(s) server URL, a known protocol, and
@@ -26,11 +31,15 @@ export function parseRemoteSource(raw: RawRemoteSource): RemoteImageSource {
   } catch {
     throw new ValidationError(`Invalid "source.server": ${JSON.stringify(raw.server)} is not a URL`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ValidationError('Invalid "source.server": only https and http URLs are supported');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ValidationError('Invalid "source.server": only https and http URLs are supported');
   const protocol = PROTOCOLS[raw.protocol ?? ''];
-  if (!protocol) throw new ValidationError(`Invalid "source.protocol": "${raw.protocol}" is not one of svc, simplestreams (or lxd)`);
-  if (raw.alias && raw.fingerprint) throw new ValidationError('Give only one of "source.alias" and "source.fingerprint"');
-  if (!raw.alias && !raw.fingerprint) throw new ValidationError('Missing "source.alias" or "source.fingerprint": the image to pull');
+  if (!protocol)
+    throw new ValidationError(`Invalid "source.protocol": "${raw.protocol}" is not one of svc, simplestreams (or lxd)`);
+  if (raw.alias && raw.fingerprint)
+    throw new ValidationError('Give only one of "source.alias" and "source.fingerprint"');
+  if (!raw.alias && !raw.fingerprint)
+    throw new ValidationError('Missing "source.alias" or "source.fingerprint": the image to pull');
   const server = raw.server.replace(/\/+$/, '');
   return {
     server,

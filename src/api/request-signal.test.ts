@@ -41,10 +41,12 @@ test('a client that goes away before its answer aborts the signal; an answered r
 
     s.aborted.length = 0;
     const body = await new Promise<string>((resolve, reject) => {
-      http.get({ host: '127.0.0.1', port: s.port, path: '/now', agent: false }, (res) => {
-        let t = '';
-        res.on('data', (d) => (t += d)).on('end', () => resolve(t));
-      }).on('error', reject);
+      http
+        .get({ host: '127.0.0.1', port: s.port, path: '/now', agent: false }, (res) => {
+          let t = '';
+          res.on('data', (d) => (t += d)).on('end', () => resolve(t));
+        })
+        .on('error', reject);
     });
     assert.equal(body, 'ok');
     await new Promise((r) => setTimeout(r, 100));

@@ -28,7 +28,9 @@ export function route(app: Hono<AppEnv>, path: string, spec: RouteSpec): void {
       c.header('Allow', allowed.join(', '));
       return c.body(null, 200);
     }
-    throw new HttpError(400, `Method ${c.req.method} not allowed on ${c.req.path} (allowed: ${allowed.join(', ')})`, { Allow: allowed.join(', ') });
+    throw new HttpError(400, `Method ${c.req.method} not allowed on ${c.req.path} (allowed: ${allowed.join(', ')})`, {
+      Allow: allowed.join(', '),
+    });
   });
 }
 

@@ -16,7 +16,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     if (a === '--help' || a === '-h') out.help = true;
     else if (a === '--timeout' || a.startsWith('--timeout=')) {
       const value = a === '--timeout' ? argv[++i] : a.slice('--timeout='.length);
-      if (value === undefined || !/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--timeout needs a number of seconds, got ${value === undefined ? 'nothing' : `'${value}'`}`);
+      if (value === undefined || !/^\d+(\.\d+)?$/.test(value))
+        throw new UsageError(
+          `--timeout needs a number of seconds, got ${value === undefined ? 'nothing' : `'${value}'`}`,
+        );
       out.timeoutSec = Number(value);
     } else if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
     else if (!out.verb) out.verb = a;

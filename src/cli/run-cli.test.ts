@@ -17,7 +17,8 @@ async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
 test('--help lists every verb; an unknown verb or option is exit 2 with the usage', async () => {
   const help = await cli(['--help']);
   assert.equal(help.code, 0);
-  for (const verb of ['daemon', 'waitready', 'shutdown', 'version']) assert.match(help.out, new RegExp(`^  ${verb} `, 'm'));
+  for (const verb of ['daemon', 'waitready', 'shutdown', 'version'])
+    assert.match(help.out, new RegExp(`^  ${verb} `, 'm'));
   const unknown = await cli(['frobnicate']);
   assert.equal(unknown.code, 2);
   assert.match(unknown.err, /unknown verb 'frobnicate'/);

@@ -15,14 +15,26 @@ interface Verb {
 
 /** One entry per verb, one file per verb under verbs/ (the admin verbs go here too). */
 const VERBS: Record<string, Verb> = {
-  daemon: { summary: 'run the daemon (the default)', timeout: false, load: async () => (await import('./verbs/daemon.ts')).daemon },
-  waitready: { summary: 'wait until the daemon answers on its unix socket', timeout: true, load: async () => (await import('./verbs/waitready.ts')).waitready },
+  daemon: {
+    summary: 'run the daemon (the default)',
+    timeout: false,
+    load: async () => (await import('./verbs/daemon.ts')).daemon,
+  },
+  waitready: {
+    summary: 'wait until the daemon answers on its unix socket',
+    timeout: true,
+    load: async () => (await import('./verbs/waitready.ts')).waitready,
+  },
   shutdown: {
     summary: 'host shutdown: stop the containers by boot.stop.priority, then the daemon; waits for it to exit',
     timeout: true,
     load: async () => (await import('./verbs/shutdown.ts')).shutdown,
   },
-  version: { summary: "print svcd's version", timeout: false, load: async () => (await import('./verbs/version.ts')).version },
+  version: {
+    summary: "print svcd's version",
+    timeout: false,
+    load: async () => (await import('./verbs/version.ts')).version,
+  },
 };
 
 /** The `--help` text. */

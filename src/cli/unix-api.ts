@@ -9,21 +9,24 @@ export interface ApiAnswer {
 /** GET `path` over the daemon's unix socket; rejects when nothing answers (ENOENT, ECONNREFUSED) or after `timeoutMs`. */
 export function getOverUnix(socketPath: string, path: string, timeoutMs = 5_000): Promise<ApiAnswer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ socketPath, path, method: 'GET', headers: { Host: 'svcd' }, timeout: timeoutMs, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown ;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          /* not JSON: status alone */
-        }
-        resolve({ status: res.statusCode ?? 0, json });
-      });
-    });
+    const req = http.request(
+      { socketPath, path, method: 'GET', headers: { Host: 'svcd' }, timeout: timeoutMs, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            /* not JSON: status alone */
+          }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end();

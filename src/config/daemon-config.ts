@@ -9,7 +9,10 @@ const DaemonConfigSchema = v.object({
   stateDir: v.pipe(
     v.string(),
     v.check((s) => path.isAbsolute(s), 'SVCD_DIR must be an absolute path'),
-    v.check((s) => Buffer.byteLength(path.join(s, 'unix.socket')) < 108, 'SVCD_DIR is too long for a unix socket path (at most 96 bytes)'),
+    v.check(
+      (s) => Buffer.byteLength(path.join(s, 'unix.socket')) < 108,
+      'SVCD_DIR is too long for a unix socket path (at most 96 bytes)',
+    ),
   ),
   databaseUrl: v.optional(
     v.pipe(
@@ -19,20 +22,37 @@ const DaemonConfigSchema = v.object({
     ),
   ),
   /** Without DATABASE_URL: a private PostgreSQL server in the state dir (`postgres`), or PGlite in-process (`pglite`; also when absent). */
-  embeddedDatabase: v.optional(v.picklist(EMBEDDED_DATABASES, `SVCD_EMBEDDED_DATABASE must be one of ${EMBEDDED_DATABASES.join(', ')}`)),
+  embeddedDatabase: v.optional(
+    v.picklist(EMBEDDED_DATABASES, `SVCD_EMBEDDED_DATABASE must be one of ${EMBEDDED_DATABASES.join(', ')}`),
+  ),
   /**
    * The bin directory of the private server's PostgreSQL (pg_ctl, postgres, initdb): unset, Debian's
    * /usr/lib/postgresql/<major>/bin of the data's major. For a server built elsewhere, and for tests.
    */
-  postgresBinDir: v.optional(v.pipe(v.string(), v.check((s) => path.isAbsolute(s), 'SVCD_POSTGRES_BIN must be an absolute path'))),
+  postgresBinDir: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => path.isAbsolute(s), 'SVCD_POSTGRES_BIN must be an absolute path'),
+    ),
+  ),
   logLevel: v.picklist(LOG_LEVELS, `SVCD_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
   nodeName: v.pipe(
     v.string(),
     v.regex(/^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/, 'SVCD_NODE_NAME must be a host name (letters, digits, dots, dashes)'),
   ),
   /** Where gpu/usb/infiniband devices are looked up: /sys and /dev, or a fake tree of each (tests without the hardware). */
-  sysfsRoot: v.optional(v.pipe(v.string(), v.check((s) => path.isAbsolute(s), 'SVCD_SYSFS_ROOT must be an absolute path'))),
-  devRoot: v.optional(v.pipe(v.string(), v.check((s) => path.isAbsolute(s), 'SVCD_DEV_ROOT must be an absolute path'))),
+  sysfsRoot: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => path.isAbsolute(s), 'SVCD_SYSFS_ROOT must be an absolute path'),
+    ),
+  ),
+  devRoot: v.optional(
+    v.pipe(
+      v.string(),
+      v.check((s) => path.isAbsolute(s), 'SVCD_DEV_ROOT must be an absolute path'),
+    ),
+  ),
 });
 export type DaemonConfig = v.InferOutput<typeof DaemonConfigSchema>;
 

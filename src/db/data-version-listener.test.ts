@@ -17,7 +17,7 @@ function fakeConnection() {
   };
 }
 
-test('other processes\' notifications bump their table only; this process\'s own are skipped', async () => {
+test("other processes' notifications bump their table only; this process's own are skipped", async () => {
   const conn = fakeConnection();
   const l = createVersionListener({ ...conn, now: () => 0, heartbeatMs: 60_000 });
   await l.start();

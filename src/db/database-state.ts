@@ -53,7 +53,9 @@ export function createDatabaseState(localWrites: WriteCounter | undefined, notif
     localWrites,
     notified,
     reads: createVersionedCache(MAX_CACHED_READS),
-    facts: localWrites ? { values: new Map(), complete: false, touchedDuringLoad: undefined, unsure: new Set() } : undefined,
+    facts: localWrites
+      ? { values: new Map(), complete: false, touchedDuringLoad: undefined, unsure: new Set() }
+      : undefined,
   };
 }
 

@@ -10,7 +10,8 @@ function fakeClient() {
   return {
     query: (_sql: string) => later(),
     exec: (_sql: string) => later(),
-    transaction: <T>(fn: (tx: never) => Promise<T>) => fn({ query: (_sql: string) => Promise.resolve(), exec: (_sql: string) => Promise.resolve() } as never),
+    transaction: <T>(fn: (tx: never) => Promise<T>) =>
+      fn({ query: (_sql: string) => Promise.resolve(), exec: (_sql: string) => Promise.resolve() } as never),
     settleAll: async () => {
       for (const r of pending.splice(0)) r();
       await new Promise((r) => setImmediate(r));
@@ -67,7 +68,12 @@ test('writes count per table once finished; reads never; a transaction when it e
   await client.transaction(async (tx: Tx) => void (await tx.query('insert into "profiles" ("name") values ($1)')));
   assert.notEqual(v('profiles'), p1, 'a transaction that wrote profiles');
   const p2 = v('profiles');
-  await assert.rejects(client.transaction(async (tx: Tx) => { await tx.query('update "profiles" set "x" = $1'); throw new Error('rolled back'); }));
+  await assert.rejects(
+    client.transaction(async (tx: Tx) => {
+      await tx.query('update "profiles" set "x" = $1');
+      throw new Error('rolled back');
+    }),
+  );
   await tick();
   assert.notEqual(v('profiles'), p2, 'a rolled-back transaction counts too (harmless)');
   const p3 = v('profiles', 'pools');
@@ -84,7 +90,11 @@ test('a write reaches the tables its cascading foreign keys reach; a table with 
   void client.query('insert into "operations" ("id") values ($1)');
   await client.settleAll();
   const early = v('pools');
-  assert.notEqual(early, localVersion({ tables: new Map(), any: 0, reach: undefined }, ['pools']), 'before learnReach: anything');
+  assert.notEqual(
+    early,
+    localVersion({ tables: new Map(), any: 0, reach: undefined }, ['pools']),
+    'before learnReach: anything',
+  );
   schema(counter);
 
   const write = async (sql: string) => {
@@ -98,12 +108,32 @@ test('a write reaches the tables its cascading foreign keys reach; a table with 
     for (const sql of statements) await write(sql);
     return tables.filter((t, i) => v(t) !== before[i]);
   };
-  assert.deepEqual(await reached('insert into "projects" ("name") values ($1)', 'insert into "pools" ("name") values ($1)'), ['projects', 'pools'], 'an insert reaches its table only');
-  assert.deepEqual(await reached('update "projects" set "name" = $1'), ['projects', 'profiles', 'containers', 'snapshots'], 'projects cascade to profiles, containers and on to snapshots');
-  assert.deepEqual(await reached('delete from "projects" where "name" = $1'), ['projects', 'profiles'], 'on delete: profiles cascade, containers (no action) do not');
-  assert.deepEqual(await reached('insert into "projects" ("name") values ($1) on conflict ("name") do update set "x" = $2'), ['projects', 'profiles', 'containers', 'snapshots'], 'an upsert counts as an update');
+  assert.deepEqual(
+    await reached('insert into "projects" ("name") values ($1)', 'insert into "pools" ("name") values ($1)'),
+    ['projects', 'pools'],
+    'an insert reaches its table only',
+  );
+  assert.deepEqual(
+    await reached('update "projects" set "name" = $1'),
+    ['projects', 'profiles', 'containers', 'snapshots'],
+    'projects cascade to profiles, containers and on to snapshots',
+  );
+  assert.deepEqual(
+    await reached('delete from "projects" where "name" = $1'),
+    ['projects', 'profiles'],
+    'on delete: profiles cascade, containers (no action) do not',
+  );
+  assert.deepEqual(
+    await reached('insert into "projects" ("name") values ($1) on conflict ("name") do update set "x" = $2'),
+    ['projects', 'profiles', 'containers', 'snapshots'],
+    'an upsert counts as an update',
+  );
   assert.deepEqual(await reached('delete from "pools" where "name" = $1'), ['pools'], 'restrict: volumes untouched');
-  assert.deepEqual(await reached('insert into "operations" ("id") values ($1)'), [], 'a table nothing references reaches itself only');
+  assert.deepEqual(
+    await reached('insert into "operations" ("id") values ($1)'),
+    [],
+    'a table nothing references reaches itself only',
+  );
 
   for (const sql of [
     'update "audit" set "x" = 1', // a trigger that may write anywhere

@@ -52,14 +52,23 @@ export function targetOf(sql: string): 'read' | 'any' | Target {
   // One statement only: a `;` anywhere (even in a literal) counts as anything.
   if (!m || sql.includes(';')) return 'any';
   const verb = m[1]!.toLowerCase();
-  const kind: WriteKind = verb.startsWith('insert') ? (UPSERT.test(sql) ? 'update' : 'insert') : verb === 'update' ? 'update' : 'delete';
+  const kind: WriteKind = verb.startsWith('insert')
+    ? UPSERT.test(sql)
+      ? 'update'
+      : 'insert'
+    : verb === 'update'
+      ? 'update'
+      : 'delete';
   return { table: m[2]!, kind };
 }
 
 /** Record finished writes of `targets`. */
 export function bump(counter: WriteCounter, targets: Iterable<'any' | Target>): void {
   for (const target of targets) {
-    const reach: Reach = target === 'any' || !counter.reach ? 'any' : (counter.reach.get(target.table)?.[target.kind] ?? new Set([target.table]));
+    const reach: Reach =
+      target === 'any' || !counter.reach
+        ? 'any'
+        : (counter.reach.get(target.table)?.[target.kind] ?? new Set([target.table]));
     if (reach === 'any') {
       counter.any++;
       return;
@@ -134,10 +143,24 @@ const VERSION_TRIGGERS = new Set(['bump_data_version']);
  * default), and from there whatever those reach by any modifying key. A table with a trigger other
  * than the data-version one reaches anything.
  */
-export function learnReach(counter: WriteCounter, keys: readonly ForeignKey[], triggers: readonly { table: string; fn: string }[]): void {
+export function learnReach(
+  counter: WriteCounter,
+  keys: readonly ForeignKey[],
+  triggers: readonly { table: string; fn: string }[],
+): void {
   const modifies = (action: string) => action === 'c' || action === 'n' || action === 'd';
   const edges = (kind: 'update' | 'delete' | 'both', table: string) =>
-    keys.filter((k) => k.parent === table && (kind === 'update' ? modifies(k.onUpdate) : kind === 'delete' ? modifies(k.onDelete) : modifies(k.onUpdate) || modifies(k.onDelete))).map((k) => k.child);
+    keys
+      .filter(
+        (k) =>
+          k.parent === table &&
+          (kind === 'update'
+            ? modifies(k.onUpdate)
+            : kind === 'delete'
+              ? modifies(k.onDelete)
+              : modifies(k.onUpdate) || modifies(k.onDelete)),
+      )
+      .map((k) => k.child);
   const anywhere = new Set(triggers.filter((t) => !VERSION_TRIGGERS.has(t.fn)).map((t) => t.table));
   const closure = (table: string, kind: WriteKind): Reach => {
     const seen = new Set([table]);
@@ -152,7 +175,11 @@ export function learnReach(counter: WriteCounter, keys: readonly ForeignKey[], t
   };
   const reach = new Map<string, Record<WriteKind, Reach>>();
   for (const table of new Set([...keys.flatMap((k) => [k.child, k.parent]), ...triggers.map((t) => t.table)])) {
-    reach.set(table, { insert: closure(table, 'insert'), update: closure(table, 'update'), delete: closure(table, 'delete') });
+    reach.set(table, {
+      insert: closure(table, 'insert'),
+      update: closure(table, 'update'),
+      delete: closure(table, 'delete'),
+    });
   }
   counter.reach = reach;
 }

@@ -3,7 +3,10 @@
  * settles is hooked into `then` itself, not chained on (a chained `then` would run it now). The hooks see
  * the outcome and the caller's handlers get it unchanged: a value passes through, an error is rethrown.
  */
-export function observeQuery<Q extends PromiseLike<unknown>>(q: Q, hooks: { fulfilled?(): void; rejected?(error: unknown): void }): Q {
+export function observeQuery<Q extends PromiseLike<unknown>>(
+  q: Q,
+  hooks: { fulfilled?(): void; rejected?(error: unknown): void },
+): Q {
   const then = q.then.bind(q);
   (q as { then: PromiseLike<unknown>['then'] }).then = (ok, ko) =>
     then(

@@ -26,10 +26,18 @@ export async function openDaemonDatabase(deps: {
   embedded?: 'postgres' | 'pglite' | undefined;
   createServer: (d: Pick<PrivatePostgresDeps, 'stateDir'>) => PrivatePostgres;
 }): Promise<{ database: Database; server?: PrivatePostgres }> {
-  if (deps.databaseUrl || deps.embedded !== 'postgres') return { database: await openDatabase({ stateDir: deps.stateDir, databaseUrl: deps.databaseUrl }) };
+  if (deps.databaseUrl || deps.embedded !== 'postgres')
+    return { database: await openDatabase({ stateDir: deps.stateDir, databaseUrl: deps.databaseUrl }) };
   const server = deps.createServer({ stateDir: deps.stateDir });
   const { url, how } = await server.ensure();
-  const open = () => openDatabase({ stateDir: deps.stateDir, databaseUrl: url, poolMax: PRIVATE_POOL_MAX, idleTimeoutS: PRIVATE_IDLE_TIMEOUT_S, soleWriter: true });
+  const open = () =>
+    openDatabase({
+      stateDir: deps.stateDir,
+      databaseUrl: url,
+      poolMax: PRIVATE_POOL_MAX,
+      idleTimeoutS: PRIVATE_IDLE_TIMEOUT_S,
+      soleWriter: true,
+    });
   let database: Database;
   try {
     database = await open();

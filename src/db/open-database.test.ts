@@ -26,7 +26,7 @@ test('embedded database: the data-version triggers are off, and the version stil
   assert.equal(await readDataVersion(db, ['containers']), await readDataVersion(db, ['containers']));
 });
 
-test("embedded database: its own state — its write counter is Database.localWrites, a second database has its own, a transaction none", async () => {
+test('embedded database: its own state — its write counter is Database.localWrites, a second database has its own, a transaction none', async () => {
   const { database } = temp;
   assert.ok(database.localWrites, 'PGlite: this process is the only writer');
   const state = databaseStateOf(database.db);
@@ -42,5 +42,7 @@ test("embedded database: its own state — its write counter is Database.localWr
     await other.close();
     await rm(dir, { recursive: true, force: true });
   }
-  await database.db.transaction(async (tx) => assert.equal(databaseStateOf(tx), undefined, 'a transaction must read what it wrote'));
+  await database.db.transaction(async (tx) =>
+    assert.equal(databaseStateOf(tx), undefined, 'a transaction must read what it wrote'),
+  );
 });

@@ -66,7 +66,8 @@ export async function openDatabase(opts: {
    */
   soleWriter?: boolean;
 }): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.poolMax ?? 10, opts.idleTimeoutS, opts.soleWriter ?? false);
+  if (opts.databaseUrl)
+    return openPostgres(opts.databaseUrl, opts.poolMax ?? 10, opts.idleTimeoutS, opts.soleWriter ?? false);
   return openPglite(path.join(opts.stateDir, 'database'));
 }
 
@@ -102,10 +103,21 @@ async function openPglite(dir: string): Promise<Database> {
     await client.close().catch(() => {});
     throw e;
   }
-  return { db: db as unknown as Db, relaxed: db as unknown as Db, driver: 'pglite', localWrites: writes, close: () => client.close() };
+  return {
+    db: db as unknown as Db,
+    relaxed: db as unknown as Db,
+    driver: 'pglite',
+    localWrites: writes,
+    close: () => client.close(),
+  };
 }
 
-async function openPostgres(url: string, poolMax: number, idleTimeoutS: number | undefined, soleWriter: boolean): Promise<Database> {
+async function openPostgres(
+  url: string,
+  poolMax: number,
+  idleTimeoutS: number | undefined,
+  soleWriter: boolean,
+): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const { migrate } = await import('drizzle-orm/postgres-js/migrator');
@@ -127,8 +139,16 @@ async function openPostgres(url: string, poolMax: number, idleTimeoutS: number |
   // Single-connection clients tried in order (tiered-client.ts): sequential work keeps to the first, warm
   // connection; the k-th exists only while k things overlap, and closes once idle.
   const tieredClient = (settings: Record<string, string> = {}) => {
-    const common = { onnotice: () => {}, connect_timeout: 10, connection: { application_name: origin, ...settings }, ...socket, max: 1 };
-    const tiers = Array.from({ length: Math.max(1, poolMax) }, (_, i) => postgres(target.url, i === 0 ? common : { ...common, idle_timeout: idleTimeoutS ?? OVERFLOW_IDLE_TIMEOUT_S }));
+    const common = {
+      onnotice: () => {},
+      connect_timeout: 10,
+      connection: { application_name: origin, ...settings },
+      ...socket,
+      max: 1,
+    };
+    const tiers = Array.from({ length: Math.max(1, poolMax) }, (_, i) =>
+      postgres(target.url, i === 0 ? common : { ...common, idle_timeout: idleTimeoutS ?? OVERFLOW_IDLE_TIMEOUT_S }),
+    );
     // BEGIN goes out with the transaction's first statement (pipelined-begin.ts).
     for (const c of tiers) pipelineBegin(c as unknown as ReservingClient);
     return createTieredClient(tiers as unknown as TierClient[]);
@@ -138,13 +158,23 @@ async function openPostgres(url: string, poolMax: number, idleTimeoutS: number |
   const own = hookPostgresClient(client as unknown as PostgresJsClient);
   const db = drizzle(client as unknown as Sql, { schema });
   await db.execute(sql`select 1`);
-  const rows = async <T,>(text: string) => (await client.unsafe(text)) as T[];
-  learnReach(own, await rows<ForeignKey>(REACH_QUERIES.keys), await rows<{ table: string; fn: string }>(REACH_QUERIES.triggers));
+  const rows = async <T>(text: string) => (await client.unsafe(text)) as T[];
+  learnReach(
+    own,
+    await rows<ForeignKey>(REACH_QUERIES.keys),
+    await rows<{ table: string; fn: string }>(REACH_QUERIES.triggers),
+  );
   if (soleWriter) {
     // Nobody else writes: its own count of writes is every data version, as on PGlite (no LISTEN connection).
     attachDatabaseState(db, createDatabaseState(own));
     // Its server commits without waiting for the WAL flush (private-postgres-args.ts): `relaxed` is `db`.
-    return { db: db as unknown as Db, relaxed: db as unknown as Db, driver: 'postgres', localWrites: own, close: () => client.end({ timeout: 5 }) };
+    return {
+      db: db as unknown as Db,
+      relaxed: db as unknown as Db,
+      driver: 'postgres',
+      localWrites: own,
+      close: () => client.end({ timeout: 5 }),
+    };
   }
   // One more connection LISTENs for the commits of every host (data-version-listener.ts).
   let listener: VersionListener | undefined;

@@ -8,7 +8,11 @@ test("vacuumNeed: autovacuum's default formulas (dead rows, inserts since the la
   assert.equal(vacuumNeed(s), undefined);
   assert.equal(vacuumNeed({ ...s, dead: 250 }), undefined, '250 = 50 + 0.2 × 1000: not over');
   assert.equal(vacuumNeed({ ...s, dead: 251 }), 'vacuum');
-  assert.equal(vacuumNeed({ ...s, insertedSinceVacuum: 1201 }), 'vacuum', 'an insert-only table is vacuumed too (freezing)');
+  assert.equal(
+    vacuumNeed({ ...s, insertedSinceVacuum: 1201 }),
+    'vacuum',
+    'an insert-only table is vacuumed too (freezing)',
+  );
   assert.equal(vacuumNeed({ ...s, modifiedSinceAnalyze: 151 }), 'analyze');
   assert.equal(vacuumNeed({ ...s, live: 0, dead: 51 }), 'vacuum');
 });

@@ -61,10 +61,18 @@ export function createOwnVacuum(deps: { db: Db; localWrites: WriteCounter; log?:
     )) as unknown as { rows?: Record<string, unknown>[] } | Record<string, unknown>[];
     const list = Array.isArray(rows) ? rows : (rows.rows ?? []);
     for (const r of list) {
-      const s: TableStats = { table: String(r.table), live: Number(r.live), dead: Number(r.dead), modifiedSinceAnalyze: Number(r.modifiedSinceAnalyze), insertedSinceVacuum: Number(r.insertedSinceVacuum) };
+      const s: TableStats = {
+        table: String(r.table),
+        live: Number(r.live),
+        dead: Number(r.dead),
+        modifiedSinceAnalyze: Number(r.modifiedSinceAnalyze),
+        insertedSinceVacuum: Number(r.insertedSinceVacuum),
+      };
       const need = vacuumNeed(s);
       if (!need) continue;
-      await deps.db.execute(sql.raw(need === 'vacuum' ? `vacuum (analyze) ${ident(s.table)}` : `analyze ${ident(s.table)}`));
+      await deps.db.execute(
+        sql.raw(need === 'vacuum' ? `vacuum (analyze) ${ident(s.table)}` : `analyze ${ident(s.table)}`),
+      );
       (need === 'vacuum' ? done.vacuumed : done.analyzed).push(s.table);
     }
     if (done.vacuumed.length || done.analyzed.length) deps.log?.debug(done, 'vacuumed');

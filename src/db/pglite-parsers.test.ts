@@ -19,7 +19,11 @@ test('per-query parsers are installed once and left out; the rows are the same; 
     installQueryParsers(client);
 
     assert.deepEqual((await pg.query(q, [], { parsers: asText })).rows, want.rows);
-    assert.deepEqual(want.rows, [{ t: '2030-01-02 03:04:05+00', j: { a: 1 }, n: 7 }], 'timestamptz as text, the rest parsed as usual');
+    assert.deepEqual(
+      want.rows,
+      [{ t: '2030-01-02 03:04:05+00', j: { a: 1 }, n: 7 }],
+      'timestamptz as text, the rest parsed as usual',
+    );
     assert.equal(calls.at(-1), undefined, 'the parsers were left out of the query');
     // Another table with the same parser: agrees, left out too.
     assert.deepEqual((await pg.query(q, [], { parsers: { 1184: (v: string) => v } })).rows, want.rows);

@@ -21,7 +21,8 @@ after(async () => {
 });
 
 /** The names of the statements the backend holds prepared for this session. */
-const preparedNames = async () => (await pg.query<{ name: string }>('select name from pg_prepared_statements order by name')).rows.map((r) => r.name);
+const preparedNames = async () =>
+  (await pg.query<{ name: string }>('select name from pg_prepared_statements order by name')).rows.map((r) => r.name);
 
 test('rows, counts and parsed types are the same as PGlite gives; a text is prepared once and then reused', async () => {
   const ins = 'insert into t (id, n, j, at, tags) values ($1, $2, $3, $4, $5) returning *';
@@ -44,7 +45,9 @@ test('rows, counts and parsed types are the same as PGlite gives; a text is prep
     assert.equal(got.affectedRows, want.affectedRows, q);
     assert.deepEqual(got.fields, want.fields, q);
   }
-  assert.deepEqual((await pg.query('select j, at, tags from t where id = $1', ['a'])).rows, [{ j: { k: [1, 'x'] }, at, tags: ['p', 'q'] }]);
+  assert.deepEqual((await pg.query('select j, at, tags from t where id = $1', ['a'])).rows, [
+    { j: { k: [1, 'x'] }, at, tags: ['p', 'q'] },
+  ]);
   // Run again: nothing new is prepared.
   const reused0 = stats.reused;
   const preparedBefore = stats.prepared;
@@ -69,7 +72,10 @@ test('errors are PGlite errors carrying the query; the session and a transaction
   assert.equal((e as { query?: string }).query, 'insert into t (id) values ($1)');
   assert.deepEqual((e as { params?: unknown[] }).params, ['dup']);
   // a bad value fails at Bind, a bad text at Parse: both clear, and the next query works
-  assert.equal(((await pg.query('select * from t where n = $1', ['x']).catch((x: unknown) => x)) as { code?: string }).code, '22P02');
+  assert.equal(
+    ((await pg.query('select * from t where n = $1', ['x']).catch((x: unknown) => x)) as { code?: string }).code,
+    '22P02',
+  );
   assert.equal(((await pg.query('select nope from t').catch((x: unknown) => x)) as { code?: string }).code, '42703');
   assert.equal((await pg.query('select count(*)::int as c from t where id = $1', ['dup'])).rows.length, 1);
 

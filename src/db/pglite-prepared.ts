@@ -94,7 +94,12 @@ export function installPreparedStatements(client: PreparedClient, opts: { max?: 
 
   async function prepare(text: string) {
     const name = `svcd_${(++seq).toString(36)}`;
-    const res = await stream([...closing(), ser.parse({ name, text, types: [] }), ser.describe({ type: 'S', name }), ser.sync()]);
+    const res = await stream([
+      ...closing(),
+      ser.parse({ name, text, types: [] }),
+      ser.describe({ type: 'S', name }),
+      ser.sync(),
+    ]);
     const st = { name, paramTypes: pgParse.parseDescribeStatementResults(res as never) };
     statements.set(text, st);
     stats.prepared++;
@@ -107,7 +112,12 @@ export function installPreparedStatements(client: PreparedClient, opts: { max?: 
   }
 
   /** One statement, the caller holding PGlite's query lock. `inTx`: a stale plan cannot be retried. */
-  async function run(text: string, params: unknown[], options: QueryOptions | undefined, inTx: boolean): Promise<unknown> {
+  async function run(
+    text: string,
+    params: unknown[],
+    options: QueryOptions | undefined,
+    inTx: boolean,
+  ): Promise<unknown> {
     for (let attempt = 0; ; attempt++) {
       let st = statements.get(text);
       try {
@@ -124,7 +134,13 @@ export function installPreparedStatements(client: PreparedClient, opts: { max?: 
           const s = options?.serializers?.[types[i]!] ?? client.serializers[types[i]!];
           return s ? s(v) : String(v);
         });
-        const res = await stream([...closing(), ser.bind({ statement: st.name, values: values as never }), ser.describe({ type: 'P' }), ser.execute({}), ser.sync()]);
+        const res = await stream([
+          ...closing(),
+          ser.bind({ statement: st.name, values: values as never }),
+          ser.describe({ type: 'P' }),
+          ser.execute({}),
+          ser.sync(),
+        ]);
         return pgParse.parseResults(res as never, client.parsers as never, options as never)[0];
       } catch (e) {
         const code = (e as { code?: unknown }).code;
@@ -164,7 +180,10 @@ export function installPreparedStatements(client: PreparedClient, opts: { max?: 
       const inFlight = new Set<Promise<unknown>>();
       if (typeof txQuery === 'function') {
         t.query = (text, params = [], options) => {
-          const p = t.closed || !preparable(text, options) ? txQuery(text, params, options) : client._runExclusiveQuery(() => run(text, params, options, true));
+          const p =
+            t.closed || !preparable(text, options)
+              ? txQuery(text, params, options)
+              : client._runExclusiveQuery(() => run(text, params, options, true));
           inFlight.add(p);
           const done = () => void inFlight.delete(p);
           p.then(done, done);

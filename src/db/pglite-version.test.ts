@@ -20,6 +20,12 @@ test('the installed PGlite is the release pglite-prepared.ts patches, and packag
     PGLITE_PATCHED_VERSION,
     `PGlite ${installed} is installed but src/db/pglite-prepared.ts reaches into the private methods of ${PGLITE_PATCHED_VERSION}: check them, then update PGLITE_PATCHED_VERSION and the pin`,
   );
-  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
-  assert.equal(pkg.dependencies['@electric-sql/pglite'], PGLITE_PATCHED_VERSION, 'package.json must pin PGlite exactly (no ^ or ~)');
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  assert.equal(
+    pkg.dependencies['@electric-sql/pglite'],
+    PGLITE_PATCHED_VERSION,
+    'package.json must pin PGlite exactly (no ^ or ~)',
+  );
 });

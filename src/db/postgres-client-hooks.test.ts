@@ -8,7 +8,8 @@ function fakeClient() {
   const calls: { query: string; prepare: boolean | undefined }[] = [];
   const unsafe = (query: string, _params?: unknown[], options?: { prepare?: boolean }) => {
     calls.push({ query, prepare: options?.prepare });
-    const result = (): Promise<unknown> => (query.includes('FAIL') ? Promise.reject(new Error('failed')) : Promise.resolve([]));
+    const result = (): Promise<unknown> =>
+      query.includes('FAIL') ? Promise.reject(new Error('failed')) : Promise.resolve([]);
     // Lazy, as postgres.js: nothing runs until awaited.
     return { then: ((ok, ko) => result().then(ok, ko)) as PromiseLike<unknown>['then'] };
   };

@@ -27,7 +27,10 @@ type Note = (targets: Iterable<'any' | Target>) => void;
 const TRANSACTION_CONTROL = /^\s*(begin|commit|rollback|savepoint|release)\b/i;
 
 /** Wrap `client.unsafe` in place: always prepared, writes noted (after the query, when `note` says so). */
-function hookUnsafe(client: PostgresJsClient, note: (target: 'any' | Target, query: PromiseLike<unknown>) => void): void {
+function hookUnsafe(
+  client: PostgresJsClient,
+  note: (target: 'any' | Target, query: PromiseLike<unknown>) => void,
+): void {
   const unsafe = client.unsafe.bind(client);
   client.unsafe = (query, params, options) => {
     const q = unsafe(query, params, { ...options, prepare: true });
@@ -41,7 +44,10 @@ function hookUnsafe(client: PostgresJsClient, note: (target: 'any' | Target, que
  * Install both hooks on `sql`; returns the counter of this process's finished writes (`counter` when given:
  * several clients of one database count into one).
  */
-export function hookPostgresClient(sql: PostgresJsClient, counter: WriteCounter = { tables: new Map(), any: 0, reach: undefined }): WriteCounter {
+export function hookPostgresClient(
+  sql: PostgresJsClient,
+  counter: WriteCounter = { tables: new Map(), any: 0, reach: undefined },
+): WriteCounter {
   const note: Note = (targets) => bump(counter, targets);
   hookUnsafe(sql, (target, q) => observeQuery(q, { fulfilled: () => note([target]) }));
   const begin = sql.begin.bind(sql);

@@ -10,5 +10,6 @@ test('a ?host= directory becomes the host option and leaves the URL', () => {
 });
 
 test('a URL without a socket directory is passed as it is', () => {
-  for (const url of ['postgres://u:p@127.0.0.1:5432/db', 'postgresql://u@db.example/x?host=db2.example']) assert.deepEqual(parsePostgresUrl(url), { url });
+  for (const url of ['postgres://u:p@127.0.0.1:5432/db', 'postgresql://u@db.example/x?host=db2.example'])
+    assert.deepEqual(parsePostgresUrl(url), { url });
 });

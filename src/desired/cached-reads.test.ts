@@ -19,7 +19,11 @@ test('a cached read runs once until a write of its tables; a failed read is not 
   const readWith = (h: Pick<typeof db, 'select'>) => (): PromiseLike<string[]> => ({
     then(ok, fail) {
       runs++;
-      return h.select({ name: profiles.name }).from(profiles).then((rows) => rows.map((r) => r.name).sort()).then(ok, fail);
+      return h
+        .select({ name: profiles.name })
+        .from(profiles)
+        .then((rows) => rows.map((r) => r.name).sort())
+        .then(ok, fail);
     },
   });
   const read = readWith(db);
@@ -29,18 +33,29 @@ test('a cached read runs once until a write of its tables; a failed read is not 
   assert.equal(runs, 1, 'read once');
 
   await createProfile(db, 'default', 'cached', { description: '', config: {}, devices: {} });
-  assert.deepEqual(await cachedRead(db, 'names', ['profiles'], read), ['cached', 'default'], 'read again after a write');
+  assert.deepEqual(
+    await cachedRead(db, 'names', ['profiles'], read),
+    ['cached', 'default'],
+    'read again after a write',
+  );
   assert.equal(runs, 2);
 
   await db.transaction(async (tx) => {
-    assert.deepEqual(await cachedRead(tx, 'names', ['profiles'], readWith(tx)), ['cached', 'default'], 'inside a transaction: read');
+    assert.deepEqual(
+      await cachedRead(tx, 'names', ['profiles'], readWith(tx)),
+      ['cached', 'default'],
+      'inside a transaction: read',
+    );
   });
   assert.equal(runs, 3);
   assert.deepEqual(await cachedRead(db, 'names', ['profiles'], read), ['cached', 'default']);
   assert.equal(runs, 3, 'the transaction read changed nothing cached');
 
   await deleteProfile(db, 'default', 'cached');
-  await assert.rejects(cachedRead(db, 'names', ['profiles'], () => Promise.reject(new Error('db gone'))), /db gone/);
+  await assert.rejects(
+    cachedRead(db, 'names', ['profiles'], () => Promise.reject(new Error('db gone'))),
+    /db gone/,
+  );
   assert.deepEqual(await cachedRead(db, 'names', ['profiles'], read), ['default'], 'the failure was not kept');
   assert.equal(runs, 4);
 });
@@ -53,13 +68,28 @@ test('cachedLocalRead: any table on the embedded database; the oldest entries go
   assert.equal(await cachedLocalRead(db, 'k0', ['container_snapshots'], read), 1, 'kept');
   for (let i = 1; i <= MAX_CACHED_READS; i++) await cachedLocalRead(db, `k${i}`, ['container_snapshots'], read);
   const before = runs;
-  assert.equal(await cachedLocalRead(db, `k${MAX_CACHED_READS}`, ['container_snapshots'], read), before, 'the newest is kept');
-  assert.equal(await cachedLocalRead(db, 'k0', ['container_snapshots'], read), before + 1, 'the oldest was dropped: read again');
+  assert.equal(
+    await cachedLocalRead(db, `k${MAX_CACHED_READS}`, ['container_snapshots'], read),
+    before,
+    'the newest is kept',
+  );
+  assert.equal(
+    await cachedLocalRead(db, 'k0', ['container_snapshots'], read),
+    before + 1,
+    'the oldest was dropped: read again',
+  );
 });
 
 test("cachedContainerSnapshots: each container's own rows, fresh after every write of snapshots", async () => {
   const { db } = temp.database;
-  const input = { description: '', architecture: 'x86_64', ephemeral: false, profiles: ['default'], config: {}, devices: {} };
+  const input = {
+    description: '',
+    architecture: 'x86_64',
+    ephemeral: false,
+    profiles: ['default'],
+    config: {},
+    devices: {},
+  };
   const [a, b] = await db.transaction(async (tx) => [
     await insertContainer(tx, 'default', 'snaps-a', input, { type: 'none' }, 'stopped'),
     await insertContainer(tx, 'default', 'snaps-b', input, { type: 'none' }, 'stopped'),
@@ -100,9 +130,17 @@ test('cachedImageChoice: what an alias, a fingerprint prefix or properties pick,
   assert.equal((await cachedImageChoice(db, 'default', { fingerprint: 'aaaa' })).fingerprint, fa);
   await assert.rejects(cachedImageChoice(db, 'default', { properties: { os: 'two' } }), /No image matches/);
   await insertImage(db, 'default', image(fb, 'two', 2000));
-  assert.equal((await cachedImageChoice(db, 'default', { properties: { os: 'two' } })).fingerprint, fb, 'a new image is seen (the miss was not kept)');
+  assert.equal(
+    (await cachedImageChoice(db, 'default', { properties: { os: 'two' } })).fingerprint,
+    fb,
+    'a new image is seen (the miss was not kept)',
+  );
   await updateAlias(db, 'default', 'pick', { target: fb, description: '' });
-  assert.equal((await cachedImageChoice(db, 'default', { alias: 'pick' })).fingerprint, fb, 'a retargeted alias is followed');
+  assert.equal(
+    (await cachedImageChoice(db, 'default', { alias: 'pick' })).fingerprint,
+    fb,
+    'a retargeted alias is followed',
+  );
   await deleteAlias(db, 'default', 'pick');
   await assert.rejects(cachedImageChoice(db, 'default', { alias: 'pick' }), /not found/);
   await createAlias(db, 'default', { name: 'pick', target: 'aaaa' });

@@ -18,7 +18,12 @@ import { containerSnapshots, profiles, storagePools, type ContainerSnapshotRow }
  * its own writes. The values are shared: callers must not change them. The cache is the database's
  * own (DatabaseState.reads, database-state.ts).
  */
-export async function cachedRead<T>(db: DbOrTx, key: string, tables: readonly VersionedTable[], read: () => PromiseLike<T>): Promise<T> {
+export async function cachedRead<T>(
+  db: DbOrTx,
+  key: string,
+  tables: readonly VersionedTable[],
+  read: () => PromiseLike<T>,
+): Promise<T> {
   if (db instanceof PgTransaction) return read();
   return remembered(db, key, await readDataVersion(db, tables), read);
 }
@@ -27,10 +32,19 @@ export async function cachedRead<T>(db: DbOrTx, key: string, tables: readonly Ve
  * As cachedRead for any tables, on an embedded database (its own count of writes is the version); on
  * PostgreSQL only while notifications are heard and every table has a counter, else it just reads.
  */
-export async function cachedLocalRead<T>(db: DbOrTx, key: string, tables: readonly string[], read: () => PromiseLike<T>): Promise<T> {
+export async function cachedLocalRead<T>(
+  db: DbOrTx,
+  key: string,
+  tables: readonly string[],
+  read: () => PromiseLike<T>,
+): Promise<T> {
   if (db instanceof PgTransaction) return read();
   const writes = localWrites(db);
-  const version = writes ? localVersion(writes, tables) : tables.every(isVersioned) ? notifiedVersion(databaseStateOf(db)?.notified, tables) : undefined;
+  const version = writes
+    ? localVersion(writes, tables)
+    : tables.every(isVersioned)
+      ? notifiedVersion(databaseStateOf(db)?.notified, tables)
+      : undefined;
   return version === undefined ? read() : remembered(db, key, version, read);
 }
 
@@ -42,14 +56,18 @@ function remembered<T>(db: DbOrTx, key: string, version: string, read: () => Pro
 }
 
 /** All storage pools (a handful), read again only after a write of them. */
-export const cachedPools = (db: DbOrTx) => cachedRead(db, 'storage_pools', ['storage_pools'], () => db.select().from(storagePools));
+export const cachedPools = (db: DbOrTx) =>
+  cachedRead(db, 'storage_pools', ['storage_pools'], () => db.select().from(storagePools));
 
 /** All profiles of a (profile) project, read again only after a write of profiles or projects. */
 export const cachedProfiles = (db: DbOrTx, project: string) =>
-  cachedRead(db, `profiles\0${project}`, ['profiles', 'projects'], () => db.select().from(profiles).where(eq(profiles.project, project)));
+  cachedRead(db, `profiles\0${project}`, ['profiles', 'projects'], () =>
+    db.select().from(profiles).where(eq(profiles.project, project)),
+  );
 
 /** A project's row (NotFoundError if there is none), read again only after a write of projects. */
-export const cachedProject = (db: DbOrTx, name: string) => cachedRead(db, `project\0${name}`, ['projects'], () => readProject(db, name));
+export const cachedProject = (db: DbOrTx, name: string) =>
+  cachedRead(db, `project\0${name}`, ['projects'], () => readProject(db, name));
 
 /**
  * A container's snapshot rows (those marked for deletion too), oldest first. The containers that have any
@@ -57,7 +75,11 @@ export const cachedProject = (db: DbOrTx, name: string) => cachedRead(db, `proje
  * and a reconcile of one costs no query.
  */
 export async function cachedContainerSnapshots(db: DbOrTx, containerId: string): Promise<ContainerSnapshotRow[]> {
-  if ((!localWrites(db) && !notifiedVersion(databaseStateOf(db)?.notified, ['container_snapshots'])) || db instanceof PgTransaction) return allContainerSnapshots(db, containerId);
+  if (
+    (!localWrites(db) && !notifiedVersion(databaseStateOf(db)?.notified, ['container_snapshots'])) ||
+    db instanceof PgTransaction
+  )
+    return allContainerSnapshots(db, containerId);
   const owners = await cachedLocalRead(db, 'snapshot owners', ['container_snapshots'], async () => {
     const rows = await db.selectDistinct({ id: containerSnapshots.containerId }).from(containerSnapshots);
     return new Set(rows.map((r) => r.id));
@@ -70,8 +92,17 @@ export async function cachedContainerSnapshots(db: DbOrTx, containerId: string):
  * properties, read again only after a write of images, aliases or projects (on PostgreSQL: while
  * notifications are heard).
  */
-export const cachedImageChoice = (db: DbOrTx, project: string, sel: ImageSelector): Promise<{ fingerprint: string; properties: Record<string, string> }> =>
-  cachedLocalRead(db, `image source\0${project}\0${JSON.stringify([sel.alias, sel.fingerprint, sel.properties])}`, ['images', 'image_aliases', 'projects'], async () => {
-    const img = await resolveImage(db, project, sel);
-    return { fingerprint: img.fingerprint, properties: img.properties };
-  });
+export const cachedImageChoice = (
+  db: DbOrTx,
+  project: string,
+  sel: ImageSelector,
+): Promise<{ fingerprint: string; properties: Record<string, string> }> =>
+  cachedLocalRead(
+    db,
+    `image source\0${project}\0${JSON.stringify([sel.alias, sel.fingerprint, sel.properties])}`,
+    ['images', 'image_aliases', 'projects'],
+    async () => {
+      const img = await resolveImage(db, project, sel);
+      return { fingerprint: img.fingerprint, properties: img.properties };
+    },
+  );

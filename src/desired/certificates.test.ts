@@ -25,15 +25,35 @@ const fingerprint = new X509Certificate(PEM).fingerprint256.replaceAll(':', '').
 
 test('a certificate is read from a PEM, or from its bare base64 body, with or without line breaks', () => {
   assert.equal(body(PEM).length % 64, 0, 'the fixture is the case that broke');
-  for (const input of [PEM, `\n${PEM}\n`, body(PEM), body(PEM).replace(/(.{64})/g, '$1\n'), body(PEM).replace(/(.{76})/g, '$1\r\n')]) {
+  for (const input of [
+    PEM,
+    `\n${PEM}\n`,
+    body(PEM),
+    body(PEM).replace(/(.{64})/g, '$1\n'),
+    body(PEM).replace(/(.{76})/g, '$1\r\n'),
+  ]) {
     const got = parseCertificate(input);
     assert.equal(got.fingerprint, fingerprint);
-    assert.equal(new X509Certificate(got.pem).fingerprint256, new X509Certificate(PEM).fingerprint256, 'a normalized PEM of the same certificate');
+    assert.equal(
+      new X509Certificate(got.pem).fingerprint256,
+      new X509Certificate(PEM).fingerprint256,
+      'a normalized PEM of the same certificate',
+    );
   }
 });
 
-test('what is not a certificate is refused in the spec\'s words', () => {
-  for (const input of ['', 'not a certificate', body(PEM).slice(0, 200), `${body(PEM)}!`, '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----']) {
-    assert.throws(() => parseCertificate(input), (e: unknown) => e instanceof ValidationError && /Invalid certificate/.test(e.message), JSON.stringify(input.slice(0, 20)));
+test("what is not a certificate is refused in the spec's words", () => {
+  for (const input of [
+    '',
+    'not a certificate',
+    body(PEM).slice(0, 200),
+    `${body(PEM)}!`,
+    '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----',
+  ]) {
+    assert.throws(
+      () => parseCertificate(input),
+      (e: unknown) => e instanceof ValidationError && /Invalid certificate/.test(e.message),
+      JSON.stringify(input.slice(0, 20)),
+    );
   }
 });

@@ -15,7 +15,11 @@ export function parseCertificate(input: string): { pem: string; fingerprint: str
   // Bare base64 is decoded to DER here, not wrapped into a PEM: a body whose length was a multiple of 64
   // left an empty line before the END line, which OpenSSL refuses ("wrong tag").
   const base64 = text.replace(/\s+/g, '');
-  const source = text.includes('-----BEGIN') ? text : /^[A-Za-z0-9+/]+={0,2}$/.test(base64) ? Buffer.from(base64, 'base64') : undefined;
+  const source = text.includes('-----BEGIN')
+    ? text
+    : /^[A-Za-z0-9+/]+={0,2}$/.test(base64)
+      ? Buffer.from(base64, 'base64')
+      : undefined;
   let cert: X509Certificate;
   try {
     if (!source) throw new Error('not base64');
@@ -43,11 +47,18 @@ export async function readCertificate(db: DbOrTx, fp: string): Promise<Certifica
   return rows[0]!;
 }
 
-export async function addCertificate(db: DbOrTx, input: { pem: string; name: string; type: string }): Promise<CertificateRow> {
+export async function addCertificate(
+  db: DbOrTx,
+  input: { pem: string; name: string; type: string },
+): Promise<CertificateRow> {
   const { pem, fingerprint } = parseCertificate(input.pem);
-  if (input.type !== 'client') throw new ValidationError(`Unsupported certificate type "${input.type}" (only "client")`);
+  if (input.type !== 'client')
+    throw new ValidationError(`Unsupported certificate type "${input.type}" (only "client")`);
   try {
-    const [row] = await db.insert(certificates).values({ fingerprint, certificate: pem, name: input.name, type: input.type }).returning();
+    const [row] = await db
+      .insert(certificates)
+      .values({ fingerprint, certificate: pem, name: input.name, type: input.type })
+      .returning();
     return row!;
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError('Certificate already in trust store');
@@ -59,12 +70,23 @@ export async function addCertificate(db: DbOrTx, input: { pem: string; name: str
  * Set name and type. With `expected` (name and type as the caller read them, what the ETag is
  * computed from) only if they are still so, compared in the update itself, else StaleWriteError.
  */
-export async function updateCertificate(db: DbOrTx, fingerprint: string, input: { name: string; type: string }, expected?: { name: string; type: string }): Promise<CertificateRow> {
-  if (input.type !== 'client') throw new ValidationError(`Unsupported certificate type "${input.type}" (only "client")`);
+export async function updateCertificate(
+  db: DbOrTx,
+  fingerprint: string,
+  input: { name: string; type: string },
+  expected?: { name: string; type: string },
+): Promise<CertificateRow> {
+  if (input.type !== 'client')
+    throw new ValidationError(`Unsupported certificate type "${input.type}" (only "client")`);
   const [row] = await db
     .update(certificates)
     .set(input)
-    .where(and(eq(certificates.fingerprint, fingerprint), expected && and(eq(certificates.name, expected.name), eq(certificates.type, expected.type))))
+    .where(
+      and(
+        eq(certificates.fingerprint, fingerprint),
+        expected && and(eq(certificates.name, expected.name), eq(certificates.type, expected.type)),
+      ),
+    )
     .returning();
   if (!row) throw expected ? new StaleWriteError('The certificate') : new NotFoundError('Certificate not found');
   return row;

@@ -35,8 +35,10 @@ export interface KeyTable {
  */
 export function validateConfig(what: string, config: Record<string, string>, table: KeyTable): void {
   for (const [key, value] of Object.entries(config)) {
-    if (table.readOnlyPrefixes?.some((p) => key.startsWith(p))) throw new ValidationError(`${what} config key "${key}" is read-only`);
-    const check = table.exact[key] ?? Object.entries(table.prefixes).find(([p]) => key.startsWith(p) && key.length > p.length)?.[1];
+    if (table.readOnlyPrefixes?.some((p) => key.startsWith(p)))
+      throw new ValidationError(`${what} config key "${key}" is read-only`);
+    const check =
+      table.exact[key] ?? Object.entries(table.prefixes).find(([p]) => key.startsWith(p) && key.length > p.length)?.[1];
     if (!check) throw new ValidationError(`Unknown ${what} config key "${key}"`);
     const err = check(value);
     if (err) throw new ValidationError(`Invalid value for ${what} config key "${key}": ${err}`);
@@ -45,9 +47,11 @@ export function validateConfig(what: string, config: Record<string, string>, tab
   if (err) throw new ValidationError(`Invalid ${what} config: ${err}`);
 }
 
-
 /** PATCH semantics for config maps: given keys replace, a key set to "" is removed. */
-export function mergeConfig(cur: Record<string, string>, patch: Record<string, string> | undefined): Record<string, string> {
+export function mergeConfig(
+  cur: Record<string, string>,
+  patch: Record<string, string> | undefined,
+): Record<string, string> {
   const out = { ...cur, ...patch };
   for (const [k, v] of Object.entries(out)) if (v === '') delete out[k];
   return out;

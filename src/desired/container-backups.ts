@@ -6,19 +6,27 @@ import { validateName } from './names.ts';
 import { containerBackups, type ContainerBackupRow } from './schema/index.ts';
 
 export async function listBackups(db: DbOrTx, containerId: string): Promise<ContainerBackupRow[]> {
-  return db.select().from(containerBackups).where(eq(containerBackups.containerId, containerId)).orderBy(asc(containerBackups.createdAt), asc(containerBackups.name));
+  return db
+    .select()
+    .from(containerBackups)
+    .where(eq(containerBackups.containerId, containerId))
+    .orderBy(asc(containerBackups.createdAt), asc(containerBackups.name));
 }
 
 /** Backups of many containers at once (recursion=2 lists: one query). */
 export async function backupsOf(db: DbOrTx, ids: string[]): Promise<Map<string, ContainerBackupRow[]>> {
   const out = new Map<string, ContainerBackupRow[]>();
   if (ids.length === 0) return out;
-  for (const b of await db.select().from(containerBackups).where(inArray(containerBackups.containerId, ids))) out.set(b.containerId, [...(out.get(b.containerId) ?? []), b]);
+  for (const b of await db.select().from(containerBackups).where(inArray(containerBackups.containerId, ids)))
+    out.set(b.containerId, [...(out.get(b.containerId) ?? []), b]);
   return out;
 }
 
 export async function readBackup(db: DbOrTx, containerId: string, name: string): Promise<ContainerBackupRow> {
-  const [row] = await db.select().from(containerBackups).where(and(eq(containerBackups.containerId, containerId), eq(containerBackups.name, name)));
+  const [row] = await db
+    .select()
+    .from(containerBackups)
+    .where(and(eq(containerBackups.containerId, containerId), eq(containerBackups.name, name)));
   if (!row) throw new NotFoundError(`Backup "${name}" not found`);
   return row;
 }
@@ -31,10 +39,16 @@ export async function nextBackupName(db: DbOrTx, containerId: string): Promise<s
   return `backup${i}`;
 }
 
-export async function insertBackup(db: DbOrTx, row: Omit<typeof containerBackups.$inferInsert, 'id'>): Promise<ContainerBackupRow> {
+export async function insertBackup(
+  db: DbOrTx,
+  row: Omit<typeof containerBackups.$inferInsert, 'id'>,
+): Promise<ContainerBackupRow> {
   validateName('Backup', row.name);
   try {
-    const [out] = await db.insert(containerBackups).values({ id: randomUUID(), ...row }).returning();
+    const [out] = await db
+      .insert(containerBackups)
+      .values({ id: randomUUID(), ...row })
+      .returning();
     return out!;
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Backup "${row.name}" already exists`);

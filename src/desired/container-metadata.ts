@@ -18,4 +18,3 @@ export function parseContainerMetadata(doc: unknown): ContainerMetadata {
     throw new ValidationError(message);
   });
 }
-

@@ -10,9 +10,16 @@ it('withRootPool: a copied snapshot follows its new container pool, local root o
     root: { type: 'disk', path: '/', pool: 'default' },
   });
   // a local root keeps its other keys
-  assert.deepEqual(withRootPool({ root: { type: 'disk', path: '/', pool: 'bt', size: '1GiB' } }, { root: { type: 'disk', path: '/', pool: 'bt', size: '1GiB' } }, 'default'), {
-    root: { type: 'disk', path: '/', pool: 'default', size: '1GiB' },
-  });
+  assert.deepEqual(
+    withRootPool(
+      { root: { type: 'disk', path: '/', pool: 'bt', size: '1GiB' } },
+      { root: { type: 'disk', path: '/', pool: 'bt', size: '1GiB' } },
+      'default',
+    ),
+    {
+      root: { type: 'disk', path: '/', pool: 'default', size: '1GiB' },
+    },
+  );
   // already there, or no root at all: unchanged
   const local = { data: { type: 'disk', path: '/data', source: '/srv' } };
   assert.equal(withRootPool(local, { ...local, ...profileRoot }, 'bt'), local);

@@ -33,14 +33,28 @@ export async function snapshotsOf(db: DbOrTx, containerIds: string[]): Promise<M
 
 /** Every snapshot row, including those being deleted (the reconciler's view). */
 export async function allContainerSnapshots(db: DbOrTx, containerId: string): Promise<ContainerSnapshotRow[]> {
-  return db.select().from(containerSnapshots).where(eq(containerSnapshots.containerId, containerId)).orderBy(asc(containerSnapshots.createdAt));
+  return db
+    .select()
+    .from(containerSnapshots)
+    .where(eq(containerSnapshots.containerId, containerId))
+    .orderBy(asc(containerSnapshots.createdAt));
 }
 
-export async function readContainerSnapshot(db: DbOrTx, containerId: string, name: string): Promise<ContainerSnapshotRow> {
+export async function readContainerSnapshot(
+  db: DbOrTx,
+  containerId: string,
+  name: string,
+): Promise<ContainerSnapshotRow> {
   const [row] = await db
     .select()
     .from(containerSnapshots)
-    .where(and(eq(containerSnapshots.containerId, containerId), eq(containerSnapshots.name, name), isNull(containerSnapshots.deletingAt)));
+    .where(
+      and(
+        eq(containerSnapshots.containerId, containerId),
+        eq(containerSnapshots.name, name),
+        isNull(containerSnapshots.deletingAt),
+      ),
+    );
   if (!row) throw new NotFoundError(`Snapshot "${name}" not found`);
   return row;
 }
@@ -53,12 +67,25 @@ export async function nextSnapshotName(db: DbOrTx, containerId: string): Promise
 }
 
 /** Record a snapshot of the container's current configuration (the reconciler snapshots the volume). */
-export async function insertContainerSnapshot(tx: DbOrTx, c: ContainerRow, name: string): Promise<ContainerSnapshotRow> {
+export async function insertContainerSnapshot(
+  tx: DbOrTx,
+  c: ContainerRow,
+  name: string,
+): Promise<ContainerSnapshotRow> {
   validateSnapshotName(name);
   try {
     const [row] = await tx
       .insert(containerSnapshots)
-      .values({ id: randomUUID(), containerId: c.id, name, architecture: c.architecture, ephemeral: c.ephemeral, profiles: c.profiles, config: c.config, devices: c.devices })
+      .values({
+        id: randomUUID(),
+        containerId: c.id,
+        name,
+        architecture: c.architecture,
+        ephemeral: c.ephemeral,
+        profiles: c.profiles,
+        config: c.config,
+        devices: c.devices,
+      })
       .returning();
     return row!;
   } catch (e) {
@@ -71,9 +98,14 @@ export async function insertContainerSnapshot(tx: DbOrTx, c: ContainerRow, name:
  * Snapshot rows for a copy of container `fromId` (its live snapshots, oldest first, with their names,
  * configuration and creation times): the ids they will have under the copy, before it exists.
  */
-export async function plannedSnapshotCopies(tx: DbOrTx, fromId: string): Promise<{ from: ContainerSnapshotRow; to: string }[]> {
+export async function plannedSnapshotCopies(
+  tx: DbOrTx,
+  fromId: string,
+): Promise<{ from: ContainerSnapshotRow; to: string }[]> {
   const snaps = (await allContainerSnapshots(tx, fromId)).filter((s) => !s.deletingAt);
-  return snaps.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()).map((from) => ({ from, to: randomUUID() }));
+  return snaps
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+    .map((from) => ({ from, to: randomUUID() }));
 }
 
 type Devices = Record<string, Record<string, string>>;
@@ -141,7 +173,16 @@ export async function deleteContainerSnapshotRow(db: DbOrTx, id: string): Promis
 export async function insertRestoredSnapshots(
   tx: DbOrTx,
   containerId: string,
-  snaps: { id: string; name: string; architecture: string; ephemeral: boolean; profiles: string[]; config: Record<string, string>; devices: Devices; createdAt: Date }[],
+  snaps: {
+    id: string;
+    name: string;
+    architecture: string;
+    ephemeral: boolean;
+    profiles: string[];
+    config: Record<string, string>;
+    devices: Devices;
+    createdAt: Date;
+  }[],
 ): Promise<void> {
   if (snaps.length === 0) return;
   for (const s of snaps) validateSnapshotName(s.name);

@@ -2,7 +2,10 @@ import type { ContainerRuntimeRow } from './schema/index.ts';
 import { StatusCode } from '../operations/status.ts';
 
 /** LXC's state word → the spec's status text and code. */
-export function containerStatus(rt: Pick<ContainerRuntimeRow, 'state'> | undefined): { status: string; status_code: number } {
+export function containerStatus(rt: Pick<ContainerRuntimeRow, 'state'> | undefined): {
+  status: string;
+  status_code: number;
+} {
   switch (rt?.state) {
     case 'RUNNING':
       return { status: 'Running', status_code: StatusCode.Running };

@@ -6,13 +6,27 @@ import { validateConfig } from './config-keys.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
 import { checkNicHost, nicTypeOf, type NicHostProbe } from './devices-nic.ts';
 import { checkContainerNics, volatileHwaddrKey } from './network-nics.ts';
-import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  StaleWriteError,
+  ValidationError,
+  isUniqueViolation,
+} from './errors.ts';
 import { expandConfig } from './expand.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateContainerName } from './names.ts';
 import { cachedPools, cachedProfiles, cachedProject } from './cached-reads.ts';
 import { DEFAULT_PROJECT, profileProjectOf } from './projects.ts';
-import { containers, type ContainerRow, type ContainerSource, type DesiredPower, type PowerRequest, type ProfileRow } from './schema/index.ts';
+import {
+  containers,
+  type ContainerRow,
+  type ContainerSource,
+  type DesiredPower,
+  type PowerRequest,
+  type ProfileRow,
+} from './schema/index.ts';
 import { parseBool, TRUE_VALUE_SQL_PATTERN } from '../util/parse-bool.ts';
 
 export const CONTAINER_KIND = 'container';
@@ -42,7 +56,11 @@ export async function loadProfiles(db: DbOrTx, profileProject: string, names: st
 }
 
 /** Expanded config and devices (profiles in order, then local). */
-export async function expandContainer(db: DbOrTx, profileProject: string, c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>) {
+export async function expandContainer(
+  db: DbOrTx,
+  profileProject: string,
+  c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>,
+) {
   return expandConfig(await loadProfiles(db, profileProject, c.profiles), { config: c.config, devices: c.devices });
 }
 
@@ -50,16 +68,23 @@ export async function expandContainer(db: DbOrTx, profileProject: string, c: Pic
  * A stored container's expanded config and devices, as the host should have them: its profiles (those
  * it names that exist, from its project's profile project: `default` without features.profiles), then its own.
  */
-export async function expandStoredContainer(db: DbOrTx, c: Pick<ContainerRow, 'project' | 'profiles' | 'config' | 'devices'>) {
+export async function expandStoredContainer(
+  db: DbOrTx,
+  c: Pick<ContainerRow, 'project' | 'profiles' | 'config' | 'devices'>,
+) {
   if (!c.profiles.length) return expandConfig([], c);
-  const profileProject = c.project === DEFAULT_PROJECT ? DEFAULT_PROJECT : profileProjectOf(await cachedProject(db, c.project));
+  const profileProject =
+    c.project === DEFAULT_PROJECT ? DEFAULT_PROJECT : profileProjectOf(await cachedProject(db, c.project));
   return expandWith(await cachedProfiles(db, profileProject), c);
 }
 
 /** Expanded with the profiles it names that are among `rows` (of its profile project). */
 function expandWith(rows: ProfileRow[], c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>) {
   const byName = new Map(rows.map((p) => [p.name, p]));
-  return expandConfig(c.profiles.map((n) => byName.get(n)).filter((p) => p !== undefined), c);
+  return expandConfig(
+    c.profiles.map((n) => byName.get(n)).filter((p) => p !== undefined),
+    c,
+  );
 }
 
 /**
@@ -75,20 +100,31 @@ export async function validateContainer(
   nicHost?: { probe: NicHostProbe; current?: Pick<ContainerInput, 'profiles' | 'devices'> },
 ): Promise<ReturnType<typeof expandConfig>> {
   const { volatile, rest } = splitVolatile(input.config);
-  for (const [k, v] of Object.entries(volatile)) if (current?.[k] !== v) throw new ValidationError(`Container config key "${k}" is read-only`);
+  for (const [k, v] of Object.entries(volatile))
+    if (current?.[k] !== v) throw new ValidationError(`Container config key "${k}" is read-only`);
   validateConfig('container', rest, instanceConfigKeys);
   validateDevices(input.devices);
   const expanded = await expandContainer(db, profileProject, input);
   validateConfig('container', splitVolatile(expanded.config).rest, instanceConfigKeys);
   validateExpandedDevices(expanded.devices);
   const roots = Object.entries(expanded.devices).filter(([, d]) => d.type === 'disk' && d.path === '/');
-  if (roots.length !== 1) throw new ValidationError(roots.length ? 'A container can have only one root disk device' : 'A container needs a root disk device (path "/" on a storage pool), from its profiles or its own devices');
+  if (roots.length !== 1)
+    throw new ValidationError(
+      roots.length
+        ? 'A container can have only one root disk device'
+        : 'A container needs a root disk device (path "/" on a storage pool), from its profiles or its own devices',
+    );
   const pool = roots[0]![1].pool!;
   const p = (await cachedPools(db)).find((row) => row.name === pool);
   if (!p || p.deletingAt) throw new ValidationError(`The root disk's storage pool "${pool}" does not exist`);
   if (probe) await checkNicFeatures(expanded.devices, probe);
   // Against what it has now, its profiles' nics too (a physical parent is not on the host while it runs).
-  if (nicHost) await checkNicHost(expanded.devices, nicHost.probe, nicHost.current && (await expandContainer(db, profileProject, { ...nicHost.current, config: {} })).devices);
+  if (nicHost)
+    await checkNicHost(
+      expanded.devices,
+      nicHost.probe,
+      nicHost.current && (await expandContainer(db, profileProject, { ...nicHost.current, config: {} })).devices,
+    );
   return expanded;
 }
 
@@ -100,29 +136,43 @@ export type NicFeatureProbe = (feature: 'vlan') => Promise<{ ok: boolean; missin
  * names what the host lacks, and where the host has 802.1Q it is still refused, since svcd does not
  * build VLANs on bridged nics (bridge vlan_filtering) yet.
  */
-export async function checkNicFeatures(devices: Record<string, Record<string, string>>, probe: NicFeatureProbe): Promise<void> {
+export async function checkNicFeatures(
+  devices: Record<string, Record<string, string>>,
+  probe: NicFeatureProbe,
+): Promise<void> {
   for (const [name, d] of Object.entries(devices)) {
     if (d.type !== 'nic' || d.vlan === undefined) continue;
     const r = await probe('vlan');
-    if (!r.ok) throw new ValidationError(`Device "${name}" (nic): "vlan" is not available on this host: ${r.missing ?? 'no VLAN support'}`);
-    throw new ValidationError(`Device "${name}" (nic): "vlan" is not supported by svcd yet (VLANs on bridged nics need bridge vlan_filtering, not built)`);
+    if (!r.ok)
+      throw new ValidationError(
+        `Device "${name}" (nic): "vlan" is not available on this host: ${r.missing ?? 'no VLAN support'}`,
+      );
+    throw new ValidationError(
+      `Device "${name}" (nic): "vlan" is not supported by svcd yet (VLANs on bridged nics need bridge vlan_filtering, not built)`,
+    );
   }
 }
 
 /** A random MAC with LXD's 00:16:3e prefix. */
-const randomHwaddr = () => ['00', '16', '3e', ...[...randomBytes(3)].map((b) => b.toString(16).padStart(2, '0'))].join(':');
+const randomHwaddr = () =>
+  ['00', '16', '3e', ...[...randomBytes(3)].map((b) => b.toString(16).padStart(2, '0'))].join(':');
 
 /**
  * The config with `volatile.<nic>.hwaddr` for each expanded nic without `hwaddr` (generated once, kept
  * after), and without those of nics that went.
  */
-export function withNicHwaddrs(config: Record<string, string>, devices: Record<string, Record<string, string>>): Record<string, string> {
+export function withNicHwaddrs(
+  config: Record<string, string>,
+  devices: Record<string, Record<string, string>>,
+): Record<string, string> {
   const out = { ...config };
   for (const k of Object.keys(out)) {
     const m = /^volatile\.(.+)\.hwaddr$/.exec(k);
     if (m && devices[m[1]!]?.type !== 'nic') delete out[k];
   }
-  for (const [name, d] of Object.entries(devices)) if (d.type === 'nic' && !d.hwaddr && nicTypeOf(d) !== 'physical' && !out[volatileHwaddrKey(name)]) out[volatileHwaddrKey(name)] = randomHwaddr();
+  for (const [name, d] of Object.entries(devices))
+    if (d.type === 'nic' && !d.hwaddr && nicTypeOf(d) !== 'physical' && !out[volatileHwaddrKey(name)])
+      out[volatileHwaddrKey(name)] = randomHwaddr();
   return out;
 }
 
@@ -197,7 +247,11 @@ export async function insertContainer(
 }
 
 /** Any desired change bumps the generation (the reconciler converges it). */
-export async function bumpContainer(tx: DbOrTx, id: string, set: Partial<typeof containers.$inferInsert> = {}): Promise<ContainerRow> {
+export async function bumpContainer(
+  tx: DbOrTx,
+  id: string,
+  set: Partial<typeof containers.$inferInsert> = {},
+): Promise<ContainerRow> {
   try {
     const [row] = await tx
       .update(containers)
@@ -234,8 +288,20 @@ export async function bumpContainerAtInFlight(
   known?: { project: string; profiles: ProfileRow[] },
 ): Promise<{ row: Promise<ContainerRow> }> {
   if (set.config && set.devices && set.profiles) {
-    const project = known?.project ?? (await tx.select({ project: containers.project }).from(containers).where(eq(containers.id, id)))[0]?.project;
-    if (project !== undefined) set = { ...set, config: await prepareNics(tx, id, project, { profiles: set.profiles, config: set.config, devices: set.devices }, known?.profiles) };
+    const project =
+      known?.project ??
+      (await tx.select({ project: containers.project }).from(containers).where(eq(containers.id, id)))[0]?.project;
+    if (project !== undefined)
+      set = {
+        ...set,
+        config: await prepareNics(
+          tx,
+          id,
+          project,
+          { profiles: set.profiles, config: set.config, devices: set.devices },
+          known?.profiles,
+        ),
+      };
   }
   const row = bumpIfUnchanged(tx, id, generation, set).then((r) => {
     if (!r) throw new StaleWriteError('The container');
@@ -275,14 +341,20 @@ export async function markContainerDeletingByName(tx: DbOrTx, project: string, n
 }
 
 export async function markContainerDeleting(tx: DbOrTx, c: ContainerRow): Promise<ContainerRow> {
-  if (parseBool(c.config['security.protection.delete'])) throw new ForbiddenError(`Container "${c.name}" is protected against deletion (security.protection.delete)`);
+  if (parseBool(c.config['security.protection.delete']))
+    throw new ForbiddenError(`Container "${c.name}" is protected against deletion (security.protection.delete)`);
   return bumpContainer(tx, c.id, { deletingAt: new Date(), power: 'stopped' });
 }
 
 const isProtected = (c: ContainerRow) => parseBool(c.config['security.protection.delete']);
 
 /** A write on the owner's behalf, applied only if nothing was written since `generation` was read. */
-async function bumpIfUnchanged(db: DbOrTx, id: string, generation: number, set: Partial<typeof containers.$inferInsert>): Promise<ContainerRow | undefined> {
+async function bumpIfUnchanged(
+  db: DbOrTx,
+  id: string,
+  generation: number,
+  set: Partial<typeof containers.$inferInsert>,
+): Promise<ContainerRow | undefined> {
   const [row] = await db
     .update(containers)
     .set({ ...set, generation: sql`${containers.generation} + 1` })
@@ -296,7 +368,11 @@ async function bumpIfUnchanged(db: DbOrTx, id: string, generation: number, set: 
  * was its owner's doing, so desired power follows — a desired write on their behalf, bumping the
  * generation. Only if the row is still at `generation` (else undefined: a newer desire wins).
  */
-export function recordContainerPoweredOff(db: DbOrTx, id: string, generation: number): Promise<ContainerRow | undefined> {
+export function recordContainerPoweredOff(
+  db: DbOrTx,
+  id: string,
+  generation: number,
+): Promise<ContainerRow | undefined> {
   return bumpIfUnchanged(db, id, generation, { power: 'stopped' });
 }
 
@@ -305,9 +381,16 @@ export function recordContainerPoweredOff(db: DbOrTx, id: string, generation: nu
  * protected by `security.protection.delete` is kept, desired stopped. Only if the row is still at
  * `c.generation`; undefined otherwise.
  */
-export async function retireEphemeralContainer(db: DbOrTx, c: ContainerRow): Promise<{ row: ContainerRow; deleting: boolean } | undefined> {
+export async function retireEphemeralContainer(
+  db: DbOrTx,
+  c: ContainerRow,
+): Promise<{ row: ContainerRow; deleting: boolean } | undefined> {
   const deleting = !isProtected(c);
-  const row = await bumpIfUnchanged(db, c.id, c.generation, deleting ? { power: 'stopped', deletingAt: new Date() } : { power: 'stopped' });
+  const row = await bumpIfUnchanged(
+    db,
+    c.id,
+    c.generation,
+    deleting ? { power: 'stopped', deletingAt: new Date() } : { power: 'stopped' },
+  );
   return row && { row, deleting };
 }
-

@@ -3,7 +3,18 @@ import { localVersion } from '../db/local-writes.ts';
 import type { DbOrTx } from '../db/types.ts';
 
 /** Tables whose writes notify (migrations 0006, 0007, 0009 and 0010 install the triggers; 0011 leaves only the notification). */
-export const VERSIONED_TABLES = ['containers', 'container_runtime', 'profiles', 'projects', 'storage_pools', 'storage_volumes', 'images', 'image_aliases', 'container_snapshots', 'networks'] as const;
+export const VERSIONED_TABLES = [
+  'containers',
+  'container_runtime',
+  'profiles',
+  'projects',
+  'storage_pools',
+  'storage_volumes',
+  'images',
+  'image_aliases',
+  'container_snapshots',
+  'networks',
+] as const;
 export type VersionedTable = (typeof VERSIONED_TABLES)[number];
 
 /** Versions handed out while no version can be known: each is new, so nothing is answered from a cache. */

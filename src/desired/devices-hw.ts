@@ -10,11 +10,21 @@ import { ValidationError } from './errors.ts';
 type Device = Record<string, string>;
 
 const hexId: ValueCheck = (v) => (/^[0-9a-fA-F]{4}$/.test(v) ? undefined : 'must be 4 hexadecimal digits such as 10de');
-const pciAddress: ValueCheck = (v) => (/^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/.test(v) ? undefined : 'must be a PCI address such as 0000:01:00.0');
+const pciAddress: ValueCheck = (v) =>
+  /^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$/.test(v)
+    ? undefined
+    : 'must be a PCI address such as 0000:01:00.0';
 const mode: ValueCheck = (v) => (/^0?[0-7]{3}$/.test(v) ? undefined : 'must be an octal permission mode such as 0660');
-const ifName: ValueCheck = (v) => (/^[A-Za-z0-9_.@-]{1,15}$/.test(v) && v !== '.' && v !== '..' ? undefined : 'must be a valid interface name (at most 15 characters)');
-const hwaddr: ValueCheck = (v) => (/^([0-9a-fA-F]{2}:){7,19}[0-9a-fA-F]{2}$|^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/.test(v) ? undefined : 'must be a MAC or InfiniBand (20-octet) hardware address');
-const mtu: ValueCheck = (v) => (/^\d+$/.test(v) && Number(v) >= 68 && Number(v) <= 65535 ? undefined : 'must be an integer from 68 to 65535');
+const ifName: ValueCheck = (v) =>
+  /^[A-Za-z0-9_.@-]{1,15}$/.test(v) && v !== '.' && v !== '..'
+    ? undefined
+    : 'must be a valid interface name (at most 15 characters)';
+const hwaddr: ValueCheck = (v) =>
+  /^([0-9a-fA-F]{2}:){7,19}[0-9a-fA-F]{2}$|^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/.test(v)
+    ? undefined
+    : 'must be a MAC or InfiniBand (20-octet) hardware address';
+const mtu: ValueCheck = (v) =>
+  /^\d+$/.test(v) && Number(v) >= 68 && Number(v) <= 65535 ? undefined : 'must be an integer from 68 to 65535';
 
 export const HW_DEVICE_TABLES: Record<string, Record<string, ValueCheck>> = {
   gpu: {
@@ -35,10 +45,15 @@ export const HW_DEVICE_TABLES: Record<string, Record<string, ValueCheck>> = {
 export function checkHwDevice(name: string, dev: Device): void {
   const where = `Device "${name}" (${dev.type})`;
   if (dev.type === 'gpu' && (dev.gputype ?? 'physical') !== 'physical')
-    throw new ValidationError(`${where}: invalid "gputype": "${dev.gputype}" GPUs need mediated devices, MIG or SR-IOV GPU support, which svcd does not provide; only "physical" is supported`);
+    throw new ValidationError(
+      `${where}: invalid "gputype": "${dev.gputype}" GPUs need mediated devices, MIG or SR-IOV GPU support, which svcd does not provide; only "physical" is supported`,
+    );
   if (dev.type === 'infiniband') {
     if (!dev.nictype) throw new ValidationError(`${where}: "nictype" (physical or sriov) is required`);
     if (!dev.parent) throw new ValidationError(`${where}: "parent" (the host InfiniBand interface) is required`);
-    if (dev.hwaddr !== undefined) throw new ValidationError(`${where}: "hwaddr" is not supported: svcd cannot set an InfiniBand interface's address (the interface keeps its own)`);
+    if (dev.hwaddr !== undefined)
+      throw new ValidationError(
+        `${where}: "hwaddr" is not supported: svcd cannot set an InfiniBand interface's address (the interface keeps its own)`,
+      );
   }
 }

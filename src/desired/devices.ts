@@ -7,10 +7,14 @@ import { checkProxy, PROXY_KEYS } from './devices-proxy.ts';
 type DeviceTable = Record<string, ValueCheck>;
 type Device = Record<string, string>;
 
-const absPath: ValueCheck = (v) => (v.startsWith('/') && !v.split('/').includes('..') && !/[\n\r\0]/.test(v) ? undefined : 'must be an absolute path without ".."');
+const absPath: ValueCheck = (v) =>
+  v.startsWith('/') && !v.split('/').includes('..') && !/[\n\r\0]/.test(v)
+    ? undefined
+    : 'must be an absolute path without ".."';
 const mode: ValueCheck = (v) => (/^0?[0-7]{3}$/.test(v) ? undefined : 'must be an octal permission mode such as 0660');
 /** A disk `source`: a host path, or with `pool` a custom volume name (checked per device below). */
-const diskSource: ValueCheck = (v) => (v !== '' && !/[\n\r\0]/.test(v) ? undefined : 'must not be empty or contain line breaks');
+const diskSource: ValueCheck = (v) =>
+  v !== '' && !/[\n\r\0]/.test(v) ? undefined : 'must not be empty or contain line breaks';
 
 const unix: DeviceTable = {
   path: absPath,
@@ -55,11 +59,18 @@ function checkDisk(name: string, dev: Device): void {
   if (!dev.source) throw new ValidationError(`${where}: "source" is required unless it is the root disk (path /)`);
   if (dev.size !== undefined) throw new ValidationError(`${where}: "size" applies only to the root disk`);
   if (dev.pool !== undefined) {
-    if (dev.source.includes('/')) throw new ValidationError(`${where}: with "pool", "source" is the name of a custom volume on that pool, not a path`);
-    if (dev.optional !== undefined || dev.shift !== undefined) throw new ValidationError(`${where}: "optional" and "shift" apply to host paths, not to custom volumes`);
+    if (dev.source.includes('/'))
+      throw new ValidationError(
+        `${where}: with "pool", "source" is the name of a custom volume on that pool, not a path`,
+      );
+    if (dev.optional !== undefined || dev.shift !== undefined)
+      throw new ValidationError(`${where}: "optional" and "shift" apply to host paths, not to custom volumes`);
   } else {
     const err = absPath(dev.source);
-    if (err) throw new ValidationError(`${where}: invalid "source": a host path that ${err} (or give "pool" to mount a custom volume)`);
+    if (err)
+      throw new ValidationError(
+        `${where}: invalid "source": a host path that ${err} (or give "pool" to mount a custom volume)`,
+      );
   }
 }
 
@@ -73,7 +84,10 @@ export function validateDevices(devices: Record<string, Device>): void {
     const type = dev.type;
     if (!type) throw new ValidationError(`Device "${name}" has no type`);
     const table = DEVICE_TYPES[type];
-    if (!table) throw new ValidationError(`Device "${name}": unsupported device type "${type}" (supported: ${Object.keys(DEVICE_TYPES).join(', ')})`);
+    if (!table)
+      throw new ValidationError(
+        `Device "${name}": unsupported device type "${type}" (supported: ${Object.keys(DEVICE_TYPES).join(', ')})`,
+      );
     for (const [k, v] of Object.entries(dev)) {
       if (k === 'type') continue;
       const check = table[k];
@@ -107,7 +121,8 @@ export function validateExpandedDevices(devices: Record<string, Device>): void {
     if (dev.type === 'nic') {
       const n = dev.name ?? name;
       const other = nics.get(n);
-      if (other !== undefined) throw new ValidationError(`NIC devices "${other}" and "${name}" both use the interface name "${n}"`);
+      if (other !== undefined)
+        throw new ValidationError(`NIC devices "${other}" and "${name}" both use the interface name "${n}"`);
       nics.set(n, name);
     }
   }

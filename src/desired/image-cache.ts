@@ -7,7 +7,13 @@ export async function listAutoUpdateImages(db: DbOrTx, opts: { includeCached: bo
   return db
     .select()
     .from(images)
-    .where(and(eq(images.autoUpdate, true), isNotNull(images.updateSource), opts.includeCached ? undefined : eq(images.cached, false)));
+    .where(
+      and(
+        eq(images.autoUpdate, true),
+        isNotNull(images.updateSource),
+        opts.includeCached ? undefined : eq(images.cached, false),
+      ),
+    );
 }
 
 /** Cached images (pulled for a container) not used since `before` (last_used_at, else uploaded_at). */
@@ -15,5 +21,10 @@ export async function listExpiredCachedImages(db: DbOrTx, before: Date): Promise
   return db
     .select()
     .from(images)
-    .where(and(eq(images.cached, true), sql`coalesce(${images.lastUsedAt}, ${images.uploadedAt}) < ${before.toISOString()}::timestamptz`));
+    .where(
+      and(
+        eq(images.cached, true),
+        sql`coalesce(${images.lastUsedAt}, ${images.uploadedAt}) < ${before.toISOString()}::timestamptz`,
+      ),
+    );
 }

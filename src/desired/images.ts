@@ -46,14 +46,25 @@ export async function listImages(db: DbOrTx, project: string, q: ImageQuery = {}
 }
 
 /** One image by its fingerprint or a unique prefix of it (several matches → 400, none → 404). */
-export async function readImage(db: DbOrTx, project: string, fingerprint: string, q: ImageQuery = {}): Promise<ImageRow> {
+export async function readImage(
+  db: DbOrTx,
+  project: string,
+  fingerprint: string,
+  q: ImageQuery = {},
+): Promise<ImageRow> {
   const fp = fingerprint.toLowerCase();
   if (!FINGERPRINT_PREFIX.test(fp)) throw new NotFoundError('Image not found');
   const p = await imageProjectFor(db, project);
   const rows = await db
     .select()
     .from(images)
-    .where(and(eq(images.project, p), fp.length === 64 ? eq(images.fingerprint, fp) : like(images.fingerprint, `${fp}%`), q.publicOnly ? eq(images.public, true) : undefined))
+    .where(
+      and(
+        eq(images.project, p),
+        fp.length === 64 ? eq(images.fingerprint, fp) : like(images.fingerprint, `${fp}%`),
+        q.publicOnly ? eq(images.public, true) : undefined,
+      ),
+    )
     .limit(2);
   if (rows.length === 0) throw new NotFoundError('Image not found');
   if (rows.length > 1) throw new ValidationError(`More than one image matches the fingerprint prefix "${fp}"`);
@@ -63,7 +74,10 @@ export async function readImage(db: DbOrTx, project: string, fingerprint: string
 /** The image row if this project already has it (full fingerprint), else undefined. */
 export async function findImage(db: DbOrTx, project: string, fingerprint: string): Promise<ImageRow | undefined> {
   const p = await imageProjectFor(db, project);
-  const [row] = await db.select().from(images).where(and(eq(images.project, p), eq(images.fingerprint, fingerprint)));
+  const [row] = await db
+    .select()
+    .from(images)
+    .where(and(eq(images.project, p), eq(images.fingerprint, fingerprint)));
   return row;
 }
 
@@ -71,7 +85,12 @@ export type NewImage = Omit<ImageRow, 'project' | 'uploadedAt' | 'lastUsedAt' | 
   Partial<Pick<ImageRow, 'uploadedAt' | 'lastUsedAt' | 'updateSource'>>;
 
 /** Insert an image row (and its aliases) in one transaction; an existing fingerprint or alias → 409. */
-export async function insertImage(db: DbOrTx, project: string, image: NewImage, aliases: { name: string; description?: string }[] = []): Promise<ImageRow> {
+export async function insertImage(
+  db: DbOrTx,
+  project: string,
+  image: NewImage,
+  aliases: { name: string; description?: string }[] = [],
+): Promise<ImageRow> {
   const p = await imageProjectFor(db, project);
   for (const a of aliases) validateAliasName(a.name);
   try {
@@ -104,9 +123,21 @@ const jsonbEq = (col: typeof images.properties, value: unknown) => sql`${col} = 
  * Set the editable fields. With `expected` (the fields as the caller read and merged them, what the
  * ETag is computed from) only if they are still so, compared in the update itself, else StaleWriteError.
  */
-export async function updateImage(db: DbOrTx, project: string, fingerprint: string, u: ImageUpdate, expected?: ImageUpdate): Promise<ImageRow> {
+export async function updateImage(
+  db: DbOrTx,
+  project: string,
+  fingerprint: string,
+  u: ImageUpdate,
+  expected?: ImageUpdate,
+): Promise<ImageRow> {
   const p = await imageProjectFor(db, project);
-  const unchanged = expected && and(eq(images.public, expected.public), eq(images.autoUpdate, expected.autoUpdate), jsonbEq(images.properties, expected.properties));
+  const unchanged =
+    expected &&
+    and(
+      eq(images.public, expected.public),
+      eq(images.autoUpdate, expected.autoUpdate),
+      jsonbEq(images.properties, expected.properties),
+    );
   const [row] = await db
     .update(images)
     .set({ public: u.public, autoUpdate: u.autoUpdate, properties: u.properties })
@@ -127,7 +158,11 @@ export async function deleteImage(db: DbOrTx, project: string, fingerprint: stri
 
 /** Whether any project still has an image with these files. */
 export async function fingerprintInUse(db: DbOrTx, fingerprint: string): Promise<boolean> {
-  const rows = await db.select({ fp: images.fingerprint }).from(images).where(eq(images.fingerprint, fingerprint)).limit(1);
+  const rows = await db
+    .select({ fp: images.fingerprint })
+    .from(images)
+    .where(eq(images.fingerprint, fingerprint))
+    .limit(1);
   return rows.length > 0;
 }
 
@@ -136,7 +171,12 @@ export async function fingerprintInUse(db: DbOrTx, fingerprint: string): Promise
  * written through the database's relaxed handle (relaxedOf), so that a create waits for one flushed commit
  * (its desired write), not two.
  */
-export async function touchImageLastUsed(db: DbOrTx, project: string, fingerprint: string, at: Date = new Date()): Promise<void> {
+export async function touchImageLastUsed(
+  db: DbOrTx,
+  project: string,
+  fingerprint: string,
+  at: Date = new Date(),
+): Promise<void> {
   const p = await imageProjectFor(db, project);
   const target = relaxedOf(db);
   // A transaction writes its own; a database's touches of one image at once are merged (latest-stamp-writer.ts).
@@ -153,7 +193,10 @@ export async function touchImageLastUsed(db: DbOrTx, project: string, fingerprin
 }
 
 async function writeLastUsed(db: DbOrTx, project: string, fingerprint: string, at: Date): Promise<void> {
-  await db.update(images).set({ lastUsedAt: at }).where(and(eq(images.project, project), eq(images.fingerprint, fingerprint)));
+  await db
+    .update(images)
+    .set({ lastUsedAt: at })
+    .where(and(eq(images.project, project), eq(images.fingerprint, fingerprint)));
 }
 
 /** Per database handle: its merged last_used_at writes (a key names the project and fingerprint). */
@@ -203,20 +246,40 @@ export function validateAliasName(name: unknown): string {
   return name;
 }
 
-async function insertAlias(db: DbOrTx, imageProject: string, name: string, fingerprint: string, description: string): Promise<ImageAliasRow> {
-  const [row] = await db.insert(imageAliases).values({ project: imageProject, name, fingerprint, description }).onConflictDoNothing().returning();
+async function insertAlias(
+  db: DbOrTx,
+  imageProject: string,
+  name: string,
+  fingerprint: string,
+  description: string,
+): Promise<ImageAliasRow> {
+  const [row] = await db
+    .insert(imageAliases)
+    .values({ project: imageProject, name, fingerprint, description })
+    .onConflictDoNothing()
+    .returning();
   if (!row) throw new ConflictError(`Alias "${name}" already exists`);
   return row;
 }
 
 /** Aliases of the project, optionally only those of public images (guests) or of one image. */
-export async function listAliases(db: DbOrTx, project: string, q: ImageQuery & { fingerprint?: string } = {}): Promise<ImageAliasRow[]> {
+export async function listAliases(
+  db: DbOrTx,
+  project: string,
+  q: ImageQuery & { fingerprint?: string } = {},
+): Promise<ImageAliasRow[]> {
   const p = await imageProjectFor(db, project);
   const rows = await db
     .select({ alias: imageAliases })
     .from(imageAliases)
     .innerJoin(images, and(eq(images.project, imageAliases.project), eq(images.fingerprint, imageAliases.fingerprint)))
-    .where(and(eq(imageAliases.project, p), q.publicOnly ? eq(images.public, true) : undefined, q.fingerprint ? eq(imageAliases.fingerprint, q.fingerprint) : undefined))
+    .where(
+      and(
+        eq(imageAliases.project, p),
+        q.publicOnly ? eq(images.public, true) : undefined,
+        q.fingerprint ? eq(imageAliases.fingerprint, q.fingerprint) : undefined,
+      ),
+    )
     .orderBy(asc(imageAliases.name));
   return rows.map((r) => r.alias);
 }
@@ -233,12 +296,18 @@ async function listAliasesNamed(db: DbOrTx, project: string, name: string, q: Im
     .select({ alias: imageAliases })
     .from(imageAliases)
     .innerJoin(images, and(eq(images.project, imageAliases.project), eq(images.fingerprint, imageAliases.fingerprint)))
-    .where(and(eq(imageAliases.project, p), eq(imageAliases.name, name), q.publicOnly ? eq(images.public, true) : undefined));
+    .where(
+      and(eq(imageAliases.project, p), eq(imageAliases.name, name), q.publicOnly ? eq(images.public, true) : undefined),
+    );
   return rows.map((r) => r.alias);
 }
 
 /** Create an alias; the target is a fingerprint or unique prefix of an image of the project (missing → 404). */
-export async function createAlias(db: DbOrTx, project: string, input: { name: string; target: string; description?: string }): Promise<ImageAliasRow> {
+export async function createAlias(
+  db: DbOrTx,
+  project: string,
+  input: { name: string; target: string; description?: string },
+): Promise<ImageAliasRow> {
   validateAliasName(input.name);
   const image = await readImage(db, project, input.target);
   try {
@@ -268,7 +337,8 @@ export async function updateAlias(
       and(
         eq(imageAliases.project, image.project),
         eq(imageAliases.name, name),
-        expected && and(eq(imageAliases.fingerprint, expected.fingerprint), eq(imageAliases.description, expected.description)),
+        expected &&
+          and(eq(imageAliases.fingerprint, expected.fingerprint), eq(imageAliases.description, expected.description)),
       ),
     )
     .returning();

@@ -17,7 +17,8 @@ const cpuLimit: ValueCheck = (v) => {
 
 const memoryLimit: ValueCheck = (v) => {
   const pct = /^(\d+(?:\.\d+)?)%$/.exec(v);
-  if (pct) return Number(pct[1]) > 0 && Number(pct[1]) <= 100 ? undefined : 'a percentage must be above 0 and at most 100';
+  if (pct)
+    return Number(pct[1]) > 0 && Number(pct[1]) <= 100 ? undefined : 'a percentage must be above 0 and at most 100';
   const bad = isSize(v);
   if (bad) return `${bad}, or a percentage of the host's memory such as 50%`;
   return parseSize(v) > 0 ? undefined : 'must be above 0';
@@ -39,7 +40,24 @@ const rawIdmap: ValueCheck = (v) => {
 };
 
 /** `limits.kernel.<name>`: the resources LXC's `lxc.prlimit.<name>` knows (RLIMIT_<NAME>, lower case). */
-export const KERNEL_LIMITS = ['as', 'core', 'cpu', 'data', 'fsize', 'locks', 'memlock', 'msgqueue', 'nice', 'nofile', 'nproc', 'rss', 'rtprio', 'rttime', 'sigpending', 'stack'];
+export const KERNEL_LIMITS = [
+  'as',
+  'core',
+  'cpu',
+  'data',
+  'fsize',
+  'locks',
+  'memlock',
+  'msgqueue',
+  'nice',
+  'nofile',
+  'nproc',
+  'rss',
+  'rtprio',
+  'rttime',
+  'sigpending',
+  'stack',
+];
 
 const kernelLimit: ValueCheck = (v) => {
   const m = /^(unlimited|\d+)(?::(unlimited|\d+))?$/.exec(v);
@@ -55,7 +73,8 @@ const syscallRules: ValueCheck = (v) => {
   for (const raw of v.split('\n')) {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
-    if (!/^[a-z_][a-z0-9_]*(\s.*)?$/.test(line)) return `bad rule "${line}" (want one rule per line starting with a syscall name, e.g. "mount errno 1")`;
+    if (!/^[a-z_][a-z0-9_]*(\s.*)?$/.test(line))
+      return `bad rule "${line}" (want one rule per line starting with a syscall name, e.g. "mount errno 1")`;
   }
   return undefined;
 };
@@ -64,13 +83,16 @@ const environmentValue: ValueCheck = (v) => (/[\n\r\0]/.test(v) ? 'must not cont
 
 function crossCheck(c: Record<string, string>): string | undefined {
   for (const key of Object.keys(c)) {
-    if (key.startsWith('environment.') && /[=\s\0]/.test(key.slice('environment.'.length))) return `environment variable name in "${key}" must not contain "=", spaces or NUL`;
+    if (key.startsWith('environment.') && /[=\s\0]/.test(key.slice('environment.'.length)))
+      return `environment variable name in "${key}" must not contain "=", spaces or NUL`;
     if (key.startsWith('limits.kernel.') && !KERNEL_LIMITS.includes(key.slice('limits.kernel.'.length)))
       return `unknown kernel limit "${key}" (known: ${KERNEL_LIMITS.join(', ')})`;
   }
   const allow = (c['security.syscalls.whitelist'] ?? '').trim() !== '';
-  const deny = (c['security.syscalls.blacklist'] ?? '').trim() !== '' || parseBool(c['security.syscalls.blacklist_compat']);
-  if (allow && deny) return 'security.syscalls.whitelist cannot be combined with security.syscalls.blacklist or security.syscalls.blacklist_compat';
+  const deny =
+    (c['security.syscalls.blacklist'] ?? '').trim() !== '' || parseBool(c['security.syscalls.blacklist_compat']);
+  if (allow && deny)
+    return 'security.syscalls.whitelist cannot be combined with security.syscalls.blacklist or security.syscalls.blacklist_compat';
   return undefined;
 }
 
@@ -79,12 +101,16 @@ const nvidiaRuntime: ValueCheck = (v) => {
   const bad = isBool(v);
   if (bad || !parseBool(v)) return bad;
   const tooling = findNvidiaTooling();
-  return 'missing' in tooling ? `needs the NVIDIA container tooling, which this host lacks: ${tooling.missing}` : undefined;
+  return 'missing' in tooling
+    ? `needs the NVIDIA container tooling, which this host lacks: ${tooling.missing}`
+    : undefined;
 };
 /** NVIDIA_DRIVER_CAPABILITIES: `all`, or a comma-separated list of the driver's capabilities. */
 const NVIDIA_CAPABILITIES = ['compute', 'compat32', 'graphics', 'utility', 'video', 'display'];
 const nvidiaCapabilities: ValueCheck = (v) =>
-  v === 'all' || (v !== '' && v.split(',').every((c) => NVIDIA_CAPABILITIES.includes(c))) ? undefined : `must be "all" or a comma-separated list of ${NVIDIA_CAPABILITIES.join(', ')}`;
+  v === 'all' || (v !== '' && v.split(',').every((c) => NVIDIA_CAPABILITIES.includes(c)))
+    ? undefined
+    : `must be "all" or a comma-separated list of ${NVIDIA_CAPABILITIES.join(', ')}`;
 
 /**
  * Container (and profile) config keys svcd understands. Anything else is refused with 400, so a

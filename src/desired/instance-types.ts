@@ -29,10 +29,17 @@ export function expandInstanceType(type: string): { 'limits.cpu': string; 'limit
   if (named) ({ cpu, memoryMiB } = named);
   else {
     const m = /^c(\d{1,4})-m(\d{1,5}(?:\.\d{1,3})?)$/.exec(type);
-    if (!m) throw new ValidationError(`Unknown instance type "${type}" (use c<CPUs>-m<GiB> such as c2-m4, or one of ${Object.keys(INSTANCE_TYPES).join(', ')})`);
+    if (!m)
+      throw new ValidationError(
+        `Unknown instance type "${type}" (use c<CPUs>-m<GiB> such as c2-m4, or one of ${Object.keys(INSTANCE_TYPES).join(', ')})`,
+      );
     cpu = Number(m[1]);
     memoryMiB = Math.round(Number(m[2]) * 1024);
   }
-  if (cpu < 1 || memoryMiB < 1) throw new ValidationError(`Instance type "${type}" must have at least one CPU and some memory`);
-  return { 'limits.cpu': String(cpu), 'limits.memory': memoryMiB % 1024 === 0 ? `${memoryMiB / 1024}GiB` : `${memoryMiB}MiB` };
+  if (cpu < 1 || memoryMiB < 1)
+    throw new ValidationError(`Instance type "${type}" must have at least one CPU and some memory`);
+  return {
+    'limits.cpu': String(cpu),
+    'limits.memory': memoryMiB % 1024 === 0 ? `${memoryMiB / 1024}GiB` : `${memoryMiB}MiB`,
+  };
 }

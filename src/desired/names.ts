@@ -13,6 +13,8 @@ export function validateContainerName(name: unknown): string {
   validateName('Container', name);
   const n = name as string;
   if (!/^[A-Za-z][A-Za-z0-9-]*$/.test(n) || n.endsWith('-'))
-    throw new ValidationError(`Container name ${JSON.stringify(n)} must be letters, digits and dashes, start with a letter and not end with a dash`);
+    throw new ValidationError(
+      `Container name ${JSON.stringify(n)} must be letters, digits and dashes, start with a letter and not end with a dash`,
+    );
   return n;
 }

@@ -28,7 +28,8 @@ function subnetsOf(config: Record<string, string>, family: Family): Cidr[] {
 }
 
 /** `inner` lies wholly inside `outer`. */
-const within = (inner: Cidr, outer: Cidr) => inner.family === outer.family && outer.network <= inner.network && inner.last <= outer.last;
+const within = (inner: Cidr, outer: Cidr) =>
+  inner.family === outer.family && outer.network <= inner.network && inner.last <= outer.last;
 
 /**
  * The host's subnets that no managed network explains: the host lists svcd's own bridges, their
@@ -60,7 +61,9 @@ export function resolveNetworkAddresses(
 ): Record<string, string> {
   const out = { ...config };
   const host = foreignHostSubnets(hostSubnets, all);
-  const taken = others.flatMap((n) => FAMILIES.flatMap((f) => subnetsOf(n.config, f).map((c) => ({ c, by: `network "${n.name}" (${subnetText(c)})` }))));
+  const taken = others.flatMap((n) =>
+    FAMILIES.flatMap((f) => subnetsOf(n.config, f).map((c) => ({ c, by: `network "${n.name}" (${subnetText(c)})` }))),
+  );
   const conflict = (c: Cidr): string | undefined => {
     const t = taken.find((t) => overlaps(c, t.c));
     if (t) return t.by;
@@ -79,7 +82,10 @@ export function resolveNetworkAddresses(
         const cand = randomCidr(f);
         if (!conflict(parseCidr(cand)!)) pick = cand;
       }
-      if (!pick) throw new ValidationError(`Invalid value for network config key "${key}": no free IPv${f} subnet was found for "auto"; give one`);
+      if (!pick)
+        throw new ValidationError(
+          `Invalid value for network config key "${key}": no free IPv${f} subnet was found for "auto"; give one`,
+        );
       out[key] = pick;
     }
     const own = familyCidr(out, f);

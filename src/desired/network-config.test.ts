@@ -11,7 +11,8 @@ const HOST: ProbeResults = {
   openvswitch: { ok: false, missing: ['ovs-vsctl'] },
   maas: { ok: false, missing: ['MAAS server'] },
 };
-const ok = (config: Record<string, string>, probes: ProbeResults = HOST) => validateNetworkConfig('t16br', config, probes);
+const ok = (config: Record<string, string>, probes: ProbeResults = HOST) =>
+  validateNetworkConfig('t16br', config, probes);
 /** Refused with a ValidationError whose message contains every fragment. */
 function refused(config: Record<string, string>, ...fragments: string[]): void {
   assert.throws(
@@ -107,9 +108,21 @@ test('DHCP ranges and gateway lie inside the subnet; the NAT source outside; the
   refused({ ...net, 'ipv4.dhcp.ranges': '10.0.3.10-10.0.4.10' }, '"ipv4.dhcp.ranges"', 'inside the subnet');
   refused({ ...net, 'ipv4.dhcp.gateway': '10.0.9.1' }, '"ipv4.dhcp.gateway"', 'inside the subnet');
   refused({ ...net, 'ipv4.nat.address': '10.0.3.7' }, '"ipv4.nat.address"');
-  refused({ 'ipv4.address': 'none', 'ipv4.dhcp.ranges': '10.0.3.10-10.0.3.20' }, '"ipv4.dhcp.ranges"', 'needs an IPv4 subnet');
-  refused({ 'ipv6.address': 'none', 'ipv6.dhcp.ranges': 'fd42::10-fd42::20' }, '"ipv6.dhcp.ranges"', 'needs an IPv6 subnet');
-  refused({ 'ipv6.address': 'fd42::1/64', 'ipv6.dhcp.ranges': 'fd43::10-fd43::20' }, '"ipv6.dhcp.ranges"', 'inside the subnet');
+  refused(
+    { 'ipv4.address': 'none', 'ipv4.dhcp.ranges': '10.0.3.10-10.0.3.20' },
+    '"ipv4.dhcp.ranges"',
+    'needs an IPv4 subnet',
+  );
+  refused(
+    { 'ipv6.address': 'none', 'ipv6.dhcp.ranges': 'fd42::10-fd42::20' },
+    '"ipv6.dhcp.ranges"',
+    'needs an IPv6 subnet',
+  );
+  refused(
+    { 'ipv6.address': 'fd42::1/64', 'ipv6.dhcp.ranges': 'fd43::10-fd43::20' },
+    '"ipv6.dhcp.ranges"',
+    'inside the subnet',
+  );
 });
 
 test('features this host lacks are refused naming what is missing; with the feature the key is checked', () => {
@@ -119,7 +132,11 @@ test('features this host lacks are refused naming what is missing; with the feat
   refused({ 'fan.overlay_subnet': '240.0.0.0/8' }, '"fan.overlay_subnet"', 'fan kernel patch');
   refused({ 'fan.type': 'vxlan' }, '"fan.type"', 'fan kernel patch');
   refused({ 'maas.subnet.ipv4': 'x' }, '"maas.subnet.ipv4"', 'MAAS server');
-  refused({ 'tunnel.g.protocol': 'gre', 'tunnel.g.local': '192.0.2.1', 'tunnel.g.remote': '192.0.2.2' }, '"tunnel.g.protocol"', 'kernel gre support');
+  refused(
+    { 'tunnel.g.protocol': 'gre', 'tunnel.g.local': '192.0.2.1', 'tunnel.g.remote': '192.0.2.2' },
+    '"tunnel.g.protocol"',
+    'kernel gre support',
+  );
   const all: ProbeResults = { ...HOST, gre: { ok: true }, openvswitch: { ok: true }, fan: { ok: true } };
   ok({ 'bridge.driver': 'openvswitch' }, all);
   ok({ 'tunnel.g.protocol': 'gre', 'tunnel.g.local': '192.0.2.1', 'tunnel.g.remote': '192.0.2.2' }, all);
@@ -150,12 +167,25 @@ test('tunnels: known fields, a protocol, endpoints, one family, a short interfac
 test('the features a config needs are probed, and only those', async () => {
   assert.deepEqual(featuresNeeded({ 'ipv4.address': 'auto' }), []);
   assert.deepEqual(
-    featuresNeeded({ 'bridge.driver': 'openvswitch', 'bridge.mode': 'fan', 'tunnel.a.protocol': 'gre', 'tunnel.b.protocol': 'vxlan', 'maas.subnet.ipv4': 'x' }).sort(),
+    featuresNeeded({
+      'bridge.driver': 'openvswitch',
+      'bridge.mode': 'fan',
+      'tunnel.a.protocol': 'gre',
+      'tunnel.b.protocol': 'vxlan',
+      'maas.subnet.ipv4': 'x',
+    }).sort(),
     ['fan', 'gre', 'maas', 'openvswitch', 'vxlan'],
   );
   const asked: string[] = [];
   const host = { probe: async (f: keyof ProbeResults) => (asked.push(f), HOST[f]!) };
   await checkNetworkConfig('t16br', { 'tunnel.vx.protocol': 'vxlan', 'tunnel.vx.remote': '192.0.2.1' }, host);
   assert.deepEqual(asked, ['vxlan']);
-  await assert.rejects(checkNetworkConfig('t16br', { 'tunnel.g.protocol': 'gre', 'tunnel.g.local': '192.0.2.1', 'tunnel.g.remote': '192.0.2.2' }, host), /kernel gre support/);
+  await assert.rejects(
+    checkNetworkConfig(
+      't16br',
+      { 'tunnel.g.protocol': 'gre', 'tunnel.g.local': '192.0.2.1', 'tunnel.g.remote': '192.0.2.2' },
+      host,
+    ),
+    /kernel gre support/,
+  );
 });

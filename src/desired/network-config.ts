@@ -16,7 +16,8 @@ export interface NetworkProbes {
 export type ProbeResults = Partial<Record<NetworkFeature, ProbeResult>>;
 
 const IFNAME = /^[A-Za-z0-9_.@-]{1,15}$/;
-const isIfName: ValueCheck = (v) => (IFNAME.test(v) && v !== '.' && v !== '..' ? undefined : 'must be an interface name (at most 15 characters)');
+const isIfName: ValueCheck = (v) =>
+  IFNAME.test(v) && v !== '.' && v !== '..' ? undefined : 'must be an interface name (at most 15 characters)';
 const list = (v: string) => v.split(',').map((s) => s.trim());
 const listOf =
   (check: ValueCheck): ValueCheck =>
@@ -29,16 +30,22 @@ const listOf =
   };
 const isMac: ValueCheck = (v) => {
   if (!/^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$/.test(v)) return 'must be a MAC address';
-  return (parseInt(v.slice(0, 2), 16) & 1) === 0 ? undefined : 'must be a unicast MAC address (the first octet must be even)';
+  return (parseInt(v.slice(0, 2), 16) & 1) === 0
+    ? undefined
+    : 'must be a unicast MAC address (the first octet must be even)';
 };
 const range =
   (min: number, max: number): ValueCheck =>
   (v) =>
     /^\d+$/.test(v) && Number(v) >= min && Number(v) <= max ? undefined : `must be an integer from ${min} to ${max}`;
 const DNS_LABEL = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$/;
-const isDomain: ValueCheck = (v) => (v.length <= 253 && v.split('.').every((l) => DNS_LABEL.test(l)) ? undefined : 'must be a DNS domain (labels of letters, digits and dashes)');
+const isDomain: ValueCheck = (v) =>
+  v.length <= 253 && v.split('.').every((l) => DNS_LABEL.test(l))
+    ? undefined
+    : 'must be a DNS domain (labels of letters, digits and dashes)';
 /** dnsmasq lease time: seconds, or a number with s/m/h/d/w, or `infinite`. */
-const isExpiry: ValueCheck = (v) => (/^(\d+[smhdw]?|infinite)$/.test(v) ? undefined : 'must be a duration such as 1h, 30m, 3600 or infinite');
+const isExpiry: ValueCheck = (v) =>
+  /^(\d+[smhdw]?|infinite)$/.test(v) ? undefined : 'must be a duration such as 1h, 30m, 3600 or infinite';
 const isIp =
   (family?: Family): ValueCheck =>
   (v) => {
@@ -48,7 +55,10 @@ const isIp =
   };
 const isCidr =
   (family: Family): ValueCheck =>
-  (v) => (parseCidr(v)?.family === family ? undefined : `must be an IPv${family} CIDR such as ${family === 4 ? '10.0.3.0/24' : 'fd42::/64'}`);
+  (v) =>
+    parseCidr(v)?.family === family
+      ? undefined
+      : `must be an IPv${family} CIDR such as ${family === 4 ? '10.0.3.0/24' : 'fd42::/64'}`;
 
 /** `auto`, `none`, or the bridge's own address with the subnet's prefix (not its network or broadcast address). */
 const isBridgeAddress =
@@ -57,8 +67,10 @@ const isBridgeAddress =
     if (v === 'auto' || v === 'none') return undefined;
     const c = parseCidr(v);
     const example = family === 4 ? '10.0.3.1/24' : 'fd42:1:2:3::1/64';
-    if (!c || c.family !== family) return `must be auto, none or an IPv${family} address with its prefix, such as ${example}`;
-    if (c.addr === c.network || (family === 4 && c.addr === c.last)) return `"${v}" is the subnet's ${c.addr === c.network ? 'network' : 'broadcast'} address, not a usable host address (such as ${example})`;
+    if (!c || c.family !== family)
+      return `must be auto, none or an IPv${family} address with its prefix, such as ${example}`;
+    if (c.addr === c.network || (family === 4 && c.addr === c.last))
+      return `"${v}" is the subnet's ${c.addr === c.network ? 'network' : 'broadcast'} address, not a usable host address (such as ${example})`;
     return undefined;
   };
 const isRange =
@@ -67,7 +79,8 @@ const isRange =
     const [a, b, ...rest] = v.split('-').map((s) => s.trim());
     const from = a ? parseIp(a) : undefined;
     const to = b ? parseIp(b) : undefined;
-    if (rest.length || !from || !to || from.family !== family || to.family !== family) return `must be a range of IPv${family} addresses such as ${family === 4 ? '10.0.3.2-10.0.3.99' : 'fd42::10-fd42::ff'}`;
+    if (rest.length || !from || !to || from.family !== family || to.family !== family)
+      return `must be a range of IPv${family} addresses such as ${family === 4 ? '10.0.3.2-10.0.3.99' : 'fd42::10-fd42::ff'}`;
     return from.value <= to.value ? undefined : 'must start at or before where it ends';
   };
 
@@ -113,7 +126,10 @@ export function bridgeKeyTable(probes: ProbeResults): KeyTable {
   const fanPatch = 'the Ubuntu fan kernel patch';
   return {
     exact: {
-      'bridge.driver': (v) => (v === 'openvswitch' ? needs(probes, 'openvswitch', 'Open vSwitch (ovs-vsctl)')(v) : oneOf('native', 'openvswitch')(v)),
+      'bridge.driver': (v) =>
+        v === 'openvswitch'
+          ? needs(probes, 'openvswitch', 'Open vSwitch (ovs-vsctl)')(v)
+          : oneOf('native', 'openvswitch')(v),
       'bridge.external_interfaces': listOf(isIfName),
       'bridge.hwaddr': isMac,
       'bridge.hwaddress': isMac,
@@ -158,24 +174,43 @@ function validateTunnels(network: string, config: Record<string, string>, probes
     if (!key.startsWith('tunnel.')) continue;
     const m = TUNNEL_KEY.exec(key);
     const check = m && TUNNEL_FIELDS[m[2]!];
-    if (!m || !check) throw new ValidationError(`Unknown network config key "${key}" (tunnel keys are tunnel.NAME.${Object.keys(TUNNEL_FIELDS).join('|')})`);
-    if (!/^[A-Za-z0-9_-]+$/.test(m[1]!)) throw new ValidationError(`Invalid network config key "${key}": a tunnel name is letters, digits, "_" and "-"`);
-    const err = check(value) ?? (m[2] === 'protocol' ? needs(probes, value as NetworkFeature, `${value} tunnel support`)(value) : undefined);
+    if (!m || !check)
+      throw new ValidationError(
+        `Unknown network config key "${key}" (tunnel keys are tunnel.NAME.${Object.keys(TUNNEL_FIELDS).join('|')})`,
+      );
+    if (!/^[A-Za-z0-9_-]+$/.test(m[1]!))
+      throw new ValidationError(`Invalid network config key "${key}": a tunnel name is letters, digits, "_" and "-"`);
+    const err =
+      check(value) ??
+      (m[2] === 'protocol' ? needs(probes, value as NetworkFeature, `${value} tunnel support`)(value) : undefined);
     if (err) throw new ValidationError(`Invalid value for network config key "${key}": ${err}`);
     tunnels.set(m[1]!, { ...tunnels.get(m[1]!), [m[2]!]: value });
   }
   for (const [name, t] of tunnels) {
     const at = `tunnel.${name}`;
-    if (!t.protocol) throw new ValidationError(`Invalid network config: "${at}.protocol" (gre or vxlan) is required for tunnel "${name}"`);
-    if (`${network}-${name}`.length > 15) throw new ValidationError(`Invalid network config key "${at}.protocol": the tunnel's interface "${network}-${name}" would be longer than 15 characters`);
+    if (!t.protocol)
+      throw new ValidationError(
+        `Invalid network config: "${at}.protocol" (gre or vxlan) is required for tunnel "${name}"`,
+      );
+    if (`${network}-${name}`.length > 15)
+      throw new ValidationError(
+        `Invalid network config key "${at}.protocol": the tunnel's interface "${network}-${name}" would be longer than 15 characters`,
+      );
     if (t.protocol === 'gre') {
-      if (!t.local || !t.remote) throw new ValidationError(`Invalid network config: a gre tunnel needs "${at}.local" and "${at}.remote"`);
+      if (!t.local || !t.remote)
+        throw new ValidationError(`Invalid network config: a gre tunnel needs "${at}.local" and "${at}.remote"`);
       const extra = VXLAN_ONLY.find((f) => t[f] !== undefined);
-      if (extra) throw new ValidationError(`Invalid network config key "${at}.${extra}": it applies to vxlan tunnels only`);
-    } else if (!t.remote && !t.group) throw new ValidationError(`Invalid network config: a vxlan tunnel needs "${at}.remote" or "${at}.group"`);
-    else if (t.remote && t.group) throw new ValidationError(`Invalid network config: "${at}.remote" and "${at}.group" exclude each other`);
+      if (extra)
+        throw new ValidationError(`Invalid network config key "${at}.${extra}": it applies to vxlan tunnels only`);
+    } else if (!t.remote && !t.group)
+      throw new ValidationError(`Invalid network config: a vxlan tunnel needs "${at}.remote" or "${at}.group"`);
+    else if (t.remote && t.group)
+      throw new ValidationError(`Invalid network config: "${at}.remote" and "${at}.group" exclude each other`);
     const families = ['local', 'remote', 'group'].filter((f) => t[f]).map((f) => [f, parseIp(t[f]!)!.family] as const);
-    if (new Set(families.map(([, fam]) => fam)).size > 1) throw new ValidationError(`Invalid network config: the addresses of tunnel "${name}" (${families.map(([f]) => `${at}.${f}`).join(', ')}) must be of one family`);
+    if (new Set(families.map(([, fam]) => fam)).size > 1)
+      throw new ValidationError(
+        `Invalid network config: the addresses of tunnel "${name}" (${families.map(([f]) => `${at}.${f}`).join(', ')}) must be of one family`,
+      );
   }
 }
 
@@ -190,20 +225,37 @@ function crossCheckFamily(config: Record<string, string>, family: Family): void 
   const p = `ipv${family}`;
   const addr = config[`${p}.address`];
   const cidr = familyCidr(config, family);
-  const needAddress = [`${p}.dhcp.ranges`, `${p}.dhcp.gateway`, `${p}.nat.address`].filter((k) => config[k] !== undefined);
+  const needAddress = [`${p}.dhcp.ranges`, `${p}.dhcp.gateway`, `${p}.nat.address`].filter(
+    (k) => config[k] !== undefined,
+  );
   if (!cidr) {
-    if (needAddress.length && addr !== 'auto') throw new ValidationError(`Invalid network config key "${needAddress[0]}": it needs an IPv${family} subnet ("${p}.address" is ${addr ?? 'not set'})`);
+    if (needAddress.length && addr !== 'auto')
+      throw new ValidationError(
+        `Invalid network config key "${needAddress[0]}": it needs an IPv${family} subnet ("${p}.address" is ${addr ?? 'not set'})`,
+      );
     return;
   }
   for (const r of config[`${p}.dhcp.ranges`] ? list(config[`${p}.dhcp.ranges`]!) : []) {
     const [from, to] = r.split('-').map((s) => parseIp(s.trim())!);
-    if (!contains(cidr, from!) || !contains(cidr, to!)) throw new ValidationError(`Invalid value for network config key "${p}.dhcp.ranges": "${r}" is not inside the subnet of ${p}.address (${addr})`);
+    if (!contains(cidr, from!) || !contains(cidr, to!))
+      throw new ValidationError(
+        `Invalid value for network config key "${p}.dhcp.ranges": "${r}" is not inside the subnet of ${p}.address (${addr})`,
+      );
   }
   const gw = config[`${p}.dhcp.gateway`];
-  if (gw && !contains(cidr, parseIp(gw)!)) throw new ValidationError(`Invalid value for network config key "${p}.dhcp.gateway": ${gw} is not inside the subnet of ${p}.address (${addr})`);
+  if (gw && !contains(cidr, parseIp(gw)!))
+    throw new ValidationError(
+      `Invalid value for network config key "${p}.dhcp.gateway": ${gw} is not inside the subnet of ${p}.address (${addr})`,
+    );
   const natAddr = config[`${p}.nat.address`];
-  if (natAddr && contains(cidr, parseIp(natAddr)!)) throw new ValidationError(`Invalid value for network config key "${p}.nat.address": ${natAddr} is inside the bridge's own subnet (${addr}); it must be a host address traffic leaves from`);
-  if (family === 6 && cidr.prefix > 126) throw new ValidationError(`Invalid value for network config key "ipv6.address": a /${cidr.prefix} leaves no room for containers`);
+  if (natAddr && contains(cidr, parseIp(natAddr)!))
+    throw new ValidationError(
+      `Invalid value for network config key "${p}.nat.address": ${natAddr} is inside the bridge's own subnet (${addr}); it must be a host address traffic leaves from`,
+    );
+  if (family === 6 && cidr.prefix > 126)
+    throw new ValidationError(
+      `Invalid value for network config key "ipv6.address": a /${cidr.prefix} leaves no room for containers`,
+    );
 }
 
 /** Validate a bridge network's config (pure): every key, each tunnel, and the checks across keys. Throws a ValidationError naming the key. */
@@ -213,14 +265,27 @@ export function validateNetworkConfig(network: string, config: Record<string, st
   validateTunnels(network, config, probes);
   crossCheckFamily(config, 4);
   crossCheckFamily(config, 6);
-  if (config['bridge.hwaddr'] && config['bridge.hwaddress'] && config['bridge.hwaddr'].toLowerCase() !== config['bridge.hwaddress'].toLowerCase())
-    throw new ValidationError('Invalid network config: "bridge.hwaddr" and "bridge.hwaddress" name different addresses');
+  if (
+    config['bridge.hwaddr'] &&
+    config['bridge.hwaddress'] &&
+    config['bridge.hwaddr'].toLowerCase() !== config['bridge.hwaddress'].toLowerCase()
+  )
+    throw new ValidationError(
+      'Invalid network config: "bridge.hwaddr" and "bridge.hwaddress" name different addresses',
+    );
   const ext = config['bridge.external_interfaces'] ? list(config['bridge.external_interfaces']) : [];
-  if (ext.includes(network)) throw new ValidationError(`Invalid value for network config key "bridge.external_interfaces": the bridge "${network}" cannot be its own port`);
+  if (ext.includes(network))
+    throw new ValidationError(
+      `Invalid value for network config key "bridge.external_interfaces": the bridge "${network}" cannot be its own port`,
+    );
 }
 
 /** Probe what the config needs, then validate it. */
-export async function checkNetworkConfig(network: string, config: Record<string, string>, host: NetworkProbes): Promise<void> {
+export async function checkNetworkConfig(
+  network: string,
+  config: Record<string, string>,
+  host: NetworkProbes,
+): Promise<void> {
   const probes: ProbeResults = {};
   for (const f of featuresNeeded(config)) probes[f] = await host.probe(f);
   validateNetworkConfig(network, config, probes);

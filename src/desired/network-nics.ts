@@ -40,8 +40,20 @@ export function nicsJoining(devices: Devices, network: string): [string, Record<
 /** Every live (not deleting) container's expanded devices and config: three reads, profiles expanded here. */
 async function expandedContainers(db: DbOrTx) {
   const [cts, profs, projs] = await Promise.all([
-    db.select({ id: containers.id, project: containers.project, name: containers.name, profiles: containers.profiles, config: containers.config, devices: containers.devices }).from(containers).where(isNull(containers.deletingAt)),
-    db.select({ project: profiles.project, name: profiles.name, config: profiles.config, devices: profiles.devices }).from(profiles),
+    db
+      .select({
+        id: containers.id,
+        project: containers.project,
+        name: containers.name,
+        profiles: containers.profiles,
+        config: containers.config,
+        devices: containers.devices,
+      })
+      .from(containers)
+      .where(isNull(containers.deletingAt)),
+    db
+      .select({ project: profiles.project, name: profiles.name, config: profiles.config, devices: profiles.devices })
+      .from(profiles),
     db.select({ name: projects.name, config: projects.config }).from(projects),
   ]);
   const profileProject = new Map(projs.map((p) => [p.name, profileProjectOf(p)]));
@@ -88,11 +100,17 @@ export async function readManagedNetwork(db: DbOrTx, name: string): Promise<Netw
  * Whether a managed network is up for its containers: its row exists and is not being deleted, and its
  * reconcile (kind `network`, key = its id) converged its generation without an error. `why` otherwise.
  */
-export async function networkReadiness(db: DbOrTx, name: string): Promise<{ ready: true; network: NetworkRow } | { ready: false; why: string }> {
+export async function networkReadiness(
+  db: DbOrTx,
+  name: string,
+): Promise<{ ready: true; network: NetworkRow } | { ready: false; why: string }> {
   const [row] = await db.select().from(networks).where(eq(networks.name, name));
   if (!row) return { ready: false, why: 'it does not exist' };
   if (row.deletingAt) return { ready: false, why: 'it is being deleted' };
-  const [st] = await db.select().from(reconcileStatus).where(and(eq(reconcileStatus.kind, 'network'), eq(reconcileStatus.key, row.id)));
+  const [st] = await db
+    .select()
+    .from(reconcileStatus)
+    .where(and(eq(reconcileStatus.kind, 'network'), eq(reconcileStatus.key, row.id)));
   if (st?.lastError) return { ready: false, why: st.lastError };
   if (!st || st.observedGeneration < row.generation) return { ready: false, why: 'it is not set up yet' };
   return { ready: true, network: row };
@@ -105,10 +123,23 @@ export async function networkReadiness(db: DbOrTx, name: string): Promise<{ read
  * deleted is refused (400). Returns the locked networks by name.
  */
 export async function lockNicNetworks(db: DbOrTx, devices: Devices): Promise<Map<string, NetworkRow>> {
-  const names = [...new Set(Object.values(devices).filter((d) => d.type === 'nic').map(nicParentOf))].filter((n) => n !== '').sort();
+  const names = [
+    ...new Set(
+      Object.values(devices)
+        .filter((d) => d.type === 'nic')
+        .map(nicParentOf),
+    ),
+  ]
+    .filter((n) => n !== '')
+    .sort();
   const out = new Map<string, NetworkRow>();
   if (names.length === 0) return out;
-  const rows = await db.select().from(networks).where(inArray(networks.name, names)).orderBy(asc(networks.name)).for('share');
+  const rows = await db
+    .select()
+    .from(networks)
+    .where(inArray(networks.name, names))
+    .orderBy(asc(networks.name))
+    .for('share');
   for (const row of rows) {
     if (row.deletingAt) {
       const [device] = Object.entries(devices).find(([, d]) => d.type === 'nic' && nicParentOf(d) === row.name)!;
@@ -145,38 +176,59 @@ export async function checkContainerNics(db: DbOrTx, id: string | undefined, dev
       // One container at a time holds a host interface (one writer at a time per interface).
       await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`svcd-nic-parent:${parent}`}))`);
       const other = (await nicsOnNetwork(db, parent)).find((n) => n.containerId !== id);
-      if (other) throw new ValidationError(`${where}: invalid "parent": host interface "${parent}" is already used by container "${other.containerName}" (project "${other.project}", device "${other.device}")`);
+      if (other)
+        throw new ValidationError(
+          `${where}: invalid "parent": host interface "${parent}" is already used by container "${other.containerName}" (project "${other.project}", device "${other.device}")`,
+        );
       continue;
     }
     const net = locked.get(parent);
     if (!net) {
-      if (d.network !== undefined) throw new ValidationError(`${where}: network "${parent}" does not exist (create it with POST /1.0/networks)`);
+      if (d.network !== undefined)
+        throw new ValidationError(`${where}: network "${parent}" does not exist (create it with POST /1.0/networks)`);
       for (const k of ['ipv4.address', 'ipv6.address'])
-        if (d[k] !== undefined) throw new ValidationError(`${where}: "${k}" needs a managed network as parent; "${parent}" is not one`);
+        if (d[k] !== undefined)
+          throw new ValidationError(`${where}: "${k}" needs a managed network as parent; "${parent}" is not one`);
       continue;
     }
     const static4 = d['ipv4.address'];
     const static6 = d['ipv6.address'];
     if (!static4 && !static6) continue;
-    for (const [k, addr] of [['ipv4.address', static4], ['ipv6.address', static6]] as const) {
+    for (const [k, addr] of [
+      ['ipv4.address', static4],
+      ['ipv6.address', static6],
+    ] as const) {
       if (!addr) continue;
       const subnet = subnetOf(net.config[k]);
-      if (!subnet) throw new ValidationError(`${where}: "${k}" is set but network "${parent}" has no ${k === 'ipv4.address' ? 'IPv4' : 'IPv6'} subnet`);
+      if (!subnet)
+        throw new ValidationError(
+          `${where}: "${k}" is set but network "${parent}" has no ${k === 'ipv4.address' ? 'IPv4' : 'IPv6'} subnet`,
+        );
       // A static address is a DHCP reservation: as LXD, refused where the network hands out none
       // (ipv4.dhcp off; for IPv6, stateful DHCPv6 off, the default: SLAAC picks the address).
-      const dhcp = k === 'ipv4.address' ? parseBool(net.config['ipv4.dhcp'], true) : parseBool(net.config['ipv6.dhcp'], true) && parseBool(net.config['ipv6.dhcp.stateful']);
+      const dhcp =
+        k === 'ipv4.address'
+          ? parseBool(net.config['ipv4.dhcp'], true)
+          : parseBool(net.config['ipv6.dhcp'], true) && parseBool(net.config['ipv6.dhcp.stateful']);
       if (!dhcp)
-        throw new ValidationError(`${where}: cannot specify "${k}" when ${k === 'ipv4.address' ? 'DHCP is' : 'DHCP or "ipv6.dhcp.stateful" are'} disabled on network "${parent}"`);
-      if (!subnet.list.check(addr, subnet.family)) throw new ValidationError(`${where}: "${k}" ${addr} is outside network "${parent}"'s subnet ${net.config[k]}`);
-      if (subnet.gateway.toLowerCase() === addr.toLowerCase()) throw new ValidationError(`${where}: "${k}" ${addr} is network "${parent}"'s own address (its gateway)`);
+        throw new ValidationError(
+          `${where}: cannot specify "${k}" when ${k === 'ipv4.address' ? 'DHCP is' : 'DHCP or "ipv6.dhcp.stateful" are'} disabled on network "${parent}"`,
+        );
+      if (!subnet.list.check(addr, subnet.family))
+        throw new ValidationError(`${where}: "${k}" ${addr} is outside network "${parent}"'s subnet ${net.config[k]}`);
+      if (subnet.gateway.toLowerCase() === addr.toLowerCase())
+        throw new ValidationError(`${where}: "${k}" ${addr} is network "${parent}"'s own address (its gateway)`);
     }
     // One writer at a time per network for the duplicate check (held until the transaction ends).
     await db.execute(sql`select pg_advisory_xact_lock(hashtext(${`svcd-network:${parent}`}))`);
     for (const other of await nicsOnNetwork(db, parent)) {
       if (other.containerId === id) continue;
-      const clash = (static4 && other.ipv4 === static4) || (static6 && other.ipv6?.toLowerCase() === static6.toLowerCase());
+      const clash =
+        (static4 && other.ipv4 === static4) || (static6 && other.ipv6?.toLowerCase() === static6.toLowerCase());
       if (clash)
-        throw new ValidationError(`${where}: address ${other.ipv4 === static4 ? static4 : static6} on network "${parent}" is already used by container "${other.containerName}" (project "${other.project}", device "${other.device}")`);
+        throw new ValidationError(
+          `${where}: address ${other.ipv4 === static4 ? static4 : static6} on network "${parent}" is already used by container "${other.containerName}" (project "${other.project}", device "${other.device}")`,
+        );
     }
   }
 }

@@ -28,8 +28,14 @@ export interface NetworkInput {
 /** A network's name is its bridge's interface name: 1..15 of [A-Za-z0-9_-], not `.` or `..`. */
 export function validateNetworkName(name: unknown): string {
   if (typeof name !== 'string' || name === '') throw new ValidationError('Network name is required');
-  if (name.length > 15) throw new ValidationError(`Network name "${name}" is too long: it is the bridge's interface name (at most 15 characters)`);
-  if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new ValidationError(`Network name ${JSON.stringify(name)} may only contain letters, digits, "_" and "-" (it is an interface name)`);
+  if (name.length > 15)
+    throw new ValidationError(
+      `Network name "${name}" is too long: it is the bridge's interface name (at most 15 characters)`,
+    );
+  if (!/^[A-Za-z0-9_-]+$/.test(name))
+    throw new ValidationError(
+      `Network name ${JSON.stringify(name)} may only contain letters, digits, "_" and "-" (it is an interface name)`,
+    );
   return name;
 }
 
@@ -44,10 +50,21 @@ async function checkNameFree(db: DbOrTx, name: string, host: Pick<NetworkHostVie
  * Validate `config` (probing the host for what it needs) and resolve `auto` addresses, checking that
  * no subnet overlaps another network or the host's; `self` is the network being changed.
  */
-async function settleConfig(db: DbOrTx, name: string, config: Record<string, string>, host: NetworkHostView, selfId?: string): Promise<Record<string, string>> {
+async function settleConfig(
+  db: DbOrTx,
+  name: string,
+  config: Record<string, string>,
+  host: NetworkHostView,
+  selfId?: string,
+): Promise<Record<string, string>> {
   await checkNetworkConfig(name, config, host);
   const all = await db.select({ id: networks.id, name: networks.name, config: networks.config }).from(networks);
-  return resolveNetworkAddresses(config, all.filter((n) => n.id !== selfId), all, await host.usedSubnets());
+  return resolveNetworkAddresses(
+    config,
+    all.filter((n) => n.id !== selfId),
+    all,
+    await host.usedSubnets(),
+  );
 }
 
 /**
@@ -55,7 +72,11 @@ async function settleConfig(db: DbOrTx, name: string, config: Record<string, str
  * as LXD's create does (both addresses `auto` unless given, NAT on for an `auto` family) and `auto`
  * resolved to a free subnet.
  */
-export async function prepareNetwork(db: DbOrTx, input: NetworkInput, host: NetworkHostView): Promise<{ name: string; type: string; description: string; config: Record<string, string> }> {
+export async function prepareNetwork(
+  db: DbOrTx,
+  input: NetworkInput,
+  host: NetworkHostView,
+): Promise<{ name: string; type: string; description: string; config: Record<string, string> }> {
   const name = validateNetworkName(input.name);
   const type = input.type || 'bridge';
   if (type !== 'bridge') throw new ValidationError(`Network type "${type}" is not supported (supported: bridge)`);
@@ -69,14 +90,25 @@ export async function prepareNetwork(db: DbOrTx, input: NetworkInput, host: Netw
 }
 
 /** The config an update will store: validated, `auto` resolved; `cur` is the network as read. */
-export async function prepareNetworkUpdate(db: DbOrTx, cur: NetworkRow, config: Record<string, string>, host: NetworkHostView): Promise<Record<string, string>> {
+export async function prepareNetworkUpdate(
+  db: DbOrTx,
+  cur: NetworkRow,
+  config: Record<string, string>,
+  host: NetworkHostView,
+): Promise<Record<string, string>> {
   return settleConfig(db, cur.name, config, host, cur.id);
 }
 
 /** Insert a prepared network (409 when the name is taken: the unique index decides). */
-export async function insertNetwork(db: DbOrTx, net: { name: string; type: string; description: string; config: Record<string, string> }): Promise<NetworkRow> {
+export async function insertNetwork(
+  db: DbOrTx,
+  net: { name: string; type: string; description: string; config: Record<string, string> },
+): Promise<NetworkRow> {
   try {
-    const [row] = await db.insert(networks).values({ id: randomUUID(), ...net }).returning();
+    const [row] = await db
+      .insert(networks)
+      .values({ id: randomUUID(), ...net })
+      .returning();
     return row!;
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Network "${net.name}" already exists`);
@@ -102,7 +134,10 @@ export async function readNetworkById(db: DbOrTx, id: string): Promise<NetworkRo
 
 /** How the last reconcile of a network went (absent before its first). */
 export async function readNetworkReconcileStatus(db: DbOrTx, id: string) {
-  const [st] = await db.select().from(reconcileStatus).where(and(eq(reconcileStatus.kind, NETWORK_KIND), eq(reconcileStatus.key, id)));
+  const [st] = await db
+    .select()
+    .from(reconcileStatus)
+    .where(and(eq(reconcileStatus.kind, NETWORK_KIND), eq(reconcileStatus.key, id)));
   return st;
 }
 
@@ -110,7 +145,12 @@ export async function readNetworkReconcileStatus(db: DbOrTx, id: string) {
  * Replace description and config (already prepared), conditional on `generation` (the one the caller
  * read and validated against): StaleWriteError when another write came first. Bumps the generation.
  */
-export async function updateNetwork(db: DbOrTx, id: string, input: { description: string; config: Record<string, string> }, generation: number): Promise<NetworkRow> {
+export async function updateNetwork(
+  db: DbOrTx,
+  id: string,
+  input: { description: string; config: Record<string, string> },
+  generation: number,
+): Promise<NetworkRow> {
   const [row] = await db
     .update(networks)
     .set({ description: input.description, config: input.config, generation: sql`${networks.generation} + 1` })
@@ -123,15 +163,25 @@ export async function updateNetwork(db: DbOrTx, id: string, input: { description
 }
 
 /** Rename (409 when the name is taken by a network or a host interface; 400 while in use, as LXD refuses it). */
-export async function renameNetwork(db: Db, id: string, newName: string, host: Pick<NetworkHostView, 'interfaces'>): Promise<NetworkRow> {
+export async function renameNetwork(
+  db: Db,
+  id: string,
+  newName: string,
+  host: Pick<NetworkHostView, 'interfaces'>,
+): Promise<NetworkRow> {
   validateNetworkName(newName);
   await checkNameFree(db, newName, host);
   try {
     return await db.transaction(async (tx) => {
-      const [cur] = await tx.select().from(networks).where(and(eq(networks.id, id), isNull(networks.deletingAt))).for('update');
+      const [cur] = await tx
+        .select()
+        .from(networks)
+        .where(and(eq(networks.id, id), isNull(networks.deletingAt)))
+        .for('update');
       if (!cur) throw new NotFoundError('Network not found');
       const used = await usedByReader(tx).network(cur.name);
-      if (used.length) throw new ValidationError(`Cannot rename network "${cur.name}" while it is in use by ${describeUsers(used)}`);
+      if (used.length)
+        throw new ValidationError(`Cannot rename network "${cur.name}" while it is in use by ${describeUsers(used)}`);
       const [row] = await tx
         .update(networks)
         .set({ name: newName, generation: sql`${networks.generation} + 1` })
@@ -178,7 +228,8 @@ export function networkDir(stateDir: string, name: string): string {
 export async function staticLeases(db: DbOrTx, name: string): Promise<NetworkLease[]> {
   const out: NetworkLease[] = [];
   for (const n of await nicsOnNetwork(db, name))
-    for (const address of [n.ipv4, n.ipv6]) if (address) out.push({ hostname: n.containerName, hwaddr: n.hwaddr, address, type: 'static', location: 'none' });
+    for (const address of [n.ipv4, n.ipv6])
+      if (address) out.push({ hostname: n.containerName, hwaddr: n.hwaddr, address, type: 'static', location: 'none' });
   return out;
 }
 

@@ -17,9 +17,24 @@ test('a pool maps to the containers on it (root volume, own disk, a profile disk
     { name: 'slow', driver: 'dir', config: {} },
   ]);
   const disk = (pool: string, extra: Record<string, string> = {}) => ({ type: 'disk', pool, ...extra });
-  await createProfile(db, 'default', 'on-fast', { description: '', config: {}, devices: { root: disk('fast', { path: '/' }) } });
-  await createProfile(db, 'default', 'on-slow', { description: '', config: {}, devices: { root: disk('slow', { path: '/' }) } });
-  const input = (profiles: string[], devices: Record<string, Record<string, string>> = {}) => ({ description: '', architecture: 'x86_64', ephemeral: false, profiles, config: {}, devices });
+  await createProfile(db, 'default', 'on-fast', {
+    description: '',
+    config: {},
+    devices: { root: disk('fast', { path: '/' }) },
+  });
+  await createProfile(db, 'default', 'on-slow', {
+    description: '',
+    config: {},
+    devices: { root: disk('slow', { path: '/' }) },
+  });
+  const input = (profiles: string[], devices: Record<string, Record<string, string>> = {}) => ({
+    description: '',
+    architecture: 'x86_64',
+    ephemeral: false,
+    profiles,
+    config: {},
+    devices,
+  });
   const mk = async (name: string, profiles: string[], devices?: Record<string, Record<string, string>>) =>
     (await insertContainer(db, 'default', name, input(profiles, devices), { type: 'none' }, 'stopped'))!.id;
   const byProfile = await mk('by-profile', ['on-fast']);

@@ -12,7 +12,10 @@ const diskOn = (devices: SQL | typeof containers.devices, pool: string) =>
  * attached included) and the volumes it holds, custom and image ones. One query each. A container
  * whose own device overrides a profile's disk on the pool is named too: one needless reconcile.
  */
-export async function poolDependents(db: DbOrTx, pool: string): Promise<{ containers: string[]; customVolumes: string[]; imageVolumes: string[] }> {
+export async function poolDependents(
+  db: DbOrTx,
+  pool: string,
+): Promise<{ containers: string[]; customVolumes: string[]; imageVolumes: string[] }> {
   const [cts, vols] = await Promise.all([
     db
       .select({ id: containers.id })
@@ -26,7 +29,10 @@ export async function poolDependents(db: DbOrTx, pool: string): Promise<{ contai
                 and ${containers.profiles} @> jsonb_build_array(p.name) and ${diskOn(sql`p.devices`, pool)})`,
         ),
       ),
-    db.select({ id: storageVolumes.id, type: storageVolumes.type }).from(storageVolumes).where(eq(storageVolumes.pool, pool)),
+    db
+      .select({ id: storageVolumes.id, type: storageVolumes.type })
+      .from(storageVolumes)
+      .where(eq(storageVolumes.pool, pool)),
   ]);
   return {
     containers: cts.map((c) => c.id),

@@ -31,7 +31,11 @@ test('a change still converging is never refused: the newest desire wins', () =>
   // A stop not carried out yet: start (and freeze, restart) still apply.
   assert.equal(refusedPowerAction('start', 'stopped', 'RUNNING'), undefined);
   assert.equal(refusedPowerAction('restart', 'stopped', 'RUNNING'), undefined);
-  assert.equal(refusedPowerAction('stop', 'stopped', 'RUNNING'), undefined, 'a second (e.g. forced) stop of a stop under way');
+  assert.equal(
+    refusedPowerAction('stop', 'stopped', 'RUNNING'),
+    undefined,
+    'a second (e.g. forced) stop of a stop under way',
+  );
   // A start not carried out yet (or a crashed container in backoff): stop cancels it; start and restart still apply.
   assert.equal(refusedPowerAction('stop', 'running', 'STOPPED'), undefined);
   assert.equal(refusedPowerAction('stop', 'running', undefined), undefined);
@@ -44,5 +48,6 @@ test('a change still converging is never refused: the newest desire wins', () =>
   // Transitional LXC states settle nothing.
   for (const state of ['STARTING', 'STOPPING', 'ABORTING', 'FREEZING', 'THAWED'])
     for (const action of ['start', 'stop', 'restart', 'freeze', 'unfreeze'] as const)
-      for (const desired of ['running', 'stopped', 'frozen'] as const) assert.equal(refusedPowerAction(action, desired, state), undefined, `${action} ${desired} ${state}`);
+      for (const desired of ['running', 'stopped', 'frozen'] as const)
+        assert.equal(refusedPowerAction(action, desired, state), undefined, `${action} ${desired} ${state}`);
 });

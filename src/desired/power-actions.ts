@@ -18,12 +18,18 @@ import { containerRuntime, type DesiredPower, type PowerRequest } from './schema
  * Transitional LXC states (STARTING, STOPPING, FREEZING, ...) settle nothing: accepted.
  * `observed` is the LXC state of the container's runtime row; none means never seen up: stopped.
  */
-export function refusedPowerAction(action: PowerRequest['action'], desired: DesiredPower, observed: string | undefined): string | undefined {
+export function refusedPowerAction(
+  action: PowerRequest['action'],
+  desired: DesiredPower,
+  observed: string | undefined,
+): string | undefined {
   const state = observed ?? 'STOPPED';
   const stopped = desired === 'stopped' && state === 'STOPPED';
   switch (action) {
     case 'start':
-      return desired !== 'stopped' && (state === 'RUNNING' || state === 'FROZEN') ? 'The instance is already running' : undefined;
+      return desired !== 'stopped' && (state === 'RUNNING' || state === 'FROZEN')
+        ? 'The instance is already running'
+        : undefined;
     case 'stop':
     case 'restart':
       return stopped ? 'The instance is already stopped' : undefined;
@@ -38,6 +44,9 @@ export function refusedPowerAction(action: PowerRequest['action'], desired: Desi
 
 /** The LXC state the observer last recorded for a container (undefined: it has no runtime row, never seen up). */
 export async function readObservedState(db: DbOrTx, id: string): Promise<string | undefined> {
-  const [row] = await db.select({ state: containerRuntime.state }).from(containerRuntime).where(eq(containerRuntime.id, id));
+  const [row] = await db
+    .select({ state: containerRuntime.state })
+    .from(containerRuntime)
+    .where(eq(containerRuntime.id, id));
   return row?.state;
 }

@@ -5,7 +5,14 @@ import { expandStoredContainer, validateContainer, withNicHwaddrs } from './cont
 import { checkContainerNics, lockNicNetworks } from './network-nics.ts';
 import { checkContainerProxies } from './proxy-checks.ts';
 import { validateDevices } from './devices.ts';
-import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  StaleWriteError,
+  ValidationError,
+  isUniqueViolation,
+} from './errors.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateName } from './names.ts';
 import { DEFAULT_PROJECT, profileProjectOf } from './profile-project.ts';
@@ -28,7 +35,10 @@ export async function listProfiles(db: DbOrTx, project: string): Promise<Profile
 }
 
 export async function readProfile(db: DbOrTx, project: string, name: string): Promise<ProfileRow> {
-  const [row] = await db.select().from(profiles).where(and(eq(profiles.project, project), eq(profiles.name, name)));
+  const [row] = await db
+    .select()
+    .from(profiles)
+    .where(and(eq(profiles.project, project), eq(profiles.name, name)));
   if (!row) throw new NotFoundError(`Profile "${name}" not found`);
   return row;
 }
@@ -59,7 +69,11 @@ export async function lockProfiles(tx: DbOrTx, profileProject: string, names: st
 
 /** The profile row, locked against concurrent container writes naming it (see lockProfiles). */
 async function lockProfile(tx: DbOrTx, project: string, name: string): Promise<ProfileRow> {
-  const [row] = await tx.select().from(profiles).where(and(eq(profiles.project, project), eq(profiles.name, name))).for('update');
+  const [row] = await tx
+    .select()
+    .from(profiles)
+    .where(and(eq(profiles.project, project), eq(profiles.name, name)))
+    .for('update');
   if (!row) throw new NotFoundError(`Profile "${name}" not found`);
   return row;
 }
@@ -75,29 +89,48 @@ async function projectsUsingProfilesOf(tx: DbOrTx, profileProject: string): Prom
  * A profile's change is a change of every container that uses it: their expanded config is what the
  * reconciler converges, so each gets a new generation (in the profile write's transaction) to converge.
  */
-export async function bumpContainersUsingProfile(tx: DbOrTx, profileProject: string, profile: string): Promise<{ id: string; name: string; generation: number }[]> {
+export async function bumpContainersUsingProfile(
+  tx: DbOrTx,
+  profileProject: string,
+  profile: string,
+): Promise<{ id: string; name: string; generation: number }[]> {
   const using = await projectsUsingProfilesOf(tx, profileProject);
   if (using.length === 0) return [];
   const rows = await tx
     .update(containers)
     .set({ generation: sql`${containers.generation} + 1` })
-    .where(and(inArray(containers.project, using), sql`${containers.profiles} @> ${JSON.stringify([profile])}::jsonb`, isNull(containers.deletingAt)))
+    .where(
+      and(
+        inArray(containers.project, using),
+        sql`${containers.profiles} @> ${JSON.stringify([profile])}::jsonb`,
+        isNull(containers.deletingAt),
+      ),
+    )
     .returning();
   // A nic the profile gave them gets its volatile hwaddr in the same write (and one it took away loses it).
   for (const c of rows) {
     const config = withNicHwaddrs(c.config, (await expandStoredContainer(tx, c)).devices);
-    if (JSON.stringify(config) !== JSON.stringify(c.config)) await tx.update(containers).set({ config }).where(eq(containers.id, c.id));
+    if (JSON.stringify(config) !== JSON.stringify(c.config))
+      await tx.update(containers).set({ config }).where(eq(containers.id, c.id));
   }
   return rows.map((c) => ({ id: c.id, name: c.name, generation: c.generation }));
 }
 
-export async function createProfile(db: DbOrTx, project: string, name: string, input: ProfileInput): Promise<ProfileRow> {
+export async function createProfile(
+  db: DbOrTx,
+  project: string,
+  name: string,
+  input: ProfileInput,
+): Promise<ProfileRow> {
   validateName('Profile', name);
   validateProfile(input);
   try {
     return await db.transaction(async (tx) => {
       await lockNicNetworks(tx, input.devices);
-      const [row] = await tx.insert(profiles).values({ project, name, ...input }).returning();
+      const [row] = await tx
+        .insert(profiles)
+        .values({ project, name, ...input })
+        .returning();
       return row!;
     });
   } catch (e) {
@@ -112,7 +145,13 @@ export async function createProfile(db: DbOrTx, project: string, name: string, i
  * disk (LXD: "At least one instance relies on this profile's root disk device"). With `generation` (the
  * one the caller read and merged from) only if nothing was written since, else StaleWriteError.
  */
-export async function updateProfile(db: DbOrTx, project: string, name: string, input: ProfileInput, generation?: number): Promise<ProfileRow> {
+export async function updateProfile(
+  db: DbOrTx,
+  project: string,
+  name: string,
+  input: ProfileInput,
+  generation?: number,
+): Promise<ProfileRow> {
   validateProfile(input);
   return db.transaction(async (tx) => {
     const prev = await lockProfile(tx, project, name);
@@ -135,7 +174,10 @@ export async function updateProfile(db: DbOrTx, project: string, name: string, i
     // (by the reason too: one that was invalid for another reason may not be made invalid for this one)
     const before = new Set((await invalidUsers(tx, project, name)).map((b) => `${b.url}\0${b.reason}`));
     const caused = broken.find((b) => !before.has(`${b.url}\0${b.reason}`));
-    if (caused) throw new ValidationError(`At least one container relies on this profile: ${caused.url} would be invalid: ${caused.reason}`);
+    if (caused)
+      throw new ValidationError(
+        `At least one container relies on this profile: ${caused.url} would be invalid: ${caused.reason}`,
+      );
     return write(input);
   });
 }
@@ -146,7 +188,13 @@ async function invalidUsers(tx: DbOrTx, project: string, name: string): Promise<
   const cts = await tx
     .select()
     .from(containers)
-    .where(and(inArray(containers.project, users), isNull(containers.deletingAt), sql`${containers.profiles} @> ${JSON.stringify([name])}::jsonb`))
+    .where(
+      and(
+        inArray(containers.project, users),
+        isNull(containers.deletingAt),
+        sql`${containers.profiles} @> ${JSON.stringify([name])}::jsonb`,
+      ),
+    )
     .orderBy(asc(containers.project), asc(containers.name));
   const out: { url: string; reason: string }[] = [];
   for (const c of cts) {
@@ -181,7 +229,8 @@ export async function renameProfile(db: Db, project: string, name: string, newNa
         .where(and(eq(profiles.project, project), eq(profiles.name, name)))
         .returning();
       const users = await projectsUsingProfilesOf(tx, project);
-      const holds = (col: typeof containers.profiles | typeof containerSnapshots.profiles) => sql`${col} @> ${JSON.stringify([name])}::jsonb`;
+      const holds = (col: typeof containers.profiles | typeof containerSnapshots.profiles) =>
+        sql`${col} @> ${JSON.stringify([name])}::jsonb`;
       const renamed = (col: typeof containers.profiles | typeof containerSnapshots.profiles) =>
         sql`(select coalesce(jsonb_agg(case when t.e = ${name}::text then ${newName}::text else t.e end order by t.i), '[]'::jsonb) from jsonb_array_elements_text(${col}) with ordinality as t(e, i))`;
       await tx
@@ -194,7 +243,10 @@ export async function renameProfile(db: Db, project: string, name: string, newNa
         .where(
           and(
             holds(containerSnapshots.profiles),
-            inArray(containerSnapshots.containerId, tx.select({ id: containers.id }).from(containers).where(inArray(containers.project, users))),
+            inArray(
+              containerSnapshots.containerId,
+              tx.select({ id: containers.id }).from(containers).where(inArray(containers.project, users)),
+            ),
           ),
         );
       return row!;

@@ -2,7 +2,15 @@ import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { isBool, isAny, validateConfig, type KeyTable } from './config-keys.ts';
 import { parseBool } from '../util/parse-bool.ts';
-import { ConflictError, ForbiddenError, NotFoundError, StaleWriteError, ValidationError, isForeignKeyViolation, isUniqueViolation } from './errors.ts';
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  StaleWriteError,
+  ValidationError,
+  isForeignKeyViolation,
+  isUniqueViolation,
+} from './errors.ts';
 import { validateName } from './names.ts';
 import { profiles, projects, type ProjectRow } from './schema/index.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
@@ -80,7 +88,12 @@ export async function createProject(db: Db, input: ProjectInput & { name: string
  * Replace description and config. With `generation` (the one the caller read and merged from) only
  * if nothing was written since, else StaleWriteError: the update is conditional on it.
  */
-export async function updateProject(db: Db, name: string, input: Required<ProjectInput>, generation?: number): Promise<ProjectRow> {
+export async function updateProject(
+  db: Db,
+  name: string,
+  input: Required<ProjectInput>,
+  generation?: number,
+): Promise<ProjectRow> {
   const config = normalizeConfig(input.config);
   return db.transaction(async (tx) => {
     const cur = await lockProject(tx, name);
@@ -99,7 +112,8 @@ export async function updateProject(db: Db, name: string, input: Required<Projec
     if (!row) throw new StaleWriteError(`Project "${name}"`);
     const hadOwn = profileProjectOf(cur) === name;
     const hasOwn = profileProjectOf(row!) === name;
-    if (!hadOwn && hasOwn) await tx.insert(profiles).values({ project: name, name: 'default', description: 'Default svcd profile' });
+    if (!hadOwn && hasOwn)
+      await tx.insert(profiles).values({ project: name, name: 'default', description: 'Default svcd profile' });
     if (hadOwn && !hasOwn) await tx.delete(profiles).where(eq(profiles.project, name));
     return row!;
   });
@@ -149,9 +163,16 @@ export async function deleteProject(db: Db, name: string): Promise<void> {
 export async function ensureDefaultProject(db: DbOrTx): Promise<boolean> {
   const created = await db
     .insert(projects)
-    .values({ name: DEFAULT_PROJECT, description: 'Default svcd project', config: { 'features.images': 'true', 'features.profiles': 'true' } })
+    .values({
+      name: DEFAULT_PROJECT,
+      description: 'Default svcd project',
+      config: { 'features.images': 'true', 'features.profiles': 'true' },
+    })
     .onConflictDoNothing()
     .returning({ name: projects.name });
-  await db.insert(profiles).values({ project: DEFAULT_PROJECT, name: 'default', description: 'Default svcd profile' }).onConflictDoNothing();
+  await db
+    .insert(profiles)
+    .values({ project: DEFAULT_PROJECT, name: 'default', description: 'Default svcd profile' })
+    .onConflictDoNothing();
   return created.length > 0;
 }

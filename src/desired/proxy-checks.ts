@@ -32,7 +32,8 @@ export interface ListenConflict {
 }
 export type ListenProbe = (q: ListenQuery) => Promise<ListenConflict | undefined>;
 
-const sameIp = (a: string, b: string) => parseIp(a)?.value === parseIp(b)?.value && parseIp(a)?.family === parseIp(b)?.family;
+const sameIp = (a: string, b: string) =>
+  parseIp(a)?.value === parseIp(b)?.value && parseIp(a)?.family === parseIp(b)?.family;
 
 /** Whether two host listen addresses would take the same socket (same protocol and port; same address, or a wildcard on either side). */
 function clash(a: ProxyAddress, b: ProxyAddress): string | undefined {
@@ -68,15 +69,24 @@ async function checkNat(db: DbOrTx, name: string, dev: Record<string, string>, d
   );
 }
 
-export async function checkContainerProxies(db: DbOrTx, current: ContainerRow | undefined, devices: Devices, probe?: ListenProbe): Promise<void> {
+export async function checkContainerProxies(
+  db: DbOrTx,
+  current: ContainerRow | undefined,
+  devices: Devices,
+  probe?: ListenProbe,
+): Promise<void> {
   const mine = hostListens(devices);
-  for (const [name, dev] of Object.entries(devices)) if (dev.type === 'proxy' && isTrue(dev.nat)) await checkNat(db, name, dev, devices);
+  for (const [name, dev] of Object.entries(devices))
+    if (dev.type === 'proxy' && isTrue(dev.nat)) await checkNat(db, name, dev, devices);
   if (mine.length === 0) return;
   // Two of its own on one address.
   for (let i = 0; i < mine.length; i++)
     for (let j = i + 1; j < mine.length; j++) {
       const c = clash(mine[i]![2], mine[j]![2]);
-      if (c) throw new ValidationError(`Device "${mine[j]![0]}" (proxy): "listen" ${c} is already used by device "${mine[i]![0]}"`);
+      if (c)
+        throw new ValidationError(
+          `Device "${mine[j]![0]}" (proxy): "listen" ${c} is already used by device "${mine[i]![0]}"`,
+        );
     }
   // Another container's.
   for (const row of await containersWithProxies(db, current?.id)) {
@@ -84,21 +94,35 @@ export async function checkContainerProxies(db: DbOrTx, current: ContainerRow | 
     for (const [name, , listen] of mine)
       for (const [other, , l] of theirs) {
         const c = clash(listen, l);
-        if (c) throw new ValidationError(`Device "${name}" (proxy): "listen" ${c} is already used by device "${other}" of container "${row.name}" (project "${row.project}")`);
+        if (c)
+          throw new ValidationError(
+            `Device "${name}" (proxy): "listen" ${c} is already used by device "${other}" of container "${row.name}" (project "${row.project}")`,
+          );
       }
   }
   // Taken on the host by something else: new listen addresses only, and not in nat mode (nothing binds).
   if (!probe) return;
   const had = current ? (await expandStoredContainer(db, current)).devices : {};
-  const held = (n: string, d: Record<string, string>) => had[n]?.type === 'proxy' && had[n]?.listen === d.listen && !isTrue(had[n]?.nat);
+  const held = (n: string, d: Record<string, string>) =>
+    had[n]?.type === 'proxy' && had[n]?.listen === d.listen && !isTrue(had[n]?.nat);
   const fresh = mine.filter(([n, d]) => !isTrue(d.nat) && !held(n, d));
   if (fresh.length === 0) return;
   for (const [name, , listen] of fresh) {
     if (listen.kind === 'unix') continue;
-    const hit = await probe({ protocol: listen.kind, host: listen.host, family: listen.family, ports: listen.ports, wildcard: isWildcard(listen) });
+    const hit = await probe({
+      protocol: listen.kind,
+      host: listen.host,
+      family: listen.family,
+      ports: listen.ports,
+      wildcard: isWildcard(listen),
+    });
     const where = `${listen.kind}:${listen.family === 6 ? `[${listen.host}]` : listen.host}:${hit?.port}`;
-    if (hit?.why === 'in use') throw new ValidationError(`Device "${name}" (proxy): "listen" ${where} is already in use on the host`);
-    if (hit) throw new ValidationError(`Device "${name}" (proxy): "listen" ${where}: ${listen.host} is not an address of the host`);
+    if (hit?.why === 'in use')
+      throw new ValidationError(`Device "${name}" (proxy): "listen" ${where} is already in use on the host`);
+    if (hit)
+      throw new ValidationError(
+        `Device "${name}" (proxy): "listen" ${where}: ${listen.host} is not an address of the host`,
+      );
   }
 }
 
@@ -124,4 +148,3 @@ function containersWithProxies(db: DbOrTx, except: string | undefined): Promise<
       ),
     );
 }
-

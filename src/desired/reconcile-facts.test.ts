@@ -20,8 +20,15 @@ test('facts: written, read back as copies; forgotten after their row is deleted;
   assert.deepEqual(got, { pool: 'p1', nested: { n: 1 } });
   (got.nested as { n: number }).n = 2;
   got.pool = 'changed by the reader';
-  assert.deepEqual(await readFacts(db, 'thing', 'a'), { pool: 'p1', nested: { n: 1 } }, 'a reader changing its copy changes nothing');
-  const [row] = await db.select({ facts: reconcileStatus.facts }).from(reconcileStatus).where(and(eq(reconcileStatus.kind, 'thing'), eq(reconcileStatus.key, 'a')));
+  assert.deepEqual(
+    await readFacts(db, 'thing', 'a'),
+    { pool: 'p1', nested: { n: 1 } },
+    'a reader changing its copy changes nothing',
+  );
+  const [row] = await db
+    .select({ facts: reconcileStatus.facts })
+    .from(reconcileStatus)
+    .where(and(eq(reconcileStatus.kind, 'thing'), eq(reconcileStatus.key, 'a')));
   assert.deepEqual(row?.facts, { pool: 'p1', nested: { n: 1 } }, 'stored');
 
   await db.transaction((tx) => tx.delete(reconcileStatus).where(eq(reconcileStatus.kind, 'thing')));
@@ -47,13 +54,24 @@ test('preloaded facts: every stored key read at once, none read after; a write d
     await Promise.all([preloadFacts(db), writeFacts(db, 'thing', 'raced', { v: 2 })]);
     assert.deepEqual(await readFacts(db, 'thing', 'raced'), { v: 2 }, 'the write is not undone by the preload');
     // Behind the memory's back: a preloaded database no longer reads.
-    await db.update(reconcileStatus).set({ facts: { a: 'changed on disk' } }).where(and(eq(reconcileStatus.kind, 'thing'), eq(reconcileStatus.key, 'stored')));
+    await db
+      .update(reconcileStatus)
+      .set({ facts: { a: 'changed on disk' } })
+      .where(and(eq(reconcileStatus.kind, 'thing'), eq(reconcileStatus.key, 'stored')));
     assert.deepEqual(await readFacts(db, 'thing', 'stored'), { a: 1 }, 'from memory');
     await assert.rejects(writeFacts(db, 'thing', 'stored', { unwritable: 1n }));
-    assert.deepEqual(await readFacts(db, 'thing', 'stored'), { a: 'changed on disk' }, 'after a failed write: read, not assumed');
+    assert.deepEqual(
+      await readFacts(db, 'thing', 'stored'),
+      { a: 'changed on disk' },
+      'after a failed write: read, not assumed',
+    );
     await writeFacts(db, 'thing', 'stored', { a: 1 });
     await db.insert(reconcileStatus).values({ kind: 'thing', key: 'sneaked', facts: { s: 1 }, updatedAt: new Date() });
-    assert.deepEqual(await readFacts(db, 'thing', 'sneaked'), {}, 'a key not preloaded nor written through here has none');
+    assert.deepEqual(
+      await readFacts(db, 'thing', 'sneaked'),
+      {},
+      'a key not preloaded nor written through here has none',
+    );
     forgetFacts(db, 'thing', 'stored');
     assert.deepEqual(await readFacts(db, 'thing', 'stored'), {}, 'forgotten: none');
   } finally {

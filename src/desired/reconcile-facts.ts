@@ -14,7 +14,12 @@ const factsKey = (kind: string, key: string) => `${kind}\0${key}`;
 const touch = (memory: RowMemory, k: string) => memory.touchedDuringLoad?.add(k);
 
 /** Run `write` (of a key's facts) keeping memory true: unknown while it runs and if it fails, `facts` after. */
-async function writeThrough(db: Db, k: string, facts: Record<string, unknown>, write: () => Promise<unknown>): Promise<void> {
+async function writeThrough(
+  db: Db,
+  k: string,
+  facts: Record<string, unknown>,
+  write: () => Promise<unknown>,
+): Promise<void> {
   const memory = memoryOf(db);
   if (!memory) return void (await write());
   memory.values.delete(k);
@@ -35,7 +40,9 @@ export async function preloadFacts(db: Db): Promise<void> {
   const touched = new Set<string>();
   memory.touchedDuringLoad = touched;
   try {
-    const rows = await db.select({ kind: reconcileStatus.kind, key: reconcileStatus.key, facts: reconcileStatus.facts }).from(reconcileStatus);
+    const rows = await db
+      .select({ kind: reconcileStatus.kind, key: reconcileStatus.key, facts: reconcileStatus.facts })
+      .from(reconcileStatus);
     for (const r of rows) {
       const k = factsKey(r.kind, r.key);
       if (!touched.has(k) && !memory.values.has(k)) memory.values.set(k, JSON.stringify(r.facts ?? {}));
@@ -66,7 +73,10 @@ export async function writeFacts(db: Db, kind: string, key: string, facts: Recor
     db
       .insert(reconcileStatus)
       .values({ kind, key, facts, updatedAt: new Date() })
-      .onConflictDoUpdate({ target: [reconcileStatus.kind, reconcileStatus.key], set: { facts, updatedAt: new Date() } }),
+      .onConflictDoUpdate({
+        target: [reconcileStatus.kind, reconcileStatus.key],
+        set: { facts, updatedAt: new Date() },
+      }),
   );
 }
 
@@ -86,7 +96,13 @@ export function forgetFacts(db: DbOrTx, kind: string, key: string): void {
  * Record that (kind, key) converged to `observedGeneration` (its last error cleared), and its facts when
  * given, in one write.
  */
-export async function recordConverged(db: Db, kind: string, key: string, observedGeneration: number, facts?: Record<string, unknown>): Promise<void> {
+export async function recordConverged(
+  db: Db,
+  kind: string,
+  key: string,
+  observedGeneration: number,
+  facts?: Record<string, unknown>,
+): Promise<void> {
   const updatedAt = new Date();
   const write = () =>
     db
@@ -94,18 +110,33 @@ export async function recordConverged(db: Db, kind: string, key: string, observe
       .values({ kind, key, observedGeneration, lastError: '', terminal: false, updatedAt, ...(facts ? { facts } : {}) })
       .onConflictDoUpdate({
         target: [reconcileStatus.kind, reconcileStatus.key],
-        set: { observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, ${observedGeneration})`, lastError: '', terminal: false, updatedAt, ...(facts ? { facts } : {}) },
+        set: {
+          observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, ${observedGeneration})`,
+          lastError: '',
+          terminal: false,
+          updatedAt,
+          ...(facts ? { facts } : {}),
+        },
       });
   if (facts) await writeThrough(db, factsKey(kind, key), facts, write);
   else await write();
 }
 
 /** Record a failed reconcile of (kind, key): its error, and whether a retry can help. */
-export async function recordFailed(db: Db, kind: string, key: string, message: string, terminal: boolean): Promise<void> {
+export async function recordFailed(
+  db: Db,
+  kind: string,
+  key: string,
+  message: string,
+  terminal: boolean,
+): Promise<void> {
   await db
     .insert(reconcileStatus)
     .values({ kind, key, lastError: message, terminal, updatedAt: new Date() })
-    .onConflictDoUpdate({ target: [reconcileStatus.kind, reconcileStatus.key], set: { lastError: message, terminal, updatedAt: new Date() } });
+    .onConflictDoUpdate({
+      target: [reconcileStatus.kind, reconcileStatus.key],
+      set: { lastError: message, terminal, updatedAt: new Date() },
+    });
 }
 
 /** Delete (kind, key)'s status row, in the caller's transaction if it has one; the caller forgets its facts (forgetFacts). */

@@ -1,7 +1,13 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { POOL_KIND } from './storage-pools.ts';
-import { containerRuntime, poolRuntime, reconcileStatus, storagePools, type ContainerRuntimeRow } from './schema/index.ts';
+import {
+  containerRuntime,
+  poolRuntime,
+  reconcileStatus,
+  storagePools,
+  type ContainerRuntimeRow,
+} from './schema/index.ts';
 
 /**
  * Reads the API makes of rows other modules write (runtime facts from the observers, reconcile
@@ -21,13 +27,19 @@ export async function readContainerRuntime(db: DbOrTx, id: string): Promise<Cont
 
 /** What the pool observer last saw of a pool on this node. */
 export async function readPoolRuntime(db: DbOrTx, node: string, pool: string) {
-  const [rt] = await db.select().from(poolRuntime).where(and(eq(poolRuntime.node, node), eq(poolRuntime.pool, pool)));
+  const [rt] = await db
+    .select()
+    .from(poolRuntime)
+    .where(and(eq(poolRuntime.node, node), eq(poolRuntime.pool, pool)));
   return rt;
 }
 
 /** How the last reconcile of a pool went. */
 export async function readPoolReconcileStatus(db: DbOrTx, pool: string) {
-  const [st] = await db.select().from(reconcileStatus).where(and(eq(reconcileStatus.kind, POOL_KIND), eq(reconcileStatus.key, pool)));
+  const [st] = await db
+    .select()
+    .from(reconcileStatus)
+    .where(and(eq(reconcileStatus.kind, POOL_KIND), eq(reconcileStatus.key, pool)));
   return st;
 }
 

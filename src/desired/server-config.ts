@@ -27,13 +27,20 @@ export const checkDebugAddress: ValueCheck = (v) => {
 };
 
 /** A count of hours or days: a non-negative decimal number (fractions allowed: 0.001 days is 86.4 s). */
-export const nonNegativeNumber: ValueCheck = (v) => (/^\d+(\.\d+)?$/.test(v) ? undefined : 'must be a non-negative number');
+export const nonNegativeNumber: ValueCheck = (v) =>
+  /^\d+(\.\d+)?$/.test(v) ? undefined : 'must be a non-negative number';
 
 /** Image cache and refresh settings, with LXD's defaults. */
-export function imageCacheSettings(config: Record<string, string>): { autoUpdateCached: boolean; autoUpdateIntervalHours: number; remoteCacheExpiryDays: number } {
-  const num = (k: string, dflt: number) => (config[k] !== undefined && nonNegativeNumber(config[k]) === undefined ? Number(config[k]) : dflt);
+export function imageCacheSettings(config: Record<string, string>): {
+  autoUpdateCached: boolean;
+  autoUpdateIntervalHours: number;
+  remoteCacheExpiryDays: number;
+} {
+  const num = (k: string, dflt: number) =>
+    config[k] !== undefined && nonNegativeNumber(config[k]) === undefined ? Number(config[k]) : dflt;
   return {
-    autoUpdateCached: config['images.auto_update_cached'] === undefined || parseBool(config['images.auto_update_cached']),
+    autoUpdateCached:
+      config['images.auto_update_cached'] === undefined || parseBool(config['images.auto_update_cached']),
     autoUpdateIntervalHours: num('images.auto_update_interval', 6),
     remoteCacheExpiryDays: num('images.remote_cache_expiry', 10),
   };
@@ -59,7 +66,11 @@ const oneOf =
  * The compression a request gets: its own `compression_algorithm`, else the server key, else gzip; an
  * unknown one is a 400 naming the request's key (the server key was checked when it was written).
  */
-export function resolveCompression(requested: string | undefined, serverValue: string | undefined, allowed: readonly string[]): string {
+export function resolveCompression(
+  requested: string | undefined,
+  serverValue: string | undefined,
+  allowed: readonly string[],
+): string {
   const compression = requested || serverValue || DEFAULT_COMPRESSION;
   const err = oneOf(allowed)(compression);
   if (err) throw new ValidationError(`Invalid compression_algorithm "${compression}": ${err}`);
@@ -161,12 +172,22 @@ const sameConfig = (a: Record<string, string>, b: Record<string, string>) =>
  * config as the caller read it and computed `next` from) the write happens only if it is still so,
  * else StaleWriteError and nothing is written.
  */
-export async function writeServerConfig(db: Db, node: string, next: Record<string, string>, expected?: Record<string, string>): Promise<void> {
+export async function writeServerConfig(
+  db: Db,
+  node: string,
+  next: Record<string, string>,
+  expected?: Record<string, string>,
+): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${SERVER_CONFIG_LOCK})`);
-    if (expected && !sameConfig(await readServerConfig(tx, node), expected)) throw new StaleWriteError('The server configuration');
+    if (expected && !sameConfig(await readServerConfig(tx, node), expected))
+      throw new StaleWriteError('The server configuration');
     await tx.delete(serverConfig).where(or(eq(serverConfig.node, ''), eq(serverConfig.node, node)));
-    const rows = Object.entries(next).map(([key, value]) => ({ node: SERVER_KEYS[key]?.local ? node : '', key, value }));
+    const rows = Object.entries(next).map(([key, value]) => ({
+      node: SERVER_KEYS[key]?.local ? node : '',
+      key,
+      value,
+    }));
     if (rows.length) await tx.insert(serverConfig).values(rows);
   });
 }

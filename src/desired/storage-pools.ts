@@ -30,7 +30,8 @@ const sizeCheck: ValueCheck = (v) => {
 const KEY_CHECKS: Record<string, ValueCheck> = {
   size: sizeCheck,
   'volume.size': sizeCheck,
-  'rsync.bwlimit': (v) => (/^\d+(\.\d+)?\s*(B|kB|KB|MB|GB|KiB|MiB|GiB)?$/.test(v) ? undefined : 'must be a rate such as 10MB (per second)'),
+  'rsync.bwlimit': (v) =>
+    /^\d+(\.\d+)?\s*(B|kB|KB|MB|GB|KiB|MiB|GiB)?$/.test(v) ? undefined : 'must be a rate such as 10MB (per second)',
   'ceph.osd.force_reuse': isBool,
   'volume.block.filesystem': (v) => (['ext4', 'xfs', 'btrfs'].includes(v) ? undefined : 'must be ext4, xfs or btrfs'),
 };
@@ -51,13 +52,17 @@ export interface PoolInput {
 }
 
 /** Where a pool lives on the host: its source and, for mounted drivers, its mount point. */
-export function poolPaths(stateDir: string, row: { name: string; driver: string; config: Record<string, string> }): string[] {
+export function poolPaths(
+  stateDir: string,
+  row: { name: string; driver: string; config: Record<string, string> },
+): string[] {
   const paths = [defaultPoolPath(stateDir, row.name)];
   if (row.config.source) paths.push(path.resolve(row.config.source));
   return paths;
 }
 
-const inside = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
+const inside = (child: string, parent: string) =>
+  child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
 
 /** Refuse a source that is `/`, inside or around svcd's state directory, or overlaps another pool. */
 function checkSource(source: string, stateDir: string, others: StoragePoolRow[]): void {
@@ -65,28 +70,47 @@ function checkSource(source: string, stateDir: string, others: StoragePoolRow[])
   const s = path.resolve(source);
   if (s === '/') throw new ValidationError('Invalid source "/": a pool cannot take over the root filesystem');
   if (s.split('/').some((p) => p === '..')) throw new ValidationError(`Invalid source "${source}"`);
-  if (inside(s, path.resolve(stateDir))) throw new ValidationError(`Invalid source "${source}": it is inside svcd's state directory`);
-  if (inside(path.resolve(stateDir), s)) throw new ValidationError(`Invalid source "${source}": it contains svcd's state directory`);
+  if (inside(s, path.resolve(stateDir)))
+    throw new ValidationError(`Invalid source "${source}": it is inside svcd's state directory`);
+  if (inside(path.resolve(stateDir), s))
+    throw new ValidationError(`Invalid source "${source}": it contains svcd's state directory`);
   for (const o of others)
     for (const p of poolPaths(stateDir, o))
-      if (inside(s, p) || inside(p, s)) throw new ValidationError(`Invalid source "${source}": it overlaps storage pool "${o.name}" (${p})`);
+      if (inside(s, p) || inside(p, s))
+        throw new ValidationError(`Invalid source "${source}": it overlaps storage pool "${o.name}" (${p})`);
 }
 
 /**
  * Validate a new pool against the driver catalog and what this host can run (`probe`, passed in: validation
  * does not look at the host itself); returns the config to store.
  */
-export async function preparePool(db: DbOrTx, stateDir: string, input: PoolInput, probeDriver: (driver: string) => Promise<ProbeResult>): Promise<Record<string, string>> {
+export async function preparePool(
+  db: DbOrTx,
+  stateDir: string,
+  input: PoolInput,
+  probeDriver: (driver: string) => Promise<ProbeResult>,
+): Promise<Record<string, string>> {
   validateName('Storage pool', input.name);
   const info = DRIVERS[input.driver];
-  if (!info) throw new ValidationError(`Unknown storage driver "${input.driver}" (known: ${Object.keys(DRIVERS).join(', ')})`);
+  if (!info)
+    throw new ValidationError(`Unknown storage driver "${input.driver}" (known: ${Object.keys(DRIVERS).join(', ')})`);
   const probe = await probeDriver(input.driver);
-  if (!probe.ok) throw new ValidationError(`The ${input.driver} storage driver is not available on this host: missing ${probe.missing.join(', ')}`);
-  if (info.available !== 'yes') throw new ValidationError(`The ${input.driver} storage driver is not supported by svcd yet (supported: dir, btrfs)`);
+  if (!probe.ok)
+    throw new ValidationError(
+      `The ${input.driver} storage driver is not available on this host: missing ${probe.missing.join(', ')}`,
+    );
+  if (info.available !== 'yes')
+    throw new ValidationError(
+      `The ${input.driver} storage driver is not supported by svcd yet (supported: dir, btrfs)`,
+    );
   const config = { ...(input.config ?? {}) };
-  for (const k of Object.keys(config)) if (k.startsWith('volatile.')) throw new ValidationError(`Storage pool config key "${k}" is read-only`);
+  for (const k of Object.keys(config))
+    if (k.startsWith('volatile.')) throw new ValidationError(`Storage pool config key "${k}" is read-only`);
   validateConfig('storage pool', config, poolKeyTable(input.driver));
-  if (input.driver === 'dir' && config.size) throw new ValidationError('The dir driver has no pool size: a dir pool uses the space of the filesystem it lives on');
+  if (input.driver === 'dir' && config.size)
+    throw new ValidationError(
+      'The dir driver has no pool size: a dir pool uses the space of the filesystem it lives on',
+    );
   if (config.source) {
     const others = await db.select().from(storagePools);
     checkSource(config.source, stateDir, others);
@@ -94,7 +118,8 @@ export async function preparePool(db: DbOrTx, stateDir: string, input: PoolInput
   }
   if (input.driver === 'btrfs' && !config.source) {
     const bytes = parseSize(config.size ?? '5GiB');
-    if (bytes < MIN_BTRFS_BYTES) throw new ValidationError(`Invalid size "${config.size}": a btrfs pool needs at least 128MiB`);
+    if (bytes < MIN_BTRFS_BYTES)
+      throw new ValidationError(`Invalid size "${config.size}": a btrfs pool needs at least 128MiB`);
     config.size ??= '5GiB';
     config.source = loopFilePath(stateDir, input.name);
   }
@@ -104,15 +129,17 @@ export async function preparePool(db: DbOrTx, stateDir: string, input: PoolInput
 
 export async function insertPool(db: Db, input: PoolInput, config: Record<string, string>): Promise<StoragePoolRow> {
   try {
-    return await db.transaction(async (tx) => {
-      const [row] = await tx
-        .insert(storagePools)
-        .values({ name: input.name, driver: input.driver, description: input.description ?? '', config })
-        .returning();
-      // A pool of the same name may have existed before: its status must not count for this one.
-      await deleteStatusRow(tx, POOL_KIND, input.name);
-      return row!;
-    }).finally(() => forgetFacts(db, POOL_KIND, input.name));
+    return await db
+      .transaction(async (tx) => {
+        const [row] = await tx
+          .insert(storagePools)
+          .values({ name: input.name, driver: input.driver, description: input.description ?? '', config })
+          .returning();
+        // A pool of the same name may have existed before: its status must not count for this one.
+        await deleteStatusRow(tx, POOL_KIND, input.name);
+        return row!;
+      })
+      .finally(() => forgetFacts(db, POOL_KIND, input.name));
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Storage pool "${input.name}" already exists`);
     throw e;
@@ -139,7 +166,12 @@ export async function poolUsedBy(db: DbOrTx, name: string): Promise<string[]> {
  * With `generation` (the one the caller read and merged from) only if nothing was written since,
  * else StaleWriteError; the update is conditional on the generation it validated against either way.
  */
-export async function updatePool(db: Db, name: string, input: { description: string; config: Record<string, string> }, generation?: number): Promise<StoragePoolRow> {
+export async function updatePool(
+  db: Db,
+  name: string,
+  input: { description: string; config: Record<string, string> },
+  generation?: number,
+): Promise<StoragePoolRow> {
   const cur = await readPool(db, name);
   if (cur.deletingAt) throw new ConflictError(`Storage pool "${name}" is being deleted`);
   if (generation !== undefined && cur.generation !== generation) throw new StaleWriteError(`Storage pool "${name}"`);
@@ -151,13 +183,17 @@ export async function updatePool(db: Db, name: string, input: { description: str
   const userConfig = Object.fromEntries(Object.entries(config).filter(([k]) => !IMMUTABLE.includes(k)));
   validateConfig('storage pool', userConfig, poolKeyTable(cur.driver));
   if (config.size !== cur.config.size) {
-    if (cur.driver !== 'btrfs' || cur.config['volatile.initial_source']) throw new ValidationError('Only the size of a loop-backed btrfs pool can be changed');
-    if (!config.size || parseSize(config.size) < parseSize(cur.config.size ?? '0')) throw new ValidationError('A storage pool can grow but not shrink');
+    if (cur.driver !== 'btrfs' || cur.config['volatile.initial_source'])
+      throw new ValidationError('Only the size of a loop-backed btrfs pool can be changed');
+    if (!config.size || parseSize(config.size) < parseSize(cur.config.size ?? '0'))
+      throw new ValidationError('A storage pool can grow but not shrink');
   }
   const [row] = await db
     .update(storagePools)
     .set({ description: input.description, config, generation: sql`${storagePools.generation} + 1` })
-    .where(and(eq(storagePools.name, name), eq(storagePools.generation, cur.generation), isNull(storagePools.deletingAt)))
+    .where(
+      and(eq(storagePools.name, name), eq(storagePools.generation, cur.generation), isNull(storagePools.deletingAt)),
+    )
     .returning();
   if (!row) throw new StaleWriteError(`Storage pool "${name}"`);
   return row;
@@ -167,7 +203,12 @@ export async function updatePool(db: Db, name: string, input: { description: str
  * Put back the description and config a failed update replaced, unless the pool changed since
  * (`generation` is the failed update's): a change the host refused must not stay desired.
  */
-export async function revertPool(db: DbOrTx, name: string, generation: number, prev: { description: string; config: Record<string, string> }): Promise<StoragePoolRow | undefined> {
+export async function revertPool(
+  db: DbOrTx,
+  name: string,
+  generation: number,
+  prev: { description: string; config: Record<string, string> },
+): Promise<StoragePoolRow | undefined> {
   const [row] = await db
     .update(storagePools)
     .set({ description: prev.description, config: prev.config, generation: sql`${storagePools.generation} + 1` })
@@ -180,13 +221,20 @@ export async function revertPool(db: DbOrTx, name: string, generation: number, p
 export async function markPoolDeleting(db: Db, name: string): Promise<StoragePoolRow> {
   return db.transaction(async (tx) => {
     // The row is held until commit: a volume inserted meanwhile (its foreign key) waits, then is seen.
-    const [cur] = await tx.select({ name: storagePools.name }).from(storagePools).where(eq(storagePools.name, name)).for('update');
+    const [cur] = await tx
+      .select({ name: storagePools.name })
+      .from(storagePools)
+      .where(eq(storagePools.name, name))
+      .for('update');
     if (!cur) throw new NotFoundError(`Storage pool "${name}" not found`);
     const used = await poolUsedBy(tx, name);
     if (used.length) throw new ValidationError(`The storage pool is currently in use by ${describeUsers(used)}`);
     const [row] = await tx
       .update(storagePools)
-      .set({ deletingAt: sql`coalesce(${storagePools.deletingAt}, now())`, generation: sql`${storagePools.generation} + 1` })
+      .set({
+        deletingAt: sql`coalesce(${storagePools.deletingAt}, now())`,
+        generation: sql`${storagePools.generation} + 1`,
+      })
       .where(eq(storagePools.name, name))
       .returning();
     return row!;
@@ -198,7 +246,6 @@ export async function deletePoolRow(db: DbOrTx, name: string): Promise<void> {
   await db.delete(storagePools).where(eq(storagePools.name, name));
 }
 
-
 /**
  * First start: a `default` dir pool in the state directory, and the default profile's root disk on
  * it. Only at first start, so that a user who removes them is not overruled later.
@@ -207,11 +254,19 @@ export async function ensureDefaultPool(db: Db, stateDir: string): Promise<void>
   await db.transaction(async (tx) => {
     await tx
       .insert(storagePools)
-      .values({ name: 'default', driver: 'dir', description: 'Default svcd storage pool', config: { source: defaultPoolPath(stateDir, 'default') } })
+      .values({
+        name: 'default',
+        driver: 'dir',
+        description: 'Default svcd storage pool',
+        config: { source: defaultPoolPath(stateDir, 'default') },
+      })
       .onConflictDoNothing();
     await tx
       .update(profiles)
-      .set({ devices: sql`${profiles.devices} || ${JSON.stringify({ root: { type: 'disk', path: '/', pool: 'default' } })}::jsonb`, generation: sql`${profiles.generation} + 1` })
+      .set({
+        devices: sql`${profiles.devices} || ${JSON.stringify({ root: { type: 'disk', path: '/', pool: 'default' } })}::jsonb`,
+        generation: sql`${profiles.generation} + 1`,
+      })
       .where(and(eq(profiles.project, 'default'), eq(profiles.name, 'default')));
   });
 }

@@ -6,7 +6,13 @@ import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig }
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
-import { storageVolumes, volumeSnapshots, type StoragePoolRow, type StorageVolumeRow, type VolumeSnapshotRow } from './schema/index.ts';
+import {
+  storageVolumes,
+  volumeSnapshots,
+  type StoragePoolRow,
+  type StorageVolumeRow,
+  type VolumeSnapshotRow,
+} from './schema/index.ts';
 import { readPool } from './storage-pools.ts';
 import { parseSize } from '../util/size.ts';
 
@@ -53,18 +59,41 @@ async function livePool(db: DbOrTx, name: string): Promise<StoragePoolRow> {
   return pool;
 }
 
-export async function listVolumes(db: DbOrTx, pool: string, project: string, type?: string): Promise<StorageVolumeRow[]> {
+export async function listVolumes(
+  db: DbOrTx,
+  pool: string,
+  project: string,
+  type?: string,
+): Promise<StorageVolumeRow[]> {
   await livePool(db, pool);
   const conds = [eq(storageVolumes.pool, pool), eq(storageVolumes.project, project), isNull(storageVolumes.deletingAt)];
   if (type) conds.push(eq(storageVolumes.type, type));
-  return db.select().from(storageVolumes).where(and(...conds)).orderBy(asc(storageVolumes.type), asc(storageVolumes.name));
+  return db
+    .select()
+    .from(storageVolumes)
+    .where(and(...conds))
+    .orderBy(asc(storageVolumes.type), asc(storageVolumes.name));
 }
 
-export async function readVolume(db: DbOrTx, pool: string, project: string, type: string, name: string): Promise<StorageVolumeRow> {
+export async function readVolume(
+  db: DbOrTx,
+  pool: string,
+  project: string,
+  type: string,
+  name: string,
+): Promise<StorageVolumeRow> {
   const [row] = await db
     .select()
     .from(storageVolumes)
-    .where(and(eq(storageVolumes.pool, pool), eq(storageVolumes.project, project), eq(storageVolumes.type, type), eq(storageVolumes.name, name), isNull(storageVolumes.deletingAt)));
+    .where(
+      and(
+        eq(storageVolumes.pool, pool),
+        eq(storageVolumes.project, project),
+        eq(storageVolumes.type, type),
+        eq(storageVolumes.name, name),
+        isNull(storageVolumes.deletingAt),
+      ),
+    );
   if (!row) throw new NotFoundError(`Storage volume "${name}" not found`);
   return row;
 }
@@ -92,9 +121,14 @@ export interface VolumeCreate {
 }
 
 /** Validate and insert a volume (its generation is 1); the reconciler creates it on the host. */
-export async function insertVolume(db: DbOrTx, input: VolumeCreate, checkSize?: (pool: StoragePoolRow) => Promise<void>): Promise<StorageVolumeRow> {
+export async function insertVolume(
+  db: DbOrTx,
+  input: VolumeCreate,
+  checkSize?: (pool: StoragePoolRow) => Promise<void>,
+): Promise<StorageVolumeRow> {
   validateVolumeName(input.name);
-  if (input.type !== 'custom') throw new ValidationError(`Only custom volumes can be created directly (got type "${input.type}")`);
+  if (input.type !== 'custom')
+    throw new ValidationError(`Only custom volumes can be created directly (got type "${input.type}")`);
   const pool = await livePool(db, input.pool);
   const config = { ...(input.config ?? {}) };
   validateConfig('storage volume', config, volumeKeyTable(pool.driver));
@@ -102,16 +136,39 @@ export async function insertVolume(db: DbOrTx, input: VolumeCreate, checkSize?: 
   if (config.size && checkSize) await checkSize(pool);
   const id = randomUUID();
   // A copy of a whole volume keeps its snapshots (as LXD does unless volume_only): new rows, mapped to the source's.
-  const srcSnaps = input.source && !input.source.snapshotId && input.copySnapshots ? await listSnapshots(db, input.source.volumeId) : [];
+  const srcSnaps =
+    input.source && !input.source.snapshotId && input.copySnapshots
+      ? await listSnapshots(db, input.source.volumeId)
+      : [];
   const mapped = srcSnaps.map((s) => ({ row: s, to: randomUUID() }));
-  const source = input.source ? { ...input.source, ...(mapped.length ? { snapshots: mapped.map((m) => ({ from: m.row.id, to: m.to })) } : {}) } : null;
+  const source = input.source
+    ? { ...input.source, ...(mapped.length ? { snapshots: mapped.map((m) => ({ from: m.row.id, to: m.to })) } : {}) }
+    : null;
   try {
     const [row] = await db
       .insert(storageVolumes)
-      .values({ id, pool: input.pool, project: input.project, type: input.type, name: input.name, description: input.description ?? '', config, source })
+      .values({
+        id,
+        pool: input.pool,
+        project: input.project,
+        type: input.type,
+        name: input.name,
+        description: input.description ?? '',
+        config,
+        source,
+      })
       .returning();
     if (mapped.length)
-      await db.insert(volumeSnapshots).values(mapped.map((m) => ({ id: m.to, volumeId: id, name: m.row.name, description: m.row.description, config: m.row.config, createdAt: m.row.createdAt })));
+      await db.insert(volumeSnapshots).values(
+        mapped.map((m) => ({
+          id: m.to,
+          volumeId: id,
+          name: m.row.name,
+          description: m.row.description,
+          config: m.row.config,
+          createdAt: m.row.createdAt,
+        })),
+      );
     return row!;
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Storage volume "${input.name}" already exists`);
@@ -120,7 +177,11 @@ export async function insertVolume(db: DbOrTx, input: VolumeCreate, checkSize?: 
 }
 
 /** Bump a volume's generation with other changes, inside the caller's transaction. */
-export async function bumpVolume(tx: DbOrTx, id: string, set: Partial<typeof storageVolumes.$inferInsert> = {}): Promise<StorageVolumeRow> {
+export async function bumpVolume(
+  tx: DbOrTx,
+  id: string,
+  set: Partial<typeof storageVolumes.$inferInsert> = {},
+): Promise<StorageVolumeRow> {
   try {
     const [row] = await tx
       .update(storageVolumes)
@@ -130,7 +191,10 @@ export async function bumpVolume(tx: DbOrTx, id: string, set: Partial<typeof sto
     if (!row) throw new NotFoundError('Storage volume not found');
     return row;
   } catch (e) {
-    if (isUniqueViolation(e)) throw new ConflictError(`Storage volume "${set.name ?? ''}" already exists${set.pool ? ` in pool "${set.pool}"` : ''}`);
+    if (isUniqueViolation(e))
+      throw new ConflictError(
+        `Storage volume "${set.name ?? ''}" already exists${set.pool ? ` in pool "${set.pool}"` : ''}`,
+      );
     throw e;
   }
 }
@@ -139,18 +203,29 @@ export async function bumpVolume(tx: DbOrTx, id: string, set: Partial<typeof sto
  * A client's edit based on the row it read (`v.generation`): applied only if nothing was written
  * since (nor the volume marked for deletion), else StaleWriteError (the caller reads again).
  */
-export async function bumpVolumeAt(tx: DbOrTx, v: StorageVolumeRow, set: Partial<typeof storageVolumes.$inferInsert>): Promise<StorageVolumeRow> {
+export async function bumpVolumeAt(
+  tx: DbOrTx,
+  v: StorageVolumeRow,
+  set: Partial<typeof storageVolumes.$inferInsert>,
+): Promise<StorageVolumeRow> {
   const [row] = await tx
     .update(storageVolumes)
     .set({ ...set, generation: sql`${storageVolumes.generation} + 1` })
-    .where(and(eq(storageVolumes.id, v.id), eq(storageVolumes.generation, v.generation), isNull(storageVolumes.deletingAt)))
+    .where(
+      and(eq(storageVolumes.id, v.id), eq(storageVolumes.generation, v.generation), isNull(storageVolumes.deletingAt)),
+    )
     .returning();
   if (!row) throw new StaleWriteError(`Storage volume "${v.name}"`);
   return row;
 }
 
 /** Replace description and config of the volume as read (`v`): conditional on its generation (bumpVolumeAt). */
-export async function updateVolumeConfig(db: Db, v: StorageVolumeRow, input: { description: string; config: Record<string, string> }, checkSize?: (pool: StoragePoolRow) => Promise<void>): Promise<StorageVolumeRow> {
+export async function updateVolumeConfig(
+  db: Db,
+  v: StorageVolumeRow,
+  input: { description: string; config: Record<string, string> },
+  checkSize?: (pool: StoragePoolRow) => Promise<void>,
+): Promise<StorageVolumeRow> {
   const pool = await livePool(db, v.pool);
   validateConfig('storage volume', input.config, volumeKeyTable(pool.driver));
   if (input.config.size && input.config.size !== v.config.size && checkSize) await checkSize(pool);
@@ -159,7 +234,8 @@ export async function updateVolumeConfig(db: Db, v: StorageVolumeRow, input: { d
 
 async function assertUnused(db: DbOrTx, v: StorageVolumeRow, what: string): Promise<void> {
   const used = await volumeUsedBy(db, v);
-  if (used.length) throw new ValidationError(`${what}: the storage volume "${v.name}" is still in use by ${describeUsers(used)}`);
+  if (used.length)
+    throw new ValidationError(`${what}: the storage volume "${v.name}" is still in use by ${describeUsers(used)}`);
 }
 
 export async function renameVolume(db: Db, v: StorageVolumeRow, newName: string): Promise<StorageVolumeRow> {
@@ -169,7 +245,12 @@ export async function renameVolume(db: Db, v: StorageVolumeRow, newName: string)
 }
 
 /** Move to another pool (async: the reconciler moves the data). */
-export async function moveVolume(tx: Tx, v: StorageVolumeRow, newPool: string, newName: string): Promise<StorageVolumeRow> {
+export async function moveVolume(
+  tx: Tx,
+  v: StorageVolumeRow,
+  newPool: string,
+  newName: string,
+): Promise<StorageVolumeRow> {
   validateVolumeName(newName);
   const pool = await livePool(tx, newPool);
   validateConfig('storage volume', v.config, volumeKeyTable(pool.driver));
@@ -203,22 +284,36 @@ export async function listSnapshots(db: DbOrTx, volumeId: string): Promise<Volum
 
 /** Every snapshot row, including those being deleted (the reconciler's view). */
 export async function listAllSnapshots(db: DbOrTx, volumeId: string): Promise<VolumeSnapshotRow[]> {
-  return db.select().from(volumeSnapshots).where(eq(volumeSnapshots.volumeId, volumeId)).orderBy(asc(volumeSnapshots.createdAt));
+  return db
+    .select()
+    .from(volumeSnapshots)
+    .where(eq(volumeSnapshots.volumeId, volumeId))
+    .orderBy(asc(volumeSnapshots.createdAt));
 }
 
 export async function readSnapshot(db: DbOrTx, volumeId: string, name: string): Promise<VolumeSnapshotRow> {
   const [row] = await db
     .select()
     .from(volumeSnapshots)
-    .where(and(eq(volumeSnapshots.volumeId, volumeId), eq(volumeSnapshots.name, name), isNull(volumeSnapshots.deletingAt)));
+    .where(
+      and(eq(volumeSnapshots.volumeId, volumeId), eq(volumeSnapshots.name, name), isNull(volumeSnapshots.deletingAt)),
+    );
   if (!row) throw new NotFoundError(`Storage volume snapshot "${name}" not found`);
   return row;
 }
 
-export async function insertSnapshot(tx: DbOrTx, v: StorageVolumeRow, name: string, description = ''): Promise<VolumeSnapshotRow> {
+export async function insertSnapshot(
+  tx: DbOrTx,
+  v: StorageVolumeRow,
+  name: string,
+  description = '',
+): Promise<VolumeSnapshotRow> {
   validateName('Snapshot', name);
   try {
-    const [row] = await tx.insert(volumeSnapshots).values({ id: randomUUID(), volumeId: v.id, name, description, config: {} }).returning();
+    const [row] = await tx
+      .insert(volumeSnapshots)
+      .values({ id: randomUUID(), volumeId: v.id, name, description, config: {} })
+      .returning();
     return row!;
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Snapshot "${name}" already exists`);
@@ -229,7 +324,11 @@ export async function insertSnapshot(tx: DbOrTx, v: StorageVolumeRow, name: stri
 export async function renameSnapshot(tx: DbOrTx, s: VolumeSnapshotRow, newName: string): Promise<VolumeSnapshotRow> {
   validateName('Snapshot', newName);
   try {
-    const [row] = await tx.update(volumeSnapshots).set({ name: newName }).where(eq(volumeSnapshots.id, s.id)).returning();
+    const [row] = await tx
+      .update(volumeSnapshots)
+      .set({ name: newName })
+      .where(eq(volumeSnapshots.id, s.id))
+      .returning();
     return row!;
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Snapshot "${newName}" already exists`);
@@ -237,7 +336,11 @@ export async function renameSnapshot(tx: DbOrTx, s: VolumeSnapshotRow, newName: 
   }
 }
 
-export async function updateSnapshotDescription(db: DbOrTx, s: VolumeSnapshotRow, description: string): Promise<VolumeSnapshotRow> {
+export async function updateSnapshotDescription(
+  db: DbOrTx,
+  s: VolumeSnapshotRow,
+  description: string,
+): Promise<VolumeSnapshotRow> {
   const [row] = await db.update(volumeSnapshots).set({ description }).where(eq(volumeSnapshots.id, s.id)).returning();
   return row!;
 }
@@ -259,22 +362,34 @@ export async function volumesOnPool(db: DbOrTx, pool: string): Promise<StorageVo
   return db.select().from(storageVolumes).where(eq(storageVolumes.pool, pool));
 }
 
-
 /**
  * The row of an image unpacked on a pool (type `image`, named by its fingerprint, in `default`): inserted
  * if missing; returns its id. Written by the container reconciler (ensure-rootfs.ts), which alone makes them.
  */
 export async function ensureImageVolumeRow(db: DbOrTx, pool: string, fingerprint: string): Promise<string> {
-  await db.insert(storageVolumes).values({ id: randomUUID(), pool, project: 'default', type: 'image', name: fingerprint, config: {} }).onConflictDoNothing();
+  await db
+    .insert(storageVolumes)
+    .values({ id: randomUUID(), pool, project: 'default', type: 'image', name: fingerprint, config: {} })
+    .onConflictDoNothing();
   const [row] = await db
     .select({ id: storageVolumes.id })
     .from(storageVolumes)
-    .where(and(eq(storageVolumes.pool, pool), eq(storageVolumes.project, 'default'), eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
+    .where(
+      and(
+        eq(storageVolumes.pool, pool),
+        eq(storageVolumes.project, 'default'),
+        eq(storageVolumes.type, 'image'),
+        eq(storageVolumes.name, fingerprint),
+      ),
+    );
   return row!.id;
 }
 
 /** The row listing a container's root volume (its id is the container's), following the container's name, project and pool. */
-export async function recordContainerVolume(db: DbOrTx, v: { id: string; pool: string; project: string; name: string }): Promise<void> {
+export async function recordContainerVolume(
+  db: DbOrTx,
+  v: { id: string; pool: string; project: string; name: string },
+): Promise<void> {
   await db
     .insert(storageVolumes)
     .values({ id: v.id, pool: v.pool, project: v.project, type: 'container', name: v.name, config: {} })
@@ -286,6 +401,9 @@ export const IMAGE_VOLUME_KIND = 'image-volume';
 
 /** The image volumes of an image, on every pool (to enqueue when the image is deleted). */
 export async function imageVolumeIds(db: DbOrTx, fingerprint: string): Promise<string[]> {
-  const rows = await db.select({ id: storageVolumes.id }).from(storageVolumes).where(and(eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
+  const rows = await db
+    .select({ id: storageVolumes.id })
+    .from(storageVolumes)
+    .where(and(eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
   return rows.map((r) => r.id);
 }

@@ -32,10 +32,12 @@ const enc = encodeURIComponent;
 const q = (project: string) => (project === DEFAULT_PROJECT ? '' : `?project=${enc(project)}`);
 export const usedByUrls = {
   container: (c: { project: string; name: string }) => `/1.0/containers/${enc(c.name)}${q(c.project)}`,
-  snapshot: (c: { project: string; name: string }, snap: string) => `/1.0/containers/${enc(c.name)}/snapshots/${enc(snap)}${q(c.project)}`,
+  snapshot: (c: { project: string; name: string }, snap: string) =>
+    `/1.0/containers/${enc(c.name)}/snapshots/${enc(snap)}${q(c.project)}`,
   profile: (p: { project: string; name: string }) => `/1.0/profiles/${enc(p.name)}${q(p.project)}`,
   image: (i: { project: string; fingerprint: string }) => `/1.0/images/${enc(i.fingerprint)}${q(i.project)}`,
-  volume: (v: { pool: string; type: string; name: string; project: string }) => `/1.0/storage-pools/${enc(v.pool)}/volumes/${enc(v.type)}/${enc(v.name)}${q(v.project)}`,
+  volume: (v: { pool: string; type: string; name: string; project: string }) =>
+    `/1.0/storage-pools/${enc(v.pool)}/volumes/${enc(v.type)}/${enc(v.name)}${q(v.project)}`,
 };
 
 /** Run `load` once, on first use. */
@@ -59,14 +61,25 @@ export function usedByReader(db: DbOrTx): UsedByReader {
   // Containers and snapshots being deleted no longer use anything (their teardown is under way).
   const liveContainers = lazy(() =>
     db
-      .select({ id: containers.id, project: containers.project, name: containers.name, profiles: containers.profiles, config: containers.config, devices: containers.devices })
+      .select({
+        id: containers.id,
+        project: containers.project,
+        name: containers.name,
+        profiles: containers.profiles,
+        config: containers.config,
+        devices: containers.devices,
+      })
       .from(containers)
       .where(isNull(containers.deletingAt))
       .orderBy(asc(containers.project), asc(containers.name)),
   );
   const liveSnapshots = lazy(() =>
     db
-      .select({ containerId: containerSnapshots.containerId, name: containerSnapshots.name, profiles: containerSnapshots.profiles })
+      .select({
+        containerId: containerSnapshots.containerId,
+        name: containerSnapshots.name,
+        profiles: containerSnapshots.profiles,
+      })
       .from(containerSnapshots)
       .innerJoin(containers, eq(containers.id, containerSnapshots.containerId))
       .where(and(isNull(containerSnapshots.deletingAt), isNull(containers.deletingAt)))
@@ -74,16 +87,29 @@ export function usedByReader(db: DbOrTx): UsedByReader {
   );
   const allProjects = lazy(() => db.select({ name: projects.name, config: projects.config }).from(projects));
   const allProfiles = lazy(() =>
-    db.select({ project: profiles.project, name: profiles.name, devices: profiles.devices }).from(profiles).orderBy(asc(profiles.project), asc(profiles.name)),
+    db
+      .select({ project: profiles.project, name: profiles.name, devices: profiles.devices })
+      .from(profiles)
+      .orderBy(asc(profiles.project), asc(profiles.name)),
   );
   const liveVolumes = lazy(() =>
     db
-      .select({ pool: storageVolumes.pool, project: storageVolumes.project, type: storageVolumes.type, name: storageVolumes.name })
+      .select({
+        pool: storageVolumes.pool,
+        project: storageVolumes.project,
+        type: storageVolumes.type,
+        name: storageVolumes.name,
+      })
       .from(storageVolumes)
       .where(isNull(storageVolumes.deletingAt))
       .orderBy(asc(storageVolumes.type), asc(storageVolumes.name)),
   );
-  const allImages = lazy(() => db.select({ project: images.project, fingerprint: images.fingerprint }).from(images).orderBy(asc(images.fingerprint)));
+  const allImages = lazy(() =>
+    db
+      .select({ project: images.project, fingerprint: images.fingerprint })
+      .from(images)
+      .orderBy(asc(images.fingerprint)),
+  );
 
   /** Project name → the project its profiles come from. */
   const profileProjects = lazy(async () => new Map((await allProjects()).map((p) => [p.name, profileProjectOf(p)])));
@@ -95,15 +121,19 @@ export function usedByReader(db: DbOrTx): UsedByReader {
     return cts.map((c) => {
       const from = pp.get(c.project) ?? DEFAULT_PROJECT;
       const devices: Devices = {};
-      for (const layer of [...c.profiles.map((n) => byKey.get(`${from}\0${n}`) ?? {}), c.devices]) Object.assign(devices, layer);
+      for (const layer of [...c.profiles.map((n) => byKey.get(`${from}\0${n}`) ?? {}), c.devices])
+        Object.assign(devices, layer);
       return { ...c, expanded: devices };
     });
   });
 
   const disksOn = (devices: Devices, pool: string, source?: string) =>
-    Object.values(devices).some((d) => d.type === 'disk' && d.pool === pool && (source === undefined || d.source === source));
+    Object.values(devices).some(
+      (d) => d.type === 'disk' && d.pool === pool && (source === undefined || d.source === source),
+    );
   /** A nic names its network by `network` or (as `lxc network attach` sends it) by `parent`. */
-  const nicsOn = (devices: Devices, network: string) => Object.values(devices).some((d) => d.type === 'nic' && nicParentOf(d) === network);
+  const nicsOn = (devices: Devices, network: string) =>
+    Object.values(devices).some((d) => d.type === 'nic' && nicParentOf(d) === network);
 
   return {
     async profile(project, name) {
@@ -113,7 +143,8 @@ export function usedByReader(db: DbOrTx): UsedByReader {
       for (const c of cts) {
         if ((pp.get(c.project) ?? DEFAULT_PROJECT) !== project) continue;
         if (c.profiles.includes(name)) out.push(usedByUrls.container(c));
-        for (const s of snapsOf.get(c.id) ?? []) if (s.profiles.includes(name)) out.push(usedByUrls.snapshot(c, s.name));
+        for (const s of snapsOf.get(c.id) ?? [])
+          if (s.profiles.includes(name)) out.push(usedByUrls.snapshot(c, s.name));
       }
       return out;
     },
@@ -129,12 +160,21 @@ export function usedByReader(db: DbOrTx): UsedByReader {
     },
 
     async pool(name) {
-      const [profs, cts, vols, imgs] = await Promise.all([allProfiles(), expandedContainers(), liveVolumes(), allImages()]);
+      const [profs, cts, vols, imgs] = await Promise.all([
+        allProfiles(),
+        expandedContainers(),
+        liveVolumes(),
+        allImages(),
+      ]);
       const out = profs.filter((p) => disksOn(p.devices, name)).map(usedByUrls.profile);
       const onPool = vols.filter((v) => v.pool === name);
       // A container is on the pool by its devices (root disk, attached volumes) or by a root volume still there.
       const rootVolumes = new Set(onPool.filter((v) => v.type === 'container').map((v) => `${v.project}\0${v.name}`));
-      out.push(...cts.filter((c) => disksOn(c.expanded, name) || rootVolumes.has(`${c.project}\0${c.name}`)).map(usedByUrls.container));
+      out.push(
+        ...cts
+          .filter((c) => disksOn(c.expanded, name) || rootVolumes.has(`${c.project}\0${c.name}`))
+          .map(usedByUrls.container),
+      );
       const listed = new Set(out);
       for (const v of onPool) {
         if (v.type === 'container') {
@@ -163,7 +203,10 @@ export function usedByReader(db: DbOrTx): UsedByReader {
 
     async network(name) {
       const [profs, cts] = await Promise.all([allProfiles(), expandedContainers()]);
-      return [...profs.filter((p) => nicsOn(p.devices, name)).map(usedByUrls.profile), ...cts.filter((c) => nicsOn(c.expanded, name)).map(usedByUrls.container)];
+      return [
+        ...profs.filter((p) => nicsOn(p.devices, name)).map(usedByUrls.profile),
+        ...cts.filter((c) => nicsOn(c.expanded, name)).map(usedByUrls.container),
+      ];
     },
   };
 }

@@ -15,23 +15,31 @@ test('entity names: 1..64 printable ASCII, no path or URL separators, not . or .
 
 test('container names are host names', () => {
   assert.equal(validateContainerName('web-1'), 'web-1');
-  for (const bad of ['1web', '-web', 'web-', 'we_b', 'a.b', 'a'.repeat(65)]) assert.throws(() => validateContainerName(bad), ValidationError, bad);
+  for (const bad of ['1web', '-web', 'web-', 'we_b', 'a.b', 'a'.repeat(65)])
+    assert.throws(() => validateContainerName(bad), ValidationError, bad);
 });
 
 test('instance config: known keys with valid values pass; unknown, read-only or bad values are refused naming the key', () => {
-  validateConfig('profile', {
-    'limits.cpu': '0-3,6',
-    'limits.memory': '512MiB',
-    'limits.memory.swap': 'false',
-    'limits.kernel.nofile': '1024:4096',
-    'security.privileged': 'true',
-    'raw.id_map': 'both 1000 1000\nuid 50-60 500-510',
-    'user.anything.here': 'x',
-    'environment.FOO': 'bar',
-    'boot.autostart.priority': '-3',
-  }, instanceConfigKeys);
+  validateConfig(
+    'profile',
+    {
+      'limits.cpu': '0-3,6',
+      'limits.memory': '512MiB',
+      'limits.memory.swap': 'false',
+      'limits.kernel.nofile': '1024:4096',
+      'security.privileged': 'true',
+      'raw.id_map': 'both 1000 1000\nuid 50-60 500-510',
+      'user.anything.here': 'x',
+      'environment.FOO': 'bar',
+      'boot.autostart.priority': '-3',
+    },
+    instanceConfigKeys,
+  );
   const refuse = (config: Record<string, string>, re: RegExp) =>
-    assert.throws(() => validateConfig('profile', config, instanceConfigKeys), (e: Error) => e instanceof ValidationError && re.test(e.message));
+    assert.throws(
+      () => validateConfig('profile', config, instanceConfigKeys),
+      (e: Error) => e instanceof ValidationError && re.test(e.message),
+    );
   refuse({ 'limits.bogus': '1' }, /Unknown profile config key "limits.bogus"/);
   refuse({ 'limits.memory': 'lots' }, /limits.memory/);
   refuse({ 'limits.cpu': 'two' }, /limits.cpu/);
@@ -43,20 +51,32 @@ test('instance config: known keys with valid values pass; unknown, read-only or 
 
 test('instance config: values LXC or the kernel would refuse, and contradicting keys, are refused up front', () => {
   const refuse = (config: Record<string, string>, re: RegExp) =>
-    assert.throws(() => validateConfig('container', config, instanceConfigKeys), (e: Error) => e instanceof ValidationError && re.test(e.message), JSON.stringify(config));
-  validateConfig('container', {
-    'limits.cpu': '2',
-    'limits.memory': '25%',
-    'limits.processes': '200',
-    'limits.kernel.nofile': '512:unlimited',
-    'security.idmap.isolated': 'true',
-    'security.idmap.size': '100000',
-    'security.idmap.base': '2000000',
-    'security.syscalls.blacklist': 'mount errno 1\n# a comment\n\nkeyctl',
-    'security.syscalls.blacklist_compat': 'true',
-    'environment.PATH': '/bin:/sbin',
-  }, instanceConfigKeys);
-  validateConfig('container', { 'security.syscalls.whitelist': 'read\nwrite', 'security.syscalls.blacklist_compat': 'false' }, instanceConfigKeys);
+    assert.throws(
+      () => validateConfig('container', config, instanceConfigKeys),
+      (e: Error) => e instanceof ValidationError && re.test(e.message),
+      JSON.stringify(config),
+    );
+  validateConfig(
+    'container',
+    {
+      'limits.cpu': '2',
+      'limits.memory': '25%',
+      'limits.processes': '200',
+      'limits.kernel.nofile': '512:unlimited',
+      'security.idmap.isolated': 'true',
+      'security.idmap.size': '100000',
+      'security.idmap.base': '2000000',
+      'security.syscalls.blacklist': 'mount errno 1\n# a comment\n\nkeyctl',
+      'security.syscalls.blacklist_compat': 'true',
+      'environment.PATH': '/bin:/sbin',
+    },
+    instanceConfigKeys,
+  );
+  validateConfig(
+    'container',
+    { 'security.syscalls.whitelist': 'read\nwrite', 'security.syscalls.blacklist_compat': 'false' },
+    instanceConfigKeys,
+  );
   refuse({ 'limits.cpu': '0' }, /limits.cpu.*at least 1/);
   refuse({ 'limits.cpu': '3-1' }, /limits.cpu.*ends before it starts/);
   refuse({ 'limits.memory': '0' }, /limits.memory.*above 0/);
@@ -68,8 +88,14 @@ test('instance config: values LXC or the kernel would refuse, and contradicting 
   refuse({ 'security.idmap.base': '-1' }, /security.idmap.base/);
   refuse({ 'raw.id_map': 'both 1000-1001 1000' }, /raw.id_map.*same length/);
   refuse({ 'raw.id_map': 'uid 5-1 5-1' }, /raw.id_map.*ends before it starts/);
-  refuse({ 'security.syscalls.whitelist': 'read', 'security.syscalls.blacklist': 'mount' }, /whitelist cannot be combined/);
-  refuse({ 'security.syscalls.whitelist': 'read', 'security.syscalls.blacklist_compat': 'true' }, /whitelist cannot be combined/);
+  refuse(
+    { 'security.syscalls.whitelist': 'read', 'security.syscalls.blacklist': 'mount' },
+    /whitelist cannot be combined/,
+  );
+  refuse(
+    { 'security.syscalls.whitelist': 'read', 'security.syscalls.blacklist_compat': 'true' },
+    /whitelist cannot be combined/,
+  );
   refuse({ 'security.syscalls.blacklist': '[all]\nmount' }, /bad rule "\[all\]"/);
   refuse({ 'security.syscalls.blacklist': 'mount\r' }, /carriage return/);
   refuse({ 'environment.FOO': 'a\nlxc.hook.pre-start = /bin/evil' }, /environment.FOO.*line breaks/);
@@ -79,14 +105,35 @@ test('instance config: values LXC or the kernel would refuse, and contradicting 
 
 test('devices: disks are host paths or custom volumes; NICs need an existing bridge; unix device numbers', () => {
   validateDevices({
-    vol: { type: 'disk', path: '/mnt/data', pool: 'default', source: 'vol1', readonly: 'true', propagation: 'rslave', recursive: 'true' },
+    vol: {
+      type: 'disk',
+      path: '/mnt/data',
+      pool: 'default',
+      source: 'vol1',
+      readonly: 'true',
+      propagation: 'rslave',
+      recursive: 'true',
+    },
     host: { type: 'disk', path: '/mnt/host', source: '/srv/x', shift: 'true', optional: 'true' },
     eth0: { type: 'nic', parent: 'br0', hwaddr: '00:16:3e:01:02:03', mtu: '1500' },
-    tun: { type: 'unix-char', source: '/dev/net/tun', major: '10', minor: '200', mode: '0666', uid: '1000', gid: '1000', required: 'false' },
+    tun: {
+      type: 'unix-char',
+      source: '/dev/net/tun',
+      major: '10',
+      minor: '200',
+      mode: '0666',
+      uid: '1000',
+      gid: '1000',
+      required: 'false',
+    },
     loop: { type: 'unix-block', path: '/dev/loop9', major: '7' },
   });
   const refuse = (devices: Record<string, Record<string, string>>, re: RegExp) =>
-    assert.throws(() => validateDevices(devices), (e: Error) => e instanceof ValidationError && re.test(e.message), JSON.stringify(devices));
+    assert.throws(
+      () => validateDevices(devices),
+      (e: Error) => e instanceof ValidationError && re.test(e.message),
+      JSON.stringify(devices),
+    );
   refuse({ x: { type: 'disk', path: '/mnt', pool: 'default', source: '/srv' } }, /name of a custom volume/);
   refuse({ x: { type: 'disk', path: '/mnt', source: 'relative' } }, /host path/);
   refuse({ x: { type: 'disk', path: '/mnt', pool: 'default', source: 'v', optional: 'true' } }, /apply to host paths/);
@@ -94,20 +141,44 @@ test('devices: disks are host paths or custom volumes; NICs need an existing bri
   refuse({ x: { type: 'disk', path: '/', pool: 'default', source: '/srv' } }, /root disk takes no "source"/);
   refuse({ x: { type: 'disk', path: '/mnt', source: '/srv', propagation: 'sideways' } }, /propagation/);
   validateDevices({
-    a: { type: 'nic', network: 'svcdbr0', 'ipv4.address': '10.0.0.2', 'ipv6.address': 'fd00::2', 'ipv4.routes': '10.9.0.0/24,10.8.0.0/16', 'ipv6.routes': 'fd01::/64' },
-    b: { type: 'nic', nictype: 'bridged', parent: 'br0', 'limits.ingress': '10Mbit', 'limits.egress': '100kbit', 'security.mac_filtering': 'true', vlan: '12' },
+    a: {
+      type: 'nic',
+      network: 'svcdbr0',
+      'ipv4.address': '10.0.0.2',
+      'ipv6.address': 'fd00::2',
+      'ipv4.routes': '10.9.0.0/24,10.8.0.0/16',
+      'ipv6.routes': 'fd01::/64',
+    },
+    b: {
+      type: 'nic',
+      nictype: 'bridged',
+      parent: 'br0',
+      'limits.ingress': '10Mbit',
+      'limits.egress': '100kbit',
+      'security.mac_filtering': 'true',
+      vlan: '12',
+    },
     c: { type: 'nic', parent: 'br1', network: 'br1', 'limits.max': '1Gbit' },
   });
   refuse({ x: { type: 'nic', network: 'a.b' } }, /network name/);
   refuse({ x: { type: 'nic', network: 'n1', nictype: 'bridged' } }, /"nictype" must not be set with "network"/);
   refuse({ x: { type: 'nic', network: 'n1', parent: 'n2' } }, /name different networks/);
-  refuse({ x: { type: 'nic', parent: 'br0', 'ipv4.address': '10.0.0.300' } }, /invalid "ipv4.address": must be an IPv4 address/);
+  refuse(
+    { x: { type: 'nic', parent: 'br0', 'ipv4.address': '10.0.0.300' } },
+    /invalid "ipv4.address": must be an IPv4 address/,
+  );
   refuse({ x: { type: 'nic', parent: 'br0', 'ipv6.address': '10.0.0.3' } }, /invalid "ipv6.address"/);
   refuse({ x: { type: 'nic', parent: 'br0', 'limits.ingress': '10MB' } }, /bit rate/);
   refuse({ x: { type: 'nic', parent: 'br0', 'security.mac_filtering': 'maybe' } }, /mac_filtering/);
   refuse({ x: { type: 'nic', parent: 'br0', vlan: '5000' } }, /"vlan"/);
-  refuse({ x: { type: 'nic', parent: 'br0', 'ipv4.address': '10.0.0.2', 'ipv4.routes': '10.1.0.0/33' } }, /IPv4 subnets in CIDR form \(bad "10.1.0.0\/33"\)/);
-  refuse({ x: { type: 'nic', parent: 'br0', 'ipv4.routes': '10.1.0.0/24' } }, /"ipv4.routes" needs a static "ipv4.address"/);
+  refuse(
+    { x: { type: 'nic', parent: 'br0', 'ipv4.address': '10.0.0.2', 'ipv4.routes': '10.1.0.0/33' } },
+    /IPv4 subnets in CIDR form \(bad "10.1.0.0\/33"\)/,
+  );
+  refuse(
+    { x: { type: 'nic', parent: 'br0', 'ipv4.routes': '10.1.0.0/24' } },
+    /"ipv4.routes" needs a static "ipv4.address"/,
+  );
   refuse({ x: { type: 'nic', parent: 'br0', hwaddr: '01:00:5e:00:00:01' } }, /unicast/);
   refuse({ x: { type: 'nic', parent: 'br0', mtu: '10' } }, /mtu/);
   refuse({ x: { type: 'nic', parent: '..' } }, /interface name/);
@@ -119,9 +190,28 @@ test('devices: disks are host paths or custom volumes; NICs need an existing bri
 });
 
 test('expanded devices: one mount per path, one NIC per interface name', () => {
-  validateExpandedDevices({ root: { type: 'disk', path: '/', pool: 'p' }, a: { type: 'disk', path: '/mnt/a', source: '/a' }, eth0: { type: 'nic', parent: 'br0' }, n1: { type: 'nic', parent: 'br0', name: 'eth1' } });
-  assert.throws(() => validateExpandedDevices({ a: { type: 'disk', path: '/mnt/a', source: '/a' }, b: { type: 'disk', path: '/mnt/a/', source: '/b' } }), /"a" and "b" are both mounted at "\/mnt\/a"/);
-  assert.throws(() => validateExpandedDevices({ eth0: { type: 'nic', parent: 'br0' }, n1: { type: 'nic', parent: 'br1', name: 'eth0' } }), /both use the interface name "eth0"/);
+  validateExpandedDevices({
+    root: { type: 'disk', path: '/', pool: 'p' },
+    a: { type: 'disk', path: '/mnt/a', source: '/a' },
+    eth0: { type: 'nic', parent: 'br0' },
+    n1: { type: 'nic', parent: 'br0', name: 'eth1' },
+  });
+  assert.throws(
+    () =>
+      validateExpandedDevices({
+        a: { type: 'disk', path: '/mnt/a', source: '/a' },
+        b: { type: 'disk', path: '/mnt/a/', source: '/b' },
+      }),
+    /"a" and "b" are both mounted at "\/mnt\/a"/,
+  );
+  assert.throws(
+    () =>
+      validateExpandedDevices({
+        eth0: { type: 'nic', parent: 'br0' },
+        n1: { type: 'nic', parent: 'br1', name: 'eth0' },
+      }),
+    /both use the interface name "eth0"/,
+  );
 });
 
 test('devices: per-type properties and required fields', () => {
@@ -132,13 +222,19 @@ test('devices: per-type properties and required fields', () => {
     tty: { type: 'unix-char', path: '/dev/ttyS0' },
   });
   const refuse = (devices: Record<string, Record<string, string>>, re: RegExp) =>
-    assert.throws(() => validateDevices(devices), (e: Error) => e instanceof ValidationError && re.test(e.message));
+    assert.throws(
+      () => validateDevices(devices),
+      (e: Error) => e instanceof ValidationError && re.test(e.message),
+    );
   refuse({ x: { type: 'pci' } }, /unsupported device type "pci"/);
   refuse({ x: { path: '/' } }, /has no type/);
   refuse({ x: { type: 'disk', source: '/a' } }, /"path" is required/);
   refuse({ x: { type: 'disk', path: '/' } }, /needs a "pool"/);
   refuse({ x: { type: 'disk', path: '/a/../b', source: '/s' } }, /absolute path/);
-  refuse({ x: { type: 'nic', nictype: 'bridged' } }, /"parent" \(a host bridge or managed network\) or "network" is required/);
+  refuse(
+    { x: { type: 'nic', nictype: 'bridged' } },
+    /"parent" \(a host bridge or managed network\) or "network" is required/,
+  );
   refuse({ x: { type: 'nic', parent: 'br0', colour: 'red' } }, /unknown property "colour"/);
   refuse({ 'bad name!': { type: 'none' } }, /Invalid device name/);
   refuse({ x: { type: 'unix-block' } }, /"path" or "source"/);
@@ -153,9 +249,18 @@ test('nic vlan: refused naming what the host lacks, and refused as not built whe
   const devices = { eth0: { type: 'nic', parent: 'br0', vlan: '10' }, eth1: { type: 'nic', parent: 'br0' } };
   const asked: string[] = [];
   const lacking = async (f: 'vlan') => (asked.push(f), { ok: false, missing: '802.1Q VLANs (kernel module 8021q)' });
-  await assert.rejects(checkNicFeatures(devices, lacking), (e: Error) => e instanceof ValidationError && /Device "eth0" \(nic\): "vlan" is not available on this host: 802\.1Q VLANs/.test(e.message));
+  await assert.rejects(
+    checkNicFeatures(devices, lacking),
+    (e: Error) =>
+      e instanceof ValidationError &&
+      /Device "eth0" \(nic\): "vlan" is not available on this host: 802\.1Q VLANs/.test(e.message),
+  );
   assert.deepEqual(asked, ['vlan']);
-  await assert.rejects(checkNicFeatures(devices, async () => ({ ok: true })), (e: Error) => e instanceof ValidationError && /Device "eth0" \(nic\): "vlan" is not supported by svcd yet/.test(e.message));
+  await assert.rejects(
+    checkNicFeatures(devices, async () => ({ ok: true })),
+    (e: Error) =>
+      e instanceof ValidationError && /Device "eth0" \(nic\): "vlan" is not supported by svcd yet/.test(e.message),
+  );
   await checkNicFeatures({ eth1: devices.eth1 }, lacking);
   assert.deepEqual(asked, ['vlan'], 'no probe without a vlan key');
 });

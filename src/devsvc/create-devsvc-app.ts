@@ -29,7 +29,10 @@ export interface DevsvcAppDeps {
 
 /** An answer to the guest: devsvc errors are plain text with the HTTP status, as on LXD's /dev/lxd. */
 class GuestError extends Error {
-  constructor(readonly status: 400 | 403 | 404 | 500, message: string) {
+  constructor(
+    readonly status: 400 | 403 | 404 | 500,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -53,7 +56,12 @@ export function createDevsvcApp(deps: DevsvcAppDeps): Hono<DevsvcEnv> {
   app.get('/', (c) => c.json(['/1.0']));
   app.get('/1.0', async (c) => {
     await guest(c);
-    return c.json({ api_version: '1.0', location: deps.node, instance_type: 'container', state: deps.guestState.get(c.env.containerId) });
+    return c.json({
+      api_version: '1.0',
+      location: deps.node,
+      instance_type: 'container',
+      state: deps.guestState.get(c.env.containerId),
+    });
   });
   app.patch('/1.0', async (c) => {
     await guest(c);
@@ -94,13 +102,18 @@ export function createDevsvcApp(deps: DevsvcAppDeps): Hono<DevsvcEnv> {
       throw e;
     });
     if (!img.public && !img.cached) throw new GuestError(404, 'not found');
-    return sendImageFiles(c, img, () => openImageFiles(img.fingerprint, imageFilesIn(imagesDirOf(deps.stateDir), img.fingerprint, img.split)));
+    return sendImageFiles(c, img, () =>
+      openImageFiles(img.fingerprint, imageFilesIn(imagesDirOf(deps.stateDir), img.fingerprint, img.split)),
+    );
   });
 
   app.notFound((c) => c.text('not found', 404));
   app.onError((err, c) => {
     if (err instanceof GuestError) return c.text(err.message, err.status);
-    deps.log.error({ err, method: c.req.method, url: c.req.path, container: c.env?.containerId }, 'devsvc request failed');
+    deps.log.error(
+      { err, method: c.req.method, url: c.req.path, container: c.env?.containerId },
+      'devsvc request failed',
+    );
     return c.text('internal server error', 500);
   });
   return app;

@@ -11,7 +11,14 @@ import type { Db } from '../db/types.ts';
 import type { EventBus } from '../events/index.ts';
 import { TerminalError } from '../reconcilers/runtime/index.ts';
 import { createDevsvcApp, type GuestState } from './create-devsvc-app.ts';
-import { devsvcEnabled, guestChanges, parseGuestEventTypes, type GuestChange, type GuestEventType, type GuestView } from './guest-view.ts';
+import {
+  devsvcEnabled,
+  guestChanges,
+  parseGuestEventTypes,
+  type GuestChange,
+  type GuestEventType,
+  type GuestView,
+} from './guest-view.ts';
 import { DEVSVC_SOCKET } from './paths.ts';
 import { readGuest, type Guest } from './read-guest.ts';
 import { devsvcDirOf, devsvcRootOf, stateTrashOf } from '../host/layout.ts';
@@ -87,14 +94,18 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
   function serialized(id: string, f: () => Promise<void>): Promise<void> {
     const next = (chains.get(id) ?? Promise.resolve()).catch(() => {}).then(f);
     chains.set(id, next);
-    void next.finally(() => {
-      if (chains.get(id) === next) chains.delete(id);
-    }).catch(() => {});
+    void next
+      .finally(() => {
+        if (chains.get(id) === next) chains.delete(id);
+      })
+      .catch(() => {});
     return next;
   }
 
   function refuse(socket: Duplex, status: number, message: string) {
-    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\nConnection: close\r\n\r\n${message}`);
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(message)}\r\nConnection: close\r\n\r\n${message}`,
+    );
   }
 
   function subscribe(l: Listener, ws: WebSocket, types: Set<GuestEventType>) {
@@ -131,7 +142,10 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
   async function open(id: string, view: GuestView): Promise<Listener> {
     const dir = devsvcDirOf(deps.stateDir, id);
     const sock = path.join(dir, DEVSVC_SOCKET);
-    if (Buffer.byteLength(sock) > MAX_SOCKET_PATH) throw new TerminalError(`devsvc: the socket path ${sock} is longer than ${MAX_SOCKET_PATH} bytes (use a shorter state directory, or set security.devsvc=false)`);
+    if (Buffer.byteLength(sock) > MAX_SOCKET_PATH)
+      throw new TerminalError(
+        `devsvc: the socket path ${sock} is longer than ${MAX_SOCKET_PATH} bytes (use a shorter state directory, or set security.devsvc=false)`,
+      );
     // The container's root (a high host uid when unprivileged) must reach the socket: traversable dirs, a 0666 socket (as LXD's).
     await mkdir(devsvcRootOf(deps.stateDir), { recursive: true, mode: 0o711 });
     await mkdir(dir, { recursive: true, mode: 0o755 });
@@ -211,7 +225,10 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
   // A profile change reaches every container using it without a reconcile of theirs: look again.
   const unsubscribe = deps.bus.subscribe({ types: new Set(['lifecycle']) }, (e) => {
     if (e.metadata.action !== 'profile-updated') return;
-    for (const id of listeners.keys()) void sync(id).catch((err: unknown) => log.warn({ err, container: id }, 'devsvc: cannot look at the container again'));
+    for (const id of listeners.keys())
+      void sync(id).catch((err: unknown) =>
+        log.warn({ err, container: id }, 'devsvc: cannot look at the container again'),
+      );
   });
 
   return {

@@ -87,7 +87,10 @@ export const FAILURE_CLASSIFIERS: Record<string, FailureClassifier> = {
   // conditions are ruled out is the archive itself (corrupt, cut short, a member tar refuses).
   tar: classifierOf({ terminal: CORRUPT_ARCHIVE, fallback: 'terminal' }),
   // A squashfs rootfs: a bad superblock or block is the file's fault.
-  unsquashfs: classifierOf({ terminal: [/FATAL ERROR|Can't find a SQUASHFS superblock|corrupt|read_block: failed/i], fallback: 'terminal' }),
+  unsquashfs: classifierOf({
+    terminal: [/FATAL ERROR|Can't find a SQUASHFS superblock|corrupt|read_block: failed/i],
+    fallback: 'terminal',
+  }),
   // Decompressors of image uploads (streamed): a format error is the file's.
   xz: classifierOf({ terminal: CORRUPT_ARCHIVE, fallback: 'terminal' }),
   bzip2: classifierOf({ terminal: CORRUPT_ARCHIVE, fallback: 'terminal' }),
@@ -98,19 +101,35 @@ export const FAILURE_CLASSIFIERS: Record<string, FailureClassifier> = {
   // setup; I/O errors (11), partial transfers (23, 24), signals and timeouts may pass.
   rsync: classifierOf({ terminalExitCodes: [1, 2, 4], fallback: 'transient' }),
   // btrfs: a path that is not on btrfs, or an ioctl the kernel lacks, stays so.
-  btrfs: classifierOf({ terminal: [/not a btrfs|Inappropriate ioctl for device|Operation not supported|Invalid argument/i], fallback: 'transient' }),
+  btrfs: classifierOf({
+    terminal: [/not a btrfs|Inappropriate ioctl for device|Operation not supported|Invalid argument/i],
+    fallback: 'transient',
+  }),
   'mkfs.btrfs': classifierOf({ terminal: [/too small|invalid|unrecognized option/i], fallback: 'transient' }),
   // mount: 32 is "mount failure"; a file system type or option the kernel refuses stays refused.
-  mount: classifierOf({ terminal: [/unknown filesystem type|wrong fs type, bad option, bad superblock|bad option|Invalid argument/i], terminalExitCodes: [1], fallback: 'transient' }),
+  mount: classifierOf({
+    terminal: [/unknown filesystem type|wrong fs type, bad option, bad superblock|bad option|Invalid argument/i],
+    terminalExitCodes: [1],
+    fallback: 'transient',
+  }),
   umount: classifierOf({ terminalExitCodes: [1], fallback: 'transient' }),
   // losetup: a missing backing file is the pool's configuration; no free loop device may pass.
   losetup: classifierOf({ terminal: [/No such file or directory|Invalid argument/i], fallback: 'transient' }),
   blkid: classifierOf({ fallback: 'transient' }),
   // Project quotas: a file system without them stays without them.
-  chattr: classifierOf({ terminal: [/Operation not supported|Inappropriate ioctl for device|Invalid argument/i], fallback: 'transient' }),
-  setquota: classifierOf({ terminal: [/not supported|Cannot find mountpoint|No such file or directory|Invalid argument/i], fallback: 'transient' }),
+  chattr: classifierOf({
+    terminal: [/Operation not supported|Inappropriate ioctl for device|Invalid argument/i],
+    fallback: 'transient',
+  }),
+  setquota: classifierOf({
+    terminal: [/not supported|Cannot find mountpoint|No such file or directory|Invalid argument/i],
+    fallback: 'transient',
+  }),
   // Device nodes: refused numbers or a file system that forbids nodes (nodev) stay so.
-  mknod: classifierOf({ terminal: [/invalid (major|minor)|Operation not permitted|Invalid argument/i], fallback: 'transient' }),
+  mknod: classifierOf({
+    terminal: [/invalid (major|minor)|Operation not permitted|Invalid argument/i],
+    fallback: 'transient',
+  }),
   // lxc-start: LXC refused the container's config (the reconciler wraps it as a ContainerStartError).
   'lxc-start': classifierOf({ fallback: 'terminal' }),
   // Stop, freeze, state and listing: the container or LXC's monitor is in the middle of something.

@@ -12,7 +12,10 @@ test('delivers lines while the command runs and resolves on a clean exit', async
   const seen: Array<[string, number]> = [];
   const t0 = Date.now();
   await streamCommand(process.execPath, ['-e', CHILD, '0'], { onLine: (l) => seen.push([l, Date.now() - t0]) });
-  assert.deepEqual(seen.map(([l]) => l), ['first', 'second']);
+  assert.deepEqual(
+    seen.map(([l]) => l),
+    ['first', 'second'],
+  );
   assert.ok(seen[1]![1] - seen[0]![1] >= 150, `lines arrived ${seen[0]![1]} and ${seen[1]![1]} ms in`);
 });
 
@@ -43,17 +46,28 @@ test('the command dies with the process that started it, even when that one is k
   const { fileURLToPath } = await import('node:url');
   const execTs = fileURLToPath(new URL('./exec.ts', import.meta.url));
   // A Node process (standing for svcd) that runs `sleep 1000` through streamCommand.
-  const parent = spawn(process.execPath, ['--import', 'tsx', '-e', `import(${JSON.stringify(execTs)}).then((m) => m.streamCommand('sleep', ['1000'], { onLine: () => {} }))`], { stdio: 'ignore' });
+  const parent = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '-e',
+      `import(${JSON.stringify(execTs)}).then((m) => m.streamCommand('sleep', ['1000'], { onLine: () => {} }))`,
+    ],
+    { stdio: 'ignore' },
+  );
   try {
     let sleeper: number | undefined;
     // Its descendants (the spawn helper runs it), breadth first.
-    const childrenOf = async (pid: string) => (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
+    const childrenOf = async (pid: string) =>
+      (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')).split(/\s+/).filter(Boolean);
     for (let i = 0; i < 100 && sleeper === undefined; i++) {
       await new Promise((r) => setTimeout(r, 100));
       const queue = [String(parent.pid)];
       while (queue.length && sleeper === undefined) {
         for (const c of await childrenOf(queue.shift()!)) {
-          if ((await readFile(`/proc/${c}/cmdline`, 'utf8').catch(() => '')) === 'sleep\u00001000\u0000') sleeper = Number(c);
+          if ((await readFile(`/proc/${c}/cmdline`, 'utf8').catch(() => '')) === 'sleep\u00001000\u0000')
+            sleeper = Number(c);
           queue.push(c);
         }
       }
@@ -96,7 +110,10 @@ test('a line handler that throws rejects with its error, and the command is not 
 
 test('aborted while the command is being started: it is stopped all the same', async () => {
   const ac = new AbortController();
-  const done = streamCommand(process.execPath, ['-e', 'console.log("up"); setInterval(() => {}, 1000)'], { signal: ac.signal, onLine: () => {} });
+  const done = streamCommand(process.execPath, ['-e', 'console.log("up"); setInterval(() => {}, 1000)'], {
+    signal: ac.signal,
+    onLine: () => {},
+  });
   // Before the helper answered with the started process.
   queueMicrotask(() => ac.abort());
   const t0 = Date.now();

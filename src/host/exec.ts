@@ -1,7 +1,14 @@
 import { createInterface } from 'node:readline';
 import { PassThrough, type Readable } from 'node:stream';
 import { classifyFailure, type FailureClassifier } from './command-failure.ts';
-import { runInHelper, spawnPtyStreamed, spawnStreamed, type PtyProcess, type StdioTarget, type StreamedProcess as SpawnedProcess } from './spawn/spawn-helper.ts';
+import {
+  runInHelper,
+  spawnPtyStreamed,
+  spawnStreamed,
+  type PtyProcess,
+  type StdioTarget,
+  type StreamedProcess as SpawnedProcess,
+} from './spawn/spawn-helper.ts';
 
 /**
  * A host command that failed: carries the argv, exit code and stderr, and whether retrying can help
@@ -26,15 +33,43 @@ export class HostCommandError extends Error {
   }
 }
 
-type FailedResult = { exitCode?: number | undefined; stderr?: unknown; timedOut?: boolean; isCanceled?: boolean; shortMessage?: string | undefined };
+type FailedResult = {
+  exitCode?: number | undefined;
+  stderr?: unknown;
+  timedOut?: boolean;
+  isCanceled?: boolean;
+  shortMessage?: string | undefined;
+};
 
 /** The HostCommandError for a failed execa result (argv, exit code, stderr in the message), classified. */
-function commandError(file: string, args: readonly string[], res: FailedResult, classifier?: FailureClassifier): HostCommandError {
+function commandError(
+  file: string,
+  args: readonly string[],
+  res: FailedResult,
+  classifier?: FailureClassifier,
+): HostCommandError {
   const stderr = String(res.stderr ?? '').trim();
-  const why = res.timedOut ? 'timed out' : res.isCanceled ? 'was cancelled' : res.exitCode !== undefined ? `exited with ${res.exitCode}` : String(res.shortMessage);
-  const notStarted = res.exitCode === undefined && /could not be started|ENOENT|EACCES/.test(String(res.shortMessage ?? ''));
-  const kind = classifyFailure(file, { exitCode: res.exitCode, stderr, timedOut: !!res.timedOut, canceled: !!res.isCanceled, notStarted }, classifier);
-  return new HostCommandError([file, ...args], res.exitCode, stderr, `${[file, ...args].join(' ')} ${why}${stderr ? `: ${stderr}` : ''}`, kind === 'terminal');
+  const why = res.timedOut
+    ? 'timed out'
+    : res.isCanceled
+      ? 'was cancelled'
+      : res.exitCode !== undefined
+        ? `exited with ${res.exitCode}`
+        : String(res.shortMessage);
+  const notStarted =
+    res.exitCode === undefined && /could not be started|ENOENT|EACCES/.test(String(res.shortMessage ?? ''));
+  const kind = classifyFailure(
+    file,
+    { exitCode: res.exitCode, stderr, timedOut: !!res.timedOut, canceled: !!res.isCanceled, notStarted },
+    classifier,
+  );
+  return new HostCommandError(
+    [file, ...args],
+    res.exitCode,
+    stderr,
+    `${[file, ...args].join(' ')} ${why}${stderr ? `: ${stderr}` : ''}`,
+    kind === 'terminal',
+  );
 }
 
 export interface RunOptions {
@@ -57,7 +92,17 @@ export interface RunOptions {
  * it. This file is the only execa user (image decompressors, a few per image upload).
  */
 export async function runCommand(file: string, args: readonly string[], opts: RunOptions = {}): Promise<string> {
-  const res = await runInHelper({ file, args, timeoutMs: opts.timeoutMs ?? 60_000, signal: opts.signal, input: opts.input, env: opts.env, extendEnv: opts.extendEnv, uid: opts.uid, gid: opts.gid });
+  const res = await runInHelper({
+    file,
+    args,
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    signal: opts.signal,
+    input: opts.input,
+    env: opts.env,
+    extendEnv: opts.extendEnv,
+    uid: opts.uid,
+    gid: opts.gid,
+  });
   if (res.failed) throw commandError(file, args, res, opts.failure);
   return res.stdout;
 }
@@ -79,7 +124,11 @@ export interface StreamCommand {
  * loaded with the first of them, not with the daemon (about 3 MiB of RSS a daemon at idle never needs);
  * the output arrives through `stdout` all the same, from the moment the command runs.
  */
-export function runStreamCommand(file: string, args: readonly string[], opts: { stdinFile?: string; signal?: AbortSignal } = {}): StreamCommand {
+export function runStreamCommand(
+  file: string,
+  args: readonly string[],
+  opts: { stdinFile?: string; signal?: AbortSignal } = {},
+): StreamCommand {
   const stdout = new PassThrough({ highWaterMark: 64 * 1024 });
   let stopped = false;
   let kill = () => {};
@@ -140,7 +189,11 @@ export interface StreamCommandOptions {
  */
 export async function streamCommand(file: string, args: readonly string[], opts: StreamCommandOptions): Promise<void> {
   if (opts.signal?.aborted) return;
-  const p = await spawnStreamed('setpriv', ['--pdeathsig', 'KILL', '--', file, ...args], { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+  const p = await spawnStreamed('setpriv', ['--pdeathsig', 'KILL', '--', file, ...args], {
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   let stderr = '';
   p.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4096)));
   const onAbort = () => terminate(p, 5_000);
@@ -153,7 +206,8 @@ export async function streamCommand(file: string, args: readonly string[], opts:
     for await (const line of createInterface({ input: p.stdout!, crlfDelay: Infinity })) opts.onLine(line);
     const exit = await p.exited;
     if (opts.signal?.aborted) return;
-    if (exit.exitCode !== 0) throw commandError(file, args, { exitCode: exit.exitCode, stderr, shortMessage: `was killed by ${exit.signal}` });
+    if (exit.exitCode !== 0)
+      throw commandError(file, args, { exitCode: exit.exitCode, stderr, shortMessage: `was killed by ${exit.signal}` });
   } catch (e) {
     // A line handler threw: the command is not left running unwatched.
     if (!ended) p.kill('SIGKILL');
@@ -175,12 +229,20 @@ const childEnv = () => ({ PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/b
  * pipe, the null device or appended to a file; nothing is buffered (the caller streams the pipes), no
  * timeout. For `lxc-attach` under exec. It runs in the spawn helper (no fork of svcd itself).
  */
-export function spawnProcess(file: string, args: readonly string[], opts: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget; cwd?: string; copyIn?: string }): Promise<SpawnedProcess> {
+export function spawnProcess(
+  file: string,
+  args: readonly string[],
+  opts: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget; cwd?: string; copyIn?: string },
+): Promise<SpawnedProcess> {
   return spawnStreamed(file, args, { ...opts, env: childEnv() });
 }
 
 /** Start `file args` (argv array) as the session leader of a new PTY of `cols`×`rows`; raw bytes, no decoding. In the spawn helper. */
-export function spawnPty(file: string, args: readonly string[], opts: { cols: number; rows: number; cwd?: string; copyIn?: string }): Promise<PtyProcess> {
+export function spawnPty(
+  file: string,
+  args: readonly string[],
+  opts: { cols: number; rows: number; cwd?: string; copyIn?: string },
+): Promise<PtyProcess> {
   return spawnPtyStreamed(file, args, { ...opts, cwd: opts.cwd ?? '/', env: childEnv() });
 }
 
@@ -206,13 +268,16 @@ export function spawnInteractiveCommand(file: string, args: readonly string[]): 
   const started = spawnStreamed(file, args, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', env: childEnv() });
   let stderr = '';
   let killed = false;
-  void started.then((p) => {
-    p.stderr!.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString('utf8')).slice(-4096);
-    });
-    p.stdin!.on('error', () => {});
-    if (killed) p.kill('SIGTERM');
-  }, () => {});
+  void started.then(
+    (p) => {
+      p.stderr!.on('data', (d: Buffer) => {
+        stderr = (stderr + d.toString('utf8')).slice(-4096);
+      });
+      p.stdin!.on('error', () => {});
+      if (killed) p.kill('SIGTERM');
+    },
+    () => {},
+  );
   const exited = started.then(
     async (p) => {
       // stderr's last bytes may come after the exit: the report waits for both
@@ -227,16 +292,26 @@ export function spawnInteractiveCommand(file: string, args: readonly string[]): 
     (e: unknown) => ({ exitCode: undefined, stderr: e instanceof Error ? e.message : String(e) }),
   );
   return {
-    onData: (l) => void started.then((p) => p.stdout!.on('data', (d: Buffer) => l(d)), () => {}),
+    onData: (l) =>
+      void started.then(
+        (p) => p.stdout!.on('data', (d: Buffer) => l(d)),
+        () => {},
+      ),
     onExit: (l) => void exited.then(l),
     write: (d) => {
-      void started.then((p) => {
-        if (p.stdin!.writable) p.stdin!.write(d);
-      }, () => {});
+      void started.then(
+        (p) => {
+          if (p.stdin!.writable) p.stdin!.write(d);
+        },
+        () => {},
+      );
     },
     kill: () => {
       killed = true;
-      void started.then((p) => terminate(p, 2_000), () => {});
+      void started.then(
+        (p) => terminate(p, 2_000),
+        () => {},
+      );
     },
   };
 }

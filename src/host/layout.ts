@@ -10,13 +10,17 @@ import type { PoolSpec } from './storage/types.ts';
 export const lxcPathOf = (stateDir: string) => path.join(stateDir, 'containers');
 
 /** A container's API-visible log directory (exec output records, `lxc info --show-log`). */
-export const logDirOf = (stateDir: string, c: { project: string; name: string }) => path.join(stateDir, 'logs', `${c.project}_${c.name}`);
+export const logDirOf = (stateDir: string, c: { project: string; name: string }) =>
+  path.join(stateDir, 'logs', `${c.project}_${c.name}`);
 
 /** Every container's log directory lives under this one. */
 export const logsRootOf = (stateDir: string) => path.join(stateDir, 'logs');
 
 /** What a storage driver needs to find a pool. */
-export function poolSpecOf(row: { name: string; driver: string; config: Record<string, string> }, stateDir: string): PoolSpec {
+export function poolSpecOf(
+  row: { name: string; driver: string; config: Record<string, string> },
+  stateDir: string,
+): PoolSpec {
   return { name: row.name, driver: row.driver, config: row.config, stateDir };
 }
 
@@ -33,10 +37,12 @@ export const imagesDirOf = (stateDir: string) => path.join(stateDir, 'images');
 export const backupDirOf = (stateDir: string, containerId: string) => path.join(stateDir, 'backups', containerId);
 
 /** `<stateDir>/backups/<container id>/<backup id>.tar` (compression inside). */
-export const backupFileOf = (stateDir: string, containerId: string, backupId: string) => path.join(backupDirOf(stateDir, containerId), `${backupId}.tar`);
+export const backupFileOf = (stateDir: string, containerId: string, backupId: string) =>
+  path.join(backupDirOf(stateDir, containerId), `${backupId}.tar`);
 
 /** Where an uploaded backup waits until the reconciler has unpacked it. */
-export const importFileOf = (stateDir: string, containerId: string) => path.join(stateDir, 'backups', 'imports', `${containerId}.tar`);
+export const importFileOf = (stateDir: string, containerId: string) =>
+  path.join(stateDir, 'backups', 'imports', `${containerId}.tar`);
 
 /** Where every container's guest socket directory lives on the host. */
 export const devsvcRootOf = (stateDir: string) => path.join(stateDir, 'devsvc');

@@ -48,7 +48,8 @@ test('opens plain files; never a symlink, FIFO, directory or anything outside', 
   assert.equal(got.size, 12);
   assert.equal((await got.fh.readFile()).toString(), 'lxc says hi\n');
   await got.fh.close();
-  for (const name of ['leak.log', 'fifo.log', 'subdir', '.hidden', '..', '../default_c1/lxc.log', 'nope.log']) assert.equal(await openLogFile(root, 'default_c1', name), undefined, name);
+  for (const name of ['leak.log', 'fifo.log', 'subdir', '.hidden', '..', '../default_c1/lxc.log', 'nope.log'])
+    assert.equal(await openLogFile(root, 'default_c1', name), undefined, name);
   assert.equal(await openLogFile(root, 'default_evil', 'secret'), undefined);
 });
 

@@ -38,12 +38,18 @@ export async function listLogFiles(root: string, sub: string): Promise<string[]>
 }
 
 /** An open handle on a plain file `<root>/<sub>/<name>` and its size; undefined for anything else. */
-export async function openLogFile(root: string, sub: string, name: string): Promise<{ fh: FileHandle; size: number } | undefined> {
+export async function openLogFile(
+  root: string,
+  sub: string,
+  name: string,
+): Promise<{ fh: FileHandle; size: number } | undefined> {
   if (!isLogFileName(name)) return undefined;
   const dir = await realDir(root, sub);
   if (!dir) return undefined;
   // O_NONBLOCK: a FIFO planted here must not hang the request (it is refused below anyway).
-  const fh = await open(path.join(dir, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((e: unknown) => (gone(e) ? undefined : Promise.reject(e)));
+  const fh = await open(path.join(dir, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
+    (e: unknown) => (gone(e) ? undefined : Promise.reject(e)),
+  );
   if (!fh) return undefined;
   const st = await fh.stat();
   if (!st.isFile()) {
@@ -70,7 +76,9 @@ export async function truncateLogFile(root: string, sub: string, name: string): 
   if (!isLogFileName(name)) return false;
   const dir = await realDir(root, sub);
   if (!dir) return false;
-  const fh = await open(path.join(dir, name), constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((e: unknown) => (gone(e) ? undefined : Promise.reject(e)));
+  const fh = await open(path.join(dir, name), constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
+    (e: unknown) => (gone(e) ? undefined : Promise.reject(e)),
+  );
   if (!fh) return false;
   try {
     if (!(await fh.stat()).isFile()) return false;

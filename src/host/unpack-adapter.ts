@@ -5,7 +5,8 @@ import { unpackImage } from './images/unpack-image.ts';
 /** The real unpacker the reconcilers are given (interface: src/reconcilers/adapters.ts): tar and unsquashfs. */
 export function createUnpackAdapter() {
   return {
-    unpackImage: (files: ImageFiles, target: string, signal?: AbortSignal) => unpackImage({ files, target, ...(signal ? { signal } : {}) }),
+    unpackImage: (files: ImageFiles, target: string, signal?: AbortSignal) =>
+      unpackImage({ files, target, ...(signal ? { signal } : {}) }),
     unpackBackup,
   };
 }

@@ -4,7 +4,12 @@ import { removeBackupFile } from '../host/backups/backup-files.ts';
 import type { PollObserver } from './types.ts';
 
 /** Backups whose expiry passed are deleted (spec: a backup with an expiry is deleted automatically). */
-export function createBackupExpiryObserver(deps: { db: Db; stateDir: string; now?: () => Date; intervalMs?: number }): PollObserver {
+export function createBackupExpiryObserver(deps: {
+  db: Db;
+  stateDir: string;
+  now?: () => Date;
+  intervalMs?: number;
+}): PollObserver {
   return {
     name: 'backup-expiry',
     kind: 'poll',

@@ -3,7 +3,10 @@ import { watchStates } from '../host/lxc/monitor.ts';
 import type { StreamObserver } from './types.ts';
 
 /** LXC's state events (lxc-monitor) make the poll observer look right away. */
-export function createContainerEventsObserver(deps: { lxcPath: string; onEvent: (ev: LxcMonitorEvent) => void }): StreamObserver {
+export function createContainerEventsObserver(deps: {
+  lxcPath: string;
+  onEvent: (ev: LxcMonitorEvent) => void;
+}): StreamObserver {
   return {
     name: 'container-events',
     kind: 'stream',

@@ -25,7 +25,14 @@ test('a crash loop: killed at once again after each start, the start again is sc
   const { db } = temp.database;
   const clock = createManualClock(1_700_000_000_000);
   const id = randomUUID();
-  await db.insert(containers).values({ id, project: 'default', name: `loop-${id.slice(0, 8)}`, architecture: 'x86_64', source: { type: 'none' }, power: 'running' });
+  await db.insert(containers).values({
+    id,
+    project: 'default',
+    name: `loop-${id.slice(0, 8)}`,
+    architecture: 'x86_64',
+    source: { type: 'none' },
+    power: 'running',
+  });
   const now: string[] = [];
   const later: [number, string][] = [];
   const observer = createContainerObserver({
@@ -68,7 +75,14 @@ test('a crash loop: killed at once again after each start, the start again is sc
 test('a container desired running that never came up (its start keeps failing) is reported once, not at every sample', async () => {
   const { db } = temp.database;
   const id = randomUUID();
-  await db.insert(containers).values({ id, project: 'default', name: `never-${id.slice(0, 8)}`, architecture: 'x86_64', source: { type: 'none' }, power: 'running' });
+  await db.insert(containers).values({
+    id,
+    project: 'default',
+    name: `never-${id.slice(0, 8)}`,
+    architecture: 'x86_64',
+    source: { type: 'none' },
+    power: 'running',
+  });
   const reports: string[] = [];
   const observer = createContainerObserver({
     db,

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { CONTAINER_KIND, containerUrl, readContainerById, retireEphemeralContainer } from '../desired/containers.ts';
 import { containerRuntime, type ContainerRow } from '../desired/schema/index.ts';
 import { recordContainerRuntime } from '../desired/container-runtime.ts';
-import { emitLifecycle, } from '../events/index.ts';
+import { emitLifecycle } from '../events/index.ts';
 import type { LxcState } from '../host/lxc/lxc-args.ts';
 import type { LxcMonitorEvent } from '../host/lxc/monitor.ts';
 import { stableOf, upTransitionAction } from './container-transitions.ts';
@@ -22,8 +22,6 @@ type RuntimeRow = typeof containerRuntime.$inferSelect;
 
 /** How long an lxc-monitor RUNNING/FROZEN event waits for a reconcile's report before its own look. */
 const MONITOR_LOOK_DELAY_MS = 250;
-
-
 
 /**
  * What LXC shows of every container, written to container_runtime, and what each change means. Three
@@ -65,11 +63,15 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
    */
   const rowsSeen = deps.localWrites ? new Map<string, RuntimeRow | undefined>() : undefined;
   const logFileOf = (c: ContainerRow) => path.join(logDirOf(deps.stateDir, c), 'lxc.log');
-  const lifecycle = (c: ContainerRow, action: string) => emitLifecycle(deps.bus, { action, source: containerUrl(c), project: c.project });
+  const lifecycle = (c: ContainerRow, action: string) =>
+    emitLifecycle(deps.bus, { action, source: containerUrl(c), project: c.project });
 
   async function retire(c: ContainerRow, why: string) {
     const done = await retireEphemeralContainer(db, c);
-    deps.log?.info({ container: c.name, project: c.project, deleting: done?.deleting ?? false }, `ephemeral container ${why}`);
+    deps.log?.info(
+      { container: c.name, project: c.project, deleting: done?.deleting ?? false },
+      `ephemeral container ${why}`,
+    );
     deps.report(CONTAINER_KIND, c.id, `ephemeral container ${why}`);
   }
 
@@ -79,7 +81,12 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
   const slice = createRoundRobin(perTick);
 
   /** One container's look: write what changed to its runtime row, judge the transition, report drift. */
-  async function look(c: ContainerRow, obs: { state: LxcState; pid?: number | undefined } | undefined, prev: RuntimeRow | undefined, t: number): Promise<void> {
+  async function look(
+    c: ContainerRow,
+    obs: { state: LxcState; pid?: number | undefined } | undefined,
+    prev: RuntimeRow | undefined,
+    t: number,
+  ): Promise<void> {
     const state = obs?.state ?? 'STOPPED';
     const pid = state === 'STOPPED' ? 0 : (obs?.pid ?? 0);
     /** What this process saw at its last look (none yet: undefined), for a container without a runtime row. */
@@ -101,7 +108,14 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
     // First look by this process: a row from an earlier svcd only seeds what was seen; no row is a new container, seen stopped.
     const firstLook = !m && !!prev;
     if (!m) {
-      m = { stable: prev ? stable : 'STOPPED', pid: prev ? pid : 0, upSince: t, logFile: logFileOf(c), restarting: false, crashes: 0 };
+      m = {
+        stable: prev ? stable : 'STOPPED',
+        pid: prev ? pid : 0,
+        upSince: t,
+        logFile: logFileOf(c),
+        restarting: false,
+        crashes: 0,
+      };
       memory.set(c.id, m);
     }
     const newInit = stable !== 'STOPPED' && pid !== 0 && pid !== m.pid;
@@ -113,7 +127,8 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
       } else {
         const action = upTransitionAction(m.stable, stable, newInit, m.restarting);
         if (action) lifecycle(c, action);
-        if (m.stable === 'STOPPED' || newInit) Object.assign(m, { restarting: false, rebootUntil: undefined, startAfter: undefined });
+        if (m.stable === 'STOPPED' || newInit)
+          Object.assign(m, { restarting: false, rebootUntil: undefined, startAfter: undefined });
       }
     }
     if (newInit) Object.assign(m, { pid, upSince: t, logFile: logFileOf(c) });
@@ -129,13 +144,18 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
       deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (not back from a reboot)`);
     }
     const waiting = m.startAfter !== undefined || m.rebootUntil !== undefined;
-    const drifted = (wantUp && state === 'STOPPED') || (!wantUp && state !== 'STOPPED') || (c.power === 'frozen' && state === 'RUNNING') || (c.power === 'running' && state === 'FROZEN');
+    const drifted =
+      (wantUp && state === 'STOPPED') ||
+      (!wantUp && state !== 'STOPPED') ||
+      (c.power === 'frozen' && state === 'RUNNING') ||
+      (c.power === 'running' && state === 'FROZEN');
     // Only report what changed since the last look, so a failing start is retried by the reconciler's backoff, not every tick.
     // A container without a row (never seen up) counts as changed at this process's first look, and when its
     // stable state moved since the last: a start that keeps failing is not retried every tick (at 1000, 386
     // containers whose start failed were started again every sample: 41% of a core).
     const changed = prev ? prev.state !== state : lastStable !== stable;
-    if (drifted && !handled && !waiting && changed) deps.report(CONTAINER_KIND, c.id, `observed ${state}, desired ${c.power}`);
+    if (drifted && !handled && !waiting && changed)
+      deps.report(CONTAINER_KIND, c.id, `observed ${state}, desired ${c.power}`);
   }
 
   // Looks are serialized (they share `memory` and the runtime rows). A full sample lists every container
@@ -152,7 +172,11 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
   const pending = new Set<string>();
 
   /** `row`: the container as the caller (its reconcile) has just read it, else read here. */
-  async function observe(id: string, seen?: { state: LxcState; pid?: number | undefined }, row?: ContainerRow): Promise<void> {
+  async function observe(
+    id: string,
+    seen?: { state: LxcState; pid?: number | undefined },
+    row?: ContainerRow,
+  ): Promise<void> {
     if (!seen) {
       // a burst of events for one container needs one look
       if (pending.has(id)) return;
@@ -171,7 +195,9 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
       if (!seen && (lookedAt.get(id) ?? 0) > since) return;
       const c = row ?? (await readContainerById(db, id));
       if (!c || c.deletingAt) return;
-      const prev = rowsSeen?.has(id) ? rowsSeen.get(id) : (await db.select().from(containerRuntime).where(eq(containerRuntime.id, id)).limit(1))[0];
+      const prev = rowsSeen?.has(id)
+        ? rowsSeen.get(id)
+        : (await db.select().from(containerRuntime).where(eq(containerRuntime.id, id)).limit(1))[0];
       lookedAt.set(id, ++lookSeq);
       await look(c, obs, prev?.node === deps.node ? prev : undefined, now());
     });
@@ -207,7 +233,11 @@ export function createContainerObserver(deps: ContainerObserverDeps): ContainerO
         return !m || m.startAfter !== undefined || m.rebootUntil !== undefined;
       };
       const due = rows.length <= perTick ? rows : [...rows.filter(urgent), ...slice(rows.filter((c) => !urgent(c)))];
-      const listing = await deps.lxc.list(deps.lxcPath, signal, due.map((c) => c.id));
+      const listing = await deps.lxc.list(
+        deps.lxcPath,
+        signal,
+        due.map((c) => c.id),
+      );
       await exclusive(async () => {
         const seen = new Map(listing.map((l) => [l.name, l]));
         const before = new Map(runtime.map((r) => [r.id, r]));

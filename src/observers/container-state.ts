@@ -24,7 +24,10 @@ export async function readContainerState(_c: ContainerRow, rt: ContainerRuntimeR
   const status = containerStatus(rt);
   const pid = rt && rt.state !== 'STOPPED' ? rt.pid : 0;
   const [stats, net] = pid
-    ? await Promise.all([readCgroupStats({ pid }).catch(() => ({}) as Awaited<ReturnType<typeof readCgroupStats>>), readNetworkStats(pid).catch(() => ({}))])
+    ? await Promise.all([
+        readCgroupStats({ pid }).catch(() => ({}) as Awaited<ReturnType<typeof readCgroupStats>>),
+        readNetworkStats(pid).catch(() => ({})),
+      ])
     : [{} as Awaited<ReturnType<typeof readCgroupStats>>, {}];
   const network = Object.fromEntries(
     Object.entries(net).map(([name, i]) => [
@@ -44,7 +47,12 @@ export async function readContainerState(_c: ContainerRow, rt: ContainerRuntimeR
     ...status,
     cpu: { usage: stats.cpuUsageNs ?? 0 },
     disk: {},
-    memory: { usage: stats.memoryUsage ?? 0, usage_peak: stats.memoryPeak ?? 0, swap_usage: stats.swapUsage ?? 0, swap_usage_peak: 0 },
+    memory: {
+      usage: stats.memoryUsage ?? 0,
+      usage_peak: stats.memoryPeak ?? 0,
+      swap_usage: stats.swapUsage ?? 0,
+      swap_usage_peak: 0,
+    },
     network,
     pid,
     processes: stats.processes ?? 0,

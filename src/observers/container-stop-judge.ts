@@ -30,11 +30,13 @@ export interface Seen {
  * The container went from up to stopped: whose doing was it, and what follows (the container observer's
  * judgement, see container-observer.ts). Updates `m`, writes desired state on the owner's behalf, reports drift.
  */
-export function createStopJudge(deps: Pick<ContainerObserverDeps, 'db' | 'lxc' | 'lxcPath' | 'log' | 'report' | 'reportAfter'> & {
-  now: () => number;
-  lifecycle: (c: ContainerRow, action: string) => void;
-  retire: (c: ContainerRow, why: string) => Promise<void>;
-}): (id: string, m: Seen) => Promise<void> {
+export function createStopJudge(
+  deps: Pick<ContainerObserverDeps, 'db' | 'lxc' | 'lxcPath' | 'log' | 'report' | 'reportAfter'> & {
+    now: () => number;
+    lifecycle: (c: ContainerRow, action: string) => void;
+    retire: (c: ContainerRow, why: string) => Promise<void>;
+  },
+): (id: string, m: Seen) => Promise<void> {
   const { db, now, lifecycle, retire } = deps;
   return async function stopped(id: string, m: Seen): Promise<void> {
     const c = await readContainerById(db, id);
@@ -55,7 +57,9 @@ export function createStopJudge(deps: Pick<ContainerObserverDeps, 'db' | 'lxc' |
       m.rebootUntil = now() + REBOOT_GRACE_MS;
       return;
     }
-    const exit: InitExit = await readInitExit(m.logFile, m.pid || undefined).catch(() => ({ kind: 'unknown' }) as const);
+    const exit: InitExit = await readInitExit(m.logFile, m.pid || undefined).catch(
+      () => ({ kind: 'unknown' }) as const,
+    );
     const cause = stopCauseOf(exit);
     const ctx = { container: c.name, project: c.project, pid: m.pid, exit, cause };
     switch (cause) {
@@ -76,13 +80,21 @@ export function createStopJudge(deps: Pick<ContainerObserverDeps, 'db' | 'lxc' |
         lifecycle(c, 'container-stopped');
         m.crashes = now() - m.upSince < SHORT_RUN_MS ? m.crashes + 1 : 1;
         const delay = crashBackoffMs(m.crashes);
-        deps.log?.warn({ ...ctx, crashes: m.crashes, restartInMs: delay }, 'container stopped behind svcd\'s back; starting it again');
+        deps.log?.warn(
+          { ...ctx, crashes: m.crashes, restartInMs: delay },
+          "container stopped behind svcd's back; starting it again",
+        );
         if (delay === 0) deps.report(CONTAINER_KIND, c.id, `observed STOPPED, desired ${c.power} (${cause})`);
         else {
           // The start again is scheduled for when the backoff is over; the looks only stay quiet until then
           // (and, should that reconcile not bring it up, report it once the time has come).
           m.startAfter = now() + delay;
-          deps.reportAfter(CONTAINER_KIND, c.id, delay, `observed STOPPED, desired ${c.power} (${cause}, crash loop backoff of ${delay} ms over)`);
+          deps.reportAfter(
+            CONTAINER_KIND,
+            c.id,
+            delay,
+            `observed STOPPED, desired ${c.power} (${cause}, crash loop backoff of ${delay} ms over)`,
+          );
         }
       }
     }

@@ -24,7 +24,12 @@ export function stableOf(state: string): Stable {
  * again) up: started, restarted (a new init: `restarting` says a stop was svcd's restart or a
  * reboot from inside), paused, resumed. A stop is not decided here (it depends on why it stopped).
  */
-export function upTransitionAction(from: Stable, to: Stable, newInit: boolean, restarting: boolean): string | undefined {
+export function upTransitionAction(
+  from: Stable,
+  to: Stable,
+  newInit: boolean,
+  restarting: boolean,
+): string | undefined {
   if (to === 'STOPPED') return undefined;
   if (from === 'STOPPED') return restarting ? 'container-restarted' : 'container-started';
   if (newInit) return 'container-restarted';

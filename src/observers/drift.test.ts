@@ -41,7 +41,10 @@ describe('drift reporter', () => {
   it('reportAfter hands the delay to enqueueAfter; no delay (or no enqueueAfter) reports at once', () => {
     const now: string[] = [];
     const later: Array<[string, string, number, string]> = [];
-    const drift = createDriftReporter({ enqueue: (_k, key, reason) => now.push(`${key} ${reason}`), enqueueAfter: (kind, key, ms, reason) => later.push([kind, key, ms, reason]) });
+    const drift = createDriftReporter({
+      enqueue: (_k, key, reason) => now.push(`${key} ${reason}`),
+      enqueueAfter: (kind, key, ms, reason) => later.push([kind, key, ms, reason]),
+    });
     drift.reportAfter('container', 'c1', 1_000, 'crash loop');
     drift.reportAfter('container', 'c2', 0, 'crash');
     assert.deepEqual(later, [['container', 'c1', 1_000, 'drift: crash loop']]);

@@ -31,7 +31,12 @@ test('recorded exec output older than the retention is removed; fresh output, ot
 
     const removed = await removeOldExecOutput(logs, now, EXEC_OUTPUT_RETENTION_MS);
     assert.equal(removed.length, 2);
-    assert.deepEqual((await readdir(dir)).sort(), ['console.log', 'exec_aaaaaaaa-7d0a-4c1e-9f0e-1b2c3d4e5f60.stdout', 'exec_bbbbbbbb-7d0a-4c1e-9f0e-1b2c3d4e5f60.stdout', 'lxc.log']);
+    assert.deepEqual((await readdir(dir)).sort(), [
+      'console.log',
+      'exec_aaaaaaaa-7d0a-4c1e-9f0e-1b2c3d4e5f60.stdout',
+      'exec_bbbbbbbb-7d0a-4c1e-9f0e-1b2c3d4e5f60.stdout',
+      'lxc.log',
+    ]);
     assert.deepEqual((await readdir(logs)).sort(), ['default_c1', 'outside']);
     assert.deepEqual(await removeOldExecOutput(path.join(logs, 'missing'), now, EXEC_OUTPUT_RETENTION_MS), []);
   } finally {

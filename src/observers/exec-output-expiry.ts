@@ -33,13 +33,22 @@ export async function removeOldExecOutput(logsDir: string, nowMs: number, maxAge
 }
 
 /** The poll observer around removeOldExecOutput (hourly by default). */
-export function createExecOutputExpiryObserver(deps: { stateDir: string; now?: () => number; intervalMs?: number; maxAgeMs?: number }): PollObserver {
+export function createExecOutputExpiryObserver(deps: {
+  stateDir: string;
+  now?: () => number;
+  intervalMs?: number;
+  maxAgeMs?: number;
+}): PollObserver {
   return {
     name: 'exec-output-expiry',
     kind: 'poll',
     intervalMs: deps.intervalMs ?? 60 * 60_000,
     async sample() {
-      await removeOldExecOutput(logsRootOf(deps.stateDir), deps.now?.() ?? Date.now(), deps.maxAgeMs ?? EXEC_OUTPUT_RETENTION_MS);
+      await removeOldExecOutput(
+        logsRootOf(deps.stateDir),
+        deps.now?.() ?? Date.now(),
+        deps.maxAgeMs ?? EXEC_OUTPUT_RETENTION_MS,
+      );
     },
   };
 }

@@ -10,7 +10,10 @@ import { createImageCacheObserver } from './image-cache-observer.ts';
 
 const temp = useTempDatabase('image_cache', ensureDefaultProject);
 const DAY = 86_400_000;
-const image = (c: string, o: { cached: boolean; autoUpdate?: boolean; lastUsedAt?: Date | null; uploadedAt?: Date }) => ({
+const image = (
+  c: string,
+  o: { cached: boolean; autoUpdate?: boolean; lastUsedAt?: Date | null; uploadedAt?: Date },
+) => ({
   fingerprint: c.repeat(64),
   filename: '',
   size: 1,
@@ -55,7 +58,11 @@ test('cached images unused for remote_cache_expiry days go; auto_update images r
   now += 6 * 3_600_000;
   await obs.sample(signal);
   assert.deepEqual(refreshed.sort(), ['e', 'f']);
-  await writeServerConfig(db, 'n1', { 'images.auto_update_cached': 'false', 'images.auto_update_interval': '0.5', 'images.remote_cache_expiry': '0' });
+  await writeServerConfig(db, 'n1', {
+    'images.auto_update_cached': 'false',
+    'images.auto_update_interval': '0.5',
+    'images.remote_cache_expiry': '0',
+  });
   refreshed.length = 0;
   removed.length = 0;
   now += 100 * DAY;

@@ -22,7 +22,14 @@ export interface ImageCacheActions {
  * settings are read at each tick, so a change applies without a restart. Fractions are allowed
  * (0.001 days), which is how tests see an expiry without waiting days.
  */
-export function createImageCacheObserver(deps: { db: DbOrTx; node: string; images: ImageCacheActions; log: Logger; intervalMs?: number; now?: () => number }): PollObserver {
+export function createImageCacheObserver(deps: {
+  db: DbOrTx;
+  node: string;
+  images: ImageCacheActions;
+  log: Logger;
+  intervalMs?: number;
+  now?: () => number;
+}): PollObserver {
   const now = deps.now ?? Date.now;
   let lastUpdate = now();
   return {
@@ -32,9 +39,15 @@ export function createImageCacheObserver(deps: { db: DbOrTx; node: string; image
     async sample(signal) {
       const cfg = imageCacheSettings(await readServerConfig(deps.db, deps.node));
       if (cfg.remoteCacheExpiryDays > 0) {
-        for (const img of await listExpiredCachedImages(deps.db, new Date(now() - cfg.remoteCacheExpiryDays * DAY_MS))) {
+        for (const img of await listExpiredCachedImages(
+          deps.db,
+          new Date(now() - cfg.remoteCacheExpiryDays * DAY_MS),
+        )) {
           await deps.images.remove(img.project, img.fingerprint);
-          deps.log.info({ fingerprint: img.fingerprint, project: img.project }, 'removed a cached image unused for images.remote_cache_expiry');
+          deps.log.info(
+            { fingerprint: img.fingerprint, project: img.project },
+            'removed a cached image unused for images.remote_cache_expiry',
+          );
         }
       }
       if (cfg.autoUpdateIntervalHours <= 0 || now() - lastUpdate < cfg.autoUpdateIntervalHours * HOUR_MS) return;
@@ -43,7 +56,8 @@ export function createImageCacheObserver(deps: { db: DbOrTx; node: string; image
         if (signal.aborted) return;
         try {
           const { refreshed } = await deps.images.refresh(img.project, img, () => {}, signal);
-          if (refreshed) deps.log.info({ fingerprint: img.fingerprint, project: img.project }, 'auto_update image refreshed');
+          if (refreshed)
+            deps.log.info({ fingerprint: img.fingerprint, project: img.project }, 'auto_update image refreshed');
         } catch (e) {
           deps.log.warn({ err: e, fingerprint: img.fingerprint, project: img.project }, 'image auto-update failed');
         }

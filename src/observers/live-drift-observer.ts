@@ -24,7 +24,14 @@ export async function missingNics(pid: number, nics: LiveEntry['nics'], sysNet =
   if (!nics || (nics.inside.length === 0 && nics.veths.length === 0)) return [];
   const inside = await readContainerLinks(pid);
   if (!inside) return [];
-  const veths = await Promise.all(nics.veths.map((v) => access(path.join(sysNet, v)).then(() => undefined, () => v)));
+  const veths = await Promise.all(
+    nics.veths.map((v) =>
+      access(path.join(sysNet, v)).then(
+        () => undefined,
+        () => v,
+      ),
+    ),
+  );
   return [...nics.inside.filter((n) => !inside.has(n)), ...veths.filter((v) => v !== undefined)];
 }
 

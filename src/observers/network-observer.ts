@@ -34,12 +34,17 @@ export function createNetworkObserver(deps: {
       // Read again only after a write of networks (svcd's own count of writes, or on a shared PostgreSQL the
       // notified commits while they are heard: migration 0010): no query per tick.
       const rows = await cachedLocalRead(deps.db, 'observed networks', ['networks'], () =>
-        deps.db.select({ id: networks.id, name: networks.name, config: networks.config }).from(networks).where(isNull(networks.deletingAt)),
+        deps.db
+          .select({ id: networks.id, name: networks.name, config: networks.config })
+          .from(networks)
+          .where(isNull(networks.deletingAt)),
       );
       const seen = new Set<string>();
       for (const row of rows) {
         seen.add(row.id);
-        const problem = await deps.network.health(specOfRow(deps.stateDir, row)).catch((e: unknown) => (e as Error).message);
+        const problem = await deps.network
+          .health(specOfRow(deps.stateDir, row))
+          .catch((e: unknown) => (e as Error).message);
         if (problem === undefined) {
           reported.delete(row.id);
           continue;

@@ -25,13 +25,49 @@ import { createProxyDriftObserver } from './proxy-drift-observer.ts';
 
 let stateDir: string;
 let storage: SimStorage;
-const temp = useTempDatabase('svcd-observer-cost-', async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-cost-')));
+const temp = useTempDatabase(
+  'svcd-observer-cost-',
+  async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-cost-')),
+);
 after(() => rm(stateDir, { recursive: true, force: true }));
 
 /** Calls of the LXC simulator that are a process on a real host (lxc-ls, lxc-start, ip, tc, nft...) or change something. */
-const SPAWNING_OR_WRITING = ['list', 'start', 'stop', 'freeze', 'unfreeze', 'removeLeftovers', 'attachMount', 'detachMount', 'attachNic', 'detachNic', 'rejoinBridge', 'adoptNic', 'applyNicLimits', 'applyNicFilter', 'applyNicRoutes', 'attachInsideNic', 'detachInsideNic', 'setDeviceAccess'];
-const STORAGE_WRITES = ['ensureVolume', 'removeVolume', 'ensurePool', 'removePool', 'copyVolume', 'createSnapshot', 'removeSnapshot', 'restoreSnapshot', 'resizeVolume'];
-const delta = (after: Record<string, number>, before: Record<string, number>, names: string[]): Record<string, number> =>
+const SPAWNING_OR_WRITING = [
+  'list',
+  'start',
+  'stop',
+  'freeze',
+  'unfreeze',
+  'removeLeftovers',
+  'attachMount',
+  'detachMount',
+  'attachNic',
+  'detachNic',
+  'rejoinBridge',
+  'adoptNic',
+  'applyNicLimits',
+  'applyNicFilter',
+  'applyNicRoutes',
+  'attachInsideNic',
+  'detachInsideNic',
+  'setDeviceAccess',
+];
+const STORAGE_WRITES = [
+  'ensureVolume',
+  'removeVolume',
+  'ensurePool',
+  'removePool',
+  'copyVolume',
+  'createSnapshot',
+  'removeSnapshot',
+  'restoreSnapshot',
+  'resizeVolume',
+];
+const delta = (
+  after: Record<string, number>,
+  before: Record<string, number>,
+  names: string[],
+): Record<string, number> =>
   Object.fromEntries(names.map((n) => [n, (after[n] ?? 0) - (before[n] ?? 0)] as const).filter(([, d]) => d !== 0));
 
 test('with 3 and then 30 running containers, a tick of every observer and a resync reconcile cost the same processes and queries', async () => {
@@ -44,8 +80,21 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
   const report = (_k: string, key: string, what: string) => void reports.push(`${key}: ${what}`);
   // The sample looks at every container up to perTick, beyond at a slice of perTick of them.
   const listed: number[] = [];
-  const list: typeof lxc.list = async (p, signal, names) => (listed.push(names?.length ?? -1), lxc.list(p, signal, names));
-  const observer = createContainerObserver({ db, localWrites, lxc: { state: lxc.state, list }, node: 'n1', lxcPath: lxcPathOf(stateDir), stateDir, bus: createEventBus({ location: 'n1' }), report, reportAfter: report as never, perTick: 10 });
+  const list: typeof lxc.list = async (p, signal, names) => (
+    listed.push(names?.length ?? -1), lxc.list(p, signal, names)
+  );
+  const observer = createContainerObserver({
+    db,
+    localWrites,
+    lxc: { state: lxc.state, list },
+    node: 'n1',
+    lxcPath: lxcPathOf(stateDir),
+    stateDir,
+    bus: createEventBus({ location: 'n1' }),
+    report,
+    reportAfter: report as never,
+    perTick: 10,
+  });
   const others = [
     createLiveDriftObserver({ live, report }),
     createProxyDriftObserver({ live, proxy: { liveForwarders: async () => new Map<string, number>() }, report }),
@@ -53,8 +102,21 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
     createPoolObserver({ db, node: 'n1', stateDir, driverFor: storage.driverFor, report }),
   ];
   const queries = countQueries(db);
-  const input = { description: '', architecture: 'x86_64', ephemeral: false, profiles: ['default'], config: { 'limits.memory': '64MiB' }, devices: {} };
-  const costs: { n: number; tick: Record<string, number>; listed: number; resyncPerContainer: number; resyncCalls: Record<string, number> }[] = [];
+  const input = {
+    description: '',
+    architecture: 'x86_64',
+    ephemeral: false,
+    profiles: ['default'],
+    config: { 'limits.memory': '64MiB' },
+    devices: {},
+  };
+  const costs: {
+    n: number;
+    tick: Record<string, number>;
+    listed: number;
+    resyncPerContainer: number;
+    resyncCalls: Record<string, number>;
+  }[] = [];
   const ids: string[] = [];
   for (const n of [3, 30]) {
     while (ids.length < n) {
@@ -72,7 +134,10 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
       queries.reset();
       await o.sample(new AbortController().signal);
       tick[`${o.name} queries`] = queries.count;
-      tick[`${o.name} processes`] = Object.values(delta(lxc.calls, before, [...SPAWNING_OR_WRITING, 'state'])).reduce((a, b) => a + b, 0);
+      tick[`${o.name} processes`] = Object.values(delta(lxc.calls, before, [...SPAWNING_OR_WRITING, 'state'])).reduce(
+        (a, b) => a + b,
+        0,
+      );
     }
     const containersListed = listed.at(-1)!;
     // A resync: every converged running container reconciled again.
@@ -85,16 +150,32 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
       tick,
       listed: containersListed,
       resyncPerContainer: queries.count / n,
-      resyncCalls: { ...delta(lxc.calls, lxcBefore, SPAWNING_OR_WRITING), ...delta(storage.calls, storageBefore, STORAGE_WRITES) },
+      resyncCalls: {
+        ...delta(lxc.calls, lxcBefore, SPAWNING_OR_WRITING),
+        ...delta(storage.calls, storageBefore, STORAGE_WRITES),
+      },
     });
   }
   queries.restore();
   const [small, big] = costs as [(typeof costs)[number], (typeof costs)[number]];
   assert.deepEqual(big.tick, small.tick, 'a tick costs the same with 30 containers as with 3');
-  assert.deepEqual([small.listed, big.listed], [3, 10], 'the sample reads the state of all 3, then of a slice of 10 of the 30');
-  assert.equal(small.tick['containers processes'], 1, 'the container sample is one listing (spawn-free on a real host: host-states.ts)');
-  assert.equal(small.tick['containers queries'], 0, 'nothing written since the last sample: no rows read (PGlite counts its own writes)');
-  for (const o of ['live-config', 'proxy-forwarders', 'networks']) assert.equal(small.tick[`${o} queries`], 0, `${o}: nothing read while nothing was written`);
+  assert.deepEqual(
+    [small.listed, big.listed],
+    [3, 10],
+    'the sample reads the state of all 3, then of a slice of 10 of the 30',
+  );
+  assert.equal(
+    small.tick['containers processes'],
+    1,
+    'the container sample is one listing (spawn-free on a real host: host-states.ts)',
+  );
+  assert.equal(
+    small.tick['containers queries'],
+    0,
+    'nothing written since the last sample: no rows read (PGlite counts its own writes)',
+  );
+  for (const o of ['live-config', 'proxy-forwarders', 'networks'])
+    assert.equal(small.tick[`${o} queries`], 0, `${o}: nothing read while nothing was written`);
   assert.deepEqual(small.resyncCalls, {}, 'a converged running container: nothing started, written or spawned');
   assert.deepEqual(big.resyncCalls, {});
   assert.equal(big.resyncPerContainer, small.resyncPerContainer, 'the same statements per container whatever N');

@@ -166,10 +166,7 @@ describe('observer runner: poll', () => {
       () => t.runner.register({ name: 'ls', kind: 'poll', intervalMs: 1000, sample: p.sample }),
       /already registered/,
     );
-    assert.throws(
-      () => t.runner.register({ name: 'zero', kind: 'poll', intervalMs: 0, sample: p.sample }),
-      RangeError,
-    );
+    assert.throws(() => t.runner.register({ name: 'zero', kind: 'poll', intervalMs: 0, sample: p.sample }), RangeError);
     await t.runner.stop();
   });
 

@@ -28,7 +28,9 @@ export function createPoolObserver(deps: {
         if (row.deletingAt) continue;
         const spec = poolSpecOf(row, deps.stateDir);
         const driver = deps.driverFor(row.driver);
-        const health = await driver.poolHealth(spec).catch((e: unknown) => ({ ready: false, problem: (e as Error).message }));
+        const health = await driver
+          .poolHealth(spec)
+          .catch((e: unknown) => ({ ready: false, problem: (e as Error).message }));
         const usage = health.ready ? await driver.poolUsage(spec).catch(() => undefined) : undefined;
         const values = {
           ready: health.ready,
@@ -43,7 +45,8 @@ export function createPoolObserver(deps: {
           .insert(poolRuntime)
           .values({ node: deps.node, pool: row.name, ...values })
           .onConflictDoUpdate({ target: [poolRuntime.node, poolRuntime.pool], set: values });
-        if (lastReady.get(row.name) !== false && !health.ready) deps.report(POOL_KIND, row.name, `pool not ready: ${values.problem}`);
+        if (lastReady.get(row.name) !== false && !health.ready)
+          deps.report(POOL_KIND, row.name, `pool not ready: ${values.problem}`);
         lastReady.set(row.name, health.ready);
       }
     },

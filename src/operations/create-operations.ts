@@ -71,7 +71,8 @@ export function createOperations(opts: OperationsOptions) {
     waiters.wake(row.id);
   }
   const announceAll = (rows: OperationRow[]) => rows.forEach(announce);
-  const rowFor = (spec: OperationSpec, statusCode: number) => newOperationRow(spec, statusCode, { now: now(), node, defaultDeadlineMs });
+  const rowFor = (spec: OperationSpec, statusCode: number) =>
+    newOperationRow(spec, statusCode, { now: now(), node, defaultDeadlineMs });
 
   async function transition(id: string, patch: OperationPatch) {
     const row = await transitionOperation(db, id, patch, now());
@@ -79,7 +80,15 @@ export function createOperations(opts: OperationsOptions) {
     return row;
   }
 
-  const ends = createTaskEndWriter({ db, clock, log, memory, announce, transition, writeBehindMs: opts.writeBehindMs ?? 20 });
+  const ends = createTaskEndWriter({
+    db,
+    clock,
+    log,
+    memory,
+    announce,
+    transition,
+    writeBehindMs: opts.writeBehindMs ?? 20,
+  });
   const taskDeps = { db, clock, log, memory, cancelHooks, announce, transition, ends };
 
   const service = {
@@ -112,7 +121,9 @@ export function createOperations(opts: OperationsOptions) {
     async list(project?: string): Promise<OperationRow[]> {
       const rows = (await listActiveOperations(db, project)).filter((r) => !memory.ended(r.id));
       const listed = new Set(rows.map((r) => r.id));
-      const unlisted = memory.tasks().filter((r) => !listed.has(r.id) && (project === undefined || r.project === project));
+      const unlisted = memory
+        .tasks()
+        .filter((r) => !listed.has(r.id) && (project === undefined || r.project === project));
       if (unlisted.length === 0) return rows;
       return [...rows, ...unlisted].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
     },
@@ -178,7 +189,12 @@ export function createOperations(opts: OperationsOptions) {
       await ends.flush();
     },
   };
-  const sweeper = createOperationSweeper({ clock, intervalMs: opts.sweepIntervalMs ?? 2_000, sweep: () => service.sweep(), log });
+  const sweeper = createOperationSweeper({
+    clock,
+    intervalMs: opts.sweepIntervalMs ?? 2_000,
+    sweep: () => service.sweep(),
+    log,
+  });
   return service;
 }
 export type Operations = ReturnType<typeof createOperations>;

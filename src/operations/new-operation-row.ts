@@ -25,7 +25,11 @@ export interface NewRowContext {
 }
 
 /** The row an operation starts as (what the insert writes). */
-export function newOperationRow(spec: OperationSpec, statusCode: number, { now, node, defaultDeadlineMs }: NewRowContext): OperationRow {
+export function newOperationRow(
+  spec: OperationSpec,
+  statusCode: number,
+  { now, node, defaultDeadlineMs }: NewRowContext,
+): OperationRow {
   const deadlineMs = spec.deadlineMs ?? (spec.target ? defaultDeadlineMs : 0);
   return {
     id: spec.id ?? randomUUID(),

@@ -6,7 +6,11 @@ import { newOperationRow } from './new-operation-row.ts';
 import { StatusCode } from './status.ts';
 
 const rowOf = (statusCode: number, id = '6f1c2d3e-0000-4000-8000-000000000001') =>
-  newOperationRow({ id, class: 'task', description: 'Updating container', project: 'default' }, statusCode, { now: new Date(0), node: 'n', defaultDeadlineMs: 0 });
+  newOperationRow({ id, class: 'task', description: 'Updating container', project: 'default' }, statusCode, {
+    now: new Date(0),
+    node: 'n',
+    defaultDeadlineMs: 0,
+  });
 
 test('only writer: an announced operation is current until it ends, for a GET as for a wait', () => {
   const memory = createOperationMemory({ clock: createManualClock(), onlyWriter: true });
@@ -21,7 +25,7 @@ test('only writer: an announced operation is current until it ends, for a GET as
   assert.equal(memory.get(running.id), done, 'a creation announced after the end changes nothing');
 });
 
-test('shared database: what this process announced serves a wait\'s first read only, and is forgotten after a while', async () => {
+test("shared database: what this process announced serves a wait's first read only, and is forgotten after a while", async () => {
   const clock = createManualClock();
   const memory = createOperationMemory({ clock, onlyWriter: false });
   const running = rowOf(StatusCode.Running);

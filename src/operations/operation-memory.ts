@@ -52,7 +52,8 @@ export function createOperationMemory({ clock, onlyWriter }: OperationMemoryDeps
       }
     },
     /** The remembered row, if this process knows it to be current. */
-    get: (id: string): OperationRow | undefined => finals.get(id)?.row ?? tasks.get(id) ?? (onlyWriter ? live.get(id)?.row : undefined),
+    get: (id: string): OperationRow | undefined =>
+      finals.get(id)?.row ?? tasks.get(id) ?? (onlyWriter ? live.get(id)?.row : undefined),
     /** For a wait's first read: also what this process last announced of it (see above). */
     announced: (id: string): OperationRow | undefined => finals.get(id)?.row ?? tasks.get(id) ?? live.get(id)?.row,
     /** Whether this process saw the operation end (lately). */

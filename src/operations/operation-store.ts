@@ -97,7 +97,12 @@ export async function expireOperations(db: DbOrTx, now: Date): Promise<Operation
 }
 
 /** At start: operations of this node that no reconcile can settle (no target) end as Failure. */
-export async function failOrphanedOperations(db: DbOrTx, node: string, err: string, now: Date): Promise<OperationRow[]> {
+export async function failOrphanedOperations(
+  db: DbOrTx,
+  node: string,
+  err: string,
+  now: Date,
+): Promise<OperationRow[]> {
   return db
     .update(operations)
     .set({ statusCode: 400, err, updatedAt: now, mayCancel: false })

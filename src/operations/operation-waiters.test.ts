@@ -50,7 +50,10 @@ test('a wait re-polls every 2 s, returns the running row at its timeout, and end
 test('a wake reaches every wait on that operation and no other', async () => {
   const clock = createManualClock(0);
   const waiters = createOperationWaiters({ clock });
-  const status = new Map<string, number>([['a', StatusCode.Running], ['b', StatusCode.Running]]);
+  const status = new Map<string, number>([
+    ['a', StatusCode.Running],
+    ['b', StatusCode.Running],
+  ]);
   const reader = (id: string) => async () => ({ id, statusCode: status.get(id)! }) as OperationRow;
   let bDone = false;
   const a1 = waiters.wait(reader('a'), 'a', -1);

@@ -50,7 +50,12 @@ export function createOperationWaiters({ clock }: { clock: Clock }) {
    * Resolve with the row (`read`) once the operation is final, or after timeoutMs (negative = no
    * limit), or on abort.
    */
-  async function wait(read: () => Promise<OperationRow>, id: string, timeoutMs: number, signal?: AbortSignal): Promise<OperationRow> {
+  async function wait(
+    read: () => Promise<OperationRow>,
+    id: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<OperationRow> {
     const deadline = timeoutMs < 0 ? Infinity : clock.now() + timeoutMs;
     for (;;) {
       const change = listen(id, signal);

@@ -38,7 +38,12 @@ const DEFER_INSERT_MS = 250;
  * naming the write's error: such a task must not settle anything outside the operation before its
  * signal says it may go on.
  */
-export async function runOperationTask(deps: RunTaskDeps, draft: OperationRow, task: TaskFn, opts: { deferInsert?: boolean } = {}): Promise<OperationRow> {
+export async function runOperationTask(
+  deps: RunTaskDeps,
+  draft: OperationRow,
+  task: TaskFn,
+  opts: { deferInsert?: boolean } = {},
+): Promise<OperationRow> {
   const { db, clock, log, memory, cancelHooks, announce, transition, ends } = deps;
   const deferred = opts.deferInsert === true;
   const ac = new AbortController();
@@ -80,7 +85,10 @@ export async function runOperationTask(deps: RunTaskDeps, draft: OperationRow, t
       startInsert();
       await inserted;
       metadata = { ...metadata, ...patch };
-      await transition(draft.id, { statusCode: ac.signal.aborted ? StatusCode.Cancelling : StatusCode.Running, metadata });
+      await transition(draft.id, {
+        statusCode: ac.signal.aborted ? StatusCode.Cancelling : StatusCode.Running,
+        metadata,
+      });
     },
   };
   const run = async () => {
@@ -94,20 +102,39 @@ export async function runOperationTask(deps: RunTaskDeps, draft: OperationRow, t
         : { statusCode: StatusCode.Success, metadata, mayCancel: false };
     } catch (e) {
       const cancelled = ac.signal.aborted;
-      end = { statusCode: cancelled ? StatusCode.Cancelled : StatusCode.Failure, err: cancelled ? 'operation cancelled' : errorText(e), metadata, mayCancel: false };
+      end = {
+        statusCode: cancelled ? StatusCode.Cancelled : StatusCode.Failure,
+        err: cancelled ? 'operation cancelled' : errorText(e),
+        metadata,
+        mayCancel: false,
+      };
     }
     // Never written: the end is the whole row, written behind.
     if (deferred && !insertStarted) {
       if (deferTimer) clock.clearTimer(deferTimer);
       return void ends.finish(draft.id, end, false);
     }
-    if (await inserted.then(() => true, () => false)) {
-      await ends.finish(draft.id, end, true).catch((err2: unknown) => log.error({ err: err2, op: draft.id }, 'failed to record the end of an operation'));
+    if (
+      await inserted.then(
+        () => true,
+        () => false,
+      )
+    ) {
+      await ends
+        .finish(draft.id, end, true)
+        .catch((err2: unknown) => log.error({ err: err2, op: draft.id }, 'failed to record the end of an operation'));
     } else if (deferred) {
       // Answered already, its write failed: its end is known here only.
       log.error({ err: insertError, op: draft.id }, 'failed to record an operation');
       const current = memory.task(draft.id);
-      if (current) announce({ ...current, ...end, statusCode: StatusCode.Failure, err: `could not record the operation: ${errorText(insertError)}`, updatedAt: new Date(clock.now()) });
+      if (current)
+        announce({
+          ...current,
+          ...end,
+          statusCode: StatusCode.Failure,
+          err: `could not record the operation: ${errorText(insertError)}`,
+          updatedAt: new Date(clock.now()),
+        });
     }
     // Otherwise nothing to settle: the row never made it and startTask failed with the insert's error.
   };

@@ -24,7 +24,15 @@ export interface TaskEndWriterDeps {
  * Task ends announced at once and written a moment later, in a batch with the other ends of that
  * moment: the end of a written row (`patch`), or the whole final row of a task never written (`row`).
  */
-export function createTaskEndWriter({ db, clock, log, memory, announce, transition, writeBehindMs }: TaskEndWriterDeps) {
+export function createTaskEndWriter({
+  db,
+  clock,
+  log,
+  memory,
+  announce,
+  transition,
+  writeBehindMs,
+}: TaskEndWriterDeps) {
   const unwritten = new Map<string, { patch: OperationPatch; at: Date } | { row: OperationRow }>();
   let writeTimer: ReturnType<Clock['setTimer']> | undefined;
   let writing: Promise<void> = Promise.resolve();
@@ -38,10 +46,20 @@ export function createTaskEndWriter({ db, clock, log, memory, announce, transiti
     writing = writing.then(async () => {
       const rows = batch.flatMap(([, e]) => ('row' in e ? [e.row] : []));
       // One statement; if it fails, one each, so that one bad row does not lose the others.
-      if (rows.length > 1) await insertOperations(db, rows).then(() => rows.splice(0), () => {});
-      for (const row of rows) await insertOperations(db, [row]).catch((err: unknown) => log.error({ err, op: row.id }, 'failed to record an operation'));
+      if (rows.length > 1)
+        await insertOperations(db, rows).then(
+          () => rows.splice(0),
+          () => {},
+        );
+      for (const row of rows)
+        await insertOperations(db, [row]).catch((err: unknown) =>
+          log.error({ err, op: row.id }, 'failed to record an operation'),
+        );
       for (const [id, e] of batch) {
-        if ('patch' in e) await transitionOperation(db, id, e.patch, e.at).catch((err: unknown) => log.error({ err, op: id }, 'failed to record the end of an operation'));
+        if ('patch' in e)
+          await transitionOperation(db, id, e.patch, e.at).catch((err: unknown) =>
+            log.error({ err, op: id }, 'failed to record the end of an operation'),
+          );
       }
     });
     return writing;

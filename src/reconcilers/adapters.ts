@@ -29,12 +29,18 @@ export interface LxcCall extends LxcRef {
  */
 export interface LxcAdapter {
   state(ref: LxcCall): Promise<ContainerState>;
-  start(input: LxcCall & { configFile: string; logFile?: string | undefined; knownStopped?: boolean }): Promise<ContainerState & { pid: number }>;
+  start(
+    input: LxcCall & { configFile: string; logFile?: string | undefined; knownStopped?: boolean },
+  ): Promise<ContainerState & { pid: number }>;
   stop(input: LxcCall & { force?: boolean }): Promise<{ forced: boolean }>;
   freeze(ref: LxcCall): Promise<void>;
   unfreeze(ref: LxcCall): Promise<void>;
   /** Every container under `lxcPath` (or only `names`) with its state, as `lxc-ls -f` would list them (host/lxc/host-states.ts: spawn-free where the host's records settle it). */
-  list(lxcPath: string, signal?: AbortSignal, names?: readonly string[]): Promise<{ name: string; state: LxcState; pid?: number }[]>;
+  list(
+    lxcPath: string,
+    signal?: AbortSignal,
+    names?: readonly string[],
+  ): Promise<{ name: string; state: LxcState; pid?: number }[]>;
   /** The empty cgroups a failed start leaves behind (host/lxc/remove-leftovers.ts). */
   removeLeftovers(name: string): Promise<void>;
 }
@@ -49,7 +55,11 @@ export interface LxcLiveAdapter {
   baseAllowedDevices(): string[];
   readMounts(pid: number): Map<string, { readonly: boolean; root: string }>;
   attachMount(pid: number, m: LiveMount, signal?: AbortSignal): Promise<void>;
-  detachMount(pid: number, target: string, opts?: { removeFile?: boolean; signal?: AbortSignal | undefined }): Promise<void>;
+  detachMount(
+    pid: number,
+    target: string,
+    opts?: { removeFile?: boolean; signal?: AbortSignal | undefined },
+  ): Promise<void>;
   /** A veth whose peer is created in the container (init `pid`) with the nic's name, MAC and MTU; the host side on its bridge, up (host/lxc/live-nics.ts). */
   attachNic(pid: number, nic: LiveNic, signal?: AbortSignal): Promise<void>;
   /** Delete a nic's host-side veth (its peer goes with it); absent is success. */
@@ -63,17 +73,35 @@ export interface LxcLiveAdapter {
    * own, from before stable names): that host side renamed to `nic.hostName`; its MAC and MTU, or
    * undefined when there is no such veth.
    */
-  adoptNic(pid: number, nic: Pick<LiveNic, 'hostName' | 'name'>, signal?: AbortSignal): Promise<{ hwaddr: string; mtu: number } | undefined>;
+  adoptNic(
+    pid: number,
+    nic: Pick<LiveNic, 'hostName' | 'name'>,
+    signal?: AbortSignal,
+  ): Promise<{ hwaddr: string; mtu: number } | undefined>;
   /** tc limits on a host-side veth (none: cleared; host/lxc/nic-limits.ts). */
   applyNicLimits(hostName: string, limits: NicLimits, signal?: AbortSignal): Promise<void>;
   /** security.mac_filtering in the `bridge svcd` table: set (nic) or removed (undefined) (host/lxc/nic-filter.ts). */
   applyNicFilter(hostName: string, nic: FilteredNic | undefined, signal?: AbortSignal): Promise<void>;
   /** A nic's host routes via its static address on the bridge, or (no `via`: p2p) to its host side: set (replace) or removed (del). */
-  applyNicRoutes(verb: 'replace' | 'del', routes: readonly string[], via: { ipv4?: string | undefined; ipv6?: string | undefined } | undefined, bridge: string, signal?: AbortSignal): Promise<void>;
+  applyNicRoutes(
+    verb: 'replace' | 'del',
+    routes: readonly string[],
+    via: { ipv4?: string | undefined; ipv6?: string | undefined } | undefined,
+    bridge: string,
+    signal?: AbortSignal,
+  ): Promise<void>;
   /** A macvlan made on its parent in the container, or a host interface (physical) moved in, as `name` (host/lxc/live-nic-types.ts). */
-  attachInsideNic(pid: number, nic: InsideNic & { nictype: 'macvlan' | 'physical' }, signal?: AbortSignal): Promise<PhysicalState | void>;
+  attachInsideNic(
+    pid: number,
+    nic: InsideNic & { nictype: 'macvlan' | 'physical' },
+    signal?: AbortSignal,
+  ): Promise<PhysicalState | void>;
   /** The macvlan deleted, or the physical interface given back to the host under its own name (with `was`: its MAC and MTU); absent is success. */
-  detachInsideNic(pid: number, nic: Pick<InsideNic, 'name' | 'parent'> & { nictype: 'macvlan' | 'physical'; was?: PhysicalState | undefined }, signal?: AbortSignal): Promise<void>;
+  detachInsideNic(
+    pid: number,
+    nic: Pick<InsideNic, 'name' | 'parent'> & { nictype: 'macvlan' | 'physical'; was?: PhysicalState | undefined },
+    signal?: AbortSignal,
+  ): Promise<void>;
   /** A physical interface back on the host after its container: its name, MAC and MTU again; false when it is not on the host. */
   reclaimPhysical(parent: string, was: PhysicalState, signal?: AbortSignal): Promise<boolean>;
   /** A host interface's MAC, MTU and ifindex (undefined when there is none of that name). Spawns nothing. */
@@ -92,7 +120,12 @@ export interface StorageAdapter {
 /** Filling a volume from an archive: an image's files, or a backup tarball (or one snapshot of it). */
 export interface UnpackAdapter {
   unpackImage(files: ImageFiles, target: string, signal?: AbortSignal): Promise<void>;
-  unpackBackup(file: string, target: string, signal: AbortSignal | undefined, part: { snapshot?: string }): Promise<void>;
+  unpackBackup(
+    file: string,
+    target: string,
+    signal: AbortSignal | undefined,
+    part: { snapshot?: string },
+  ): Promise<void>;
 }
 
 /**

@@ -4,7 +4,14 @@ import type { Db } from '../db/types.ts';
 import { createConvergence } from './convergence.ts';
 
 // watch() reads nothing: a database that throws proves it.
-const noDb = new Proxy({}, { get: () => { throw new Error('watch must not read the database'); } }) as unknown as Db;
+const noDb = new Proxy(
+  {},
+  {
+    get: () => {
+      throw new Error('watch must not read the database');
+    },
+  },
+) as unknown as Db;
 
 test('watch: a convergence noted between the watch and until() counts; an older one does not', async () => {
   const conv = createConvergence({ db: noDb });

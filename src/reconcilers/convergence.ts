@@ -27,7 +27,10 @@ export function createConvergence({ db }: { db: Db }) {
         else if ((o.observed ?? 0) >= generation) done({ ok: true });
       };
       set.add(waiter);
-      const timer = setTimeout(() => done({ ok: false, error: 'timed out waiting for the host to converge', terminal: false }), timeoutMs);
+      const timer = setTimeout(
+        () => done({ ok: false, error: 'timed out waiting for the host to converge', terminal: false }),
+        timeoutMs,
+      );
       try {
         // It may have converged before we started listening.
         const [row] = await db
@@ -70,7 +73,13 @@ export function createConvergence({ db }: { db: Db }) {
           if (observed >= generation) return Promise.resolve({ ok: true });
           return new Promise<ConvergenceOutcome>((resolve) => {
             const timeoutMs = opts.timeoutMs ?? -1;
-            const timer = timeoutMs >= 0 ? setTimeout(() => finish({ ok: false, error: 'timed out waiting for the host to converge', terminal: false }), timeoutMs) : undefined;
+            const timer =
+              timeoutMs >= 0
+                ? setTimeout(
+                    () => finish({ ok: false, error: 'timed out waiting for the host to converge', terminal: false }),
+                    timeoutMs,
+                  )
+                : undefined;
             const aborted = () => finish({ ok: false, error: 'the request was aborted', terminal: false });
             const finish = (o: ConvergenceOutcome) => {
               onNote = undefined;
@@ -81,7 +90,8 @@ export function createConvergence({ db }: { db: Db }) {
             if (opts.signal?.aborted) return aborted();
             opts.signal?.addEventListener('abort', aborted, { once: true });
             onNote = (o) => {
-              if (o.error !== undefined && (o.terminal || !opts.terminalOnly)) finish({ ok: false, error: o.error, terminal: !!o.terminal });
+              if (o.error !== undefined && (o.terminal || !opts.terminalOnly))
+                finish({ ok: false, error: o.error, terminal: !!o.terminal });
               else if (observed >= generation) finish({ ok: true });
             };
           });
@@ -94,7 +104,10 @@ export function createConvergence({ db }: { db: Db }) {
 type Note = { observed?: number; error?: string; terminal?: boolean };
 
 export interface ConvergenceWatch {
-  until(generation: number, opts?: { terminalOnly?: boolean; timeoutMs?: number; signal?: AbortSignal }): Promise<ConvergenceOutcome>;
+  until(
+    generation: number,
+    opts?: { terminalOnly?: boolean; timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<ConvergenceOutcome>;
   close(): void;
 }
 export type Convergence = ReturnType<typeof createConvergence>;

@@ -8,7 +8,12 @@ import { createStatusSettler, openFacts, readFacts } from './status-settler.ts';
 const temp = useTempDatabase('svcd-settler-');
 
 const rowOf = async (kind: string, key: string) =>
-  (await temp.database.db.select().from(reconcileStatus).where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key))))[0];
+  (
+    await temp.database.db
+      .select()
+      .from(reconcileStatus)
+      .where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)))
+  )[0];
 
 test('a convergence records the generation, clears the error, and writes the facts handed with it', async () => {
   const { db } = temp.database;
@@ -16,7 +21,10 @@ test('a convergence records the generation, clears the error, and writes the fac
   const settler = createStatusSettler({
     db,
     // Settled through the settler's own database, and announced once written.
-    ops: { convergedIn: async (tx, k, key, g) => (assert.equal(tx, db), () => void settled.push([k, key, g])), failed: async () => {} },
+    ops: {
+      convergedIn: async (tx, k, key, g) => (assert.equal(tx, db), () => void settled.push([k, key, g])),
+      failed: async () => {},
+    },
   });
 
   await settler.failed('thing', 'a', 'broken', false);
@@ -62,7 +70,9 @@ test('notifyFirst: a sync waiter of such a kind is woken before the status write
       },
       failed: async () => {},
     },
-    convergence: { notify: (kind, _key, out) => void order.push(`notify ${kind} ${'observed' in out ? out.observed : ''}`) },
+    convergence: {
+      notify: (kind, _key, out) => void order.push(`notify ${kind} ${'observed' in out ? out.observed : ''}`),
+    },
     notifyFirst: (kind) => kind === 'early',
   });
   const early = settler.converged('early', 'k', 2);

@@ -1,6 +1,13 @@
 import { leaveInFlight } from '../db/leave-in-flight.ts';
 import type { Db } from '../db/types.ts';
-import { deleteStatusRow, forgetFacts, readFacts, recordConverged, recordFailed, writeFacts } from '../desired/reconcile-facts.ts';
+import {
+  deleteStatusRow,
+  forgetFacts,
+  readFacts,
+  recordConverged,
+  recordFailed,
+  writeFacts,
+} from '../desired/reconcile-facts.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from './convergence.ts';
 import type { RemoveRows, Settler } from './runtime/index.ts';
@@ -34,7 +41,13 @@ export function createStatusSettler({
     forgetFacts(db, kind, key);
     let statements: Promise<[unknown, void, () => void]> | undefined;
     await db.transaction(async (tx) => {
-      statements = leaveInFlight(Promise.all([removeRows?.(tx), deleteStatusRow(tx, kind, key), ops.convergedIn(tx, kind, key, observedGeneration)]));
+      statements = leaveInFlight(
+        Promise.all([
+          removeRows?.(tx),
+          deleteStatusRow(tx, kind, key),
+          ops.convergedIn(tx, kind, key, observedGeneration),
+        ]),
+      );
     });
     forgetFacts(db, kind, key);
     const [, , announce] = await statements!;
@@ -51,7 +64,10 @@ export function createStatusSettler({
       if (gone) await removeTogether(kind, key, observedGeneration, removeRows);
       else {
         // The settlement through `db` too (agent.ts gives the settler Database.relaxed), then announced.
-        const [, announce] = await Promise.all([recordConverged(db, kind, key, observedGeneration, facts), ops.convergedIn(db, kind, key, observedGeneration)]);
+        const [, announce] = await Promise.all([
+          recordConverged(db, kind, key, observedGeneration, facts),
+          ops.convergedIn(db, kind, key, observedGeneration),
+        ]);
         announce();
       }
       if (!first) convergence?.notify(kind, key, { observed: observedGeneration });

@@ -9,7 +9,10 @@ import { createAgent, type Agent, type AgentOptions } from '../agent.ts';
  * An in-process agent with its state in a temp dir, for component tests: on PGlite there, or on the
  * PostgreSQL database at `databaseUrl`.
  */
-export async function startTestAgent(opts: AgentOptions = {}, { databaseUrl }: { databaseUrl?: string | undefined } = {}): Promise<Agent & { dir: string; cleanup(): Promise<void> }> {
+export async function startTestAgent(
+  opts: AgentOptions = {},
+  { databaseUrl }: { databaseUrl?: string | undefined } = {},
+): Promise<Agent & { dir: string; cleanup(): Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-c-'));
   const agent = await createAgent(
     { stateDir: dir, logLevel: 'info', nodeName: 'test-node', databaseUrl },
@@ -25,7 +28,12 @@ export async function startTestAgent(opts: AgentOptions = {}, { databaseUrl }: {
 }
 
 /** Minimal HTTP over the agent's unix socket. */
-export async function call(agent: Agent, method: string, url: string, body?: unknown): Promise<{ status: number; json: any }> {
+export async function call(
+  agent: Agent,
+  method: string,
+  url: string,
+  body?: unknown,
+): Promise<{ status: number; json: any }> {
   const { request } = await import('../../integration/support/http.ts');
   const res = await request({ socketPath: agent.socketPath }, method, url, body);
   return { status: res.status, json: res.json };

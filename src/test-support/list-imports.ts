@@ -18,10 +18,17 @@ export function listImports(code: string): ImportStatement[] {
     }
     const clause = m[3] ?? '';
     const named = /^\{([^}]*)\}$/.exec(clause.trim());
-    const allTyped = named !== null && named[1]!.split(',').map((s) => s.trim()).filter(Boolean).every((s) => s.startsWith('type '));
+    const allTyped =
+      named !== null &&
+      named[1]!
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .every((s) => s.startsWith('type '));
     out.push({ source: m[4]!, typeOnly: m[2] !== undefined || allTyped, text: m[0].trim() });
   }
   // Dynamic imports and `import('...')` types name a module too.
-  for (const m of code.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push({ source: m[1]!, typeOnly: false, text: m[0] });
+  for (const m of code.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g))
+    out.push({ source: m[1]!, typeOnly: false, text: m[0] });
   return out;
 }

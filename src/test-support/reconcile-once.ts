@@ -12,7 +12,8 @@ export function createReconcileOnce(db: Db) {
     const ctx = { kind: r.kind, key, attempt: 0, signal: new AbortController().signal, reason: 'test' };
     try {
       const res = await r.reconcile(key, ctx);
-      if (res.observedGeneration !== undefined) await settler.converged(r.kind, key, res.observedGeneration, res.facts, res.gone, res.removeRows);
+      if (res.observedGeneration !== undefined)
+        await settler.converged(r.kind, key, res.observedGeneration, res.facts, res.gone, res.removeRows);
       res.afterSettle?.();
       // What a test compares: the settlement's hooks are spent.
       const { removeRows: _rows, afterSettle: _after, ...rest } = res;

@@ -17,7 +17,10 @@ export function createSimCalls(what: string): SimCalls {
   return {
     calls,
     failOnce(method, opts = {}) {
-      planted.set(method, { error: opts.error ?? new Error(`${what}: simulated failure of ${method}`), skip: opts.skip ?? 0 });
+      planted.set(method, {
+        error: opts.error ?? new Error(`${what}: simulated failure of ${method}`),
+        skip: opts.skip ?? 0,
+      });
     },
     enter(method) {
       calls[method] = (calls[method] ?? 0) + 1;

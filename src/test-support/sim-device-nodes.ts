@@ -23,7 +23,8 @@ export function createSimDeviceNodes(host: Record<string, HostNode> = {}): SimDe
       return made ? { type: made.type, major: made.major, minor: made.minor } : sim.host.get(p);
     },
     async ensure(spec) {
-      if (!sim.dirs.has(path.dirname(spec.path))) throw Object.assign(new Error(`ENOENT: ${path.dirname(spec.path)}`), { code: 'ENOENT' });
+      if (!sim.dirs.has(path.dirname(spec.path)))
+        throw Object.assign(new Error(`ENOENT: ${path.dirname(spec.path)}`), { code: 'ENOENT' });
       sim.made.set(spec.path, { ...spec });
     },
     async ensureDir(dir, mode) {

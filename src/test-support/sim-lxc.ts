@@ -26,7 +26,15 @@ function nicsOfConfig(text: string): (LiveNic & { index: string; type: string })
     e[m[2]!] = m[3]!;
     byIndex.set(m[1]!, e);
   }
-  return [...byIndex].map(([index, e]) => ({ index, type: e.type ?? 'veth', hostName: e['veth.pair'] ?? `veth-sim${index}`, name: e.name ?? `eth${index}`, parent: e.link ?? '', hwaddr: e.hwaddr ?? '', ...(e.mtu ? { mtu: Number(e.mtu) } : {}) }));
+  return [...byIndex].map(([index, e]) => ({
+    index,
+    type: e.type ?? 'veth',
+    hostName: e['veth.pair'] ?? `veth-sim${index}`,
+    name: e.name ?? `eth${index}`,
+    parent: e.link ?? '',
+    hwaddr: e.hwaddr ?? '',
+    ...(e.mtu ? { mtu: Number(e.mtu) } : {}),
+  }));
 }
 
 export interface SimContainer {
@@ -39,7 +47,17 @@ export interface SimContainer {
   /** Mounted targets inside it. */
   mounts: Map<string, { readonly: boolean; source: string }>;
   /** Its nics inside: name → MAC, MTU and the host-side veth ('' for a macvlan or physical: `parent`, moved in by LXC or live). */
-  nics: Map<string, { hwaddr: string; mtu?: number | undefined; hostName: string; parent?: string; kind?: 'macvlan' | 'physical'; byLxc?: boolean }>;
+  nics: Map<
+    string,
+    {
+      hwaddr: string;
+      mtu?: number | undefined;
+      hostName: string;
+      parent?: string;
+      kind?: 'macvlan' | 'physical';
+      byLxc?: boolean;
+    }
+  >;
 }
 
 /** A host-side veth: the container (by id) whose peer it is, and the bridge it is on. */
@@ -88,7 +106,8 @@ export function createSimLxc(): SimLxc {
   const routes = new Set<string>();
   /** Host interfaces' ifindexes (given on first sight); an interface keeps its own across moves. */
   const ifindexes = new Map<string, number>();
-  const ifindexOf = (link: string) => ifindexes.get(link) ?? (ifindexes.set(link, ifindexes.size + 2), ifindexes.size + 1);
+  const ifindexOf = (link: string) =>
+    ifindexes.get(link) ?? (ifindexes.set(link, ifindexes.size + 2), ifindexes.size + 1);
   /** Its netns goes: each veth pair with it (what svcd set around them stays, as on a host). */
   const halt = (c: SimContainer) => {
     for (const n of c.nics.values()) veths.delete(n.hostName);
@@ -105,14 +124,25 @@ export function createSimLxc(): SimLxc {
     if (nic.parent && !bridges.has(nic.parent)) throw new Error(`Cannot find device "${nic.parent}"`);
     if (c.nics.has(nic.name)) throw new Error(`RTNETLINK answers: File exists (${nic.name} in the container)`);
     veths.set(nic.hostName, { container: name, peer: nic.name, master: nic.parent });
-    c.nics.set(nic.name, { hwaddr: nic.hwaddr, hostName: nic.hostName, ...(nic.mtu !== undefined ? { mtu: nic.mtu } : {}) });
+    c.nics.set(nic.name, {
+      hwaddr: nic.hwaddr,
+      hostName: nic.hostName,
+      ...(nic.mtu !== undefined ? { mtu: nic.mtu } : {}),
+    });
   };
 
   const plugInside = (c: SimContainer, nic: InsideNic & { nictype: 'macvlan' | 'physical' }, byLxc: boolean) => {
     if (!links.has(nic.parent)) throw new Error(`Cannot find device "${nic.parent}"`);
     if (c.nics.has(nic.name)) throw new Error(`RTNETLINK answers: File exists (${nic.name} in the container)`);
     if (nic.nictype === 'physical') links.delete(nic.parent);
-    c.nics.set(nic.name, { hwaddr: nic.hwaddr, hostName: '', parent: nic.parent, kind: nic.nictype, byLxc, ...(nic.mtu !== undefined ? { mtu: nic.mtu } : {}) });
+    c.nics.set(nic.name, {
+      hwaddr: nic.hwaddr,
+      hostName: '',
+      parent: nic.parent,
+      kind: nic.nictype,
+      byLxc,
+      ...(nic.mtu !== undefined ? { mtu: nic.mtu } : {}),
+    });
   };
 
   const lxc: SimLxc = {
@@ -128,15 +158,25 @@ export function createSimLxc(): SimLxc {
       sim.enter('start');
       const c = get(input.name);
       if (c && c.state === 'RUNNING' && !input.knownStopped) return { state: 'RUNNING', pid: c.pid };
-      if (c && c.state !== 'STOPPED') throw new ContainerStartError(`container ${input.name} failed to start: it is already running`, '');
+      if (c && c.state !== 'STOPPED')
+        throw new ContainerStartError(`container ${input.name} failed to start: it is already running`, '');
       let text: string;
       try {
         text = readFileSync(input.configFile, 'utf8');
       } catch (e) {
-        throw new ContainerStartError(`container ${input.name} failed to start: no config ${input.configFile}`, '', { cause: e });
+        throw new ContainerStartError(`container ${input.name} failed to start: no config ${input.configFile}`, '', {
+          cause: e,
+        });
       }
       const pid = ++nextPid;
-      const started: SimContainer = { state: 'RUNNING', pid, startedWith: text, cgroup: new Map(), mounts: new Map(), nics: new Map() };
+      const started: SimContainer = {
+        state: 'RUNNING',
+        pid,
+        startedWith: text,
+        cgroup: new Map(),
+        mounts: new Map(),
+        nics: new Map(),
+      };
       try {
         for (const nic of nicsOfConfig(text)) {
           if (nic.type === 'veth') plug(input.name, started, nic);
@@ -144,7 +184,9 @@ export function createSimLxc(): SimLxc {
         }
       } catch (e) {
         halt(started);
-        throw new ContainerStartError(`container ${input.name} failed to start: ${(e as Error).message}`, '', { cause: e });
+        throw new ContainerStartError(`container ${input.name} failed to start: ${(e as Error).message}`, '', {
+          cause: e,
+        });
       }
       containers.set(input.name, started);
       return { state: 'RUNNING', pid };
@@ -167,7 +209,9 @@ export function createSimLxc(): SimLxc {
     async list(_lxcPath, _signal, names) {
       sim.enter('list');
       const only = names && new Set(names);
-      return [...containers].filter(([name]) => !only || only.has(name)).map(([name, c]) => ({ name, state: c.state, ...(c.pid ? { pid: c.pid } : {}) }));
+      return [...containers]
+        .filter(([name]) => !only || only.has(name))
+        .map(([name, c]) => ({ name, state: c.state, ...(c.pid ? { pid: c.pid } : {}) }));
     },
     async removeLeftovers() {
       sim.enter('removeLeftovers');
@@ -266,7 +310,10 @@ export function createSimLxc(): SimLxc {
     },
     async attachInsideNic(pid, nic) {
       sim.enter('attachInsideNic');
-      const was = nic.nictype === 'physical' ? { hwaddr: `sim:${nic.parent}`, mtu: 1500, ifindex: ifindexOf(nic.parent) } : undefined;
+      const was =
+        nic.nictype === 'physical'
+          ? { hwaddr: `sim:${nic.parent}`, mtu: 1500, ifindex: ifindexOf(nic.parent) }
+          : undefined;
       plugInside(byPid(pid).c, nic, false);
       return was;
     },
@@ -288,7 +335,8 @@ export function createSimLxc(): SimLxc {
       ifindexes.set(parent, was.ifindex!);
       return true;
     },
-    readPhysical: async (name) => (links.has(name) ? { hwaddr: `sim:${name}`, mtu: 1500, ifindex: ifindexOf(name) } : undefined),
+    readPhysical: async (name) =>
+      links.has(name) ? { hwaddr: `sim:${name}`, mtu: 1500, ifindex: ifindexOf(name) } : undefined,
     hostHasLink: async (name) => links.has(name) || bridges.has(name) || veths.has(name),
     async readContainerLinks(pid) {
       for (const c of containers.values()) if (c.pid === pid && c.state !== 'STOPPED') return new Set(c.nics.keys());

@@ -61,7 +61,8 @@ export function createSimNetwork({ bridges = new Set<string>() }: { bridges?: Se
       sim.enter('setDhcpHost');
       const hosts = known(spec);
       if (!entry) return void hosts.delete(key);
-      if (!/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/.test(entry.hwaddr) || !entry.hostname) throw new Error(`bad DHCP host entry ${JSON.stringify(entry)}`);
+      if (!/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/.test(entry.hwaddr) || !entry.hostname)
+        throw new Error(`bad DHCP host entry ${JSON.stringify(entry)}`);
       hosts.set(key, { ...entry });
     },
     async pruneDhcpHosts(spec, keep) {

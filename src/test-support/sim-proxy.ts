@@ -55,7 +55,11 @@ export function createSimProxy(): SimProxy {
     },
     async applyNat(id, rules) {
       calls.enter('applyNat');
-      if (rules.length) nat.set(id, rules.map((r) => ({ ...r })));
+      if (rules.length)
+        nat.set(
+          id,
+          rules.map((r) => ({ ...r })),
+        );
       else nat.delete(id);
     },
   };

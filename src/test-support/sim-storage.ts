@@ -59,7 +59,8 @@ export function createSimStorage(deps: { root: string }): SimStorage {
     },
     async removePool(pool) {
       sim.enter('removePool');
-      if ([...volumes.keys()].some((k) => k.startsWith(`${pool.name}/`))) throw new Error(`pool ${pool.name} still has volumes`);
+      if ([...volumes.keys()].some((k) => k.startsWith(`${pool.name}/`)))
+        throw new Error(`pool ${pool.name} still has volumes`);
       pools.delete(pool.name);
       await rm(poolPath(pool), { recursive: true, force: true });
     },
@@ -87,7 +88,8 @@ export function createSimStorage(deps: { root: string }): SimStorage {
       sim.enter('copyVolume');
       needPool(dst.pool);
       if (src.snapshot) {
-        if (!snapshots.has(snapKey(src.pool, src.snapshot))) throw new Error(`cannot copy snapshot ${src.snapshot.id}: it does not exist`);
+        if (!snapshots.has(snapKey(src.pool, src.snapshot)))
+          throw new Error(`cannot copy snapshot ${src.snapshot.id}: it does not exist`);
       } else needVolume(src.pool, src.vol);
       if (volumes.has(volKey(dst.pool, dst.vol))) return;
       const from = src.snapshot ? snapshotPath(src.pool, src.snapshot) : volumePath(src.pool, src.vol);

@@ -20,7 +20,7 @@ test('a server certificate: self-signed ECDSA P-384, ten years, serverAuth, name
   assert.equal(x.issuer, x.subject, 'self-signed');
   assert.ok(x.verify(x.publicKey), 'signed by its own key');
   assert.equal(x.publicKey.asymmetricKeyDetails?.namedCurve, 'secp384r1');
-  assert.ok(x.checkPrivateKey(createPrivateKey(key)), 'the key is the certificate\'s');
+  assert.ok(x.checkPrivateKey(createPrivateKey(key)), "the key is the certificate's");
   assert.match(key, /^-----BEGIN PRIVATE KEY-----\n/, 'PKCS#8');
   assert.equal(x.ca, false);
   assert.deepEqual(x.keyUsage, [SERVER_AUTH]);
@@ -37,11 +37,21 @@ test('a client certificate: clientAuth, no alternative names', async () => {
   assert.match(x.subject, /CN=alice$/);
 });
 
-test('a name cannot add lines or values to openssl\'s config', async () => {
+test("a name cannot add lines or values to openssl's config", async () => {
   const config = certificateConfig('x\nsubjectAltName = DNS:evil, CN=y', { serverAuth: false });
-  assert.ok(!/evil/.test(config.split('\n').filter((l) => l.startsWith('subjectAltName')).join('')), config);
+  assert.ok(
+    !/evil/.test(
+      config
+        .split('\n')
+        .filter((l) => l.startsWith('subjectAltName'))
+        .join(''),
+    ),
+    config,
+  );
   assert.equal(config.split('\n').filter((l) => l.startsWith('CN =')).length, 1);
-  const x = new X509Certificate((await generateCertificate('x\nsubjectAltName = DNS:evil, CN=y', { serverAuth: false })).cert);
+  const x = new X509Certificate(
+    (await generateCertificate('x\nsubjectAltName = DNS:evil, CN=y', { serverAuth: false })).cert,
+  );
   assert.equal(x.subjectAltName, undefined);
   assert.match(x.subject, /\nCN=x_subjectAltName___DNS:evil__CN_y$/);
 });

@@ -42,14 +42,36 @@ export function certificateConfig(commonName: string, opts: { serverAuth: boolea
  * A child process rather than an X.509 library in svcd: loading one cost the daemon 16 MiB of RSS that
  * it kept for its whole life, for a certificate made once.
  */
-export async function generateCertificate(commonName: string, opts: { serverAuth: boolean }): Promise<{ cert: string; key: string }> {
+export async function generateCertificate(
+  commonName: string,
+  opts: { serverAuth: boolean },
+): Promise<{ cert: string; key: string }> {
   const out = await runCommand(
     'openssl',
-    ['req', '-x509', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-384', '-sha384', '-nodes', '-days', '3650', '-config', '/dev/stdin', '-keyout', '-', '-out', '-'],
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-384',
+      '-sha384',
+      '-nodes',
+      '-days',
+      '3650',
+      '-config',
+      '/dev/stdin',
+      '-keyout',
+      '-',
+      '-out',
+      '-',
+    ],
     { input: certificateConfig(commonName, opts), timeoutMs: 30_000 },
   );
   // (the output's last newline is trimmed by runCommand: each block gets its own back)
-  const block = (label: string) => out.match(new RegExp(`-----BEGIN ${label}-----\\n[A-Za-z0-9+/=\\n]+-----END ${label}-----`))?.[0];
+  const block = (label: string) =>
+    out.match(new RegExp(`-----BEGIN ${label}-----\\n[A-Za-z0-9+/=\\n]+-----END ${label}-----`))?.[0];
   const cert = block('CERTIFICATE');
   const key = block('PRIVATE KEY');
   if (!cert || !key) throw new Error('openssl req printed no certificate and key');

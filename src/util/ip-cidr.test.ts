@@ -10,7 +10,8 @@ test('addresses parse to numbers and format back in canonical form', () => {
   assert.deepEqual(parseIp('::1'), { family: 6, value: 1n });
   assert.equal(parseIp('::ffff:10.0.0.1')!.value, 0xffff0a000001n);
   assert.equal(formatIp(4, 0x0a000301n), '10.0.3.1');
-  for (const t of ['fd42:1:2:3::1', '::1', '::', 'fe80::', '1:0:0:2::3', '2001:db8:0:1:1:1:1:1']) assert.equal(formatIp(6, parseIp(t)!.value), t);
+  for (const t of ['fd42:1:2:3::1', '::1', '::', 'fe80::', '1:0:0:2::3', '2001:db8:0:1:1:1:1:1'])
+    assert.equal(formatIp(6, parseIp(t)!.value), t);
   assert.equal(formatIp(6, parseIp('fd42:0:0:0:0:0:0:1')!.value), 'fd42::1');
 });
 

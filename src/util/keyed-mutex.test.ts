@@ -15,7 +15,10 @@ it('runs one at a time per key, in order, across failures; other keys run alongs
       return name;
     });
   const results = await Promise.allSettled([job('a', 'a1', 30, true), job('a', 'a2', 5), job('b', 'b1', 10)]);
-  assert.deepEqual(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)), ['a1', 'a2', 'b1']);
+  assert.deepEqual(
+    results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message)),
+    ['a1', 'a2', 'b1'],
+  );
   // a2 starts only after a1 ended (even though a1 failed); b1 ran while a1 was running
   assert.ok(log.indexOf('a2+') > log.indexOf('a1-'), log.join(' '));
   assert.ok(log.indexOf('b1+') < log.indexOf('a1-'), log.join(' '));

@@ -15,11 +15,26 @@ test('touches while a write is in flight share one next write, of the latest sta
   const first = w.touch('img', t(1)).then(() => done.push(1));
   const later = [3, 5, 2].map((s) => w.touch('img', t(s)).then(() => done.push(s)));
   const other = w.touch('other', t(9));
-  assert.deepEqual(writes, [['img', 1], ['other', 9]], 'one write per key at a time');
+  assert.deepEqual(
+    writes,
+    [
+      ['img', 1],
+      ['other', 9],
+    ],
+    'one write per key at a time',
+  );
   gates[0]!();
   await first;
   await new Promise((r) => setImmediate(r));
-  assert.deepEqual(writes, [['img', 1], ['other', 9], ['img', 5]], 'the merged write has the latest stamp asked for');
+  assert.deepEqual(
+    writes,
+    [
+      ['img', 1],
+      ['other', 9],
+      ['img', 5],
+    ],
+    'the merged write has the latest stamp asked for',
+  );
   assert.deepEqual(done, [1], 'the later callers wait for the write of their stamp');
   gates[2]!();
   await Promise.all(later);

@@ -29,7 +29,12 @@ async function parse(body: Buffer, boundary: string, chunk: number) {
 function goBody(boundary: string, parts: [string, string, Buffer][]): Buffer {
   const out: Buffer[] = [];
   parts.forEach(([name, filename, data], i) => {
-    out.push(Buffer.from(`${i ? '\r\n' : ''}--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`), data);
+    out.push(
+      Buffer.from(
+        `${i ? '\r\n' : ''}--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      ),
+      data,
+    );
   });
   out.push(Buffer.from(`\r\n--${boundary}--\r\n`));
   return Buffer.concat(out);
@@ -44,7 +49,10 @@ test('boundaryOf reads the boundary of multipart/form-data only', () => {
 });
 
 test('parseDisposition handles quoted, escaped and bare values', () => {
-  assert.deepEqual(parseDisposition('form-data; name="metadata"; filename="m \\"x\\".tar"'), { name: 'metadata', filename: 'm "x".tar' });
+  assert.deepEqual(parseDisposition('form-data; name="metadata"; filename="m \\"x\\".tar"'), {
+    name: 'metadata',
+    filename: 'm "x".tar',
+  });
   assert.deepEqual(parseDisposition('attachment; filename=a.tar.gz'), { filename: 'a.tar.gz' });
 });
 
@@ -52,17 +60,29 @@ test('parts arrive whole whatever the chunking, binary data with CR/LF and near-
   const boundary = randomBytes(16).toString('hex');
   const meta = Buffer.concat([Buffer.from(`\r\n--${boundary.slice(0, 10)}\r\n--`), randomBytes(3000)]);
   const rootfs = Buffer.concat([randomBytes(70_000), Buffer.from('\r\n-'), randomBytes(10)]);
-  const body = goBody(boundary, [['metadata', 'meta.tar.xz', meta], ['rootfs', 'rootfs.tar', rootfs]]);
+  const body = goBody(boundary, [
+    ['metadata', 'meta.tar.xz', meta],
+    ['rootfs', 'rootfs.tar', rootfs],
+  ]);
   for (const size of [1, 7, 64, 4096, 65536, body.length]) {
     const parts = await parse(body, boundary, size);
-    assert.deepEqual(parts.map((p) => [p.info.name, p.info.filename]), [['metadata', 'meta.tar.xz'], ['rootfs', 'rootfs.tar']], `chunk ${size}`);
+    assert.deepEqual(
+      parts.map((p) => [p.info.name, p.info.filename]),
+      [
+        ['metadata', 'meta.tar.xz'],
+        ['rootfs', 'rootfs.tar'],
+      ],
+      `chunk ${size}`,
+    );
     assert.ok(parts[0]!.data.equals(meta), `metadata intact with chunk ${size}`);
     assert.ok(parts[1]!.data.equals(rootfs), `rootfs intact with chunk ${size}`);
   }
 });
 
 test('a preamble and an epilogue are ignored; empty parts are fine', async () => {
-  const body = Buffer.from('preamble line\r\n--b\r\nContent-Disposition: form-data; name="a"\r\n\r\n\r\n--b--\r\nepilogue');
+  const body = Buffer.from(
+    'preamble line\r\n--b\r\nContent-Disposition: form-data; name="a"\r\n\r\n\r\n--b--\r\nepilogue',
+  );
   const parts = await parse(body, 'b', 3);
   assert.equal(parts.length, 1);
   assert.equal(parts[0]!.data.length, 0);
@@ -72,7 +92,13 @@ test('truncated or malformed bodies are MultipartErrors', async () => {
   const boundary = 'xyz';
   const full = goBody(boundary, [['metadata', 'm', Buffer.from('hello')]]);
   await assert.rejects(parse(full.subarray(0, full.length - 10), boundary, 5), MultipartError);
-  await assert.rejects(parse(Buffer.from('--xyz\r\nno colon here\r\n\r\ndata\r\n--xyz--'), boundary, 4), MultipartError);
-  await assert.rejects(parse(Buffer.from('--xyz\r\nContent-Type: text/plain\r\n\r\ndata\r\n--xyz--'), boundary, 4), MultipartError);
+  await assert.rejects(
+    parse(Buffer.from('--xyz\r\nno colon here\r\n\r\ndata\r\n--xyz--'), boundary, 4),
+    MultipartError,
+  );
+  await assert.rejects(
+    parse(Buffer.from('--xyz\r\nContent-Type: text/plain\r\n\r\ndata\r\n--xyz--'), boundary, 4),
+    MultipartError,
+  );
   await assert.rejects(parse(Buffer.from('not multipart at all'), boundary, 4), MultipartError);
 });

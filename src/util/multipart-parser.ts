@@ -74,7 +74,8 @@ export async function readMultipart(body: AsyncIterable<Uint8Array>, boundary: s
           if (buf.length > 1024) throw new MultipartError('malformed multipart delimiter');
           return false;
         }
-        if (!/^[ \t]*$/.test(buf.subarray(0, eol).toString('latin1'))) throw new MultipartError('malformed multipart delimiter');
+        if (!/^[ \t]*$/.test(buf.subarray(0, eol).toString('latin1')))
+          throw new MultipartError('malformed multipart delimiter');
         buf = buf.subarray(eol + 2);
         state = 'headers';
         return true;

@@ -4,7 +4,8 @@ import { BOOL_VALUE, parseBool, parseOptionalBool } from './parse-bool.ts';
 
 test('parseBool: LXD true values in any case; others false; unset and empty give the default', () => {
   for (const v of ['true', 'TRUE', 'True', '1', 'yes', 'YES', 'on', 'On']) assert.equal(parseBool(v), true, v);
-  for (const v of ['false', '0', 'no', 'off', 'tru', 'enabled', ' true', '2']) assert.equal(parseBool(v, true), false, v);
+  for (const v of ['false', '0', 'no', 'off', 'tru', 'enabled', ' true', '2'])
+    assert.equal(parseBool(v, true), false, v);
   assert.equal(parseBool(undefined), false);
   assert.equal(parseBool('', true), true);
   assert.equal(parseBool(undefined, true), true);

@@ -37,7 +37,9 @@ export function parseRawIdmap(text: string): RawIdmapEntry[] {
     const host = parseIds(fields[1]!, line);
     const ns = parseIds(fields[2]!, line);
     if (host.count !== ns.count) {
-      throw new IdmapError(`raw.id_map: "${line}" maps ${host.count} host ids onto ${ns.count} container ids (the ranges must be the same length)`);
+      throw new IdmapError(
+        `raw.id_map: "${line}" maps ${host.count} host ids onto ${ns.count} container ids (the ranges must be the same length)`,
+      );
     }
     out.push({ kind, hostid: host.start, nsid: ns.start, count: host.count });
   }

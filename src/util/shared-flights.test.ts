@@ -25,7 +25,10 @@ test('concurrent callers of one key share one run; the first is the leader', asy
   t.release('done');
   const got = await Promise.all(calls);
   assert.equal(t.runs(), 1);
-  assert.deepEqual(got.map((g) => g.leader), [true, false, false, false, false]);
+  assert.deepEqual(
+    got.map((g) => g.leader),
+    [true, false, false, false, false],
+  );
   assert.ok(got.every((g) => g.value === 'done'));
   assert.equal(flights.size, 0, 'a finished run is forgotten: the next call runs again');
 });
@@ -62,7 +65,10 @@ test('a failed run fails every caller, and a later call runs again', async () =>
     n++;
     throw new Error(`hash mismatch ${n}`);
   };
-  const calls = [flights.run('img', new AbortController().signal, failing), flights.run('img', new AbortController().signal, failing)];
+  const calls = [
+    flights.run('img', new AbortController().signal, failing),
+    flights.run('img', new AbortController().signal, failing),
+  ];
   for (const c of calls) await assert.rejects(c, /hash mismatch 1/);
   await assert.rejects(flights.run('img', new AbortController().signal, failing), /hash mismatch 2/);
 });

@@ -14,7 +14,11 @@ export function createSharedFlights<T>() {
   const flights = new Map<string, Flight>();
   return {
     /** Run `task` for `key` unless a run is under way (then wait for that one); `leader` says which. */
-    async run(key: string, signal: AbortSignal, task: (signal: AbortSignal) => Promise<T>): Promise<{ value: T; leader: boolean }> {
+    async run(
+      key: string,
+      signal: AbortSignal,
+      task: (signal: AbortSignal) => Promise<T>,
+    ): Promise<{ value: T; leader: boolean }> {
       let flight = flights.get(key);
       const leader = !flight;
       if (!flight) {

@@ -31,7 +31,11 @@ describe('parseSize', () => {
 
   it('rejects garbage with a message naming the input', () => {
     for (const bad of ['', 'GiB', '-1', '5 GiBs', '5G', '1e9', '0x10', '5 5MB']) {
-      assert.throws(() => parseSize(bad), (e: unknown) => e instanceof RangeError && e.message.includes(JSON.stringify(bad)), bad);
+      assert.throws(
+        () => parseSize(bad),
+        (e: unknown) => e instanceof RangeError && e.message.includes(JSON.stringify(bad)),
+        bad,
+      );
     }
     assert.throws(() => parseSize('9999999EiB'), /too large/);
   });

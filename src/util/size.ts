@@ -26,7 +26,9 @@ export function parseSize(text: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(text);
   const factor = m ? UNITS[(m[2] ?? '').toLowerCase()] : undefined;
   if (!m || factor === undefined) {
-    throw new RangeError(`invalid size ${JSON.stringify(text)}: expected a number of bytes or a number with a unit such as 500MB or 5GiB`);
+    throw new RangeError(
+      `invalid size ${JSON.stringify(text)}: expected a number of bytes or a number with a unit such as 500MB or 5GiB`,
+    );
   }
   const bytes = Math.floor(Number(m[1]) * factor);
   if (!Number.isSafeInteger(bytes)) throw new RangeError(`invalid size ${JSON.stringify(text)}: too large`);

@@ -11,7 +11,10 @@ test('a value is kept for its version: concurrent gets share a read, another ver
   assert.equal(await cache.get('other', 'v1', read), 2, 'per key');
   assert.equal(await cache.get('k', 'v2', read), 3, 'a new version reads again');
   assert.equal(await cache.get('k', 'v1', read), 4, 'only the latest version is kept');
-  await assert.rejects(cache.get('k', 'v5', () => Promise.reject(new Error('gone'))), /gone/);
+  await assert.rejects(
+    cache.get('k', 'v5', () => Promise.reject(new Error('gone'))),
+    /gone/,
+  );
   assert.equal(await cache.get('k', 'v5', read), 5, 'the failed read was not kept');
 });
 
@@ -31,7 +34,11 @@ test('a thenable is awaited once; beyond maxKeys the longest unrefreshed key goe
   await cache.get('a', '1', () => thenable('x'));
   await cache.get('c', '1', () => thenable('C'));
   assert.equal(await cache.get('b', '1', () => thenable('x')), 'B', 'b was read after a: kept');
-  assert.equal(await cache.get('a', '1', () => thenable('A2')), 'A2', 'a, read first (a hit is no refresh), went first');
+  assert.equal(
+    await cache.get('a', '1', () => thenable('A2')),
+    'A2',
+    'a, read first (a hit is no refresh), went first',
+  );
 });
 
 test('createVersionedReads: asks the version on every get and reads a key again only when it changed', async () => {
@@ -50,7 +57,10 @@ test('createVersionedReads: asks the version on every get and reads a key again 
 test('peek answers only what is kept at the current version, and reads nothing', async () => {
   let version = 'v1';
   let reads = 0;
-  const kept = createVersionedReads(async () => version, async (k) => `${k}${++reads}`);
+  const kept = createVersionedReads(
+    async () => version,
+    async (k) => `${k}${++reads}`,
+  );
   assert.equal(await kept.peek('a'), undefined);
   assert.equal(reads, 0);
   assert.equal(await kept.get('a'), 'a1');

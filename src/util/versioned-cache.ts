@@ -37,7 +37,11 @@ export function createVersionedCache<T>(maxKeys: number): VersionedCache<T> {
  * A versioned cache whose version and read are fixed: `version()` is read first, on every get, and
  * `read(key)` runs when it changed since the key's value was read.
  */
-export function createVersionedReads<T>(version: () => Promise<string>, read: (key: string) => Promise<T>, maxKeys = 64) {
+export function createVersionedReads<T>(
+  version: () => Promise<string>,
+  read: (key: string) => Promise<T>,
+  maxKeys = 64,
+) {
   const cache = createVersionedCache<T>(maxKeys);
   return {
     get: async (key: string): Promise<T> => cache.get(key, await version(), () => read(key)),

@@ -33,7 +33,13 @@ export function createDebugFigures() {
         max_rss_kib: usage.maxRSS,
         active_resources: { total: resources.length, by_type: counts },
         event_loop_delay_ms: delay
-          ? { min: ms(delay.min), mean: ms(delay.mean), p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) }
+          ? {
+              min: ms(delay.min),
+              mean: ms(delay.mean),
+              p50: ms(delay.percentile(50)),
+              p99: ms(delay.percentile(99)),
+              max: ms(delay.max),
+            }
           : null,
       };
     },

@@ -58,22 +58,31 @@ export function createDebugListener(deps: { log: Pick<Logger, 'info' | 'warn'> }
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://debug');
     if (req.method !== 'GET') return send(res, 405, 'text/plain', 'only GET\n');
-    if (url.pathname === '/debug/pprof/' || url.pathname === '/debug/pprof' || url.pathname === '/') return send(res, 200, 'text/plain; charset=utf-8', INDEX);
-    if (url.pathname === '/debug/vars') return send(res, 200, 'application/json', `${JSON.stringify(figures.read())}\n`);
+    if (url.pathname === '/debug/pprof/' || url.pathname === '/debug/pprof' || url.pathname === '/')
+      return send(res, 200, 'text/plain; charset=utf-8', INDEX);
+    if (url.pathname === '/debug/vars')
+      return send(res, 200, 'application/json', `${JSON.stringify(figures.read())}\n`);
     if (url.pathname === '/debug/pprof/heap') {
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="svcd.heapsnapshot"' });
+      res.writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-disposition': 'attachment; filename="svcd.heapsnapshot"',
+      });
       getHeapSnapshot().pipe(res);
       return;
     }
     if (url.pathname === '/debug/pprof/profile') {
       const raw = url.searchParams.get('seconds') ?? '30';
       const seconds = Number(raw);
-      if (!/^\d+$/.test(raw) || seconds < 1 || seconds > MAX_PROFILE_SECONDS) return send(res, 400, 'text/plain', `seconds must be an integer from 1 to ${MAX_PROFILE_SECONDS}\n`);
+      if (!/^\d+$/.test(raw) || seconds < 1 || seconds > MAX_PROFILE_SECONDS)
+        return send(res, 400, 'text/plain', `seconds must be an integer from 1 to ${MAX_PROFILE_SECONDS}\n`);
       if (profiling) return send(res, 409, 'text/plain', 'a CPU profile is already being taken\n');
       profiling = true;
       try {
         const body = await cpuProfile(seconds);
-        res.writeHead(200, { 'content-type': 'application/json', 'content-disposition': 'attachment; filename="svcd.cpuprofile"' });
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-disposition': 'attachment; filename="svcd.cpuprofile"',
+        });
         res.end(body);
       } finally {
         profiling = false;
@@ -123,7 +132,10 @@ export function createDebugListener(deps: { log: Pick<Logger, 'info' | 'warn'> }
       if (old?.listening) await close(old);
       if (server) figures.start();
       else figures.stop();
-      deps.log.info({ address: want ?? '' }, want ? 'debug listener ready (no authentication: keep it on loopback)' : 'debug listener closed');
+      deps.log.info(
+        { address: want ?? '' },
+        want ? 'debug listener ready (no authentication: keep it on loopback)' : 'debug listener closed',
+      );
     },
     async close(): Promise<void> {
       await this.setAddress(undefined);

@@ -29,15 +29,22 @@ const AddBody = v.object({
 const UpdateBody = v.object({ type: v.optional(v.string('expected a string'), 'client'), name: optionalString });
 
 const url = (fp: string) => `/1.0/certificates/${fp}`;
-const render = (r: CertificateRow) => ({ type: r.type, certificate: r.certificate, name: r.name, fingerprint: r.fingerprint });
+const render = (r: CertificateRow) => ({
+  type: r.type,
+  certificate: r.certificate,
+  name: r.name,
+  fingerprint: r.fingerprint,
+});
 const editable = (r: CertificateRow) => ({ type: r.type, name: r.name });
 
 export function registerCertificateRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, bus, trust, node } = deps;
-  const lifecycle = (action: string, fp: string) => emitLifecycle(bus, { action: `certificate-${action}`, source: url(fp) });
+  const lifecycle = (action: string, fp: string) =>
+    emitLifecycle(bus, { action: `certificate-${action}`, source: url(fp) });
 
   route(app, '/1.0/certificates', {
-    GET: async (c) => sync(c, await renderCollection(c, await listCertificates(db), { url: (r) => url(r.fingerprint), render })),
+    GET: async (c) =>
+      sync(c, await renderCollection(c, await listCertificates(db), { url: (r) => url(r.fingerprint), render })),
     POST: {
       auth: 'untrusted',
       handler: async (c) => {
@@ -45,11 +52,14 @@ export function registerCertificateRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
         const body = await readJson(c, AddBody);
         // PKI mode: a certificate the CA did not issue, or revoked, is never trusted, password or not.
         if (caller.level !== 'trusted' && caller.pkiRefusal)
-          throw new ForbiddenError(`not authorized: the client certificate is refused by the server CA (${caller.pkiRefusal})`);
+          throw new ForbiddenError(
+            `not authorized: the client certificate is refused by the server CA (${caller.pkiRefusal})`,
+          );
         if (caller.level !== 'trusted') {
           // An untrusted caller adds its own certificate, with the trust password.
           const { 'core.trust_password': hash } = await readServerKeys(db, node, ['core.trust_password']);
-          if (!body.password || !(await verifyPassword(body.password, hash))) throw new ForbiddenError('not authorized: wrong or missing trust password');
+          if (!body.password || !(await verifyPassword(body.password, hash)))
+            throw new ForbiddenError('not authorized: wrong or missing trust password');
           if (body.certificate && parseCertificate(body.certificate).fingerprint !== caller.fingerprint)
             throw new ForbiddenError('not authorized: an untrusted client can only add its own certificate');
         }
@@ -74,7 +84,13 @@ export function registerCertificateRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
       c.req.header('if-match'),
       () => readCertificate(db, fp),
       (cur) => computeEtag(editable(cur)),
-      (cur) => updateCertificate(db, cur.fingerprint, { type: body.type, name: body.name ?? (replace ? '' : cur.name) }, editable(cur)),
+      (cur) =>
+        updateCertificate(
+          db,
+          cur.fingerprint,
+          { type: body.type, name: body.name ?? (replace ? '' : cur.name) },
+          editable(cur),
+        ),
     );
     lifecycle('updated', row.fingerprint);
     return sync(c, {});

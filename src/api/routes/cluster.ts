@@ -28,11 +28,19 @@ export function registerClusterRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     GET: { auth: 'untrusted', handler: (c) => sync(c, { server_name: node, enabled: false, member_config: [] }) },
     PUT: async (c) => {
       const body = await readJson(c, PutBody);
-      if (body.enabled) throw new ValidationError('Clustering is not supported by this server: it cannot bootstrap or join a cluster');
-      if (body.server_name && body.server_name !== node) throw new ValidationError(`Clustering is not supported by this server: its name stays "${node}" (set SVCD_NODE_NAME to change it)`);
-      const joinFields = (['server_address', 'cluster_address', 'cluster_certificate', 'cluster_password'] as const).filter((k) => body[k]);
+      if (body.enabled)
+        throw new ValidationError('Clustering is not supported by this server: it cannot bootstrap or join a cluster');
+      if (body.server_name && body.server_name !== node)
+        throw new ValidationError(
+          `Clustering is not supported by this server: its name stays "${node}" (set SVCD_NODE_NAME to change it)`,
+        );
+      const joinFields = (
+        ['server_address', 'cluster_address', 'cluster_certificate', 'cluster_password'] as const
+      ).filter((k) => body[k]);
       if (joinFields.length > 0 || (body.member_config?.length ?? 0) > 0)
-        throw new ValidationError(`Clustering is not supported by this server: ${[...joinFields, ...(body.member_config?.length ? ['member_config'] : [])].join(', ')} cannot be applied to a standalone server`);
+        throw new ValidationError(
+          `Clustering is not supported by this server: ${[...joinFields, ...(body.member_config?.length ? ['member_config'] : [])].join(', ')} cannot be applied to a standalone server`,
+        );
       // {enabled: false} on a server that is not clustered: nothing to do.
       return sync(c, {});
     },

@@ -1,7 +1,14 @@
 import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
-import { deleteBackupRow, insertBackup, listBackups, nextBackupName, readBackup, renameBackup } from '../../desired/container-backups.ts';
+import {
+  deleteBackupRow,
+  insertBackup,
+  listBackups,
+  nextBackupName,
+  readBackup,
+  renameBackup,
+} from '../../desired/container-backups.ts';
 import { readRootPool } from '../../desired/container-pools.ts';
 import { containerUrl, expandStoredContainer, readContainer } from '../../desired/containers.ts';
 import { listContainerSnapshots } from '../../desired/container-snapshots.ts';
@@ -74,21 +81,44 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
     POST: async (c) => {
       const ct = await container(c);
       const body = await readJson(c, CreateBody);
-      if (body.optimized_storage) throw new ValidationError('Optimized (driver-native) backups are not supported: use optimized_storage=false');
+      if (body.optimized_storage)
+        throw new ValidationError('Optimized (driver-native) backups are not supported: use optimized_storage=false');
       // The request's compression_algorithm, else the server's backups.compression_algorithm, else gzip (as LXD).
-      const compression = resolveCompression(body.compression_algorithm, (await readServerKeys(db, deps.node, [SERVER_KEY]))[SERVER_KEY], BACKUP_COMPRESSION);
+      const compression = resolveCompression(
+        body.compression_algorithm,
+        (await readServerKeys(db, deps.node, [SERVER_KEY]))[SERVER_KEY],
+        BACKUP_COMPRESSION,
+      );
       const expiresAt =
-        typeof body.expiry === 'number' ? new Date(Date.now() + body.expiry * 1000) : body.expires_at || typeof body.expiry === 'string' ? new Date(String(body.expires_at ?? body.expiry)) : null;
-      if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new ValidationError('Invalid "expiry": seconds or a timestamp');
+        typeof body.expiry === 'number'
+          ? new Date(Date.now() + body.expiry * 1000)
+          : body.expires_at || typeof body.expiry === 'string'
+            ? new Date(String(body.expires_at ?? body.expiry))
+            : null;
+      if (expiresAt && Number.isNaN(expiresAt.getTime()))
+        throw new ValidationError('Invalid "expiry": seconds or a timestamp');
       const name = body.name || (await nextBackupName(db, ct.id));
-      const row = await insertBackup(db, { containerId: ct.id, name, containerOnly: body.container_only ?? body.instance_only ?? false, optimizedStorage: false, compression, expiresAt: expiresAt && expiresAt.getTime() > 0 ? expiresAt : null });
+      const row = await insertBackup(db, {
+        containerId: ct.id,
+        name,
+        containerOnly: body.container_only ?? body.instance_only ?? false,
+        optimizedStorage: false,
+        compression,
+        expiresAt: expiresAt && expiresAt.getTime() > 0 ? expiresAt : null,
+      });
       const operation = await ops.startTask(op(ct, 'Backing up container', name), async ({ signal }) => {
         try {
           const pool = await readRootPool(db, ct.id);
           if (!pool) throw new Error(`container "${ct.name}" has no root volume yet`);
           // Every live snapshot (oldest first) unless container_only.
           const snapshots = row.containerOnly ? [] : await listContainerSnapshots(db, ct.id);
-          const expand = (x: Pick<ContainerRow, 'profiles' | 'config' | 'devices'>) => expandStoredContainer(db, { project: ct.project, profiles: x.profiles, config: x.config, devices: x.devices });
+          const expand = (x: Pick<ContainerRow, 'profiles' | 'config' | 'devices'>) =>
+            expandStoredContainer(db, {
+              project: ct.project,
+              profiles: x.profiles,
+              config: x.config,
+              devices: x.devices,
+            });
           await backups.pack({ container: ct, pool, backup: row, snapshots, expand, signal });
         } catch (e) {
           await deleteBackupRow(db, row.id);
@@ -116,7 +146,10 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
       const ct = await container(c);
       const b = await readBackup(db, ct.id, param(c, 'backup'));
       await deleteBackupRow(db, b.id);
-      return async(c, await ops.startTask(op(ct, 'Deleting container backup', b.name), () => backups.remove(ct.id, b.id)));
+      return async(
+        c,
+        await ops.startTask(op(ct, 'Deleting container backup', b.name), () => backups.remove(ct.id, b.id)),
+      );
     },
   });
 

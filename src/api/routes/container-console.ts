@@ -9,7 +9,14 @@ import type { ApiDeps } from '../deps.ts';
 import { async, sync } from '../envelope.ts';
 import { param, route } from '../router.ts';
 
-const dimension = v.optional(v.pipe(v.number('expected an integer'), v.integer('expected an integer'), v.minValue(0, 'must not be negative'), v.maxValue(10_000, 'must be at most 10000')));
+const dimension = v.optional(
+  v.pipe(
+    v.number('expected an integer'),
+    v.integer('expected an integer'),
+    v.minValue(0, 'must not be negative'),
+    v.maxValue(10_000, 'must be at most 10000'),
+  ),
+);
 const ConsoleBody = v.object({ width: dimension, height: dimension });
 
 /**
@@ -47,7 +54,12 @@ export function registerContainerConsoleRoutes(app: Hono<AppEnv>, deps: ApiDeps)
       const attach = await host.prepare(ct);
       let fds: Record<string, string> = {};
       const row = await ops.startTask(
-        { class: 'websocket', description: 'Showing console', project: ct.project, resources: { containers: [containerUrl(ct)] } },
+        {
+          class: 'websocket',
+          description: 'Showing console',
+          project: ct.project,
+          resources: { containers: [containerUrl(ct)] },
+        },
         async (ctx) => {
           const session = createConsoleSession({ open: attach, signal: ctx.signal });
           // Registered before the first await: the secrets exist when startTask returns.

@@ -19,9 +19,24 @@ const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 
 const bool = v.optional(v.boolean('expected a boolean'), false);
 /** A terminal dimension; 0 (what clients send for non-interactive) means the default. */
-const dimension = v.optional(v.pipe(v.number('expected an integer'), v.integer('expected an integer'), v.minValue(0, 'must not be negative'), v.maxValue(65535, 'must be at most 65535')), 0);
+const dimension = v.optional(
+  v.pipe(
+    v.number('expected an integer'),
+    v.integer('expected an integer'),
+    v.minValue(0, 'must not be negative'),
+    v.maxValue(65535, 'must be at most 65535'),
+  ),
+  0,
+);
 /** A uid or gid inside the container. */
-const id = v.optional(v.pipe(v.number('expected an integer'), v.integer('expected an integer'), v.minValue(0, 'must not be negative'), v.maxValue(4294967294, 'must be below 4294967295')));
+const id = v.optional(
+  v.pipe(
+    v.number('expected an integer'),
+    v.integer('expected an integer'),
+    v.minValue(0, 'must not be negative'),
+    v.maxValue(4294967294, 'must be below 4294967295'),
+  ),
+);
 
 const ExecBody = v.object({
   command: v.pipe(
@@ -32,7 +47,10 @@ const ExecBody = v.object({
   environment: v.optional(
     v.pipe(
       objectMap(v.string('expected a string value')),
-      v.check((env) => Object.keys(env).every((k) => k !== '' && !k.includes('=')), 'variable names must be non-empty and must not contain "="'),
+      v.check(
+        (env) => Object.keys(env).every((k) => k !== '' && !k.includes('=')),
+        'variable names must be non-empty and must not contain "="',
+      ),
     ),
     {},
   ),
@@ -43,7 +61,13 @@ const ExecBody = v.object({
   height: dimension,
   user: id,
   group: id,
-  cwd: v.optional(v.pipe(v.string('expected a string'), v.check((c) => c === '' || c.startsWith('/'), 'must be an absolute path')), ''),
+  cwd: v.optional(
+    v.pipe(
+      v.string('expected a string'),
+      v.check((c) => c === '' || c.startsWith('/'), 'must be an absolute path'),
+    ),
+    '',
+  ),
 });
 type ExecRequest = v.InferOutput<typeof ExecBody>;
 
@@ -81,7 +105,13 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
   /** The command's environment, as LXD builds it: defaults, then the container's `environment.*`, then the request's. */
   function environmentOf(fromConfig: Record<string, string>, body: ExecRequest): Record<string, string> {
     const root = (body.user ?? 0) === 0;
-    return { PATH: DEFAULT_PATH, ...(root ? { HOME: '/root', USER: 'root' } : {}), LANG: 'C.UTF-8', ...fromConfig, ...body.environment };
+    return {
+      PATH: DEFAULT_PATH,
+      ...(root ? { HOME: '/root', USER: 'root' } : {}),
+      LANG: 'C.UTF-8',
+      ...fromConfig,
+      ...body.environment,
+    };
   }
 
   route(app, '/1.0/containers/:name/exec', {
@@ -89,7 +119,8 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       const { ct, env } = await targets.get(`${c.get('project')}\0${param(c, 'name')}`);
       const body = await readJson(c, ExecBody);
       const waitForWebsocket = body['wait-for-websocket'];
-      if (body['record-output'] && waitForWebsocket) throw new ValidationError('"record-output" is only valid with "wait-for-websocket" false');
+      if (body['record-output'] && waitForWebsocket)
+        throw new ValidationError('"record-output" is only valid with "wait-for-websocket" false');
       const prepared = await exec.prepare(ct, {
         command: body.command,
         env: environmentOf(env, body),
@@ -98,30 +129,43 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         cwd: body.cwd,
       });
       const opId = randomUUID();
-      const base = { id: opId, description: 'Executing command', project: ct.project, resources: { containers: [containerUrl(ct)] } };
+      const base = {
+        id: opId,
+        description: 'Executing command',
+        project: ct.project,
+        resources: { containers: [containerUrl(ct)] },
+      };
       const log = (msg: string) => c.get('log').debug({ op: opId }, msg);
 
       if (waitForWebsocket) {
         const interactive = body.interactive;
         const sockets = new ExecSockets(interactive ? ['0'] : ['0', '1', '2']);
-        const fds = ops.websockets.register(opId, interactive ? ['0', 'control'] : ['0', '1', '2', 'control'], (fd, ws) => sockets.attach(fd, ws as WebSocket));
+        const fds = ops.websockets.register(
+          opId,
+          interactive ? ['0', 'control'] : ['0', '1', '2', 'control'],
+          (fd, ws) => sockets.attach(fd, ws as WebSocket),
+        );
         try {
           // Answered before its row is written (a short command's row is written with its end).
-          const operation = await ops.startTask({ ...base, class: 'websocket', metadata: { fds } }, async ({ signal }) => {
-            try {
-              await sockets.waitForData(CONNECT_TIMEOUT_MS, signal);
-              const size = { cols: body.width || 80, rows: body.height || 24 };
-              // The bridges kill the command if the signal aborts (a cancel, or a failed write of the row).
-              const status = interactive
-                ? await bridgePty(sockets, await prepared.pty(size), { log, signal })
-                : await bridgePipes(sockets, await prepared.piped(), { log, signal });
-              return { return: status };
-            } catch (e) {
-              // No socket outlives the operation (the client learns the failure from it).
-              sockets.closeAll();
-              throw e;
-            }
-          }, { deferInsert: true });
+          const operation = await ops.startTask(
+            { ...base, class: 'websocket', metadata: { fds } },
+            async ({ signal }) => {
+              try {
+                await sockets.waitForData(CONNECT_TIMEOUT_MS, signal);
+                const size = { cols: body.width || 80, rows: body.height || 24 };
+                // The bridges kill the command if the signal aborts (a cancel, or a failed write of the row).
+                const status = interactive
+                  ? await bridgePty(sockets, await prepared.pty(size), { log, signal })
+                  : await bridgePipes(sockets, await prepared.piped(), { log, signal });
+                return { return: status };
+              } catch (e) {
+                // No socket outlives the operation (the client learns the failure from it).
+                sockets.closeAll();
+                throw e;
+              }
+            },
+            { deferInsert: true },
+          );
           return async(c, operation);
         } catch (e) {
           ops.websockets.revoke(opId);
@@ -135,18 +179,22 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         return `${p}/logs/${base1}.${suffix}${q ? `?${q}` : ''}`;
       };
       const output = body['record-output'] ? { '1': logUrl('stdout'), '2': logUrl('stderr') } : undefined;
-      const operation = await ops.startTask({ ...base, class: 'task', ...(output ? { metadata: { output } } : {}) }, async ({ signal }) => {
-        const proc = await prepared.detached(output ? base1 : undefined);
-        const stop = () => void proc.signal(9);
-        // Without output files the operation is answered at once and written with its end (deferInsert).
-        if (signal.aborted) stop();
-        else signal.addEventListener('abort', stop, { once: true });
-        try {
-          return { return: await proc.status };
-        } finally {
-          signal.removeEventListener('abort', stop);
-        }
-      }, { deferInsert: !output });
+      const operation = await ops.startTask(
+        { ...base, class: 'task', ...(output ? { metadata: { output } } : {}) },
+        async ({ signal }) => {
+          const proc = await prepared.detached(output ? base1 : undefined);
+          const stop = () => void proc.signal(9);
+          // Without output files the operation is answered at once and written with its end (deferInsert).
+          if (signal.aborted) stop();
+          else signal.addEventListener('abort', stop, { once: true });
+          try {
+            return { return: await proc.status };
+          } finally {
+            signal.removeEventListener('abort', stop);
+          }
+        },
+        { deferInsert: !output },
+      );
       return async(c, operation);
     },
   });

@@ -22,7 +22,10 @@ function fileHeader(c: Context<AppEnv>, name: string): string | undefined {
 function idHeader(c: Context<AppEnv>, name: 'uid' | 'gid'): number | undefined {
   const v = fileHeader(c, name);
   if (v === undefined || v === '-1') return undefined;
-  if (!/^\d{1,10}$/.test(v) || Number(v) > 4294967294) throw new ValidationError(`Invalid X-SVC-${name} header "${v}": expected an id from 0 to 4294967294 (or -1 for unset)`);
+  if (!/^\d{1,10}$/.test(v) || Number(v) > 4294967294)
+    throw new ValidationError(
+      `Invalid X-SVC-${name} header "${v}": expected an id from 0 to 4294967294 (or -1 for unset)`,
+    );
   return Number(v);
 }
 
@@ -33,15 +36,27 @@ function idHeader(c: Context<AppEnv>, name: 'uid' | 'gid'): number | undefined {
 export function parseModeHeader(v: string | undefined): number | undefined {
   if (v === undefined || v === '-1') return undefined;
   const m = /^(?:0[oO]?([0-7]+)|0[xX]([0-9a-fA-F]+)|0[bB]([01]+)|([1-9]\d*)|(0))$/.exec(v.replace(/_/g, ''));
-  const n = !m ? NaN : m[1] !== undefined ? parseInt(m[1], 8) : m[2] !== undefined ? parseInt(m[2], 16) : m[3] !== undefined ? parseInt(m[3], 2) : Number(m[4] ?? 0);
-  if (!Number.isSafeInteger(n) || n > 0o7777) throw new ValidationError(`Invalid X-SVC-mode header "${v}": expected permission bits such as 0644 (at most 07777)`);
+  const n = !m
+    ? NaN
+    : m[1] !== undefined
+      ? parseInt(m[1], 8)
+      : m[2] !== undefined
+        ? parseInt(m[2], 16)
+        : m[3] !== undefined
+          ? parseInt(m[3], 2)
+          : Number(m[4] ?? 0);
+  if (!Number.isSafeInteger(n) || n > 0o7777)
+    throw new ValidationError(
+      `Invalid X-SVC-mode header "${v}": expected permission bits such as 0644 (at most 07777)`,
+    );
   return n;
 }
 
 function oneOf<T extends string>(c: Context<AppEnv>, name: string, allowed: readonly T[], dflt: T): T {
   const v = fileHeader(c, name);
   if (v === undefined) return dflt;
-  if (!(allowed as readonly string[]).includes(v)) throw new ValidationError(`Invalid X-SVC-${name} header "${v}": expected one of ${allowed.join(', ')}`);
+  if (!(allowed as readonly string[]).includes(v))
+    throw new ValidationError(`Invalid X-SVC-${name} header "${v}": expected one of ${allowed.join(', ')}`);
   return v as T;
 }
 
@@ -65,7 +80,8 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
   const target = async (c: Context<AppEnv>): Promise<{ ct: ContainerLocation; path: string }> => {
     const name = validateContainerName(param(c, 'name'));
     const p = c.req.query('path');
-    if (p === undefined || p === '') throw new ValidationError('Missing query parameter "path" (a path inside the container)');
+    if (p === undefined || p === '')
+      throw new ValidationError('Missing query parameter "path" (a path inside the container)');
     return { ct: await locate({ project: c.get('project'), name }), path: p };
   };
 
@@ -83,19 +99,27 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       c.header('Content-Length', String(entry.size));
       if (entry.data) {
         if (entry.data.length === 0) return c.body(null, 200);
-        return c.body(new Uint8Array(entry.data.buffer, entry.data.byteOffset, entry.data.length) as Uint8Array<ArrayBuffer>, 200);
+        return c.body(
+          new Uint8Array(entry.data.buffer, entry.data.byteOffset, entry.data.length) as Uint8Array<ArrayBuffer>,
+          200,
+        );
       }
       // The size when opened: a file growing meanwhile is served as it was (Content-Length holds).
       return c.body(Readable.toWeb(entry.stream()) as ReadableStream);
     },
     POST: async (c) => {
       const { ct, path: p } = await target(c);
-      const req: FileWriteRequest = { uid: idHeader(c, 'uid'), gid: idHeader(c, 'gid'), mode: parseModeHeader(fileHeader(c, 'mode')) };
+      const req: FileWriteRequest = {
+        uid: idHeader(c, 'uid'),
+        gid: idHeader(c, 'gid'),
+        mode: parseModeHeader(fileHeader(c, 'mode')),
+      };
       const type = oneOf(c, 'type', ['file', 'directory', 'symlink'] as const, 'file');
       const write = oneOf(c, 'write', ['overwrite', 'append'] as const, 'overwrite');
       await files.withFs(ct, p, async (fsys) => {
         if (type === 'directory') return fsys.makeDirectory(p, req);
-        if (type === 'symlink') return fsys.makeSymlink(p, Buffer.from(await readBodyLimited(c, MAX_SYMLINK_BODY)).toString('utf8'), req);
+        if (type === 'symlink')
+          return fsys.makeSymlink(p, Buffer.from(await readBodyLimited(c, MAX_SYMLINK_BODY)).toString('utf8'), req);
         const length = Number(c.req.header('content-length') ?? NaN);
         // A small body is read whole first (one write, no stream); larger ones are streamed to the file.
         const body =

@@ -1,5 +1,11 @@
 import type { Context } from 'hono';
-import { CONTAINER_KIND, containerUrl, insertContainer, readContainer, type ContainerInput } from '../../desired/containers.ts';
+import {
+  CONTAINER_KIND,
+  containerUrl,
+  insertContainer,
+  readContainer,
+  type ContainerInput,
+} from '../../desired/containers.ts';
 import { ConflictError, HostFailureError, NotFoundError } from '../../desired/errors.ts';
 import { imagePropertyKeys, touchImageLastUsed } from '../../desired/images.ts';
 import { validateContainerName } from '../../desired/names.ts';
@@ -36,15 +42,35 @@ export async function createFromRemote(
       if (!(e instanceof NotFoundError)) throw e;
     },
   );
-  const spec = { class: 'task' as const, description: 'Creating container', project, resources: { containers: [containerUrl({ name, project })] } };
+  const spec = {
+    class: 'task' as const,
+    description: 'Creating container',
+    project,
+    resources: { containers: [containerUrl({ name, project })] },
+  };
   const op = await deps.ops.startTask(spec, async (ctx) => {
     const { autoUpdateCached } = imageCacheSettings(await readServerKeys(db, deps.node, ['images.auto_update_cached']));
-    const opts = { filename: '', public: false, autoUpdate: autoUpdateCached, properties: {}, aliases: [], cached: true, lastUsedAt: new Date() };
+    const opts = {
+      filename: '',
+      public: false,
+      autoUpdate: autoUpdateCached,
+      properties: {},
+      aliases: [],
+      cached: true,
+      lastUsedAt: new Date(),
+    };
     const { image } = await deps.imagePulls.pull(project, req.source, opts, (m) => ctx.setMetadata(m), ctx.signal);
     await touchImageLastUsed(db, project, image.fingerprint);
     const row = await db.transaction(async (tx) => {
       await lockProfiles(tx, req.profileProject, input.profiles);
-      return insertContainer(tx, project, name, { ...input, config: { ...input.config, ...imagePropertyKeys(image.properties) } }, { type: 'image', fingerprint: image.fingerprint }, 'stopped');
+      return insertContainer(
+        tx,
+        project,
+        name,
+        { ...input, config: { ...input.config, ...imagePropertyKeys(image.properties) } },
+        { type: 'image', fingerprint: image.fingerprint },
+        'stopped',
+      );
     });
     const converged = deps.convergence.wait(CONTAINER_KIND, row.id, row.generation, CONVERGE_MS);
     deps.reconcile.enqueue(CONTAINER_KIND, row.id, 'desired write');

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import { insertRestoredSnapshots, withRootPool } from '../../desired/container-snapshots.ts';
-import { CONTAINER_KIND, containerUrl, expandContainer, insertContainer, splitVolatile, validateContainer, type ContainerInput } from '../../desired/containers.ts';
+import {
+  CONTAINER_KIND,
+  containerUrl,
+  expandContainer,
+  insertContainer,
+  splitVolatile,
+  validateContainer,
+  type ContainerInput,
+} from '../../desired/containers.ts';
 import { DomainError, ValidationError } from '../../desired/errors.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
@@ -47,10 +55,20 @@ export async function importBackup(c: Context<AppEnv>, deps: ApiDeps): Promise<R
     const profileProject = profileProjectOf(await readProject(db, project));
     await validateContainer(db, profileProject, input);
     // The snapshots as they were, their root disk on the new container's pool (as a copy's are).
-    const rootPool = Object.values((await expandContainer(db, profileProject, input)).devices).find((d) => d.type === 'disk' && d.path === '/')?.pool ?? '';
+    const rootPool =
+      Object.values((await expandContainer(db, profileProject, input)).devices).find(
+        (d) => d.type === 'disk' && d.path === '/',
+      )?.pool ?? '';
     const snapRows: Parameters<typeof insertRestoredSnapshots>[2] = [];
     for (const s of snapshots) {
-      const snap = { description: '', architecture: s.architecture || input.architecture, ephemeral: s.ephemeral, profiles: s.profiles, config: withoutVolatile(s.config), devices: s.devices };
+      const snap = {
+        description: '',
+        architecture: s.architecture || input.architecture,
+        ephemeral: s.ephemeral,
+        profiles: s.profiles,
+        config: withoutVolatile(s.config),
+        devices: s.devices,
+      };
       try {
         snap.devices = withRootPool(snap.devices, (await expandContainer(db, profileProject, snap)).devices, rootPool);
         await validateContainer(db, profileProject, snap);
@@ -59,20 +77,40 @@ export async function importBackup(c: Context<AppEnv>, deps: ApiDeps): Promise<R
         throw e;
       }
       const created = Date.parse(s.created_at);
-      snapRows.push({ id: randomUUID(), name: s.name, architecture: snap.architecture, ephemeral: snap.ephemeral, profiles: snap.profiles, config: snap.config, devices: snap.devices, createdAt: new Date(created > 0 ? created : Date.now()) });
+      snapRows.push({
+        id: randomUUID(),
+        name: s.name,
+        architecture: snap.architecture,
+        ephemeral: snap.ephemeral,
+        profiles: snap.profiles,
+        config: snap.config,
+        devices: snap.devices,
+        createdAt: new Date(created > 0 ? created : Date.now()),
+      });
     }
     // The tarball is in place before the row commits (the reconciler unpacks it as soon as it sees the row).
     const id = randomUUID();
     const file = await upload.place(id);
     try {
       const op = await writeWithOperation(deps, async (tx) => {
-        const source = { type: 'backup' as const, file, ...(snapRows.length ? { snapshots: snapRows.map((r) => ({ name: r.name, id: r.id })) } : {}) };
+        const source = {
+          type: 'backup' as const,
+          file,
+          ...(snapRows.length ? { snapshots: snapRows.map((r) => ({ name: r.name, id: r.id })) } : {}),
+        };
         // The profiles the container and its snapshots name stay until the rows commit (a concurrent delete waits).
-        await lockProfiles(tx, profileProject, [...new Set([...input.profiles, ...snapRows.flatMap((r) => r.profiles)])]);
+        await lockProfiles(tx, profileProject, [
+          ...new Set([...input.profiles, ...snapRows.flatMap((r) => r.profiles)]),
+        ]);
         const row = await insertContainer(tx, project, name, input, source, 'stopped', id);
         await insertRestoredSnapshots(tx, row.id, snapRows);
         return {
-          operation: { class: 'task', description: 'Restoring container from backup', project, resources: { containers: [containerUrl(row)] } },
+          operation: {
+            class: 'task',
+            description: 'Restoring container from backup',
+            project,
+            resources: { containers: [containerUrl(row)] },
+          },
           target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
         };
       });

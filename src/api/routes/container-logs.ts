@@ -25,7 +25,10 @@ export function registerContainerLogRoutes(app: Hono<AppEnv>, deps: ApiDeps): vo
   route(app, '/1.0/containers/:name/logs', {
     GET: async (c) => {
       const ct = where(c);
-      return sync(c, (await logs.list(ct)).map((f) => url(c, ct.name, f)));
+      return sync(
+        c,
+        (await logs.list(ct)).map((f) => url(c, ct.name, f)),
+      );
     },
   });
 
@@ -48,8 +51,16 @@ export function registerContainerLogRoutes(app: Hono<AppEnv>, deps: ApiDeps): vo
       const ct = where(c);
       const { name } = ct;
       const f = file(c);
-      if (f === 'lxc.log' && (await readContainer(deps.db, c.get('project'), name).then(() => true, (e: unknown) => (e instanceof NotFoundError ? false : Promise.reject(e)))))
-        throw new ValidationError('The lxc.log of an existing container cannot be deleted (svcd reads it to tell a power-off from a crash)');
+      if (
+        f === 'lxc.log' &&
+        (await readContainer(deps.db, c.get('project'), name).then(
+          () => true,
+          (e: unknown) => (e instanceof NotFoundError ? false : Promise.reject(e)),
+        ))
+      )
+        throw new ValidationError(
+          'The lxc.log of an existing container cannot be deleted (svcd reads it to tell a power-off from a crash)',
+        );
       if (!(await logs.remove(ct, f))) throw new NotFoundError(`Log file "${f}" of container "${name}" not found`);
       return sync(c, {});
     },

@@ -31,7 +31,10 @@ export function registerContainerMetadataRoutes(app: Hono<AppEnv>, deps: ApiDeps
       if (required) throw new ValidationError('Missing "path": the template file name');
       return undefined;
     }
-    if (!isTemplateName(name)) throw new ValidationError(`Invalid template name "${name}": one file name, without "/" and not starting with "."`);
+    if (!isTemplateName(name))
+      throw new ValidationError(
+        `Invalid template name "${name}": one file name, without "/" and not starting with "."`,
+      );
     return name;
   };
 
@@ -75,7 +78,8 @@ export function registerContainerMetadataRoutes(app: Hono<AppEnv>, deps: ApiDeps
     DELETE: async (c) => {
       const { name: ct, files } = await where(c);
       const name = templateName(c, true)!;
-      if (!(await files.removeTemplate(name))) throw new NotFoundError(`Template "${name}" of container "${ct}" not found`);
+      if (!(await files.removeTemplate(name)))
+        throw new NotFoundError(`Template "${name}" of container "${ct}" not found`);
       return sync(c, {});
     },
   });

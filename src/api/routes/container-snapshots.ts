@@ -24,8 +24,16 @@ import { async, sync } from '../envelope.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
 
-const CreateBody = v.object({ name: optionalString, stateful: v.optional(v.boolean('expected a boolean')), expires_at: optionalString });
-const PostBody = v.object({ name: v.string('expected a string'), migration: v.optional(v.boolean('expected a boolean')), live: v.optional(v.boolean('expected a boolean')) });
+const CreateBody = v.object({
+  name: optionalString,
+  stateful: v.optional(v.boolean('expected a boolean')),
+  expires_at: optionalString,
+});
+const PostBody = v.object({
+  name: v.string('expected a string'),
+  migration: v.optional(v.boolean('expected a boolean')),
+  live: v.optional(v.boolean('expected a boolean')),
+});
 
 const UNSET = '1970-01-01T00:00:00Z';
 
@@ -40,7 +48,10 @@ export function snapshotUrl(c: Pick<ContainerRow, 'name' | 'project'>, snap: str
  */
 export function renderSnapshot(s: ContainerSnapshotRow, profiles: readonly ProfileRow[]) {
   const byName = new Map(profiles.map((p) => [p.name, p]));
-  const expanded = expandConfig(s.profiles.map((n) => byName.get(n)).filter((p): p is ProfileRow => !!p), s);
+  const expanded = expandConfig(
+    s.profiles.map((n) => byName.get(n)).filter((p): p is ProfileRow => !!p),
+    s,
+  );
   return {
     name: s.name,
     // entity_description: the snapshot API has no way to give a snapshot a description, so it is always empty.
@@ -63,13 +74,19 @@ export function renderSnapshot(s: ContainerSnapshotRow, profiles: readonly Profi
 export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db } = deps;
   const container = (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
-  const profilesOf = async (c: Context<AppEnv>) => cachedProfiles(db, profileProjectOf(await cachedProject(db, c.get('project'))));
+  const profilesOf = async (c: Context<AppEnv>) =>
+    cachedProfiles(db, profileProjectOf(await cachedProject(db, c.get('project'))));
   const change = (ct: ContainerRow, description: string, snap: string, fn: (tx: Tx) => Promise<void>) =>
     writeWithOperation(deps, async (tx) => {
       await fn(tx);
       const row = await bumpContainer(tx, ct.id);
       return {
-        operation: { class: 'task', description, project: ct.project, resources: { containers: [containerUrl(ct)], instances_snapshots: [snapshotUrl(ct, snap)] } },
+        operation: {
+          class: 'task',
+          description,
+          project: ct.project,
+          resources: { containers: [containerUrl(ct)], instances_snapshots: [snapshotUrl(ct, snap)] },
+        },
         target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
       };
     });
@@ -78,12 +95,21 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
     GET: async (c) => {
       const ct = await container(c);
       const profiles = await profilesOf(c);
-      return sync(c, await renderCollection(c, await listContainerSnapshots(db, ct.id), { url: (s) => snapshotUrl(ct, s.name), render: (s) => renderSnapshot(s, profiles) }));
+      return sync(
+        c,
+        await renderCollection(c, await listContainerSnapshots(db, ct.id), {
+          url: (s) => snapshotUrl(ct, s.name),
+          render: (s) => renderSnapshot(s, profiles),
+        }),
+      );
     },
     POST: async (c) => {
       const ct = await container(c);
       const body = await readJson(c, CreateBody);
-      if (body.stateful) throw new ValidationError('Stateful snapshots need CRIU, which is not available on this host (criu check fails)');
+      if (body.stateful)
+        throw new ValidationError(
+          'Stateful snapshots need CRIU, which is not available on this host (criu check fails)',
+        );
       const name = body.name || (await nextSnapshotName(db, ct.id));
       if (name.includes('/')) throw new ValidationError('Snapshot names cannot contain "/"');
       const pp = profileProjectOf(await cachedProject(db, ct.project));
@@ -108,12 +134,18 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
       const s = await readContainerSnapshot(db, ct.id, param(c, 'snap'));
       const body = await readJson(c, PostBody);
       if (body.migration) throw new ValidationError('Snapshot migration is not supported on this host');
-      return async(c, await change(ct, 'Renaming container snapshot', body.name, (tx) => renameContainerSnapshot(tx, s, body.name)));
+      return async(
+        c,
+        await change(ct, 'Renaming container snapshot', body.name, (tx) => renameContainerSnapshot(tx, s, body.name)),
+      );
     },
     DELETE: async (c) => {
       const ct = await container(c);
       const s = await readContainerSnapshot(db, ct.id, param(c, 'snap'));
-      return async(c, await change(ct, 'Deleting container snapshot', s.name, (tx) => markContainerSnapshotDeleting(tx, s)));
+      return async(
+        c,
+        await change(ct, 'Deleting container snapshot', s.name, (tx) => markContainerSnapshotDeleting(tx, s)),
+      );
     },
   });
 }

@@ -15,12 +15,18 @@ export async function renderContainers(db: DbOrTx, profileProject: string, rows:
   if (rows.length === 0) return [];
   const [profs, runtime] = await Promise.all([
     listProfiles(db, profileProject),
-    containerRuntimesOf(db, rows.map((r) => r.id)),
+    containerRuntimesOf(
+      db,
+      rows.map((r) => r.id),
+    ),
   ]);
   const byName = new Map<string, ProfileRow>(profs.map((p) => [p.name, p]));
   const rtById = new Map(runtime.map((r) => [r.id, r]));
   return rows.map((c) => {
-    const expanded = expandConfig(c.profiles.map((n) => byName.get(n)).filter((p): p is ProfileRow => !!p), c);
+    const expanded = expandConfig(
+      c.profiles.map((n) => byName.get(n)).filter((p): p is ProfileRow => !!p),
+      c,
+    );
     return {
       row: c,
       runtime: rtById.get(c.id),

@@ -12,7 +12,11 @@ import { param, route } from '../router.ts';
 import { aliasUrl, imageLifecycle, isTrusted, renderAlias, type ImageRoutesContext } from './image-common.ts';
 
 // `type` (container/virtual-machine) is sent by newer clients and ignored: aliases name one image.
-const CreateBody = v.object({ name: v.string('expected a string'), target: v.string('expected a string'), description: optionalString });
+const CreateBody = v.object({
+  name: v.string('expected a string'),
+  target: v.string('expected a string'),
+  description: optionalString,
+});
 const UpdateBody = v.object({ target: optionalString, description: optionalString });
 const RenameBody = v.object({ name: v.string('expected a string') });
 
@@ -34,7 +38,11 @@ export function registerImageAliasRoutes(app: Hono<AppEnv>, ictx: ImageRoutesCon
     },
     POST: async (c) => {
       const body = await readJson(c, CreateBody);
-      const a = await createAlias(db, c.get('project'), { name: body.name, target: body.target, description: body.description ?? '' });
+      const a = await createAlias(db, c.get('project'), {
+        name: body.name,
+        target: body.target,
+        description: body.description ?? '',
+      });
       lifecycle(c, 'created', a.name, { target: a.fingerprint });
       c.header('Location', aliasUrl(c, a.name));
       return sync(c, {});

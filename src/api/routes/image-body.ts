@@ -44,7 +44,11 @@ export function openImageBody(c: Context<AppEnv>) {
         size += chunk.byteLength;
         if (size > limit) {
           const drained = await body.drain();
-          throw new HttpError(400, `Request body too large (limit ${limit} bytes)`, drained ? {} : { Connection: 'close' });
+          throw new HttpError(
+            400,
+            `Request body too large (limit ${limit} bytes)`,
+            drained ? {} : { Connection: 'close' },
+          );
         }
         parts.push(chunk);
       }
@@ -91,14 +95,20 @@ export async function readImageJson<S extends v.GenericSchema>(body: ImageBody, 
     throw new HttpError(400, `Malformed JSON body: ${(e as Error).message}`);
   }
   if (parsed === null) parsed = {};
-  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'Request body must be a JSON object');
+  if (typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new HttpError(400, 'Request body must be a JSON object');
   if (raw.includes('\\u0000')) throw new HttpError(400, 'Invalid request body: NUL characters are not allowed');
-  const cleaned = Object.fromEntries(Object.entries(parsed as Record<string, unknown>).filter(([, val]) => val !== null));
+  const cleaned = Object.fromEntries(
+    Object.entries(parsed as Record<string, unknown>).filter(([, val]) => val !== null),
+  );
   const res = v.safeParse(schema, cleaned);
   if (!res.success) {
     const issue = res.issues[0];
     const path = issue ? v.getDotPath(issue) : null;
-    throw new HttpError(400, path ? `Invalid "${path}": ${issue!.message}` : `Invalid request body: ${issue?.message ?? ''}`);
+    throw new HttpError(
+      400,
+      path ? `Invalid "${path}": ${issue!.message}` : `Invalid request body: ${issue?.message ?? ''}`,
+    );
   }
   return res.output;
 }

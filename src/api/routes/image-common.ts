@@ -24,7 +24,8 @@ const projectQuery = (c: Context<AppEnv>) => {
 };
 
 export const imageUrl = (c: Context<AppEnv>, fingerprint: string) => `/1.0/images/${fingerprint}${projectQuery(c)}`;
-export const aliasUrl = (c: Context<AppEnv>, name: string) => `/1.0/images/aliases/${encodeURIComponent(name)}${projectQuery(c)}`;
+export const aliasUrl = (c: Context<AppEnv>, name: string) =>
+  `/1.0/images/aliases/${encodeURIComponent(name)}${projectQuery(c)}`;
 
 /** The image object of the spec (plus `type`, which the lxc CLI lists). */
 export function renderImage(img: ImageRow, aliases: ImageAliasRow[]) {
@@ -47,7 +48,12 @@ export function renderImage(img: ImageRow, aliases: ImageAliasRow[]) {
   };
 }
 
-export const renderAlias = (a: ImageAliasRow) => ({ name: a.name, description: a.description, target: a.fingerprint, type: 'container' });
+export const renderAlias = (a: ImageAliasRow) => ({
+  name: a.name,
+  description: a.description,
+  target: a.fingerprint,
+  type: 'container',
+});
 
 export const isTrusted = (c: Context<AppEnv>) => c.get('caller').level === 'trusted';
 
@@ -56,7 +62,11 @@ export const isTrusted = (c: Context<AppEnv>) => c.get('caller').level === 'trus
  * public images, or a private one with a valid `?secret=` (which a given secret also uses up for
  * trusted callers). What may not be seen is "not found", as for a missing image.
  */
-export async function visibleImage(ictx: ImageRoutesContext, c: Context<AppEnv>, fingerprint: string): Promise<ImageRow> {
+export async function visibleImage(
+  ictx: ImageRoutesContext,
+  c: Context<AppEnv>,
+  fingerprint: string,
+): Promise<ImageRow> {
   const { db } = ictx.deps;
   const project = c.get('project');
   const secret = c.req.query('secret');
@@ -72,6 +82,12 @@ export function uploadHeader(c: Context<AppEnv>, name: string): string | undefin
   return c.req.header(`x-svc-${name}`) ?? c.req.header(`x-lxd-${name}`);
 }
 
-export function imageLifecycle(ictx: ImageRoutesContext, c: Context<AppEnv>, action: string, source: string, context: Record<string, unknown> = {}): void {
+export function imageLifecycle(
+  ictx: ImageRoutesContext,
+  c: Context<AppEnv>,
+  action: string,
+  source: string,
+  context: Record<string, unknown> = {},
+): void {
   emitLifecycle(ictx.deps.bus, { action, source, project: c.get('project'), context });
 }

@@ -6,7 +6,10 @@ import { cleanFilename } from '../image-commit.ts';
 test('Content-Disposition: bare token, quoted when needed, RFC 5987 for non-ASCII', () => {
   assert.equal(contentDisposition('debian-12.tar.xz'), 'attachment; filename=debian-12.tar.xz');
   assert.equal(contentDisposition('my image "v2".tar'), 'attachment; filename="my image \\"v2\\".tar"');
-  assert.match(contentDisposition('débian.tar'), /^attachment; filename="d_bian\.tar"; filename\*=UTF-8''d%C3%A9bian\.tar$/);
+  assert.match(
+    contentDisposition('débian.tar'),
+    /^attachment; filename="d_bian\.tar"; filename\*=UTF-8''d%C3%A9bian\.tar$/,
+  );
   assert.equal(contentDisposition('meta-x.tar.xz', 'form-data'), 'form-data; filename=meta-x.tar.xz');
 });
 

@@ -26,7 +26,12 @@ const partHead = (boundary: string, name: string, filename: string, first: boole
  */
 export async function exportImage(ictx: ImageRoutesContext, c: Context<AppEnv>): Promise<Response> {
   const img = await visibleImage(ictx, c, c.req.param('fingerprint') ?? '');
-  return sendImageFiles(c, img, () => ictx.store.open(img), () => imageLifecycle(ictx, c, 'image-retrieved', imageUrl(c, img.fingerprint)));
+  return sendImageFiles(
+    c,
+    img,
+    () => ictx.store.open(img),
+    () => imageLifecycle(ictx, c, 'image-retrieved', imageUrl(c, img.fingerprint)),
+  );
 }
 
 /**
@@ -34,7 +39,12 @@ export async function exportImage(ictx: ImageRoutesContext, c: Context<AppEnv>):
  * answering (a delete that follows cannot cut the download short), then `opened()` is called (for
  * the lifecycle event).
  */
-export async function sendImageFiles(c: Context, img: ImageRow, open: () => Promise<OpenedImageFiles>, opened: () => void = () => {}): Promise<Response> {
+export async function sendImageFiles(
+  c: Context,
+  img: ImageRow,
+  open: () => Promise<OpenedImageFiles>,
+  opened: () => void = () => {},
+): Promise<Response> {
   const { meta, rootfs } = await open();
   opened();
   if (!rootfs) {
@@ -44,7 +54,10 @@ export async function sendImageFiles(c: Context, img: ImageRow, open: () => Prom
     return c.body(Readable.toWeb(meta.stream()) as ReadableStream);
   }
   const boundary = randomBytes(30).toString('hex');
-  const heads = [partHead(boundary, 'metadata', `meta-${img.fingerprint}${meta.ext}`, true), partHead(boundary, 'rootfs', `${img.fingerprint}${rootfs.ext}`, false)];
+  const heads = [
+    partHead(boundary, 'metadata', `meta-${img.fingerprint}${meta.ext}`, true),
+    partHead(boundary, 'rootfs', `${img.fingerprint}${rootfs.ext}`, false),
+  ];
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   async function* body() {
     try {

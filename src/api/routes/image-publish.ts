@@ -9,14 +9,20 @@ import { commitImage, type ImageOptions } from '../image-commit.ts';
 import type { ImageRoutesContext } from './image-common.ts';
 
 /** Refuse early (before any operation): the container must exist and be stopped; the compression must be known. */
-export async function checkPublishable(ictx: ImageRoutesContext, project: string, name: string, requested: string | undefined) {
+export async function checkPublishable(
+  ictx: ImageRoutesContext,
+  project: string,
+  name: string,
+  requested: string | undefined,
+) {
   const { db, node } = ictx.deps;
   // `<container>/<snapshot>` publishes a snapshot (the container may be running); a container must be stopped.
   const [cname, sname] = name.split('/', 2) as [string, string | undefined];
   const c = await readContainer(db, project, cname);
   const snapshot = sname ? await readContainerSnapshot(db, c.id, sname) : undefined;
   const rt = await readContainerRuntime(db, c.id);
-  if (!snapshot && rt && rt.state !== 'STOPPED') throw new ValidationError(`Container "${c.name}" must be stopped to be published`);
+  if (!snapshot && rt && rt.state !== 'STOPPED')
+    throw new ValidationError(`Container "${c.name}" must be stopped to be published`);
   const key = 'images.compression_algorithm';
   const compression = resolveCompression(requested, (await readServerKeys(db, node, [key]))[key], IMAGE_COMPRESSION);
   return { c, snapshot, compression };
@@ -37,6 +43,13 @@ export async function publishContainer(
   const { c, snapshot, compression } = await checkPublishable(ictx, project, input.name, input.compression);
   const pool = await readRootPool(db, c.id);
   if (!pool) throw new ValidationError(`Container "${c.name}" has no root volume yet`);
-  const packed = await containerHost.publish.pack({ container: c, pool, snapshotId: snapshot?.id, properties: input.opts.properties, compression, signal });
+  const packed = await containerHost.publish.pack({
+    container: c,
+    pool,
+    snapshotId: snapshot?.id,
+    properties: input.opts.properties,
+    compression,
+    signal,
+  });
   return commitImage(ictx, project, packed, input.opts);
 }

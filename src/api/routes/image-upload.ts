@@ -17,18 +17,26 @@ export function uploadOptions(c: Context<AppEnv>): ImageOptions {
   let isPublic = false;
   if (pub !== undefined && pub !== '') {
     if (parseBool(pub)) isPublic = true;
-    else if (!/^(false|0|no|off)$/i.test(pub)) throw new ValidationError(`Invalid X-SVC-public header "${pub}": expected true or false`);
+    else if (!/^(false|0|no|off)$/i.test(pub))
+      throw new ValidationError(`Invalid X-SVC-public header "${pub}": expected true or false`);
   }
   const properties: Record<string, string> = {};
   const raw = uploadHeader(c, 'properties');
   if (raw) {
     for (const [k, v] of new URLSearchParams(raw)) {
       if (k in properties) throw new ValidationError(`Invalid X-SVC-properties header: key "${k}" is given twice`);
-      if (k.includes('\0') || v.includes('\0')) throw new ValidationError('Invalid X-SVC-properties header: NUL characters are not allowed');
+      if (k.includes('\0') || v.includes('\0'))
+        throw new ValidationError('Invalid X-SVC-properties header: NUL characters are not allowed');
       properties[k] = v;
     }
   }
-  return { filename: cleanFilename(uploadHeader(c, 'filename')), public: isPublic, autoUpdate: false, properties, aliases: [] };
+  return {
+    filename: cleanFilename(uploadHeader(c, 'filename')),
+    public: isPublic,
+    autoUpdate: false,
+    properties,
+    aliases: [],
+  };
 }
 
 /**
@@ -37,7 +45,12 @@ export function uploadOptions(c: Context<AppEnv>): ImageOptions {
  * image, hashed as metadata bytes then rootfs bytes). Then check X-SVC-fingerprint and inspect
  * the files. Any refusal (400) leaves nothing behind.
  */
-export async function receiveUpload(ictx: ImageRoutesContext, c: Context<AppEnv>, body: ImageBody, boundary: string | undefined): Promise<ReceivedImage & { partFilename?: string }> {
+export async function receiveUpload(
+  ictx: ImageRoutesContext,
+  c: Context<AppEnv>,
+  body: ImageBody,
+  boundary: string | undefined,
+): Promise<ReceivedImage & { partFilename?: string }> {
   const split = boundary !== undefined;
   const temp = ictx.store.tempFiles(split);
   const hash = createHash('sha256');
@@ -53,18 +66,23 @@ export async function receiveUpload(ictx: ImageRoutesContext, c: Context<AppEnv>
       for await (const chunk of body.chunks()) await file.write(chunk);
       size = await file.close();
     } else {
-      await receiveSplit(ictx.store, temp, body.chunks(), boundary, hash, open, (name) => (partFilename = name)).catch(async (e: unknown) => {
-        const drained = await body.drain();
-        const message = e instanceof MultipartError || isInvalidInput(e) ? `Invalid multipart image: ${e.message}` : undefined;
-        if (message) throw new HttpError(400, message, drained ? {} : { Connection: 'close' });
-        throw e;
-      });
+      await receiveSplit(ictx.store, temp, body.chunks(), boundary, hash, open, (name) => (partFilename = name)).catch(
+        async (e: unknown) => {
+          const drained = await body.drain();
+          const message =
+            e instanceof MultipartError || isInvalidInput(e) ? `Invalid multipart image: ${e.message}` : undefined;
+          if (message) throw new HttpError(400, message, drained ? {} : { Connection: 'close' });
+          throw e;
+        },
+      );
       for (const f of open) size += await f.close();
     }
     const fingerprint = hash.digest('hex');
     const expected = uploadHeader(c, 'fingerprint');
     if (expected && expected.toLowerCase() !== fingerprint)
-      throw new ValidationError(`Fingerprint mismatch: the upload hashes to ${fingerprint}, X-SVC-fingerprint says ${expected}`);
+      throw new ValidationError(
+        `Fingerprint mismatch: the upload hashes to ${fingerprint}, X-SVC-fingerprint says ${expected}`,
+      );
     if (size === 0) throw new ValidationError('Invalid image: the upload is empty');
     const inspected = await ictx.store.inspect(temp);
     kept = true;
@@ -77,13 +95,22 @@ export async function receiveUpload(ictx: ImageRoutesContext, c: Context<AppEnv>
   }
 }
 
-async function receiveSplit(store: ImageHost, temp: ImageFiles, chunks: AsyncIterable<Uint8Array>, boundary: string, hash: ReturnType<typeof createHash>, open: HashedFile[], setName: (n: string) => void): Promise<void> {
+async function receiveSplit(
+  store: ImageHost,
+  temp: ImageFiles,
+  chunks: AsyncIterable<Uint8Array>,
+  boundary: string,
+  hash: ReturnType<typeof createHash>,
+  open: HashedFile[],
+  setName: (n: string) => void,
+): Promise<void> {
   let current: HashedFile | undefined;
   let parts = 0;
   await readMultipart(chunks, boundary, {
     async onPart(part) {
       parts++;
-      if (parts === 1 && part.name !== 'metadata') throw new MultipartError(`the first part must be "metadata", not "${part.name}"`);
+      if (parts === 1 && part.name !== 'metadata')
+        throw new MultipartError(`the first part must be "metadata", not "${part.name}"`);
       if (parts === 2) {
         if (part.name === 'rootfs.img') throw new ValidationError('virtual-machine images are not supported');
         if (part.name !== 'rootfs') throw new MultipartError(`the second part must be "rootfs", not "${part.name}"`);

@@ -16,7 +16,8 @@ export function checkSourceUrl(raw: string | undefined): URL {
   } catch {
     throw new ValidationError(`Invalid "source.url": ${JSON.stringify(raw)} is not a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError(`Invalid "source.url": only http and https URLs are supported`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ValidationError(`Invalid "source.url": only http and https URLs are supported`);
   return url;
 }
 
@@ -38,7 +39,11 @@ export async function importFromUrl(
     method: 'HEAD',
     redirect: 'follow',
     signal,
-    headers: { 'User-Agent': USER_AGENT, 'LXD-Server-Architectures': deps.host.architectures.join(', '), 'LXD-Server-Version': '5.0.2' },
+    headers: {
+      'User-Agent': USER_AGENT,
+      'LXD-Server-Architectures': deps.host.architectures.join(', '),
+      'LXD-Server-Version': '5.0.2',
+    },
   });
   if (!head.ok) throw new Error(`Cannot resolve ${source.href}: ${head.status} ${head.statusText}`);
   const hash = (head.headers.get('lxd-image-hash') ?? '').trim().toLowerCase();
@@ -47,11 +52,13 @@ export async function importFromUrl(
   if (!location) throw new Error('Missing LXD-Image-URL header');
   if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`Invalid LXD-Image-Hash header "${hash}"`);
   const imageUrl = new URL(location, head.url || source);
-  if (imageUrl.protocol !== 'http:' && imageUrl.protocol !== 'https:') throw new Error('LXD-Image-URL must be an http or https URL');
+  if (imageUrl.protocol !== 'http:' && imageUrl.protocol !== 'https:')
+    throw new Error('LXD-Image-URL must be an http or https URL');
 
   const existing = await findImage(deps.db, project, hash);
   if (existing) {
-    for (const a of opts.aliases) await createAlias(deps.db, project, { name: a.name, target: hash, description: a.description ?? '' });
+    for (const a of opts.aliases)
+      await createAlias(deps.db, project, { name: a.name, target: hash, description: a.description ?? '' });
     return { image: existing, existed: true };
   }
 
@@ -60,7 +67,8 @@ export async function importFromUrl(
   let kept = false;
   try {
     const res = await fetch(imageUrl, { redirect: 'follow', signal, headers: { 'User-Agent': USER_AGENT } });
-    if (res.status !== 200 || !res.body) throw new Error(`Cannot fetch ${imageUrl.href}: ${res.status} ${res.statusText}`);
+    if (res.status !== 200 || !res.body)
+      throw new Error(`Cannot fetch ${imageUrl.href}: ${res.status} ${res.statusText}`);
     const sha = createHash('sha256');
     const file = await store.createHashedFile(temp.meta, sha);
     let size: number;
@@ -74,7 +82,10 @@ export async function importFromUrl(
     const inspected = await store.inspect(temp, signal);
     kept = true;
     const filename = opts.filename || '';
-    return { image: await commitImage(ictx, project, { temp, fingerprint: got, size, inspected }, { ...opts, filename }), existed: false };
+    return {
+      image: await commitImage(ictx, project, { temp, fingerprint: got, size, inspected }, { ...opts, filename }),
+      existed: false,
+    };
   } finally {
     if (!kept) await store.discard(temp);
   }

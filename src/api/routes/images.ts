@@ -2,7 +2,14 @@ import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { ValidationError } from '../../desired/errors.ts';
-import { fingerprintInUse, imageProjectFor, listAliases, listImages, readImage, updateImage } from '../../desired/images.ts';
+import {
+  fingerprintInUse,
+  imageProjectFor,
+  listAliases,
+  listImages,
+  readImage,
+  updateImage,
+} from '../../desired/images.ts';
 import type { ImageAliasRow, ImageRow } from '../../desired/schema/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
@@ -14,7 +21,14 @@ import { renderCollection } from '../query.ts';
 import { route } from '../router.ts';
 import { registerImageAliasRoutes } from './image-aliases.ts';
 import { looksLikeJson, openImageBody, readImageJson } from './image-body.ts';
-import { imageLifecycle, imageUrl, isTrusted, renderImage, visibleImage, type ImageRoutesContext } from './image-common.ts';
+import {
+  imageLifecycle,
+  imageUrl,
+  isTrusted,
+  renderImage,
+  visibleImage,
+  type ImageRoutesContext,
+} from './image-common.ts';
 import { exportImage } from './image-export.ts';
 import { assertNewImage, cleanFilename, commitImage, removeImage, type ImageOptions } from '../image-commit.ts';
 import { createImageSecrets } from './image-secrets.ts';
@@ -24,7 +38,10 @@ import { parseRemoteSource } from '../remote-source.ts';
 import { checkPublishable, publishContainer } from './image-publish.ts';
 
 const nullable = <S extends v.GenericSchema>(s: S) => v.nullish(s);
-const AliasInput = v.object({ name: v.string('expected a string'), description: nullable(v.string('expected a string')) });
+const AliasInput = v.object({
+  name: v.string('expected a string'),
+  description: nullable(v.string('expected a string')),
+});
 const CreateBody = v.object({
   filename: optionalString,
   public: v.optional(v.boolean('expected a boolean')),
@@ -75,10 +92,12 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
 
   const aliasesByImage = async (c: Context<AppEnv>, publicOnly: boolean) => {
     const by = new Map<string, ImageAliasRow[]>();
-    for (const a of await listAliases(db, c.get('project'), { publicOnly })) by.set(a.fingerprint, [...(by.get(a.fingerprint) ?? []), a]);
+    for (const a of await listAliases(db, c.get('project'), { publicOnly }))
+      by.set(a.fingerprint, [...(by.get(a.fingerprint) ?? []), a]);
     return by;
   };
-  const renderOne = async (c: Context<AppEnv>, img: ImageRow) => renderImage(img, await listAliases(db, c.get('project'), { fingerprint: img.fingerprint }));
+  const renderOne = async (c: Context<AppEnv>, img: ImageRow) =>
+    renderImage(img, await listAliases(db, c.get('project'), { fingerprint: img.fingerprint }));
   const imageOp = (c: Context<AppEnv>, description: string, fp: string | undefined) => ({
     class: 'task' as const,
     description,
@@ -94,8 +113,17 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       auth: 'guest',
       handler: async (c) => {
         const publicOnly = !isTrusted(c);
-        const [rows, aliases] = await Promise.all([listImages(db, c.get('project'), { publicOnly }), aliasesByImage(c, publicOnly)]);
-        return sync(c, await renderCollection(c, rows, { url: (i) => imageUrl(c, i.fingerprint), render: (i) => renderImage(i, aliases.get(i.fingerprint) ?? []) }));
+        const [rows, aliases] = await Promise.all([
+          listImages(db, c.get('project'), { publicOnly }),
+          aliasesByImage(c, publicOnly),
+        ]);
+        return sync(
+          c,
+          await renderCollection(c, rows, {
+            url: (i) => imageUrl(c, i.fingerprint),
+            render: (i) => renderImage(i, aliases.get(i.fingerprint) ?? []),
+          }),
+        );
       },
     },
     POST: async (c) => {
@@ -104,7 +132,8 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       const contentType = c.req.header('content-type') ?? '';
       if (/^application\/json\b/i.test(contentType)) return createFromJson(c, await readJson(c, CreateBody));
       const boundary = boundaryOf(contentType);
-      if (/^multipart\//i.test(contentType) && !boundary) throw new ValidationError('Invalid multipart image: the Content-Type has no boundary');
+      if (/^multipart\//i.test(contentType) && !boundary)
+        throw new ValidationError('Invalid multipart image: the Content-Type has no boundary');
       const body = openImageBody(c);
       const received = await (async () => {
         // Like LXD, a body that is a JSON object is a create request whatever its Content-Type.
@@ -126,11 +155,14 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
         throw e;
       }
       const op = await ops
-        .startTask({ ...imageOp(c, 'Downloading image', received.fingerprint), metadata: { fingerprint: received.fingerprint } }, async () => {
-          const img = await commitImage(ictx, project, received, opts);
-          imageLifecycle(ictx, c, 'image-created', imageUrl(c, img.fingerprint));
-          return done(img);
-        })
+        .startTask(
+          { ...imageOp(c, 'Downloading image', received.fingerprint), metadata: { fingerprint: received.fingerprint } },
+          async () => {
+            const img = await commitImage(ictx, project, received, opts);
+            imageLifecycle(ictx, c, 'image-created', imageUrl(c, img.fingerprint));
+            return done(img);
+          },
+        )
         .catch(async (e: unknown) => {
           await ictx.store.discard(received.temp);
           throw e;
@@ -145,8 +177,10 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     if (type === 'container' || type === 'snapshot') {
       const name = body.source?.name;
       if (!name) throw new ValidationError('Missing "source.name": the container to publish');
-      if (type === 'snapshot' && !name.includes('/')) throw new ValidationError('Invalid "source.name": a snapshot is named "<container>/<snapshot>"');
-      if (type === 'container' && name.includes('/')) throw new ValidationError('Invalid "source.name": use source type "snapshot" for "<container>/<snapshot>"');
+      if (type === 'snapshot' && !name.includes('/'))
+        throw new ValidationError('Invalid "source.name": a snapshot is named "<container>/<snapshot>"');
+      if (type === 'container' && name.includes('/'))
+        throw new ValidationError('Invalid "source.name": use source type "snapshot" for "<container>/<snapshot>"');
       const opts: ImageOptions = {
         filename: cleanFilename(body.filename),
         public: body.public ?? false,
@@ -155,22 +189,43 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
         aliases: (body.aliases ?? []).map((a) => ({ name: a.name, description: a.description ?? '' })),
       };
       await checkPublishable(ictx, project, name, body.compression_algorithm);
-      const op = await ops.startTask({ ...imageOp(c, 'Publishing container', undefined), resources: { containers: [`/1.0/containers/${encodeURIComponent(name.split('/')[0]!)}`] } }, async (ctx) => {
-        const image = await publishContainer(ictx, project, { name, compression: body.compression_algorithm, opts }, ctx.signal);
-        imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
-        return done(image);
-      });
+      const op = await ops.startTask(
+        {
+          ...imageOp(c, 'Publishing container', undefined),
+          resources: { containers: [`/1.0/containers/${encodeURIComponent(name.split('/')[0]!)}`] },
+        },
+        async (ctx) => {
+          const image = await publishContainer(
+            ictx,
+            project,
+            { name, compression: body.compression_algorithm, opts },
+            ctx.signal,
+          );
+          imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
+          return done(image);
+        },
+      );
       return async(c, op);
     }
     if (type === 'image') {
-      if (body.source?.mode && body.source.mode !== 'pull') throw new ValidationError(`Invalid "source.mode": "${body.source.mode}" (only pull)`);
+      if (body.source?.mode && body.source.mode !== 'pull')
+        throw new ValidationError(`Invalid "source.mode": "${body.source.mode}" (only pull)`);
       const source = parseRemoteSource(body.source ?? {});
       const opts = createOptions(body);
-      const op = await ops.startTask({ ...imageOp(c, 'Downloading image', undefined), mayCancel: true }, async (ctx) => {
-        const { image, existed } = await deps.imagePulls.pull(project, source, opts, (m) => ctx.setMetadata(m), ctx.signal);
-        if (!existed) imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
-        return done(image);
-      });
+      const op = await ops.startTask(
+        { ...imageOp(c, 'Downloading image', undefined), mayCancel: true },
+        async (ctx) => {
+          const { image, existed } = await deps.imagePulls.pull(
+            project,
+            source,
+            opts,
+            (m) => ctx.setMetadata(m),
+            ctx.signal,
+          );
+          if (!existed) imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
+          return done(image);
+        },
+      );
       return async(c, op);
     }
     if (type !== 'url') {
@@ -201,8 +256,16 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
           project,
           cur.fingerprint,
           replace
-            ? { public: body.public ?? false, autoUpdate: body.auto_update ?? false, properties: mergeConfig({}, body.properties) }
-            : { public: body.public ?? cur.public, autoUpdate: body.auto_update ?? cur.autoUpdate, properties: mergeConfig(cur.properties, body.properties) },
+            ? {
+                public: body.public ?? false,
+                autoUpdate: body.auto_update ?? false,
+                properties: mergeConfig({}, body.properties),
+              }
+            : {
+                public: body.public ?? cur.public,
+                autoUpdate: body.auto_update ?? cur.autoUpdate,
+                properties: mergeConfig(cur.properties, body.properties),
+              },
           { public: cur.public, autoUpdate: cur.autoUpdate, properties: cur.properties },
         ),
     );
@@ -241,9 +304,16 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     const img = await visibleImage(ictx, c, c.req.param('fingerprint') ?? '');
     const grant = ictx.secrets.issue(img.fingerprint, await imageProjectFor(db, c.get('project')));
     try {
-      const spec = { ...imageOp(c, 'Image download token', img.fingerprint), class: 'token' as const, mayCancel: true, metadata: { secret: grant.secret, fingerprint: img.fingerprint } };
+      const spec = {
+        ...imageOp(c, 'Image download token', img.fingerprint),
+        class: 'token' as const,
+        mayCancel: true,
+        metadata: { secret: grant.secret, fingerprint: img.fingerprint },
+      };
       const op = await ops.startTask(spec, async (ctx) => {
-        const aborted = new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        const aborted = new Promise<void>((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
         await Promise.race([grant.expired, aborted]);
         grant.revoke();
       });
@@ -262,14 +332,22 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     POST: async (c) => {
       const project = c.get('project');
       const img = await readImage(db, project, c.req.param('fingerprint') ?? '');
-      const op = await ops.startTask({ ...imageOp(c, 'Refreshing image', img.fingerprint), mayCancel: true }, async (ctx) => {
-        const { refreshed, image } = await deps.imagePulls.refresh(project, img, (m) => ctx.setMetadata(m), ctx.signal);
-        if (refreshed) {
-          imageLifecycle(ictx, c, 'image-refreshed', imageUrl(c, image.fingerprint));
-          imageLifecycle(ictx, c, 'image-deleted', imageUrl(c, img.fingerprint));
-        }
-        return { refreshed, ...(refreshed ? { fingerprint: image.fingerprint } : {}) };
-      });
+      const op = await ops.startTask(
+        { ...imageOp(c, 'Refreshing image', img.fingerprint), mayCancel: true },
+        async (ctx) => {
+          const { refreshed, image } = await deps.imagePulls.refresh(
+            project,
+            img,
+            (m) => ctx.setMetadata(m),
+            ctx.signal,
+          );
+          if (refreshed) {
+            imageLifecycle(ictx, c, 'image-refreshed', imageUrl(c, image.fingerprint));
+            imageLifecycle(ictx, c, 'image-deleted', imageUrl(c, img.fingerprint));
+          }
+          return { refreshed, ...(refreshed ? { fingerprint: image.fingerprint } : {}) };
+        },
+      );
       return async(c, op);
     },
   });

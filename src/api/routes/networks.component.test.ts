@@ -37,14 +37,28 @@ const host: NetworkHost = {
     { name: 'eth0', type: 'physical' },
     { name: 'lo', type: 'loopback' },
   ],
-  state: async (name) => (name === 'lo' ? { addresses: [], counters: { bytes_received: 1, bytes_sent: 1, packets_received: 1, packets_sent: 1 }, hwaddr: '', mtu: 65536, state: 'up', type: 'loopback' } : undefined),
+  state: async (name) =>
+    name === 'lo'
+      ? {
+          addresses: [],
+          counters: { bytes_received: 1, bytes_sent: 1, packets_received: 1, packets_sent: 1 },
+          hwaddr: '',
+          mtu: 65536,
+          state: 'up',
+          type: 'loopback',
+        }
+      : undefined,
   leases: async (n) => (leaseDirs.push(n.dir), dynamic),
   probe: async (f) => ({ ok: false, missing: [`${f} here`] }),
   usedSubnets: async () => ['10.0.0.0/16'],
 };
 
 const call = async (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => {
-  const res = await app.request(url, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const res = await app.request(url, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
 };
@@ -90,7 +104,11 @@ after(async () => {
 });
 
 test('create fills LXD defaults, waits for the host, answers with Location; GET renders it with an ETag', async () => {
-  const made = await call('POST', '/1.0/networks', { name: 'br16', description: 'd', config: { 'ipv6.address': 'none' } });
+  const made = await call('POST', '/1.0/networks', {
+    name: 'br16',
+    description: 'd',
+    config: { 'ipv6.address': 'none' },
+  });
   assert.equal(made.status, 200, JSON.stringify(made.json));
   assert.equal(made.headers.get('location'), '/1.0/networks/br16');
   assert.deepEqual(converge.waited, ['network:1']);
@@ -119,7 +137,10 @@ test('a create the host refuses is torn down and answered with the host error', 
 
 test('PATCH with If-Match; a stale ETag is 412; a change the host refuses is put back', async () => {
   const etag = (await call('GET', '/1.0/networks/br16')).headers.get('etag')!;
-  assert.equal((await call('PATCH', '/1.0/networks/br16', { config: { 'ipv4.dhcp.expiry': '2h' } }, { 'If-Match': etag })).status, 200);
+  assert.equal(
+    (await call('PATCH', '/1.0/networks/br16', { config: { 'ipv4.dhcp.expiry': '2h' } }, { 'If-Match': etag })).status,
+    200,
+  );
   assert.equal((await call('PUT', '/1.0/networks/br16', { config: {} }, { 'If-Match': etag })).status, 412);
   converge.fail = 'mtu refused';
   const res = await call('PATCH', '/1.0/networks/br16', { config: { 'bridge.mtu': '9000' } });
@@ -128,23 +149,58 @@ test('PATCH with If-Match; a stale ETag is 412; a change the host refuses is put
   const now = (await call('GET', '/1.0/networks/br16')).json.metadata;
   assert.equal(now.config['bridge.mtu'], undefined, 'the refused key was put back');
   assert.equal(now.config['ipv4.dhcp.expiry'], '2h');
-  assert.equal((await call('PATCH', '/1.0/networks/br16', { config: { 'ipv4.dhcp.ranges': '10.0.0.2-10.0.0.3' } })).status, 400);
-  const put = await call('PUT', '/1.0/networks/br16', { description: 'new', config: { 'ipv4.address': now.config['ipv4.address'], ...SAFE } });
+  assert.equal(
+    (await call('PATCH', '/1.0/networks/br16', { config: { 'ipv4.dhcp.ranges': '10.0.0.2-10.0.0.3' } })).status,
+    400,
+  );
+  const put = await call('PUT', '/1.0/networks/br16', {
+    description: 'new',
+    config: { 'ipv4.address': now.config['ipv4.address'], ...SAFE },
+  });
   assert.equal(put.status, 200, JSON.stringify(put.json));
-  assert.deepEqual((await call('GET', '/1.0/networks/br16')).json.metadata.config, { 'ipv4.address': now.config['ipv4.address'], ...SAFE }, 'PUT replaces the config');
+  assert.deepEqual(
+    (await call('GET', '/1.0/networks/br16')).json.metadata.config,
+    { 'ipv4.address': now.config['ipv4.address'], ...SAFE },
+    'PUT replaces the config',
+  );
 });
 
 test('leases: static ones from container nics, then dnsmasq dynamic ones not already listed', async () => {
   const cfg = (await call('GET', '/1.0/networks/br16')).json.metadata.config['ipv4.address'] as string;
   const fixed = cfg.replace(/\.1\/24$/, '.50');
-  const input = { description: '', architecture: 'x86_64', ephemeral: false, profiles: [], config: { 'volatile.eth0.hwaddr': '00:16:3e:00:00:50' } };
-  await insertContainer(database.db, 'default', 'c16', { ...input, devices: { eth0: { type: 'nic', nictype: 'bridged', parent: 'br16', 'ipv4.address': fixed } } }, { type: 'none' }, 'stopped');
+  const input = {
+    description: '',
+    architecture: 'x86_64',
+    ephemeral: false,
+    profiles: [],
+    config: { 'volatile.eth0.hwaddr': '00:16:3e:00:00:50' },
+  };
+  await insertContainer(
+    database.db,
+    'default',
+    'c16',
+    { ...input, devices: { eth0: { type: 'nic', nictype: 'bridged', parent: 'br16', 'ipv4.address': fixed } } },
+    { type: 'none' },
+    'stopped',
+  );
   dynamic.push(
     { hostname: 'c16', hwaddr: '00:16:3e:00:00:50', address: fixed, type: 'dynamic', location: 'none' },
-    { hostname: 'other', hwaddr: '00:16:3e:00:00:51', address: cfg.replace(/\.1\/24$/, '.77'), type: 'dynamic', location: 'none' },
+    {
+      hostname: 'other',
+      hwaddr: '00:16:3e:00:00:51',
+      address: cfg.replace(/\.1\/24$/, '.77'),
+      type: 'dynamic',
+      location: 'none',
+    },
   );
   const leases = (await call('GET', '/1.0/networks/br16/leases')).json.metadata;
-  assert.deepEqual(leases.map((l: NetworkLease) => [l.hostname, l.type]), [['c16', 'static'], ['other', 'dynamic']]);
+  assert.deepEqual(
+    leases.map((l: NetworkLease) => [l.hostname, l.type]),
+    [
+      ['c16', 'static'],
+      ['other', 'dynamic'],
+    ],
+  );
   assert.equal(leaseDirs.at(-1), path.join(dir, 'networks', 'br16'));
   assert.deepEqual((await call('GET', '/1.0/networks/br16')).json.metadata.used_by, ['/1.0/containers/c16']);
 
@@ -169,5 +225,8 @@ test('rename 204 + Location, 409 on a taken name; delete; state and refusals on 
   assert.equal((await call('GET', '/1.0/networks/eth1/state')).status, 404);
   assert.equal((await call('PATCH', '/1.0/networks/eth0', { config: {} })).status, 400);
   const eth0 = (await call('GET', '/1.0/networks/eth0')).json.metadata;
-  assert.deepEqual({ managed: eth0.managed, type: eth0.type, config: eth0.config }, { managed: false, type: 'physical', config: {} });
+  assert.deepEqual(
+    { managed: eth0.managed, type: eth0.type, config: eth0.config },
+    { managed: false, type: 'physical', config: {} },
+  );
 });

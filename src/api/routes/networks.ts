@@ -30,12 +30,20 @@ import type { HostInterface } from '../host-service.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
 
-const CreateBody = v.object({ name: v.string('expected a string'), type: optionalString, description: optionalString, config: v.optional(stringMap) });
+const CreateBody = v.object({
+  name: v.string('expected a string'),
+  type: optionalString,
+  description: optionalString,
+  config: v.optional(stringMap),
+});
 const UpdateBody = v.object({ description: optionalString, config: v.optional(stringMap) });
 const RenameBody = v.object({ name: v.string('expected a string') });
 
 export const networkUrl = (name: string) => `/1.0/networks/${encodeURIComponent(name)}`;
-const editable = (n: { description: string; config: Record<string, string> }) => ({ description: n.description, config: n.config });
+const editable = (n: { description: string; config: Record<string, string> }) => ({
+  description: n.description,
+  config: n.config,
+});
 
 /** One entry of the list: a managed network, or a host interface svcd does not manage. */
 type Listed = { managed: NetworkRow } | { host: HostInterface };
@@ -53,7 +61,16 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   }
   const render = async (l: Listed, usedBy: UsedByReader = usedByReader(db)) => {
     if ('host' in l)
-      return { name: l.host.name, description: '', type: l.host.type, managed: false, config: {}, used_by: await usedBy.network(l.host.name), status: '', locations: [] };
+      return {
+        name: l.host.name,
+        description: '',
+        type: l.host.type,
+        managed: false,
+        config: {},
+        used_by: await usedBy.network(l.host.name),
+        status: '',
+        locations: [],
+      };
     const n = l.managed;
     return {
       name: n.name,
@@ -71,7 +88,9 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
 
   /** A managed network that is not being deleted, or undefined. */
   const managedNetwork = async (name: string) => {
-    const n = await readNetwork(db, name).catch((e: unknown) => (e instanceof NotFoundError ? undefined : Promise.reject(e)));
+    const n = await readNetwork(db, name).catch((e: unknown) =>
+      e instanceof NotFoundError ? undefined : Promise.reject(e),
+    );
     return n && !n.deletingAt ? n : undefined;
   };
   /** A managed network or a host interface by name (404 when neither). */
@@ -94,9 +113,14 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       const rows = (await listNetworks(db)).filter((n) => !n.deletingAt);
       const names = new Set(rows.map((n) => n.name));
       const hostOnly = (await host.interfaces()).filter((i) => !names.has(i.name));
-      const all: Listed[] = [...rows.map((managed) => ({ managed })), ...hostOnly.map((h) => ({ host: h }))].sort((a, b) => (nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : 0));
+      const all: Listed[] = [...rows.map((managed) => ({ managed })), ...hostOnly.map((h) => ({ host: h }))].sort(
+        (a, b) => (nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : 0),
+      );
       const usedBy = usedByReader(db);
-      return sync(c, await renderCollection(c, all, { url: (l) => networkUrl(nameOf(l)), render: (l) => render(l, usedBy) }));
+      return sync(
+        c,
+        await renderCollection(c, all, { url: (l) => networkUrl(nameOf(l)), render: (l) => render(l, usedBy) }),
+      );
     },
     POST: async (c) => {
       const body = await readJson(c, CreateBody);
@@ -123,13 +147,25 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       (n) => computeEtag(editable(n)),
       async (n) => {
         cur = n;
-        const config = await prepareNetworkUpdate(db, n, replace ? mergeConfig({}, body.config) : mergeConfig(n.config, body.config), host);
-        return updateNetwork(db, n.id, { description: body.description ?? (replace ? '' : n.description), config }, n.generation);
+        const config = await prepareNetworkUpdate(
+          db,
+          n,
+          replace ? mergeConfig({}, body.config) : mergeConfig(n.config, body.config),
+          host,
+        );
+        return updateNetwork(
+          db,
+          n.id,
+          { description: body.description ?? (replace ? '' : n.description), config },
+          n.generation,
+        );
       },
     );
     // A change the host refused must not stay desired: put the previous config back (unless changed since).
     await awaitConverged(deps, { kind: NETWORK_KIND, key: row.id, generation: row.generation }, async () => {
-      const back = await updateNetwork(db, row.id, editable(cur), row.generation).catch((e: unknown) => (e instanceof StaleWriteError || e instanceof NotFoundError ? undefined : Promise.reject(e)));
+      const back = await updateNetwork(db, row.id, editable(cur), row.generation).catch((e: unknown) =>
+        e instanceof StaleWriteError || e instanceof NotFoundError ? undefined : Promise.reject(e),
+      );
       if (back) await awaitConverged(deps, { kind: NETWORK_KIND, key: back.id, generation: back.generation });
     });
     lifecycle('updated', row.name);
@@ -139,7 +175,9 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   route(app, '/1.0/networks/:name', {
     GET: async (c) => {
       const l = await lookup(param(c, 'name'));
-      return sync(c, await render(l), { etag: computeEtag('managed' in l ? editable(l.managed) : { description: '', config: {} }) });
+      return sync(c, await render(l), {
+        etag: computeEtag('managed' in l ? editable(l.managed) : { description: '', config: {} }),
+      });
     },
     PUT: update(true),
     PATCH: update(false),
@@ -172,7 +210,10 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   route(app, '/1.0/networks/:name/leases', {
     GET: async (c) => {
       const n = await managed(param(c, 'name'));
-      const [statics, dynamic] = await Promise.all([staticLeases(db, n.name), host.leases({ name: n.name, dir: networkDir(deps.stateDir, n.name) })]);
+      const [statics, dynamic] = await Promise.all([
+        staticLeases(db, n.name),
+        host.leases({ name: n.name, dir: networkDir(deps.stateDir, n.name) }),
+      ]);
       return sync(c, mergeLeases(statics, dynamic));
     },
   });

@@ -19,7 +19,10 @@ export function registerOperationRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       // LXD's clients (`lxc operation list`) decode a map of lower-case status to that list.
       const byStatus: Record<string, unknown[]> = {};
       items.forEach((item) => {
-        const row = typeof item === 'string' ? rows.find((r) => operationUrl(r.id) === item) : rows.find((r) => r.id === (item as { id: string }).id);
+        const row =
+          typeof item === 'string'
+            ? rows.find((r) => operationUrl(r.id) === item)
+            : rows.find((r) => r.id === (item as { id: string }).id);
         (byStatus[statusName(row?.statusCode ?? StatusCode.Running).toLowerCase()] ??= []).push(item);
       });
       return sync(c, byStatus);
@@ -35,7 +38,8 @@ export function registerOperationRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
   route(app, '/1.0/operations/:id/wait', {
     GET: async (c) => {
       const raw = c.req.query('timeout');
-      if (raw !== undefined && raw !== '' && !/^-?\d+(\.\d+)?$/.test(raw)) throw new HttpError(400, `Invalid timeout "${raw}": expected seconds`);
+      if (raw !== undefined && raw !== '' && !/^-?\d+(\.\d+)?$/.test(raw))
+        throw new HttpError(400, `Invalid timeout "${raw}": expected seconds`);
       const seconds = raw === undefined || raw === '' ? -1 : Number(raw);
       const row = await ops.wait(param(c, 'id'), seconds < 0 ? -1 : seconds * 1000, requestSignal(c));
       return sync(c, renderOperation(row));
@@ -43,7 +47,16 @@ export function registerOperationRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
   });
   // Websocket upgrades of /websocket are served by the listener (server.ts); a plain GET is an error.
   route(app, '/1.0/operations/:id/websocket', {
-    GET: { auth: 'guest', handler: () => { throw new HttpError(400, 'This endpoint needs a websocket upgrade'); } },
+    GET: {
+      auth: 'guest',
+      handler: () => {
+        throw new HttpError(400, 'This endpoint needs a websocket upgrade');
+      },
+    },
   });
-  route(app, '/1.0/events', { GET: () => { throw new HttpError(400, 'This endpoint needs a websocket upgrade'); } });
+  route(app, '/1.0/events', {
+    GET: () => {
+      throw new HttpError(400, 'This endpoint needs a websocket upgrade');
+    },
+  });
 }

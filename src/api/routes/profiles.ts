@@ -1,7 +1,16 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
-import { bumpContainersUsingProfile, createProfile, deleteProfile, listProfiles, readProfile, renameProfile, updateProfile, type ProfileInput } from '../../desired/profiles.ts';
+import {
+  bumpContainersUsingProfile,
+  createProfile,
+  deleteProfile,
+  listProfiles,
+  readProfile,
+  renameProfile,
+  updateProfile,
+  type ProfileInput,
+} from '../../desired/profiles.ts';
 import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
 import { CONTAINER_KIND } from '../../desired/containers.ts';
 import { HostFailureError } from '../../desired/errors.ts';
@@ -22,7 +31,11 @@ const CreateBody = v.object({
   config: v.optional(stringMap),
   devices: v.optional(deviceMap),
 });
-const UpdateBody = v.object({ description: optionalString, config: v.optional(stringMap), devices: v.optional(deviceMap) });
+const UpdateBody = v.object({
+  description: optionalString,
+  config: v.optional(stringMap),
+  devices: v.optional(deviceMap),
+});
 const RenameBody = v.object({ name: v.string('expected a string') });
 
 const editable = (p: ProfileRow) => ({ description: p.description, config: p.config, devices: p.devices });
@@ -49,7 +62,13 @@ export function registerProfileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   route(app, '/1.0/profiles', {
     GET: async (c) => {
       const usedBy = usedByReader(db);
-      return sync(c, await renderCollection(c, await listProfiles(db, await profileProject(c)), { url: (p) => url(c, p.name), render: (p) => render(p, usedBy) }));
+      return sync(
+        c,
+        await renderCollection(c, await listProfiles(db, await profileProject(c)), {
+          url: (p) => url(c, p.name),
+          render: (p) => render(p, usedBy),
+        }),
+      );
     },
     POST: async (c) => {
       const body = await readJson(c, CreateBody);
@@ -98,7 +117,13 @@ export function registerProfileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
    * (the spec's PUT is sync). If one of them cannot take it, the profile is put back as it was (and those
    * containers with it) and the answer names the container and the reason.
    */
-  async function applyProfile(project: string, name: string, next: ProfileInput, previous: ProfileInput, generation: number): Promise<void> {
+  async function applyProfile(
+    project: string,
+    name: string,
+    next: ProfileInput,
+    previous: ProfileInput,
+    generation: number,
+  ): Promise<void> {
     const users = await db.transaction(async (tx) => {
       await updateProfile(tx, project, name, next, generation);
       return bumpContainersUsingProfile(tx, project, name);
@@ -117,7 +142,9 @@ export function registerProfileRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       return bumpContainersUsingProfile(tx, project, name);
     });
     for (const u of back) deps.reconcile.enqueue(CONTAINER_KIND, u.id, `profile ${name} restored`);
-    throw new HostFailureError(`Failed to apply profile "${name}" to container "${failed.u.name}": ${failed.out.error}; the profile was left unchanged`);
+    throw new HostFailureError(
+      `Failed to apply profile "${name}" to container "${failed.u.name}": ${failed.out.error}; the profile was left unchanged`,
+    );
   }
 
   route(app, '/1.0/profiles/:name', {

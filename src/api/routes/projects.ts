@@ -1,6 +1,13 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
-import { createProject, deleteProject, listProjects, readProject, renameProject, updateProject } from '../../desired/projects.ts';
+import {
+  createProject,
+  deleteProject,
+  listProjects,
+  readProject,
+  renameProject,
+  updateProject,
+} from '../../desired/projects.ts';
 import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
 import type { ProjectRow } from '../../desired/schema/index.ts';
 import { mergeConfig } from '../../desired/config-keys.ts';
@@ -13,7 +20,11 @@ import { checkedWrite, computeEtag } from '../etag.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
 
-const CreateBody = v.object({ name: v.string('expected a string'), description: optionalString, config: v.optional(stringMap) });
+const CreateBody = v.object({
+  name: v.string('expected a string'),
+  description: optionalString,
+  config: v.optional(stringMap),
+});
 const UpdateBody = v.object({ description: optionalString, config: v.optional(stringMap) });
 const RenameBody = v.object({ name: v.string('expected a string') });
 
@@ -23,14 +34,25 @@ const editable = (p: ProjectRow) => ({ description: p.description, config: p.con
 export function registerProjectRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, bus } = deps;
   /** A list shares one used_by reader: the same few queries for any number of projects. */
-  const render = async (p: ProjectRow, usedBy: UsedByReader = usedByReader(db)) => ({ name: p.name, description: p.description, config: p.config, used_by: await usedBy.project(p.name) });
+  const render = async (p: ProjectRow, usedBy: UsedByReader = usedByReader(db)) => ({
+    name: p.name,
+    description: p.description,
+    config: p.config,
+    used_by: await usedBy.project(p.name),
+  });
   const lifecycle = (action: string, name: string, context: Record<string, unknown> = {}) =>
     emitLifecycle(bus, { action: `project-${action}`, source: url(name), project: name, context });
 
   route(app, '/1.0/projects', {
     GET: async (c) => {
       const usedBy = usedByReader(db);
-      return sync(c, await renderCollection(c, await listProjects(db), { url: (p) => url(p.name), render: (p) => render(p, usedBy) }));
+      return sync(
+        c,
+        await renderCollection(c, await listProjects(db), {
+          url: (p) => url(p.name),
+          render: (p) => render(p, usedBy),
+        }),
+      );
     },
     POST: async (c) => {
       const body = await readJson(c, CreateBody);

@@ -15,11 +15,15 @@ export { listImports, type ImportStatement };
 /** Why a route file may not make this import, or undefined when it may (pure). */
 export function forbiddenImport(imp: ImportStatement): string | undefined {
   const s = imp.source;
-  if (/(^|\/)host(\/|$)/.test(s) && s.startsWith('.')) return 'route files reach the host only through ApiDeps (src/api/host-service.ts)';
-  if (s === 'node:fs' || s === 'node:fs/promises' || s === 'fs' || s === 'fs/promises') return 'route files do not touch host paths';
-  if (/(^|\/)reconcilers(\/|$)/.test(s) && s.startsWith('.')) return 'route files only enqueue (ApiDeps.reconcile); kinds and their reads live in src/desired';
+  if (/(^|\/)host(\/|$)/.test(s) && s.startsWith('.'))
+    return 'route files reach the host only through ApiDeps (src/api/host-service.ts)';
+  if (s === 'node:fs' || s === 'node:fs/promises' || s === 'fs' || s === 'fs/promises')
+    return 'route files do not touch host paths';
+  if (/(^|\/)reconcilers(\/|$)/.test(s) && s.startsWith('.'))
+    return 'route files only enqueue (ApiDeps.reconcile); kinds and their reads live in src/desired';
   if (s === 'drizzle-orm' || s.startsWith('drizzle-orm/')) return 'queries belong in src/desired';
-  if (/(^|\/)desired\/schema(\/|$)/.test(s) && !imp.typeOnly) return 'only row types may come from src/desired/schema (queries belong in src/desired)';
+  if (/(^|\/)desired\/schema(\/|$)/.test(s) && !imp.typeOnly)
+    return 'only row types may come from src/desired/schema (queries belong in src/desired)';
   return undefined;
 }
 

@@ -1,6 +1,11 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
-import { computeServerConfig, readServerConfig, renderServerConfig, writeServerConfig } from '../../desired/server-config.ts';
+import {
+  computeServerConfig,
+  readServerConfig,
+  renderServerConfig,
+  writeServerConfig,
+} from '../../desired/server-config.ts';
 import { usedPoolDrivers } from '../../desired/runtime-reads.ts';
 import { emitLifecycle } from '../../events/index.ts';
 import { objectMap, readJson } from '../body.ts';
@@ -63,8 +68,14 @@ export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
         server_name: node,
         server_pid: process.pid,
         server_version: SERVER_VERSION,
-        storage: pools.map((p) => p.driver).sort().join(' | '),
-        storage_version: pools.map((p) => host.storageVersions[p.driver] ?? '').sort().join(' | '),
+        storage: pools
+          .map((p) => p.driver)
+          .sort()
+          .join(' | '),
+        storage_version: pools
+          .map((p) => host.storageVersions[p.driver] ?? '')
+          .sort()
+          .join(' | '),
       },
     };
     return { body, etag: computeEtag(config), stored };

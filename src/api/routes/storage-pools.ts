@@ -4,7 +4,16 @@ import { mergeConfig } from '../../desired/config-keys.ts';
 import { HostFailureError, NotFoundError } from '../../desired/errors.ts';
 import { readPoolReconcileStatus, readPoolRuntime } from '../../desired/runtime-reads.ts';
 import type { StoragePoolRow } from '../../desired/schema/index.ts';
-import { insertPool, listPools, markPoolDeleting, POOL_KIND, preparePool, readPool, revertPool, updatePool } from '../../desired/storage-pools.ts';
+import {
+  insertPool,
+  listPools,
+  markPoolDeleting,
+  POOL_KIND,
+  preparePool,
+  readPool,
+  revertPool,
+  updatePool,
+} from '../../desired/storage-pools.ts';
 import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
 import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
@@ -16,7 +25,12 @@ import { checkedWrite, computeEtag } from '../etag.ts';
 import { renderCollection } from '../query.ts';
 import { param, route } from '../router.ts';
 
-const CreateBody = v.object({ name: v.string('expected a string'), driver: v.string('expected a string'), description: optionalString, config: v.optional(stringMap) });
+const CreateBody = v.object({
+  name: v.string('expected a string'),
+  driver: v.string('expected a string'),
+  description: optionalString,
+  config: v.optional(stringMap),
+});
 const UpdateBody = v.object({ description: optionalString, config: v.optional(stringMap) });
 
 export const poolUrl = (name: string) => `/1.0/storage-pools/${encodeURIComponent(name)}`;
@@ -44,7 +58,8 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
     ...(await statusOf(p)),
     locations: ['none'],
   });
-  const lifecycle = (action: string, name: string) => emitLifecycle(bus, { action: `storage-pool-${action}`, source: poolUrl(name) });
+  const lifecycle = (action: string, name: string) =>
+    emitLifecycle(bus, { action: `storage-pool-${action}`, source: poolUrl(name) });
   /** A live (not deleting) pool. */
   const livePool = async (name: string) => {
     const p = await readPool(db, name);
@@ -55,7 +70,14 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   route(app, '/1.0/storage-pools', {
     GET: async (c) => {
       const usedBy = usedByReader(db);
-      return sync(c, await renderCollection(c, (await listPools(db)).filter((p) => !p.deletingAt), { url: (p) => poolUrl(p.name), render: (p) => render(p, usedBy) }));
+      return sync(
+        c,
+        await renderCollection(
+          c,
+          (await listPools(db)).filter((p) => !p.deletingAt),
+          { url: (p) => poolUrl(p.name), render: (p) => render(p, usedBy) },
+        ),
+      );
     },
     POST: async (c) => {
       const body = await readJson(c, CreateBody);
@@ -86,7 +108,10 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
         return updatePool(
           db,
           p.name,
-          { description: body.description ?? (replace ? '' : p.description), config: replace ? mergeConfig({}, body.config) : mergeConfig(p.config, body.config) },
+          {
+            description: body.description ?? (replace ? '' : p.description),
+            config: replace ? mergeConfig({}, body.config) : mergeConfig(p.config, body.config),
+          },
           p.generation,
         );
       },
@@ -123,7 +148,10 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
       const rt = await readPoolRuntime(db, node, p.name);
       if (!rt) throw new HostFailureError(`Storage pool "${p.name}" has not been observed yet`);
       if (!rt.ready) throw new HostFailureError(`Storage pool "${p.name}" is unavailable: ${rt.problem}`);
-      return sync(c, { space: { used: rt.spaceUsed, total: rt.spaceTotal }, inodes: { used: rt.inodesUsed, total: rt.inodesTotal } });
+      return sync(c, {
+        space: { used: rt.spaceUsed, total: rt.spaceTotal },
+        inodes: { used: rt.inodesUsed, total: rt.inodesTotal },
+      });
     },
   });
 }

@@ -41,14 +41,25 @@ export function registerVolumeSnapshotRoutes(
   },
 ): void {
   const { db } = deps;
-  const render = (s: VolumeSnapshotRow) => ({ name: s.name, description: s.description, config: s.config, content_type: 'filesystem', created_at: s.createdAt.toISOString() });
+  const render = (s: VolumeSnapshotRow) => ({
+    name: s.name,
+    description: s.description,
+    config: s.config,
+    content_type: 'filesystem',
+    created_at: s.createdAt.toISOString(),
+  });
   /** One snapshot change as an operation waiting on the volume's next generation. */
   const snapshotOp = (vol: StorageVolumeRow, description: string, change: (tx: Tx) => Promise<string>) =>
     writeWithOperation(deps, async (tx) => {
       const name = await change(tx);
       const row = await bumpVolume(tx, vol.id);
       return {
-        operation: { class: 'task', description, project: vol.project, resources: { storage_volumes: [volumeUrl(vol)], storage_volume_snapshots: [snapUrl(vol, name)] } },
+        operation: {
+          class: 'task',
+          description,
+          project: vol.project,
+          resources: { storage_volumes: [volumeUrl(vol)], storage_volume_snapshots: [snapUrl(vol, name)] },
+        },
         target: { kind: VOLUME_KIND, key: row.id, generation: row.generation },
       };
     });
@@ -56,7 +67,10 @@ export function registerVolumeSnapshotRoutes(
   route(app, '/1.0/storage-pools/:pool/volumes/:type/:name/snapshots', {
     GET: async (c) => {
       const vol = await ctx.volumeOf(c);
-      return sync(c, await renderCollection(c, await listSnapshots(db, vol.id), { url: (s) => snapUrl(vol, s.name), render }));
+      return sync(
+        c,
+        await renderCollection(c, await listSnapshots(db, vol.id), { url: (s) => snapUrl(vol, s.name), render }),
+      );
     },
     POST: async (c) => {
       const vol = await ctx.volumeOf(c);
@@ -68,7 +82,11 @@ export function registerVolumeSnapshotRoutes(
         while (taken.has(`snap${i}`)) i++;
         name = `snap${i}`;
       }
-      const op = await snapshotOp(vol, 'Snapshotting storage volume', async (tx) => (await insertSnapshot(tx, vol, name, body.description ?? '')).name);
+      const op = await snapshotOp(
+        vol,
+        'Snapshotting storage volume',
+        async (tx) => (await insertSnapshot(tx, vol, name, body.description ?? '')).name,
+      );
       ctx.lifecycle('snapshot-created', vol, { snapshot: name });
       return async(c, op);
     },
@@ -90,7 +108,11 @@ export function registerVolumeSnapshotRoutes(
       const vol = await ctx.volumeOf(c);
       const snap = await readSnapshot(db, vol.id, param(c, 'snap'));
       const { name } = await readJson(c, RenameBody);
-      const op = await snapshotOp(vol, 'Renaming storage volume snapshot', async (tx) => (await renameSnapshot(tx, snap, name)).name);
+      const op = await snapshotOp(
+        vol,
+        'Renaming storage volume snapshot',
+        async (tx) => (await renameSnapshot(tx, snap, name)).name,
+      );
       ctx.lifecycle('snapshot-renamed', vol, { snapshot: name, old_name: snap.name });
       return async(c, op);
     },

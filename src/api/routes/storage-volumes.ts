@@ -49,7 +49,11 @@ const CreateBody = v.object({
   source: v.optional(Source),
 });
 const UpdateBody = v.object({ description: optionalString, config: v.optional(stringMap), restore: optionalString });
-const PostBody = v.object({ name: v.string('expected a string'), pool: optionalString, migration: v.optional(v.boolean('expected a boolean')) });
+const PostBody = v.object({
+  name: v.string('expected a string'),
+  pool: optionalString,
+  migration: v.optional(v.boolean('expected a boolean')),
+});
 
 /** Custom volumes live in the default project (svcd has no features.storage.volumes yet). */
 export const VOLUME_PROJECT = 'default';
@@ -68,15 +72,21 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     project: vol.project,
     created_at: vol.createdAt.toISOString(),
   });
-  const lifecycle = (action: string, vol: { pool: string; type: string; name: string; project: string }, context: Record<string, unknown> = {}) =>
+  const lifecycle = (
+    action: string,
+    vol: { pool: string; type: string; name: string; project: string },
+    context: Record<string, unknown> = {},
+  ) =>
     emitLifecycle(bus, { action: `storage-volume-${action}`, source: volumeUrl(vol), project: vol.project, context });
   const typeParam = (c: Context<AppEnv>) => {
     const t = param(c, 'type');
     if (!(VOLUME_TYPES as readonly string[]).includes(t)) throw new NotFoundError(`Unknown storage volume type "${t}"`);
     return t;
   };
-  const checkQuota = (pool: { name: string; driver: string; config: Record<string, string> }) => deps.storage.checkVolumeQuota(pool);
-  const volumeOf = (c: Context<AppEnv>) => readVolume(db, param(c, 'pool'), VOLUME_PROJECT, typeParam(c), param(c, 'name'));
+  const checkQuota = (pool: { name: string; driver: string; config: Record<string, string> }) =>
+    deps.storage.checkVolumeQuota(pool);
+  const volumeOf = (c: Context<AppEnv>) =>
+    readVolume(db, param(c, 'pool'), VOLUME_PROJECT, typeParam(c), param(c, 'name'));
 
   const list = (typed: boolean) => async (c: Context<AppEnv>) => {
     const rows = await listVolumes(db, param(c, 'pool'), VOLUME_PROJECT, typed ? typeParam(c) : undefined);
@@ -88,9 +98,14 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     const pool = param(c, 'pool');
     const body = await readJson(c, CreateBody);
     const type = typed ? typeParam(c) : (body.type ?? 'custom');
-    if (body.content_type && body.content_type !== 'filesystem') throw new ValidationError(`Content type "${body.content_type}" is not supported (only filesystem volumes)`);
+    if (body.content_type && body.content_type !== 'filesystem')
+      throw new ValidationError(`Content type "${body.content_type}" is not supported (only filesystem volumes)`);
     if (!body.source || body.source.type === 'none' || body.source.type === '') {
-      const row = await insertVolume(db, { pool, project: VOLUME_PROJECT, type, name: body.name, description: body.description, config: body.config }, checkQuota);
+      const row = await insertVolume(
+        db,
+        { pool, project: VOLUME_PROJECT, type, name: body.name, description: body.description, config: body.config },
+        checkQuota,
+      );
       await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation }, async () => {
         const gone = await markVolumeDeleting(db, row);
         await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: gone.generation });
@@ -99,15 +114,34 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       c.header('Location', volumeUrl(row));
       return sync(c, {});
     }
-    if (body.source.type !== 'copy') throw new ValidationError(`Volume source type "${body.source.type}" is not supported (use "copy")`);
+    if (body.source.type !== 'copy')
+      throw new ValidationError(`Volume source type "${body.source.type}" is not supported (use "copy")`);
     if (!body.source.name) throw new ValidationError('Invalid "source.name": the volume to copy is required');
     const [srcName, snapName] = body.source.name.split('/', 2) as [string, string | undefined];
     const src = await readVolume(db, body.source.pool || pool, VOLUME_PROJECT, 'custom', srcName);
     const snap = snapName ? await readSnapshot(db, src.id, snapName) : undefined;
     const op = await writeWithOperation(deps, async (tx) => {
-      const row = await insertVolume(tx, { pool, project: VOLUME_PROJECT, type, name: body.name, description: body.description, config: { ...src.config, ...body.config }, source: { volumeId: src.id, ...(snap ? { snapshotId: snap.id } : {}) }, copySnapshots: !body.source!.volume_only }, checkQuota);
+      const row = await insertVolume(
+        tx,
+        {
+          pool,
+          project: VOLUME_PROJECT,
+          type,
+          name: body.name,
+          description: body.description,
+          config: { ...src.config, ...body.config },
+          source: { volumeId: src.id, ...(snap ? { snapshotId: snap.id } : {}) },
+          copySnapshots: !body.source!.volume_only,
+        },
+        checkQuota,
+      );
       return {
-        operation: { class: 'task', description: 'Copying storage volume', project: VOLUME_PROJECT, resources: { storage_volumes: [volumeUrl(row)] } },
+        operation: {
+          class: 'task',
+          description: 'Copying storage volume',
+          project: VOLUME_PROJECT,
+          resources: { storage_volumes: [volumeUrl(row)] },
+        },
         target: { kind: VOLUME_KIND, key: row.id, generation: row.generation },
       };
     });
@@ -120,27 +154,40 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
   const update = (replace: boolean) => async (c: Context<AppEnv>) => {
     const body = await readJson(c, UpdateBody);
     // Check, merge and write as one step: the write is conditional on the generation read.
-    return checkedWrite(c.req.header('if-match'), () => volumeOf(c), (cur) => computeEtag(editable(cur)), async (cur) => {
-      if (body.restore !== undefined) {
-        // `<volume>/<snapshot>` is accepted, but only for this volume's own snapshots.
-        const [prefix, snapName] = body.restore.includes('/') ? (body.restore.split('/', 2) as [string, string]) : [cur.name, body.restore];
-        if (prefix !== cur.name) throw new ValidationError(`Snapshot "${body.restore}" does not belong to storage volume "${cur.name}"`);
-        const snap = await readSnapshot(db, cur.id, snapName);
-        const row = await bumpVolumeAt(db, cur, { restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 } });
+    return checkedWrite(
+      c.req.header('if-match'),
+      () => volumeOf(c),
+      (cur) => computeEtag(editable(cur)),
+      async (cur) => {
+        if (body.restore !== undefined) {
+          // `<volume>/<snapshot>` is accepted, but only for this volume's own snapshots.
+          const [prefix, snapName] = body.restore.includes('/')
+            ? (body.restore.split('/', 2) as [string, string])
+            : [cur.name, body.restore];
+          if (prefix !== cur.name)
+            throw new ValidationError(`Snapshot "${body.restore}" does not belong to storage volume "${cur.name}"`);
+          const snap = await readSnapshot(db, cur.id, snapName);
+          const row = await bumpVolumeAt(db, cur, {
+            restore: { snapshotId: snap.id, seq: (cur.restore?.seq ?? 0) + 1 },
+          });
+          await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation });
+          lifecycle('restored', row, { snapshot: snap.name });
+          return sync(c, {});
+        }
+        const row = await updateVolumeConfig(
+          db,
+          cur,
+          {
+            description: body.description ?? (replace ? '' : cur.description),
+            config: replace ? mergeConfig({}, body.config) : mergeConfig(cur.config, body.config),
+          },
+          checkQuota,
+        );
         await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation });
-        lifecycle('restored', row, { snapshot: snap.name });
+        lifecycle('updated', row);
         return sync(c, {});
-      }
-      const row = await updateVolumeConfig(
-        db,
-        cur,
-        { description: body.description ?? (replace ? '' : cur.description), config: replace ? mergeConfig({}, body.config) : mergeConfig(cur.config, body.config) },
-        checkQuota,
-      );
-      await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation });
-      lifecycle('updated', row);
-      return sync(c, {});
-    });
+      },
+    );
   };
 
   route(app, '/1.0/storage-pools/:pool/volumes/:type/:name', {
@@ -159,7 +206,12 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         const op = await writeWithOperation(deps, async (tx) => {
           const row = await moveVolume(tx, cur, body.pool!, body.name);
           return {
-            operation: { class: 'task', description: 'Moving storage volume', project: VOLUME_PROJECT, resources: { storage_volumes: [volumeUrl(row)] } },
+            operation: {
+              class: 'task',
+              description: 'Moving storage volume',
+              project: VOLUME_PROJECT,
+              resources: { storage_volumes: [volumeUrl(row)] },
+            },
             target: { kind: VOLUME_KIND, key: row.id, generation: row.generation },
           };
         });
@@ -178,7 +230,8 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         lifecycle('deleted', cur);
         return sync(c, {});
       }
-      if (cur.type !== 'custom') throw new HttpError(400, `Storage volumes of type "${cur.type}" are removed with their container`);
+      if (cur.type !== 'custom')
+        throw new HttpError(400, `Storage volumes of type "${cur.type}" are removed with their container`);
       const row = await markVolumeDeleting(db, cur);
       await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation });
       lifecycle('deleted', cur);
@@ -188,4 +241,3 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
 
   registerVolumeSnapshotRoutes(app, deps, { volumeOf, lifecycle });
 }
-

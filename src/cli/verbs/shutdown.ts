@@ -6,7 +6,8 @@ import { getOverUnix, isNotListening } from '../unix-api.ts';
 
 /** The pid of the daemon serving the socket, from its own `GET /1.0` (environment.server_pid). */
 export function serverPidOf(json: unknown): number | undefined {
-  const pid = (json as { metadata?: { environment?: { server_pid?: unknown } } } | undefined)?.metadata?.environment?.server_pid;
+  const pid = (json as { metadata?: { environment?: { server_pid?: unknown } } } | undefined)?.metadata?.environment
+    ?.server_pid;
   return typeof pid === 'number' && Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 

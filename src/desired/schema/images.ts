@@ -29,7 +29,12 @@ export const images = pgTable(
     /** Downloaded on demand (instance creation from a remote) rather than asked for. */
     cached: boolean('cached').notNull().default(false),
     properties: stringMap('properties'),
-    updateSource: jsonb('update_source').$type<{ server: string; protocol: string; certificate: string; alias: string } | null>(),
+    updateSource: jsonb('update_source').$type<{
+      server: string;
+      protocol: string;
+      certificate: string;
+      alias: string;
+    } | null>(),
     /** metadata.yaml creation_date. */
     createdAt: ts('created_at').notNull(),
     uploadedAt: ts('uploaded_at').notNull().defaultNow(),

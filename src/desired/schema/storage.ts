@@ -39,14 +39,21 @@ export const storageVolumes = pgTable(
      * Populate from another volume (or one of its snapshots) when first created; `snapshots` maps
      * the source's snapshots to this volume's (a copy that keeps them).
      */
-    source: jsonb('source').$type<{ volumeId: string; snapshotId?: string; snapshots?: { from: string; to: string }[] } | null>(),
+    source: jsonb('source').$type<{
+      volumeId: string;
+      snapshotId?: string;
+      snapshots?: { from: string; to: string }[];
+    } | null>(),
     /** Restore request: the reconciler restores when seq is newer than the last one it applied. */
     restore: jsonb('restore').$type<{ snapshotId: string; seq: number } | null>(),
     generation: generation(),
     createdAt: createdAt(),
     deletingAt: deletingAt(),
   },
-  (t) => [uniqueIndex('storage_volumes_name_idx').on(t.pool, t.project, t.type, t.name), index('storage_volumes_pool_idx').on(t.pool)],
+  (t) => [
+    uniqueIndex('storage_volumes_name_idx').on(t.pool, t.project, t.type, t.name),
+    index('storage_volumes_pool_idx').on(t.pool),
+  ],
 );
 export type StorageVolumeRow = typeof storageVolumes.$inferSelect;
 

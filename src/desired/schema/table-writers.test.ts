@@ -30,10 +30,15 @@ const WRITERS: Record<string, string[]> = {
 };
 
 const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const sources = (readdirSync(src, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith('test-support') && !f.includes('/component-suite/'));
+const sources = (readdirSync(src, { recursive: true }) as string[]).filter(
+  (f) =>
+    f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith('test-support') && !f.includes('/component-suite/'),
+);
 
 test('every table is written only by the modules listed for it', () => {
-  const tables = Object.entries(schema).filter(([, v]) => typeof v === 'object' && v !== null && Symbol.for('drizzle:IsDrizzleTable') in v).map(([k]) => k);
+  const tables = Object.entries(schema)
+    .filter(([, v]) => typeof v === 'object' && v !== null && Symbol.for('drizzle:IsDrizzleTable') in v)
+    .map(([k]) => k);
   assert.deepEqual(tables.toSorted(), Object.keys(WRITERS).toSorted(), 'every table has a writers entry');
   const found: Record<string, string[]> = Object.fromEntries(tables.map((t) => [t, []]));
   for (const f of sources) {

@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { describeBackup, parseBackupConfig, parseBackupIndex, renderBackupConfig, renderBackupIndex } from './backup-config.ts';
+import {
+  describeBackup,
+  parseBackupConfig,
+  parseBackupIndex,
+  renderBackupConfig,
+  renderBackupIndex,
+} from './backup-config.ts';
 import { InvalidBackupError } from './errors.ts';
 
 const created = new Date('2024-05-01T10:00:00Z');
@@ -34,9 +40,27 @@ const described = describeBackup({
 });
 
 test('index.yaml: LXD keys (name, backend, pool, snapshots, optimized, optimized_header, type, config) and a round trip', () => {
-  const text = renderBackupIndex({ name: 'c1', backend: 'dir', pool: 'p1', snapshots: ['s1', 's2'], optimized: false, optimized_header: false, type: 'container', config: described });
+  const text = renderBackupIndex({
+    name: 'c1',
+    backend: 'dir',
+    pool: 'p1',
+    snapshots: ['s1', 's2'],
+    optimized: false,
+    optimized_header: false,
+    type: 'container',
+    config: described,
+  });
   const raw = parse(text);
-  assert.deepEqual(Object.keys(raw), ['name', 'backend', 'pool', 'snapshots', 'optimized', 'optimized_header', 'type', 'config']);
+  assert.deepEqual(Object.keys(raw), [
+    'name',
+    'backend',
+    'pool',
+    'snapshots',
+    'optimized',
+    'optimized_header',
+    'type',
+    'config',
+  ]);
   assert.deepEqual(raw.snapshots, ['s1', 's2']);
   assert.deepEqual(Object.keys(raw.config), ['container', 'snapshots', 'pool', 'volume']);
   const back = parseBackupIndex(text);
@@ -52,7 +76,20 @@ test('index.yaml: LXD keys (name, backend, pool, snapshots, optimized, optimized
     ],
   );
   // container_only: no snapshots key at all (LXD omits it).
-  assert.equal(parse(renderBackupIndex({ name: 'c1', backend: 'dir', pool: 'p1', snapshots: [], optimized: false, optimized_header: false, type: 'container' })).snapshots, undefined);
+  assert.equal(
+    parse(
+      renderBackupIndex({
+        name: 'c1',
+        backend: 'dir',
+        pool: 'p1',
+        snapshots: [],
+        optimized: false,
+        optimized_header: false,
+        type: 'container',
+      }),
+    ).snapshots,
+    undefined,
+  );
 });
 
 test('backup.yaml: container, snapshots (config, devices, profiles, created_at, expires_at, stateful), pool and volume', () => {
@@ -93,7 +130,10 @@ test("LXD 5.0's files parse: unquoted timestamps, old '<container>/<snapshot>' n
     'type: container',
   ].join('\n');
   const i = parseBackupIndex(lxdIndex);
-  assert.deepEqual([i.name, i.backend, i.pool, i.snapshots, i.optimized, i.type, i.config], ['web', 'btrfs', 'default', ['snap0'], false, 'container', undefined]);
+  assert.deepEqual(
+    [i.name, i.backend, i.pool, i.snapshots, i.optimized, i.type, i.config],
+    ['web', 'btrfs', 'default', ['snap0'], false, 'container', undefined],
+  );
   const lxdBackupYaml = [
     'container:',
     '  architecture: x86_64',
@@ -135,11 +175,20 @@ test("LXD 5.0's files parse: unquoted timestamps, old '<container>/<snapshot>' n
 });
 
 test('bad index.yaml or backup.yaml: a 400-class error naming the problem', () => {
-  assert.throws(() => parseBackupIndex('{'), (e: Error) => e instanceof InvalidBackupError && /not valid YAML/.test(e.message));
+  assert.throws(
+    () => parseBackupIndex('{'),
+    (e: Error) => e instanceof InvalidBackupError && /not valid YAML/.test(e.message),
+  );
   assert.throws(() => parseBackupIndex('backend: dir'), /has no name/);
   assert.throws(() => parseBackupIndex('name: x\nsnapshots: [a, a]'), /lists a snapshot twice/);
   assert.throws(() => parseBackupIndex('name: x\nsnapshots: 3'), /list of names/);
   assert.throws(() => parseBackupConfig('container: 3'), /has no container/);
-  assert.throws(() => parseBackupConfig('container: {name: x, config: {a: {b: c}}}'), /container.config.a must be a string/);
-  assert.throws(() => parseBackupConfig('container: {name: x}\nsnapshots: [{config: {}}]'), /every snapshot needs a name/);
+  assert.throws(
+    () => parseBackupConfig('container: {name: x, config: {a: {b: c}}}'),
+    /container.config.a must be a string/,
+  );
+  assert.throws(
+    () => parseBackupConfig('container: {name: x}\nsnapshots: [{config: {}}]'),
+    /every snapshot needs a name/,
+  );
 });

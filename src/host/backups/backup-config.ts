@@ -59,7 +59,16 @@ export const MAX_BACKUP_YAML_BYTES = 4 * 1024 * 1024;
 /** `backup/index.yaml` text (LXD's key order). */
 export function renderBackupIndex(index: BackupIndex): string {
   const { name, backend, pool, snapshots, optimized, optimized_header, type, config } = index;
-  return stringify({ name, backend, pool, ...(snapshots.length ? { snapshots } : {}), optimized, optimized_header, type, ...(config ? { config } : {}) });
+  return stringify({
+    name,
+    backend,
+    pool,
+    ...(snapshots.length ? { snapshots } : {}),
+    optimized,
+    optimized_header,
+    type,
+    ...(config ? { config } : {}),
+  });
 }
 
 /** `backup.yaml` text. */
@@ -97,7 +106,8 @@ function deviceMap(x: unknown, what: string): Devices {
 
 function stringList(x: unknown, what: string, fallback: string[]): string[] {
   if (x === undefined || x === null) return fallback;
-  if (!Array.isArray(x) || !x.every((s) => typeof s === 'string')) throw new InvalidBackupError(`Invalid backup: ${what} must be a list of names`);
+  if (!Array.isArray(x) || !x.every((s) => typeof s === 'string'))
+    throw new InvalidBackupError(`Invalid backup: ${what} must be a list of names`);
   return x as string[];
 }
 
@@ -124,7 +134,8 @@ function parseInstance(x: unknown, what: string): BackupInstance {
 }
 
 function parseSnapshot(x: unknown, what: string, container: BackupInstance): BackupSnapshot {
-  if (!isObject(x) || typeof x.name !== 'string' || !x.name) throw new InvalidBackupError(`Invalid backup: ${what}: every snapshot needs a name`);
+  if (!isObject(x) || typeof x.name !== 'string' || !x.name)
+    throw new InvalidBackupError(`Invalid backup: ${what}: every snapshot needs a name`);
   // LXD 5.0 writes the bare snapshot name; older writers "<container>/<snapshot>".
   const name = x.name.includes('/') ? x.name.slice(x.name.lastIndexOf('/') + 1) : x.name;
   const w = `${what}: snapshot "${name}"`;
@@ -146,7 +157,8 @@ function parseSnapshot(x: unknown, what: string, container: BackupInstance): Bac
 export function backupConfigOf(x: unknown, what: string): BackupConfig {
   if (!isObject(x)) throw new InvalidBackupError(`Invalid backup: ${what} is not a map`);
   const container = parseInstance(x.container, what);
-  if (x.snapshots !== undefined && x.snapshots !== null && !Array.isArray(x.snapshots)) throw new InvalidBackupError(`Invalid backup: ${what}: snapshots must be a list`);
+  if (x.snapshots !== undefined && x.snapshots !== null && !Array.isArray(x.snapshots))
+    throw new InvalidBackupError(`Invalid backup: ${what}: snapshots must be a list`);
   const snapshots = ((x.snapshots as unknown[] | null | undefined) ?? []).map((s) => parseSnapshot(s, what, container));
   return {
     container,
@@ -165,9 +177,11 @@ export function parseBackupConfig(text: string, what = 'backup/container/backup.
 export function parseBackupIndex(text: string): BackupIndex {
   const what = 'backup/index.yaml';
   const x = parseYaml(text, what);
-  if (!isObject(x) || typeof x.name !== 'string' || !x.name) throw new InvalidBackupError(`Invalid backup: ${what} has no name`);
+  if (!isObject(x) || typeof x.name !== 'string' || !x.name)
+    throw new InvalidBackupError(`Invalid backup: ${what} has no name`);
   const snapshots = stringList(x.snapshots, `${what}: snapshots`, []);
-  if (new Set(snapshots).size !== snapshots.length) throw new InvalidBackupError(`Invalid backup: ${what} lists a snapshot twice`);
+  if (new Set(snapshots).size !== snapshots.length)
+    throw new InvalidBackupError(`Invalid backup: ${what} lists a snapshot twice`);
   return {
     name: x.name,
     backend: typeof x.backend === 'string' ? x.backend : '',
@@ -176,7 +190,9 @@ export function parseBackupIndex(text: string): BackupIndex {
     optimized: x.optimized === true,
     optimized_header: x.optimized_header === true,
     type: typeof x.type === 'string' && x.type ? x.type : 'container',
-    ...(isObject(x.config) && x.config.container !== undefined && x.config.container !== null ? { config: backupConfigOf(x.config, what) } : {}),
+    ...(isObject(x.config) && x.config.container !== undefined && x.config.container !== null
+      ? { config: backupConfigOf(x.config, what) }
+      : {}),
   };
 }
 
@@ -238,7 +254,22 @@ export function describeBackup(opts: {
       // svcd keeps no snapshot expiry (the API shows none either).
       expires_at: UNSET,
     })),
-    pool: { name: opts.pool.name, driver: opts.pool.driver, description: opts.pool.description, config: opts.pool.config, status: 'Created', locations: ['none'] },
-    volume: { name: c.name, type: 'container', content_type: 'filesystem', description: '', config: {}, project: opts.project, location: 'none' },
+    pool: {
+      name: opts.pool.name,
+      driver: opts.pool.driver,
+      description: opts.pool.description,
+      config: opts.pool.config,
+      status: 'Created',
+      locations: ['none'],
+    },
+    volume: {
+      name: c.name,
+      type: 'container',
+      content_type: 'filesystem',
+      description: '',
+      config: {},
+      project: opts.project,
+      location: 'none',
+    },
   };
 }

@@ -27,8 +27,17 @@ test('sniffBackupFormat: each magic, and a 400 for anything else', () => {
   assert.equal(sniffBackupFormat(head(0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00)), 'xz');
   assert.equal(sniffBackupFormat(head(0x28, 0xb5, 0x2f, 0xfd)), 'zstd');
   assert.equal(sniffBackupFormat(plainTar()), 'none');
-  for (const bad of [head(0x68, 0x73, 0x71, 0x73), head(0x50, 0x4b, 0x03, 0x04), Uint8Array.from(Buffer.from('not a tarball')), new Uint8Array(0), head(0xfd, 0x37, 0x7a, 0x58)])
-    assert.throws(() => sniffBackupFormat(bad), (e: Error) => e instanceof InvalidBackupError && /not a \(compressed\) tarball/.test(e.message));
+  for (const bad of [
+    head(0x68, 0x73, 0x71, 0x73),
+    head(0x50, 0x4b, 0x03, 0x04),
+    Uint8Array.from(Buffer.from('not a tarball')),
+    new Uint8Array(0),
+    head(0xfd, 0x37, 0x7a, 0x58),
+  ])
+    assert.throws(
+      () => sniffBackupFormat(bad),
+      (e: Error) => e instanceof InvalidBackupError && /not a \(compressed\) tarball/.test(e.message),
+    );
 });
 
 test('readBackupFormat: what GNU tar and its compressors write is recognised, whatever the file is called', async () => {
@@ -40,7 +49,10 @@ test('readBackupFormat: what GNU tar and its compressors write is recognised, wh
     execFileSync('tar', ['--create', '--file', out, ...tarCompressFlag(format), '--directory', src, 'backup']);
     assert.equal(await readBackupFormat(out), format);
     // The same flag reads it back.
-    assert.equal(execFileSync('tar', ['--list', '--file', out, ...tarCompressFlag(format)], { encoding: 'utf8' }).split('\n')[0], 'backup/');
+    assert.equal(
+      execFileSync('tar', ['--list', '--file', out, ...tarCompressFlag(format)], { encoding: 'utf8' }).split('\n')[0],
+      'backup/',
+    );
   }
   const empty = path.join(work, 'empty');
   writeFileSync(empty, '');
@@ -55,11 +67,17 @@ test('every backup compression the server accepts has a tar flag; an unknown one
     BACKUP_COMPRESSION.map((c) => tarCompressFlag(c)),
     [[], ['--gzip'], ['--bzip2'], ['--xz'], ['--zstd']],
   );
-  for (const bad of ['foo', 'squashfs', 'toString', '__proto__', '']) assert.throws(() => tarCompressFlag(bad), RangeError, bad);
+  for (const bad of ['foo', 'squashfs', 'toString', '__proto__', ''])
+    assert.throws(() => tarCompressFlag(bad), RangeError, bad);
 });
 
 test('backupTarArgs and unpackTarArgs name the compressor (golden)', () => {
-  const base = { output: '/b/1.tar.partial', indexDir: '/tmp/i', volumePath: '/pool/containers/v1', members: ['rootfs'] };
+  const base = {
+    output: '/b/1.tar.partial',
+    indexDir: '/tmp/i',
+    volumePath: '/pool/containers/v1',
+    members: ['rootfs'],
+  };
   assert.deepEqual(backupTarArgs({ ...base, compression: 'xz' }), [
     '--create',
     '--file',
@@ -101,5 +119,8 @@ test('backupTarArgs and unpackTarArgs name the compressor (golden)', () => {
     '--',
     'backup/container',
   ]);
-  assert.equal(unpackTarArgs('/i/x', '/t', {}, 'none').filter((a) => a.startsWith('--') && /zip|xz|zstd/.test(a)).length, 0);
+  assert.equal(
+    unpackTarArgs('/i/x', '/t', {}, 'none').filter((a) => a.startsWith('--') && /zip|xz|zstd/.test(a)).length,
+    0,
+  );
 });

@@ -1,7 +1,13 @@
-import { detectCompression, detectFileCompression, type ImageFileFormat, type TarFormat } from '../images/detect-compression.ts';
+import {
+  detectCompression,
+  detectFileCompression,
+  type ImageFileFormat,
+  type TarFormat,
+} from '../images/detect-compression.ts';
 import { InvalidBackupError } from './errors.ts';
 
-const NOT_A_TARBALL = 'Invalid backup: the file is not a (compressed) tarball (expected a plain tar, or gzip, bzip2, xz, zstd or lzma)';
+const NOT_A_TARBALL =
+  'Invalid backup: the file is not a (compressed) tarball (expected a plain tar, or gzip, bzip2, xz, zstd or lzma)';
 
 /**
  * The format of a backup tarball from its magic bytes (gzip 1f8b, bzip2 "BZh", xz fd377a585a00, zstd

@@ -27,7 +27,14 @@ const SAFE_DIR = /^[A-Za-z0-9_-]+$/;
  * under `backup/snapshots/<name>/` (LXD's layout). Transforms rename members and hard-link targets,
  * never symlink targets (those are the container's own paths).
  */
-export function backupTarArgs(opts: { output: string; indexDir: string; volumePath: string; members: string[]; compression: string; snapshots?: SnapshotPart[] }): string[] {
+export function backupTarArgs(opts: {
+  output: string;
+  indexDir: string;
+  volumePath: string;
+  members: string[];
+  compression: string;
+  snapshots?: SnapshotPart[];
+}): string[] {
   const snaps = opts.snapshots ?? [];
   const args = [
     '--create',
@@ -43,10 +50,19 @@ export function backupTarArgs(opts: { output: string; indexDir: string; volumePa
   ];
   for (const s of snaps) {
     const dir = path.basename(s.path);
-    if (!SAFE_PART.test(s.name) || !SAFE_DIR.test(dir)) throw new RangeError(`cannot pack snapshot ${JSON.stringify(s.name)} (${s.path})`);
+    if (!SAFE_PART.test(s.name) || !SAFE_DIR.test(dir))
+      throw new RangeError(`cannot pack snapshot ${JSON.stringify(s.name)} (${s.path})`);
     args.push('--transform', `s,^${dir}/,backup/snapshots/${s.name}/,rhS`);
   }
-  args.push('--directory', opts.indexDir, 'backup/index.yaml', 'backup/container/backup.yaml', '--directory', opts.volumePath, ...opts.members);
+  args.push(
+    '--directory',
+    opts.indexDir,
+    'backup/index.yaml',
+    'backup/container/backup.yaml',
+    '--directory',
+    opts.volumePath,
+    ...opts.members,
+  );
   for (const s of snaps) {
     const members = BACKUP_MEMBERS.filter((m) => s.present.includes(m)).map((m) => `${path.basename(s.path)}/${m}`);
     // Member names are svcd's own (no leading dash), so no `--`: tar reads --directory among them.
@@ -77,7 +93,14 @@ export async function packBackup(opts: {
     const members = BACKUP_MEMBERS.filter((m) => opts.present.includes(m));
     await runCommand(
       'tar',
-      backupTarArgs({ output: opts.output, indexDir: dir, volumePath: opts.volumePath, members, compression: opts.compression, snapshots: opts.snapshots }),
+      backupTarArgs({
+        output: opts.output,
+        indexDir: dir,
+        volumePath: opts.volumePath,
+        members,
+        compression: opts.compression,
+        snapshots: opts.snapshots,
+      }),
       { timeoutMs: 60 * 60_000, ...(opts.signal ? { signal: opts.signal } : {}) },
     );
   } finally {
@@ -91,8 +114,22 @@ export async function packBackup(opts: {
  */
 export function unpackTarArgs(file: string, target: string, part: { snapshot?: string }, format: TarFormat): string[] {
   const member = part.snapshot === undefined ? 'backup/container' : `backup/snapshots/${part.snapshot}`;
-  if (part.snapshot !== undefined && !SAFE_PART.test(part.snapshot)) throw new RangeError(`invalid snapshot name ${JSON.stringify(part.snapshot)}`);
-  return ['--extract', '--file', file, '--force-local', ...tarCompressFlag(format), '--directory', target, ...TAR_PRESERVE, `--strip-components=${member.split('/').length}`, '--no-wildcards', '--', member];
+  if (part.snapshot !== undefined && !SAFE_PART.test(part.snapshot))
+    throw new RangeError(`invalid snapshot name ${JSON.stringify(part.snapshot)}`);
+  return [
+    '--extract',
+    '--file',
+    file,
+    '--force-local',
+    ...tarCompressFlag(format),
+    '--directory',
+    target,
+    ...TAR_PRESERVE,
+    `--strip-components=${member.split('/').length}`,
+    '--no-wildcards',
+    '--',
+    member,
+  ];
 }
 
 /**
@@ -100,7 +137,15 @@ export function unpackTarArgs(file: string, target: string, part: { snapshot?: s
  * (`backup/snapshots/<name>/…`), into a volume directory, owners, modes and xattrs kept. The tarball
  * was checked by scanBackup first (paths, links, kinds).
  */
-export async function unpackBackup(file: string, target: string, signal?: AbortSignal, part: { snapshot?: string } = {}): Promise<void> {
+export async function unpackBackup(
+  file: string,
+  target: string,
+  signal?: AbortSignal,
+  part: { snapshot?: string } = {},
+): Promise<void> {
   const format = await readBackupFormat(file);
-  await runCommand('tar', unpackTarArgs(file, target, part, format), { timeoutMs: 60 * 60_000, ...(signal ? { signal } : {}) });
+  await runCommand('tar', unpackTarArgs(file, target, part, format), {
+    timeoutMs: 60 * 60_000,
+    ...(signal ? { signal } : {}),
+  });
 }

@@ -2,7 +2,14 @@ import type { ReadEntry } from 'tar';
 import { nameProblem } from '../../util/entity-names.ts';
 import { feedTarParser, openTarStream } from '../images/open-tar-stream.ts';
 import { readBackupFormat } from './backup-format.ts';
-import { MAX_BACKUP_YAML_BYTES, parseBackupConfig, parseBackupIndex, type BackupConfig, type BackupIndex, type BackupSnapshot } from './backup-config.ts';
+import {
+  MAX_BACKUP_YAML_BYTES,
+  parseBackupConfig,
+  parseBackupIndex,
+  type BackupConfig,
+  type BackupIndex,
+  type BackupSnapshot,
+} from './backup-config.ts';
 import { InvalidBackupError } from './errors.ts';
 
 /** A backup tarball whose every member was checked, and what it holds. */
@@ -15,7 +22,12 @@ export interface ScannedBackup {
 }
 
 /** What a container (or snapshot) directory of a backup may hold at its top, and of which kind. */
-const PART_TOP: Record<string, 'dir' | 'file'> = { rootfs: 'dir', templates: 'dir', 'metadata.yaml': 'file', 'backup.yaml': 'file' };
+const PART_TOP: Record<string, 'dir' | 'file'> = {
+  rootfs: 'dir',
+  templates: 'dir',
+  'metadata.yaml': 'file',
+  'backup.yaml': 'file',
+};
 const KINDS: Record<string, 'dir' | 'file' | 'other'> = {
   Directory: 'dir',
   File: 'file',
@@ -34,16 +46,22 @@ const bad = (why: string) => new InvalidBackupError(`Invalid backup: ${why}`);
 /** A member name as path components; refuses absolute names, `.`/`..` components and NUL. */
 export function memberComponents(raw: string): string[] {
   const name = raw.replace(/\/+$/, '');
-  if (!name || name.startsWith('/') || name.includes('\0')) throw bad(`member name ${JSON.stringify(raw)} is not a relative path`);
+  if (!name || name.startsWith('/') || name.includes('\0'))
+    throw bad(`member name ${JSON.stringify(raw)} is not a relative path`);
   const parts = name.split('/');
-  if (parts.some((p) => p === '' || p === '.' || p === '..')) throw bad(`member name ${JSON.stringify(raw)} has an empty, "." or ".." component`);
+  if (parts.some((p) => p === '' || p === '.' || p === '..'))
+    throw bad(`member name ${JSON.stringify(raw)} has an empty, "." or ".." component`);
   return parts;
 }
 
 /** The part (container or one snapshot) a member belongs to, and its path inside that part. */
 function partOf(parts: string[], raw: string): { part: string; rest: string[] } | undefined {
   if (parts[0] !== 'backup') throw bad(`member ${JSON.stringify(raw)} is outside backup/`);
-  if (parts.length === 1 || (parts.length === 2 && (parts[1] === 'index.yaml' || parts[1] === 'container' || parts[1] === 'snapshots'))) return undefined;
+  if (
+    parts.length === 1 ||
+    (parts.length === 2 && (parts[1] === 'index.yaml' || parts[1] === 'container' || parts[1] === 'snapshots'))
+  )
+    return undefined;
   if (parts[1] === 'container') return { part: 'container', rest: parts.slice(2) };
   if (parts[1] === 'snapshots') {
     const problem = nameProblem('Snapshot', parts[2]);
@@ -96,14 +114,20 @@ export async function scanBackup(file: string, signal?: AbortSignal): Promise<Sc
     parts.add(where.part);
     const top = where.rest[0]!;
     const want = PART_TOP[top];
-    if (!want) throw bad(`unexpected member ${JSON.stringify(name)} (a container holds rootfs, templates, metadata.yaml, backup.yaml)`);
-    if (where.rest.length === 1 && kind !== want) throw bad(`member ${JSON.stringify(name)} must be a ${want === 'dir' ? 'directory' : 'regular file'}`);
+    if (!want)
+      throw bad(
+        `unexpected member ${JSON.stringify(name)} (a container holds rootfs, templates, metadata.yaml, backup.yaml)`,
+      );
+    if (where.rest.length === 1 && kind !== want)
+      throw bad(`member ${JSON.stringify(name)} must be a ${want === 'dir' ? 'directory' : 'regular file'}`);
     if (where.rest.length > 1 && want === 'file') throw bad(`member ${JSON.stringify(name)} lies below a file`);
     if (entry.type === 'Link') {
       const target = memberComponents(entry.linkpath ?? '');
       const to = partOf(target, entry.linkpath ?? '');
       if (!to || to.part !== where.part)
-        throw bad(`hard link ${JSON.stringify(name)} points outside its own directory (${JSON.stringify(entry.linkpath)})`);
+        throw bad(
+          `hard link ${JSON.stringify(name)} points outside its own directory (${JSON.stringify(entry.linkpath)})`,
+        );
       for (let i = 1; i < target.length; i++) parents.add(target.slice(0, i).join('/'));
     }
   };
@@ -119,7 +143,11 @@ export async function scanBackup(file: string, signal?: AbortSignal): Promise<Sc
       failure ??= e as Error;
     }
     const name = entry.path.replace(/\/+$/, '');
-    if (!failure && (name === 'backup/index.yaml' || name === 'backup/container/backup.yaml') && entry.type !== 'Directory') {
+    if (
+      !failure &&
+      (name === 'backup/index.yaml' || name === 'backup/container/backup.yaml') &&
+      entry.type !== 'Directory'
+    ) {
       if (entry.size > MAX_BACKUP_YAML_BYTES) {
         failure ??= bad(`${name} is larger than ${MAX_BACKUP_YAML_BYTES} bytes`);
         entry.resume();
@@ -139,7 +167,8 @@ export async function scanBackup(file: string, signal?: AbortSignal): Promise<Sc
   if (failure instanceof InvalidBackupError) throw failure;
   if (failure) throw bad(`the tarball is corrupt or truncated (${failure.message})`);
 
-  for (const p of parents) if (leaves.has(p)) throw bad(`members lie below ${JSON.stringify(p)}, which is not a directory`);
+  for (const p of parents)
+    if (leaves.has(p)) throw bad(`members lie below ${JSON.stringify(p)}, which is not a directory`);
   const indexText = texts.get('backup/index.yaml');
   if (indexText === undefined) throw bad('backup/index.yaml is missing');
   const index = parseBackupIndex(indexText);
@@ -154,13 +183,15 @@ export async function scanBackup(file: string, signal?: AbortSignal): Promise<Sc
   for (const name of index.snapshots) {
     const problem = nameProblem('Snapshot', name);
     if (problem) throw bad(`backup/index.yaml: ${problem}`);
-    if (!hasRootfs(`snapshots/${name}`)) throw bad(`snapshot "${name}" is listed in backup/index.yaml but backup/snapshots/${name}/rootfs is missing`);
+    if (!hasRootfs(`snapshots/${name}`))
+      throw bad(`snapshot "${name}" is listed in backup/index.yaml but backup/snapshots/${name}/rootfs is missing`);
     const s = config.snapshots.find((x) => x.name === name);
     if (!s) throw bad(`snapshot "${name}" is listed in backup/index.yaml but not described by the backup's config`);
     snapshots.push(s);
   }
   for (const p of parts) {
-    if (p.startsWith('snapshots/') && !index.snapshots.includes(p.slice('snapshots/'.length))) throw bad(`backup/${p} is not listed in backup/index.yaml`);
+    if (p.startsWith('snapshots/') && !index.snapshots.includes(p.slice('snapshots/'.length)))
+      throw bad(`backup/${p} is not listed in backup/index.yaml`);
   }
   // Oldest first (stable: the index's order breaks ties).
   snapshots.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));

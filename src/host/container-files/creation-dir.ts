@@ -20,7 +20,9 @@ export function creationDir(fsys: ContainerFs, r: Resolved): { view: FileView; d
   }
   if (!where.startsWith('/')) return main;
   const under = (m: string) => m === '/' || where === m || where.startsWith(`${m}/`);
-  const candidates = fsys.create.filter((c) => under(c.mountPath)).sort((a, b) => b.mountPath.length - a.mountPath.length);
+  const candidates = fsys.create
+    .filter((c) => under(c.mountPath))
+    .sort((a, b) => b.mountPath.length - a.mountPath.length);
   const here = fs.fstatSync(r.dir);
   for (const c of candidates) {
     let other: Resolved;

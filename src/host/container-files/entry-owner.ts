@@ -28,7 +28,8 @@ export function ownerFor(req: WriteRequest, old: Owner | undefined, mode: number
 }
 
 /** Whether the request names an owner or a mode. */
-export const ownerGiven = (req: WriteRequest) => req.uid !== undefined || req.gid !== undefined || req.mode !== undefined;
+export const ownerGiven = (req: WriteRequest) =>
+  req.uid !== undefined || req.gid !== undefined || req.mode !== undefined;
 
 export function applyOwner(view: FileView, fd: number, o: Owner): void {
   fs.fchownSync(fd, toView(view, 'uid', o.uid), toView(view, 'gid', o.gid));
@@ -36,13 +37,19 @@ export function applyOwner(view: FileView, fd: number, o: Owner): void {
 }
 
 /** Check a target's final component as the owner a write keeps; undefined when absent. */
-export function existingOwner(fsys: ContainerFs, r: Resolved, path: string, want: 'file' | 'directory' | 'symlink'): Owner | undefined {
+export function existingOwner(
+  fsys: ContainerFs,
+  r: Resolved,
+  path: string,
+  want: 'file' | 'directory' | 'symlink',
+): Owner | undefined {
   const st = lstatFinal(r, path, fsys.main.guard);
   if (!st) return undefined;
   const is = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other';
   if (is !== want) {
     if (is === 'directory') throw new HostInputError(`Path "${path}" is a directory`);
-    if (is === 'symlink') throw new HostInputError(`Path "${path}" is a symlink: delete it first (writes never go through a symlink)`);
+    if (is === 'symlink')
+      throw new HostInputError(`Path "${path}" is a symlink: delete it first (writes never go through a symlink)`);
     if (is === 'other') throw unsupported(path);
     throw new HostInputError(`Path "${path}" already exists and is a ${is}`);
   }

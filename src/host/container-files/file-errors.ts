@@ -5,7 +5,8 @@ import { HostNotFoundError, HostInputError } from '../errors.ts';
 export const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
 
 export const notFound = (path: string) => new HostNotFoundError(`Path "${path}" not found in the container`);
-export const unsupported = (path: string) => new HostInputError(`Path "${path}" is not a regular file, directory or symlink`);
+export const unsupported = (path: string) =>
+  new HostInputError(`Path "${path}" is not a regular file, directory or symlink`);
 
 /** What the host's file system refused, as a 400 (404 when it is gone) naming the path; other errors as they are. */
 export function fsError(e: unknown, path: string): unknown {
@@ -23,7 +24,8 @@ export function fsError(e: unknown, path: string): unknown {
     ENOTDIR: 'not a directory',
   };
   const c = code(e);
-  if (c === 'ENOENT') return new HostNotFoundError(`Path "${path}" not found in the container (it changed during the request)`);
+  if (c === 'ENOENT')
+    return new HostNotFoundError(`Path "${path}" not found in the container (it changed during the request)`);
   if (c && messages[c]) return new HostInputError(`Path "${path}": ${messages[c]}`);
   return e;
 }

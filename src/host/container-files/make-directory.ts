@@ -1,6 +1,14 @@
 import fs from 'node:fs';
 import { creationDir } from './creation-dir.ts';
-import { applyOwner, existingOwner, ownerFor, ownerGiven, ownerOf, type Owner, type WriteRequest } from './entry-owner.ts';
+import {
+  applyOwner,
+  existingOwner,
+  ownerFor,
+  ownerGiven,
+  ownerOf,
+  type Owner,
+  type WriteRequest,
+} from './entry-owner.ts';
 import { createError } from './file-errors.ts';
 import { fdPath } from './resolve-in-root.ts';
 import type { ContainerFs, FileView } from './views.ts';
@@ -12,7 +20,8 @@ const { O_DIRECTORY, O_NOFOLLOW, O_RDONLY } = fs.constants;
 export function makeDirectory(fsys: ContainerFs, path: string, req: WriteRequest): void {
   withResolved(fsys, path, (r) => {
     const name = r.name;
-    const old = name === undefined ? ownerOf(fsys.main, fs.fstatSync(r.dir)) : existingOwner(fsys, r, path, 'directory');
+    const old =
+      name === undefined ? ownerOf(fsys.main, fs.fstatSync(r.dir)) : existingOwner(fsys, r, path, 'directory');
     const owner = ownerFor(req, old, 0o755);
     if (old && !ownerGiven(req)) return;
     if (old) return applyOwnerAt(fsys.main, r.dir, name, owner);
@@ -32,7 +41,10 @@ export function makeDirectory(fsys: ContainerFs, path: string, req: WriteRequest
 
 /** Apply an owner and mode to the directory `name` in `dir` (never through a symlink), or to `dir` itself. */
 function applyOwnerAt(view: FileView, dir: number, name: string | undefined, owner: Owner): void {
-  const fd = name === undefined ? fs.openSync(fdPath(dir), O_RDONLY | O_DIRECTORY) : fs.openSync(fdPath(dir, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  const fd =
+    name === undefined
+      ? fs.openSync(fdPath(dir), O_RDONLY | O_DIRECTORY)
+      : fs.openSync(fdPath(dir, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
   try {
     applyOwner(view, fd, owner);
   } finally {

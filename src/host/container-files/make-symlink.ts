@@ -10,7 +10,8 @@ import { finalName, withResolved } from './with-resolved.ts';
 
 /** POST a symlink (body = target): created, or replacing a symlink; owned by uid/gid 0 unless given. */
 export function makeSymlink(fsys: ContainerFs, path: string, target: string, req: WriteRequest): void {
-  if (target === '' || target.includes('\0') || Buffer.byteLength(target) > 4095) throw new HostInputError('A symlink target must be 1 to 4095 bytes without NUL');
+  if (target === '' || target.includes('\0') || Buffer.byteLength(target) > 4095)
+    throw new HostInputError('A symlink target must be 1 to 4095 bytes without NUL');
   withResolved(fsys, path, (r) => {
     const name = finalName(path, r);
     existingOwner(fsys, r, path, 'symlink');
@@ -24,7 +25,11 @@ export function makeSymlink(fsys: ContainerFs, path: string, target: string, req
       }
       try {
         // lchown does not follow the final component: the link just made (its name is random and new).
-        fs.lchownSync(fdPath(where.dir, temp), toView(where.view, 'uid', req.uid ?? 0), toView(where.view, 'gid', req.gid ?? 0));
+        fs.lchownSync(
+          fdPath(where.dir, temp),
+          toView(where.view, 'uid', req.uid ?? 0),
+          toView(where.view, 'gid', req.gid ?? 0),
+        );
         fs.renameSync(fdPath(where.dir, temp), fdPath(where.dir, name));
       } catch (e) {
         unlinkQuietly(fdPath(where.dir, temp));

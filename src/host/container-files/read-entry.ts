@@ -33,7 +33,8 @@ export async function readEntry(fsys: ContainerFs, path: string): Promise<Entry>
         return { ...owner, type: 'file', size: fin.st.size, handle };
       }
       if (fin.st.isDirectory()) return { ...owner, type: 'directory', entries: fs.readdirSync(fdPath(fin.fd)).sort() };
-      if (fin.st.isSymbolicLink()) return { ...owner, type: 'symlink', target: fs.readlinkSync(fdPath(r.dir, r.name!)) };
+      if (fin.st.isSymbolicLink())
+        return { ...owner, type: 'symlink', target: fs.readlinkSync(fdPath(r.dir, r.name!)) };
       throw unsupported(path);
     } finally {
       fs.closeSync(fin.fd);

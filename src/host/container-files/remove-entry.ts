@@ -8,7 +8,8 @@ import { withResolved } from './with-resolved.ts';
 /** DELETE: a file, a symlink (not what it points to) or an empty directory. */
 export function removeEntry(fsys: ContainerFs, path: string): void {
   withResolved(fsys, path, (r) => {
-    if (r.name === undefined) throw new HostInputError(`Path "${path}" cannot be deleted (it names a directory through "/", "." or "..")`);
+    if (r.name === undefined)
+      throw new HostInputError(`Path "${path}" cannot be deleted (it names a directory through "/", "." or "..")`);
     const st = lstatFinal(r, path, fsys.main.guard);
     if (!st) throw notFound(path);
     try {

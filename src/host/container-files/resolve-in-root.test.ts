@@ -7,7 +7,16 @@ import { after, before, describe, test } from 'node:test';
 import { HostInputError as ValidationError, HostNotFoundError as NotFoundError } from '../errors.ts';
 import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, writeFile } from './file-ops.ts';
 import { fdPath, openRoot, resolveParent } from './resolve-in-root.ts';
-import { idmappedSources, openRootfsView, parseIdMap, parseLxcIdmap, pseudoFsGuard, toInside, toView, type ContainerFs } from './views.ts';
+import {
+  idmappedSources,
+  openRootfsView,
+  parseIdMap,
+  parseLxcIdmap,
+  pseudoFsGuard,
+  toInside,
+  toView,
+  type ContainerFs,
+} from './views.ts';
 
 /**
  * A fake container root in a temp dir with hostile symlinks planted, and an "outside" directory
@@ -28,9 +37,10 @@ const openFds = () =>
     }
   }).length;
 const realPathOf = (fd: number) => fs.readlinkSync(fdPath(fd));
-const chunks = (...parts: string[]) => (async function* () {
-  for (const p of parts) yield Buffer.from(p);
-})();
+const chunks = (...parts: string[]) =>
+  (async function* () {
+    for (const p of parts) yield Buffer.from(p);
+  })();
 
 before(() => {
   base = fs.mkdtempSync(path.join(os.tmpdir(), 'svcd-resolve-'));
@@ -88,8 +98,14 @@ describe('resolveParent: in-root resolution', () => {
 
   test('loops, non-directories, NUL are refused; no fd leaks', () => {
     const before = openFds();
-    assert.throws(() => parentOf('/loop1/x'), (e: unknown) => e instanceof ValidationError && /too many levels/.test(e.message));
-    assert.throws(() => parentOf('/a/file/x'), (e: unknown) => e instanceof ValidationError && /not a directory/.test(e.message));
+    assert.throws(
+      () => parentOf('/loop1/x'),
+      (e: unknown) => e instanceof ValidationError && /too many levels/.test(e.message),
+    );
+    assert.throws(
+      () => parentOf('/a/file/x'),
+      (e: unknown) => e instanceof ValidationError && /not a directory/.test(e.message),
+    );
     assert.deepEqual(parentOf('a/b'), { dir: 'a', name: 'b' }, 'a relative path counts from the root');
     assert.throws(() => parentOf('/a\0b'), ValidationError);
     assert.throws(() => parentOf('/nope/x'), NotFoundError);
@@ -138,7 +154,11 @@ describe('file operations on a rootfs view', () => {
     await assert.rejects(writeFile(fsys, '/missing/x', { append: false }, chunks('x')), NotFoundError);
     assert.equal(fs.readFileSync(path.join(outside, 'secret'), 'utf8'), 'HOST SECRET');
     assert.deepEqual(fs.readdirSync(outside), ['secret']);
-    assert.deepEqual(fs.readdirSync(path.join(root, 'a')).filter((n) => n.startsWith('.svcd')), [], 'no temporary file left');
+    assert.deepEqual(
+      fs.readdirSync(path.join(root, 'a')).filter((n) => n.startsWith('.svcd')),
+      [],
+      'no temporary file left',
+    );
   });
 
   test('a failed upload leaves the old file and no temporary file', async () => {
@@ -155,7 +175,10 @@ describe('file operations on a rootfs view', () => {
     })();
     await assert.rejects(writeFile(fsys, '/a/keep', { append: true }, failingAppend), /went away/);
     assert.equal(fs.readFileSync(path.join(root, 'a/keep'), 'utf8'), 'old');
-    assert.deepEqual(fs.readdirSync(path.join(root, 'a')).filter((n) => n.startsWith('.svcd')), []);
+    assert.deepEqual(
+      fs.readdirSync(path.join(root, 'a')).filter((n) => n.startsWith('.svcd')),
+      [],
+    );
   });
 
   test('directories, symlinks, delete', async () => {
@@ -228,14 +251,19 @@ describe('id maps', () => {
     assert.throws(() => toView(view, 'uid', 70000), /not mapped/);
   });
 
-  test('an unprivileged container\'s LXC config: ids it does not map are refused, mapped ones kept as they are', () => {
-    const mapped = parseLxcIdmap('lxc.rootfs.options = idmap=container\nlxc.idmap = u 0 1000000 65536\nlxc.idmap = g 0 1000000 65536\n')!;
+  test("an unprivileged container's LXC config: ids it does not map are refused, mapped ones kept as they are", () => {
+    const mapped = parseLxcIdmap(
+      'lxc.rootfs.options = idmap=container\nlxc.idmap = u 0 1000000 65536\nlxc.idmap = g 0 1000000 65536\n',
+    )!;
     assert.deepEqual(mapped.gid, [{ nsid: 0, hostid: 1000000, count: 65536 }]);
     assert.equal(parseLxcIdmap('lxc.uts.name = x\n'), undefined);
     const view = { root: -1, mapped };
     assert.equal(toView(view, 'uid', 1000), 1000);
     assert.equal(toInside(view, 'uid', 1000), 1000);
-    assert.throws(() => toView(view, 'gid', 65536), /gid 65536 is not mapped in the container \(its gid map covers 0-65535\)/);
+    assert.throws(
+      () => toView(view, 'gid', 65536),
+      /gid 65536 is not mapped in the container \(its gid map covers 0-65535\)/,
+    );
   });
 });
 
@@ -243,7 +271,10 @@ test('the pseudo file system guard stops the walk before anything is asked of /p
   const guard = pseudoFsGuard(fs.readFileSync('/proc/self/mountinfo', 'utf8'));
   const hostRoot = openRoot('/');
   try {
-    assert.throws(() => resolveParent(hostRoot, '/proc/self/status', guard), /on a proc file system \(\/proc in the container\)/);
+    assert.throws(
+      () => resolveParent(hostRoot, '/proc/self/status', guard),
+      /on a proc file system \(\/proc in the container\)/,
+    );
     assert.throws(() => resolveParent(hostRoot, '/sys/kernel/x', guard), /on a sysfs file system/);
     const r = resolveParent(hostRoot, '/proc', guard);
     assert.equal(r.name, 'proc', 'the mount point itself is only named, not entered');

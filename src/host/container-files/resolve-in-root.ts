@@ -25,7 +25,8 @@ export const MAX_SYMLINKS = 40;
 const { O_DIRECTORY, O_NOFOLLOW, O_RDONLY } = fs.constants;
 
 /** The magic-link path of `name` inside the directory open as `dirFd` (or of the fd itself). */
-export const fdPath = (dirFd: number, name?: string) => (name === undefined ? `/proc/self/fd/${dirFd}` : `/proc/self/fd/${dirFd}/${name}`);
+export const fdPath = (dirFd: number, name?: string) =>
+  name === undefined ? `/proc/self/fd/${dirFd}` : `/proc/self/fd/${dirFd}/${name}`;
 
 const code = (e: unknown) => (e as NodeJS.ErrnoException).code;
 
@@ -123,7 +124,8 @@ export function resolveParent(root: number, p: string, guard?: Guard): Resolved 
       try {
         target = fs.readlinkSync(fdPath(top, comp));
       } catch (e) {
-        if (code(e) === 'EINVAL' || code(e) === 'ENOENT') throw new HostInputError(`Path "${p}": "${comp}" changed while it was resolved`);
+        if (code(e) === 'EINVAL' || code(e) === 'ENOENT')
+          throw new HostInputError(`Path "${p}": "${comp}" changed while it was resolved`);
         throw e;
       }
       if (target === '') throw new HostNotFoundError(`Path "${p}": "${comp}" is an empty symlink`);
@@ -151,7 +153,10 @@ export function lstatFinal(r: Resolved, p: string, guard?: Guard): fs.Stats | un
 export function openFinal(r: Resolved, p: string, guard?: Guard): { fd: number; st: fs.Stats } | undefined {
   let fd: number;
   try {
-    fd = r.name === undefined ? fs.openSync(fdPath(r.dir), O_PATH | O_DIRECTORY) : fs.openSync(fdPath(r.dir, r.name), O_PATH | O_NOFOLLOW);
+    fd =
+      r.name === undefined
+        ? fs.openSync(fdPath(r.dir), O_PATH | O_DIRECTORY)
+        : fs.openSync(fdPath(r.dir, r.name), O_PATH | O_NOFOLLOW);
   } catch (e) {
     if (code(e) === 'ENOENT') return undefined;
     throw e;

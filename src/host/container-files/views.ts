@@ -65,7 +65,10 @@ export function toView(view: FileView, kind: IdKind, id: number): number {
   const ranges = view.map?.[kind] ?? view.mapped?.[kind];
   if (!ranges) return id;
   const r = ranges.find((x) => id >= x.nsid && id < x.nsid + x.count);
-  if (!r) throw new HostInputError(`${kind} ${id} is not mapped in the container (its ${kind} map covers ${ranges.map((x) => `${x.nsid}-${x.nsid + x.count - 1}`).join(', ')})`);
+  if (!r)
+    throw new HostInputError(
+      `${kind} ${id} is not mapped in the container (its ${kind} map covers ${ranges.map((x) => `${x.nsid}-${x.nsid + x.count - 1}`).join(', ')})`,
+    );
   return view.map ? r.hostid + (id - r.nsid) : id;
 }
 
@@ -76,7 +79,8 @@ export function toView(view: FileView, kind: IdKind, id: number): number {
  */
 export function idmappedSources(config: string, rootfs: string | undefined): IdmappedSource[] {
   const out: IdmappedSource[] = [];
-  if (rootfs && /^lxc\.rootfs\.options\s*=.*\bidmap=container\b/m.test(config)) out.push({ mountPath: '/', source: rootfs });
+  if (rootfs && /^lxc\.rootfs\.options\s*=.*\bidmap=container\b/m.test(config))
+    out.push({ mountPath: '/', source: rootfs });
   for (const m of config.matchAll(/^lxc\.mount\.entry\s*=\s*(\S+)\s+(\S+)\s+\S+\s+(\S+)/gm)) {
     if (!m[3]!.split(',').includes('idmap=container')) continue;
     const target = unescapeMountField(m[2]!).replace(/^\/+|\/+$/g, '');
@@ -101,7 +105,8 @@ export function parseIdMap(text: string): Range[] | undefined {
     .map((l) => l.trim().split(/\s+/).map(Number))
     .filter((f) => f.length === 3 && f.every((n) => Number.isSafeInteger(n)))
     .map(([nsid, hostid, count]) => ({ nsid: nsid!, hostid: hostid!, count: count! }));
-  if (ranges.length === 1 && ranges[0]!.nsid === 0 && ranges[0]!.hostid === 0 && ranges[0]!.count === 4294967295) return undefined;
+  if (ranges.length === 1 && ranges[0]!.nsid === 0 && ranges[0]!.hostid === 0 && ranges[0]!.count === 4294967295)
+    return undefined;
   return ranges;
 }
 
@@ -111,7 +116,8 @@ export function parseIdMap(text: string): Range[] | undefined {
  * (`/proc/kcore`, sysfs, cgroup files) beyond what the container itself may; and FUSE, served by a
  * process (maybe the container's) that could stall svcd on every call.
  */
-const REFUSED_FS = /^(proc|sysfs|cgroup2?|debugfs|tracefs|securityfs|bpf|configfs|efivarfs|pstore|fusectl|binfmt_misc|autofs|fuse|fuseblk|fuse\..+)$/;
+const REFUSED_FS =
+  /^(proc|sysfs|cgroup2?|debugfs|tracefs|securityfs|bpf|configfs|efivarfs|pstore|fusectl|binfmt_misc|autofs|fuse|fuseblk|fuse\..+)$/;
 
 /** The mount id an fd is on, from /proc/self/fdinfo (which asks nothing of that file system). */
 function mountIdOf(fd: number): number | undefined {
@@ -126,7 +132,10 @@ export function pseudoFsGuard(mountinfo: string): Guard {
   return (fd, p) => {
     const id = mountIdOf(fd);
     const m = id === undefined ? undefined : refused.get(id);
-    if (m) throw new HostInputError(`Path "${p}" is on a ${m.fsType} file system (${m.mountPoint} in the container): the file API serves regular file systems only`);
+    if (m)
+      throw new HostInputError(
+        `Path "${p}" is on a ${m.fsType} file system (${m.mountPoint} in the container): the file API serves regular file systems only`,
+      );
   };
 }
 
@@ -152,20 +161,31 @@ export function openRootfsView(rootfs: string, mapped?: { uid: Range[]; gid: Ran
  * reused by another process after the container stopped fails (ESRCH) instead of naming it; its
  * cgroup must be the container's (LXC names it after `lxcName`). Undefined when it is not (anymore).
  */
-export function openProcView(pid: number, lxcName: string, sources: readonly IdmappedSource[]): ContainerFs | undefined {
+export function openProcView(
+  pid: number,
+  lxcName: string,
+  sources: readonly IdmappedSource[],
+): ContainerFs | undefined {
   if (!Number.isSafeInteger(pid) || pid <= 1) return undefined;
   let procDir: number | undefined;
   const fds: number[] = [];
   try {
     procDir = fs.openSync(`/proc/${pid}`, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
     const cgroup = fs.readFileSync(fdPath(procDir, 'cgroup'), 'utf8');
-    if (!cgroup.split('\n').some((l) => l.split('/').some((seg) => seg === lxcName || seg.endsWith(`.${lxcName}`)))) return undefined;
+    if (!cgroup.split('\n').some((l) => l.split('/').some((seg) => seg === lxcName || seg.endsWith(`.${lxcName}`))))
+      return undefined;
     const guard = pseudoFsGuard(fs.readFileSync(fdPath(procDir, 'mountinfo'), 'utf8'));
     const uid = parseIdMap(fs.readFileSync(fdPath(procDir, 'uid_map'), 'utf8'));
     const gid = parseIdMap(fs.readFileSync(fdPath(procDir, 'gid_map'), 'utf8'));
     const root = openRoot(fdPath(procDir, 'root'));
     fds.push(root);
-    const map = uid || gid ? { uid: uid ?? [{ nsid: 0, hostid: 0, count: 4294967295 }], gid: gid ?? [{ nsid: 0, hostid: 0, count: 4294967295 }] } : undefined;
+    const map =
+      uid || gid
+        ? {
+            uid: uid ?? [{ nsid: 0, hostid: 0, count: 4294967295 }],
+            gid: gid ?? [{ nsid: 0, hostid: 0, count: 4294967295 }],
+          }
+        : undefined;
     const create: (FileView & { mountPath: string })[] = [];
     for (const s of map ? sources : []) {
       let fd: number;

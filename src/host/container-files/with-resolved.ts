@@ -12,7 +12,11 @@ export function withResolved<T>(fsys: ContainerFs, path: string, f: (r: Resolved
   }
 }
 
-export async function withResolvedAsync<T>(fsys: ContainerFs, path: string, f: (r: Resolved) => Promise<T>): Promise<T> {
+export async function withResolvedAsync<T>(
+  fsys: ContainerFs,
+  path: string,
+  f: (r: Resolved) => Promise<T>,
+): Promise<T> {
   const r = resolveParent(fsys.main.root, path, fsys.main.guard);
   try {
     return await f(r);

@@ -29,7 +29,12 @@ async function writeAll(fh: FileHandle, chunk: Uint8Array): Promise<void> {
  * comes. Overwrite (default) replaces the file (keeping its owner and mode unless given); append adds
  * to it. A new file gets uid/gid 0 and mode 0644 unless given.
  */
-export async function writeFile(fsys: ContainerFs, path: string, req: WriteRequest & { append: boolean }, body: AsyncIterable<Uint8Array> | Buffer): Promise<void> {
+export async function writeFile(
+  fsys: ContainerFs,
+  path: string,
+  req: WriteRequest & { append: boolean },
+  body: AsyncIterable<Uint8Array> | Buffer,
+): Promise<void> {
   await withResolvedAsync(fsys, path, async (r) => {
     const name = finalName(path, r);
     const old = existingOwner(fsys, r, path, 'file');
@@ -55,7 +60,9 @@ export async function writeFile(fsys: ContainerFs, path: string, req: WriteReque
           fs.closeSync(fd);
         }
       } else {
-        const out = await open(fdPath(where.dir, temp), flags, 0o600).catch((e: unknown) => Promise.reject(createError(e, path)));
+        const out = await open(fdPath(where.dir, temp), flags, 0o600).catch((e: unknown) =>
+          Promise.reject(createError(e, path)),
+        );
         fh = out;
         for await (const chunk of body) await writeAll(out, chunk);
         applyOwner(where.view, out.fd, owner);
@@ -77,7 +84,14 @@ export async function writeFile(fsys: ContainerFs, path: string, req: WriteReque
   });
 }
 
-async function appendTo(fsys: ContainerFs, r: Resolved, path: string, owner: Owner, req: WriteRequest, body: AsyncIterable<Uint8Array> | Buffer): Promise<void> {
+async function appendTo(
+  fsys: ContainerFs,
+  r: Resolved,
+  path: string,
+  owner: Owner,
+  req: WriteRequest,
+  body: AsyncIterable<Uint8Array> | Buffer,
+): Promise<void> {
   const fin = openFinal(r, path, fsys.main.guard);
   if (!fin) throw notFound(path);
   let fh: FileHandle | undefined;

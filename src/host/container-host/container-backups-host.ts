@@ -6,7 +6,12 @@ import { Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
 import { HostConflictError } from '../errors.ts';
-import type { ContainerBackupRow, ContainerRow, ContainerSnapshotRow, StoragePoolRow } from '../../desired/schema/index.ts';
+import type {
+  ContainerBackupRow,
+  ContainerRow,
+  ContainerSnapshotRow,
+  StoragePoolRow,
+} from '../../desired/schema/index.ts';
 import { describeBackup } from '../backups/backup-config.ts';
 import { ensureBackupDir, removeBackupFile } from '../backups/backup-files.ts';
 import { packBackup } from '../backups/backup-tarball.ts';
@@ -35,7 +40,8 @@ export function createContainerBackupsHost({ stateDir, paths }: { stateDir: stri
       // without its directory is not ready yet.
       const parts = snaps.map((s) => {
         const p = paths.snapshot(pool, ct.id, s.id);
-        if (!existsSync(p)) throw new HostConflictError(`snapshot "${s.name}" is not on the storage pool yet: try again once it is made`);
+        if (!existsSync(p))
+          throw new HostConflictError(`snapshot "${s.name}" is not on the storage pool yet: try again once it is made`);
         return { name: s.name, path: p, present: readdirSync(p) };
       });
       const config = describeBackup({
@@ -52,7 +58,16 @@ export function createContainerBackupsHost({ stateDir, paths }: { stateDir: stri
         volumePath,
         present: await readdir(volumePath),
         compression: backup.compression,
-        index: { name: ct.name, backend: pool.driver, pool: pool.name, snapshots: snaps.map((s) => s.name), optimized: false, optimized_header: false, type: 'container', config },
+        index: {
+          name: ct.name,
+          backend: pool.driver,
+          pool: pool.name,
+          snapshots: snaps.map((s) => s.name),
+          optimized: false,
+          optimized_header: false,
+          type: 'container',
+          config,
+        },
         config,
         snapshots: parts,
         signal,

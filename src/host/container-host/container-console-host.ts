@@ -23,7 +23,9 @@ export function createContainerConsoleHost({ stateDir }: { stateDir: string }) {
     async openLog(ct: Named) {
       const { root, sub } = logDirParts(stateDir, ct);
       // The rotated part (older output) first, then the current file; absent parts (never started) are empty.
-      return openedBytes((await Promise.all(CONSOLE_LOG_PARTS.map((f) => openLogFile(root, sub, f)))).filter((p) => p !== undefined));
+      return openedBytes(
+        (await Promise.all(CONSOLE_LOG_PARTS.map((f) => openLogFile(root, sub, f)))).filter((p) => p !== undefined),
+      );
     },
     async clearLog(ct: Named) {
       const { root, sub } = logDirParts(stateDir, ct);

@@ -24,7 +24,8 @@ export function createContainerExecHost({ stateDir }: { stateDir: string }) {
   async function requireRunning(ct: Target): Promise<number | undefined> {
     const { state, pid } = await containerState({ name: ct.id, lxcPath });
     if (state === 'RUNNING') return pid;
-    if (state === 'FROZEN' || state === 'FREEZING') throw new HostInputError(`Container "${ct.name}" is frozen: unfreeze it to run commands in it`);
+    if (state === 'FROZEN' || state === 'FREEZING')
+      throw new HostInputError(`Container "${ct.name}" is frozen: unfreeze it to run commands in it`);
     throw new HostInputError(`Container "${ct.name}" is not running: start it to run commands in it`);
   }
 
@@ -55,11 +56,19 @@ export function createContainerExecHost({ stateDir }: { stateDir: string }) {
             if (record) {
               await mkdir(dir, { recursive: true, mode: 0o700 });
               // New files only, never through a symlink.
-              for (const suffix of ['stdout', 'stderr']) files.push(await open(path.join(dir, `${record}.${suffix}`), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
+              for (const suffix of ['stdout', 'stderr'])
+                files.push(
+                  await open(
+                    path.join(dir, `${record}.${suffix}`),
+                    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+                    0o600,
+                  ),
+                );
             }
             // Created here (new, not through a symlink); the spawn helper appends to them (O_NOFOLLOW too).
             for (const f of files.splice(0)) await f.close();
-            const target = (suffix: string) => (record ? { appendTo: path.join(dir, `${record}.${suffix}`) } : ('ignore' as const));
+            const target = (suffix: string) =>
+              record ? { appendTo: path.join(dir, `${record}.${suffix}`) } : ('ignore' as const);
             return await attachPiped(spec, { stdin: 'ignore', stdout: target('stdout'), stderr: target('stderr') });
           } finally {
             for (const f of files) await f.close().catch(() => {});

@@ -1,8 +1,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { HostInputError } from '../errors.ts';
-import { fsError, makeDirectory, makeSymlink, readEntry, removeEntry, SMALL_FILE, writeFile, type WriteRequest } from '../container-files/file-ops.ts';
-import { idmappedSources, openProcView, openRootfsView, parseLxcIdmap, type ContainerFs } from '../container-files/views.ts';
+import {
+  fsError,
+  makeDirectory,
+  makeSymlink,
+  readEntry,
+  removeEntry,
+  SMALL_FILE,
+  writeFile,
+  type WriteRequest,
+} from '../container-files/file-ops.ts';
+import {
+  idmappedSources,
+  openProcView,
+  openRootfsView,
+  parseLxcIdmap,
+  type ContainerFs,
+} from '../container-files/views.ts';
 import { lxcPathOf } from '../layout.ts';
 import { containerState } from '../lxc/lifecycle.ts';
 import type { ContainerLocation } from './locate-container.ts';
@@ -48,7 +63,8 @@ export function createContainerFilesHost({ stateDir }: { stateDir: string }) {
     try {
       return openRootfsView(rootfs, parseLxcIdmap(lxcConfig));
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new HostInputError(`Container "${ct.name}" has no root filesystem yet`);
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new HostInputError(`Container "${ct.name}" has no root filesystem yet`);
       throw e;
     }
   };
@@ -63,13 +79,18 @@ export function createContainerFilesHost({ stateDir }: { stateDir: string }) {
     },
     makeDirectory: (p: string, req: WriteRequest) => makeDirectory(fsys, p, req),
     makeSymlink: (p: string, target: string, req: WriteRequest) => makeSymlink(fsys, p, target, req),
-    write: (p: string, req: WriteRequest & { append: boolean }, body: AsyncIterable<Uint8Array> | Buffer) => writeFile(fsys, p, req, body),
+    write: (p: string, req: WriteRequest & { append: boolean }, body: AsyncIterable<Uint8Array> | Buffer) =>
+      writeFile(fsys, p, req, body),
     remove: (p: string) => removeEntry(fsys, p),
   });
 
   return {
     smallFile: SMALL_FILE,
-    async withFs<T>(where: ContainerLocation, p: string, f: (fsys: ReturnType<typeof opsOn>) => Promise<T>): Promise<T> {
+    async withFs<T>(
+      where: ContainerLocation,
+      p: string,
+      f: (fsys: ReturnType<typeof opsOn>) => Promise<T>,
+    ): Promise<T> {
       const fsys = await openFs(where);
       try {
         return await f(opsOn(fsys));

@@ -2,7 +2,15 @@ import { lstat } from 'node:fs/promises';
 import type { ContainerMetadata } from '../templates/metadata-format.ts';
 import { HostInputError } from '../errors.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
-import { listTemplateFiles, MAX_TEMPLATE_BYTES, readMetadataFile, readTemplateFile, removeTemplateFile, writeMetadataFile, writeTemplateFile } from '../templates/metadata-files.ts';
+import {
+  listTemplateFiles,
+  MAX_TEMPLATE_BYTES,
+  readMetadataFile,
+  readTemplateFile,
+  removeTemplateFile,
+  writeMetadataFile,
+  writeTemplateFile,
+} from '../templates/metadata-files.ts';
 import type { LocateContainer } from './locate-container.ts';
 
 /** The metadata.yaml and templates/ a container keeps beside its rootfs (from its image; empty for source `none`). */
@@ -14,7 +22,14 @@ export function createContainerMetadataHost({ locate }: { locate: LocateContaine
     /** The files of a container whose volume directory exists (it does once the container was created). */
     async open(ct: { project: string; name: string }) {
       const { container, volumeDir: dir } = await locate(ct);
-      if (!dir || !(await lstat(dir).then((s) => s.isDirectory(), () => false))) throw new HostInputError(`Container "${container.name}" has no root volume yet`);
+      if (
+        !dir ||
+        !(await lstat(dir).then(
+          (s) => s.isDirectory(),
+          () => false,
+        ))
+      )
+        throw new HostInputError(`Container "${container.name}" has no root volume yet`);
       return {
         read: () => readMetadataFile(dir),
         // The file lives on this host: the check and the write are one step under its lock.

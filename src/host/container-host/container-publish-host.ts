@@ -24,7 +24,10 @@ export function createContainerPublishHost({ store, paths }: { store: ImageStore
     async pack({ container: c, pool, snapshotId, properties, compression, signal }: PublishRequest) {
       const volPath = snapshotId ? paths.snapshot(pool, c.id, snapshotId) : paths.volume(pool, c.id);
       // The container's metadata.yaml (from its image), refreshed: new creation date, the given properties.
-      const old = await readFile(path.join(volPath, 'metadata.yaml'), 'utf8').then((t) => (parse(t) ?? {}) as Record<string, unknown>, () => ({}) as Record<string, unknown>);
+      const old = await readFile(path.join(volPath, 'metadata.yaml'), 'utf8').then(
+        (t) => (parse(t) ?? {}) as Record<string, unknown>,
+        () => ({}) as Record<string, unknown>,
+      );
       const metadata = {
         ...old,
         architecture: c.architecture,
@@ -36,7 +39,13 @@ export function createContainerPublishHost({ store, paths }: { store: ImageStore
       let kept = false;
       try {
         await writeFile(path.join(work, 'metadata.yaml'), stringify(metadata));
-        await packImage({ source: volPath, metadataDir: work, output: temp.meta, compression: compression as 'gzip', signal });
+        await packImage({
+          source: volPath,
+          metadataDir: work,
+          output: temp.meta,
+          compression: compression as 'gzip',
+          signal,
+        });
         const fingerprint = await sha256Files([temp.meta], signal);
         const inspected = await inspectImage(temp, signal);
         const { size } = await stat(temp.meta);

@@ -14,10 +14,12 @@ export function openedBytes(parts: { fh: FileHandle; size: number }[]) {
         void closeAll();
         return Readable.from([]);
       }
-      if (parts.length === 1) return createReadStream('', { fd: parts[0]!.fh, start: 0, end: parts[0]!.size - 1, autoClose: true });
+      if (parts.length === 1)
+        return createReadStream('', { fd: parts[0]!.fh, start: 0, end: parts[0]!.size - 1, autoClose: true });
       async function* bytes() {
         try {
-          for (const { fh, size } of parts) if (size > 0) yield* createReadStream('', { fd: fh, start: 0, end: size - 1, autoClose: false });
+          for (const { fh, size } of parts)
+            if (size > 0) yield* createReadStream('', { fd: fh, start: 0, end: size - 1, autoClose: false });
         } finally {
           await closeAll();
         }

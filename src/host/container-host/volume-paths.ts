@@ -13,7 +13,8 @@ export function createVolumePaths({ stateDir, driverFor }: VolumePathsDeps) {
   const ref = (id: string) => ({ id, type: 'container' as const });
   return {
     volume: (pool: Pool, id: string) => driverFor(pool.driver).volumePath(poolSpecOf(pool, stateDir), ref(id)),
-    snapshot: (pool: Pool, id: string, snapshotId: string) => driverFor(pool.driver).snapshotPath(poolSpecOf(pool, stateDir), { volume: ref(id), id: snapshotId }),
+    snapshot: (pool: Pool, id: string, snapshotId: string) =>
+      driverFor(pool.driver).snapshotPath(poolSpecOf(pool, stateDir), { volume: ref(id), id: snapshotId }),
   };
 }
 

@@ -20,7 +20,13 @@ async function matches(spec: DeviceNodeSpec): Promise<boolean> {
   if (!st) return false;
   if (spec.type === 'char' ? !st.isCharacterDevice() : !st.isBlockDevice()) return false;
   const dev = splitDevT(st.rdev);
-  return dev.major === spec.major && dev.minor === spec.minor && Number(st.mode & 0o7777n) === spec.mode && Number(st.uid) === spec.uid && Number(st.gid) === spec.gid;
+  return (
+    dev.major === spec.major &&
+    dev.minor === spec.minor &&
+    Number(st.mode & 0o7777n) === spec.mode &&
+    Number(st.uid) === spec.uid &&
+    Number(st.gid) === spec.gid
+  );
 }
 
 /**
@@ -32,7 +38,11 @@ export async function ensureDeviceNode(spec: DeviceNodeSpec, signal?: AbortSigna
   const tmp = `${spec.path}.new`;
   await rm(tmp, { force: true });
   const mode = spec.mode.toString(8).padStart(4, '0');
-  await runCommand('mknod', ['-m', mode, tmp, spec.type === 'char' ? 'c' : 'b', String(spec.major), String(spec.minor)], { signal, timeoutMs: 10_000 });
+  await runCommand(
+    'mknod',
+    ['-m', mode, tmp, spec.type === 'char' ? 'c' : 'b', String(spec.major), String(spec.minor)],
+    { signal, timeoutMs: 10_000 },
+  );
   try {
     await chown(tmp, spec.uid, spec.gid);
     await rename(tmp, spec.path);

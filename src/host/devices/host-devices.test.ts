@@ -63,7 +63,9 @@ test('host links from a /sys tree', async () => {
   assert.equal(await readHostLink('../../etc', { sysRoot: sys }), undefined);
 });
 
-test('ensureDeviceNode creates, keeps and replaces a node (root only)', { skip: process.getuid?.() !== 0 ? 'mknod needs root' : false }, async () => {
+test('ensureDeviceNode creates, keeps and replaces a node (root only)', {
+  skip: process.getuid?.() !== 0 ? 'mknod needs root' : false,
+}, async () => {
   const node = path.join(tmp, 'unix.tun');
   const spec = { path: node, type: 'char' as const, major: 10, minor: 200, mode: 0o660, uid: 1000000, gid: 1000001 };
   await ensureDeviceNode(spec);

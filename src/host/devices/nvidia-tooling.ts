@@ -23,6 +23,9 @@ export function findNvidiaTooling(env: NodeJS.ProcessEnv = process.env): { hook:
   if (!isExecutable(hook)) return { missing: `LXC's NVIDIA hook ${hook} is missing` };
   // The daemon's PATH, not HostChecker's fixed one: LXC's hook looks the tool up on the PATH lxc-start inherits.
   const dirs = env.PATH ? env.PATH.split(':').filter(Boolean) : DEFAULT_SEARCH_PATH;
-  if (!dirs.some((d) => isExecutable(path.join(d, 'nvidia-container-cli')))) return { missing: 'nvidia-container-cli is not installed (the NVIDIA container tooling: libnvidia-container-tools)' };
+  if (!dirs.some((d) => isExecutable(path.join(d, 'nvidia-container-cli'))))
+    return {
+      missing: 'nvidia-container-cli is not installed (the NVIDIA container tooling: libnvidia-container-tools)',
+    };
   return { hook };
 }

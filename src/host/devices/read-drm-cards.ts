@@ -32,7 +32,13 @@ export async function readDrmCards(roots: SysfsRoots): Promise<DrmCard[]> {
       const n = await readDevNumbers(path.join(dev, 'drm', sub, 'dev'));
       if (n) nodes.push({ path: path.join(roots.devRoot, 'dri', sub), ...n });
     }
-    out.push({ id: Number(m[1]), pci: path.basename(dev), vendorid: hex(await readAttr(path.join(dev, 'vendor'))), productid: hex(await readAttr(path.join(dev, 'device'))), nodes });
+    out.push({
+      id: Number(m[1]),
+      pci: path.basename(dev),
+      vendorid: hex(await readAttr(path.join(dev, 'vendor'))),
+      productid: hex(await readAttr(path.join(dev, 'device'))),
+      nodes,
+    });
   }
   return out.sort((a, b) => a.id - b.id);
 }

@@ -30,7 +30,11 @@ export async function readPathKind(p: string): Promise<'dir' | 'file' | undefine
  * `uid`/`gid` cannot search, or undefined when every one can be searched. An unprivileged container's
  * root is such a process when LXC bind-mounts `p` into it. ACLs are not consulted.
  */
-export async function findUnsearchableDir(p: string, uid: number, gid: number): Promise<{ dir: string; mode: number } | undefined> {
+export async function findUnsearchableDir(
+  p: string,
+  uid: number,
+  gid: number,
+): Promise<{ dir: string; mode: number } | undefined> {
   const parts = path.resolve(p).split('/').filter(Boolean);
   for (let i = 0; i < parts.length; i++) {
     const dir = `/${parts.slice(0, i).join('/')}`;

@@ -14,7 +14,8 @@ export interface IbPort {
 }
 
 /** Whether the host has any InfiniBand device. */
-export const hasInfiniband = async (roots: SysfsRoots): Promise<boolean> => (await listDir(path.join(roots.sysRoot, 'class', 'infiniband'))).length > 0;
+export const hasInfiniband = async (roots: SysfsRoots): Promise<boolean> =>
+  (await listDir(path.join(roots.sysRoot, 'class', 'infiniband'))).length > 0;
 
 /** The device and port of IPoIB interface `ifname` on the host; undefined when it is not one (or not on the host). */
 export async function readIbPortOf(roots: SysfsRoots, ifname: string): Promise<IbPort | undefined> {

@@ -19,10 +19,20 @@ export async function readUsbDevices(roots: SysfsRoots): Promise<UsbDevice[]> {
   for (const name of (await listDir(dir)).sort()) {
     if (name.includes(':')) continue; // an interface of a device
     const at = (f: string) => readAttr(path.join(dir, name, f));
-    const [vendorid, productid, busnum, devnum] = await Promise.all([at('idVendor'), at('idProduct'), at('busnum'), at('devnum')]);
+    const [vendorid, productid, busnum, devnum] = await Promise.all([
+      at('idVendor'),
+      at('idProduct'),
+      at('busnum'),
+      at('devnum'),
+    ]);
     const numbers = await readDevNumbers(path.join(dir, name, 'dev'));
     if (!vendorid || !productid || !busnum || !devnum || !numbers) continue;
-    out.push({ name, vendorid: vendorid.toLowerCase(), productid: productid.toLowerCase(), node: { path: path.join(roots.devRoot, 'bus', 'usb', pad(busnum), pad(devnum)), ...numbers } });
+    out.push({
+      name,
+      vendorid: vendorid.toLowerCase(),
+      productid: productid.toLowerCase(),
+      node: { path: path.join(roots.devRoot, 'bus', 'usb', pad(busnum), pad(devnum)), ...numbers },
+    });
   }
   return out;
 }

@@ -16,7 +16,11 @@ export interface SysfsNode {
 }
 
 /** A sysfs attribute, trimmed; undefined when absent. */
-export const readAttr = (p: string): Promise<string | undefined> => readFile(p, 'utf8').then((s) => s.trim(), () => undefined);
+export const readAttr = (p: string): Promise<string | undefined> =>
+  readFile(p, 'utf8').then(
+    (s) => s.trim(),
+    () => undefined,
+  );
 
 /** Entries of a sysfs directory; none when it does not exist. */
 export const listDir = (p: string): Promise<string[]> => readdir(p).catch(() => [] as string[]);

@@ -14,7 +14,10 @@ after(async () => {
 });
 
 /** The next change reported, or 'none' after `ms`. */
-function nextChange(seen: { key: string; changed: string }[], ms = 1_000): Promise<{ key: string; changed: string } | 'none'> {
+function nextChange(
+  seen: { key: string; changed: string }[],
+  ms = 1_000,
+): Promise<{ key: string; changed: string } | 'none'> {
   const start = seen.length;
   return new Promise((resolve) => {
     const t0 = Date.now();

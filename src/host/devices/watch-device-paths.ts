@@ -38,7 +38,8 @@ function anchorOf(p: string): { dir: string; name: string } {
   return { dir, name: path.basename(child) };
 }
 
-const defaultWatchDir = (dir: string, listener: (filename: string | null) => void) => watch(dir, { persistent: false }, (_ev, f) => listener(f === null ? null : String(f)));
+const defaultWatchDir = (dir: string, listener: (filename: string | null) => void) =>
+  watch(dir, { persistent: false }, (_ev, f) => listener(f === null ? null : String(f)));
 
 /**
  * Watches host device paths with inotify (fs.watch on their directories; nothing is polled). A path whose
@@ -69,7 +70,8 @@ export function watchDevicePaths(deps: WatchDevicePathsDeps): DevicePathWatcher 
   const onEvent = (dir: string, filename: string | null) => {
     const entry = dirs.get(dir);
     if (!entry) return;
-    for (const [name, keys] of entry.names) if (filename === null || filename === name || name === ANY) for (const [key, p] of keys) fire(key, p);
+    for (const [name, keys] of entry.names)
+      if (filename === null || filename === name || name === ANY) for (const [key, p] of keys) fire(key, p);
   };
 
   const disarm = (key: string) => {

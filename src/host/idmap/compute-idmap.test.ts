@@ -16,7 +16,10 @@ test('privileged containers get no map (raw.id_map is ignored, as in LXD)', () =
 
 test('unprivileged default: the shared 65536 ids at the start of root range', () => {
   assert.deepEqual(computeIdmap(base), { uid: one(1000000), gid: one(1000000) });
-  assert.deepEqual(computeIdmap({ ...base, subgid: [{ start: 3000000, count: 65536 }] }), { uid: one(1000000), gid: one(3000000) });
+  assert.deepEqual(computeIdmap({ ...base, subgid: [{ start: 3000000, count: 65536 }] }), {
+    uid: one(1000000),
+    gid: one(3000000),
+  });
   assert.deepEqual(computeIdmap({ ...base, size: 1000 }).uid, one(1000000, 1000));
   // the first range large enough is used
   assert.deepEqual(computeIdmap({ ...base, subuid: [{ start: 10, count: 100 }, ...ROOT] }).uid, one(1000000));
@@ -25,7 +28,10 @@ test('unprivileged default: the shared 65536 ids at the start of root range', ()
 test('isolated: block i after the shared block, validated against the range', () => {
   assert.deepEqual(computeIdmap({ ...base, isolated: true, index: 0 }), { uid: one(1065536), gid: one(1065536) });
   assert.deepEqual(computeIdmap({ ...base, isolated: true, index: 3 }).uid, one(1000000 + 65536 * 4));
-  assert.deepEqual(computeIdmap({ ...base, isolated: true, index: 2, size: 100000 }).gid, one(1000000 + 65536 + 200000, 100000));
+  assert.deepEqual(
+    computeIdmap({ ...base, isolated: true, index: 2, size: 100000 }).gid,
+    one(1000000 + 65536 + 200000, 100000),
+  );
   const small = { subuid: SMALL, subgid: SMALL, privileged: false, isolated: true };
   assert.deepEqual(computeIdmap({ ...small, index: 1 }).uid, one(100000 + 2 * 65536));
   assert.throws(
@@ -33,7 +39,7 @@ test('isolated: block i after the shared block, validated against the range', ()
     (e: unknown) =>
       e instanceof IdmapError &&
       e.message ===
-        'security.idmap.isolated: block 2 of 65536 uids needs host uids 296608-362143, past the end of root\'s /etc/subuid range 100000-296607 (room for 2 isolated block(s) of this size)',
+        "security.idmap.isolated: block 2 of 65536 uids needs host uids 296608-362143, past the end of root's /etc/subuid range 100000-296607 (room for 2 isolated block(s) of this size)",
   );
   assert.throws(() => computeIdmap({ ...base, isolated: true }), /needs a block index/);
 });
@@ -78,9 +84,18 @@ test('raw.id_map punches holes, keeping the other ids where they were', () => {
 });
 
 test('raw.id_map conflicts are refused with clear messages', () => {
-  assert.throws(() => computeIdmap({ ...base, rawIdmap: 'uid 1000005 5' }), /host uids 1000005-1000005 overlap the container's own map \(host uids 1000000-1065535\)/);
-  assert.throws(() => computeIdmap({ ...base, rawIdmap: 'uid 10-19 5-14\nboth 20 10' }), /container uids 10-10 and 5-14 overlap/);
-  assert.throws(() => computeIdmap({ ...base, rawIdmap: 'gid 10-19 5-14\ngid 15 100' }), /host gids 15-15 and 10-19 overlap/);
+  assert.throws(
+    () => computeIdmap({ ...base, rawIdmap: 'uid 1000005 5' }),
+    /host uids 1000005-1000005 overlap the container's own map \(host uids 1000000-1065535\)/,
+  );
+  assert.throws(
+    () => computeIdmap({ ...base, rawIdmap: 'uid 10-19 5-14\nboth 20 10' }),
+    /container uids 10-10 and 5-14 overlap/,
+  );
+  assert.throws(
+    () => computeIdmap({ ...base, rawIdmap: 'gid 10-19 5-14\ngid 15 100' }),
+    /host gids 15-15 and 10-19 overlap/,
+  );
   const many = Array.from({ length: 200 }, (_, i) => `uid ${10 + i} ${2 * i + 1}`).join('\n');
   assert.throws(() => computeIdmap({ ...base, rawIdmap: many }), /needs 401 lines; the kernel accepts at most 340/);
 });
@@ -90,7 +105,10 @@ test('no or too small delegated ranges, bad numbers', () => {
     () => computeIdmap({ ...base, subuid: [] }),
     (e: unknown) => e instanceof IdmapError && /root has no uid range in \/etc\/subuid/.test(e.message),
   );
-  assert.throws(() => computeIdmap({ ...base, subgid: [{ start: 1, count: 1000 }] }), /security.idmap.size=65536 does not fit in root's \/etc\/subgid range\(s\) 1-1000/);
+  assert.throws(
+    () => computeIdmap({ ...base, subgid: [{ start: 1, count: 1000 }] }),
+    /security.idmap.size=65536 does not fit in root's \/etc\/subgid range\(s\) 1-1000/,
+  );
   assert.throws(() => computeIdmap({ ...base, size: 0 }), /security.idmap.size must be an integer >= 1/);
   assert.throws(() => computeIdmap({ ...base, isolated: true, index: -1 }), /block index must be an integer >= 0/);
 });

@@ -38,14 +38,17 @@ const describeRanges = (ranges: readonly SubidRange[]) => ranges.map((r) => span
 const overlaps = (a0: number, an: number, b0: number, bn: number) => a0 < b0 + bn && b0 < a0 + an;
 
 function checkCount(what: string, v: number | undefined, min: number): void {
-  if (v !== undefined && (!Number.isSafeInteger(v) || v < min)) throw new IdmapError(`${what} must be an integer >= ${min}, got ${v}`);
+  if (v !== undefined && (!Number.isSafeInteger(v) || v < min))
+    throw new IdmapError(`${what} must be an integer >= ${min}, got ${v}`);
 }
 
 /** The host id the container's ns id 0 maps to, validated against root's delegated ranges. */
 function hostStart(kind: Kind, ranges: readonly SubidRange[], size: number, input: ComputeIdmapInput): number {
   const file = fileOf(kind);
   if (ranges.length === 0) {
-    throw new IdmapError(`root has no ${kind} range in ${file}; unprivileged containers need one (e.g. "root:1000000:1000000000")`);
+    throw new IdmapError(
+      `root has no ${kind} range in ${file}; unprivileged containers need one (e.g. "root:1000000:1000000000")`,
+    );
   }
   if (input.base !== undefined) {
     const fits = ranges.some((r) => r.start <= input.base! && input.base! + size <= r.start + r.count);
@@ -71,7 +74,9 @@ function hostStart(kind: Kind, ranges: readonly SubidRange[], size: number, inpu
   }
   const fit = ranges.find((r) => r.count >= size);
   if (!fit) {
-    throw new IdmapError(`security.idmap.size=${size} does not fit in root's ${file} range(s) ${describeRanges(ranges)}: none holds ${size} ${kind}s`);
+    throw new IdmapError(
+      `security.idmap.size=${size} does not fit in root's ${file} range(s) ${describeRanges(ranges)}: none holds ${size} ${kind}s`,
+    );
   }
   return fit.start;
 }
@@ -87,7 +92,13 @@ function punch(r: Range, n0: number, nn: number): Range[] {
   return out;
 }
 
-function mapFor(kind: Kind, ranges: readonly SubidRange[], size: number, raw: readonly RawIdmapEntry[], input: ComputeIdmapInput): Range[] {
+function mapFor(
+  kind: Kind,
+  ranges: readonly SubidRange[],
+  size: number,
+  raw: readonly RawIdmapEntry[],
+  input: ComputeIdmapInput,
+): Range[] {
   const start = hostStart(kind, ranges, size, input);
   const extra = raw.filter((e) => e.kind === kind || e.kind === 'both');
   for (const [i, e] of extra.entries()) {
@@ -98,17 +109,24 @@ function mapFor(kind: Kind, ranges: readonly SubidRange[], size: number, raw: re
     }
     for (const o of extra.slice(0, i)) {
       if (overlaps(e.nsid, e.count, o.nsid, o.count)) {
-        throw new IdmapError(`raw.id_map: container ${kind}s ${span(e.nsid, e.count)} and ${span(o.nsid, o.count)} overlap`);
+        throw new IdmapError(
+          `raw.id_map: container ${kind}s ${span(e.nsid, e.count)} and ${span(o.nsid, o.count)} overlap`,
+        );
       }
       if (overlaps(e.hostid, e.count, o.hostid, o.count)) {
-        throw new IdmapError(`raw.id_map: host ${kind}s ${span(e.hostid, e.count)} and ${span(o.hostid, o.count)} overlap`);
+        throw new IdmapError(
+          `raw.id_map: host ${kind}s ${span(e.hostid, e.count)} and ${span(o.hostid, o.count)} overlap`,
+        );
       }
     }
   }
   let main: Range[] = [{ nsid: 0, hostid: start, count: size }];
   for (const e of extra) main = main.flatMap((r) => punch(r, e.nsid, e.count));
-  const out = [...main, ...extra.map((e) => ({ nsid: e.nsid, hostid: e.hostid, count: e.count }))].sort((a, b) => a.nsid - b.nsid);
-  if (out.length > MAX_IDMAP_LINES) throw new IdmapError(`the ${kind} map needs ${out.length} lines; the kernel accepts at most ${MAX_IDMAP_LINES}`);
+  const out = [...main, ...extra.map((e) => ({ nsid: e.nsid, hostid: e.hostid, count: e.count }))].sort(
+    (a, b) => a.nsid - b.nsid,
+  );
+  if (out.length > MAX_IDMAP_LINES)
+    throw new IdmapError(`the ${kind} map needs ${out.length} lines; the kernel accepts at most ${MAX_IDMAP_LINES}`);
   return out;
 }
 

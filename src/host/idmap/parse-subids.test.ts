@@ -28,7 +28,10 @@ test('returns root ranges in file order, by name and (when given) by uid', () =>
 });
 
 test('a malformed line for the user throws; other users are not checked', () => {
-  assert.throws(() => parseSubids('root:1000000\n'), (e: unknown) => e instanceof IdmapError && /line 1 \("root:1000000"\)/.test(e.message));
+  assert.throws(
+    () => parseSubids('root:1000000\n'),
+    (e: unknown) => e instanceof IdmapError && /line 1 \("root:1000000"\)/.test(e.message),
+  );
   assert.throws(() => parseSubids('root:x:65536\n'), IdmapError);
   assert.throws(() => parseSubids('root:4294967000:65536\n'), /largest id/);
   assert.deepEqual(parseSubids('bob:oops\nroot:1:2\n'), [{ start: 1, count: 2 }]);

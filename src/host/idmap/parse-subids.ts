@@ -21,7 +21,8 @@ export function parseSubids(text: string, user = 'root', uid?: number): SubidRan
     }
     const r = { start: Number(start), count: Number(count) };
     if (r.count === 0) continue;
-    if (r.start + r.count > 2 ** 32 - 1) throw new IdmapError(`line ${i + 1} ("${line}"): range ends past the largest id 4294967294`);
+    if (r.start + r.count > 2 ** 32 - 1)
+      throw new IdmapError(`line ${i + 1} ("${line}"): range ends past the largest id 4294967294`);
     out.push(r);
   }
   return out;

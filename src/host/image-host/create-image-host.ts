@@ -19,7 +19,8 @@ export function createImageHost({ store, remote }: { store: ImageStore; remote: 
     commit: store.commit,
     discard: store.discard,
     removeFiles: store.removeFiles,
-    open: (img: { fingerprint: string; split: boolean }) => openImageFiles(img.fingerprint, store.files(img.fingerprint, img.split)),
+    open: (img: { fingerprint: string; split: boolean }) =>
+      openImageFiles(img.fingerprint, store.files(img.fingerprint, img.split)),
     sweep: store.sweep,
   };
 }

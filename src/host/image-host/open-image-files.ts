@@ -10,7 +10,8 @@ import type { ImageFiles } from '../images/inspect-image.ts';
  */
 export async function openImageFiles(fingerprint: string, files: ImageFiles) {
   const missing = (e: unknown): never => {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new HostUnavailableError(`The files of image ${fingerprint} are missing on this host`);
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new HostUnavailableError(`The files of image ${fingerprint} are missing on this host`);
     throw e;
   };
   const metaFh = await open(files.meta, 'r').catch(missing);
@@ -20,6 +21,9 @@ export async function openImageFiles(fingerprint: string, files: ImageFiles) {
         return missing(e);
       })
     : undefined;
-  const part = async (fh: FileHandle, file: string) => ({ ...openedBytes([{ fh, size: (await fh.stat()).size }]), ext: extensionOf(await detectFileCompression(file)) });
+  const part = async (fh: FileHandle, file: string) => ({
+    ...openedBytes([{ fh, size: (await fh.stat()).size }]),
+    ext: extensionOf(await detectFileCompression(file)),
+  });
   return { meta: await part(metaFh, files.meta), rootfs: rootfsFh ? await part(rootfsFh, files.rootfs!) : undefined };
 }

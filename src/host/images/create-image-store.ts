@@ -16,7 +16,6 @@ export function imageFilesIn(dir: string, fingerprint: string, split: boolean): 
   return split ? { meta, rootfs: `${meta}.rootfs` } : { meta };
 }
 
-
 /**
  * The image files on this host: one set per fingerprint, shared by the projects that have it.
  * Received files are written to temporary names in the same directory and renamed into place, so
@@ -26,7 +25,11 @@ export function createImageStore(opts: { stateDir: string }) {
   const dir = imagesDirOf(opts.stateDir);
   const startedAt = Date.now();
   const locks = createKeyedMutex();
-  const exists = (p: string) => stat(p).then(() => true, () => false);
+  const exists = (p: string) =>
+    stat(p).then(
+      () => true,
+      () => false,
+    );
 
   const store = {
     dir,
@@ -49,7 +52,10 @@ export function createImageStore(opts: { stateDir: string }) {
       const final = imageFilesIn(dir, fingerprint, split);
       if (await exists(final.meta)) {
         // Same fingerprint, same bytes; a unified file equal to a split image's two files joined is refused.
-        if ((await exists(`${final.meta}.rootfs`)) !== split) throw new HostConflictError(`Image ${fingerprint} is already stored as a ${split ? 'unified' : 'split'} image`);
+        if ((await exists(`${final.meta}.rootfs`)) !== split)
+          throw new HostConflictError(
+            `Image ${fingerprint} is already stored as a ${split ? 'unified' : 'split'} image`,
+          );
         await store.discard(temp);
         return final;
       }

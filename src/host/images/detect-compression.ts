@@ -28,7 +28,8 @@ export const TAR_COMPRESS_FLAG: Record<TarFormat, string[]> = {
 
 /** The flag for a format named by a caller (a stored string); an unknown name is a programming error, never a silent gzip. */
 export function tarCompressFlag(format: string): string[] {
-  if (!Object.hasOwn(TAR_COMPRESS_FLAG, format)) throw new RangeError(`unknown tarball compression ${JSON.stringify(format)}`);
+  if (!Object.hasOwn(TAR_COMPRESS_FLAG, format))
+    throw new RangeError(`unknown tarball compression ${JSON.stringify(format)}`);
   return TAR_COMPRESS_FLAG[format as TarFormat];
 }
 

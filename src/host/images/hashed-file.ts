@@ -35,6 +35,7 @@ export async function createHashedFile(path: string, hash: Hash): Promise<Hashed
 /** SHA-256 of files read one after the other (a split image's fingerprint is over metadata then rootfs). */
 export async function sha256Files(paths: string[], signal?: AbortSignal): Promise<string> {
   const hash = createHash('sha256');
-  for (const p of paths) for await (const chunk of createReadStream(p, signal ? { signal } : {})) hash.update(chunk as Buffer);
+  for (const p of paths)
+    for await (const chunk of createReadStream(p, signal ? { signal } : {})) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }

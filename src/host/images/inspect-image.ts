@@ -26,7 +26,8 @@ export async function inspectImage(files: ImageFiles, signal?: AbortSignal): Pro
   const split = files.rootfs !== undefined;
   const what = split ? 'metadata tarball' : 'image tarball';
   const metaFormat = (await detectFileCompression(files.meta)) ?? 'none';
-  if (metaFormat === 'squashfs') throw new InvalidImageError(`Invalid ${what}: a squashfs file can only be the rootfs of a split image`);
+  if (metaFormat === 'squashfs')
+    throw new InvalidImageError(`Invalid ${what}: a squashfs file can only be the rootfs of a split image`);
   const scan = await scanTarball(files.meta, metaFormat, what, signal ? { signal } : {});
   if (scan.metadataYaml === undefined) throw new InvalidImageError(`Invalid ${what}: metadata.yaml is missing`);
   const metadata = parseImageMetadata(scan.metadataYaml);
@@ -46,7 +47,8 @@ async function checkSquashfs(path: string, signal?: AbortSignal): Promise<void> 
   try {
     await runCommand('unsquashfs', ['-s', path], { timeoutMs: 30_000, ...(signal ? { signal } : {}) });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || /ENOENT/.test(String(e))) throw new InvalidImageError('squashfs images need unsquashfs (package squashfs-tools), which this host lacks');
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || /ENOENT/.test(String(e)))
+      throw new InvalidImageError('squashfs images need unsquashfs (package squashfs-tools), which this host lacks');
     throw new InvalidImageError(`Invalid rootfs squashfs: ${(e as Error).message}`);
   }
 }

@@ -55,12 +55,18 @@ export function openTarStream(path: string, format: ImageFileFormat, signal?: Ab
  * (the stream breaking, or the decompressor's exit), if any; the tar stream is closed when stopped early or
  * failed. `onChunk` sees the size of every uncompressed chunk.
  */
-export async function feedTarParser(tar: TarStream, parser: Parser, stop: () => boolean, onChunk?: (bytes: number) => void): Promise<Error | undefined> {
+export async function feedTarParser(
+  tar: TarStream,
+  parser: Parser,
+  stop: () => boolean,
+  onChunk?: (bytes: number) => void,
+): Promise<Error | undefined> {
   let error: Error | undefined;
   try {
     for await (const chunk of tar.stream) {
       onChunk?.((chunk as Buffer).length);
-      if (!parser.write(chunk as Buffer)) await Promise.race([once(parser, 'drain'), once(parser, 'error').catch(() => {})]);
+      if (!parser.write(chunk as Buffer))
+        await Promise.race([once(parser, 'drain'), once(parser, 'error').catch(() => {})]);
       if (stop()) break;
     }
     if (!stop()) {

@@ -18,11 +18,26 @@ export async function packImage(opts: {
   timeoutMs?: number;
 }): Promise<void> {
   const present = new Set(await readdir(opts.source));
-  const members = ['metadata.yaml', 'templates', 'rootfs'].filter((m) => present.has(m) && !(opts.metadataDir && m === 'metadata.yaml'));
+  const members = ['metadata.yaml', 'templates', 'rootfs'].filter(
+    (m) => present.has(m) && !(opts.metadataDir && m === 'metadata.yaml'),
+  );
   const metadata = opts.metadataDir ? ['--directory', opts.metadataDir, 'metadata.yaml'] : [];
   await runCommand(
     'tar',
-    ['--create', '--file', opts.output, '--force-local', '--sort=name', ...TAR_CREATE_PRESERVE, ...TAR_COMPRESS_FLAG[opts.compression], ...metadata, '--directory', opts.source, '--', ...members],
+    [
+      '--create',
+      '--file',
+      opts.output,
+      '--force-local',
+      '--sort=name',
+      ...TAR_CREATE_PRESERVE,
+      ...TAR_COMPRESS_FLAG[opts.compression],
+      ...metadata,
+      '--directory',
+      opts.source,
+      '--',
+      ...members,
+    ],
     { timeoutMs: opts.timeoutMs ?? 30 * 60_000, ...(opts.signal ? { signal: opts.signal } : {}) },
   );
 }

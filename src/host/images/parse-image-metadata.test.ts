@@ -5,7 +5,9 @@ import { InvalidImageError } from './errors.ts';
 import { parseImageMetadata } from './parse-image-metadata.ts';
 
 test('metadata.yaml: architecture, creation_date, expiry_date and properties (scalars as strings)', () => {
-  const m = parseImageMetadata('architecture: x86_64\ncreation_date: 1700000000\nexpiry_date: 1800000000\nproperties:\n  os: Debian\n  release: 12\n  dev: true\n  gone: null\ntemplates:\n  /etc/hostname:\n    when: [start]\n    template: hostname.tpl\n');
+  const m = parseImageMetadata(
+    'architecture: x86_64\ncreation_date: 1700000000\nexpiry_date: 1800000000\nproperties:\n  os: Debian\n  release: 12\n  dev: true\n  gone: null\ntemplates:\n  /etc/hostname:\n    when: [start]\n    template: hostname.tpl\n',
+  );
   assert.equal(m.architecture, 'x86_64');
   assert.equal(m.creationDate, 1700000000);
   assert.equal(m.expiryDate, 1800000000);
@@ -15,7 +17,15 @@ test('metadata.yaml: architecture, creation_date, expiry_date and properties (sc
 });
 
 test('metadata.yaml without architecture or creation_date, or not YAML, is an InvalidImageError', () => {
-  for (const bad of ['creation_date: 1\n', 'architecture: x86_64\n', 'architecture: pdp11\ncreation_date: 1\n', '[1, 2]', 'a: [', 'architecture: x86_64\ncreation_date: 1\nproperties: [1]\n', 'architecture: x86_64\ncreation_date: 1\nproperties:\n  a: {b: c}\n'])
+  for (const bad of [
+    'creation_date: 1\n',
+    'architecture: x86_64\n',
+    'architecture: pdp11\ncreation_date: 1\n',
+    '[1, 2]',
+    'a: [',
+    'architecture: x86_64\ncreation_date: 1\nproperties: [1]\n',
+    'architecture: x86_64\ncreation_date: 1\nproperties:\n  a: {b: c}\n',
+  ])
     assert.throws(() => parseImageMetadata(bad), InvalidImageError, bad);
 });
 

@@ -20,7 +20,16 @@ function tarball(members: Member[], end = true): Buffer {
   const blocks: Buffer[] = [];
   for (const m of members) {
     const data = Buffer.from(m.data ?? '');
-    const h = new Header({ path: m.path, type: (m.type ?? 'File') as 'File', size: data.length, mode: 0o644, uid: 0, gid: 0, mtime: new Date(0), ...(m.linkpath ? { linkpath: m.linkpath } : {}) });
+    const h = new Header({
+      path: m.path,
+      type: (m.type ?? 'File') as 'File',
+      size: data.length,
+      mode: 0o644,
+      uid: 0,
+      gid: 0,
+      mtime: new Date(0),
+      ...(m.linkpath ? { linkpath: m.linkpath } : {}),
+    });
     h.encode();
     blocks.push(h.block!);
     if (data.length) blocks.push(Buffer.concat([data, Buffer.alloc((512 - (data.length % 512)) % 512)]));
@@ -56,7 +65,10 @@ describe('scanTarball reads the whole tarball and refuses what GNU tar would not
     return scanTarball(file, gzip ? 'gzip' : 'none', 'image tarball');
   };
   const refused = async (bytes: Buffer, message: RegExp, gzip = false) => {
-    const e = await scan(bytes, gzip).then(() => undefined, (err: unknown) => err);
+    const e = await scan(bytes, gzip).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     assert.ok(e instanceof InvalidImageError, `refused with an InvalidImageError, got ${String(e)}`);
     assert.match(e.message, message);
   };
@@ -82,17 +94,39 @@ describe('scanTarball reads the whole tarball and refuses what GNU tar would not
     const gz = gzipSync(full);
     const file = path.join(dir, 'cut.tar.gz');
     await writeFile(file, gz.subarray(0, gz.length - 40));
-    await assert.rejects(scanTarball(file, 'gzip', 'image tarball'), (e: Error) => e instanceof InvalidImageError && /cut short or corrupt/.test(e.message));
+    await assert.rejects(
+      scanTarball(file, 'gzip', 'image tarball'),
+      (e: Error) => e instanceof InvalidImageError && /cut short or corrupt/.test(e.message),
+    );
   });
 
   it('members GNU tar refuses or that would escape are refused, naming the member', async () => {
-    await refused(tarball([META, { path: 'rootfs/../../etc/passwd', data: 'x' }]), /member "rootfs\/\.\.\/\.\.\/etc\/passwd" contains '\.\.'/);
+    await refused(
+      tarball([META, { path: 'rootfs/../../etc/passwd', data: 'x' }]),
+      /member "rootfs\/\.\.\/\.\.\/etc\/passwd" contains '\.\.'/,
+    );
     await refused(tarball([META, { path: '/etc/passwd', data: 'x' }]), /member "\/etc\/passwd" is an absolute path/);
-    await refused(tarball([META, { path: 'rootfs/bin/sh', type: 'Link', linkpath: 'rootfs/bin/busybox' }]), /hard link "rootfs\/bin\/sh" points at "rootfs\/bin\/busybox", which is not an earlier file/);
+    await refused(
+      tarball([META, { path: 'rootfs/bin/sh', type: 'Link', linkpath: 'rootfs/bin/busybox' }]),
+      /hard link "rootfs\/bin\/sh" points at "rootfs\/bin\/busybox", which is not an earlier file/,
+    );
     await refused(tarball([META, { path: 'rootfs/x', type: 'Link', linkpath: '../../etc/shadow' }]), /contains '\.\.'/);
-    await refused(tarball([META, { path: 'rootfs/etc', type: 'SymbolicLink', linkpath: '/etc' }, { path: 'rootfs/etc/passwd', data: 'x' }]), /member "rootfs\/etc\/passwd" lies under the symbolic link "rootfs\/etc"/);
-    await refused(tarball([META, { path: 'rootfs/sparse', type: 'SparseFile' }]), /type svcd does not accept \(SparseFile\)/);
-    await refused(tarball([{ ...META, type: 'SymbolicLink', data: '', linkpath: '/etc/passwd' }]), /metadata\.yaml is not a regular file/);
+    await refused(
+      tarball([
+        META,
+        { path: 'rootfs/etc', type: 'SymbolicLink', linkpath: '/etc' },
+        { path: 'rootfs/etc/passwd', data: 'x' },
+      ]),
+      /member "rootfs\/etc\/passwd" lies under the symbolic link "rootfs\/etc"/,
+    );
+    await refused(
+      tarball([META, { path: 'rootfs/sparse', type: 'SparseFile' }]),
+      /type svcd does not accept \(SparseFile\)/,
+    );
+    await refused(
+      tarball([{ ...META, type: 'SymbolicLink', data: '', linkpath: '/etc/passwd' }]),
+      /metadata\.yaml is not a regular file/,
+    );
   });
 
   it('not a tarball at all', async () => {

@@ -20,7 +20,18 @@ export interface ScanOptions {
 }
 
 /** Member types GNU tar extracts as svcd wants them (the rest, e.g. GNU sparse or multi-volume parts, are refused). */
-const ACCEPTED_TYPES = new Set(['File', 'OldFile', 'ContiguousFile', 'Directory', 'GNUDumpDir', 'SymbolicLink', 'Link', 'CharacterDevice', 'BlockDevice', 'FIFO']);
+const ACCEPTED_TYPES = new Set([
+  'File',
+  'OldFile',
+  'ContiguousFile',
+  'Directory',
+  'GNUDumpDir',
+  'SymbolicLink',
+  'Link',
+  'CharacterDevice',
+  'BlockDevice',
+  'FIFO',
+]);
 
 const memberName = (p: string) => p.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
 
@@ -46,7 +57,12 @@ function* parentsOf(name: string): Generator<string> {
  * under an earlier symbolic link (GNU tar would write through it), and every hard link points at
  * an earlier non-directory member. Anything else is an InvalidImageError naming the member.
  */
-export async function scanTarball(path: string, format: ImageFileFormat, what: string, opts: ScanOptions = {}): Promise<TarballScan> {
+export async function scanTarball(
+  path: string,
+  format: ImageFileFormat,
+  what: string,
+  opts: ScanOptions = {},
+): Promise<TarballScan> {
   // node-tar is loaded when a tarball is read, not with the daemon (about 3 MiB of RSS at idle).
   const { Parser } = await import('tar');
   const tar = openTarStream(path, format, opts.signal);
@@ -65,7 +81,8 @@ export async function scanTarball(path: string, format: ImageFileFormat, what: s
   parser.on('warn', (code: string, message: string | Error) => {
     const text = message instanceof Error ? message.message : message;
     if (code === 'TAR_BAD_ARCHIVE' && /Truncated input/.test(text)) refuse(`it is cut short (${text})`);
-    else if (code === 'TAR_BAD_ARCHIVE' || code === 'TAR_ENTRY_INVALID' || code === 'TAR_ABORT') refuse(`${text} (${code})`);
+    else if (code === 'TAR_BAD_ARCHIVE' || code === 'TAR_ENTRY_INVALID' || code === 'TAR_ABORT')
+      refuse(`${text} (${code})`);
   });
   parser.on('nullBlock', () => (sawEnd = true));
   parser.on('eof', () => (sawEnd = true));
@@ -95,16 +112,21 @@ export async function scanTarball(path: string, format: ImageFileFormat, what: s
   function check(entry: ReadEntry) {
     sawEnd = false;
     if (failure) return;
-    if (!ACCEPTED_TYPES.has(entry.type)) return void refuse(`member "${entry.path}" has a type svcd does not accept (${entry.type})`);
+    if (!ACCEPTED_TYPES.has(entry.type))
+      return void refuse(`member "${entry.path}" has a type svcd does not accept (${entry.type})`);
     const problem = memberNameProblem(entry.path);
     if (problem) return void refuse(`member "${entry.path}" ${problem}`);
     const name = memberName(entry.path);
-    for (const parent of parentsOf(name)) if (symlinks.has(parent)) return void refuse(`member "${entry.path}" lies under the symbolic link "${parent}"`);
+    for (const parent of parentsOf(name))
+      if (symlinks.has(parent)) return void refuse(`member "${entry.path}" lies under the symbolic link "${parent}"`);
     if (entry.type === 'Link') {
       const target = entry.linkpath ?? '';
       const bad = memberNameProblem(target);
       if (bad) return void refuse(`hard link "${entry.path}" points at "${target}", which ${bad}`);
-      if (!files.has(memberName(target))) return void refuse(`hard link "${entry.path}" points at "${target}", which is not an earlier file in the archive`);
+      if (!files.has(memberName(target)))
+        return void refuse(
+          `hard link "${entry.path}" points at "${target}", which is not an earlier file in the archive`,
+        );
     }
     if (entry.type === 'Directory' || entry.type === 'GNUDumpDir') {
       // GNU tar replaces a symbolic link by the directory.
@@ -117,15 +139,23 @@ export async function scanTarball(path: string, format: ImageFileFormat, what: s
     }
   }
 
-  const streamError = await feedTarParser(tar, parser, () => failure !== undefined, (n) => (bytes += n));
+  const streamError = await feedTarParser(
+    tar,
+    parser,
+    () => failure !== undefined,
+    (n) => (bytes += n),
+  );
   if (streamError) {
     // The decompressor failed (gzip in process; xz and others' exit is `tar.done`).
     if (opts.signal?.aborted) failure ??= streamError;
     else refuse(`it is cut short or corrupt (${streamError.message})`);
   }
-  if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('operation cancelled');
-  if (!failure && bytes % 512 !== 0) refuse(`it is cut short (${bytes} bytes is not a whole number of 512-byte blocks)`);
-  if (!failure && out.entries > 0 && !sawEnd) refuse('it is cut short (no end-of-archive marker after the last member)');
+  if (opts.signal?.aborted)
+    throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('operation cancelled');
+  if (!failure && bytes % 512 !== 0)
+    refuse(`it is cut short (${bytes} bytes is not a whole number of 512-byte blocks)`);
+  if (!failure && out.entries > 0 && !sawEnd)
+    refuse('it is cut short (no end-of-archive marker after the last member)');
   if (failure instanceof InvalidImageError) throw failure;
   if (failure) throw new InvalidImageError(`Invalid ${what}: ${failure.message}`);
   return out;

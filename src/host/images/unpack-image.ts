@@ -5,7 +5,13 @@ import { detectFileCompression } from './detect-compression.ts';
 import type { ImageFiles } from './inspect-image.ts';
 
 /** GNU tar options that keep what a root filesystem needs: numeric owners, permissions, xattrs. */
-export const TAR_PRESERVE = ['--numeric-owner', '--same-owner', '--same-permissions', '--xattrs', '--xattrs-include=*'] as const;
+export const TAR_PRESERVE = [
+  '--numeric-owner',
+  '--same-owner',
+  '--same-permissions',
+  '--xattrs',
+  '--xattrs-include=*',
+] as const;
 
 /** GNU tar options for creating an image tarball. */
 export const TAR_CREATE_PRESERVE = ['--numeric-owner', '--xattrs', '--xattrs-include=*'] as const;
@@ -42,6 +48,10 @@ export async function unpackImage(opts: UnpackOptions): Promise<void> {
   await mkdir(path.join(target, 'templates'), { recursive: true, mode: 0o755 });
 }
 
-async function extractTarball(file: string, dir: string, run: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+async function extractTarball(
+  file: string,
+  dir: string,
+  run: { timeoutMs: number; signal?: AbortSignal },
+): Promise<void> {
   await runCommand('tar', ['--extract', '--file', file, '--directory', dir, '--force-local', ...TAR_PRESERVE], run);
 }

@@ -2,7 +2,15 @@ import { readFileSync, statSync } from 'node:fs';
 import { readFile, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runCommand, spawnProcess, spawnPty, type ProcessExit, type PtyProcess, type SpawnedProcess, type StdioTarget } from '../exec.ts';
+import {
+  runCommand,
+  spawnProcess,
+  spawnPty,
+  type ProcessExit,
+  type PtyProcess,
+  type SpawnedProcess,
+  type StdioTarget,
+} from '../exec.ts';
 import { lxcArgs, type LxcRef } from './lxc-args.ts';
 
 export interface RunInContainerInput extends LxcRef {
@@ -18,7 +26,11 @@ const DEFAULT_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 
 /** Run a command inside a running container (`lxc-attach`); resolves with its stdout, rejects with HostCommandError. */
 export async function runInContainer(i: RunInContainerInput): Promise<string> {
-  return runCommand('lxc-attach', lxcArgs.attach(i, i.command, i.env ?? DEFAULT_ENV), { signal: i.signal, timeoutMs: i.timeoutMs ?? 60_000, input: i.input });
+  return runCommand('lxc-attach', lxcArgs.attach(i, i.command, i.env ?? DEFAULT_ENV), {
+    signal: i.signal,
+    timeoutMs: i.timeoutMs ?? 60_000,
+    input: i.input,
+  });
 }
 
 // --- exec: a command attached to the caller's streams or a PTY ------------------------------
@@ -76,8 +88,16 @@ const CD_THEN_EXEC = 'cd -- "$1" || exit 1; shift; exec "$@"';
  * home needs no helper; an explicit `cwd` goes through the container's `/bin/sh`.
  */
 export function attachCommand(spec: AttachSpec): { args: string[]; hostCwd: string } {
-  const ids = { ...(spec.uid !== undefined ? { uid: spec.uid } : {}), ...(spec.gid !== undefined ? { gid: spec.gid } : {}), ...(spec.logFile !== undefined ? { logFile: spec.logFile } : {}) };
-  if (spec.cwd) return { args: lxcArgs.attach(spec, ['/bin/sh', '-c', CD_THEN_EXEC, 'sh', spec.cwd, ...spec.command], spec.env, ids), hostCwd: '/' };
+  const ids = {
+    ...(spec.uid !== undefined ? { uid: spec.uid } : {}),
+    ...(spec.gid !== undefined ? { gid: spec.gid } : {}),
+    ...(spec.logFile !== undefined ? { logFile: spec.logFile } : {}),
+  };
+  if (spec.cwd)
+    return {
+      args: lxcArgs.attach(spec, ['/bin/sh', '-c', CD_THEN_EXEC, 'sh', spec.cwd, ...spec.command], spec.env, ids),
+      hostCwd: '/',
+    };
   const home = (spec.uid ?? 0) === 0 ? '/root' : '/';
   return { args: lxcArgs.attach(spec, spec.command, spec.env, ids), hostCwd: hostHasDirectory(home) ? home : '/' };
 }
@@ -149,9 +169,16 @@ export interface PipedAttach extends SpawnedProcess {
 }
 
 /** Start `spec` in its container with each standard stream a pipe, the null device or an open file. */
-export async function attachPiped(spec: AttachSpec, stdio: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget }): Promise<PipedAttach> {
+export async function attachPiped(
+  spec: AttachSpec,
+  stdio: { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget },
+): Promise<PipedAttach> {
   const { args, hostCwd } = attachCommand(spec);
-  const p = await spawnProcess('lxc-attach', args, { ...stdio, cwd: hostCwd, ...(spec.copyIn ? { copyIn: spec.copyIn } : {}) });
+  const p = await spawnProcess('lxc-attach', args, {
+    ...stdio,
+    cwd: hostCwd,
+    ...(spec.copyIn ? { copyIn: spec.copyIn } : {}),
+  });
   let running = true;
   void p.exited.then(() => (running = false));
   return { ...p, status: p.exited.then(exitStatus), signal: (sig) => signalAttached(p.pid, sig, () => running) };
@@ -165,7 +192,11 @@ export interface PtyAttach extends PtyProcess {
 /** Start `spec` in its container on a new PTY of `cols`×`rows` (lxc-attach relays it, window size changes included). */
 export async function attachPty(spec: AttachSpec, size: { cols: number; rows: number }): Promise<PtyAttach> {
   const { args, hostCwd } = attachCommand(spec);
-  const p = await spawnPty('lxc-attach', args, { ...size, cwd: hostCwd, ...(spec.copyIn ? { copyIn: spec.copyIn } : {}) });
+  const p = await spawnPty('lxc-attach', args, {
+    ...size,
+    cwd: hostCwd,
+    ...(spec.copyIn ? { copyIn: spec.copyIn } : {}),
+  });
   let running = true;
   void p.exited.then(() => (running = false));
   return { ...p, status: p.exited.then(exitStatus), signal: (sig) => signalAttached(p.pid, sig, () => running) };

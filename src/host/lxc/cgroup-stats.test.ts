@@ -14,7 +14,8 @@ const HYBRID_PROC = `9:name=systemd:/lxc.payload.c2
 0::/lxc.payload.c2
 `;
 
-const mountinfo = (root: string, lines: string[]) => parseMountinfo(lines.map((l) => l.replaceAll('$R', root)).join('\n'));
+const mountinfo = (root: string, lines: string[]) =>
+  parseMountinfo(lines.map((l) => l.replaceAll('$R', root)).join('\n'));
 
 describe('parsers', () => {
   it('reads /proc/<pid>/cgroup', () => {
@@ -51,10 +52,13 @@ describe('parsers', () => {
   });
 
   it('reads flat-keyed files', () => {
-    assert.deepEqual([...parseFlatKeyed('usage_usec 1500\nuser_usec 1000\nbad x\n')], [
-      ['usage_usec', 1500],
-      ['user_usec', 1000],
-    ]);
+    assert.deepEqual(
+      [...parseFlatKeyed('usage_usec 1500\nuser_usec 1000\nbad x\n')],
+      [
+        ['usage_usec', 1500],
+        ['user_usec', 1000],
+      ],
+    );
   });
 });
 

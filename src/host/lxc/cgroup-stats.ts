@@ -6,7 +6,15 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readMounts, type MountEntry } from '../storage/mountinfo.ts';
-import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseFlatKeyed, parseProcCgroup, type CgroupMounts, type ProcCgroups } from './parse-cgroup.ts';
+import {
+  cgroupDir,
+  cgroupMountsFrom,
+  containerCgroupPath,
+  parseFlatKeyed,
+  parseProcCgroup,
+  type CgroupMounts,
+  type ProcCgroups,
+} from './parse-cgroup.ts';
 import { CGROUP_V1, CGROUP_V2 } from './cgroup-files.ts';
 
 export interface CgroupStats {
@@ -67,7 +75,9 @@ export async function readCgroupStats(input: ReadCgroupStatsInput): Promise<Cgro
   const cpuacct = dirFor(mounts, proc, 'cpuacct');
   stats.cpuUsageNs = cpuacct ? await readNumber(path.join(cpuacct, CGROUP_V1.cpuUsage)) : undefined;
   if (stats.cpuUsageNs === undefined && v2) {
-    const usec = parseFlatKeyed(await readFile(path.join(v2, CGROUP_V2.cpuStat), 'utf8').catch(() => '')).get('usage_usec');
+    const usec = parseFlatKeyed(await readFile(path.join(v2, CGROUP_V2.cpuStat), 'utf8').catch(() => '')).get(
+      'usage_usec',
+    );
     if (usec !== undefined) stats.cpuUsageNs = usec * 1000;
   }
 
@@ -76,7 +86,8 @@ export async function readCgroupStats(input: ReadCgroupStatsInput): Promise<Cgro
     stats.memoryUsage = await readNumber(path.join(memory, CGROUP_V1.memoryUsage));
     stats.memoryPeak = await readNumber(path.join(memory, CGROUP_V1.memoryPeak));
     const memsw = await readNumber(path.join(memory, CGROUP_V1.memswUsage));
-    if (memsw !== undefined && stats.memoryUsage !== undefined) stats.swapUsage = Math.max(0, memsw - stats.memoryUsage);
+    if (memsw !== undefined && stats.memoryUsage !== undefined)
+      stats.swapUsage = Math.max(0, memsw - stats.memoryUsage);
   } else if (v2) {
     stats.memoryUsage = await readNumber(path.join(v2, CGROUP_V2.memoryUsage));
     stats.memoryPeak = await readNumber(path.join(v2, CGROUP_V2.memoryPeak));

@@ -21,16 +21,37 @@ async function sys(files: Record<string, string>): Promise<string> {
 }
 
 test('unified host with AppArmor', async () => {
-  const root = await sys({ 'fs/cgroup/cgroup.controllers': 'cpu memory pids\n', 'module/apparmor/parameters/enabled': 'Y\n' });
-  assert.deepEqual(await readLxcHostFeatures({ sysRoot: root }), { cgroupVersion: 2, apparmorEnabled: true, swapAccounting: true });
+  const root = await sys({
+    'fs/cgroup/cgroup.controllers': 'cpu memory pids\n',
+    'module/apparmor/parameters/enabled': 'Y\n',
+  });
+  assert.deepEqual(await readLxcHostFeatures({ sysRoot: root }), {
+    cgroupVersion: 2,
+    apparmorEnabled: true,
+    swapAccounting: true,
+  });
 });
 
 test('hybrid host (cgroup2 only under /unified), no AppArmor, swap accounting on', async () => {
-  const root = await sys({ 'fs/cgroup/unified/cgroup.controllers': '', 'fs/cgroup/memory/memory.memsw.limit_in_bytes': '9223372036854771712\n' });
-  assert.deepEqual(await readLxcHostFeatures({ sysRoot: root }), { cgroupVersion: 1, apparmorEnabled: false, swapAccounting: true });
+  const root = await sys({
+    'fs/cgroup/unified/cgroup.controllers': '',
+    'fs/cgroup/memory/memory.memsw.limit_in_bytes': '9223372036854771712\n',
+  });
+  assert.deepEqual(await readLxcHostFeatures({ sysRoot: root }), {
+    cgroupVersion: 1,
+    apparmorEnabled: false,
+    swapAccounting: true,
+  });
 });
 
 test('legacy host without swap accounting, AppArmor built in but off', async () => {
-  const root = await sys({ 'fs/cgroup/memory/memory.limit_in_bytes': '1\n', 'module/apparmor/parameters/enabled': 'N\n' });
-  assert.deepEqual(await readLxcHostFeatures({ sysRoot: root }), { cgroupVersion: 1, apparmorEnabled: false, swapAccounting: false });
+  const root = await sys({
+    'fs/cgroup/memory/memory.limit_in_bytes': '1\n',
+    'module/apparmor/parameters/enabled': 'N\n',
+  });
+  assert.deepEqual(await readLxcHostFeatures({ sysRoot: root }), {
+    cgroupVersion: 1,
+    apparmorEnabled: false,
+    swapAccounting: false,
+  });
 });

@@ -18,7 +18,11 @@ export interface LxcHostFeatures {
   swapAccounting: boolean;
 }
 
-const exists = (p: string) => access(p).then(() => true, () => false);
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
 
 export async function readLxcHostFeatures({ sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<LxcHostFeatures> {
   const cgroupRoot = path.join(sysRoot, 'fs/cgroup');

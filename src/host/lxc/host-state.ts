@@ -72,7 +72,8 @@ export async function readHostState(
   const cg = await src.cgroupDir(ref.name);
   if (!cg) return undefined;
   // `ref.listening`: the listening sockets a caller looking at many containers read once (host-states.ts).
-  const listening = ref.monitorStarted || (ref.listening ? ref.listening.has(socket) : isListening(await src.unixSockets(), socket));
+  const listening =
+    ref.monitorStarted || (ref.listening ? ref.listening.has(socket) : isListening(await src.unixSockets(), socket));
   if (!listening) {
     if (!(await src.exists(cg.dir))) return { state: 'STOPPED' };
     // The cgroup outlives a run by a moment (LXC removes it after the monitor exited): with no process and no

@@ -6,7 +6,8 @@ import { readHostState } from './host-state.ts';
 
 const LXC = '/var/lib/svcd/containers';
 const HEADER = 'Num       RefCount Protocol Flags    Type St Inode Path\n';
-const sock = (name: string, flags = '00010000') => `0000000001: 00000002 00000000 ${flags} 0001 01 13303191 @${LXC}/${name}/command\n`;
+const sock = (name: string, flags = '00010000') =>
+  `0000000001: 00000002 00000000 ${flags} 0001 01 13303191 @${LXC}/${name}/command\n`;
 
 /** n containers: the even ones running (init pid 1000+i), the odd ones stopped; counts every read. */
 function host(n: number) {
@@ -38,7 +39,11 @@ describe('readHostStates (every container, spawn-free)', () => {
     for (const n of [4, 40]) {
       const h = host(n);
       const infos: string[] = [];
-      const got = await readHostStates(LXC, { src: h.src, names: h.names, lxcInfo: async (r) => (infos.push(r.name), { state: 'STOPPED' }) });
+      const got = await readHostStates(LXC, {
+        src: h.src,
+        names: h.names,
+        lxcInfo: async (r) => (infos.push(r.name), { state: 'STOPPED' }),
+      });
       assert.equal(got.length, n);
       assert.deepEqual(got[0], { name: 'c0', state: 'RUNNING', pid: 1000 });
       assert.deepEqual(got[1], { name: 'c1', state: 'STOPPED' });
@@ -51,15 +56,26 @@ describe('readHostStates (every container, spawn-free)', () => {
   it('asks lxc-info about a container whose records do not settle its state (its monitor up, no init yet)', async () => {
     const h = host(2);
     const noInit = { ...h.src, readFile: async (f: string) => (f.endsWith('cgroup.procs') ? '' : h.src.readFile(f)) };
-    const got = await readHostStates(LXC, { src: noInit, names: h.names, lxcInfo: async (r) => ({ state: r.name === 'c0' ? 'STARTING' : 'STOPPED' }) });
-    assert.deepEqual(got, [{ name: 'c0', state: 'STARTING' }, { name: 'c1', state: 'STOPPED' }]);
+    const got = await readHostStates(LXC, {
+      src: noInit,
+      names: h.names,
+      lxcInfo: async (r) => ({ state: r.name === 'c0' ? 'STARTING' : 'STOPPED' }),
+    });
+    assert.deepEqual(got, [
+      { name: 'c0', state: 'STARTING' },
+      { name: 'c1', state: 'STOPPED' },
+    ]);
   });
 
   it('the listening set is read once per ttl, and a stale one never gives a wrong state (lxc-info decides)', async () => {
     let t = 0;
     let reads = 0;
     let sockets = HEADER + sock('c0');
-    const cache = createListeningCache({ ttlMs: 250, now: () => t, src: { unixSockets: async () => (reads++, sockets) } });
+    const cache = createListeningCache({
+      ttlMs: 250,
+      now: () => t,
+      src: { unixSockets: async () => (reads++, sockets) },
+    });
     for (let i = 0; i < 50; i++) await cache();
     assert.equal(reads, 1);
     t = 251;

@@ -28,7 +28,11 @@ export function listeningSockets(procNetUnix: string): Set<string> {
  * the pass O(N²)). A stale set is safe with readHostState: it answers only when the socket and the
  * container's cgroup agree, so a set that missed a start or a stop ends in lxc-info, never a wrong state.
  */
-export function createListeningCache(deps: { ttlMs: number; now?: () => number; src?: Pick<HostStateSources, 'unixSockets'> }): () => Promise<ReadonlySet<string>> {
+export function createListeningCache(deps: {
+  ttlMs: number;
+  now?: () => number;
+  src?: Pick<HostStateSources, 'unixSockets'>;
+}): () => Promise<ReadonlySet<string>> {
   const now = deps.now ?? Date.now;
   let last: { at: number; set: Promise<ReadonlySet<string>> } | undefined;
   return () => {
@@ -52,7 +56,12 @@ const containerDirs = async (lxcPath: string) =>
   (await readdir(lxcPath, { withFileTypes: true }).catch(() => [])).filter((d) => d.isDirectory()).map((d) => d.name);
 
 /** What LXC would list under `lxcPath` (one entry per container directory, or per name of `only`), with state and init pid. */
-export async function readHostStates(lxcPath: string, deps: HostStatesDeps, signal?: AbortSignal, only?: readonly string[]): Promise<{ name: string; state: LxcState; pid?: number }[]> {
+export async function readHostStates(
+  lxcPath: string,
+  deps: HostStatesDeps,
+  signal?: AbortSignal,
+  only?: readonly string[],
+): Promise<{ name: string; state: LxcState; pid?: number }[]> {
   const src = deps.src ?? defaultSources;
   const names = only ?? (await (deps.names ?? containerDirs)(lxcPath));
   if (names.length === 0) return [];
@@ -60,7 +69,9 @@ export async function readHostStates(lxcPath: string, deps: HostStatesDeps, sign
   const out: { name: string; state: LxcState; pid?: number }[] = [];
   for (const name of names) {
     signal?.throwIfAborted();
-    const s = (await readHostState({ name, lxcPath, listening }, src).catch(() => undefined)) ?? (await deps.lxcInfo({ name, lxcPath, signal }));
+    const s =
+      (await readHostState({ name, lxcPath, listening }, src).catch(() => undefined)) ??
+      (await deps.lxcInfo({ name, lxcPath, signal }));
     out.push({ name, state: s.state, ...(s.pid !== undefined ? { pid: s.pid } : {}) });
   }
   return out;

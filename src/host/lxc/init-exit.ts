@@ -15,7 +15,10 @@
  */
 import { open } from 'node:fs/promises';
 
-export type InitExit = { kind: 'signal'; signal: number; name: string } | { kind: 'exit'; code: number } | { kind: 'unknown' };
+export type InitExit =
+  | { kind: 'signal'; signal: number; name: string }
+  | { kind: 'exit'; code: number }
+  | { kind: 'unknown' };
 
 /** What the end of a run means for svcd. */
 export type StopCause = 'poweroff' | 'reboot' | 'killed' | 'crashed' | 'unknown';
@@ -46,7 +49,8 @@ export function parseInitExit(text: string, pid?: number): InitExit {
   for (let i = startAt + 1; i < lines.length; i++) {
     const m = ENDED.exec(lines[i]!);
     if (!m || Number(m[1]) !== runPid) continue;
-    if (m[2] !== undefined) return { kind: 'signal', signal: Number(m[2]), name: /ended on signal ([^(]*)\(/.exec(lines[i]!)?.[1] ?? '' };
+    if (m[2] !== undefined)
+      return { kind: 'signal', signal: Number(m[2]), name: /ended on signal ([^(]*)\(/.exec(lines[i]!)?.[1] ?? '' };
     return { kind: 'exit', code: Number(m[3]) };
   }
   // Nothing logged for the end: status 0, if this run logged at INFO at all (its setup lines are INFO).

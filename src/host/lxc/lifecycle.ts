@@ -48,7 +48,9 @@ export async function readLogTail(file: string, from = 0, maxLines = 25): Promis
  * The container's state and init pid: from the host's records when they settle it (host-state.ts, no
  * process), else `lxc-info`. A container LXC does not know is STOPPED.
  */
-export async function containerState(input: LxcRef & RunnerOptions & { monitorStarted?: boolean; listening?: ReadonlySet<string> }): Promise<ContainerState> {
+export async function containerState(
+  input: LxcRef & RunnerOptions & { monitorStarted?: boolean; listening?: ReadonlySet<string> },
+): Promise<ContainerState> {
   const known = await readHostState(input).catch(() => undefined);
   if (known) return known;
   return lxcInfo(input);
@@ -57,16 +59,25 @@ export async function containerState(input: LxcRef & RunnerOptions & { monitorSt
 /** The container's state and init pid as `lxc-info` reports them. */
 export async function lxcInfo(input: LxcRef & RunnerOptions): Promise<ContainerState> {
   try {
-    const out = await runCommand('lxc-info', lxcArgs.info(input), { signal: input.signal, timeoutMs: input.timeoutMs ?? 10_000 });
+    const out = await runCommand('lxc-info', lxcArgs.info(input), {
+      signal: input.signal,
+      timeoutMs: input.timeoutMs ?? 10_000,
+    });
     return parseLxcInfo(out);
   } catch (e) {
-    if (e instanceof HostCommandError && e.exitCode === 1 && /doesn't exist/.test(e.stderr)) return { state: 'STOPPED' };
+    if (e instanceof HostCommandError && e.exitCode === 1 && /doesn't exist/.test(e.stderr))
+      return { state: 'STOPPED' };
     throw e;
   }
 }
 
 /** Poll until the state is one of `want` (or, when given, one of `fail`), bounded by `timeoutMs`. */
-async function waitForState(input: LxcRef & { signal?: AbortSignal; monitorStarted?: boolean }, want: readonly LxcState[], timeoutMs: number, fail: readonly LxcState[] = []): Promise<ContainerState> {
+async function waitForState(
+  input: LxcRef & { signal?: AbortSignal; monitorStarted?: boolean },
+  want: readonly LxcState[],
+  timeoutMs: number,
+  fail: readonly LxcState[] = [],
+): Promise<ContainerState> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const s = await containerState(input);
@@ -177,5 +188,8 @@ export async function freezeContainer(input: LxcRef & RunnerOptions): Promise<vo
 
 /** Thaw a frozen container (`lxc-unfreeze`). */
 export async function unfreezeContainer(input: LxcRef & RunnerOptions): Promise<void> {
-  await runCommand('lxc-unfreeze', lxcArgs.unfreeze(input), { signal: input.signal, timeoutMs: input.timeoutMs ?? 30_000 });
+  await runCommand('lxc-unfreeze', lxcArgs.unfreeze(input), {
+    signal: input.signal,
+    timeoutMs: input.timeoutMs ?? 30_000,
+  });
 }

@@ -3,7 +3,14 @@ import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { applyCgroupSettings, cgroupSettingsOf, deviceRuleCovered, driftedCgroupFiles, parseAllowedDevices, sameCgroupValue } from './live-cgroup.ts';
+import {
+  applyCgroupSettings,
+  cgroupSettingsOf,
+  deviceRuleCovered,
+  driftedCgroupFiles,
+  parseAllowedDevices,
+  sameCgroupValue,
+} from './live-cgroup.ts';
 
 test('cgroup v1 settings: set limits, and defaults for what is not set', () => {
   assert.deepEqual(cgroupSettingsOf(1, { cpuset: '0', memoryBytes: 64 << 20, processes: 50, swap: false }, true), [
@@ -62,7 +69,9 @@ test('applying writes only what differs, inherits from the parent, and reports d
 });
 
 test('device rules: what LXC allows every container is never taken back', () => {
-  const base = parseAllowedDevices('lxc.cgroup.devices.deny = a\nlxc.cgroup.devices.allow = c *:* m\nlxc.cgroup.devices.allow = c 1:3 rwm\nlxc.cgroup2.devices.allow = c 136:* rwm\n');
+  const base = parseAllowedDevices(
+    'lxc.cgroup.devices.deny = a\nlxc.cgroup.devices.allow = c *:* m\nlxc.cgroup.devices.allow = c 1:3 rwm\nlxc.cgroup2.devices.allow = c 136:* rwm\n',
+  );
   assert.deepEqual(base, ['c *:* m', 'c 1:3 rwm', 'c 136:* rwm']);
   assert.ok(deviceRuleCovered('c 1:3 rwm', base));
   assert.ok(deviceRuleCovered('c 136:4 rwm', base));

@@ -8,7 +8,13 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { readMounts } from '../storage/mountinfo.ts';
-import { cgroupDir, cgroupMountsFrom, containerCgroupPath, parseProcCgroup, type CgroupMounts } from './parse-cgroup.ts';
+import {
+  cgroupDir,
+  cgroupMountsFrom,
+  containerCgroupPath,
+  parseProcCgroup,
+  type CgroupMounts,
+} from './parse-cgroup.ts';
 import type { CgroupVersion, LxcLimits, LxcUnixDevice } from './types.ts';
 import { CgroupWriteError } from './lxc-errors.ts';
 import { CGROUP_V1, CGROUP_V2 } from './cgroup-files.ts';
@@ -51,14 +57,22 @@ export function cgroupSettingsOf(version: CgroupVersion, limits: LxcLimits, swap
   }
   const out: CgroupSetting[] = [
     { controller: 'cpuset', file: CGROUP_V1.cpus, value: limits.cpuset ?? inherit },
-    { controller: 'memory', file: CGROUP_V1.memoryLimit, value: limits.memoryBytes !== undefined ? String(limits.memoryBytes) : '-1' },
+    {
+      controller: 'memory',
+      file: CGROUP_V1.memoryLimit,
+      value: limits.memoryBytes !== undefined ? String(limits.memoryBytes) : '-1',
+    },
   ];
   if (swapAccounting) {
     const memsw = limits.swap === false && limits.memoryBytes !== undefined ? String(limits.memoryBytes) : '-1';
     out.push({ controller: 'memory', file: CGROUP_V1.memswLimit, value: memsw });
   }
   out.push({ controller: 'memory', file: CGROUP_V1.swappiness, value: limits.swap === false ? '0' : inherit });
-  out.push({ controller: 'pids', file: CGROUP_V1.pidsLimit, value: limits.processes !== undefined ? String(limits.processes) : 'max' });
+  out.push({
+    controller: 'pids',
+    file: CGROUP_V1.pidsLimit,
+    value: limits.processes !== undefined ? String(limits.processes) : 'max',
+  });
   return out;
 }
 
@@ -108,10 +122,13 @@ export interface ContainerCgroups {
 
 let mountsOnce: Promise<CgroupMounts> | undefined;
 /** cgroup hierarchies do not move while svcd runs: read the mount table once. */
-const cgroupMounts = () => (mountsOnce ??= readMounts().then(cgroupMountsFrom).catch((e) => {
-  mountsOnce = undefined;
-  throw e;
-}));
+const cgroupMounts = () =>
+  (mountsOnce ??= readMounts()
+    .then(cgroupMountsFrom)
+    .catch((e) => {
+      mountsOnce = undefined;
+      throw e;
+    }));
 
 /** Where init (`pid`, host pid namespace) has its container's cgroups; rejects when the pid is gone. */
 export async function locateContainerCgroups(pid: number): Promise<ContainerCgroups> {
@@ -119,7 +136,8 @@ export async function locateContainerCgroups(pid: number): Promise<ContainerCgro
   const mounts = await cgroupMounts();
   return {
     dirOf(controller) {
-      if (controller === undefined) return mounts.v2 && proc.v2 !== undefined ? cgroupDir(mounts.v2, containerCgroupPath(proc.v2)) : undefined;
+      if (controller === undefined)
+        return mounts.v2 && proc.v2 !== undefined ? cgroupDir(mounts.v2, containerCgroupPath(proc.v2)) : undefined;
       const m = mounts.v1.get(controller);
       const p = proc.v1.get(controller);
       return m && p !== undefined ? cgroupDir(m, containerCgroupPath(p)) : undefined;
@@ -141,7 +159,12 @@ function explain(setting: CgroupSetting, value: string, e: NodeJS.ErrnoException
     }
     why = `the kernel could not reclaim enough memory from the running container${usage}`;
   } else if (e.code === 'EINVAL' && setting.file === CGROUP_V1.cpus) why = 'the host cgroup does not allow these CPUs';
-  return new CgroupWriteError(key, setting.file, e.code, `${key}: cannot set ${setting.file} to ${value} on the running container: ${why}`);
+  return new CgroupWriteError(
+    key,
+    setting.file,
+    e.code,
+    `${key}: cannot set ${setting.file} to ${value} on the running container: ${why}`,
+  );
 }
 
 /**
@@ -188,7 +211,8 @@ export function applyCgroupSettings(cg: ContainerCgroups, settings: readonly Cgr
 }
 
 /** The device-cgroup rule of a unix device (`c 1:3 rwm`). */
-export const deviceRuleOf = (d: Pick<LxcUnixDevice, 'type' | 'major' | 'minor'>) => `${d.type === 'char' ? 'c' : 'b'} ${d.major}:${d.minor} rwm`;
+export const deviceRuleOf = (d: Pick<LxcUnixDevice, 'type' | 'major' | 'minor'>) =>
+  `${d.type === 'char' ? 'c' : 'b'} ${d.major}:${d.minor} rwm`;
 
 /**
  * cgroup v1: allow (or deny) a device node in the container's device cgroup. An allow goes to the container's
@@ -243,7 +267,12 @@ export function deviceRuleCovered(rule: string, allowed: readonly string[]): boo
     const [t, n = '*:*', acc = 'rwm'] = a.split(/\s+/);
     if (t === 'a') return true;
     const [ma, mi] = n.split(':');
-    return t === type && (ma === '*' || ma === major) && (mi === '*' || mi === minor) && [...access].every((ch) => acc.includes(ch));
+    return (
+      t === type &&
+      (ma === '*' || ma === major) &&
+      (mi === '*' || mi === minor) &&
+      [...access].every((ch) => acc.includes(ch))
+    );
   });
 }
 

@@ -21,7 +21,10 @@ export function mountHelperPath(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** A mount inside a running container: a bind of a host path (a disk device, or a unix device's node). */
-export type LiveMount = Pick<LxcDiskMount, 'source' | 'target' | 'kind' | 'readonly' | 'recursive' | 'propagation' | 'idmap'>;
+export type LiveMount = Pick<
+  LxcDiskMount,
+  'source' | 'target' | 'kind' | 'readonly' | 'recursive' | 'propagation' | 'idmap'
+>;
 
 /** The helper's argv for attaching `m` in the container whose init is `pid`. Pure. */
 export function attachArgs(pid: number, m: LiveMount): string[] {
@@ -53,7 +56,11 @@ export async function attachMount(pid: number, m: LiveMount, signal?: AbortSigna
  * Unmount whatever is mounted at `target` inside the container (nothing there is success); with
  * `removeFile`, the empty file a device node was mounted on goes too.
  */
-export async function detachMount(pid: number, target: string, opts: { removeFile?: boolean; signal?: AbortSignal | undefined } = {}): Promise<void> {
+export async function detachMount(
+  pid: number,
+  target: string,
+  opts: { removeFile?: boolean; signal?: AbortSignal | undefined } = {},
+): Promise<void> {
   const args = ['detach', String(pid), `/${target.replace(/^\/+/, '')}`, ...(opts.removeFile ? ['remove'] : [])];
   await runCommand(helper(), args, { timeoutMs: 30_000, ...(opts.signal ? { signal: opts.signal } : {}) });
 }

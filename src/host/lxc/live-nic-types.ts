@@ -18,13 +18,36 @@ export interface InsideNic {
   mtu?: number | undefined;
 }
 
-const inNs = (pid: number, ...args: string[]): [string, string[]] => ['nsenter', ['-t', String(pid), '-n', 'ip', ...args]];
-const addrMtu = (nic: InsideNic) => [...(nic.hwaddr ? ['address', nic.hwaddr] : []), ...(nic.mtu !== undefined ? ['mtu', String(nic.mtu)] : [])];
+const inNs = (pid: number, ...args: string[]): [string, string[]] => [
+  'nsenter',
+  ['-t', String(pid), '-n', 'ip', ...args],
+];
+const addrMtu = (nic: InsideNic) => [
+  ...(nic.hwaddr ? ['address', nic.hwaddr] : []),
+  ...(nic.mtu !== undefined ? ['mtu', String(nic.mtu)] : []),
+];
 
 /** A macvlan (bridge mode) on `parent`, made in the network namespace of init `pid` as `name`, up. */
 export function macvlanAttachCommands(pid: number, nic: InsideNic): [string, string[]][] {
   return [
-    ['ip', ['link', 'add', 'link', nic.parent, 'name', nic.name, ...addrMtu(nic), 'netns', String(pid), 'type', 'macvlan', 'mode', 'bridge']],
+    [
+      'ip',
+      [
+        'link',
+        'add',
+        'link',
+        nic.parent,
+        'name',
+        nic.name,
+        ...addrMtu(nic),
+        'netns',
+        String(pid),
+        'type',
+        'macvlan',
+        'mode',
+        'bridge',
+      ],
+    ],
     inNs(pid, 'link', 'set', 'dev', nic.name, 'up'),
   ];
 }
@@ -48,17 +71,35 @@ export interface PhysicalState {
 }
 
 /** The physical interface given back: down, its host name (and MAC and MTU it had) again, moved to the namespace of `hostPid` (svcd's). */
-export function physicalDetachCommands(pid: number, nic: Pick<InsideNic, 'name' | 'parent'>, hostPid: number, was?: PhysicalState): [string, string[]][] {
+export function physicalDetachCommands(
+  pid: number,
+  nic: Pick<InsideNic, 'name' | 'parent'>,
+  hostPid: number,
+  was?: PhysicalState,
+): [string, string[]][] {
   return [
     inNs(pid, 'link', 'set', 'dev', nic.name, 'down'),
-    inNs(pid, 'link', 'set', 'dev', nic.name, 'name', nic.parent, ...(was ? ['address', was.hwaddr, 'mtu', String(was.mtu)] : [])),
+    inNs(
+      pid,
+      'link',
+      'set',
+      'dev',
+      nic.name,
+      'name',
+      nic.parent,
+      ...(was ? ['address', was.hwaddr, 'mtu', String(was.mtu)] : []),
+    ),
     inNs(pid, 'link', 'set', 'dev', nic.parent, 'netns', String(hostPid)),
   ];
 }
 
-const gone = (e: unknown) => e instanceof HostCommandError && /Cannot find device|does not exist|No such device/i.test(e.stderr);
+const gone = (e: unknown) =>
+  e instanceof HostCommandError && /Cannot find device|does not exist|No such device/i.test(e.stderr);
 const run = (cmds: [string, string[]][], signal?: AbortSignal) =>
-  cmds.reduce<Promise<unknown>>((p, [file, args]) => p.then(() => runCommand(file, args, { timeoutMs: 30_000, ...(signal ? { signal } : {}) })), Promise.resolve());
+  cmds.reduce<Promise<unknown>>(
+    (p, [file, args]) => p.then(() => runCommand(file, args, { timeoutMs: 30_000, ...(signal ? { signal } : {}) })),
+    Promise.resolve(),
+  );
 
 /** The interfaces in the network namespace of `pid` (undefined when it is gone). */
 export async function readContainerLinks(pid: number): Promise<Set<string> | undefined> {
@@ -83,15 +124,30 @@ export async function detachMacvlan(pid: number, name: string, signal?: AbortSig
 }
 
 /** A host interface's MAC, MTU and ifindex, read from sysfs (undefined when the host has no such interface). */
-export async function readPhysicalState(name: string, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<PhysicalState | undefined> {
+export async function readPhysicalState(
+  name: string,
+  { sysRoot = '/sys' }: { sysRoot?: string } = {},
+): Promise<PhysicalState | undefined> {
   const dir = path.join(sysRoot, 'class/net', name);
-  const read = (f: string) => readFile(path.join(dir, f), 'utf8').then((t) => t.trim(), () => undefined);
+  const read = (f: string) =>
+    readFile(path.join(dir, f), 'utf8').then(
+      (t) => t.trim(),
+      () => undefined,
+    );
   const [hwaddr, mtu, ifindex] = await Promise.all([read('address'), read('mtu'), read('ifindex')]);
-  return hwaddr === undefined || mtu === undefined ? undefined : { hwaddr, mtu: Number(mtu), ...(ifindex ? { ifindex: Number(ifindex) } : {}) };
+  return hwaddr === undefined || mtu === undefined
+    ? undefined
+    : { hwaddr, mtu: Number(mtu), ...(ifindex ? { ifindex: Number(ifindex) } : {}) };
 }
 
 /** Move host interface `nic.parent` in; returns the MAC and MTU it had, to be put back when it is given back. */
-export async function attachPhysical(pid: number, nic: InsideNic, hostPid: number, signal?: AbortSignal, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<PhysicalState> {
+export async function attachPhysical(
+  pid: number,
+  nic: InsideNic,
+  hostPid: number,
+  signal?: AbortSignal,
+  { sysRoot = '/sys' }: { sysRoot?: string } = {},
+): Promise<PhysicalState> {
   const was = await readPhysicalState(nic.parent, { sysRoot });
   if (!was) throw new Error(`host interface "${nic.parent}" does not exist`);
   const [down, move, ...inside] = physicalAttachCommands(pid, nic);
@@ -116,7 +172,12 @@ export async function attachPhysical(pid: number, nic: InsideNic, hostPid: numbe
  * was, or when another interface has its name. False when it is not on the host (not back yet, or a virtual one
  * deleted with the namespace).
  */
-export async function reclaimPhysical(parent: string, was: PhysicalState, signal?: AbortSignal, { sysRoot = '/sys' }: { sysRoot?: string } = {}): Promise<boolean> {
+export async function reclaimPhysical(
+  parent: string,
+  was: PhysicalState,
+  signal?: AbortSignal,
+  { sysRoot = '/sys' }: { sysRoot?: string } = {},
+): Promise<boolean> {
   if (was.ifindex === undefined) return true;
   const net = path.join(sysRoot, 'class/net');
   let name: string | undefined;
@@ -126,7 +187,8 @@ export async function reclaimPhysical(parent: string, was: PhysicalState, signal
     name = parent;
   } else {
     for (const n of await readdir(net).catch(() => [] as string[]))
-      if (Number((await readFile(path.join(net, n, 'ifindex'), 'utf8').catch(() => '')).trim()) === was.ifindex) name = n;
+      if (Number((await readFile(path.join(net, n, 'ifindex'), 'utf8').catch(() => '')).trim()) === was.ifindex)
+        name = n;
   }
   if (name === undefined) return false;
   // Down for the change (a MAC may not change while up), and up again if it was.
@@ -134,7 +196,20 @@ export async function reclaimPhysical(parent: string, was: PhysicalState, signal
   await run(
     [
       ['ip', ['link', 'set', 'dev', name, 'down']],
-      ['ip', ['link', 'set', 'dev', name, ...(name !== parent ? ['name', parent] : []), 'address', was.hwaddr, 'mtu', String(was.mtu)]],
+      [
+        'ip',
+        [
+          'link',
+          'set',
+          'dev',
+          name,
+          ...(name !== parent ? ['name', parent] : []),
+          'address',
+          was.hwaddr,
+          'mtu',
+          String(was.mtu),
+        ],
+      ],
       ...(up && name === parent ? [['ip', ['link', 'set', 'dev', parent, 'up']] as [string, string[]]] : []),
     ],
     signal,
@@ -143,7 +218,13 @@ export async function reclaimPhysical(parent: string, was: PhysicalState, signal
 }
 
 /** Give a physical interface back to the host (`hostPid`'s namespace); not in the container is success. */
-export async function detachPhysical(pid: number, nic: Pick<InsideNic, 'name' | 'parent'>, hostPid: number, was?: PhysicalState, signal?: AbortSignal): Promise<void> {
+export async function detachPhysical(
+  pid: number,
+  nic: Pick<InsideNic, 'name' | 'parent'>,
+  hostPid: number,
+  was?: PhysicalState,
+  signal?: AbortSignal,
+): Promise<void> {
   const links = await readContainerLinks(pid);
   if (!links?.has(nic.name)) return;
   await run(physicalDetachCommands(pid, nic, hostPid, was), signal);

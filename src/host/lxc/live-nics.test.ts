@@ -6,14 +6,47 @@ import { nicFilterChain, renderNicFilter, renderNicFilterRemoval } from './nic-f
 import { clearNicLimitsCommands, nicIfbOf, nicLimitsCommands } from './nic-limits.ts';
 
 test('live nic: a veth whose peer is made in the container netns with its name, MAC and MTU; the host side on the bridge', () => {
-  assert.deepEqual(attachNicCommands(4242, { hostName: 'veth1', name: 'eth1', parent: 'br0', hwaddr: '00:16:3e:00:00:01', mtu: 1400 }), [
-    ['ip', ['link', 'add', 'veth1', 'mtu', '1400', 'type', 'veth', 'peer', 'name', 'eth1', 'address', '00:16:3e:00:00:01', 'mtu', '1400', 'netns', '4242']],
-    ['ip', ['link', 'set', 'veth1', 'master', 'br0', 'up']],
-    ['nsenter', ['-t', '4242', '-n', 'ip', 'link', 'set', 'eth1', 'up']],
-  ]);
-  assert.deepEqual(attachNicCommands(1, { hostName: 'v', name: 'e', parent: 'b', hwaddr: '00:16:3e:00:00:02' })[0]![1], ['link', 'add', 'v', 'type', 'veth', 'peer', 'name', 'e', 'address', '00:16:3e:00:00:02', 'netns', '1']);
+  assert.deepEqual(
+    attachNicCommands(4242, { hostName: 'veth1', name: 'eth1', parent: 'br0', hwaddr: '00:16:3e:00:00:01', mtu: 1400 }),
+    [
+      [
+        'ip',
+        [
+          'link',
+          'add',
+          'veth1',
+          'mtu',
+          '1400',
+          'type',
+          'veth',
+          'peer',
+          'name',
+          'eth1',
+          'address',
+          '00:16:3e:00:00:01',
+          'mtu',
+          '1400',
+          'netns',
+          '4242',
+        ],
+      ],
+      ['ip', ['link', 'set', 'veth1', 'master', 'br0', 'up']],
+      ['nsenter', ['-t', '4242', '-n', 'ip', 'link', 'set', 'eth1', 'up']],
+    ],
+  );
+  assert.deepEqual(
+    attachNicCommands(1, { hostName: 'v', name: 'e', parent: 'b', hwaddr: '00:16:3e:00:00:02' })[0]![1],
+    ['link', 'add', 'v', 'type', 'veth', 'peer', 'name', 'e', 'address', '00:16:3e:00:00:02', 'netns', '1'],
+  );
   assert.deepEqual(detachNicArgs('veth1'), ['link', 'del', 'veth1']);
-  assert.deepEqual(rejoinBridgeArgs({ hostName: 'veth1', parent: 'br0' }), ['link', 'set', 'veth1', 'master', 'br0', 'up']);
+  assert.deepEqual(rejoinBridgeArgs({ hostName: 'veth1', parent: 'br0' }), [
+    'link',
+    'set',
+    'veth1',
+    'master',
+    'br0',
+    'up',
+  ]);
 });
 
 test('nic routes: via the static address of the route family, on the bridge; none without it', () => {
@@ -21,7 +54,9 @@ test('nic routes: via the static address of the route family, on the bridge; non
     ['-4', 'route', 'replace', '10.9.0.0/24', 'via', '10.1.0.5', 'dev', 'n1'],
     ['-4', 'route', 'replace', '10.8.0.0/16', 'via', '10.1.0.5', 'dev', 'n1'],
   ]);
-  assert.deepEqual(nicRouteArgs('del', ['fd01::/64'], { ipv6: 'fd00::5' }, 'n1'), [['-6', 'route', 'del', 'fd01::/64', 'via', 'fd00::5', 'dev', 'n1']]);
+  assert.deepEqual(nicRouteArgs('del', ['fd01::/64'], { ipv6: 'fd00::5' }, 'n1'), [
+    ['-6', 'route', 'del', 'fd01::/64', 'via', 'fd00::5', 'dev', 'n1'],
+  ]);
   // p2p: no address to route through, straight to the host side.
   assert.deepEqual(nicRouteArgs('replace', ['10.9.0.0/24', 'fd01::/64'], undefined, 'vp2p'), [
     ['-4', 'route', 'replace', '10.9.0.0/24', 'dev', 'vp2p'],
@@ -30,10 +65,33 @@ test('nic routes: via the static address of the route family, on the bridge; non
 });
 
 test('t17 live nic types: p2p veth left alone; macvlan made in the netns; physical moved in and given back', () => {
-  assert.deepEqual(attachNicCommands(7, { hostName: 'vp', name: 'eth1', parent: '', hwaddr: '00:16:3e:00:00:03' })[1], ['ip', ['link', 'set', 'vp', 'up']]);
+  assert.deepEqual(attachNicCommands(7, { hostName: 'vp', name: 'eth1', parent: '', hwaddr: '00:16:3e:00:00:03' })[1], [
+    'ip',
+    ['link', 'set', 'vp', 'up'],
+  ]);
   const nic = { name: 'eth2', parent: 't17a1', hwaddr: '00:16:3e:00:00:04', mtu: 1400 };
   assert.deepEqual(macvlanAttachCommands(7, nic), [
-    ['ip', ['link', 'add', 'link', 't17a1', 'name', 'eth2', 'address', '00:16:3e:00:00:04', 'mtu', '1400', 'netns', '7', 'type', 'macvlan', 'mode', 'bridge']],
+    [
+      'ip',
+      [
+        'link',
+        'add',
+        'link',
+        't17a1',
+        'name',
+        'eth2',
+        'address',
+        '00:16:3e:00:00:04',
+        'mtu',
+        '1400',
+        'netns',
+        '7',
+        'type',
+        'macvlan',
+        'mode',
+        'bridge',
+      ],
+    ],
     ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 'eth2', 'up']],
   ]);
   assert.deepEqual(physicalAttachCommands(7, { ...nic, hwaddr: '', mtu: undefined }), [
@@ -48,7 +106,25 @@ test('t17 live nic types: p2p veth left alone; macvlan made in the netns; physic
     ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 't17a1', 'netns', '99']],
   ]);
   // With what it had before it was moved in: its MAC and MTU put back with its name.
-  assert.deepEqual(physicalDetachCommands(7, nic, 99, { hwaddr: '52:54:00:00:00:01', mtu: 9000 })[1], ['nsenter', ['-t', '7', '-n', 'ip', 'link', 'set', 'dev', 'eth2', 'name', 't17a1', 'address', '52:54:00:00:00:01', 'mtu', '9000']]);
+  assert.deepEqual(physicalDetachCommands(7, nic, 99, { hwaddr: '52:54:00:00:00:01', mtu: 9000 })[1], [
+    'nsenter',
+    [
+      '-t',
+      '7',
+      '-n',
+      'ip',
+      'link',
+      'set',
+      'dev',
+      'eth2',
+      'name',
+      't17a1',
+      'address',
+      '52:54:00:00:00:01',
+      'mtu',
+      '9000',
+    ],
+  ]);
 });
 
 test('nic limits: htb on the veth for ingress, an ifb of its own with htb for egress; cleared first', () => {
@@ -62,7 +138,28 @@ test('nic limits: htb on the veth for ingress, an ifb of its own with htb for eg
     ['tc', 'qdisc', 'add', 'dev', ifb, 'root', 'handle', '1:', 'htb', 'default', '10'],
     ['tc', 'class', 'add', 'dev', ifb, 'parent', '1:', 'classid', '1:10', 'htb', 'rate', '1000000bit'],
     ['tc', 'qdisc', 'add', 'dev', 'veth1', 'handle', 'ffff:', 'ingress'],
-    ['tc', 'filter', 'add', 'dev', 'veth1', 'parent', 'ffff:', 'protocol', 'all', 'u32', 'match', 'u32', '0', '0', 'action', 'mirred', 'egress', 'redirect', 'dev', ifb],
+    [
+      'tc',
+      'filter',
+      'add',
+      'dev',
+      'veth1',
+      'parent',
+      'ffff:',
+      'protocol',
+      'all',
+      'u32',
+      'match',
+      'u32',
+      '0',
+      '0',
+      'action',
+      'mirred',
+      'egress',
+      'redirect',
+      'dev',
+      ifb,
+    ],
   ]);
   assert.deepEqual(nicLimitsCommands('veth1', {}), []);
   assert.deepEqual(clearNicLimitsCommands('veth1'), [

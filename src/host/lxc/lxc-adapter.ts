@@ -4,11 +4,28 @@
  */
 import { readHostLink } from '../devices/read-host-link.ts';
 import { LXC_COMMON_CONF } from './render-config.ts';
-import { containerState, freezeContainer, lxcInfo, startContainer, stopContainer, unfreezeContainer } from './lifecycle.ts';
+import {
+  containerState,
+  freezeContainer,
+  lxcInfo,
+  startContainer,
+  stopContainer,
+  unfreezeContainer,
+} from './lifecycle.ts';
 import { createListeningCache, readHostStates } from './host-states.ts';
 import { applyCgroupSettings, baseAllowedDevices, locateContainerCgroups, setDeviceAccess } from './live-cgroup.ts';
 import { attachMount, detachMount, readContainerMounts } from './live-mounts.ts';
-import { attachMacvlan, attachPhysical, detachMacvlan, detachPhysical, readContainerLinks, readPhysicalState, reclaimPhysical, type InsideNic, type PhysicalState } from './live-nic-types.ts';
+import {
+  attachMacvlan,
+  attachPhysical,
+  detachMacvlan,
+  detachPhysical,
+  readContainerLinks,
+  readPhysicalState,
+  reclaimPhysical,
+  type InsideNic,
+  type PhysicalState,
+} from './live-nic-types.ts';
 import { adoptNic, applyNicRoutes, attachNic, detachNic, readHostVeth, rejoinBridge } from './live-nics.ts';
 import { applyNicFilter } from './nic-filter.ts';
 import { applyNicLimits } from './nic-limits.ts';
@@ -19,14 +36,20 @@ export function createLxcAdapter() {
   const listening = createListeningCache({ ttlMs: 250 });
   return {
     // The listening sockets shared for 250 ms by every state read (a resync reads all of them): host-states.ts.
-    state: async (ref: Parameters<typeof containerState>[0]) => containerState({ ...ref, listening: await listening() }),
+    state: async (ref: Parameters<typeof containerState>[0]) =>
+      containerState({ ...ref, listening: await listening() }),
     start: startContainer,
     stop: stopContainer,
     freeze: freezeContainer,
     unfreeze: unfreezeContainer,
     // Spawn-free where the host's records settle each state (host-states.ts); lxc-info for the others.
     list: (lxcPath: string, signal?: AbortSignal, names?: readonly string[]) =>
-      readHostStates(lxcPath, { lxcInfo: (ref) => lxcInfo({ ...ref, ...(ref.signal ? { signal: ref.signal } : {}) }) }, signal, names),
+      readHostStates(
+        lxcPath,
+        { lxcInfo: (ref) => lxcInfo({ ...ref, ...(ref.signal ? { signal: ref.signal } : {}) }) },
+        signal,
+        names,
+      ),
     removeLeftovers: async (name: string) => void (await removeLeftovers({ name })),
   };
 }
@@ -45,14 +68,21 @@ export function createLxcLiveAdapter() {
     detachNic,
     readHostVeth: (hostName: string) => readHostVeth(hostName),
     rejoinBridge,
-    adoptNic: (pid: number, nic: { hostName: string; name: string }, signal?: AbortSignal) => adoptNic(pid, nic, signal),
+    adoptNic: (pid: number, nic: { hostName: string; name: string }, signal?: AbortSignal) =>
+      adoptNic(pid, nic, signal),
     applyNicLimits,
     applyNicFilter,
     applyNicRoutes,
     attachInsideNic: (pid: number, nic: InsideNic & { nictype: 'macvlan' | 'physical' }, signal?: AbortSignal) =>
       nic.nictype === 'macvlan' ? attachMacvlan(pid, nic, signal) : attachPhysical(pid, nic, process.pid, signal),
-    detachInsideNic: (pid: number, nic: Pick<InsideNic, 'name' | 'parent'> & { nictype: 'macvlan' | 'physical'; was?: PhysicalState | undefined }, signal?: AbortSignal) =>
-      nic.nictype === 'macvlan' ? detachMacvlan(pid, nic.name, signal) : detachPhysical(pid, nic, process.pid, nic.was, signal),
+    detachInsideNic: (
+      pid: number,
+      nic: Pick<InsideNic, 'name' | 'parent'> & { nictype: 'macvlan' | 'physical'; was?: PhysicalState | undefined },
+      signal?: AbortSignal,
+    ) =>
+      nic.nictype === 'macvlan'
+        ? detachMacvlan(pid, nic.name, signal)
+        : detachPhysical(pid, nic, process.pid, nic.was, signal),
     reclaimPhysical: (parent: string, was: PhysicalState, signal?: AbortSignal) => reclaimPhysical(parent, was, signal),
     readPhysical: (name: string) => readPhysicalState(name),
     readContainerLinks,

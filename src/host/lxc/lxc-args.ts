@@ -9,7 +9,8 @@ export interface LxcRef {
 const ref = (r: LxcRef) => ['-n', r.name, '-P', r.lxcPath];
 
 /** An LXC tool's own logging: only errors, into `logFile` (which overrides the container config's level). */
-const errorsOnlyTo = (logFile: string | undefined) => (logFile !== undefined ? ['--logfile', logFile, '--logpriority', 'ERROR'] : []);
+const errorsOnlyTo = (logFile: string | undefined) =>
+  logFile !== undefined ? ['--logfile', logFile, '--logpriority', 'ERROR'] : [];
 
 export const lxcArgs = {
   /** Daemonized start with an explicit config file (`-f`). */
@@ -18,7 +19,12 @@ export const lxcArgs = {
    * Clean shutdown: the halt signal (SIGPWR unless `lxc.signal.halt`) to init, waiting `timeoutSec`;
    * `--nokill` so a timeout is reported (exit 1) instead of silently turning into a kill.
    */
-  shutdown: (r: LxcRef, timeoutSec: number) => [...ref(r), '-t', String(Math.max(1, Math.ceil(timeoutSec))), '--nokill'],
+  shutdown: (r: LxcRef, timeoutSec: number) => [
+    ...ref(r),
+    '-t',
+    String(Math.max(1, Math.ceil(timeoutSec))),
+    '--nokill',
+  ],
   /** SIGKILL to every task of the container. */
   kill: (r: LxcRef) => [...ref(r), '-k'],
   freeze: (r: LxcRef) => ref(r),
@@ -30,7 +36,12 @@ export const lxcArgs = {
    * given. With `logFile` (the container's `lxc.log`) lxc-attach logs only errors there: at the
    * config's level it writes some 37 lines per run.
    */
-  attach: (r: LxcRef, command: readonly string[], env: Readonly<Record<string, string>> = {}, ids: { uid?: number; gid?: number; logFile?: string } = {}) => [
+  attach: (
+    r: LxcRef,
+    command: readonly string[],
+    env: Readonly<Record<string, string>> = {},
+    ids: { uid?: number; gid?: number; logFile?: string } = {},
+  ) => [
     ...ref(r),
     ...errorsOnlyTo(ids.logFile),
     '--clear-env',
@@ -52,7 +63,16 @@ export const lxcArgs = {
 };
 
 /** LXC's container states (`lxc_state_t`). */
-export const LXC_STATES = ['STOPPED', 'STARTING', 'RUNNING', 'STOPPING', 'ABORTING', 'FREEZING', 'FROZEN', 'THAWED'] as const;
+export const LXC_STATES = [
+  'STOPPED',
+  'STARTING',
+  'RUNNING',
+  'STOPPING',
+  'ABORTING',
+  'FREEZING',
+  'FROZEN',
+  'THAWED',
+] as const;
 export type LxcState = (typeof LXC_STATES)[number];
 
 export const isLxcState = (s: string): s is LxcState => (LXC_STATES as readonly string[]).includes(s);

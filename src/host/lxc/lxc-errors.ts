@@ -31,7 +31,9 @@ export class CgroupWriteError extends Error {
 /** The mount helper live device changes go through is not built. */
 export class MountHelperMissingError extends Error {
   constructor(file: string) {
-    super(`the mount helper ${file} is not built (run scripts/install-deps.sh): devices cannot be added to or removed from running containers`);
+    super(
+      `the mount helper ${file} is not built (run scripts/install-deps.sh): devices cannot be added to or removed from running containers`,
+    );
     this.name = 'MountHelperMissingError';
   }
 }

@@ -7,7 +7,9 @@
 import { isLxcState, lxcArgs, type LxcState } from './lxc-args.ts';
 import { streamCommand } from '../exec.ts';
 
-export type LxcMonitorEvent = { type: 'state'; name: string; state: LxcState } | { type: 'exit'; name: string; status: number };
+export type LxcMonitorEvent =
+  | { type: 'state'; name: string; state: LxcState }
+  | { type: 'exit'; name: string; status: number };
 
 /**
  * Parse one lxc-monitor line: `'c1' changed state to [RUNNING]` or `'c1' exited with status [0]`;

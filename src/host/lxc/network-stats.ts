@@ -6,7 +6,15 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseLinkFlags } from './parse-link-flags.ts';
-import { ipv4AddressesByInterface, parseFibTrieLocal, parseIfInet6, parseIpv4Routes, parseNetDev, type NetworkAddress, type NetworkCounters } from './parse-proc-net.ts';
+import {
+  ipv4AddressesByInterface,
+  parseFibTrieLocal,
+  parseIfInet6,
+  parseIpv4Routes,
+  parseNetDev,
+  type NetworkAddress,
+  type NetworkCounters,
+} from './parse-proc-net.ts';
 
 export interface InterfaceState {
   hwaddr?: string;
@@ -29,14 +37,20 @@ export interface NetworkRoots {
   sysRoot?: string;
 }
 
-const read = (file: string) => readFile(file, 'utf8').then((t) => t.trim(), () => undefined);
+const read = (file: string) =>
+  readFile(file, 'utf8').then(
+    (t) => t.trim(),
+    () => undefined,
+  );
 const num = (s: string | undefined) => (s !== undefined && /^\d+$/.test(s) ? Number(s) : undefined);
 
 /** What /sys/class/net/<name> says about an interface (under `sysNet`, a `class/net` directory). */
 async function readInterfaceState(sysNet: string, name: string): Promise<InterfaceState & { peerIndex?: number }> {
   const dir = path.join(sysNet, name);
   const files = ['address', 'mtu', 'operstate', 'type', 'flags', 'iflink', 'ifindex'];
-  const [address, mtu, operstate, type, flags, iflink, ifindex] = await Promise.all(files.map((f) => read(path.join(dir, f))));
+  const [address, mtu, operstate, type, flags, iflink, ifindex] = await Promise.all(
+    files.map((f) => read(path.join(dir, f))),
+  );
   const out: InterfaceState & { peerIndex?: number } = {};
   if (address) out.hwaddr = address;
   if (num(mtu) !== undefined) out.mtu = num(mtu)!;
@@ -87,16 +101,27 @@ export interface NamespaceDirs {
  * if_inet6, fib_trie and route, and each interface's sysfs state. The one reader of the host's own
  * interfaces (host/network/network-host.ts) and of a container's (readNetworkStats below).
  */
-export async function readNamespaceInterfaces(dirs: NamespaceDirs, only?: string): Promise<Map<string, InterfaceStats & { peerIndex?: number }>> {
+export async function readNamespaceInterfaces(
+  dirs: NamespaceDirs,
+  only?: string,
+): Promise<Map<string, InterfaceStats & { peerIndex?: number }>> {
   const [devText, inet6, route, trie] = await Promise.all([
     readFile(path.join(dirs.net, 'dev'), 'utf8'),
     ...['if_inet6', 'route', 'fib_trie'].map((f) => readFile(path.join(dirs.net, f), 'utf8').catch(() => '')),
   ]);
-  const addresses = [...ipv4AddressesByInterface(parseFibTrieLocal(trie!), parseIpv4Routes(route!)), ...parseIfInet6(inet6!)];
+  const addresses = [
+    ...ipv4AddressesByInterface(parseFibTrieLocal(trie!), parseIpv4Routes(route!)),
+    ...parseIfInet6(inet6!),
+  ];
   const wanted = [...parseNetDev(devText!)].filter(([name]) => only === undefined || name === only);
   const states = await Promise.all(wanted.map(([name]) => readInterfaceState(dirs.sysNet, name)));
   // in /proc/net/dev's order
-  return new Map(wanted.map(([name, counters], i) => [name, { ...states[i]!, addresses: addresses.filter((a) => a.iface === name).map((a) => a.address), counters }]));
+  return new Map(
+    wanted.map(([name, counters], i) => [
+      name,
+      { ...states[i]!, addresses: addresses.filter((a) => a.iface === name).map((a) => a.address), counters },
+    ]),
+  );
 }
 
 /** Interfaces of the network namespace of `pid` (a container's init): counters, addresses, state, host peer. */

@@ -53,10 +53,26 @@ export function renderNicFilter(nic: FilteredNic): string {
 export function renderNicFilterRemoval(hostName: string): string {
   const chain = `${NIC_FILTER_TABLE} ${nicFilterChain(hostName)}`;
   const element = `${NIC_FILTER_TABLE} nics { "${hostName}" : jump ${nicFilterChain(hostName)} }`;
-  return [`add table ${NIC_FILTER_TABLE}`, `add map ${NIC_FILTER_TABLE} nics { type ifname : verdict ; }`, `add chain ${chain}`, `add element ${element}`, `delete element ${NIC_FILTER_TABLE} nics { "${hostName}" }`, `delete chain ${chain}`, ''].join('\n');
+  return [
+    `add table ${NIC_FILTER_TABLE}`,
+    `add map ${NIC_FILTER_TABLE} nics { type ifname : verdict ; }`,
+    `add chain ${chain}`,
+    `add element ${element}`,
+    `delete element ${NIC_FILTER_TABLE} nics { "${hostName}" }`,
+    `delete chain ${chain}`,
+    '',
+  ].join('\n');
 }
 
 /** Set (nic) or remove (undefined) the filter of the nic whose host side is `hostName`. */
-export async function applyNicFilter(hostName: string, nic: FilteredNic | undefined, signal?: AbortSignal): Promise<void> {
-  await runCommand('nft', ['-f', '-'], { input: nic ? renderNicFilter(nic) : renderNicFilterRemoval(hostName), timeoutMs: 30_000, ...(signal ? { signal } : {}) });
+export async function applyNicFilter(
+  hostName: string,
+  nic: FilteredNic | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
+  await runCommand('nft', ['-f', '-'], {
+    input: nic ? renderNicFilter(nic) : renderNicFilterRemoval(hostName),
+    timeoutMs: 30_000,
+    ...(signal ? { signal } : {}),
+  });
 }

@@ -34,14 +34,41 @@ export function nicLimitsCommands(dev: string, limits: NicLimits): string[][] {
   if (limits.ingressBits) out.push(...htb(dev, limits.ingressBits));
   if (limits.egressBits) {
     const ifb = nicIfbOf(dev);
-    out.push(['ip', 'link', 'add', ifb, 'type', 'ifb'], ['ip', 'link', 'set', ifb, 'up'], ...htb(ifb, limits.egressBits));
+    out.push(
+      ['ip', 'link', 'add', ifb, 'type', 'ifb'],
+      ['ip', 'link', 'set', ifb, 'up'],
+      ...htb(ifb, limits.egressBits),
+    );
     out.push(['tc', 'qdisc', 'add', 'dev', dev, 'handle', 'ffff:', 'ingress']);
-    out.push(['tc', 'filter', 'add', 'dev', dev, 'parent', 'ffff:', 'protocol', 'all', 'u32', 'match', 'u32', '0', '0', 'action', 'mirred', 'egress', 'redirect', 'dev', ifb]);
+    out.push([
+      'tc',
+      'filter',
+      'add',
+      'dev',
+      dev,
+      'parent',
+      'ffff:',
+      'protocol',
+      'all',
+      'u32',
+      'match',
+      'u32',
+      '0',
+      '0',
+      'action',
+      'mirred',
+      'egress',
+      'redirect',
+      'dev',
+      ifb,
+    ]);
   }
   return out;
 }
 
-const absent = (e: unknown) => e instanceof HostCommandError && /No such file|Cannot find|Invalid handle|No qdisc|handle of zero|does not exist/i.test(e.stderr);
+const absent = (e: unknown) =>
+  e instanceof HostCommandError &&
+  /No such file|Cannot find|Invalid handle|No qdisc|handle of zero|does not exist/i.test(e.stderr);
 
 /** Bring a veth's limits to `limits` (none: svcd's qdiscs and ifb go; a veth that is gone has none). */
 export async function applyNicLimits(dev: string, limits: NicLimits, signal?: AbortSignal): Promise<void> {

@@ -41,7 +41,8 @@ export function cgroupMountsFrom(mounts: readonly MountEntry[]): CgroupMounts {
     else if (m.fsType === 'cgroup') {
       // controllers, and named hierarchies as /proc/<pid>/cgroup spells them (`name=systemd`)
       for (const opt of m.superOptions) {
-        if (opt === 'rw' || opt === 'ro' || (opt.includes('=') && !opt.startsWith('name=')) || out.v1.has(opt)) continue;
+        if (opt === 'rw' || opt === 'ro' || (opt.includes('=') && !opt.startsWith('name=')) || out.v1.has(opt))
+          continue;
         out.v1.set(opt, at);
       }
     }

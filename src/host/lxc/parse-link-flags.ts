@@ -20,6 +20,13 @@ export function parseLinkFlags(text: string): LinkFlagsView | undefined {
   const t = text.trim();
   if (!/^(0x)?[0-9a-f]+$/i.test(t)) return undefined;
   const flags = parseInt(t, 16);
-  const type = flags & IFF_LOOPBACK ? 'loopback' : flags & IFF_POINTOPOINT ? 'point-to-point' : flags & IFF_BROADCAST ? 'broadcast' : 'unknown';
+  const type =
+    flags & IFF_LOOPBACK
+      ? 'loopback'
+      : flags & IFF_POINTOPOINT
+        ? 'point-to-point'
+        : flags & IFF_BROADCAST
+          ? 'broadcast'
+          : 'unknown';
   return { state: flags & IFF_UP ? 'up' : 'down', type };
 }

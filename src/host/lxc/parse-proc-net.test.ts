@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatIpv6, ipv4AddressesByInterface, parseFibTrieLocal, parseIfInet6, parseIpv4Routes, parseNetDev } from './parse-proc-net.ts';
+import {
+  formatIpv6,
+  ipv4AddressesByInterface,
+  parseFibTrieLocal,
+  parseIfInet6,
+  parseIpv4Routes,
+  parseNetDev,
+} from './parse-proc-net.ts';
 
 const NET_DEV = `Inter-|   Receive                                                |  Transmit
  face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
@@ -62,11 +69,19 @@ describe('proc net parsers', () => {
   });
 
   it('reads /proc/net/if_inet6', () => {
-    assert.deepEqual(parseIfInet6('00000000000000000000000000000001 01 80 10 80       lo\nfe80000000000000001122fffe334455 02 40 20 c0     eth7\n20010db8000000000000000000000005 02 40 00 00 eth7\n'), [
-      { iface: 'lo', address: { family: 'inet6', address: '::1', netmask: '128', scope: 'local' } },
-      { iface: 'eth7', address: { family: 'inet6', address: 'fe80::11:22ff:fe33:4455', netmask: '64', scope: 'link' } },
-      { iface: 'eth7', address: { family: 'inet6', address: '2001:db8::5', netmask: '64', scope: 'global' } },
-    ]);
+    assert.deepEqual(
+      parseIfInet6(
+        '00000000000000000000000000000001 01 80 10 80       lo\nfe80000000000000001122fffe334455 02 40 20 c0     eth7\n20010db8000000000000000000000005 02 40 00 00 eth7\n',
+      ),
+      [
+        { iface: 'lo', address: { family: 'inet6', address: '::1', netmask: '128', scope: 'local' } },
+        {
+          iface: 'eth7',
+          address: { family: 'inet6', address: 'fe80::11:22ff:fe33:4455', netmask: '64', scope: 'link' },
+        },
+        { iface: 'eth7', address: { family: 'inet6', address: '2001:db8::5', netmask: '64', scope: 'global' } },
+      ],
+    );
   });
 
   it('maps fib_trie local addresses to interfaces through the route table', () => {

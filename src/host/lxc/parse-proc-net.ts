@@ -67,7 +67,10 @@ export function parseIfInet6(text: string): Array<{ iface: string; address: Netw
     if (f.length < 6 || !/^[0-9a-fA-F]{32}$/.test(f[0]!)) continue;
     const scopeBits = parseInt(f[3]!, 16);
     const scope = scopeBits === 0x20 ? 'link' : scopeBits === 0x10 ? 'local' : 'global';
-    out.push({ iface: f[5]!, address: { family: 'inet6', address: formatIpv6(f[0]!), netmask: String(parseInt(f[2]!, 16)), scope } });
+    out.push({
+      iface: f[5]!,
+      address: { family: 'inet6', address: formatIpv6(f[0]!), netmask: String(parseInt(f[2]!, 16)), scope },
+    });
   }
   return out;
 }
@@ -119,7 +122,10 @@ export function parseFibTrieLocal(text: string): string[] {
  * (longest prefix; the default route is ignored), loopback addresses to `lo`. Addresses no route
  * explains (a /32 without a route) are left out: this is best effort without netlink.
  */
-export function ipv4AddressesByInterface(localAddresses: readonly string[], routes: readonly Ipv4Route[]): Array<{ iface: string; address: NetworkAddress }> {
+export function ipv4AddressesByInterface(
+  localAddresses: readonly string[],
+  routes: readonly Ipv4Route[],
+): Array<{ iface: string; address: NetworkAddress }> {
   const out: Array<{ iface: string; address: NetworkAddress }> = [];
   for (const a of localAddresses) {
     const n = ipv4ToNumber(a);
@@ -127,9 +133,19 @@ export function ipv4AddressesByInterface(localAddresses: readonly string[], rout
       out.push({ iface: 'lo', address: { family: 'inet', address: a, netmask: '8', scope: 'local' } });
       continue;
     }
-    const best = routes.filter((r) => r.mask !== 0 && ((n & r.mask) >>> 0) === r.destination).sort((x, y) => popcount(y.mask) - popcount(x.mask))[0];
+    const best = routes
+      .filter((r) => r.mask !== 0 && (n & r.mask) >>> 0 === r.destination)
+      .sort((x, y) => popcount(y.mask) - popcount(x.mask))[0];
     if (!best) continue;
-    out.push({ iface: best.iface, address: { family: 'inet', address: a, netmask: String(popcount(best.mask)), scope: a.startsWith('169.254.') ? 'link' : 'global' } });
+    out.push({
+      iface: best.iface,
+      address: {
+        family: 'inet',
+        address: a,
+        netmask: String(popcount(best.mask)),
+        scope: a.startsWith('169.254.') ? 'link' : 'global',
+      },
+    });
   }
   return out;
 }

@@ -14,7 +14,14 @@ after(async () => {
 test('removes the container cgroup dirs (children first) in every hierarchy, reports busy ones', async () => {
   const r = await mkdtemp(path.join(os.tmpdir(), 'svcd-leftovers-'));
   roots.push(r);
-  for (const d of ['memory/lxc.monitor.c1', 'memory/lxc.payload.c1/init.scope', 'systemd/lxc.monitor.c1', 'unified/lxc.payload.c1', 'memory/lxc.payload.c10', 'pids/lxc.payload.c1']) {
+  for (const d of [
+    'memory/lxc.monitor.c1',
+    'memory/lxc.payload.c1/init.scope',
+    'systemd/lxc.monitor.c1',
+    'unified/lxc.payload.c1',
+    'memory/lxc.payload.c10',
+    'pids/lxc.payload.c1',
+  ]) {
     await mkdir(path.join(r, d), { recursive: true });
   }
   await writeFile(path.join(r, 'pids/lxc.payload.c1/not-a-cgroup'), '');

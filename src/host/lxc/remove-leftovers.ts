@@ -29,7 +29,8 @@ async function rmdirTree(dir: string, removed: string[]): Promise<void> {
 
 /** Remove the container's leftover cgroup directories (call only when it is STOPPED). */
 export async function removeLeftovers(input: RemoveLeftoversInput): Promise<{ removed: string[]; busy: string[] }> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(input.name)) throw new Error(`refusing to look for cgroups of ${JSON.stringify(input.name)}`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(input.name))
+    throw new Error(`refusing to look for cgroups of ${JSON.stringify(input.name)}`);
   const mounts = cgroupMountsFrom(input.mounts ?? (await readMounts()));
   const roots = new Set([...mounts.v1.values(), ...(mounts.v2 ? [mounts.v2] : [])].map((m) => m.mountPoint));
   const removed: string[] = [];

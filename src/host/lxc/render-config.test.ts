@@ -74,7 +74,7 @@ test('golden: limits, kernel limits, environment, seccomp and logs on cgroup v1'
     ...PRIVILEGED,
     limits: LIMITS,
     prlimits: { nproc: 'unlimited', nofile: '1024:4096' },
-    environment: { PATH: '/bin:/sbin', LANG: 'C.UTF-8', 'X_EQ': 'a=b c' },
+    environment: { PATH: '/bin:/sbin', LANG: 'C.UTF-8', X_EQ: 'a=b c' },
     seccompProfile: '/var/lib/svcd/security/seccomp/c1',
     consoleLogFile: '/var/log/svcd/c1/console.log',
     logFile: '/var/log/svcd/c1/lxc.log',
@@ -118,9 +118,17 @@ lxc.environment = X_EQ=a=b c
 });
 
 test('golden: the same limits on cgroup v2', () => {
-  const text = renderLxcConfig({ ...PRIVILEGED, cgroupVersion: 2, limits: LIMITS, unixDevices: [{ type: 'block', source: '/dev/loop7', target: '/dev/loop7', major: 7, minor: 7 }] });
+  const text = renderLxcConfig({
+    ...PRIVILEGED,
+    cgroupVersion: 2,
+    limits: LIMITS,
+    unixDevices: [{ type: 'block', source: '/dev/loop7', target: '/dev/loop7', major: 7, minor: 7 }],
+  });
   assert.equal(
-    text.split('\n').filter((l) => l.includes('cgroup')).join('\n'),
+    text
+      .split('\n')
+      .filter((l) => l.includes('cgroup'))
+      .join('\n'),
     `lxc.cgroup2.cpuset.cpus = 0-1,3
 lxc.cgroup2.memory.max = 268435456
 lxc.cgroup2.memory.swap.max = 0
@@ -185,7 +193,15 @@ test('golden: an idmapped volume bind in an unprivileged container (idmap=contai
     idmap: { uid: [{ nsid: 0, hostid: 1000000, count: 65536 }], gid: [{ nsid: 0, hostid: 1000000, count: 65536 }] },
     idmappedRootfs: true,
     disks: [
-      { source: '/var/lib/svcd/storage-pools/default/custom/6f0c', target: '/mnt/data', kind: 'dir', idmap: true, readonly: true, recursive: true, propagation: 'rslave' },
+      {
+        source: '/var/lib/svcd/storage-pools/default/custom/6f0c',
+        target: '/mnt/data',
+        kind: 'dir',
+        idmap: true,
+        readonly: true,
+        recursive: true,
+        propagation: 'rslave',
+      },
       { source: '/srv/plain', target: '/mnt/plain', kind: 'dir' },
     ],
   };
@@ -201,17 +217,29 @@ test('golden: an idmapped volume bind in an unprivileged container (idmap=contai
 });
 
 test('refuses what would break the config or the container', () => {
-  assert.throws(() => renderLxcConfig({ ...PRIVILEGED, environment: { A: 'x\nlxc.hook.pre-start = /bin/evil' } }), /line break/);
+  assert.throws(
+    () => renderLxcConfig({ ...PRIVILEGED, environment: { A: 'x\nlxc.hook.pre-start = /bin/evil' } }),
+    /line break/,
+  );
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, hostname: 'a\rb' }), /line break/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, environment: { 'A=B': 'x' } }), /contains "="/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, privileged: false }), /needs a uid and a gid map/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, idmappedRootfs: true }), /needs an unprivileged container/);
-  assert.throws(() => renderLxcConfig({ ...PRIVILEGED, disks: [{ source: '/a', target: '/a', kind: 'dir', idmap: true }] }), /idmapped mount needs an unprivileged container/);
+  assert.throws(
+    () => renderLxcConfig({ ...PRIVILEGED, disks: [{ source: '/a', target: '/a', kind: 'dir', idmap: true }] }),
+    /idmapped mount needs an unprivileged container/,
+  );
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, prlimits: { nofile: 'lots' } }), /SOFT:HARD/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, prlimits: { 'no file': '1' } }), /not a resource name/);
   assert.throws(() => renderLxcConfig({ ...PRIVILEGED, limits: { cpuset: '0;1' } }), /not a CPU list/);
-  assert.throws(() => renderLxcConfig({ ...PRIVILEGED, disks: [{ source: '/a', target: '/../etc', kind: 'dir' }] }), /without ".."/);
-  assert.throws(() => renderLxcConfig({ ...PRIVILEGED, disks: [{ source: '/a', target: '/', kind: 'dir' }] }), /below \//);
+  assert.throws(
+    () => renderLxcConfig({ ...PRIVILEGED, disks: [{ source: '/a', target: '/../etc', kind: 'dir' }] }),
+    /without ".."/,
+  );
+  assert.throws(
+    () => renderLxcConfig({ ...PRIVILEGED, disks: [{ source: '/a', target: '/', kind: 'dir' }] }),
+    /below \//,
+  );
 });
 
 test('fstab escaping', () => {
@@ -234,7 +262,10 @@ test('golden t17: p2p veth (no link), macvlan in bridge mode, phys', () => {
     ],
   });
   assert.equal(
-    text.split('\n').filter((l) => l.startsWith('lxc.net.')).join('\n'),
+    text
+      .split('\n')
+      .filter((l) => l.startsWith('lxc.net.'))
+      .join('\n'),
     `lxc.net.0.type = veth
 lxc.net.0.name = eth0
 lxc.net.0.hwaddr = 00:16:3e:00:00:01
@@ -253,7 +284,10 @@ lxc.net.2.name = eth2
 lxc.net.2.mtu = 1450
 lxc.net.2.flags = up`,
   );
-  assert.throws(() => renderLxcConfig({ ...PRIVILEGED, nics: [{ type: 'phys', name: 'eth0', parent: '' }] }), /phys nic needs a host interface/);
+  assert.throws(
+    () => renderLxcConfig({ ...PRIVILEGED, nics: [{ type: 'phys', name: 'eth0', parent: '' }] }),
+    /phys nic needs a host interface/,
+  );
 });
 
 test('more mount hooks (nvidia.runtime) come after the lxcfs line, so clearing that one keeps them', () => {

@@ -8,7 +8,8 @@ export const LXC_USERNS_CONF = '/usr/share/lxc/config/userns.conf';
 /** One `key = value` line; refuses values that would break out of the line (config injection). */
 function line(key: string, value: string | number): string {
   const v = String(value);
-  if (/[\r\n\0]/.test(v)) throw new Error(`LXC config value for ${key} contains a line break or NUL: ${JSON.stringify(v)}`);
+  if (/[\r\n\0]/.test(v))
+    throw new Error(`LXC config value for ${key} contains a line break or NUL: ${JSON.stringify(v)}`);
   return `${key} = ${v}`;
 }
 
@@ -19,7 +20,8 @@ export function escapeFstabField(p: string): string {
 
 function relTarget(target: string): string {
   const rel = target.replace(/^\/+/, '');
-  if (rel === '' || rel.split('/').includes('..')) throw new Error(`mount target ${JSON.stringify(target)} must be an absolute path below / without ".."`);
+  if (rel === '' || rel.split('/').includes('..'))
+    throw new Error(`mount target ${JSON.stringify(target)} must be an absolute path below / without ".."`);
   return rel;
 }
 
@@ -28,15 +30,18 @@ function cgroupLines(version: CgroupVersion, limits: LxcLimits | undefined): str
   const key = (v1: string, v2: string) => (version === 1 ? `lxc.cgroup.${v1}` : `lxc.cgroup2.${v2}`);
   const out: string[] = [];
   if (limits.cpuset !== undefined) {
-    if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(limits.cpuset)) throw new Error(`cpuset ${JSON.stringify(limits.cpuset)} is not a CPU list`);
+    if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(limits.cpuset))
+      throw new Error(`cpuset ${JSON.stringify(limits.cpuset)} is not a CPU list`);
     out.push(line(key(CGROUP_V1.cpus, CGROUP_V2.cpus), limits.cpuset));
   }
-  if (limits.memoryBytes !== undefined) out.push(line(key(CGROUP_V1.memoryLimit, CGROUP_V2.memoryLimit), limits.memoryBytes));
+  if (limits.memoryBytes !== undefined)
+    out.push(line(key(CGROUP_V1.memoryLimit, CGROUP_V2.memoryLimit), limits.memoryBytes));
   if (limits.swap === false) {
     if (version === 2) out.push(line(`lxc.cgroup2.${CGROUP_V2.swapLimit}`, 0));
     else {
       // memsw caps memory+swap, so equal to the memory limit means no swap; it must follow limit_in_bytes.
-      if (limits.swapAccounting && limits.memoryBytes !== undefined) out.push(line(`lxc.cgroup.${CGROUP_V1.memswLimit}`, limits.memoryBytes));
+      if (limits.swapAccounting && limits.memoryBytes !== undefined)
+        out.push(line(`lxc.cgroup.${CGROUP_V1.memswLimit}`, limits.memoryBytes));
       out.push(line(`lxc.cgroup.${CGROUP_V1.swappiness}`, 0));
     }
   }
@@ -63,8 +68,18 @@ function nicLines(nics: readonly LxcNic[]): string[] {
 }
 
 function diskLine(d: LxcDiskMount): string {
-  const opts = [d.recursive ? 'rbind' : 'bind', `create=${d.kind}`, ...(d.readonly ? ['ro'] : []), ...(d.propagation ? [d.propagation] : []), ...(d.optional ? ['optional'] : []), ...(d.idmap ? ['idmap=container'] : [])];
-  return line('lxc.mount.entry', `${escapeFstabField(d.source)} ${escapeFstabField(relTarget(d.target))} none ${opts.join(',')} 0 0`);
+  const opts = [
+    d.recursive ? 'rbind' : 'bind',
+    `create=${d.kind}`,
+    ...(d.readonly ? ['ro'] : []),
+    ...(d.propagation ? [d.propagation] : []),
+    ...(d.optional ? ['optional'] : []),
+    ...(d.idmap ? ['idmap=container'] : []),
+  ];
+  return line(
+    'lxc.mount.entry',
+    `${escapeFstabField(d.source)} ${escapeFstabField(relTarget(d.target))} none ${opts.join(',')} 0 0`,
+  );
 }
 
 function unixDeviceLines(version: CgroupVersion, devices: readonly LxcUnixDevice[]): string[] {
@@ -72,7 +87,10 @@ function unixDeviceLines(version: CgroupVersion, devices: readonly LxcUnixDevice
   return devices.flatMap((d) => {
     const opts = ['bind', 'create=file', ...(d.optional ? ['optional'] : [])];
     return [
-      line('lxc.mount.entry', `${escapeFstabField(d.source)} ${escapeFstabField(relTarget(d.target))} none ${opts.join(',')} 0 0`),
+      line(
+        'lxc.mount.entry',
+        `${escapeFstabField(d.source)} ${escapeFstabField(relTarget(d.target))} none ${opts.join(',')} 0 0`,
+      ),
       line(allow, `${d.type === 'char' ? 'c' : 'b'} ${d.major}:${d.minor} rwm`),
     ];
   });
@@ -80,7 +98,8 @@ function unixDeviceLines(version: CgroupVersion, devices: readonly LxcUnixDevice
 
 const depth = (p: string) => p.split('/').filter(Boolean).length;
 const norm = (p: string) => p.replace(/^\/+/, '');
-const byKey = <T>(r: Record<string, T> | undefined) => Object.entries(r ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+const byKey = <T>(r: Record<string, T> | undefined) =>
+  Object.entries(r ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /**
  * The text of an LXC config file for `spec`. Pure: every host fact (cgroup version, AppArmor, swap
@@ -92,8 +111,12 @@ export function renderLxcConfig(spec: LxcSpec): string {
     throw new Error('an unprivileged container needs a uid and a gid map');
   }
   if (spec.privileged && spec.idmappedRootfs) throw new Error('an idmapped rootfs needs an unprivileged container');
-  if (spec.privileged && spec.disks?.some((d) => d.idmap)) throw new Error('an idmapped mount needs an unprivileged container');
-  const out: string[] = ['# Generated by svcd; rewritten at every start, do not edit.', line('lxc.include', LXC_COMMON_CONF)];
+  if (spec.privileged && spec.disks?.some((d) => d.idmap))
+    throw new Error('an idmapped mount needs an unprivileged container');
+  const out: string[] = [
+    '# Generated by svcd; rewritten at every start, do not edit.',
+    line('lxc.include', LXC_COMMON_CONF),
+  ];
   // common.conf pulls in lxcfs's post-stop hook, which only sleeps 0.5 s (for LXC's in-place reboot,
   // which svcd never uses: a restart is a stop and a start). Without this line every stop takes 0.5 s more.
   out.push('lxc.hook.post-stop =');
@@ -116,19 +139,30 @@ export function renderLxcConfig(spec: LxcSpec): string {
   if (spec.logFile) out.push(line('lxc.log.file', spec.logFile), line('lxc.log.level', spec.logLevel ?? 'INFO'));
   // The console log is capped so a chatty console cannot fill the disk: at 128 KiB (auto) LXC
   // renames it to <file>.1 (replacing the previous one) and starts a new one.
-  if (spec.consoleLogFile) out.push(line('lxc.console.logfile', spec.consoleLogFile), line('lxc.console.size', 'auto'), line('lxc.console.rotate', 1));
+  if (spec.consoleLogFile)
+    out.push(
+      line('lxc.console.logfile', spec.consoleLogFile),
+      line('lxc.console.size', 'auto'),
+      line('lxc.console.rotate', 1),
+    );
   out.push(...cgroupLines(spec.cgroupVersion, spec.limits));
   for (const [name, value] of byKey(spec.prlimits)) {
     if (!/^[a-z]+$/.test(name)) throw new Error(`kernel limit name ${JSON.stringify(name)} is not a resource name`);
-    if (!/^(unlimited|\d+)(:(unlimited|\d+))?$/.test(value)) throw new Error(`kernel limit ${name}=${JSON.stringify(value)} must be N, unlimited or SOFT:HARD`);
+    if (!/^(unlimited|\d+)(:(unlimited|\d+))?$/.test(value))
+      throw new Error(`kernel limit ${name}=${JSON.stringify(value)} must be N, unlimited or SOFT:HARD`);
     out.push(line(`lxc.prlimit.${name}`, value));
   }
   for (const [k, v] of byKey(spec.environment)) {
-    if (k === '' || k.includes('=')) throw new Error(`environment variable name ${JSON.stringify(k)} is empty or contains "="`);
+    if (k === '' || k.includes('='))
+      throw new Error(`environment variable name ${JSON.stringify(k)} is empty or contains "="`);
     out.push(line('lxc.environment', `${k}=${v}`));
   }
   out.push(...nicLines(spec.nics ?? []));
-  const disks = [...(spec.disks ?? [])].sort((a, b) => depth(a.target) - depth(b.target) || (norm(a.target) < norm(b.target) ? -1 : norm(a.target) > norm(b.target) ? 1 : 0));
+  const disks = [...(spec.disks ?? [])].sort(
+    (a, b) =>
+      depth(a.target) - depth(b.target) ||
+      (norm(a.target) < norm(b.target) ? -1 : norm(a.target) > norm(b.target) ? 1 : 0),
+  );
   out.push(...disks.map(diskLine));
   out.push(...unixDeviceLines(spec.cgroupVersion, spec.unixDevices ?? []));
   return `${out.join('\n')}\n`;

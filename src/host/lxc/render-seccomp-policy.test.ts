@@ -50,18 +50,38 @@ stub_x32_rt_sigreturn errno 38
 
 test('deny lines without the defaults get their own [all] section; nothing at all → no policy', () => {
   assert.equal(
-    renderSeccompPolicy(seccompConfigFromKeys({ 'security.syscalls.blacklist_default': 'false', 'security.syscalls.blacklist': 'ptrace errno 1' })),
+    renderSeccompPolicy(
+      seccompConfigFromKeys({
+        'security.syscalls.blacklist_default': 'false',
+        'security.syscalls.blacklist': 'ptrace errno 1',
+      }),
+    ),
     '2\ndenylist\n[all]\nptrace errno 1\n',
   );
-  assert.equal(renderSeccompPolicy(seccompConfigFromKeys({ 'security.syscalls.blacklist_default': 'false' })), undefined);
+  assert.equal(
+    renderSeccompPolicy(seccompConfigFromKeys({ 'security.syscalls.blacklist_default': 'false' })),
+    undefined,
+  );
 });
 
 test('allowlist excludes every deny setting (the implicit deny_default is dropped)', () => {
-  assert.equal(renderSeccompPolicy(seccompConfigFromKeys({ 'security.syscalls.whitelist': 'read\nwrite\nexit_group' })), '2\nallowlist\n[all]\nread\nwrite\nexit_group\n');
+  assert.equal(
+    renderSeccompPolicy(seccompConfigFromKeys({ 'security.syscalls.whitelist': 'read\nwrite\nexit_group' })),
+    '2\nallowlist\n[all]\nread\nwrite\nexit_group\n',
+  );
   assert.throws(
-    () => renderSeccompPolicy(seccompConfigFromKeys({ 'security.syscalls.whitelist': 'read', 'security.syscalls.blacklist': 'mount' })),
+    () =>
+      renderSeccompPolicy(
+        seccompConfigFromKeys({ 'security.syscalls.whitelist': 'read', 'security.syscalls.blacklist': 'mount' }),
+      ),
     /cannot be combined/,
   );
-  assert.throws(() => renderSeccompPolicy({ denyDefault: false, denyCompat: true, deny: [], allow: [] }), /needs the container architecture/);
-  assert.throws(() => renderSeccompPolicy({ denyDefault: true, denyCompat: false, deny: ['a\rb'], allow: [] }), /line break/);
+  assert.throws(
+    () => renderSeccompPolicy({ denyDefault: false, denyCompat: true, deny: [], allow: [] }),
+    /needs the container architecture/,
+  );
+  assert.throws(
+    () => renderSeccompPolicy({ denyDefault: true, denyCompat: false, deny: ['a\rb'], allow: [] }),
+    /line break/,
+  );
 });

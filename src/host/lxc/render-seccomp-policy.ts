@@ -69,7 +69,10 @@ const lines = (v: string | undefined) =>
 const isTrue = (v: string | undefined) => parseBool(v);
 
 /** The seccomp settings of an expanded instance config (LXD key names and defaults). */
-export function seccompConfigFromKeys(config: Readonly<Record<string, string | undefined>>, architecture?: string): SeccompConfig {
+export function seccompConfigFromKeys(
+  config: Readonly<Record<string, string | undefined>>,
+  architecture?: string,
+): SeccompConfig {
   const denyDefault = config['security.syscalls.blacklist_default'];
   return {
     denyDefault: denyDefault === undefined || denyDefault === '' || isTrue(denyDefault),
@@ -91,7 +94,9 @@ export function renderSeccompPolicy(config: SeccompConfig): string | undefined {
   }
   if (config.allow.length > 0) {
     if (config.deny.length > 0 || config.denyCompat) {
-      throw new Error('security.syscalls.whitelist cannot be combined with security.syscalls.blacklist or blacklist_compat');
+      throw new Error(
+        'security.syscalls.whitelist cannot be combined with security.syscalls.blacklist or blacklist_compat',
+      );
     }
     return `2\nallowlist\n[all]\n${config.allow.join('\n')}\n`;
   }

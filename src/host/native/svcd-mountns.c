@@ -47,8 +47,9 @@ static int die(const char *step, const char *what) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: svcd-mountns attach <pid> <source> <target> <dir|file> [ro] [recursive] [idmap] [propagation=<p>]\n"
-                  "       svcd-mountns detach <pid> <target> [remove]\n");
+  fprintf(stderr,
+          "usage: svcd-mountns attach <pid> <source> <target> <dir|file> [ro] [recursive] [idmap] [propagation=<p>]\n"
+          "       svcd-mountns detach <pid> <target> [remove]\n");
   return 2;
 }
 
@@ -120,8 +121,10 @@ static int is_mount_point(const char *target) {
   if (strcmp(target, "/") == 0) return 1;
   strcpy(parent, target);
   char *slash = strrchr(parent, '/');
-  if (slash == parent) parent[1] = 0;
-  else *slash = 0;
+  if (slash == parent)
+    parent[1] = 0;
+  else
+    *slash = 0;
   if (syscall(SYS_statx, AT_FDCWD, parent, AT_NO_AUTOMOUNT, STATX_MNT_ID, &b) < 0) return 0;
   return a.stx_mnt_id != b.stx_mnt_id;
 }
@@ -142,17 +145,22 @@ static int attach(int argc, char **argv) {
   int ro = 0, recursive = 0, idmap = 0;
   uint64_t propagation = 0;
   for (int i = 6; i < argc; i++) {
-    if (strcmp(argv[i], "ro") == 0) ro = 1;
-    else if (strcmp(argv[i], "recursive") == 0) recursive = 1;
-    else if (strcmp(argv[i], "idmap") == 0) idmap = 1;
+    if (strcmp(argv[i], "ro") == 0)
+      ro = 1;
+    else if (strcmp(argv[i], "recursive") == 0)
+      recursive = 1;
+    else if (strcmp(argv[i], "idmap") == 0)
+      idmap = 1;
     else if (strncmp(argv[i], "propagation=", 12) == 0) {
       propagation = propagation_of(argv[i] + 12);
       if (!propagation) return usage();
-    } else return usage();
+    } else
+      return usage();
   }
   if (target[0] != '/') return usage();
 
-  int tree = (int)syscall(SYS_open_tree, AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+  int tree = (int)syscall(SYS_open_tree, AT_FDCWD, source,
+                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
   if (tree < 0) return die("open_tree", source);
   struct mount_attr attr;
   memset(&attr, 0, sizeof attr);
@@ -170,7 +178,8 @@ static int attach(int argc, char **argv) {
 
   if (enter(pid)) return 1;
   if (make_target(target, dir)) return 1;
-  if (syscall(SYS_move_mount, tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0) return die("move_mount", target);
+  if (syscall(SYS_move_mount, tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    return die("move_mount", target);
   return 0;
 }
 
@@ -185,7 +194,8 @@ static int detach(int argc, char **argv) {
   }
   /* The empty file made to mount a device node on: it goes with the device. */
   struct stat st;
-  if (argc == 5 && lstat(target, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 && unlink(target) < 0) return die("unlink", target);
+  if (argc == 5 && lstat(target, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 && unlink(target) < 0)
+    return die("unlink", target);
   return 0;
 }
 

@@ -23,7 +23,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static int send_with_credentials(int fd, const struct sockaddr_un *addr, socklen_t addrlen, const char *msg, pid_t pid) {
+static int send_with_credentials(int fd, const struct sockaddr_un *addr, socklen_t addrlen, const char *msg,
+                                 pid_t pid) {
   struct iovec iov = {.iov_base = (void *)msg, .iov_len = strlen(msg)};
   union {
     char buf[CMSG_SPACE(sizeof(struct ucred))];

@@ -72,8 +72,8 @@
  * cat, bench/proxy-bench.ts's sink) went at about 2,050 MiB/s spliced through 512 KiB pipes and about
  * 2,600-3,000 MiB/s copied through 1 MiB buffers, for the same CPU time in the forwarder (likely because the
  * reader then receives a few large socket buffers, not one per spliced page; not verified). Smaller buffers
- * cost more system calls (64 KiB: about 1,650 MiB/s). The buffer is mapped on a direction's first bytes and only its touched
- * pages count: a request of a few KiB uses a page or two.
+ * cost more system calls (64 KiB: about 1,650 MiB/s). The buffer is mapped on a direction's first bytes and only its
+ * touched pages count: a request of a few KiB uses a page or two.
  */
 #define BUF_SIZE (1024 * 1024)
 #define UDP_IDLE_SEC 60
@@ -111,7 +111,9 @@ struct addr {
   socklen_t len;
 };
 
-struct tag { enum kind kind; };
+struct tag {
+  enum kind kind;
+};
 
 struct listener {
   struct tag t;
@@ -128,7 +130,7 @@ struct side {
 /* Direction d moves bytes read from fd[d] through buffer d to fd[1-d]. fd[0] is the client, fd[1] upstream. */
 struct conn {
   int fd[2];
-  char *buf[2];             /* direction d's buffer (BUF_SIZE, mapped on first use), or NULL */
+  char *buf[2];              /* direction d's buffer (BUF_SIZE, mapped on first use), or NULL */
   size_t off[2], pending[2]; /* its unsent bytes: pending of them, from off */
   int eof[2], shut[2], gone[2];
   int connecting, closed;
@@ -162,7 +164,7 @@ struct proxy {
   struct flow *flows;
   struct conn *dead;
   struct conn *dialing; /* connections whose upstream connect is under way (see CONNECT_RETRY_MS) */
-  int listen_mnt; /* where the unix listen path lives, for its removal at exit; -1 if none */
+  int listen_mnt;       /* where the unix listen path lives, for its removal at exit; -1 if none */
 };
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -219,17 +221,22 @@ static void parse_ports(struct endpoint *ep, const char *spec, const char *arg) 
 
 static void parse_endpoint(struct endpoint *ep, const char *arg) {
   const char *rest;
-  if (!strncmp(arg, "tcp:", 4)) ep->proto = P_TCP, rest = arg + 4;
-  else if (!strncmp(arg, "udp:", 4)) ep->proto = P_UDP, rest = arg + 4;
-  else if (!strncmp(arg, "unix:", 5)) ep->proto = P_UNIX, rest = arg + 5;
-  else fail("%s: address must start with tcp:, udp: or unix:", arg);
+  if (!strncmp(arg, "tcp:", 4))
+    ep->proto = P_TCP, rest = arg + 4;
+  else if (!strncmp(arg, "udp:", 4))
+    ep->proto = P_UDP, rest = arg + 4;
+  else if (!strncmp(arg, "unix:", 5))
+    ep->proto = P_UNIX, rest = arg + 5;
+  else
+    fail("%s: address must start with tcp:, udp: or unix:", arg);
   if (ep->proto == P_UNIX) {
     ep->family = AF_UNIX;
     ep->abstract = rest[0] == '@';
     if (rest[0] != '/' && !ep->abstract) fail("%s: a unix address is an absolute path or @name", arg);
     const char *name = ep->abstract ? rest + 1 : rest;
     ep->pathlen = strlen(name);
-    if (ep->pathlen == 0 || ep->pathlen >= sizeof ep->path) fail("%s: unix name empty or longer than %zu", arg, sizeof ep->path - 1);
+    if (ep->pathlen == 0 || ep->pathlen >= sizeof ep->path)
+      fail("%s: unix name empty or longer than %zu", arg, sizeof ep->path - 1);
     memcpy(ep->path, name, ep->pathlen + 1);
     return;
   }
@@ -250,7 +257,8 @@ static void parse_endpoint(struct endpoint *ep, const char *arg) {
   memcpy(ep->host, host, hostlen);
   ep->host[hostlen] = 0;
   unsigned char tmp[sizeof(struct in6_addr)];
-  if (inet_pton(ep->family, ep->host, tmp) != 1) fail("%s: '%s' is not an IP%s address", arg, ep->host, ep->family == AF_INET6 ? "v6" : "v4");
+  if (inet_pton(ep->family, ep->host, tmp) != 1)
+    fail("%s: '%s' is not an IP%s address", arg, ep->host, ep->family == AF_INET6 ? "v6" : "v4");
   parse_ports(ep, colon + 1, arg);
 }
 
@@ -280,9 +288,12 @@ static void endpoint_addr(const struct endpoint *ep, int i, struct addr *a) {
 /* "tcp:127.0.0.1:80", "udp:[::1]:53", "unix:/run/x" for error messages. */
 static const char *endpoint_name(const struct endpoint *ep, int i, char *buf, size_t n) {
   const char *proto = ep->proto == P_TCP ? "tcp" : ep->proto == P_UDP ? "udp" : "unix";
-  if (ep->family == AF_UNIX) snprintf(buf, n, "unix:%s%s", ep->abstract ? "@" : "", ep->path);
-  else if (ep->family == AF_INET6) snprintf(buf, n, "%s:[%s]:%u", proto, ep->host, ep->ports[i]);
-  else snprintf(buf, n, "%s:%s:%u", proto, ep->host, ep->ports[i]);
+  if (ep->family == AF_UNIX)
+    snprintf(buf, n, "unix:%s%s", ep->abstract ? "@" : "", ep->path);
+  else if (ep->family == AF_INET6)
+    snprintf(buf, n, "%s:[%s]:%u", proto, ep->host, ep->ports[i]);
+  else
+    snprintf(buf, n, "%s:%s:%u", proto, ep->host, ep->ports[i]);
   return buf;
 }
 
@@ -316,7 +327,8 @@ static void make_listener(struct proxy *px, int i, long uid, long gid, long mode
   l->fd = socket(px->listen.family, (udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (l->fd < 0) fail("listen %s: socket: %s", name, strerror(errno));
   int one = 1;
-  if (px->listen.family != AF_UNIX && setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0) fail("listen %s: SO_REUSEADDR: %s", name, strerror(errno));
+  if (px->listen.family != AF_UNIX && setsockopt(l->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+    fail("listen %s: SO_REUSEADDR: %s", name, strerror(errno));
   int path = px->listen.family == AF_UNIX && !px->listen.abstract;
   if (path) {
     struct stat st;
@@ -327,8 +339,10 @@ static void make_listener(struct proxy *px, int i, long uid, long gid, long mode
   }
   if (bind(l->fd, (struct sockaddr *)&l->local.ss, l->local.len) < 0) fail("listen %s: %s", name, strerror(errno));
   if (!udp && listen(l->fd, SOMAXCONN) < 0) fail("listen %s: %s", name, strerror(errno));
-  if (path && (uid >= 0 || gid >= 0) && chown(px->listen.path, (uid_t)uid, (gid_t)gid) < 0) fail("listen %s: chown: %s", name, strerror(errno));
-  if (path && mode >= 0 && chmod(px->listen.path, (mode_t)mode) < 0) fail("listen %s: chmod: %s", name, strerror(errno));
+  if (path && (uid >= 0 || gid >= 0) && chown(px->listen.path, (uid_t)uid, (gid_t)gid) < 0)
+    fail("listen %s: chown: %s", name, strerror(errno));
+  if (path && mode >= 0 && chmod(px->listen.path, (mode_t)mode) < 0)
+    fail("listen %s: chmod: %s", name, strerror(errno));
   ep_add(px, l->fd, EPOLLIN, l);
 }
 
@@ -373,8 +387,10 @@ static size_t pp2_header(unsigned char *b, const struct addr *src, const struct 
     b[13] = dgram ? 0x32 : 0x31;
     memset(b + 16, 0, 216);
     size_t off = offsetof(struct sockaddr_un, sun_path);
-    if (src->len > off) memcpy(b + 16, ((const struct sockaddr_un *)&src->ss)->sun_path, src->len - off > 108 ? 108 : src->len - off);
-    if (dst->len > off) memcpy(b + 124, ((const struct sockaddr_un *)&dst->ss)->sun_path, dst->len - off > 108 ? 108 : dst->len - off);
+    if (src->len > off)
+      memcpy(b + 16, ((const struct sockaddr_un *)&src->ss)->sun_path, src->len - off > 108 ? 108 : src->len - off);
+    if (dst->len > off)
+      memcpy(b + 124, ((const struct sockaddr_un *)&dst->ss)->sun_path, dst->len - off > 108 ? 108 : dst->len - off);
     len = 216;
   } else {
     b[13] = 0x00; /* UNSPEC: the receiver uses the connection's own addresses */
@@ -394,8 +410,10 @@ static void dialing_add(struct proxy *px, struct conn *c) {
 
 static void dialing_del(struct proxy *px, struct conn *c) {
   if (!c->dialing) return;
-  if (c->dprev) c->dprev->dnext = c->dnext;
-  else px->dialing = c->dnext;
+  if (c->dprev)
+    c->dprev->dnext = c->dnext;
+  else
+    px->dialing = c->dnext;
   if (c->dnext) c->dnext->dprev = c->dprev;
   c->dialing = 0;
 }
@@ -417,7 +435,8 @@ static void conn_update(struct proxy *px, struct conn *c) {
   for (int i = 0; i < 2; i++) {
     if (c->gone[i]) continue;
     uint32_t m = 0;
-    if (i == 1 && c->connecting) m = EPOLLOUT;
+    if (i == 1 && c->connecting)
+      m = EPOLLOUT;
     else {
       if (!c->eof[i] && c->pending[i] == 0 && !c->connecting) m |= EPOLLIN;
       if (c->pending[1 - i] > 0) m |= EPOLLOUT;
@@ -440,14 +459,19 @@ static int pump(struct conn *c, int d) {
         c->buf[d] = m;
       }
       ssize_t n = read(src, c->buf[d], BUF_SIZE);
-      if (n > 0) c->off[d] = 0, c->pending[d] = (size_t)n, progress = 1;
-      else if (n == 0) c->eof[d] = 1, progress = 1;
-      else if (errno != EAGAIN && errno != EINTR) return -1;
+      if (n > 0)
+        c->off[d] = 0, c->pending[d] = (size_t)n, progress = 1;
+      else if (n == 0)
+        c->eof[d] = 1, progress = 1;
+      else if (errno != EAGAIN && errno != EINTR)
+        return -1;
     }
     if (c->pending[d] > 0 && !c->shut[d]) {
       ssize_t n = send(dst, c->buf[d] + c->off[d], c->pending[d], MSG_NOSIGNAL);
-      if (n > 0) c->off[d] += (size_t)n, c->pending[d] -= (size_t)n, progress = 1;
-      else if (n < 0 && errno != EAGAIN && errno != EINTR) return -1;
+      if (n > 0)
+        c->off[d] += (size_t)n, c->pending[d] -= (size_t)n, progress = 1;
+      else if (n < 0 && errno != EAGAIN && errno != EINTR)
+        return -1;
     }
     if (c->eof[d] && c->pending[d] == 0 && !c->shut[d]) {
       shutdown(dst, SHUT_WR);
@@ -517,8 +541,10 @@ static void redial_late(struct proxy *px) {
   long long t = now_ms();
   for (struct conn *c = px->dialing, *next; c; c = next) {
     next = c->dnext;
-    if (t - c->first_ms >= CONNECT_GIVEUP_MS) conn_close(px, c);
-    else if (t - c->dial_ms >= c->wait_ms && dial(px, c) < 0) conn_close(px, c);
+    if (t - c->first_ms >= CONNECT_GIVEUP_MS)
+      conn_close(px, c);
+    else if (t - c->dial_ms >= c->wait_ms && dial(px, c) < 0)
+      conn_close(px, c);
   }
 }
 
@@ -528,7 +554,10 @@ static void accept_stream(struct proxy *px, struct listener *l) {
     int fd = accept4(l->fd, (struct sockaddr *)&peer.ss, &peer.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return; /* EAGAIN, or out of descriptors for now */
     struct conn *c = calloc(1, sizeof *c);
-    if (!c) { close(fd); return; }
+    if (!c) {
+      close(fd);
+      return;
+    }
     c->fd[0] = fd, c->fd[1] = -1, c->src = peer;
     c->dst.len = sizeof c->dst.ss;
     if (getsockname(fd, (struct sockaddr *)&c->dst.ss, &c->dst.len) < 0) c->dst = l->local;
@@ -606,7 +635,10 @@ static void expire_flows(struct proxy *px) {
   time_t now = now_sec();
   for (struct flow **p = &px->flows; *p;) {
     struct flow *f = *p;
-    if (now - f->last < UDP_IDLE_SEC) { p = &f->next; continue; }
+    if (now - f->last < UDP_IDLE_SEC) {
+      p = &f->next;
+      continue;
+    }
     *p = f->next;
     close(f->fd);
     free(f);
@@ -623,7 +655,8 @@ static void cleanup(struct proxy *px) {
 }
 
 static const char *USAGE =
-    "usage: svcd-proxy --listen-ns <pid> --listen <addr> --connect-ns <pid> --connect <addr> [--listen-uid N] [--listen-gid N]\n"
+    "usage: svcd-proxy --listen-ns <pid> --listen <addr> --connect-ns <pid> --connect <addr> [--listen-uid N] "
+    "[--listen-gid N]\n"
     "                  [--listen-mode 0660] [--drop-uid N] [--drop-gid N] [--proxy-protocol] [--exit-with <pid>]\n"
     "                  [--daemon --pid-file <path> --pid-key <key>]";
 
@@ -631,8 +664,10 @@ static const char *USAGE =
 static const char *drop_privileges(long duid, long dgid, char *why, size_t n) {
   if (dgid < 0 && duid < 0) return NULL;
   if (setgroups(0, NULL) < 0) return snprintf(why, n, "setgroups: %s", strerror(errno)), why;
-  if (dgid >= 0 && setresgid((gid_t)dgid, (gid_t)dgid, (gid_t)dgid) < 0) return snprintf(why, n, "drop to gid %ld: %s", dgid, strerror(errno)), why;
-  if (duid >= 0 && setresuid((uid_t)duid, (uid_t)duid, (uid_t)duid) < 0) return snprintf(why, n, "drop to uid %ld: %s", duid, strerror(errno)), why;
+  if (dgid >= 0 && setresgid((gid_t)dgid, (gid_t)dgid, (gid_t)dgid) < 0)
+    return snprintf(why, n, "drop to gid %ld: %s", dgid, strerror(errno)), why;
+  if (duid >= 0 && setresuid((uid_t)duid, (uid_t)duid, (uid_t)duid) < 0)
+    return snprintf(why, n, "drop to uid %ld: %s", duid, strerror(errno)), why;
   return NULL;
 }
 
@@ -646,7 +681,9 @@ static int write_pid_file(const char *pid_file, const char *pid_key, pid_t pid, 
   char tmp[4096];
   if (snprintf(tmp, sizeof tmp, "%s.tmp", pid_file) >= (int)sizeof tmp) return ENAMETOOLONG;
   FILE *f = fopen(tmp, "w");
-  if (!f || fprintf(f, "%d\n%s\n%s%s", (int)pid, pid_key, starttime ? starttime : "", starttime ? "\n" : "") < 0 || fclose(f) != 0 || rename(tmp, pid_file) < 0) return errno ? errno : EIO;
+  if (!f || fprintf(f, "%d\n%s\n%s%s", (int)pid, pid_key, starttime ? starttime : "", starttime ? "\n" : "") < 0 ||
+      fclose(f) != 0 || rename(tmp, pid_file) < 0)
+    return errno ? errno : EIO;
   return 0;
 }
 
@@ -699,33 +736,54 @@ static int run(int argc, char **argv, int launched) {
   int daemon_mode = 0;
   for (int i = 1; i < argc; i++) {
     const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    long *num = !strcmp(o, "--listen-ns") ? &lns : !strcmp(o, "--connect-ns") ? &cns : !strcmp(o, "--listen-uid") ? &luid
-              : !strcmp(o, "--listen-gid") ? &lgid : !strcmp(o, "--drop-uid") ? &duid : !strcmp(o, "--drop-gid") ? &dgid
-              : !strcmp(o, "--exit-with") ? &exit_with : NULL;
-    if (!strcmp(o, "--proxy-protocol")) { px.proxy_protocol = 1; continue; }
-    if (!strcmp(o, "--daemon")) { daemon_mode = 1; continue; }
-    if (!num && strcmp(o, "--listen") && strcmp(o, "--connect") && strcmp(o, "--listen-mode") && strcmp(o, "--pid-file") && strcmp(o, "--pid-key"))
+    long *num = !strcmp(o, "--listen-ns")    ? &lns
+                : !strcmp(o, "--connect-ns") ? &cns
+                : !strcmp(o, "--listen-uid") ? &luid
+                : !strcmp(o, "--listen-gid") ? &lgid
+                : !strcmp(o, "--drop-uid")   ? &duid
+                : !strcmp(o, "--drop-gid")   ? &dgid
+                : !strcmp(o, "--exit-with")  ? &exit_with
+                                             : NULL;
+    if (!strcmp(o, "--proxy-protocol")) {
+      px.proxy_protocol = 1;
+      continue;
+    }
+    if (!strcmp(o, "--daemon")) {
+      daemon_mode = 1;
+      continue;
+    }
+    if (!num && strcmp(o, "--listen") && strcmp(o, "--connect") && strcmp(o, "--listen-mode") &&
+        strcmp(o, "--pid-file") && strcmp(o, "--pid-key"))
       fail("unknown argument '%s'\n%s", o, USAGE);
     if (!v) fail("%s needs a value", o);
     i++;
-    if (!strcmp(o, "--pid-file")) pid_file = v;
-    else if (!strcmp(o, "--pid-key")) pid_key = v;
-    else if (!strcmp(o, "--listen")) laddr = v;
-    else if (!strcmp(o, "--connect")) caddr = v;
-    else if (!strcmp(o, "--listen-mode")) { if ((lmode = parse_num(v, 0, 07777, 8)) < 0) fail("--listen-mode: '%s' is not an octal mode", v); }
-    else if ((*num = parse_num(v, num == &exit_with ? 1 : 0, num == &lns || num == &cns || num == &exit_with ? 4194304 : 4294967294L, 10)) < 0)
+    if (!strcmp(o, "--pid-file"))
+      pid_file = v;
+    else if (!strcmp(o, "--pid-key"))
+      pid_key = v;
+    else if (!strcmp(o, "--listen"))
+      laddr = v;
+    else if (!strcmp(o, "--connect"))
+      caddr = v;
+    else if (!strcmp(o, "--listen-mode")) {
+      if ((lmode = parse_num(v, 0, 07777, 8)) < 0) fail("--listen-mode: '%s' is not an octal mode", v);
+    } else if ((*num = parse_num(v, num == &exit_with ? 1 : 0,
+                                 num == &lns || num == &cns || num == &exit_with ? 4194304 : 4294967294L, 10)) < 0)
       fail("%s: '%s' is not a valid number", o, v);
   }
-  if (lns < 0 || cns < 0 || !laddr || !caddr) fail("--listen-ns, --listen, --connect-ns and --connect are required\n%s", USAGE);
+  if (lns < 0 || cns < 0 || !laddr || !caddr)
+    fail("--listen-ns, --listen, --connect-ns and --connect are required\n%s", USAGE);
   if (daemon_mode != (pid_file != NULL) || daemon_mode != (pid_key != NULL) || (pid_key && strchr(pid_key, '\n')))
     fail("--daemon, --pid-file and --pid-key go together (a key without line breaks)");
   parse_endpoint(&px.listen, laddr);
   parse_endpoint(&px.connect, caddr);
   int ldgram = px.listen.proto == P_UDP, cdgram = px.connect.proto == P_UDP;
   if (ldgram != cdgram) fail("cannot forward %s to %s (udp goes to udp only)", laddr, caddr);
-  if (px.listen.proto == P_UNIX && px.connect.nports > 1) fail("%s: a unix listen address takes a single connect port", caddr);
+  if (px.listen.proto == P_UNIX && px.connect.nports > 1)
+    fail("%s: a unix listen address takes a single connect port", caddr);
   if (px.connect.nports > 1 && px.connect.nports != px.listen.nports)
-    fail("%d listen ports and %d connect ports: they map one to one, or one connect port takes them all", px.listen.nports, px.connect.nports);
+    fail("%d listen ports and %d connect ports: they map one to one, or one connect port takes them all",
+         px.listen.nports, px.connect.nports);
 
   setsid(); /* own session: no signal to svcd's process group reaches it; fails only if already a leader */
   signal(SIGPIPE, SIG_IGN);
@@ -735,9 +793,11 @@ static int run(int argc, char **argv, int launched) {
   int sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
   if (sfd < 0) fail("signalfd: %s", strerror(errno));
   int pidfd = -1;
-  if (exit_with > 0 && (pidfd = (int)syscall(SYS_pidfd_open, (pid_t)exit_with, 0)) < 0) fail("--exit-with %ld: %s", exit_with, strerror(errno));
+  if (exit_with > 0 && (pidfd = (int)syscall(SYS_pidfd_open, (pid_t)exit_with, 0)) < 0)
+    fail("--exit-with %ld: %s", exit_with, strerror(errno));
 
-  int lpath = px.listen.proto == P_UNIX && !px.listen.abstract, cpath = px.connect.proto == P_UNIX && !px.connect.abstract;
+  int lpath = px.listen.proto == P_UNIX && !px.listen.abstract,
+      cpath = px.connect.proto == P_UNIX && !px.connect.abstract;
   int self_net = open_ns(getpid(), "net"), self_mnt = open_ns(getpid(), "mnt");
   int lnet = lns ? open_ns(lns, "net") : -1, cnet = cns ? open_ns(cns, "net") : -1;
   int lmnt = lns && lpath ? open_ns(lns, "mnt") : -1, cmnt = cns && cpath ? open_ns(cns, "mnt") : -1;
@@ -754,8 +814,10 @@ static int run(int argc, char **argv, int launched) {
   if (lmnt >= 0) join(lmnt, CLONE_NEWNS, "listen mount namespace");
   for (int i = 0; i < (px.listen.proto == P_UNIX ? 1 : px.listen.nports); i++) make_listener(&px, i, luid, lgid, lmode);
   join(cnet >= 0 ? cnet : self_net, CLONE_NEWNET, "connect network namespace");
-  if (cmnt >= 0) join(cmnt, CLONE_NEWNS, "connect mount namespace");
-  else if (lmnt >= 0) join(self_mnt, CLONE_NEWNS, "own mount namespace");
+  if (cmnt >= 0)
+    join(cmnt, CLONE_NEWNS, "connect mount namespace");
+  else if (lmnt >= 0)
+    join(self_mnt, CLONE_NEWNS, "own mount namespace");
   if (daemon_mode && launched) {
     char start[32], why[256];
     own_starttime(start, sizeof start);
@@ -779,7 +841,8 @@ static int run(int argc, char **argv, int launched) {
     printf("ready\n"), fflush(stdout);
   }
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) return 1; /* the supervisor stops reading now */
+  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+    return 1; /* the supervisor stops reading now */
   close(null);
 
   time_t last_sweep = now_sec();
@@ -796,12 +859,18 @@ static int run(int argc, char **argv, int launched) {
         return 0;
       case K_LISTEN: {
         struct listener *l = (struct listener *)t;
-        if (px.listen.proto == P_UDP) udp_from_client(&px, l, buf);
-        else accept_stream(&px, l);
+        if (px.listen.proto == P_UDP)
+          udp_from_client(&px, l, buf);
+        else
+          accept_stream(&px, l);
         break;
       }
-      case K_SIDE: conn_event(&px, (struct side *)t, evs[i].events); break;
-      case K_FLOW: udp_from_upstream((struct flow *)t, buf); break;
+      case K_SIDE:
+        conn_event(&px, (struct side *)t, evs[i].events);
+        break;
+      case K_FLOW:
+        udp_from_upstream((struct flow *)t, buf);
+        break;
       }
     }
     while (px.dead) {
@@ -823,12 +892,14 @@ static int launcher(const char *path, long exit_with) {
   if (ls < 0) fail("socket: %s", strerror(errno));
   unlink(path);
   mode_t old = umask(077);
-  if (bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 128) < 0) fail("--launcher %s: %s", path, strerror(errno));
+  if (bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 128) < 0)
+    fail("--launcher %s: %s", path, strerror(errno));
   umask(old);
   struct stat bound; /* the socket file as bound: removed at exit only if it is still this one */
   if (stat(path, &bound) < 0) fail("--launcher %s: %s", path, strerror(errno));
   int pidfd = -1;
-  if (exit_with > 0 && (pidfd = (int)syscall(SYS_pidfd_open, (pid_t)exit_with, 0)) < 0) fail("--exit-with %ld: %s", exit_with, strerror(errno));
+  if (exit_with > 0 && (pidfd = (int)syscall(SYS_pidfd_open, (pid_t)exit_with, 0)) < 0)
+    fail("--exit-with %ld: %s", exit_with, strerror(errno));
   pid_t child = fork();
   if (child < 0) fail("fork: %s", strerror(errno));
   if (child > 0) {

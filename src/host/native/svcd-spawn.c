@@ -38,16 +38,30 @@
 extern char **environ;
 
 enum {
-  F_RUN = 1, F_CANCEL, F_SPAWN, F_STDIN, F_STDIN_END, F_PAUSE, F_RESUME, F_KILL, F_RESIZE,
-  F_RESULT = 101, F_SPAWNED, F_SPAWN_ERROR, F_DATA, F_EOF, F_STDIN_ACK, F_EXIT,
+  F_RUN = 1,
+  F_CANCEL,
+  F_SPAWN,
+  F_STDIN,
+  F_STDIN_END,
+  F_PAUSE,
+  F_RESUME,
+  F_KILL,
+  F_RESIZE,
+  F_RESULT = 101,
+  F_SPAWNED,
+  F_SPAWN_ERROR,
+  F_DATA,
+  F_EOF,
+  F_STDIN_ACK,
+  F_EXIT,
 };
 /* RESULT and EXIT flags */
 enum { R_SPAWN_FAILED = 1, R_TIMED_OUT = 2, R_CANCELED = 4, R_EXITED = 8, R_SIGNALED = 16 };
 
 #define CTL 3
 #define CHUNK 65536
-#define KILL_GRACE_MS 5000   /* SIGTERM (timeout, cancel) → SIGKILL */
-#define PIPE_GRACE_MS 200    /* a command that exited may leave a daemon holding its pipes */
+#define KILL_GRACE_MS 5000 /* SIGTERM (timeout, cancel) → SIGKILL */
+#define PIPE_GRACE_MS 200  /* a command that exited may leave a daemon holding its pipes */
 #define QUIT_GRACE_MS 100
 /*
  * A terminal's first input waits until the program took the terminal out of canonical mode (lxc-attach
@@ -85,7 +99,9 @@ static void buf_add(struct buf *b, const void *d, size_t n) {
   memcpy(b->p + b->len, d, n);
   b->len += n;
 }
-static size_t buf_pending(const struct buf *b) { return b->len - b->off; }
+static size_t buf_pending(const struct buf *b) {
+  return b->len - b->off;
+}
 static void buf_consume(struct buf *b, size_t n) {
   b->off += n;
   if (b->off == b->len) b->off = b->len = 0;
@@ -108,7 +124,9 @@ static struct buf out; /* bytes for svcd not yet written */
 static void put32(uint8_t *p, uint32_t v) {
   p[0] = v & 0xff, p[1] = (v >> 8) & 0xff, p[2] = (v >> 16) & 0xff, p[3] = v >> 24;
 }
-static uint32_t get32(const uint8_t *p) { return p[0] | (p[1] << 8) | (p[2] << 16) | ((uint32_t)p[3] << 24); }
+static uint32_t get32(const uint8_t *p) {
+  return p[0] | (p[1] << 8) | (p[2] << 16) | ((uint32_t)p[3] << 24);
+}
 
 /* A frame: type, id, then `n` parts (pointer, length). */
 static void send_frame(uint8_t type, uint32_t id, const void *a, size_t an, const void *b, size_t bn) {
@@ -125,8 +143,11 @@ static void send_u32(uint8_t type, uint32_t id, uint32_t v) {
   put32(b, v);
   send_frame(type, id, b, 4, NULL, 0);
 }
-static void send_u8(uint8_t type, uint32_t id, uint8_t v) { send_frame(type, id, &v, 1, NULL, 0); }
-static void send_status(uint8_t type, uint32_t id, uint8_t flags, int status, int err, const struct buf *o, const struct buf *e) {
+static void send_u8(uint8_t type, uint32_t id, uint8_t v) {
+  send_frame(type, id, &v, 1, NULL, 0);
+}
+static void send_status(uint8_t type, uint32_t id, uint8_t flags, int status, int err, const struct buf *o,
+                        const struct buf *e) {
   uint8_t b[17];
   if (WIFEXITED(status)) flags |= R_EXITED;
   if (WIFSIGNALED(status)) flags |= R_SIGNALED;
@@ -159,13 +180,14 @@ struct proc {
   enum kind kind;
   pid_t pid;
   int reaped, status, done;
-  int fd[3];       /* fd[0]: stdin (write end; the terminal for a PTY); fd[1], fd[2]: output read ends (fd[1] the terminal for a PTY) */
+  int fd[3]; /* fd[0]: stdin (write end; the terminal for a PTY); fd[1], fd[2]: output read ends (fd[1] the terminal for
+                a PTY) */
   int paused[3];
-  struct buf inq;  /* stdin bytes not yet written */
+  struct buf inq; /* stdin bytes not yet written */
   uint64_t in_written, in_queued;
   struct ack *acks;
   size_t nacks, capacks;
-  int stdin_end;   /* close stdin once inq is written */
+  int stdin_end;      /* close stdin once inq is written */
   struct buf obuf[3]; /* RUN: the output so far */
   int timed_out, canceled;
   int64_t t_timeout, t_kill, t_grace; /* deadlines, 0 = none */
@@ -200,8 +222,10 @@ static void close_fd(struct proc *p, int i) {
   /* a terminal is one descriptor in fd[0] and fd[1] */
   int shared = p->kind == K_PTY;
   close(p->fd[i]);
-  if (shared) p->fd[0] = p->fd[1] = -1;
-  else p->fd[i] = -1;
+  if (shared)
+    p->fd[0] = p->fd[1] = -1;
+  else
+    p->fd[i] = -1;
 }
 /* Acknowledge every stdin write up to what was written; `all`: the rest too (stdin is gone). */
 static void ack_stdin(struct proc *p, int all) {
@@ -258,8 +282,10 @@ static void read_output(struct proc *p, int i) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return;
     if (n > 0) {
-      if (p->kind == K_RUN) buf_add(&p->obuf[i], b, (size_t)n);
-      else send_frame(F_DATA, p->id, (uint8_t[]){(uint8_t)i}, 1, b, (size_t)n);
+      if (p->kind == K_RUN)
+        buf_add(&p->obuf[i], b, (size_t)n);
+      else
+        send_frame(F_DATA, p->id, (uint8_t[]){(uint8_t)i}, 1, b, (size_t)n);
       if (p->kind != K_RUN && (p->paused[i] || buf_pending(&out) > 4 * CHUNK)) return;
       continue;
     }
@@ -432,7 +458,8 @@ static const char *private_copy(const char *file, const char *dir) {
     for (const char *d = path; !found && *d;) {
       const char *e = strchr(d, ':');
       size_t dl = e ? (size_t)(e - d) : strlen(d);
-      if (snprintf(src, sizeof src, "%.*s/%s", (int)dl, d, file) < (int)sizeof src) found = stat(src, &st) == 0 && S_ISREG(st.st_mode);
+      if (snprintf(src, sizeof src, "%.*s/%s", (int)dl, d, file) < (int)sizeof src)
+        found = stat(src, &st) == 0 && S_ISREG(st.st_mode);
       d += dl + (e ? 1 : 0);
     }
   }
@@ -440,7 +467,9 @@ static const char *private_copy(const char *file, const char *dir) {
   struct copy *c = NULL;
   for (size_t i = 0; i < ncopies; i++)
     if (strcmp(copies[i].file, file) == 0) c = &copies[i];
-  if (c && c->dev == st.st_dev && c->ino == st.st_ino && c->size == st.st_size && c->mtime.tv_sec == st.st_mtim.tv_sec && c->mtime.tv_nsec == st.st_mtim.tv_nsec) return c->path;
+  if (c && c->dev == st.st_dev && c->ino == st.st_ino && c->size == st.st_size &&
+      c->mtime.tv_sec == st.st_mtim.tv_sec && c->mtime.tv_nsec == st.st_mtim.tv_nsec)
+    return c->path;
   if (c) {
     close(c->fd);
     free(c->path);
@@ -448,7 +477,8 @@ static const char *private_copy(const char *file, const char *dir) {
   }
   char tmp[4096];
   static unsigned serial;
-  if (snprintf(tmp, sizeof tmp, "%s/.%s-%d-%u", dir, strrchr(src, '/') + 1, getpid(), ++serial) >= (int)sizeof tmp) return NULL;
+  if (snprintf(tmp, sizeof tmp, "%s/.%s-%d-%u", dir, strrchr(src, '/') + 1, getpid(), ++serial) >= (int)sizeof tmp)
+    return NULL;
   int in = open(src, O_RDONLY | O_CLOEXEC);
   if (in < 0) return NULL;
   /* EXCL and NOFOLLOW: never onto anything already there, a symlink included */
@@ -458,8 +488,10 @@ static const char *private_copy(const char *file, const char *dir) {
   int ok = 1;
   while (ok && left > 0) {
     ssize_t n = sendfile(w, in, NULL, (size_t)left);
-    if (n <= 0) ok = 0;
-    else left -= n;
+    if (n <= 0)
+      ok = 0;
+    else
+      left -= n;
   }
   close(in);
   ok = close(w) == 0 && ok;
@@ -527,8 +559,8 @@ static pid_t start_process(struct start *s, struct proc *p, const char *program)
         if (pipe2(fds[i], O_CLOEXEC) < 0) err = errno;
       } else {
         int fd = s->stdio_kind[i] == 1 ? open("/dev/null", O_RDWR | O_CLOEXEC)
-                                        /* an existing file (svcd created it), never through a symlink */
-                                        : open(s->stdio_path[i], O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+                                       /* an existing file (svcd created it), never through a symlink */
+                                       : open(s->stdio_path[i], O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) err = errno;
         fds[i][0] = fds[i][1] = fd;
       }
@@ -555,10 +587,12 @@ static pid_t start_process(struct start *s, struct proc *p, const char *program)
   if (!err) {
     int e;
     ssize_t n;
-    while ((n = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR) {}
+    while ((n = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR) {
+    }
     if (n == (ssize_t)sizeof e) {
       err = e;
-      while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+      while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+      }
     }
   }
   close(ep[0]);
@@ -599,8 +633,10 @@ static int decode_start(struct reader *r, struct start *s, int run) {
     s->envp = r_strs(r, &s->bad);
     if (s->has_input) {
       uint32_t n = r_u32(r);
-      if (r->n < n) r->bad = 1;
-      else s->input = r->p, s->input_len = n;
+      if (r->n < n)
+        r->bad = 1;
+      else
+        s->input = r->p, s->input_len = n;
     }
     s->stdio_kind[0] = s->has_input ? 0 : 1;
     return (int)timeout;
@@ -613,10 +649,14 @@ static int decode_start(struct reader *r, struct start *s, int run) {
   s->envp = r_strs(r, &s->bad);
   s->have_env = !!(f & 8);
   char *cwd = r_str(r, &s->bad), *copy_in = r_str(r, &s->bad);
-  if (f & 2) s->cwd = cwd;
-  else free(cwd);
-  if (f & 4) s->copy_in = copy_in;
-  else free(copy_in);
+  if (f & 2)
+    s->cwd = cwd;
+  else
+    free(cwd);
+  if (f & 4)
+    s->copy_in = copy_in;
+  else
+    free(copy_in);
   for (int i = 0; i < 3; i++) {
     s->stdio_kind[i] = r_u8(r);
     s->stdio_path[i] = r_str(r, &s->bad);
@@ -902,8 +942,10 @@ int main(void) {
           struct signalfd_siginfo si;
           int chld = 0;
           while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
-            if (si.ssi_signo == SIGCHLD) chld = 1;
-            else start_quit();
+            if (si.ssi_signo == SIGCHLD)
+              chld = 1;
+            else
+              start_quit();
           }
           if (chld) reap();
         }
@@ -936,8 +978,10 @@ int main(void) {
          stream whose reader paused keeps what is left for it */
       int open = p->fd[1] >= 0 || p->fd[2] >= 0;
       int held = p->kind != K_RUN && ((p->fd[1] >= 0 && p->paused[1]) || (p->fd[2] >= 0 && p->paused[2]));
-      if (!open || (!held && t >= p->t_grace)) finish(p);
-      else if (t >= p->t_grace) p->t_grace = t + PIPE_GRACE_MS; /* held: look again later */
+      if (!open || (!held && t >= p->t_grace))
+        finish(p);
+      else if (t >= p->t_grace)
+        p->t_grace = t + PIPE_GRACE_MS; /* held: look again later */
     }
     free_done();
     if (ctl_open) flush_out();

@@ -9,10 +9,25 @@ import { lstat, readFile, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { formatIpv6, parseIpv4Routes } from '../lxc/parse-proc-net.ts';
 import { readNamespaceInterfaces } from '../lxc/network-stats.ts';
-import { addressDeleteArgs, addressReplaceArgs, bridgeAddArgs, bridgeSetArgs, routeDeleteArgs, routeReplaceArgs } from './ip-args.ts';
+import {
+  addressDeleteArgs,
+  addressReplaceArgs,
+  bridgeAddArgs,
+  bridgeSetArgs,
+  routeDeleteArgs,
+  routeReplaceArgs,
+} from './ip-args.ts';
 import { networkSysctls } from './sysctl-writes.ts';
 import type { NetworkSpec } from './types.ts';
-import { ipv4Network, ipv4Text, ipv6Hex, ipv6NetworkOfHex, isSubnetRoute, parseIpv6Routes, popcount } from './used-subnets.ts';
+import {
+  ipv4Network,
+  ipv4Text,
+  ipv6Hex,
+  ipv6NetworkOfHex,
+  isSubnetRoute,
+  parseIpv6Routes,
+  popcount,
+} from './used-subnets.ts';
 
 export interface HostRoots {
   procRoot: string;
@@ -31,21 +46,48 @@ export interface LinkFacts {
   master?: string;
 }
 
-const text = (p: string) => readFile(p, 'utf8').then((t) => t.trim(), () => undefined);
+const text = (p: string) =>
+  readFile(p, 'utf8').then(
+    (t) => t.trim(),
+    () => undefined,
+  );
 
 /** What sysfs says about one link, or undefined when there is none. */
 export async function readLinkFacts(roots: Pick<HostRoots, 'sysRoot'>, name: string): Promise<LinkFacts | undefined> {
   const dir = path.join(roots.sysRoot, 'class/net', name);
   const [flags, hwaddr, mtu] = await Promise.all(['flags', 'address', 'mtu'].map((f) => text(path.join(dir, f))));
   if (flags === undefined) return undefined;
-  const bridge = await lstat(path.join(dir, 'bridge')).then(() => true, () => false);
-  const master = await readlink(path.join(dir, 'master')).then((l) => path.basename(l), () => undefined);
-  return { bridge, hwaddr: hwaddr ?? '', mtu: Number(mtu), up: (parseInt(flags, 16) & 1) === 1, ...(master ? { master } : {}) };
+  const bridge = await lstat(path.join(dir, 'bridge')).then(
+    () => true,
+    () => false,
+  );
+  const master = await readlink(path.join(dir, 'master')).then(
+    (l) => path.basename(l),
+    () => undefined,
+  );
+  return {
+    bridge,
+    hwaddr: hwaddr ?? '',
+    mtu: Number(mtu),
+    up: (parseInt(flags, 16) & 1) === 1,
+    ...(master ? { master } : {}),
+  };
 }
 
 /** The CIDR of a family's own address (`10.0.0.1/24`) and of its subnet. */
 const ownCidrs = (spec: NetworkSpec) =>
-  [spec.ipv4, spec.ipv6].flatMap((f) => (f ? [{ cidr: `${f.address.includes(':') ? formatIpv6(ipv6Hex(f.address)) : f.address}/${f.prefix}`, subnet: f.address.includes(':') ? ipv6NetworkOfHex(ipv6Hex(f.address), f.prefix) : ipv4Network(f.address, f.prefix) }] : []));
+  [spec.ipv4, spec.ipv6].flatMap((f) =>
+    f
+      ? [
+          {
+            cidr: `${f.address.includes(':') ? formatIpv6(ipv6Hex(f.address)) : f.address}/${f.prefix}`,
+            subnet: f.address.includes(':')
+              ? ipv6NetworkOfHex(ipv6Hex(f.address), f.prefix)
+              : ipv4Network(f.address, f.prefix),
+          },
+        ]
+      : [],
+  );
 
 /** Canonical form of a wanted route CIDR, as /proc shows it. */
 const canonical = (cidr: string) => {
@@ -56,10 +98,14 @@ const canonical = (cidr: string) => {
 /** True when the bridge was (re)created. */
 async function convergeLink(spec: NetworkSpec, roots: HostRoots, ip: RunIp): Promise<boolean> {
   const link = await readLinkFacts(roots, spec.name);
-  if (link && !link.bridge) throw new Error(`host interface "${spec.name}" exists and is not a bridge (svcd does not replace an interface it did not make: remove it or rename the network)`);
+  if (link && !link.bridge)
+    throw new Error(
+      `host interface "${spec.name}" exists and is not a bridge (svcd does not replace an interface it did not make: remove it or rename the network)`,
+    );
   await checkSubnetsFree(spec, roots);
   if (!link) await ip(bridgeAddArgs(spec.name));
-  if (!link || link.hwaddr.toLowerCase() !== spec.hwaddr.toLowerCase() || link.mtu !== spec.mtu || !link.up) await ip(bridgeSetArgs(spec));
+  if (!link || link.hwaddr.toLowerCase() !== spec.hwaddr.toLowerCase() || link.mtu !== spec.mtu || !link.up)
+    await ip(bridgeSetArgs(spec));
   return !link;
 }
 
@@ -68,7 +114,9 @@ async function checkSubnetsFree(spec: NetworkSpec, roots: HostRoots): Promise<vo
   const net = path.join(roots.procRoot, 'net');
   const [v4, v6] = await Promise.all(['route', 'ipv6_route'].map((f) => text(path.join(net, f)).then((t) => t ?? '')));
   const routes = [
-    ...parseIpv4Routes(v4!).filter((r) => r.mask !== 0).map((r) => ({ iface: r.iface, cidr: ipv4Network(ipv4Text(r.destination), popcount(r.mask)) })),
+    ...parseIpv4Routes(v4!)
+      .filter((r) => r.mask !== 0)
+      .map((r) => ({ iface: r.iface, cidr: ipv4Network(ipv4Text(r.destination), popcount(r.mask)) })),
     ...parseIpv6Routes(v6!).filter((r) => isSubnetRoute(r.cidr)),
   ];
   for (const { subnet } of ownCidrs(spec)) {
@@ -87,7 +135,9 @@ async function convergeSysctls(spec: NetworkSpec, roots: HostRoots): Promise<voi
 /** True when an address of the bridge's own was added or removed. */
 async function convergeAddresses(spec: NetworkSpec, roots: HostRoots, ip: RunIp): Promise<boolean> {
   const net = path.join(roots.procRoot, 'net');
-  const found = (await readNamespaceInterfaces({ net, sysNet: path.join(roots.sysRoot, 'class/net') }, spec.name)).get(spec.name);
+  const found = (await readNamespaceInterfaces({ net, sysNet: path.join(roots.sysRoot, 'class/net') }, spec.name)).get(
+    spec.name,
+  );
   const have = (found?.addresses ?? []).filter((a) => a.scope !== 'link').map((a) => `${a.address}/${a.netmask}`);
   const want = ownCidrs(spec).map((c) => c.cidr);
   const add = want.filter((c) => !have.includes(c));
@@ -102,8 +152,12 @@ async function convergeRoutes(spec: NetworkSpec, roots: HostRoots, ip: RunIp): P
   const [v4, v6] = await Promise.all(['route', 'ipv6_route'].map((f) => text(path.join(net, f)).then((t) => t ?? '')));
   const connected = new Set(ownCidrs(spec).map((c) => c.subnet));
   const have = [
-    ...parseIpv4Routes(v4!).filter((r) => r.iface === spec.name && r.mask !== 0).map((r) => ipv4Network(ipv4Text(r.destination), popcount(r.mask))),
-    ...parseIpv6Routes(v6!).filter((r) => r.iface === spec.name && isSubnetRoute(r.cidr)).map((r) => r.cidr),
+    ...parseIpv4Routes(v4!)
+      .filter((r) => r.iface === spec.name && r.mask !== 0)
+      .map((r) => ipv4Network(ipv4Text(r.destination), popcount(r.mask))),
+    ...parseIpv6Routes(v6!)
+      .filter((r) => r.iface === spec.name && isSubnetRoute(r.cidr))
+      .map((r) => r.cidr),
   ].filter((c) => !connected.has(c));
   const want = [...(spec.ipv4?.routes ?? []), ...(spec.ipv6?.routes ?? [])].map(canonical);
   for (const cidr of want) if (!have.includes(cidr)) await ip(routeReplaceArgs(spec.name, cidr));

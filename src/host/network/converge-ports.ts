@@ -42,15 +42,21 @@ async function defaultRouteDevice(roots: HostRoots): Promise<string | undefined>
   return parseIpv4Routes(t).find((r) => r.mask === 0 && r.destination === 0)?.iface;
 }
 
-const same = (a: readonly string[] | undefined, b: readonly string[]) => !!a && a.length === b.length && a.every((x, i) => x === b[i]);
+const same = (a: readonly string[] | undefined, b: readonly string[]) =>
+  !!a && a.length === b.length && a.every((x, i) => x === b[i]);
 
 export async function convergePorts(spec: NetworkSpec, roots: HostRoots, ip: RunIp): Promise<void> {
   const old = await readPortsRecord(spec.dir);
   const needsDev = spec.tunnels.some((t) => t.protocol === 'vxlan' && !t.remote && !t.interface);
   const dev = needsDev ? await defaultRouteDevice(roots) : undefined;
-  const tunnels = Object.fromEntries(spec.tunnels.map((t) => [tunnelInterfaceName(spec.name, t.name), tunnelAddArgs(spec.name, t, dev)]));
+  const tunnels = Object.fromEntries(
+    spec.tunnels.map((t) => [tunnelInterfaceName(spec.name, t.name), tunnelAddArgs(spec.name, t, dev)]),
+  );
   // record first: a crash after creating leaves a tunnel svcd knows about
-  await writeRecord(spec.dir, { tunnels: { ...old.tunnels, ...tunnels }, external: [...new Set([...old.external, ...spec.externalInterfaces])] });
+  await writeRecord(spec.dir, {
+    tunnels: { ...old.tunnels, ...tunnels },
+    external: [...new Set([...old.external, ...spec.externalInterfaces])],
+  });
 
   for (const name of Object.keys(old.tunnels)) {
     if (tunnels[name] || !(await readLinkFacts(roots, name))) continue;
@@ -83,5 +89,6 @@ export async function convergePorts(spec: NetworkSpec, roots: HostRoots, ip: Run
 export async function removePorts(dir: string, name: string, roots: HostRoots, ip: RunIp): Promise<void> {
   const old = await readPortsRecord(dir);
   for (const t of Object.keys(old.tunnels)) if (await readLinkFacts(roots, t)) await ip(linkDeleteArgs(t));
-  for (const e of old.external) if ((await readLinkFacts(roots, e))?.master === name) await ip(['link', 'set', 'dev', e, 'nomaster']);
+  for (const e of old.external)
+    if ((await readLinkFacts(roots, e))?.master === name) await ip(['link', 'set', 'dev', e, 'nomaster']);
 }

@@ -7,7 +7,8 @@ import type { NetworkFamilySpec } from './types.ts';
 import { ipv6Hex } from './used-subnets.ts';
 import { formatIpv6 } from '../lxc/parse-proc-net.ts';
 
-const toBig = (ip: string): bigint => (ip.includes(':') ? BigInt(`0x${ipv6Hex(ip)}`) : ip.split('.').reduce((n, o) => (n << 8n) | BigInt(o), 0n));
+const toBig = (ip: string): bigint =>
+  ip.includes(':') ? BigInt(`0x${ipv6Hex(ip)}`) : ip.split('.').reduce((n, o) => (n << 8n) | BigInt(o), 0n);
 const fromBig = (n: bigint, v6: boolean): string =>
   v6 ? formatIpv6(n.toString(16).padStart(32, '0')) : [24n, 16n, 8n, 0n].map((s) => String((n >> s) & 0xffn)).join('.');
 

@@ -12,7 +12,8 @@ import type { DhcpHostEntry } from './types.ts';
 const TMP = '.tmp-';
 
 function entryFile(dir: string, key: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/.test(key) || key.includes('..')) throw new Error(`bad DHCP host key ${JSON.stringify(key)}`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/.test(key) || key.includes('..'))
+    throw new Error(`bad DHCP host key ${JSON.stringify(key)}`);
   return path.join(dnsmasqFiles(dir).hostsDir, key);
 }
 

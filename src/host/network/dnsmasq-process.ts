@@ -66,7 +66,9 @@ export function createDnsmasqProcess(deps: DnsmasqProcessDeps) {
     if (pids.length === 0) return;
     for (const pid of pids) await signal(pid, 'SIGTERM');
     for (let waited = 0; ; waited += 20) {
-      const left = (await Promise.all(pids.map(async (pid) => ((await exited(pid)) ? undefined : pid)))).filter((p): p is number => p !== undefined);
+      const left = (await Promise.all(pids.map(async (pid) => ((await exited(pid)) ? undefined : pid)))).filter(
+        (p): p is number => p !== undefined,
+      );
       if (left.length === 0) return;
       if (waited === 2000) for (const pid of left) await signal(pid, 'SIGKILL');
       if (waited > 4000) throw new Error(`dnsmasq of ${dir} does not stop (pids ${left.join(', ')})`);

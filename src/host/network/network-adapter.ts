@@ -29,15 +29,27 @@ export interface NetworkAdapterDeps {
 }
 
 /** ip and nft failures that running again will not fix: the kernel lacks the type, the input is refused. */
-const IP_FAILURE = classifierOf({ terminal: [/Unknown device type|Invalid argument|not supported|Error: argument .* is wrong|Invalid "/i], fallback: 'transient' });
-const NFT_FAILURE = classifierOf({ terminal: [/syntax error|Error: Could not process rule: (No such file or directory|Operation not supported)/i], fallback: 'transient' });
+const IP_FAILURE = classifierOf({
+  terminal: [/Unknown device type|Invalid argument|not supported|Error: argument .* is wrong|Invalid "/i],
+  fallback: 'transient',
+});
+const NFT_FAILURE = classifierOf({
+  terminal: [/syntax error|Error: Could not process rule: (No such file or directory|Operation not supported)/i],
+  fallback: 'transient',
+});
 
 export function createNetworkAdapter(deps: NetworkAdapterDeps = {}): NetworkAdapter {
   const roots: HostRoots = { procRoot: deps.procRoot ?? '/proc', sysRoot: deps.sysRoot ?? '/sys' };
   const run = deps.run ?? runCommand;
   const ip = (args: readonly string[]) => run('ip', args, { failure: IP_FAILURE, timeoutMs: 30_000 });
-  const dnsmasq = createDnsmasqProcess({ procRoot: roots.procRoot, run: (file, args) => run(file, args, { timeoutMs: 30_000 }), ...(deps.kill ? { kill: deps.kill } : {}) });
-  const applyFirewall = createNftFirewall((args, input) => run('nft', args, { failure: NFT_FAILURE, timeoutMs: 30_000, ...(input !== undefined ? { input } : {}) }));
+  const dnsmasq = createDnsmasqProcess({
+    procRoot: roots.procRoot,
+    run: (file, args) => run(file, args, { timeoutMs: 30_000 }),
+    ...(deps.kill ? { kill: deps.kill } : {}),
+  });
+  const applyFirewall = createNftFirewall((args, input) =>
+    run('nft', args, { failure: NFT_FAILURE, timeoutMs: 30_000, ...(input !== undefined ? { input } : {}) }),
+  );
 
   /** Write dnsmasq.conf when it differs; true when it changed. */
   async function writeConf(dir: string, conf: string): Promise<boolean> {
@@ -80,7 +92,8 @@ export function createNetworkAdapter(deps: NetworkAdapterDeps = {}): NetworkAdap
       if (!link) return `bridge ${spec.name} is missing`;
       if (!link.bridge) return `${spec.name} is not a bridge`;
       if (!link.up) return `bridge ${spec.name} is down`;
-      if (wantsDnsmasq(spec) && (await dnsmasq.running(spec.dir)) === undefined) return `dnsmasq of network ${spec.name} is not running`;
+      if (wantsDnsmasq(spec) && (await dnsmasq.running(spec.dir)) === undefined)
+        return `dnsmasq of network ${spec.name} is not running`;
       for (const t of spec.tunnels) {
         const name = tunnelInterfaceName(spec.name, t.name);
         const port = await readLinkFacts(roots, name);

@@ -44,10 +44,18 @@ async function iface(name: string, files: Record<string, string>, dirs: string[]
 before(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), 'svcd-nethost-'));
   await mkdir(path.join(proc(), 'net'), { recursive: true });
-  for (const [f, t] of Object.entries({ dev: DEV, route: ROUTE, fib_trie: FIB_TRIE, if_inet6: IF_INET6 })) await writeFile(path.join(proc(), 'net', f), t);
+  for (const [f, t] of Object.entries({ dev: DEV, route: ROUTE, fib_trie: FIB_TRIE, if_inet6: IF_INET6 }))
+    await writeFile(path.join(proc(), 'net', f), t);
   await iface('lo', { address: '00:00:00:00:00:00', mtu: '65536', operstate: 'unknown', flags: '0x9', type: '772' });
-  await iface('br0', { address: '00:16:3e:00:00:01', mtu: '1500', operstate: 'unknown', flags: '0x1003', type: '1' }, ['bridge']);
-  await iface('eth0', { address: '52:54:00:12:34:56', mtu: '1400', operstate: 'down', flags: '0x1002', type: '1' }, [], ['device']);
+  await iface('br0', { address: '00:16:3e:00:00:01', mtu: '1500', operstate: 'unknown', flags: '0x1003', type: '1' }, [
+    'bridge',
+  ]);
+  await iface(
+    'eth0',
+    { address: '52:54:00:12:34:56', mtu: '1400', operstate: 'down', flags: '0x1002', type: '1' },
+    [],
+    ['device'],
+  );
   await iface('bond0', { type: '1' }, ['bonding']);
   await iface('veth9', { type: '1' });
   await mkdir(path.join(root, 'net1'));
@@ -56,7 +64,15 @@ before(async () => {
 after(() => rm(root, { recursive: true, force: true }));
 
 describe('createNetworkHost on a fixture /proc and /sys', () => {
-  const host = () => createNetworkHost({ procRoot: proc(), sysRoot: sys(), which: async (t) => t === 'ovs-vsctl', run: async () => { throw new Error('no spawn expected'); } });
+  const host = () =>
+    createNetworkHost({
+      procRoot: proc(),
+      sysRoot: sys(),
+      which: async (t) => t === 'ovs-vsctl',
+      run: async () => {
+        throw new Error('no spawn expected');
+      },
+    });
 
   it('interfaces: every entry with its type word, sorted', async () => {
     assert.deepEqual(await host().interfaces(), [
@@ -111,7 +127,8 @@ describe('createNetworkHost on a fixture /proc and /sys', () => {
       which: async () => false,
       run: async (_f, args) => {
         calls.push([...args]);
-        if (args[0] === 'link' && args[1] === 'add' && args.includes('gre')) throw new Error('Error: Unknown device type.');
+        if (args[0] === 'link' && args[1] === 'add' && args.includes('gre'))
+          throw new Error('Error: Unknown device type.');
         return '';
       },
     });
@@ -124,7 +141,10 @@ describe('createNetworkHost on a fixture /proc and /sys', () => {
     await h.probe('gre');
     await h.probe('vxlan');
     assert.equal(calls.length, n, 'probes ran once');
-    assert.ok(calls.some((c) => c[0] === 'link' && c[1] === 'delete'), 'the trial link is deleted');
+    assert.ok(
+      calls.some((c) => c[0] === 'link' && c[1] === 'delete'),
+      'the trial link is deleted',
+    );
     assert.deepEqual(await host().probe('openvswitch'), { ok: true });
   });
 });

@@ -26,7 +26,11 @@ export interface NetworkHostDeps {
   run?: (file: string, args: readonly string[]) => Promise<string>;
 }
 
-const exists = (p: string) => lstat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  lstat(p).then(
+    () => true,
+    () => false,
+  );
 const readText = (p: string) => readFile(p, 'utf8').catch(() => '');
 const safeName = (name: string) => name !== '' && !name.includes('/') && name !== '.' && name !== '..';
 
@@ -41,8 +45,14 @@ async function interfaceType(dir: string, name: string): Promise<string> {
 
 /** How a link type is tried: `ip link add <name> type …` (created down, never given an address, deleted at once). */
 const LINK_TRIALS: Record<'gre' | 'vxlan', { args: (name: string) => string[]; missing: string }> = {
-  gre: { args: (n) => ['link', 'add', n, 'type', 'gre', 'local', '192.0.2.1', 'remote', '192.0.2.2', 'ttl', '64'], missing: 'GRE tunnels (kernel module ip_gre)' },
-  vxlan: { args: (n) => ['link', 'add', n, 'type', 'vxlan', 'id', '2', 'dstport', '4789'], missing: 'VXLAN tunnels (kernel module vxlan)' },
+  gre: {
+    args: (n) => ['link', 'add', n, 'type', 'gre', 'local', '192.0.2.1', 'remote', '192.0.2.2', 'ttl', '64'],
+    missing: 'GRE tunnels (kernel module ip_gre)',
+  },
+  vxlan: {
+    args: (n) => ['link', 'add', n, 'type', 'vxlan', 'id', '2', 'dstport', '4789'],
+    missing: 'VXLAN tunnels (kernel module vxlan)',
+  },
 };
 
 export function createNetworkHost(deps: NetworkHostDeps = {}): NetworkHost {
@@ -61,7 +71,12 @@ export function createNetworkHost(deps: NetworkHostDeps = {}): NetworkHost {
       return { ok: true };
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
-      return { ok: false, missing: [/Unknown device type|not supported|Operation not supported/i.test(why) ? missing : `${missing}: ${why}`] };
+      return {
+        ok: false,
+        missing: [
+          /Unknown device type|not supported|Operation not supported/i.test(why) ? missing : `${missing}: ${why}`,
+        ],
+      };
     } finally {
       for (const n of [name, ...cleanup]) await run('ip', ['link', 'delete', n]).catch(() => {});
     }
@@ -70,7 +85,9 @@ export function createNetworkHost(deps: NetworkHostDeps = {}): NetworkHost {
   async function probeNow(feature: NetworkFeature): Promise<ProbeResult> {
     switch (feature) {
       case 'openvswitch':
-        return (await which('ovs-vsctl')) ? { ok: true } : { ok: false, missing: ['Open vSwitch (the ovs-vsctl tool)'] };
+        return (await which('ovs-vsctl'))
+          ? { ok: true }
+          : { ok: false, missing: ['Open vSwitch (the ovs-vsctl tool)'] };
       case 'gre':
       case 'vxlan': {
         const name = tmpName(feature[0]!);
@@ -86,10 +103,17 @@ export function createNetworkHost(deps: NetworkHostDeps = {}): NetworkHost {
         } catch (e) {
           return { ok: false, missing: [`802.1Q VLANs: ${e instanceof Error ? e.message : String(e)}`] };
         }
-        return tryLink(['link', 'add', 'link', parent, 'name', name, 'type', 'vlan', 'id', '2'], name, '802.1Q VLANs (kernel module 8021q)', [parent]);
+        return tryLink(
+          ['link', 'add', 'link', parent, 'name', name, 'type', 'vlan', 'id', '2'],
+          name,
+          '802.1Q VLANs (kernel module 8021q)',
+          [parent],
+        );
       }
       case 'fan':
-        return (await exists(path.join(procRoot, 'sys/net/fan'))) ? { ok: true } : { ok: false, missing: ['the Ubuntu fan kernel patch (/proc/sys/net/fan)'] };
+        return (await exists(path.join(procRoot, 'sys/net/fan')))
+          ? { ok: true }
+          : { ok: false, missing: ['the Ubuntu fan kernel patch (/proc/sys/net/fan)'] };
       case 'maas':
         return { ok: false, missing: ['a MAAS server (maas.api.url)'] };
     }
@@ -98,7 +122,9 @@ export function createNetworkHost(deps: NetworkHostDeps = {}): NetworkHost {
   return {
     async interfaces(): Promise<HostInterface[]> {
       const names = (await readdir(sysNet).catch(() => [] as string[])).sort();
-      return Promise.all(names.map(async (name) => ({ name, type: await interfaceType(path.join(sysNet, name), name) })));
+      return Promise.all(
+        names.map(async (name) => ({ name, type: await interfaceType(path.join(sysNet, name), name) })),
+      );
     },
 
     async state(name) {
@@ -108,7 +134,12 @@ export function createNetworkHost(deps: NetworkHostDeps = {}): NetworkHost {
       const c = found.counters;
       return {
         addresses: found.addresses,
-        counters: { bytes_received: c.bytesReceived, bytes_sent: c.bytesSent, packets_received: c.packetsReceived, packets_sent: c.packetsSent },
+        counters: {
+          bytes_received: c.bytesReceived,
+          bytes_sent: c.bytesSent,
+          packets_received: c.packetsReceived,
+          packets_sent: c.packetsSent,
+        },
         hwaddr: found.hwaddr ?? '',
         mtu: found.mtu ?? 0,
         state: found.state ?? 'down',
@@ -127,7 +158,9 @@ export function createNetworkHost(deps: NetworkHostDeps = {}): NetworkHost {
     },
 
     async usedSubnets() {
-      const [route, ipv6Route, fibTrie, ifInet6] = await Promise.all(['route', 'ipv6_route', 'fib_trie', 'if_inet6'].map((f) => readText(path.join(procNet, f))));
+      const [route, ipv6Route, fibTrie, ifInet6] = await Promise.all(
+        ['route', 'ipv6_route', 'fib_trie', 'if_inet6'].map((f) => readText(path.join(procNet, f))),
+      );
       return usedSubnetsFrom({ route: route!, ipv6Route: ipv6Route!, fibTrie: fibTrie!, ifInet6: ifInet6! });
     },
   };

@@ -17,7 +17,13 @@ export function parseDnsmasqLeases(text: string): NetworkLease[] {
     const hostname = name === '*' ? '' : name;
     if (address.includes(':')) {
       const tail = client.slice(-17);
-      out.push({ hostname, hwaddr: MAC.test(tail) ? tail.toLowerCase() : '', address, type: 'dynamic', location: 'none' });
+      out.push({
+        hostname,
+        hwaddr: MAC.test(tail) ? tail.toLowerCase() : '',
+        address,
+        type: 'dynamic',
+        location: 'none',
+      });
     } else if (MAC.test(id)) {
       out.push({ hostname, hwaddr: id.toLowerCase(), address, type: 'dynamic', location: 'none' });
     }

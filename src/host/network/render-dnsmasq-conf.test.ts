@@ -37,7 +37,14 @@ dhcp-ignore-names
 test('renderDnsmasqConf: ranges, gateway, MTU, stateless IPv6, dynamic DNS, raw.dnsmasq last', () => {
   const spec = networkSpec('br0', '/s/networks/br0', {
     mtu: 1400,
-    ipv4: familySpec('10.55.12.1', 24, '10.55.12.0/24', { dhcpRanges: [{ start: '10.55.12.50', end: '10.55.12.99' }, { start: '10.55.12.200', end: '10.55.12.210' }], dhcpExpiry: '30m', dhcpGateway: '10.55.12.254' }),
+    ipv4: familySpec('10.55.12.1', 24, '10.55.12.0/24', {
+      dhcpRanges: [
+        { start: '10.55.12.50', end: '10.55.12.99' },
+        { start: '10.55.12.200', end: '10.55.12.210' },
+      ],
+      dhcpExpiry: '30m',
+      dhcpGateway: '10.55.12.254',
+    }),
     ipv6: familySpec('fd42:1::1', 64, 'fd42:1::/64'),
     dns: { domain: 'lab.example', mode: 'dynamic' },
     rawDnsmasq: 'log-dhcp\n',
@@ -62,18 +69,55 @@ log-dhcp
 });
 
 test('renderDnsmasqConf: stateful DHCPv6, RA only, no DNS, no DHCPv4', () => {
-  const stateful = renderDnsmasqConf(networkSpec('br0', '/s/networks/br0', { ipv4: undefined, ipv6: familySpec('fd42:1::1', 64, 'fd42:1::/64', { dhcpStateful: true }), dns: { domain: 'svcd', mode: 'none' } }));
-  assert.equal(stateful.slice(HEAD.length), `listen-address=fd42:1::1\nenable-ra\ndhcp-range=fd42:1::2,fd42:1::ffff:ffff:ffff:ffff,64,1h\nport=0\n`);
-  const raOnly = renderDnsmasqConf(networkSpec('br0', '/s/networks/br0', { ipv4: familySpec('10.55.12.1', 24, '10.55.12.0/24', { dhcp: false }), ipv6: familySpec('fd42:1::1', 64, 'fd42:1::/64', { dhcp: false }) }));
-  assert.equal(raOnly.slice(HEAD.length), `listen-address=10.55.12.1\nlisten-address=fd42:1::1\nenable-ra\ndhcp-range=::,constructor:br0,ra-only\ndomain=svcd\nlocal=/svcd/\nexpand-hosts\ndhcp-ignore-names\n`);
+  const stateful = renderDnsmasqConf(
+    networkSpec('br0', '/s/networks/br0', {
+      ipv4: undefined,
+      ipv6: familySpec('fd42:1::1', 64, 'fd42:1::/64', { dhcpStateful: true }),
+      dns: { domain: 'svcd', mode: 'none' },
+    }),
+  );
+  assert.equal(
+    stateful.slice(HEAD.length),
+    `listen-address=fd42:1::1\nenable-ra\ndhcp-range=fd42:1::2,fd42:1::ffff:ffff:ffff:ffff,64,1h\nport=0\n`,
+  );
+  const raOnly = renderDnsmasqConf(
+    networkSpec('br0', '/s/networks/br0', {
+      ipv4: familySpec('10.55.12.1', 24, '10.55.12.0/24', { dhcp: false }),
+      ipv6: familySpec('fd42:1::1', 64, 'fd42:1::/64', { dhcp: false }),
+    }),
+  );
+  assert.equal(
+    raOnly.slice(HEAD.length),
+    `listen-address=10.55.12.1\nlisten-address=fd42:1::1\nenable-ra\ndhcp-range=::,constructor:br0,ra-only\ndomain=svcd\nlocal=/svcd/\nexpand-hosts\ndhcp-ignore-names\n`,
+  );
   assert.ok(!/^server=/m.test(stateful + raOnly), 'never an upstream server');
 });
 
 test('wantsDnsmasq: not without DNS and without DHCP on both families, never without an address', () => {
-  assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'none' }, ipv4: familySpec('10.0.0.1', 24, '10.0.0.0/24', { dhcp: false }) }), false);
-  assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'none' }, ipv4: familySpec('10.0.0.1', 24, '10.0.0.0/24') }), true);
-  assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'managed' }, ipv4: familySpec('10.0.0.1', 24, '10.0.0.0/24', { dhcp: false }) }), true, 'DNS on the address');
-  assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'none' }, ipv6: familySpec('fd42::1', 64, 'fd42::/64', { dhcp: false }) }), true, 'router advertisements');
+  assert.equal(
+    wantsDnsmasq({
+      dns: { domain: 'x', mode: 'none' },
+      ipv4: familySpec('10.0.0.1', 24, '10.0.0.0/24', { dhcp: false }),
+    }),
+    false,
+  );
+  assert.equal(
+    wantsDnsmasq({ dns: { domain: 'x', mode: 'none' }, ipv4: familySpec('10.0.0.1', 24, '10.0.0.0/24') }),
+    true,
+  );
+  assert.equal(
+    wantsDnsmasq({
+      dns: { domain: 'x', mode: 'managed' },
+      ipv4: familySpec('10.0.0.1', 24, '10.0.0.0/24', { dhcp: false }),
+    }),
+    true,
+    'DNS on the address',
+  );
+  assert.equal(
+    wantsDnsmasq({ dns: { domain: 'x', mode: 'none' }, ipv6: familySpec('fd42::1', 64, 'fd42::/64', { dhcp: false }) }),
+    true,
+    'router advertisements',
+  );
   // A plain L2 bridge (no address on either family): nothing to listen on, whatever dns.mode says.
   assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'managed' } }), false);
   assert.equal(wantsDnsmasq({ dns: { domain: 'x', mode: 'dynamic' } }), false);
@@ -81,6 +125,12 @@ test('wantsDnsmasq: not without DNS and without DHCP on both families, never wit
 
 test('renderDhcpHost: mac, addresses, hostname', () => {
   assert.equal(renderDhcpHost({ hwaddr: '00:16:3E:AA:BB:CC', hostname: 'c1' }), '00:16:3e:aa:bb:cc,c1\n');
-  assert.equal(renderDhcpHost({ hwaddr: '00:16:3e:aa:bb:cc', hostname: 'c1', ipv4: '10.0.0.5' }), '00:16:3e:aa:bb:cc,10.0.0.5,c1\n');
-  assert.equal(renderDhcpHost({ hwaddr: '00:16:3e:aa:bb:cc', hostname: 'c1', ipv4: '10.0.0.5', ipv6: 'fd42::5' }), '00:16:3e:aa:bb:cc,10.0.0.5,[fd42::5],c1\n');
+  assert.equal(
+    renderDhcpHost({ hwaddr: '00:16:3e:aa:bb:cc', hostname: 'c1', ipv4: '10.0.0.5' }),
+    '00:16:3e:aa:bb:cc,10.0.0.5,c1\n',
+  );
+  assert.equal(
+    renderDhcpHost({ hwaddr: '00:16:3e:aa:bb:cc', hostname: 'c1', ipv4: '10.0.0.5', ipv6: 'fd42::5' }),
+    '00:16:3e:aa:bb:cc,10.0.0.5,[fd42::5],c1\n',
+  );
 });

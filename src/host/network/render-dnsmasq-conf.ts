@@ -48,7 +48,8 @@ export function renderDnsmasqConf(spec: NetworkSpec): string {
   if (v4) {
     lines.push(`listen-address=${v4.address}`);
     if (v4.dhcp) {
-      for (const r of v4.dhcpRanges.length ? v4.dhcpRanges : defaultDhcpRanges(v4)) lines.push(`dhcp-range=${r.start},${r.end},${v4.dhcpExpiry}`);
+      for (const r of v4.dhcpRanges.length ? v4.dhcpRanges : defaultDhcpRanges(v4))
+        lines.push(`dhcp-range=${r.start},${r.end},${v4.dhcpExpiry}`);
       if (v4.dhcpGateway) lines.push(`dhcp-option=3,${v4.dhcpGateway}`);
       if (spec.mtu !== 1500) lines.push(`dhcp-option-force=26,${spec.mtu}`);
     }
@@ -58,7 +59,9 @@ export function renderDnsmasqConf(spec: NetworkSpec): string {
     lines.push(`listen-address=${v6.address}`, 'enable-ra');
     if (!v6.dhcp) lines.push(`dhcp-range=::,constructor:${spec.name},ra-only`);
     else if (!v6.dhcpStateful) lines.push(`dhcp-range=::,constructor:${spec.name},ra-stateless,ra-names`);
-    else for (const r of v6.dhcpRanges.length ? v6.dhcpRanges : defaultDhcpRanges(v6)) lines.push(`dhcp-range=${r.start},${r.end},${v6.prefix},${v6.dhcpExpiry}`);
+    else
+      for (const r of v6.dhcpRanges.length ? v6.dhcpRanges : defaultDhcpRanges(v6))
+        lines.push(`dhcp-range=${r.start},${r.end},${v6.prefix},${v6.dhcpExpiry}`);
   }
   if (spec.dns.mode === 'none') lines.push('port=0');
   else {

@@ -60,7 +60,10 @@ const specs = {
   firewallOnly: [networkSpec('br0', '/s/br0')],
   natBoth: [
     networkSpec('b2', '/s/b2', { ipv4: familySpec('10.55.12.1', 24, '10.55.12.0/24', { nat: true, firewall: false }) }),
-    networkSpec('a1', '/s/a1', { ipv4: undefined, ipv6: familySpec('fd42:1::1', 64, 'fd42:1::/64', { nat: true, natOrder: 'after', natAddress: 'fd42:ffff::1' }) }),
+    networkSpec('a1', '/s/a1', {
+      ipv4: undefined,
+      ipv6: familySpec('fd42:1::1', 64, 'fd42:1::/64', { nat: true, natOrder: 'after', natAddress: 'fd42:ffff::1' }),
+    }),
   ],
 };
 
@@ -83,7 +86,9 @@ test('renderNftRuleset: NAT before and after, snat to an address, networks by na
   assert.equal(renderNftRuleset(specs.natBoth), NAT_BOTH);
 });
 
-describe('nft accepts each golden script (check mode, nothing applied)', { skip: process.getuid?.() !== 0 ? 'needs root' : false }, () => {
+describe('nft accepts each golden script (check mode, nothing applied)', {
+  skip: process.getuid?.() !== 0 ? 'needs root' : false,
+}, () => {
   for (const [name, script] of Object.entries({ EMPTY, FIREWALL_ONLY, NAT_BOTH })) {
     test(name, async () => {
       await runCommand('nft', ['-c', '-f', '-'], { input: script });

@@ -49,12 +49,15 @@ export function renderNftRuleset(specs: readonly NetworkSpec[]): string {
         forward.push(`iifname ${q(n.name)} ${on} accept`, `oifname ${q(n.name)} ${on} accept`);
       }
       if (f.spec.nat) {
-        const action = f.spec.natAddress ? `snat ${f.proto === 'ipv4' ? 'ip' : 'ip6'} to ${f.spec.natAddress}` : 'masquerade';
+        const action = f.spec.natAddress
+          ? `snat ${f.proto === 'ipv4' ? 'ip' : 'ip6'} to ${f.spec.natAddress}`
+          : 'masquerade';
         nat[f.spec.natOrder].push(`${f.ip} saddr ${f.spec.subnet} ${f.ip} daddr != ${f.spec.subnet} ${action}`);
       }
     }
   }
-  const chain = (name: string, head: string, rules: string[]) => (rules.length ? [`  chain ${name} {`, `    ${head}`, ...rules.map((r) => `    ${r}`), '  }'] : []);
+  const chain = (name: string, head: string, rules: string[]) =>
+    rules.length ? [`  chain ${name} {`, `    ${head}`, ...rules.map((r) => `    ${r}`), '  }'] : [];
   const body = [
     ...chain('input', 'type filter hook input priority filter; policy accept;', input),
     ...chain('output', 'type filter hook output priority filter; policy accept;', output),

@@ -1,8 +1,26 @@
 /** NetworkSpecs for the host side's golden and integration tests. */
 import type { NetworkFamilySpec, NetworkSpec } from './types.ts';
 
-export function familySpec(address: string, prefix: number, subnet: string, over: Partial<NetworkFamilySpec> = {}): NetworkFamilySpec {
-  return { address, prefix, subnet, dhcp: true, dhcpRanges: [], dhcpExpiry: '1h', nat: false, natOrder: 'before', routing: false, firewall: true, routes: [], ...over };
+export function familySpec(
+  address: string,
+  prefix: number,
+  subnet: string,
+  over: Partial<NetworkFamilySpec> = {},
+): NetworkFamilySpec {
+  return {
+    address,
+    prefix,
+    subnet,
+    dhcp: true,
+    dhcpRanges: [],
+    dhcpExpiry: '1h',
+    nat: false,
+    natOrder: 'before',
+    routing: false,
+    firewall: true,
+    routes: [],
+    ...over,
+  };
 }
 
 /** A bridge `name` in `dir` on 10.55.12.1/24, no IPv6, DNS managed under `svcd`. */

@@ -51,5 +51,8 @@ test('CIDR helpers', () => {
   assert.equal(ipv6NetworkOfHex('fd420001abcd00000000000000000001', 36), 'fd42:1:a000::/36');
   assert.equal(ipv6Hex('fd42:1::1'), 'fd420001000000000000000000000001');
   assert.equal(ipv6Hex('::1'), '00000000000000000000000000000001');
-  assert.deepEqual(parseIpv6Routes(IPV6_ROUTE).slice(0, 2), [{ iface: 'eth0', cidr: 'fd00::/64' }, { iface: 'eth0', cidr: 'fe80::/64' }]);
+  assert.deepEqual(parseIpv6Routes(IPV6_ROUTE).slice(0, 2), [
+    { iface: 'eth0', cidr: 'fd00::/64' },
+    { iface: 'eth0', cidr: 'fe80::/64' },
+  ]);
 });

@@ -4,7 +4,13 @@
  * link-local, multicast and single-host IPv6 routes are not subnets anyone could take. An IPv4
  * address without its connected route (its link is down) counts as its /32: /proc does not say its prefix.
  */
-import { formatIpv6, ipv4AddressesByInterface, parseFibTrieLocal, parseIfInet6, parseIpv4Routes } from '../lxc/parse-proc-net.ts';
+import {
+  formatIpv6,
+  ipv4AddressesByInterface,
+  parseFibTrieLocal,
+  parseIfInet6,
+  parseIpv4Routes,
+} from '../lxc/parse-proc-net.ts';
 
 export interface ProcNetTexts {
   route: string;
@@ -19,7 +25,8 @@ const ipv4Number = (ip: string) => ip.split('.').reduce((n, o) => ((n << 8) | Nu
 /** `a.b.c.d` with prefix → its network in CIDR form. */
 export const ipv4Text = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 0xff).join('.');
 export const popcount = (n: number) => n.toString(2).replace(/0/g, '').length;
-export const ipv4Network = (ip: string, prefix: number) => `${ipv4Text((ipv4Number(ip) & maskOf(prefix)) >>> 0)}/${prefix}`;
+export const ipv4Network = (ip: string, prefix: number) =>
+  `${ipv4Text((ipv4Number(ip) & maskOf(prefix)) >>> 0)}/${prefix}`;
 
 /** 32 hex digits with prefix → the network in CIDR form (RFC 5952 text). */
 export function ipv6NetworkOfHex(hex: string, prefix: number): string {
@@ -35,10 +42,14 @@ export function ipv6Hex(address: string): string {
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
   const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
-  return groups.map((g) => g.padStart(4, '0')).join('').toLowerCase();
+  return groups
+    .map((g) => g.padStart(4, '0'))
+    .join('')
+    .toLowerCase();
 }
 
-const ignoredV6 = (cidr: string) => cidr === '::/0' || /^fe[89ab][0-9a-f]?:/.test(cidr) || cidr.startsWith('ff') || cidr.endsWith('/128');
+const ignoredV6 = (cidr: string) =>
+  cidr === '::/0' || /^fe[89ab][0-9a-f]?:/.test(cidr) || cidr.startsWith('ff') || cidr.endsWith('/128');
 
 /** /proc/net/ipv6_route: `dest prefixlen src srcprefixlen nexthop metric refcnt use flags dev` per line → destination CIDR and device. */
 export function parseIpv6Routes(text: string): Array<{ iface: string; cidr: string }> {

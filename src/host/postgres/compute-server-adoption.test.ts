@@ -17,7 +17,10 @@ const exe = { dev: 2049, ino: 1001 };
 const base = { dataDir: d, dataMajor: 15, installed: pg15, installedExe: exe };
 
 test('a postmaster running the installed binary is adopted; none running is started', () => {
-  assert.deepEqual(computeServerAdoption({ ...base, running: { pid: 7, exe: '/usr/lib/postgresql/15/bin/postgres', identity: exe } }), { action: 'adopt' });
+  assert.deepEqual(
+    computeServerAdoption({ ...base, running: { pid: 7, exe: '/usr/lib/postgresql/15/bin/postgres', identity: exe } }),
+    { action: 'adopt' },
+  );
   assert.deepEqual(computeServerAdoption(base), { action: 'start' });
   assert.deepEqual(computeServerAdoption({ ...base, dataMajor: undefined }), { action: 'start' }, 'no cluster yet');
   // /proc could not tell (no identity): adopted, the open-time probe is the fallback.
@@ -25,12 +28,22 @@ test('a postmaster running the installed binary is adopted; none running is star
 });
 
 test('a postmaster whose binary was replaced (deleted, or another inode at the path) is restarted', () => {
-  const deleted = computeServerAdoption({ ...base, running: { pid: 7, exe: '/usr/lib/postgresql/15/bin/postgres (deleted)', identity: { dev: 2049, ino: 999 } } });
+  const deleted = computeServerAdoption({
+    ...base,
+    running: { pid: 7, exe: '/usr/lib/postgresql/15/bin/postgres (deleted)', identity: { dev: 2049, ino: 999 } },
+  });
   assert.equal(deleted.action, 'restart');
   assert.match((deleted as { reason: string }).reason, /postmaster 7 runs .*\(deleted\): its binary was replaced/);
-  const moved = computeServerAdoption({ ...base, running: { pid: 7, exe: '/usr/lib/postgresql/15/bin/postgres', identity: { dev: 2049, ino: 999 } } });
+  const moved = computeServerAdoption({
+    ...base,
+    running: { pid: 7, exe: '/usr/lib/postgresql/15/bin/postgres', identity: { dev: 2049, ino: 999 } },
+  });
   assert.equal(moved.action, 'restart');
-  assert.equal(computeServerAdoption({ ...base, running: { pid: 7, exe: '/x/postgres', identity: { dev: 7, ino: 1001 } } }).action, 'restart', 'another device');
+  assert.equal(
+    computeServerAdoption({ ...base, running: { pid: 7, exe: '/x/postgres', identity: { dev: 7, ino: 1001 } } }).action,
+    'restart',
+    'another device',
+  );
 });
 
 test('data of another major version is refused, running or not, with what to do', () => {
@@ -43,14 +56,22 @@ test('data of another major version is refused, running or not, with what to do'
 
 test('the bin dir: the data major, the newest for a new cluster, refused when the data major is missing', () => {
   assert.deepEqual(chooseInstalledServer({ dataDir: d, dataMajor: 15, installed: [pg16, pg15] }), { server: pg15 });
-  assert.deepEqual(chooseInstalledServer({ dataDir: d, dataMajor: undefined, installed: [pg15, pg16] }), { server: pg16 });
+  assert.deepEqual(chooseInstalledServer({ dataDir: d, dataMajor: undefined, installed: [pg15, pg16] }), {
+    server: pg16,
+  });
   const gone = chooseInstalledServer({ dataDir: d, dataMajor: 15, installed: [pg16] });
   assert.ok('refuse' in gone);
-  assert.match(gone.refuse, /^the embedded database in \/var\/lib\/svcd\/postgres was made by PostgreSQL 15, but the installed server is PostgreSQL 16 \(\/usr\/lib\/postgresql\/16\/bin\)/);
+  assert.match(
+    gone.refuse,
+    /^the embedded database in \/var\/lib\/svcd\/postgres was made by PostgreSQL 15, but the installed server is PostgreSQL 16 \(\/usr\/lib\/postgresql\/16\/bin\)/,
+  );
   assert.match(gone.refuse, /svcd has not touched the data/);
   const none = chooseInstalledServer({ dataDir: d, dataMajor: 15, installed: [] });
   assert.ok('refuse' in none);
-  assert.match(none.refuse, /no PostgreSQL server binaries in \/usr\/lib\/postgresql\/\*\/bin: apt-get install postgresql-15/);
+  assert.match(
+    none.refuse,
+    /no PostgreSQL server binaries in \/usr\/lib\/postgresql\/\*\/bin: apt-get install postgresql-15/,
+  );
   const conf = chooseInstalledServer({ dataDir: d, dataMajor: 15, installed: [], configured: '/opt/pg/bin' });
   assert.ok('refuse' in conf);
   assert.match(conf.refuse, /SVCD_POSTGRES_BIN \(\/opt\/pg\/bin\) holds no PostgreSQL server/);
@@ -64,8 +85,18 @@ test('the refusal gives the exact pg_upgrade commands to a newer major, and dump
     ),
     up,
   );
-  assert.ok(up.includes('runuser -u postgres -- /usr/lib/postgresql/16/bin/initdb -D /var/lib/svcd/postgres.16 -U svcd --auth=trust -E UTF8 --locale=C'), up);
-  assert.ok(up.includes('mv /var/lib/svcd/postgres /var/lib/svcd/postgres.15; mv /var/lib/svcd/postgres.16 /var/lib/svcd/postgres'), up);
+  assert.ok(
+    up.includes(
+      'runuser -u postgres -- /usr/lib/postgresql/16/bin/initdb -D /var/lib/svcd/postgres.16 -U svcd --auth=trust -E UTF8 --locale=C',
+    ),
+    up,
+  );
+  assert.ok(
+    up.includes(
+      'mv /var/lib/svcd/postgres /var/lib/svcd/postgres.15; mv /var/lib/svcd/postgres.16 /var/lib/svcd/postgres',
+    ),
+    up,
+  );
   const down = majorMismatchMessage({ dataDir: d, dataMajor: 16, installed: [pg15] });
   assert.match(down, /apt-get install postgresql-16/);
   assert.match(down, /cannot be moved to an older major version; pg_dump/);
@@ -73,13 +104,22 @@ test('the refusal gives the exact pg_upgrade commands to a newer major, and dump
 });
 
 test('parsers: postgres --version, PG_VERSION, Debian dirs; the stale-server error', () => {
-  assert.deepEqual(parsePostgresVersion('postgres (PostgreSQL) 15.20 (Debian 15.20-0+deb12u1)\n'), { major: 15, version: '15.20' });
+  assert.deepEqual(parsePostgresVersion('postgres (PostgreSQL) 15.20 (Debian 15.20-0+deb12u1)\n'), {
+    major: 15,
+    version: '15.20',
+  });
   assert.deepEqual(parsePostgresVersion('postgres (PostgreSQL) 17beta1'), { major: 17, version: '17' });
   assert.equal(parsePostgresVersion('bash: postgres: not found'), undefined);
   assert.equal(parsePgVersionFile('15\n'), 15);
   assert.equal(parsePgVersionFile(''), undefined);
   assert.equal(parsePgVersionFile('15.2\n'), undefined);
   assert.deepEqual(debianServerDirs('/usr/lib/postgresql', ['16', 'lib', '15']), [pg16, pg15]);
-  assert.ok(isStaleServerError(new Error('could not load library "/usr/lib/postgresql/15/lib/plpgsql.so": /usr/lib/postgresql/15/lib/plpgsql.so: undefined symbol: heap_datum_update_type')));
+  assert.ok(
+    isStaleServerError(
+      new Error(
+        'could not load library "/usr/lib/postgresql/15/lib/plpgsql.so": /usr/lib/postgresql/15/lib/plpgsql.so: undefined symbol: heap_datum_update_type',
+      ),
+    ),
+  );
   assert.ok(!isStaleServerError(new Error('relation "x" does not exist')));
 });

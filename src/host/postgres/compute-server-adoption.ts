@@ -46,12 +46,24 @@ export function computeServerAdoption(input: {
 }): ServerAdoption {
   const { dataMajor, installed, running } = input;
   if (dataMajor !== undefined && dataMajor !== installed.major)
-    return { action: 'refuse', message: majorMismatchMessage({ dataDir: input.dataDir, dataMajor, installed: [installed] }) };
+    return {
+      action: 'refuse',
+      message: majorMismatchMessage({ dataDir: input.dataDir, dataMajor, installed: [installed] }),
+    };
   if (!running) return { action: 'start' };
   if (running.exe.endsWith(' (deleted)'))
-    return { action: 'restart', reason: `postmaster ${running.pid} runs ${running.exe}: its binary was replaced by a package upgrade` };
-  if (running.identity && (running.identity.dev !== input.installedExe.dev || running.identity.ino !== input.installedExe.ino))
-    return { action: 'restart', reason: `postmaster ${running.pid} runs ${running.exe}, another file than the installed ${installed.dir}/postgres` };
+    return {
+      action: 'restart',
+      reason: `postmaster ${running.pid} runs ${running.exe}: its binary was replaced by a package upgrade`,
+    };
+  if (
+    running.identity &&
+    (running.identity.dev !== input.installedExe.dev || running.identity.ino !== input.installedExe.ino)
+  )
+    return {
+      action: 'restart',
+      reason: `postmaster ${running.pid} runs ${running.exe}, another file than the installed ${installed.dir}/postgres`,
+    };
   return { action: 'adopt' };
 }
 
@@ -59,30 +71,50 @@ export function computeServerAdoption(input: {
  * The server binaries for a data directory of `dataMajor` (undefined: no cluster yet, the newest is
  * used): the same major or nothing (refused with what to do). A configured bin dir is the only candidate.
  */
-export function chooseInstalledServer(input: { dataDir: string; dataMajor: number | undefined; installed: readonly InstalledServer[]; configured?: string | undefined }):
-  | { server: InstalledServer }
-  | { refuse: string } {
+export function chooseInstalledServer(input: {
+  dataDir: string;
+  dataMajor: number | undefined;
+  installed: readonly InstalledServer[];
+  configured?: string | undefined;
+}): { server: InstalledServer } | { refuse: string } {
   const { installed, dataMajor } = input;
   if (installed.length === 0) {
-    const where = input.configured ? `SVCD_POSTGRES_BIN (${input.configured}) holds no PostgreSQL server (pg_ctl, postgres)` : 'no PostgreSQL server binaries in /usr/lib/postgresql/*/bin';
-    return { refuse: `${where}: apt-get install postgresql-${dataMajor ?? 15}${dataMajor !== undefined ? ` (the embedded database in ${input.dataDir} is PostgreSQL ${dataMajor}'s; svcd has not touched it)` : ''}` };
+    const where = input.configured
+      ? `SVCD_POSTGRES_BIN (${input.configured}) holds no PostgreSQL server (pg_ctl, postgres)`
+      : 'no PostgreSQL server binaries in /usr/lib/postgresql/*/bin';
+    return {
+      refuse: `${where}: apt-get install postgresql-${dataMajor ?? 15}${dataMajor !== undefined ? ` (the embedded database in ${input.dataDir} is PostgreSQL ${dataMajor}'s; svcd has not touched it)` : ''}`,
+    };
   }
   const newestFirst = [...installed].sort((a, b) => b.major - a.major);
   if (dataMajor === undefined) return { server: newestFirst[0]! };
   const same = newestFirst.find((s) => s.major === dataMajor);
   if (same) return { server: same };
-  return { refuse: majorMismatchMessage({ dataDir: input.dataDir, dataMajor, installed: newestFirst, configured: input.configured }) };
+  return {
+    refuse: majorMismatchMessage({
+      dataDir: input.dataDir,
+      dataMajor,
+      installed: newestFirst,
+      configured: input.configured,
+    }),
+  };
 }
 
 /** The refusal for data of a major version the installed server cannot read: what happened, and the exact way out. */
-export function majorMismatchMessage(input: { dataDir: string; dataMajor: number; installed: readonly InstalledServer[]; configured?: string | undefined }): string {
+export function majorMismatchMessage(input: {
+  dataDir: string;
+  dataMajor: number;
+  installed: readonly InstalledServer[];
+  configured?: string | undefined;
+}): string {
   const { dataDir: d, dataMajor: n } = input;
   const newest = input.installed[0]!;
   const has = input.installed.map((s) => `${s.major} (${s.dir})`).join(', ');
   const head =
     `the embedded database in ${d} was made by PostgreSQL ${n}, but ${input.configured ? `SVCD_POSTGRES_BIN (${input.configured}) holds` : 'the installed server is'} PostgreSQL ${has}, which cannot read it. ` +
     `svcd has not touched the data. Install PostgreSQL ${n}'s server again: apt-get install postgresql-${n}${input.configured ? ' (and unset SVCD_POSTGRES_BIN, or point it at its bin directory)' : ''}, and start svcd.`;
-  if (newest.major < n) return `${head} (A data directory cannot be moved to an older major version; pg_dump it with PostgreSQL ${n} and restore it into a new cluster instead.)`;
+  if (newest.major < n)
+    return `${head} (A data directory cannot be moved to an older major version; pg_dump it with PostgreSQL ${n} and restore it into a new cluster instead.)`;
   const oldBin = `/usr/lib/postgresql/${n}/bin`;
   const next = `${d}.${newest.major}`;
   return (
@@ -118,6 +150,7 @@ export function debianServerDirs(root: string, names: readonly string[]): Instal
  * /proc could not tell.
  */
 export function isStaleServerError(err: unknown): boolean {
-  const text = err instanceof Error ? `${err.message} ${String((err as { detail?: unknown }).detail ?? '')}` : String(err);
+  const text =
+    err instanceof Error ? `${err.message} ${String((err as { detail?: unknown }).detail ?? '')}` : String(err);
   return /could not load library|incompatible library/i.test(text);
 }

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parsePostgresUrl } from '../../db/postgres-url.ts';
-import { initdbArgs, parsePasswdUser, parsePostmasterPid, pgCtlStartArgs, privatePostgresUrl, renderPrivatePostgresConf } from './private-postgres-args.ts';
+import {
+  initdbArgs,
+  parsePasswdUser,
+  parsePostmasterPid,
+  pgCtlStartArgs,
+  privatePostgresUrl,
+  renderPrivatePostgresConf,
+} from './private-postgres-args.ts';
 
 test('the conf listens on no address, only on a socket in the data dir, with small buffers', () => {
   const conf = renderPrivatePostgresConf("/var/lib/sv'cd/postgres");
@@ -15,26 +22,55 @@ test('the conf listens on no address, only on a socket in the data dir, with sma
   assert.match(conf, /^wal_writer_delay = '20ms'$/m);
   assert.doesNotMatch(conf, /fsync/);
   // one setting per line, no duplicates
-  const keys = conf.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => l.split(' = ')[0]);
+  const keys = conf
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => l.split(' = ')[0]);
   assert.equal(new Set(keys).size, keys.length);
 });
 
 test('initdb and pg_ctl argv', () => {
-  assert.deepEqual(initdbArgs('/s/postgres'), ['-D', '/s/postgres', '-U', 'svcd', '--auth=trust', '-E', 'UTF8', '--locale=C']);
-  assert.deepEqual(pgCtlStartArgs('/s/postgres', '/s/postgres/server.log'), ['start', '-D', '/s/postgres', '-l', '/s/postgres/server.log', '-w', '-t', '60', '-s']);
+  assert.deepEqual(initdbArgs('/s/postgres'), [
+    '-D',
+    '/s/postgres',
+    '-U',
+    'svcd',
+    '--auth=trust',
+    '-E',
+    'UTF8',
+    '--locale=C',
+  ]);
+  assert.deepEqual(pgCtlStartArgs('/s/postgres', '/s/postgres/server.log'), [
+    'start',
+    '-D',
+    '/s/postgres',
+    '-l',
+    '/s/postgres/server.log',
+    '-w',
+    '-t',
+    '60',
+    '-s',
+  ]);
 });
 
 test('the URL names the socket directory, which open-database turns into a socket path', () => {
   const url = privatePostgresUrl('/var/lib/svcd/postgres');
   assert.ok(URL.canParse(url));
-  assert.deepEqual(parsePostgresUrl(url), { url: 'postgres://svcd@localhost:5432/postgres', host: '/var/lib/svcd/postgres' });
+  assert.deepEqual(parsePostgresUrl(url), {
+    url: 'postgres://svcd@localhost:5432/postgres',
+    host: '/var/lib/svcd/postgres',
+  });
 });
 
 test('postmaster.pid and /etc/passwd parsers', () => {
-  assert.deepEqual(parsePostmasterPid('24640\n/s/postgres\n1795506996\n5432\n/s/postgres\n\n  5432001    123\nready   \n'), { pid: 24640, dataDir: '/s/postgres', socketDir: '/s/postgres' });
+  assert.deepEqual(
+    parsePostmasterPid('24640\n/s/postgres\n1795506996\n5432\n/s/postgres\n\n  5432001    123\nready   \n'),
+    { pid: 24640, dataDir: '/s/postgres', socketDir: '/s/postgres' },
+  );
   assert.equal(parsePostmasterPid(''), undefined);
   assert.equal(parsePostmasterPid('-1\n'), undefined);
-  const passwd = 'root:x:0:0:root:/root:/bin/bash\npostgres:x:101:104:PostgreSQL administrator,,,:/var/lib/postgresql:/bin/bash\nbad:x::1::/:/bin/false\n';
+  const passwd =
+    'root:x:0:0:root:/root:/bin/bash\npostgres:x:101:104:PostgreSQL administrator,,,:/var/lib/postgresql:/bin/bash\nbad:x::1::/:/bin/false\n';
   assert.deepEqual(parsePasswdUser(passwd, 'postgres'), { uid: 101, gid: 104 });
   assert.equal(parsePasswdUser(passwd, 'bad'), undefined);
   assert.equal(parsePasswdUser(passwd, 'nobody'), undefined);

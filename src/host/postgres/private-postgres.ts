@@ -8,7 +8,19 @@
  * upgrade replaced is restarted on the installed one (fast shutdown, then start), at adoption and while
  * supervised; data of a major version not installed is refused, untouched, with what to do.
  */
-import { access, chmod, chown, constants, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  access,
+  chmod,
+  chown,
+  constants,
+  mkdir,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import {
   initdbArgs,
@@ -34,7 +46,11 @@ import {
 export interface PrivatePostgresDeps {
   stateDir: string;
   /** Runs a host command (src/host/exec.ts runCommand). */
-  run: (file: string, args: readonly string[], opts: { uid: number; gid: number; timeoutMs: number }) => Promise<string>;
+  run: (
+    file: string,
+    args: readonly string[],
+    opts: { uid: number; gid: number; timeoutMs: number },
+  ) => Promise<string>;
   log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };
   /** How often the postmaster's liveness is checked (a signal 0 and a read of /proc, no process spawned). */
   checkIntervalMs?: number;
@@ -96,18 +112,29 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
 
   const owner = async () => {
     const user = parsePasswdUser(await readFile('/etc/passwd', 'utf8'), 'postgres');
-    if (!user) throw new Error('the embedded database needs the postgres system user and PostgreSQL server binaries: apt-get install postgresql-15 (scripts/start.sh does)');
+    if (!user)
+      throw new Error(
+        'the embedded database needs the postgres system user and PostgreSQL server binaries: apt-get install postgresql-15 (scripts/start.sh does)',
+      );
     return user;
   };
-  const executable = (f: string) => access(f, constants.X_OK).then(() => true, () => false);
-  const hasServer = async (dir: string) => (await executable(path.join(dir, 'pg_ctl'))) && (await executable(path.join(dir, 'postgres')));
+  const executable = (f: string) =>
+    access(f, constants.X_OK).then(
+      () => true,
+      () => false,
+    );
+  const hasServer = async (dir: string) =>
+    (await executable(path.join(dir, 'pg_ctl'))) && (await executable(path.join(dir, 'postgres')));
   /** The server binaries installed, by major version; a configured bin dir is the only one. */
   const installedServers = async (as: { uid: number; gid: number }): Promise<InstalledServer[]> => {
     if (deps.binDir) {
       if (!(await hasServer(deps.binDir))) return [];
       const out = await deps.run(path.join(deps.binDir, 'postgres'), ['--version'], { ...as, timeoutMs: 10_000 });
       const v = parsePostgresVersion(out);
-      if (!v) throw new Error(`${deps.binDir}/postgres --version answered ${JSON.stringify(out.trim())}, not a PostgreSQL version`);
+      if (!v)
+        throw new Error(
+          `${deps.binDir}/postgres --version answered ${JSON.stringify(out.trim())}, not a PostgreSQL version`,
+        );
       return [{ dir: deps.binDir, major: v.major }];
     }
     const root = deps.postgresRoot ?? POSTGRES_ROOT;
@@ -118,7 +145,12 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
   /** Which binaries serve this data directory (same major, or refused with what to do: the data is never touched). */
   const chooseServer = async (as: { uid: number; gid: number }) => {
     const dataMajor = parsePgVersionFile(await readFile(path.join(dataDir, 'PG_VERSION'), 'utf8').catch(() => ''));
-    const chosen = chooseInstalledServer({ dataDir, dataMajor, installed: await installedServers(as), configured: deps.binDir });
+    const chosen = chooseInstalledServer({
+      dataDir,
+      dataMajor,
+      installed: await installedServers(as),
+      configured: deps.binDir,
+    });
     if ('refuse' in chosen) throw new EmbeddedDatabaseRefused(chosen.refuse);
     return { server: chosen.server, dataMajor };
   };
@@ -139,10 +171,19 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
       ? {
           pid: adopted,
           exe: await readlink(`/proc/${adopted}/exe`).catch(() => ''),
-          identity: await stat(`/proc/${adopted}/exe`).then((s) => ({ dev: s.dev, ino: s.ino }), () => undefined),
+          identity: await stat(`/proc/${adopted}/exe`).then(
+            (s) => ({ dev: s.dev, ino: s.ino }),
+            () => undefined,
+          ),
         }
       : undefined;
-    const decision = computeServerAdoption({ dataDir, dataMajor, installed: server, installedExe: { dev: installedExe.dev, ino: installedExe.ino }, running });
+    const decision = computeServerAdoption({
+      dataDir,
+      dataMajor,
+      installed: server,
+      installedExe: { dev: installedExe.dev, ino: installedExe.ino },
+      running,
+    });
     if (decision.action === 'refuse') throw new EmbeddedDatabaseRefused(decision.message);
     const reason = decision.action === 'restart' ? decision.reason : adopted ? forceRestart : undefined;
     if (adopted && decision.action === 'adopt' && !reason) {
@@ -153,13 +194,25 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     }
     if (adopted && reason) {
       // A fast shutdown: clients are disconnected, a checkpoint is written, nothing acknowledged is lost.
-      deps.log.warn({ postmaster: adopted, dataDir, reason, bin }, 'restarting the embedded PostgreSQL server on the installed binary');
-      await deps.run(path.join(bin, 'pg_ctl'), pgCtlStopArgs(dataDir), { ...as, timeoutMs: 90_000 }).catch((e: unknown) => {
-        throw new Error(`cannot stop the embedded PostgreSQL server (postmaster ${adopted}) to restart it on the installed binary: ${e instanceof Error ? e.message : String(e)}`);
-      });
+      deps.log.warn(
+        { postmaster: adopted, dataDir, reason, bin },
+        'restarting the embedded PostgreSQL server on the installed binary',
+      );
+      await deps
+        .run(path.join(bin, 'pg_ctl'), pgCtlStopArgs(dataDir), { ...as, timeoutMs: 90_000 })
+        .catch((e: unknown) => {
+          throw new Error(
+            `cannot stop the embedded PostgreSQL server (postmaster ${adopted}) to restart it on the installed binary: ${e instanceof Error ? e.message : String(e)}`,
+          );
+        });
       how = 'restarted';
     }
-    if (!(await access(path.join(dataDir, 'PG_VERSION')).then(() => true, () => false))) {
+    if (
+      !(await access(path.join(dataDir, 'PG_VERSION')).then(
+        () => true,
+        () => false,
+      ))
+    ) {
       // No cluster (or one whose initdb was interrupted): make it afresh.
       await rm(dataDir, { recursive: true, force: true });
       await mkdir(dataDir, { mode: 0o700 });
@@ -173,7 +226,10 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
       // shared memory interlock still stops a start beside orphaned backends).
       const stale = parsePostmasterPid(await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => ''));
       if (stale) {
-        deps.log.warn({ pid: stale.pid, dataDir }, "removing a stale postmaster.pid (its pid is not this data directory's live postmaster)");
+        deps.log.warn(
+          { pid: stale.pid, dataDir },
+          "removing a stale postmaster.pid (its pid is not this data directory's live postmaster)",
+        );
         await rm(path.join(dataDir, 'postmaster.pid'), { force: true });
         // The socket's lock file names the same pid, and is refused the same way.
         for (const f of await readdir(stale.socketDir || dataDir).catch(() => [] as string[])) {
@@ -185,12 +241,19 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     await writeFile(conf, renderPrivatePostgresConf(dataDir), { mode: 0o600 });
     await chown(conf, user.uid, user.gid);
     await chmod(dataDir, 0o700);
-    await deps.run(path.join(bin, 'pg_ctl'), pgCtlStartArgs(dataDir, logFile), { ...as, timeoutMs: 90_000 }).catch(async (e: unknown) => {
-      const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
-      throw new Error(`the embedded PostgreSQL server did not start: ${e instanceof Error ? e.message : String(e)}${tail ? `\n${tail}` : ''}`);
-    });
+    await deps
+      .run(path.join(bin, 'pg_ctl'), pgCtlStartArgs(dataDir, logFile), { ...as, timeoutMs: 90_000 })
+      .catch(async (e: unknown) => {
+        const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
+        throw new Error(
+          `the embedded PostgreSQL server did not start: ${e instanceof Error ? e.message : String(e)}${tail ? `\n${tail}` : ''}`,
+        );
+      });
     const pid = await runningPid();
-    if (!pid) throw new Error(`the embedded PostgreSQL server in ${dataDir} started but its postmaster.pid names no live postgres process`);
+    if (!pid)
+      throw new Error(
+        `the embedded PostgreSQL server in ${dataDir} started but its postmaster.pid names no live postgres process`,
+      );
     postmaster = pid;
     serving = bin;
     deps.log.info({ postmaster: pid, dataDir, how, bin }, 'embedded PostgreSQL server running');
@@ -206,7 +269,10 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
 
   /** The running postmaster's binary is no longer the installed one, and the installed one has settled (two stats). */
   const replacedUnder = async (pid: number, bin: string): Promise<boolean> => {
-    const [running, installed] = await Promise.all([stat(`/proc/${pid}/exe`).catch(() => undefined), stat(path.join(bin, 'postgres')).catch(() => undefined)]);
+    const [running, installed] = await Promise.all([
+      stat(`/proc/${pid}/exe`).catch(() => undefined),
+      stat(path.join(bin, 'postgres')).catch(() => undefined),
+    ]);
     if (!running || !installed || (running.dev === installed.dev && running.ino === installed.ino)) return false;
     return Date.now() - installed.ctimeMs >= (deps.binarySettleMs ?? 10_000);
   };
@@ -217,15 +283,21 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
       // An upgrade while svcd runs: ensure() sees the replaced binary and restarts the server on the new one.
       if (!serving || !(await replacedUnder(postmaster, serving))) return;
       await ensure().then(
-        ({ pid, how }) => deps.log.info({ postmaster: pid, how }, 'embedded PostgreSQL server running on the installed binary'),
-        (err: unknown) => deps.log.error({ err }, 'cannot restart the embedded PostgreSQL server on the installed binary (next try in a moment)'),
+        ({ pid, how }) =>
+          deps.log.info({ postmaster: pid, how }, 'embedded PostgreSQL server running on the installed binary'),
+        (err: unknown) =>
+          deps.log.error(
+            { err },
+            'cannot restart the embedded PostgreSQL server on the installed binary (next try in a moment)',
+          ),
       );
       return;
     }
     deps.log.warn({ postmaster, dataDir }, 'the embedded PostgreSQL server is gone: starting it again');
     await ensure().then(
       ({ pid }) => deps.log.info({ postmaster: pid }, 'embedded PostgreSQL server started again'),
-      (err: unknown) => deps.log.error({ err }, 'cannot start the embedded PostgreSQL server again (next try in a moment)'),
+      (err: unknown) =>
+        deps.log.error({ err }, 'cannot start the embedded PostgreSQL server again (next try in a moment)'),
     );
   }
 
@@ -246,7 +318,10 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
       if (!(await runningPid())) return;
       const user = await owner();
       const as = { uid: user.uid, gid: user.gid };
-      await deps.run(path.join((await chooseServer(as)).server.dir, 'pg_ctl'), pgCtlStopArgs(dataDir), { ...as, timeoutMs: 90_000 });
+      await deps.run(path.join((await chooseServer(as)).server.dir, 'pg_ctl'), pgCtlStopArgs(dataDir), {
+        ...as,
+        timeoutMs: 90_000,
+      });
     },
     pid: () => postmaster,
   };

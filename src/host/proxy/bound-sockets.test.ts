@@ -26,10 +26,19 @@ test('t17 /proc/net: tcp listeners only, v6 and v4-mapped addresses, udp unconne
   assert.deepEqual(parseProcNet(UDP, 'udp'), [{ protocol: 'udp', address: '0.0.0.0', port: 53 }]);
 });
 
-const q = (protocol: 'tcp' | 'udp', host: string, ports: number[]) => ({ protocol, host, family: (host.includes(':') ? 6 : 4) as 4 | 6, ports, wildcard: host === '0.0.0.0' || host === '::' });
+const q = (protocol: 'tcp' | 'udp', host: string, ports: number[]) => ({
+  protocol,
+  host,
+  family: (host.includes(':') ? 6 : 4) as 4 | 6,
+  ports,
+  wildcard: host === '0.0.0.0' || host === '::',
+});
 
 test('t17 conflictIn: same protocol and port, same address or a wildcard on either side', () => {
-  const bound = [{ protocol: 'tcp' as const, address: '127.0.0.1', port: 80 }, { protocol: 'udp' as const, address: '0.0.0.0', port: 53 }];
+  const bound = [
+    { protocol: 'tcp' as const, address: '127.0.0.1', port: 80 },
+    { protocol: 'udp' as const, address: '0.0.0.0', port: 53 },
+  ];
   assert.deepEqual(conflictIn(bound, q('tcp', '127.0.0.1', [79, 80])), { port: 80, why: 'in use' });
   assert.deepEqual(conflictIn(bound, q('tcp', '0.0.0.0', [80])), { port: 80, why: 'in use' });
   assert.equal(conflictIn(bound, q('tcp', '127.0.0.2', [80])), undefined);
@@ -46,12 +55,22 @@ test('t17 probeListen on the real host: a tcp listener or udp socket in the way,
   const udpPort = sock.address().port;
   try {
     assert.deepEqual(await probeListen(q('tcp', '127.0.0.1', [tcpPort])), { port: tcpPort, why: 'in use' });
-    assert.deepEqual(await probeListen(q('tcp', '0.0.0.0', [tcpPort])), { port: tcpPort, why: 'in use' }, 'a wildcard meets the specific listener');
+    assert.deepEqual(
+      await probeListen(q('tcp', '0.0.0.0', [tcpPort])),
+      { port: tcpPort, why: 'in use' },
+      'a wildcard meets the specific listener',
+    );
     assert.deepEqual(await probeListen(q('udp', '127.0.0.1', [udpPort])), { port: udpPort, why: 'in use' });
     assert.deepEqual(await probeListen(q('tcp', '192.0.2.1', [8080])), { port: 8080, why: 'not a local address' });
-    assert.equal(await probeListen(q('udp', '127.0.0.1', [tcpPort])), undefined, 'the tcp listener does not take the udp port');
+    assert.equal(
+      await probeListen(q('udp', '127.0.0.1', [tcpPort])),
+      undefined,
+      'the tcp listener does not take the udp port',
+    );
     // Many ports: /proc/net, read once.
-    const range = Array.from({ length: MAX_BIND_PROBES + 1 }, (_, i) => tcpPort - MAX_BIND_PROBES + i).filter((p) => p > 0);
+    const range = Array.from({ length: MAX_BIND_PROBES + 1 }, (_, i) => tcpPort - MAX_BIND_PROBES + i).filter(
+      (p) => p > 0,
+    );
     assert.deepEqual(await probeListen(q('tcp', '127.0.0.1', range)), { port: tcpPort, why: 'in use' });
   } finally {
     server.close();

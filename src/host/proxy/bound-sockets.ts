@@ -30,7 +30,10 @@ function decodeAddress(hex: string): string {
   if (bytes.length === 4) return bytes.join('.');
   const isMapped = bytes.slice(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
   if (isMapped) return bytes.slice(12).join('.');
-  return formatIp(6, bytes.reduce((acc, b) => (acc << 8n) | BigInt(b), 0n));
+  return formatIp(
+    6,
+    bytes.reduce((acc, b) => (acc << 8n) | BigInt(b), 0n),
+  );
 }
 
 /** Parse one /proc/net/{tcp,udp}{,6} file. */
@@ -50,7 +53,12 @@ export function parseProcNet(text: string, protocol: 'tcp' | 'udp'): BoundSocket
 
 /** Every bound tcp (listening) and udp socket of the host. */
 export async function readBoundSockets(procRoot = '/proc'): Promise<BoundSocket[]> {
-  const files = [['tcp', 'tcp'], ['tcp6', 'tcp'], ['udp', 'udp'], ['udp6', 'udp']] as const;
+  const files = [
+    ['tcp', 'tcp'],
+    ['tcp6', 'tcp'],
+    ['udp', 'udp'],
+    ['udp6', 'udp'],
+  ] as const;
   const texts = await Promise.all(files.map(([f]) => readFile(`${procRoot}/net/${f}`, 'utf8').catch(() => '')));
   return files.flatMap(([, p], i) => parseProcNet(texts[i]!, p));
 }

@@ -14,9 +14,22 @@ export function forwarderBinary(env: NodeJS.ProcessEnv = process.env): string {
 
 /** svcd-proxy's arguments for `spec` (the options it leaves out are absent, never empty). */
 export function forwarderArgs(spec: ForwarderSpec): string[] {
-  const args = ['--listen-ns', String(spec.listenNs), '--listen', spec.listen, '--connect-ns', String(spec.connectNs), '--connect', spec.connect];
+  const args = [
+    '--listen-ns',
+    String(spec.listenNs),
+    '--listen',
+    spec.listen,
+    '--connect-ns',
+    String(spec.connectNs),
+    '--connect',
+    spec.connect,
+  ];
   const opt = (flag: string, v: number | string | undefined) => (v === undefined ? [] : [flag, String(v)]);
-  args.push(...opt('--listen-uid', spec.listenUid), ...opt('--listen-gid', spec.listenGid), ...opt('--listen-mode', spec.listenMode));
+  args.push(
+    ...opt('--listen-uid', spec.listenUid),
+    ...opt('--listen-gid', spec.listenGid),
+    ...opt('--listen-mode', spec.listenMode),
+  );
   args.push(...opt('--drop-uid', spec.dropUid), ...opt('--drop-gid', spec.dropGid));
   if (spec.proxyProtocol) args.push('--proxy-protocol');
   if (spec.exitWith > 0) args.push('--exit-with', String(spec.exitWith));
@@ -24,7 +37,8 @@ export function forwarderArgs(spec: ForwarderSpec): string[] {
 }
 
 /** The key of an argv: a hash of it (a process whose cmdline hashes alike runs this very spec). */
-export const argsKey = (args: readonly string[]): string => createHash('sha256').update(JSON.stringify(args)).digest('hex').slice(0, 32);
+export const argsKey = (args: readonly string[]): string =>
+  createHash('sha256').update(JSON.stringify(args)).digest('hex').slice(0, 32);
 
 /** The key of a spec. */
 export const forwarderKey = (spec: ForwarderSpec): string => argsKey(forwarderArgs(spec));

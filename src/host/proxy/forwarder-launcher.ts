@@ -53,7 +53,9 @@ export function createForwarderLauncher(deps: LauncherDeps): ForwarderLauncher |
   const run = deps.run ?? ((file, args, opts) => runCommand(file, args, opts));
   let up: Promise<void> | undefined;
   const start = () =>
-    (up ??= run(deps.binary, ['--launcher', sock, '--exit-with', String(deps.exitWith ?? process.pid)], { timeoutMs: 10_000 }).then(
+    (up ??= run(deps.binary, ['--launcher', sock, '--exit-with', String(deps.exitWith ?? process.pid)], {
+      timeoutMs: 10_000,
+    }).then(
       () => undefined,
       (e: unknown) => {
         up = undefined;

@@ -33,7 +33,10 @@ export interface ForwarderDeps {
 
 /** The forwarder refused its spec or did not come up: `message` is its own `error:` text. */
 export class ForwarderError extends Error {
-  constructor(readonly device: string, message: string) {
+  constructor(
+    readonly device: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'ForwarderError';
   }
@@ -52,7 +55,8 @@ const readSmall = (file: string): string => {
     return '';
   }
 };
-const pidFileOf = (stateDir: string, id: string, device: string) => path.join(proxyDirOf(stateDir, id), `${encodeURIComponent(device)}.pid`);
+const pidFileOf = (stateDir: string, id: string, device: string) =>
+  path.join(proxyDirOf(stateDir, id), `${encodeURIComponent(device)}.pid`);
 const argsFileOf = (pidFile: string) => pidFile.replace(/\.pid$/, '.args');
 /** Field 22 of /proc/<pid>/stat (after the comm, which may hold spaces and parentheses). */
 const startTimeOf = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
@@ -73,7 +77,11 @@ function forwarderCmdline(procRoot: string, pid: number): string[] | undefined {
 const exited = (procRoot: string, pid: number) => !isRunning(readSmall(path.join(procRoot, String(pid), 'stat')));
 
 /** The forwarder of a container's device when it is alive: its pid and key. Spawns nothing. */
-export async function readForwarder(containerId: string, device: string, deps: ForwarderDeps): Promise<{ pid: number; key: string } | undefined> {
+export async function readForwarder(
+  containerId: string,
+  device: string,
+  deps: ForwarderDeps,
+): Promise<{ pid: number; key: string } | undefined> {
   const text = readSmall(pidFileOf(deps.stateDir, containerId, device));
   const [pidText = '', key = '', started = ''] = text.split('\n');
   const pid = Number(pidText);
@@ -88,7 +96,10 @@ export async function readForwarder(containerId: string, device: string, deps: F
 }
 
 /** Every live forwarder of a container: device → pid and key (dead ones are not listed). Spawns nothing. */
-export async function listForwarders(containerId: string, deps: ForwarderDeps): Promise<Map<string, { pid: number; key: string }>> {
+export async function listForwarders(
+  containerId: string,
+  deps: ForwarderDeps,
+): Promise<Map<string, { pid: number; key: string }>> {
   let files: string[] = [];
   try {
     files = readdirSync(proxyDirOf(deps.stateDir, containerId));
@@ -126,7 +137,10 @@ export async function stopForwarder(containerId: string, device: string, deps: F
   const file = pidFileOf(deps.stateDir, containerId, device);
   const live = await readForwarder(containerId, device, deps);
   if (live) {
-    const kept = await readFile(argsFileOf(file), 'utf8').then((t) => JSON.parse(t) as string[], () => undefined);
+    const kept = await readFile(argsFileOf(file), 'utf8').then(
+      (t) => JSON.parse(t) as string[],
+      () => undefined,
+    );
     const args = kept ?? forwarderCmdline(procRoot, live.pid) ?? [];
     signal(live.pid, 'SIGTERM');
     // It exits within a millisecond of SIGTERM (a signalfd in its epoll): look again soon, then less often.
@@ -175,10 +189,21 @@ export async function startForwarder(spec: ForwarderSpec, deps: ForwarderDeps): 
     await rm(file, { force: true });
     await rm(argsFileOf(file), { force: true });
     if (e instanceof ForwarderError) throw e;
-    const why = e instanceof HostCommandError ? e.stderr.trim().replace(/^error: /, '') || e.message : e instanceof Error ? e.message : String(e);
-    throw new ForwarderError(spec.device, /ENOENT|not found/i.test(why) && !(e instanceof HostCommandError && e.stderr) ? `cannot run ${binary}: ${why} (is it built? scripts/install-deps.sh)` : why);
+    const why =
+      e instanceof HostCommandError
+        ? e.stderr.trim().replace(/^error: /, '') || e.message
+        : e instanceof Error
+          ? e.message
+          : String(e);
+    throw new ForwarderError(
+      spec.device,
+      /ENOENT|not found/i.test(why) && !(e instanceof HostCommandError && e.stderr)
+        ? `cannot run ${binary}: ${why} (is it built? scripts/install-deps.sh)`
+        : why,
+    );
   }
   const pid = Number(/^ready (\d+)$/m.exec(out)?.[1]);
-  if (!Number.isInteger(pid) || pid <= 0) throw new ForwarderError(spec.device, `svcd-proxy said "${out.trim()}" instead of "ready <pid>"`);
+  if (!Number.isInteger(pid) || pid <= 0)
+    throw new ForwarderError(spec.device, `svcd-proxy said "${out.trim()}" instead of "ready <pid>"`);
   return pid;
 }

@@ -8,7 +8,11 @@ import { createProxyAdapter } from './proxy-adapter.ts';
 import { createProxyNat } from './proxy-nat.ts';
 
 export function createHostProxyAdapter(deps: { stateDir: string }): ProxyAdapter {
-  const applyNat = createProxyNat({ markerDir: proxyNatMarkerDirOf(deps.stateDir), runNft: (args, input, signal) => runCommand('nft', args, { input, timeoutMs: 30_000, ...(signal ? { signal } : {}) }) });
+  const applyNat = createProxyNat({
+    markerDir: proxyNatMarkerDirOf(deps.stateDir),
+    runNft: (args, input, signal) =>
+      runCommand('nft', args, { input, timeoutMs: 30_000, ...(signal ? { signal } : {}) }),
+  });
   const launcher = createForwarderLauncher({ stateDir: deps.stateDir, binary: forwarderBinary() });
   return createProxyAdapter({ stateDir: deps.stateDir, applyNat, launcher });
 }

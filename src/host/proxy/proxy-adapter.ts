@@ -3,7 +3,13 @@
  * forwarder-process.ts, and nat mode through the `applyNat` it is given (proxy-nat.ts).
  */
 import type { ProxyAdapter } from '../../reconcilers/adapters.ts';
-import { listForwarders, readForwarder, startForwarder, stopForwarder, type ForwarderDeps } from './forwarder-process.ts';
+import {
+  listForwarders,
+  readForwarder,
+  startForwarder,
+  stopForwarder,
+  type ForwarderDeps,
+} from './forwarder-process.ts';
 import { forwarderKey } from './forwarder-args.ts';
 
 export interface ProxyAdapterDeps extends ForwarderDeps {

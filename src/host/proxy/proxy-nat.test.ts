@@ -8,8 +8,24 @@ import { createProxyNat, loopbackBridges, portPairs, renderProxyNat, tableIsEmpt
 import type { NatRule } from './types.ts';
 
 const ID = '0b7c3e5e-1111-2222-3333-444455556666';
-const loop: NatRule = { protocol: 'tcp', family: 4, listenAddress: '127.0.0.1', listenPorts: [8080, 8081], connectAddress: '10.1.2.3', connectPorts: [80], bridge: 't17br' };
-const v6: NatRule = { protocol: 'udp', family: 6, listenAddress: 'fd00::1', listenPorts: [53], connectAddress: 'fd00::5', connectPorts: [5353], bridge: 't17br' };
+const loop: NatRule = {
+  protocol: 'tcp',
+  family: 4,
+  listenAddress: '127.0.0.1',
+  listenPorts: [8080, 8081],
+  connectAddress: '10.1.2.3',
+  connectPorts: [80],
+  bridge: 't17br',
+};
+const v6: NatRule = {
+  protocol: 'udp',
+  family: 6,
+  listenAddress: 'fd00::1',
+  listenPorts: [53],
+  connectAddress: 'fd00::5',
+  connectPorts: [5353],
+  bridge: 't17br',
+};
 
 const HEAD = `table inet svcd_proxy {}
 add chain inet svcd_proxy pre_0b7c3e5e111122223333444455556666 { type nat hook prerouting priority -100; policy accept; }
@@ -41,13 +57,20 @@ describe('proxy nat ruleset', () => {
   });
   test('t17 loopback listen: a dnat per port to the single connect port, masquerade of 127/8 out of the bridge', async () => {
     const s = renderProxyNat(ID, [loop]);
-    for (const p of [8080, 8081]) assert.match(s, new RegExp(`out_\\w+ ip daddr 127.0.0.1 tcp dport ${p} dnat ip to 10.1.2.3:80\\n`));
+    for (const p of [8080, 8081])
+      assert.match(s, new RegExp(`out_\\w+ ip daddr 127.0.0.1 tcp dport ${p} dnat ip to 10.1.2.3:80\\n`));
     assert.match(s, /post_\w+ oifname "t17br" ip saddr 127.0.0.0\/8 ip daddr 10.1.2.3 tcp dport 80 masquerade/);
     await nftCheck(s);
   });
   test('t17 port pairs map one to one, or all to one', () => {
-    assert.deepEqual(portPairs({ ...loop, listenPorts: [1, 2], connectPorts: [11, 12] }), [[1, 11], [2, 12]]);
-    assert.deepEqual(portPairs(loop), [[8080, 80], [8081, 80]]);
+    assert.deepEqual(portPairs({ ...loop, listenPorts: [1, 2], connectPorts: [11, 12] }), [
+      [1, 11],
+      [2, 12],
+    ]);
+    assert.deepEqual(portPairs(loop), [
+      [8080, 80],
+      [8081, 80],
+    ]);
   });
 });
 
@@ -72,8 +95,22 @@ describe('applyNat', () => {
         runs.push(args.join(' '));
         if (args[0] === '-f') assert.equal(input, renderProxyNat(ID, live));
         if (args[0] !== '-j') return '';
-        const rule = (r: NatRule) => ({ rule: { expr: [{ match: { left: { meta: { key: 'oifname' } }, right: r.bridge } }, { match: { left: { payload: { protocol: 'ip', field: 'saddr' } }, right: { prefix: { addr: '127.0.0.0', len: 8 } } } }] } });
-        return JSON.stringify({ nftables: [{ chain: {} }, ...live.filter((r) => r.listenAddress.startsWith('127.')).map(rule)] });
+        const rule = (r: NatRule) => ({
+          rule: {
+            expr: [
+              { match: { left: { meta: { key: 'oifname' } }, right: r.bridge } },
+              {
+                match: {
+                  left: { payload: { protocol: 'ip', field: 'saddr' } },
+                  right: { prefix: { addr: '127.0.0.0', len: 8 } },
+                },
+              },
+            ],
+          },
+        });
+        return JSON.stringify({
+          nftables: [{ chain: {} }, ...live.filter((r) => r.listenAddress.startsWith('127.')).map(rule)],
+        });
       },
     });
     live = [loop, { ...loop, bridge: 't17b2' }];
@@ -81,7 +118,10 @@ describe('applyNat', () => {
     assert.equal(await readFile(knob('t17br'), 'utf8'), '1\n');
     assert.deepEqual(await readdir(markerDir), ['t17br'], 'only the bridge svcd turned it on for is noted');
     assert.deepEqual(runs, ['-f -', '-j list table inet svcd_proxy']);
-    live = [{ ...loop, listenAddress: '10.0.0.1' }, { ...loop, bridge: 't17b2' }];
+    live = [
+      { ...loop, listenAddress: '10.0.0.1' },
+      { ...loop, bridge: 't17b2' },
+    ];
     await applyNat(ID, live);
     assert.equal(await readFile(knob('t17br'), 'utf8'), '0\n', 'no loopback rule on t17br any more');
     assert.equal(await readFile(knob('t17b2'), 'utf8'), '1\n', "the admin's is left");
@@ -89,19 +129,44 @@ describe('applyNat', () => {
   });
 
   test('t17 loopbackBridges reads the oifname of 127.0.0.0/8 masquerades from nft -j', () => {
-    const json = JSON.stringify({ nftables: [{ rule: { expr: [{ match: { left: { meta: { key: 'oifname' } }, right: 'brx' } }, { match: { left: { payload: { protocol: 'ip', field: 'saddr' } }, right: { prefix: { addr: '127.0.0.0', len: 8 } } } }, { masquerade: null }] } }, { rule: { expr: [{ match: { left: { payload: { protocol: 'ip', field: 'saddr' } }, right: '10.0.0.5' } }] } }] });
+    const json = JSON.stringify({
+      nftables: [
+        {
+          rule: {
+            expr: [
+              { match: { left: { meta: { key: 'oifname' } }, right: 'brx' } },
+              {
+                match: {
+                  left: { payload: { protocol: 'ip', field: 'saddr' } },
+                  right: { prefix: { addr: '127.0.0.0', len: 8 } },
+                },
+              },
+              { masquerade: null },
+            ],
+          },
+        },
+        { rule: { expr: [{ match: { left: { payload: { protocol: 'ip', field: 'saddr' } }, right: '10.0.0.5' } }] } },
+      ],
+    });
     assert.deepEqual([...loopbackBridges(json)], ['brx']);
     assert.deepEqual([...loopbackBridges('')], []);
   });
 
-  test('t17 the last container\'s rules gone: the table goes; another container\'s chains left: it stays', async () => {
+  test("t17 the last container's rules gone: the table goes; another container's chains left: it stays", async () => {
     const runs: string[] = [];
     let chains = 3;
     const applyNat = createProxyNat({
       markerDir: path.join(tmpdir(), `t17nat-none-${process.pid}`),
       runNft: async (args) => {
         runs.push(args.join(' '));
-        if (args[0] === '-j') return JSON.stringify({ nftables: [{ metainfo: {} }, { table: { family: 'inet', name: 'svcd_proxy' } }, ...Array.from({ length: chains }, () => ({ chain: {} }))] });
+        if (args[0] === '-j')
+          return JSON.stringify({
+            nftables: [
+              { metainfo: {} },
+              { table: { family: 'inet', name: 'svcd_proxy' } },
+              ...Array.from({ length: chains }, () => ({ chain: {} })),
+            ],
+          });
         return '';
       },
     });
@@ -112,8 +177,15 @@ describe('applyNat', () => {
     await applyNat(ID, []);
     assert.deepEqual(runs, ['-f -', '-j list table inet svcd_proxy', 'delete table inet svcd_proxy']);
     runs.length = 0;
-    await applyNat(ID, [loop].map((r) => ({ ...r, listenAddress: '10.0.0.1' })));
-    assert.deepEqual(runs, ['-f -', '-j list table inet svcd_proxy'], 'with rules: listed (route_localnet), not deleted');
+    await applyNat(
+      ID,
+      [loop].map((r) => ({ ...r, listenAddress: '10.0.0.1' })),
+    );
+    assert.deepEqual(
+      runs,
+      ['-f -', '-j list table inet svcd_proxy'],
+      'with rules: listed (route_localnet), not deleted',
+    );
     assert.equal(tableIsEmpty(''), true);
   });
 });

@@ -17,9 +17,9 @@ export const PROXY_NFT_TABLE = 'svcd_proxy';
 const chainsOf = (containerId: string) => {
   const id = containerId.replace(/[^A-Za-z0-9_]/g, '');
   return {
-  pre: { name: `pre_${id}`, head: 'type nat hook prerouting priority -100; policy accept;' },
-  out: { name: `out_${id}`, head: 'type nat hook output priority -100; policy accept;' },
-  post: { name: `post_${id}`, head: 'type nat hook postrouting priority 100; policy accept;' },
+    pre: { name: `pre_${id}`, head: 'type nat hook prerouting priority -100; policy accept;' },
+    out: { name: `out_${id}`, head: 'type nat hook output priority -100; policy accept;' },
+    post: { name: `post_${id}`, head: 'type nat hook postrouting priority 100; policy accept;' },
   };
 };
 
@@ -37,7 +37,8 @@ export function renderProxyNat(containerId: string, rules: readonly NatRule[]): 
   const chains = chainsOf(containerId);
   const t = `inet ${PROXY_NFT_TABLE}`;
   const lines = [`table ${t} {}`];
-  for (const c of Object.values(chains)) lines.push(`add chain ${t} ${c.name} { ${c.head} }`, `flush chain ${t} ${c.name}`);
+  for (const c of Object.values(chains))
+    lines.push(`add chain ${t} ${c.name} { ${c.head} }`, `flush chain ${t} ${c.name}`);
   if (rules.length === 0) {
     for (const c of Object.values(chains)) lines.push(`delete chain ${t} ${c.name}`);
     return `${lines.join('\n')}\n`;
@@ -49,8 +50,15 @@ export function renderProxyNat(containerId: string, rules: readonly NatRule[]): 
       const dnat = `${ip} daddr ${r.listenAddress} ${r.protocol} dport ${lp} dnat ${ip} to ${hostOf(r, r.connectAddress)}:${cp}`;
       add(chains.pre.name, dnat);
       add(chains.out.name, dnat);
-      add(chains.post.name, `${ip} saddr ${r.connectAddress} ${ip} daddr ${r.connectAddress} ${r.protocol} dport ${cp} masquerade`);
-      if (isLoopback4(r)) add(chains.post.name, `oifname "${r.bridge}" ip saddr 127.0.0.0/8 ip daddr ${r.connectAddress} ${r.protocol} dport ${cp} masquerade`);
+      add(
+        chains.post.name,
+        `${ip} saddr ${r.connectAddress} ${ip} daddr ${r.connectAddress} ${r.protocol} dport ${cp} masquerade`,
+      );
+      if (isLoopback4(r))
+        add(
+          chains.post.name,
+          `oifname "${r.bridge}" ip saddr 127.0.0.0/8 ip daddr ${r.connectAddress} ${r.protocol} dport ${cp} masquerade`,
+        );
     }
   }
   return `${lines.join('\n')}\n`;
@@ -65,7 +73,9 @@ export interface ProxyNatDeps {
 }
 
 type NftItem = Record<string, unknown>;
-type NftExpr = { match?: { left?: { meta?: { key?: string }; payload?: { protocol?: string; field?: string } }; right?: unknown } };
+type NftExpr = {
+  match?: { left?: { meta?: { key?: string }; payload?: { protocol?: string; field?: string } }; right?: unknown };
+};
 const itemsOf = (json: string) => (JSON.parse(json || '{}') as { nftables?: NftItem[] }).nftables ?? [];
 
 /** `nft -j list table inet svcd_proxy` output → whether the table holds no chain. */
@@ -77,9 +87,13 @@ export function tableIsEmpty(json: string): boolean {
 export function loopbackBridges(json: string): Set<string> {
   const out = new Set<string>();
   for (const item of itemsOf(json)) {
-    const expr = ((item.rule as { expr?: NftExpr[] } | undefined)?.expr ?? []).map((e) => e.match).filter((m) => m !== undefined);
+    const expr = ((item.rule as { expr?: NftExpr[] } | undefined)?.expr ?? [])
+      .map((e) => e.match)
+      .filter((m) => m !== undefined);
     const oif = expr.find((m) => m.left?.meta?.key === 'oifname')?.right;
-    const saddr = expr.find((m) => m.left?.payload?.protocol === 'ip' && m.left.payload.field === 'saddr')?.right as { prefix?: { addr?: string; len?: number } } | undefined;
+    const saddr = expr.find((m) => m.left?.payload?.protocol === 'ip' && m.left.payload.field === 'saddr')?.right as
+      | { prefix?: { addr?: string; len?: number } }
+      | undefined;
     if (typeof oif === 'string' && saddr?.prefix?.addr === '127.0.0.0' && saddr.prefix.len === 8) out.add(oif);
   }
   return out;
@@ -111,7 +125,8 @@ export function createProxyNat(deps: ProxyNatDeps) {
       await writeFile(sysctl(bridge), '0\n').catch(() => undefined); // (a bridge deleted since: nothing to put back)
       await rm(path.join(deps.markerDir, bridge), { force: true });
     }
-    if (rules.length === 0 && tableIsEmpty(json)) await deps.runNft(['delete', 'table', 'inet', PROXY_NFT_TABLE], '', signal);
+    if (rules.length === 0 && tableIsEmpty(json))
+      await deps.runNft(['delete', 'table', 'inet', PROXY_NFT_TABLE], '', signal);
   }
   return function applyNat(containerId: string, rules: readonly NatRule[], signal?: AbortSignal): Promise<void> {
     const next = last.then(() => apply(containerId, rules, signal));

@@ -1,14 +1,14 @@
-import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { test } from "node:test";
-import { createResourcesCache } from "./cache.ts";
-import type { MemoryResources, ServerResources } from "./compute-resources.ts";
-import { AARCH64_RPI4_CPUINFO, MEMINFO_MODERN, MEMINFO_NO_AVAILABLE } from "./test-fixtures.ts";
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { createResourcesCache } from './cache.ts';
+import type { MemoryResources, ServerResources } from './compute-resources.ts';
+import { AARCH64_RPI4_CPUINFO, MEMINFO_MODERN, MEMINFO_NO_AVAILABLE } from './test-fixtures.ts';
 
 const CPU = {
-  sockets: [{ cores: 2, frequency: 2000, frequency_turbo: 3000, name: "X", vendor: "V", threads: 4 }],
+  sockets: [{ cores: 2, frequency: 2000, frequency_turbo: 3000, name: 'X', vendor: 'V', threads: 4 }],
   total: 4,
 };
 
@@ -36,9 +36,14 @@ function fakes() {
   };
 }
 
-test("cpu is read once; memory is re-read only once ttlMs old", async () => {
+test('cpu is read once; memory is re-read only once ttlMs old', async () => {
   const f = fakes();
-  const cache = createResourcesCache({ readResources: f.readResources, readMemory: f.readMemory, ttlMs: 1000, now: f.now });
+  const cache = createResourcesCache({
+    readResources: f.readResources,
+    readMemory: f.readMemory,
+    ttlMs: 1000,
+    now: f.now,
+  });
 
   assert.deepEqual(await cache.get(), { cpu: CPU, memory: { used: 100, total: 1000 } });
   assert.deepEqual(f.calls, { all: 1, memory: 0 });
@@ -60,9 +65,14 @@ test("cpu is read once; memory is re-read only once ttlMs old", async () => {
   assert.deepEqual(f.calls, { all: 1, memory: 1 });
 });
 
-test("concurrent callers share one read", async () => {
+test('concurrent callers share one read', async () => {
   const f = fakes();
-  const cache = createResourcesCache({ readResources: f.readResources, readMemory: f.readMemory, ttlMs: 10, now: f.now });
+  const cache = createResourcesCache({
+    readResources: f.readResources,
+    readMemory: f.readMemory,
+    ttlMs: 10,
+    now: f.now,
+  });
   await Promise.all([cache.get(), cache.get(), cache.get()]);
   assert.deepEqual(f.calls, { all: 1, memory: 0 });
   f.advance(10);
@@ -70,7 +80,7 @@ test("concurrent callers share one read", async () => {
   assert.deepEqual(f.calls, { all: 1, memory: 1 });
 });
 
-test("callers cannot corrupt the cache by mutating the result", async () => {
+test('callers cannot corrupt the cache by mutating the result', async () => {
   const f = fakes();
   const cache = createResourcesCache({ readResources: f.readResources, readMemory: f.readMemory, now: f.now });
   const r = await cache.get();
@@ -80,13 +90,13 @@ test("callers cannot corrupt the cache by mutating the result", async () => {
   assert.deepEqual(await cache.get(), { cpu: CPU, memory: { used: 100, total: 1000 } });
 });
 
-test("a failed refresh rejects, keeps nothing broken, and is retried", async () => {
+test('a failed refresh rejects, keeps nothing broken, and is retried', async () => {
   const f = fakes();
   let fail = true;
   const cache = createResourcesCache({
     readResources: f.readResources,
     readMemory: async () => {
-      if (fail) throw new Error("boom");
+      if (fail) throw new Error('boom');
       return f.readMemory();
     },
     ttlMs: 10,
@@ -101,7 +111,7 @@ test("a failed refresh rejects, keeps nothing broken, and is retried", async () 
   assert.deepEqual(f.calls, { all: 1, memory: 1 });
 });
 
-test("invalidate() forces a full re-read", async () => {
+test('invalidate() forces a full re-read', async () => {
   const f = fakes();
   const cache = createResourcesCache({ readResources: f.readResources, readMemory: f.readMemory, now: f.now });
   await cache.get();
@@ -110,7 +120,7 @@ test("invalidate() forces a full re-read", async () => {
   assert.deepEqual(f.calls, { all: 2, memory: 0 });
 });
 
-test("with only readResources injected, memory refreshes go through it", async () => {
+test('with only readResources injected, memory refreshes go through it', async () => {
   const f = fakes();
   const cache = createResourcesCache({ readResources: f.readResources, ttlMs: 5, now: f.now });
   await cache.get();
@@ -120,12 +130,12 @@ test("with only readResources injected, memory refreshes go through it", async (
   assert.deepEqual(f.calls, { all: 2, memory: 0 });
 });
 
-test("default readers on a fake root: refresh reads only /proc/meminfo", async () => {
-  const root = await mkdtemp(path.join(os.tmpdir(), "svcd-resources-cache-"));
+test('default readers on a fake root: refresh reads only /proc/meminfo', async () => {
+  const root = await mkdtemp(path.join(os.tmpdir(), 'svcd-resources-cache-'));
   try {
-    await mkdir(path.join(root, "proc"), { recursive: true });
-    await writeFile(path.join(root, "proc/cpuinfo"), AARCH64_RPI4_CPUINFO);
-    await writeFile(path.join(root, "proc/meminfo"), MEMINFO_MODERN);
+    await mkdir(path.join(root, 'proc'), { recursive: true });
+    await writeFile(path.join(root, 'proc/cpuinfo'), AARCH64_RPI4_CPUINFO);
+    await writeFile(path.join(root, 'proc/meminfo'), MEMINFO_MODERN);
     let clock = 0;
     const cache = createResourcesCache({ root, ttlMs: 100, now: () => clock });
 
@@ -134,8 +144,8 @@ test("default readers on a fake root: refresh reads only /proc/meminfo", async (
     assert.equal(first.memory.total, 16303480 * 1024);
 
     // cpuinfo disappears: a full re-read would fail; a memory-only refresh does not
-    await rm(path.join(root, "proc/cpuinfo"));
-    await writeFile(path.join(root, "proc/meminfo"), MEMINFO_NO_AVAILABLE);
+    await rm(path.join(root, 'proc/cpuinfo'));
+    await writeFile(path.join(root, 'proc/meminfo'), MEMINFO_NO_AVAILABLE);
     clock = 100;
     const second = await cache.get();
     assert.deepEqual(second.cpu, first.cpu);

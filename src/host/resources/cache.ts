@@ -2,9 +2,9 @@
  * Memoizing wrapper: the CPU part is treated as static and read once; memory
  * is re-read (only /proc/meminfo) once the cached value is ttlMs old.
  */
-import type { CpuResources, MemoryResources, ServerResources } from "./compute-resources.ts";
-import { readMemoryResources, readResources as readAllResources } from "./read-resources.ts";
-import type { ReadResourcesOptions } from "./read-resources.ts";
+import type { CpuResources, MemoryResources, ServerResources } from './compute-resources.ts';
+import { readMemoryResources, readResources as readAllResources } from './read-resources.ts';
+import type { ReadResourcesOptions } from './read-resources.ts';
 
 export interface ResourcesCacheOptions {
   /** Full read, used for the first fill (and after invalidate()). Default: readResources({ root }). */
@@ -47,9 +47,7 @@ export function createResourcesCache(options: ResourcesCacheOptions = {}): Resou
   const readAll = options.readResources ?? readAllResources;
   const readMemory =
     options.readMemory ??
-    (options.readResources
-      ? async (o?: ReadResourcesOptions) => (await readAll(o)).memory
-      : readMemoryResources);
+    (options.readResources ? async (o?: ReadResourcesOptions) => (await readAll(o)).memory : readMemoryResources);
   const ttlMs = options.ttlMs ?? 1000;
   const now = options.now ?? (() => performance.now());
 

@@ -3,8 +3,8 @@
  * `GET /1.0/resources` object (shape of LXD's original `resources` API
  * extension).
  */
-import type { ParsedCpuinfo } from "./parse-cpuinfo.ts";
-import type { Meminfo } from "./parse-meminfo.ts";
+import type { ParsedCpuinfo } from './parse-cpuinfo.ts';
+import type { Meminfo } from './parse-meminfo.ts';
 
 /** One physical CPU package. All numbers are integers. */
 export interface CpuSocket {
@@ -100,7 +100,7 @@ export function computeCpu(inputs: CpuInputs): CpuResources {
     // one core always share both, so qualifying by them never splits a core.
     const coreKey =
       facts.coreId !== undefined
-        ? `sys:${facts.dieId ?? ""}:${facts.clusterId ?? ""}:${facts.coreId}`
+        ? `sys:${facts.dieId ?? ''}:${facts.clusterId ?? ''}:${facts.coreId}`
         : proc?.coreId !== undefined
           ? `cpuinfo:${proc.coreId}`
           : `thread:${id}`;
@@ -129,8 +129,8 @@ export function computeCpu(inputs: CpuInputs): CpuResources {
         cores: acc.cores.size,
         frequency: acc.freqCount > 0 ? Math.round(acc.freqSum / acc.freqCount) : 0,
         frequency_turbo: Math.round(acc.turboMax),
-        name: acc.name ?? fallback?.name ?? "",
-        vendor: acc.vendor ?? fallback?.vendor ?? "",
+        name: acc.name ?? fallback?.name ?? '',
+        vendor: acc.vendor ?? fallback?.vendor ?? '',
         threads: acc.threads,
       })),
     total: ids.length,
@@ -139,9 +139,8 @@ export function computeCpu(inputs: CpuInputs): CpuResources {
 
 export function computeMemory(meminfo: Meminfo): MemoryResources {
   const total = meminfo.MemTotal;
-  if (total === undefined) throw new Error("/proc/meminfo has no MemTotal");
-  const available =
-    meminfo.MemAvailable ?? (meminfo.MemFree ?? 0) + (meminfo.Buffers ?? 0) + (meminfo.Cached ?? 0);
+  if (total === undefined) throw new Error('/proc/meminfo has no MemTotal');
+  const available = meminfo.MemAvailable ?? (meminfo.MemFree ?? 0) + (meminfo.Buffers ?? 0) + (meminfo.Cached ?? 0);
   const used = Math.min(total, Math.max(0, total - available));
   return { used, total };
 }

@@ -9,10 +9,10 @@
  */
 export function parseCpuList(text: string): number[] {
   const trimmed = text.trim();
-  if (trimmed === "") return [];
+  if (trimmed === '') return [];
 
   const ids = new Set<number>();
-  for (const rawPart of trimmed.split(",")) {
+  for (const rawPart of trimmed.split(',')) {
     const part = rawPart.trim();
     const match = /^(\d+)(?:-(\d+))?$/.exec(part);
     if (!match) {

@@ -36,52 +36,52 @@ export interface ParsedCpuinfo {
 
 /** ARM "CPU implementer" codes (MIDR_EL1 bits 31:24), as listed by util-linux lscpu. */
 const ARM_IMPLEMENTERS: ReadonlyMap<number, string> = new Map([
-  [0x41, "ARM"],
-  [0x42, "Broadcom"],
-  [0x43, "Cavium"],
-  [0x44, "DEC"],
-  [0x46, "Fujitsu"],
-  [0x48, "HiSilicon"],
-  [0x49, "Infineon"],
-  [0x4d, "Motorola/Freescale"],
-  [0x4e, "NVIDIA"],
-  [0x50, "APM"],
-  [0x51, "Qualcomm"],
-  [0x53, "Samsung"],
-  [0x56, "Marvell"],
-  [0x61, "Apple"],
-  [0x66, "Faraday"],
-  [0x69, "Intel"],
-  [0x6d, "Microsoft"],
-  [0x70, "Phytium"],
-  [0xc0, "Ampere"],
+  [0x41, 'ARM'],
+  [0x42, 'Broadcom'],
+  [0x43, 'Cavium'],
+  [0x44, 'DEC'],
+  [0x46, 'Fujitsu'],
+  [0x48, 'HiSilicon'],
+  [0x49, 'Infineon'],
+  [0x4d, 'Motorola/Freescale'],
+  [0x4e, 'NVIDIA'],
+  [0x50, 'APM'],
+  [0x51, 'Qualcomm'],
+  [0x53, 'Samsung'],
+  [0x56, 'Marvell'],
+  [0x61, 'Apple'],
+  [0x66, 'Faraday'],
+  [0x69, 'Intel'],
+  [0x6d, 'Microsoft'],
+  [0x70, 'Phytium'],
+  [0xc0, 'Ampere'],
 ]);
 
 /** Common "CPU part" codes of implementer 0x41 (ARM Ltd). */
 const ARM_LTD_PARTS: ReadonlyMap<number, string> = new Map([
-  [0xd03, "Cortex-A53"],
-  [0xd04, "Cortex-A35"],
-  [0xd05, "Cortex-A55"],
-  [0xd07, "Cortex-A57"],
-  [0xd08, "Cortex-A72"],
-  [0xd09, "Cortex-A73"],
-  [0xd0a, "Cortex-A75"],
-  [0xd0b, "Cortex-A76"],
-  [0xd0c, "Neoverse-N1"],
-  [0xd0d, "Cortex-A77"],
-  [0xd40, "Neoverse-V1"],
-  [0xd41, "Cortex-A78"],
-  [0xd44, "Cortex-X1"],
-  [0xd46, "Cortex-A510"],
-  [0xd47, "Cortex-A710"],
-  [0xd48, "Cortex-X2"],
-  [0xd49, "Neoverse-N2"],
-  [0xd4f, "Neoverse-V2"],
-  [0xd80, "Cortex-A520"],
-  [0xd81, "Cortex-A720"],
-  [0xd82, "Cortex-X4"],
-  [0xd84, "Neoverse-V3"],
-  [0xd8e, "Neoverse-N3"],
+  [0xd03, 'Cortex-A53'],
+  [0xd04, 'Cortex-A35'],
+  [0xd05, 'Cortex-A55'],
+  [0xd07, 'Cortex-A57'],
+  [0xd08, 'Cortex-A72'],
+  [0xd09, 'Cortex-A73'],
+  [0xd0a, 'Cortex-A75'],
+  [0xd0b, 'Cortex-A76'],
+  [0xd0c, 'Neoverse-N1'],
+  [0xd0d, 'Cortex-A77'],
+  [0xd40, 'Neoverse-V1'],
+  [0xd41, 'Cortex-A78'],
+  [0xd44, 'Cortex-X1'],
+  [0xd46, 'Cortex-A510'],
+  [0xd47, 'Cortex-A710'],
+  [0xd48, 'Cortex-X2'],
+  [0xd49, 'Neoverse-N2'],
+  [0xd4f, 'Neoverse-V2'],
+  [0xd80, 'Cortex-A520'],
+  [0xd81, 'Cortex-A720'],
+  [0xd82, 'Cortex-X4'],
+  [0xd84, 'Neoverse-V3'],
+  [0xd8e, 'Neoverse-N3'],
 ]);
 
 function parseIntField(value: string | undefined): number | undefined {
@@ -101,9 +101,9 @@ function parseMhz(value: string | undefined): number | undefined {
 
 function firstNonEmpty(...values: Array<string | undefined>): string {
   for (const v of values) {
-    if (v !== undefined && v.trim() !== "") return v.trim();
+    if (v !== undefined && v.trim() !== '') return v.trim();
   }
-  return "";
+  return '';
 }
 
 function armVendor(implementer: string | undefined): string | undefined {
@@ -122,16 +122,16 @@ function armPartName(implementer: string | undefined, part: string | undefined):
 function splitBlocks(text: string): Array<Map<string, string>> {
   const blocks: Array<Map<string, string>> = [];
   let current = new Map<string, string>();
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") {
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') {
       if (current.size > 0) blocks.push(current);
       current = new Map();
       continue;
     }
-    const colon = line.indexOf(":");
+    const colon = line.indexOf(':');
     if (colon < 0) continue;
     const key = line.slice(0, colon).trim();
-    if (key === "") continue;
+    if (key === '') continue;
     current.set(key, line.slice(colon + 1).trim());
   }
   if (current.size > 0) blocks.push(current);
@@ -139,7 +139,7 @@ function splitBlocks(text: string): Array<Map<string, string>> {
 }
 
 function processorIndex(block: Map<string, string>): number | undefined {
-  const raw = block.get("processor") ?? block.get("cpu number");
+  const raw = block.get('processor') ?? block.get('cpu number');
   if (raw === undefined || !/^\d+$/.test(raw)) return undefined;
   return Number(raw);
 }
@@ -162,19 +162,19 @@ export function parseCpuinfo(text: string): ParsedCpuinfo {
   const lookup = (block: Map<string, string>, key: string): string | undefined => block.get(key) ?? global[key];
 
   const processors: CpuinfoProcessor[] = own.map(({ index, block }) => {
-    const implementer = lookup(block, "CPU implementer");
+    const implementer = lookup(block, 'CPU implementer');
     return {
       processor: index,
-      vendor: firstNonEmpty(lookup(block, "vendor_id"), lookup(block, "vendor"), armVendor(implementer)),
+      vendor: firstNonEmpty(lookup(block, 'vendor_id'), lookup(block, 'vendor'), armVendor(implementer)),
       name: firstNonEmpty(
-        lookup(block, "model name"),
-        lookup(block, "cpu"),
-        lookup(block, "Processor"),
-        armPartName(implementer, lookup(block, "CPU part")),
+        lookup(block, 'model name'),
+        lookup(block, 'cpu'),
+        lookup(block, 'Processor'),
+        armPartName(implementer, lookup(block, 'CPU part')),
       ),
-      mhz: parseMhz(block.get("cpu MHz") ?? block.get("clock") ?? block.get("cpu MHz dynamic")),
-      physicalId: parseIntField(block.get("physical id")),
-      coreId: parseIntField(block.get("core id")),
+      mhz: parseMhz(block.get('cpu MHz') ?? block.get('clock') ?? block.get('cpu MHz dynamic')),
+      physicalId: parseIntField(block.get('physical id')),
+      coreId: parseIntField(block.get('core id')),
       fields: Object.fromEntries(block),
     };
   });
@@ -182,12 +182,12 @@ export function parseCpuinfo(text: string): ParsedCpuinfo {
   // Old 32-bit ARM kernels print "Processor : <model>" only once, in the first
   // block; let processors without their own vendor/name inherit the first known.
   // Only then fall back to the board/SoC ("Hardware") as the name.
-  const fallbackVendor = processors.find((p) => p.vendor !== "")?.vendor ?? "";
-  const fallbackName = processors.find((p) => p.name !== "")?.name ?? "";
+  const fallbackVendor = processors.find((p) => p.vendor !== '')?.vendor ?? '';
+  const fallbackName = processors.find((p) => p.name !== '')?.name ?? '';
   own.forEach(({ block }, i) => {
     const p = processors[i]!;
-    if (p.vendor === "") p.vendor = fallbackVendor;
-    if (p.name === "") p.name = fallbackName || firstNonEmpty(lookup(block, "Hardware"));
+    if (p.vendor === '') p.vendor = fallbackVendor;
+    if (p.name === '') p.name = fallbackName || firstNonEmpty(lookup(block, 'Hardware'));
   });
 
   return { processors, global };

@@ -11,7 +11,7 @@ const LINE = /^([^:]+):\s*(\d+)(?:\s+([kK]B))?\s*$/;
 /** Parse the text of /proc/meminfo. Lines that do not look like "Key: N [kB]" are ignored. */
 export function parseMeminfo(text: string): Meminfo {
   const entries: Array<[string, number]> = [];
-  for (const line of text.split("\n")) {
+  for (const line of text.split('\n')) {
     const match = LINE.exec(line.trim());
     if (!match) continue;
     const key = match[1]!.trim();

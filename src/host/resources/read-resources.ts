@@ -1,15 +1,15 @@
 /**
  * Reads server resources from /proc and /sys (file reads only, no processes).
  */
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { computeCpu, computeMemory } from "./compute-resources.ts";
-import type { CpuResources, CpuSysFacts, MemoryResources, ServerResources } from "./compute-resources.ts";
-import { parseCpuinfo } from "./parse-cpuinfo.ts";
-import { parseCpuList } from "./parse-cpu-list.ts";
-import { parseMeminfo } from "./parse-meminfo.ts";
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { computeCpu, computeMemory } from './compute-resources.ts';
+import type { CpuResources, CpuSysFacts, MemoryResources, ServerResources } from './compute-resources.ts';
+import { parseCpuinfo } from './parse-cpuinfo.ts';
+import { parseCpuList } from './parse-cpu-list.ts';
+import { parseMeminfo } from './parse-meminfo.ts';
 
-export type { CpuResources, CpuSocket, MemoryResources, ServerResources } from "./compute-resources.ts";
+export type { CpuResources, CpuSocket, MemoryResources, ServerResources } from './compute-resources.ts';
 
 export interface ReadResourcesOptions {
   /** Filesystem root holding proc/ and sys/; default "/". */
@@ -23,11 +23,22 @@ const SYS_READ_CONCURRENCY = 16;
  * Error codes meaning "this optional file is not there / not usable"; anything
  * else (EMFILE, ENOMEM, ...) is a real failure and propagates.
  */
-const ABSENT_CODES = new Set(["ENOENT", "ENOTDIR", "ENODEV", "ENXIO", "EINVAL", "EACCES", "EPERM", "EIO", "EBUSY", "EAGAIN"]);
+const ABSENT_CODES = new Set([
+  'ENOENT',
+  'ENOTDIR',
+  'ENODEV',
+  'ENXIO',
+  'EINVAL',
+  'EACCES',
+  'EPERM',
+  'EIO',
+  'EBUSY',
+  'EAGAIN',
+]);
 
 async function readOptional(file: string): Promise<string | undefined> {
   try {
-    return await readFile(file, "utf8");
+    return await readFile(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException | null)?.code;
     if (code !== undefined && ABSENT_CODES.has(code)) return undefined;
@@ -43,27 +54,27 @@ async function readOptionalInt(file: string): Promise<number | undefined> {
 }
 
 async function readCpuSysFacts(cpuDir: string): Promise<CpuSysFacts> {
-  const topology = path.join(cpuDir, "topology");
-  const cpufreq = path.join(cpuDir, "cpufreq");
+  const topology = path.join(cpuDir, 'topology');
+  const cpufreq = path.join(cpuDir, 'cpufreq');
   const [physicalPackageId, dieId, clusterId, coreId, curFreqKhz, maxFreqKhz] = await Promise.all([
-    readOptionalInt(path.join(topology, "physical_package_id")),
-    readOptionalInt(path.join(topology, "die_id")),
-    readOptionalInt(path.join(topology, "cluster_id")),
-    readOptionalInt(path.join(topology, "core_id")),
-    readOptionalInt(path.join(cpufreq, "scaling_cur_freq")),
-    readOptionalInt(path.join(cpufreq, "cpuinfo_max_freq")),
+    readOptionalInt(path.join(topology, 'physical_package_id')),
+    readOptionalInt(path.join(topology, 'die_id')),
+    readOptionalInt(path.join(topology, 'cluster_id')),
+    readOptionalInt(path.join(topology, 'core_id')),
+    readOptionalInt(path.join(cpufreq, 'scaling_cur_freq')),
+    readOptionalInt(path.join(cpufreq, 'cpuinfo_max_freq')),
   ]);
   return { physicalPackageId, dieId, clusterId, coreId, curFreqKhz, maxFreqKhz };
 }
 
 /** CPU part: /proc/cpuinfo (required), /sys/devices/system/cpu/{online,cpuN/topology,cpuN/cpufreq} (optional). */
 export async function readCpuResources(opts: ReadResourcesOptions = {}): Promise<CpuResources> {
-  const root = opts.root ?? "/";
-  const cpuRoot = path.join(root, "sys", "devices", "system", "cpu");
+  const root = opts.root ?? '/';
+  const cpuRoot = path.join(root, 'sys', 'devices', 'system', 'cpu');
 
   const [cpuinfoText, onlineText] = await Promise.all([
-    readFile(path.join(root, "proc", "cpuinfo"), "utf8"),
-    readOptional(path.join(cpuRoot, "online")),
+    readFile(path.join(root, 'proc', 'cpuinfo'), 'utf8'),
+    readOptional(path.join(cpuRoot, 'online')),
   ]);
   const cpuinfo = parseCpuinfo(cpuinfoText);
   const online = onlineText === undefined ? undefined : parseCpuList(onlineText);
@@ -84,8 +95,8 @@ export async function readCpuResources(opts: ReadResourcesOptions = {}): Promise
 
 /** Memory part: /proc/meminfo (required). */
 export async function readMemoryResources(opts: ReadResourcesOptions = {}): Promise<MemoryResources> {
-  const root = opts.root ?? "/";
-  return computeMemory(parseMeminfo(await readFile(path.join(root, "proc", "meminfo"), "utf8")));
+  const root = opts.root ?? '/';
+  return computeMemory(parseMeminfo(await readFile(path.join(root, 'proc', 'meminfo'), 'utf8')));
 }
 
 /** Everything `GET /1.0/resources` returns. */

@@ -3,27 +3,26 @@
  */
 
 const XEON_FLAGS =
-  "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush dts acpi mmx fxsr sse sse2 ss ht tm pbe syscall nx pdpe1gb rdtscp lm constant_tsc arch_perfmon pebs bts rep_good nopl xtopology nonstop_tsc cpuid aperfmperf pni pclmulqdq dtes64 monitor ds_cpl vmx smx est tm2 ssse3 sdbg fma cx16 xtpr pdcm pcid dca sse4_1 sse4_2 x2apic movbe popcnt tsc_deadline_timer aes xsave avx f16c rdrand lahf_lm abm 3dnowprefetch cpuid_fault epb cat_l3 cdp_l3 invpcid_single pti intel_ppin ssbd ibrs ibpb stibp tpr_shadow vnmi flexpriority ept vpid ept_ad fsgsbase tsc_adjust bmi1 hle avx2 smep bmi2 erms invpcid rtm cqm rdt_a rdseed adx smap intel_pt xsaveopt cqm_llc cqm_occup_llc cqm_mbm_total cqm_mbm_local dtherm arat pln pts md_clear flush_l1d";
+  'fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush dts acpi mmx fxsr sse sse2 ss ht tm pbe syscall nx pdpe1gb rdtscp lm constant_tsc arch_perfmon pebs bts rep_good nopl xtopology nonstop_tsc cpuid aperfmperf pni pclmulqdq dtes64 monitor ds_cpl vmx smx est tm2 ssse3 sdbg fma cx16 xtpr pdcm pcid dca sse4_1 sse4_2 x2apic movbe popcnt tsc_deadline_timer aes xsave avx f16c rdrand lahf_lm abm 3dnowprefetch cpuid_fault epb cat_l3 cdp_l3 invpcid_single pti intel_ppin ssbd ibrs ibpb stibp tpr_shadow vnmi flexpriority ept vpid ept_ad fsgsbase tsc_adjust bmi1 hle avx2 smep bmi2 erms invpcid rtm cqm rdt_a rdseed adx smap intel_pt xsaveopt cqm_llc cqm_occup_llc cqm_mbm_total cqm_mbm_local dtherm arat pln pts md_clear flush_l1d';
 
 /** [processor, physical id, core id, apicid, cpu MHz] — Linux numbers the first thread of every core first, then the hyperthread siblings. */
 const XEON_LAYOUT: ReadonlyArray<readonly [number, number, number, number, string]> = [
-  [0, 0, 0, 0, "1200.042"],
-  [1, 0, 1, 2, "2100.000"],
-  [2, 1, 0, 32, "2095.500"],
-  [3, 1, 1, 34, "2100.000"],
-  [4, 0, 0, 1, "1800.112"],
-  [5, 0, 1, 3, "1500.000"],
-  [6, 1, 0, 33, "2099.900"],
-  [7, 1, 1, 35, "1204.600"],
+  [0, 0, 0, 0, '1200.042'],
+  [1, 0, 1, 2, '2100.000'],
+  [2, 1, 0, 32, '2095.500'],
+  [3, 1, 1, 34, '2100.000'],
+  [4, 0, 0, 1, '1800.112'],
+  [5, 0, 1, 3, '1500.000'],
+  [6, 1, 0, 33, '2099.900'],
+  [7, 1, 1, 35, '1204.600'],
 ];
 
 /**
  * /proc/cpuinfo of a two-socket Xeon E5-2620 v4 box trimmed to 2 cores per
  * socket, hyperthreading on: 8 processors, physical id 0/1, core id 0/1 in each.
  */
-export const X86_TWO_SOCKET_CPUINFO =
-  `${XEON_LAYOUT.map(
-    ([processor, physicalId, coreId, apicid, mhz]) => `processor\t: ${processor}
+export const X86_TWO_SOCKET_CPUINFO = `${XEON_LAYOUT.map(
+  ([processor, physicalId, coreId, apicid, mhz]) => `processor\t: ${processor}
 vendor_id\t: GenuineIntel
 cpu family\t: 6
 model\t\t: 79
@@ -51,16 +50,14 @@ cache_alignment\t: 64
 address sizes\t: 46 bits physical, 48 bits virtual
 power management:
 `,
-  ).join("\n")}\n`;
+).join('\n')}\n`;
 
 /** X86_TWO_SOCKET_CPUINFO without the given processors (offline CPUs are not listed by the kernel). */
 export function x86CpuinfoWithout(...offline: number[]): string {
-  return (
-    `${X86_TWO_SOCKET_CPUINFO.split("\n\n")
-      .filter((block) => block.trim() !== "")
-      .filter((block) => !offline.some((id) => block.startsWith(`processor\t: ${id}\n`)))
-      .join("\n\n")}\n\n`
-  );
+  return `${X86_TWO_SOCKET_CPUINFO.split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .filter((block) => !offline.some((id) => block.startsWith(`processor\t: ${id}\n`)))
+    .join('\n\n')}\n\n`;
 }
 
 /** /proc/cpuinfo of a Raspberry Pi 4 running a 64-bit kernel (Cortex-A72, no "model name", no "cpu MHz"). */

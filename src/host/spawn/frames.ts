@@ -79,23 +79,44 @@ class Writer {
   }
 }
 
-const envList = (env: Record<string, string> | undefined): string[] => Object.entries(env ?? {}).map(([k, v]) => `${k}=${v}`);
-const stdioKind = (t: StdioTarget): [number, string] => (t === 'pipe' ? [0, ''] : t === 'ignore' ? [1, ''] : [2, t.appendTo]);
+const envList = (env: Record<string, string> | undefined): string[] =>
+  Object.entries(env ?? {}).map(([k, v]) => `${k}=${v}`);
+const stdioKind = (t: StdioTarget): [number, string] =>
+  t === 'pipe' ? [0, ''] : t === 'ignore' ? [1, ''] : [2, t.appendTo];
 
 /** One message from svcd as the frame the helper reads. */
 export function encodeFrame(m: ParentMessage): Buffer {
   const w = new Writer();
   switch (m.type) {
     case 'run': {
-      const input = m.input === undefined ? undefined : typeof m.input === 'string' ? Buffer.from(m.input, 'utf8') : m.input;
-      const flags = (input ? 1 : 0) | (m.extendEnv ? 2 : 0) | (m.uid !== undefined ? 4 : 0) | (m.gid !== undefined ? 8 : 0);
-      w.u32(m.timeoutMs).u8(flags).u32(m.uid ?? 0).u32(m.gid ?? 0).str(m.file).strs(m.args).strs(envList(m.env));
+      const input =
+        m.input === undefined ? undefined : typeof m.input === 'string' ? Buffer.from(m.input, 'utf8') : m.input;
+      const flags =
+        (input ? 1 : 0) | (m.extendEnv ? 2 : 0) | (m.uid !== undefined ? 4 : 0) | (m.gid !== undefined ? 8 : 0);
+      w.u32(m.timeoutMs)
+        .u8(flags)
+        .u32(m.uid ?? 0)
+        .u32(m.gid ?? 0)
+        .str(m.file)
+        .strs(m.args)
+        .strs(envList(m.env));
       if (input) w.u32(input.byteLength).bytes(input);
       break;
     }
     case 'spawn': {
-      const flags = (m.pty ? 1 : 0) | (m.cwd !== undefined ? 2 : 0) | (m.copyIn !== undefined ? 4 : 0) | (m.env !== undefined ? 8 : 0);
-      w.u8(flags).u16(m.pty?.cols ?? 0).u16(m.pty?.rows ?? 0).str(m.file).strs(m.args).strs(envList(m.env)).str(m.cwd ?? '').str(m.copyIn ?? '');
+      const flags =
+        (m.pty ? 1 : 0) |
+        (m.cwd !== undefined ? 2 : 0) |
+        (m.copyIn !== undefined ? 4 : 0) |
+        (m.env !== undefined ? 8 : 0);
+      w.u8(flags)
+        .u16(m.pty?.cols ?? 0)
+        .u16(m.pty?.rows ?? 0)
+        .str(m.file)
+        .strs(m.args)
+        .strs(envList(m.env))
+        .str(m.cwd ?? '')
+        .str(m.copyIn ?? '');
       for (const t of m.stdio ?? ['ignore', 'ignore', 'ignore']) {
         const [kind, p] = stdioKind(t);
         w.u8(kind).str(p);
@@ -164,7 +185,11 @@ function result(body: Buffer, file: string): HelperResult {
     exitCode,
     timedOut,
     isCanceled,
-    shortMessage: spawnFailed ? `could not be started: ${spawnErrorMessage(file, s.errno)}` : s.signal ? `was killed by ${s.signal}` : undefined,
+    shortMessage: spawnFailed
+      ? `could not be started: ${spawnErrorMessage(file, s.errno)}`
+      : s.signal
+        ? `was killed by ${s.signal}`
+        : undefined,
   };
 }
 

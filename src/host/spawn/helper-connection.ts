@@ -10,7 +10,15 @@ import path from 'node:path';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { encodeFrame, FrameReader } from './frames.ts';
-import type { HelperMessage, HelperResult, ParentMessage, SpawnMessage, StreamControlMessage, StreamMessage, WithoutId } from './protocol.ts';
+import type {
+  HelperMessage,
+  HelperResult,
+  ParentMessage,
+  SpawnMessage,
+  StreamControlMessage,
+  StreamMessage,
+  WithoutId,
+} from './protocol.ts';
 
 export interface HelperRun {
   file: string;
@@ -54,7 +62,14 @@ interface Pending {
   file: string;
 }
 
-const failure = (over: Partial<HelperResult>): HelperResult => ({ failed: true, stdout: '', stderr: '', timedOut: false, isCanceled: false, ...over });
+const failure = (over: Partial<HelperResult>): HelperResult => ({
+  failed: true,
+  stdout: '',
+  stderr: '',
+  timedOut: false,
+  isCanceled: false,
+  ...over,
+});
 
 export function createHelperConnection() {
   let child: Helper | undefined;
@@ -141,7 +156,18 @@ export function createHelperConnection() {
         };
         pending.set(id, { resolve: done, timer, by: c, file: r.file });
         ref();
-        post(c, { type: 'run', id, file: r.file, args: [...r.args], timeoutMs: r.timeoutMs, input: r.input, env: r.env, extendEnv: r.extendEnv ?? true, uid: r.uid, gid: r.gid });
+        post(c, {
+          type: 'run',
+          id,
+          file: r.file,
+          args: [...r.args],
+          timeoutMs: r.timeoutMs,
+          input: r.input,
+          env: r.env,
+          extendEnv: r.extendEnv ?? true,
+          uid: r.uid,
+          gid: r.gid,
+        });
       });
     },
 

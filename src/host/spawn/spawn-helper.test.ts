@@ -4,8 +4,15 @@ import { HostCommandError, runCommand } from '../exec.ts';
 import { stopSpawnHelper } from './spawn-helper.ts';
 
 test('runCommand through the spawn helper: stdout, stdin bytes, exit status and stderr of a failure', async () => {
-  assert.equal(await runCommand('sh', ['-c', 'echo "$0 $1"', 'a', 'b c']), 'a b c', 'argv is passed as is, no shell string');
-  assert.equal(await runCommand('cat', [], { input: Buffer.from([0, 1, 2, 255]) }).then((s) => Buffer.from(s, 'latin1').length), 4);
+  assert.equal(
+    await runCommand('sh', ['-c', 'echo "$0 $1"', 'a', 'b c']),
+    'a b c',
+    'argv is passed as is, no shell string',
+  );
+  assert.equal(
+    await runCommand('cat', [], { input: Buffer.from([0, 1, 2, 255]) }).then((s) => Buffer.from(s, 'latin1').length),
+    4,
+  );
   const err = await runCommand('sh', ['-c', 'echo bad >&2; exit 3']).catch((e: unknown) => e);
   assert.ok(err instanceof HostCommandError);
   assert.equal(err.exitCode, 3);
@@ -21,7 +28,10 @@ test('runCommand: environment, timeout and cancellation reach the command', asyn
   const t0 = Date.now();
   await assert.rejects(runCommand('sleep', ['5'], { signal: ac.signal }), /cancelled/);
   assert.ok(Date.now() - t0 < 4000, 'the command was killed, not waited for');
-  await assert.rejects(runCommand('/nonexistent/command', []), (e: unknown) => e instanceof HostCommandError && /could not be started: .*ENOENT/.test(e.message));
+  await assert.rejects(
+    runCommand('/nonexistent/command', []),
+    (e: unknown) => e instanceof HostCommandError && /could not be started: .*ENOENT/.test(e.message),
+  );
 });
 
 test('runCommand: a command that leaves a daemon holding its output has ended when it exits', async () => {
@@ -45,7 +55,11 @@ test('streamed pipes: stdin to stdout byte-exact with backpressure, stderr apart
   const { createHash, randomBytes } = await import('node:crypto');
   const { spawnStreamed } = await import('./spawn-helper.ts');
   const data = randomBytes(8 * 1024 * 1024);
-  const p = await spawnStreamed('sh', ['-c', 'cat; echo done >&2; exit 4'], { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' });
+  const p = await spawnStreamed('sh', ['-c', 'cat; echo done >&2; exit 4'], {
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   assert.ok(p.pid > 0);
   const out = createHash('sha256');
   let err = '';
@@ -68,7 +82,10 @@ test('streamed pipes: stdin to stdout byte-exact with backpressure, stderr apart
   const sleeper = await spawnStreamed('sleep', ['30'], { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' });
   sleeper.kill('SIGTERM');
   assert.deepEqual(await sleeper.exited, { signal: 'SIGTERM' });
-  await assert.rejects(spawnStreamed('/nonexistent/x', [], { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' }), /ENOENT/);
+  await assert.rejects(
+    spawnStreamed('/nonexistent/x', [], { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' }),
+    /ENOENT/,
+  );
 });
 
 test('streamed output appended to an existing file, never through a symlink', async () => {
@@ -84,7 +101,10 @@ test('streamed output appended to an existing file, never through a symlink', as
     assert.deepEqual(await p.exited, { exitCode: 0 });
     assert.equal(await readFile(file, 'utf8'), 'a\nb\n');
     await symlink(file, path.join(dir, 'link'));
-    await assert.rejects(spawnStreamed('echo', ['c'], { stdin: 'ignore', stdout: { appendTo: path.join(dir, 'link') }, stderr: 'ignore' }), /ELOOP/);
+    await assert.rejects(
+      spawnStreamed('echo', ['c'], { stdin: 'ignore', stdout: { appendTo: path.join(dir, 'link') }, stderr: 'ignore' }),
+      /ELOOP/,
+    );
     assert.equal(await readFile(file, 'utf8'), 'a\nb\n');
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -110,7 +130,8 @@ test('streamed PTY: size, resize, input echoed, exit status', async () => {
 
 test('streamed PTY: input sent before the program made its terminal raw (TCSAFLUSH, as lxc-attach does) is not lost', async () => {
   const { spawnPtyStreamed } = await import('./spawn-helper.ts');
-  const prog = 'import sys, termios, time, tty\ntime.sleep(0.3)\ntty.setraw(0, termios.TCSAFLUSH)\nsys.stdout.write(repr(sys.stdin.read(5)))\nsys.stdout.flush()';
+  const prog =
+    'import sys, termios, time, tty\ntime.sleep(0.3)\ntty.setraw(0, termios.TCSAFLUSH)\nsys.stdout.write(repr(sys.stdin.read(5)))\nsys.stdout.flush()';
   const t = await spawnPtyStreamed('python3', ['-c', prog], { cols: 80, rows: 24, env: { PATH: '/usr/bin:/bin' } });
   let out = '';
   t.onData((d) => (out += d.toString()));
@@ -133,7 +154,12 @@ test('copyIn: the program runs from an unlinked private copy, reused until the p
     const copyDir = path.join(dir, 'copies');
     await (await import('node:fs/promises')).mkdir(copyDir, { mode: 0o700 });
     const runningFrom = async () => {
-      const p = await spawnStreamed(prog, ['-c', 'readlink /proc/$$/exe'], { stdin: 'ignore', stdout: 'pipe', stderr: 'ignore', copyIn: copyDir });
+      const p = await spawnStreamed(prog, ['-c', 'readlink /proc/$$/exe'], {
+        stdin: 'ignore',
+        stdout: 'pipe',
+        stderr: 'ignore',
+        copyIn: copyDir,
+      });
       let out = '';
       p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       await new Promise((r) => p.stdout!.on('end', r));
@@ -150,7 +176,11 @@ test('copyIn: the program runs from an unlinked private copy, reused until the p
     assert.notEqual(second, first, 'a new copy of the changed program');
     assert.deepEqual((await readFile(prog)).subarray(0, original.length), original, 'the program itself is untouched');
     // Without copyIn the program runs as it is.
-    const p = await spawnStreamed(prog, ['-c', 'readlink /proc/$$/exe'], { stdin: 'ignore', stdout: 'pipe', stderr: 'ignore' });
+    const p = await spawnStreamed(prog, ['-c', 'readlink /proc/$$/exe'], {
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'ignore',
+    });
     let out = '';
     p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     await new Promise((r) => p.stdout!.on('end', r));
@@ -168,9 +198,17 @@ test('a command inherits only its three standard streams, default signal handlin
   const status = await runCommand('cat', ['/proc/self/status']);
   assert.match(status, /^SigBlk:\s+0+$/m, 'no signal blocked');
   assert.match(status, /^SigIgn:\s+0+$/m, 'no signal ignored (the helper ignores SIGPIPE for itself)');
-  assert.equal(await runCommand('sh', ['-c', 'id -u; id -g; id -G'], { uid: 65534, gid: 65534 }), '65534\n65534\n65534', 'no supplementary group kept');
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, for sh to read
-  assert.equal(await runCommand('sh', ['-c', 'echo ${HOME-unset} $A'], { env: { A: 'only' }, extendEnv: false }), 'unset only', 'extendEnv false: nothing of svcd environment');
+  assert.equal(
+    await runCommand('sh', ['-c', 'id -u; id -g; id -G'], { uid: 65534, gid: 65534 }),
+    '65534\n65534\n65534',
+    'no supplementary group kept',
+  );
+  assert.equal(
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, for sh to read
+    await runCommand('sh', ['-c', 'echo ${HOME-unset} $A'], { env: { A: 'only' }, extendEnv: false }),
+    'unset only',
+    'extendEnv false: nothing of svcd environment',
+  );
 });
 
 test('buffered commands: input and output larger than a pipe, byte-exact; many at once', async () => {
@@ -181,7 +219,10 @@ test('buffered commands: input and output larger than a pipe, byte-exact; many a
   const big = await runCommand('head', ['-c', String(8 * 1024 * 1024), '/dev/zero']);
   assert.equal(big.length, 8 * 1024 * 1024);
   const many = await Promise.all(Array.from({ length: 200 }, (_, i) => runCommand('echo', [String(i)])));
-  assert.deepEqual(many, Array.from({ length: 200 }, (_, i) => String(i)));
+  assert.deepEqual(
+    many,
+    Array.from({ length: 200 }, (_, i) => String(i)),
+  );
 });
 
 test('svcd killed with SIGKILL: the helper sees its socket close, ends what it started and exits', async () => {
@@ -191,8 +232,12 @@ test('svcd killed with SIGKILL: the helper sees its socket close, ends what it s
 const p = await spawnStreamed('sleep', ['300'], { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' });
 console.log(p.pid);
 setInterval(() => {}, 1000);`;
-  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const sleepPid = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()))));
+  const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const sleepPid = Number(
+    await new Promise<string>((resolve) => parent.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()))),
+  );
   const helperPid = Number((await readFile(`/proc/${sleepPid}/stat`, 'utf8')).split(') ')[1]!.split(' ')[1]);
   assert.match(await readFile(`/proc/${helperPid}/cmdline`, 'utf8'), /svcd-spawn/);
   parent.kill('SIGKILL');
@@ -212,7 +257,15 @@ test('frames: every message of protocol.ts encodes; an unknown signal name is no
   const { encodeFrame } = await import('./frames.ts');
   const kill = encodeFrame({ type: 'kill', id: 7, signal: 'SIGNOPE' as NodeJS.Signals });
   assert.deepEqual([...kill], [9, 0, 0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0], 'length 9, KILL, id 7, signal 0');
-  const run = encodeFrame({ type: 'run', id: 1, file: 'echo', args: ['é'], timeoutMs: 5, extendEnv: true, env: { A: 'b' } });
+  const run = encodeFrame({
+    type: 'run',
+    id: 1,
+    file: 'echo',
+    args: ['é'],
+    timeoutMs: 5,
+    extendEnv: true,
+    env: { A: 'b' },
+  });
   assert.equal(run.readUInt32LE(0), run.length - 4, 'the length counts what follows it');
   assert.equal(run.readUInt8(4), 1);
   const { spawnStreamed } = await import('./spawn-helper.ts');
@@ -226,8 +279,15 @@ test('a storm of commands (timeouts, cancels, failed starts, kills, terminals) l
   const { readdir, readFile } = await import('node:fs/promises');
   const { spawnStreamed, spawnPtyStreamed } = await import('./spawn-helper.ts');
   await runCommand('true', []);
-  const children = async (pid: number) => (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).split(' ').filter(Boolean).map(Number);
-  const helper = (await Promise.all((await children(process.pid)).map(async (p) => ((await readFile(`/proc/${p}/comm`, 'utf8').catch(() => '')).trim() === 'svcd-spawn' ? p : 0)))).find(Boolean)!;
+  const children = async (pid: number) =>
+    (await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8')).split(' ').filter(Boolean).map(Number);
+  const helper = (
+    await Promise.all(
+      (
+        await children(process.pid)
+      ).map(async (p) => ((await readFile(`/proc/${p}/comm`, 'utf8').catch(() => '')).trim() === 'svcd-spawn' ? p : 0)),
+    )
+  ).find(Boolean)!;
   assert.ok(helper > 0, 'the helper is a child of this process');
   const fds = async () => (await readdir(`/proc/${helper}/fd`)).length;
   const before = await fds();
@@ -262,6 +322,7 @@ test('a storm of commands (timeouts, cancels, failed starts, kills, terminals) l
   for (let i = 0; i < 50 && (await fds()) !== before; i++) await new Promise((r) => setTimeout(r, 100));
   assert.equal(await fds(), before, 'no descriptor left open in the helper');
   const zombies: number[] = [];
-  for (const c of await children(helper)) if (/^\d+ \(.*\) Z/.test(await readFile(`/proc/${c}/stat`, 'utf8').catch(() => ''))) zombies.push(c);
+  for (const c of await children(helper))
+    if (/^\d+ \(.*\) Z/.test(await readFile(`/proc/${c}/stat`, 'utf8').catch(() => ''))) zombies.push(c);
   assert.deepEqual(zombies, [], 'every child reaped');
 });

@@ -26,8 +26,15 @@ export const stopSpawnHelper = (): void => connection.stop();
  * Start a long-running host command (argv array, never a shell string) in the helper, each standard
  * stream a pipe (relayed with backpressure), the null device or appended to a file. No timeout.
  */
-export const spawnStreamed = (file: string, args: readonly string[], opts: StreamOptions & { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget }): Promise<StreamedProcess> =>
-  spawnStreamedIn(connection, file, args, opts);
+export const spawnStreamed = (
+  file: string,
+  args: readonly string[],
+  opts: StreamOptions & { stdin: StdioTarget; stdout: StdioTarget; stderr: StdioTarget },
+): Promise<StreamedProcess> => spawnStreamedIn(connection, file, args, opts);
 
 /** Start `file args` (argv array) as the session leader of a new PTY of `cols`×`rows` in the helper; raw bytes. */
-export const spawnPtyStreamed = (file: string, args: readonly string[], opts: StreamOptions & { cols: number; rows: number }): Promise<PtyProcess> => spawnPty(connection, file, args, opts);
+export const spawnPtyStreamed = (
+  file: string,
+  args: readonly string[],
+  opts: StreamOptions & { cols: number; rows: number },
+): Promise<PtyProcess> => spawnPty(connection, file, args, opts);

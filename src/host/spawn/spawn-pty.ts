@@ -28,16 +28,26 @@ export async function spawnPty(
   // bytes that came before anyone listened
   const early: Buffer[] = [];
   let seq = 0;
-  const started = await helper.startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, copyIn: opts.copyIn, pty: { cols: opts.cols, rows: opts.rows } }, (m) => {
-    if (m.type === 'data') {
-      const d = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
-      if (listeners.length === 0) early.push(d);
-      for (const l of listeners) l(d);
-      return;
-    }
-    const exit = processExit(m);
-    if (exit) resolveExit(exit);
-  });
+  const started = await helper.startStreamed(
+    {
+      file,
+      args: [...args],
+      cwd: opts.cwd,
+      env: opts.env,
+      copyIn: opts.copyIn,
+      pty: { cols: opts.cols, rows: opts.rows },
+    },
+    (m) => {
+      if (m.type === 'data') {
+        const d = Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength);
+        if (listeners.length === 0) early.push(d);
+        for (const l of listeners) l(d);
+        return;
+      }
+      const exit = processExit(m);
+      if (exit) resolveExit(exit);
+    },
+  );
   send = started.send;
   return {
     pid: started.pid,

@@ -71,32 +71,49 @@ export async function spawnStreamed(
     acks.clear();
     for (const r of [stdout, stderr]) if (r && !r.readableEnded) r.push(null);
   };
-  const started = await helper.startStreamed({ file, args: [...args], cwd: opts.cwd, env: opts.env, copyIn: opts.copyIn, stdio: [opts.stdin, opts.stdout, opts.stderr] }, (m) => {
-    switch (m.type) {
-      case 'data': {
-        const r = outs[m.fd];
-        if (r && !r.push(Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength)) && !paused[m.fd]) {
-          paused[m.fd] = true;
-          send({ type: 'pause', fd: m.fd });
+  const started = await helper.startStreamed(
+    {
+      file,
+      args: [...args],
+      cwd: opts.cwd,
+      env: opts.env,
+      copyIn: opts.copyIn,
+      stdio: [opts.stdin, opts.stdout, opts.stderr],
+    },
+    (m) => {
+      switch (m.type) {
+        case 'data': {
+          const r = outs[m.fd];
+          if (r && !r.push(Buffer.from(m.data.buffer, m.data.byteOffset, m.data.byteLength)) && !paused[m.fd]) {
+            paused[m.fd] = true;
+            send({ type: 'pause', fd: m.fd });
+          }
+          return;
         }
-        return;
+        case 'eof':
+          outs[m.fd]?.push(null);
+          return;
+        case 'stdin-ack':
+          acks.get(m.seq)?.();
+          acks.delete(m.seq);
+          return;
       }
-      case 'eof':
-        outs[m.fd]?.push(null);
-        return;
-      case 'stdin-ack':
-        acks.get(m.seq)?.();
-        acks.delete(m.seq);
-        return;
-    }
-    const exit = processExit(m);
-    if (exit) {
-      if (m.type === 'lost') endAll();
-      for (const cb of acks.values()) cb();
-      acks.clear();
-      resolveExit(exit);
-    }
-  });
+      const exit = processExit(m);
+      if (exit) {
+        if (m.type === 'lost') endAll();
+        for (const cb of acks.values()) cb();
+        acks.clear();
+        resolveExit(exit);
+      }
+    },
+  );
   send = started.send;
-  return { pid: started.pid, stdin, stdout, stderr, exited, kill: (signal = 'SIGTERM') => send({ type: 'kill', signal }) };
+  return {
+    pid: started.pid,
+    stdin,
+    stdout,
+    stderr,
+    exited,
+    kill: (signal = 'SIGTERM') => send({ type: 'kill', signal }),
+  };
 }

@@ -25,7 +25,11 @@ describe('parseQgroupLimit', () => {
   });
 
   it('reads older output without a Path column, and none', () => {
-    const out = ['qgroupid         rfer         excl     max_rfer ', '--------         ----         ----     -------- ', '0/257        16384        16384         none '].join('\n');
+    const out = [
+      'qgroupid         rfer         excl     max_rfer ',
+      '--------         ----         ----     -------- ',
+      '0/257        16384        16384         none ',
+    ].join('\n');
     assert.equal(parseQgroupLimit(out), undefined);
   });
 

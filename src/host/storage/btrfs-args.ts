@@ -6,9 +6,20 @@ export const btrfsArgs = {
   subvolumeCreate: (p: string) => ['subvolume', 'create', p],
   subvolumeDelete: (p: string) => ['subvolume', 'delete', p],
   /** Read-only (`-r`) for snapshots; writable for copies and restores. */
-  snapshot: (src: string, dst: string, readOnly: boolean) => ['subvolume', 'snapshot', ...(readOnly ? ['-r'] : []), src, dst],
+  snapshot: (src: string, dst: string, readOnly: boolean) => [
+    'subvolume',
+    'snapshot',
+    ...(readOnly ? ['-r'] : []),
+    src,
+    dst,
+  ],
   /** Limit the referenced size of the subvolume's qgroup; undefined clears it (`none`). */
-  qgroupLimit: (bytes: number | undefined, p: string) => ['qgroup', 'limit', bytes === undefined ? 'none' : String(bytes), p],
+  qgroupLimit: (bytes: number | undefined, p: string) => [
+    'qgroup',
+    'limit',
+    bytes === undefined ? 'none' : String(bytes),
+    p,
+  ],
   /** Only the path's own qgroup (`-f`), with its referenced limit (`-r`), in bytes. */
   qgroupShow: (p: string) => ['qgroup', 'show', '-rf', '--raw', p],
   resizeMax: (mountPoint: string) => ['filesystem', 'resize', 'max', mountPoint],

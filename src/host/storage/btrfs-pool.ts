@@ -65,7 +65,8 @@ async function prepareLoop(pool: PoolSpec, file: string, undo: UndoStack, signal
   const bytes = parseSize(pool.config.size?.trim() || DEFAULT_LOOP_SIZE);
   if (!(await pathExists(file))) {
     // The mount point is made only after the file: if it exists, the pool existed and its data is gone.
-    if (await pathExists(btrfsPoolPath(pool))) throw new Error(`btrfs pool ${pool.name}: backing file ${file} is missing`);
+    if (await pathExists(btrfsPoolPath(pool)))
+      throw new Error(`btrfs pool ${pool.name}: backing file ${file} is missing`);
     const madeDirs = await makeDirs(path.dirname(file), 0o700);
     undo.push(`remove ${path.dirname(file)}`, () => removeMadeDirs(madeDirs));
     const fh = await open(file, 'wx', 0o600);
@@ -78,7 +79,8 @@ async function prepareLoop(pool: PoolSpec, file: string, undo: UndoStack, signal
   }
   const fsType = await filesystemType(file, signal);
   if (fsType === undefined) await mkfsBtrfs(pool.name, file, signal);
-  else if (fsType !== 'btrfs') throw new Error(`btrfs pool ${pool.name}: backing file ${file} holds a ${fsType} filesystem, not btrfs`);
+  else if (fsType !== 'btrfs')
+    throw new Error(`btrfs pool ${pool.name}: backing file ${file} holds a ${fsType} filesystem, not btrfs`);
   const attached = await findLoopDevice(file);
   if (attached) return attached;
   const device = await attachLoop(file, signal);
@@ -90,7 +92,8 @@ async function prepareLoop(pool: PoolSpec, file: string, undo: UndoStack, signal
 async function prepareDevice(pool: PoolSpec, device: string, signal?: AbortSignal): Promise<void> {
   const fsType = await filesystemType(device, signal);
   if (fsType === undefined) await mkfsBtrfs(pool.name, device, signal);
-  else if (fsType !== 'btrfs') throw new Error(`btrfs pool ${pool.name}: refusing to use ${device}: it already holds a ${fsType} filesystem`);
+  else if (fsType !== 'btrfs')
+    throw new Error(`btrfs pool ${pool.name}: refusing to use ${device}: it already holds a ${fsType} filesystem`);
 }
 
 /** Create/attach/mount as needed; idempotent; undoes only its own steps on failure. */
@@ -98,7 +101,8 @@ export async function ensureBtrfsPool(pool: PoolSpec, signal?: AbortSignal): Pro
   const target = btrfsPoolPath(pool);
   const mounted = mountAt(await readMounts(), target);
   if (mounted) {
-    if (mounted.fsType !== 'btrfs') throw new Error(`btrfs pool ${pool.name}: ${target} is mounted but holds ${mounted.fsType}, not btrfs`);
+    if (mounted.fsType !== 'btrfs')
+      throw new Error(`btrfs pool ${pool.name}: ${target} is mounted but holds ${mounted.fsType}, not btrfs`);
     await enableQuota(target, signal);
     return ensureSubdirs(target);
   }
@@ -134,7 +138,8 @@ export async function removeBtrfsPool(pool: PoolSpec, signal?: AbortSignal): Pro
   try {
     await rmdir(target);
   } catch (e) {
-    if (isErrno(e, 'ENOTEMPTY')) throw new Error(`btrfs pool ${pool.name}: ${target} is not empty after unmounting; not removing it`);
+    if (isErrno(e, 'ENOTEMPTY'))
+      throw new Error(`btrfs pool ${pool.name}: ${target} is not empty after unmounting; not removing it`);
     if (!isErrno(e, 'ENOENT')) throw e;
   }
   if (file) await unlink(file).catch((e: unknown) => (isErrno(e, 'ENOENT') ? undefined : Promise.reject(e)));
@@ -147,31 +152,40 @@ export async function btrfsPoolHealth(pool: PoolSpec): Promise<PoolHealth> {
   const file = src ? undefined : loopFilePath(pool.stateDir, pool.name);
   if (file && !(await pathExists(file))) {
     // The mount point is made after the file: without it the pool was simply never created here.
-    if (!(await pathExists(target))) return { ready: false, problem: `btrfs pool ${pool.name} has not been created on this host yet` };
+    if (!(await pathExists(target)))
+      return { ready: false, problem: `btrfs pool ${pool.name} has not been created on this host yet` };
     return { ready: false, problem: `backing file ${file} is missing` };
   }
   if (src && !(await pathExists(src))) return { ready: false, problem: `source ${src} is missing` };
   const mounted = mountAt(await readMounts(), target);
   if (!mounted) return { ready: false, problem: `btrfs pool ${pool.name} is not mounted at ${target}` };
-  if (mounted.fsType !== 'btrfs') return { ready: false, problem: `${target} is mounted but holds ${mounted.fsType}, not btrfs` };
+  if (mounted.fsType !== 'btrfs')
+    return { ready: false, problem: `${target} is mounted but holds ${mounted.fsType}, not btrfs` };
   return { ready: true };
 }
 
 /** Throw unless the pool is mounted (statfs of an unmounted mount point would describe the wrong filesystem). */
 export async function requireMounted(pool: PoolSpec): Promise<string> {
   const target = btrfsPoolPath(pool);
-  if (mountAt(await readMounts(), target)?.fsType !== 'btrfs') throw new Error(`btrfs pool ${pool.name} is not mounted at ${target}`);
+  if (mountAt(await readMounts(), target)?.fsType !== 'btrfs')
+    throw new Error(`btrfs pool ${pool.name} is not mounted at ${target}`);
   return target;
 }
 
 /** Grow the loop file to config.size, tell the loop device and btrfs; refuse to shrink. */
 export async function resizeBtrfsPool(pool: PoolSpec, signal?: AbortSignal): Promise<void> {
   const src = source(pool);
-  if (src) throw new StorageUnsupportedError(`btrfs pool ${pool.name} uses source ${src}: only a loop file made by svcd can be resized`);
+  if (src)
+    throw new StorageUnsupportedError(
+      `btrfs pool ${pool.name} uses source ${src}: only a loop file made by svcd can be resized`,
+    );
   const file = loopFilePath(pool.stateDir, pool.name);
   const bytes = parseSize(pool.config.size?.trim() || DEFAULT_LOOP_SIZE);
   const current = (await stat(file)).size;
-  if (bytes < current) throw new Error(`btrfs pool ${pool.name}: refusing to shrink from ${formatSize(current)} to ${formatSize(bytes)} (pools can only grow)`);
+  if (bytes < current)
+    throw new Error(
+      `btrfs pool ${pool.name}: refusing to shrink from ${formatSize(current)} to ${formatSize(bytes)} (pools can only grow)`,
+    );
   const target = await requireMounted(pool);
   const device = await findLoopDevice(file);
   if (!device) throw new Error(`btrfs pool ${pool.name}: backing file ${file} is not attached to a loop device`);

@@ -31,7 +31,12 @@ export async function createSubvolume(p: string, signal?: AbortSignal): Promise<
   await btrfs(btrfsArgs.subvolumeCreate(p), signal);
 }
 
-export async function snapshotSubvolume(src: string, dst: string, readOnly: boolean, signal?: AbortSignal): Promise<void> {
+export async function snapshotSubvolume(
+  src: string,
+  dst: string,
+  readOnly: boolean,
+  signal?: AbortSignal,
+): Promise<void> {
   await btrfs(btrfsArgs.snapshot(src, dst, readOnly), signal);
 }
 

@@ -5,8 +5,23 @@
  * (or "found absent" in) the bare mount-point directory.
  */
 import { rename } from 'node:fs/promises';
-import { deleteSubvolumeTree, createSubvolume, isSubvolume, readQgroupLimit, setQgroupLimit, snapshotSubvolume } from './btrfs-subvolume.ts';
-import { btrfsPoolHealth, btrfsPoolPath, ensureBtrfsPool, remountBtrfsPool, removeBtrfsPool, requireMounted, resizeBtrfsPool } from './btrfs-pool.ts';
+import {
+  deleteSubvolumeTree,
+  createSubvolume,
+  isSubvolume,
+  readQgroupLimit,
+  setQgroupLimit,
+  snapshotSubvolume,
+} from './btrfs-subvolume.ts';
+import {
+  btrfsPoolHealth,
+  btrfsPoolPath,
+  ensureBtrfsPool,
+  remountBtrfsPool,
+  removeBtrfsPool,
+  requireMounted,
+  resizeBtrfsPool,
+} from './btrfs-pool.ts';
 import { buildAtomically, partialPath, syncTree } from './copy-tree.ts';
 import { makeDirs, pathExists, removeEmptyDir } from './fs-helpers.ts';
 import { snapshotParentIn, snapshotPathIn, volumePathIn } from './pool-layout.ts';
@@ -26,7 +41,8 @@ export function replacedPath(volumePath: string): string {
 export type BtrfsDriverOptions = Record<string, never>;
 
 export function createBtrfsDriver(_opts: BtrfsDriverOptions = {}): StorageDriver {
-  const volumePath = (pool: PoolSpec, vol: { id: string; type: 'custom' | 'container' | 'image' }) => volumePathIn(btrfsPoolPath(pool), vol);
+  const volumePath = (pool: PoolSpec, vol: { id: string; type: 'custom' | 'container' | 'image' }) =>
+    volumePathIn(btrfsPoolPath(pool), vol);
   const snapshotPath = (pool: PoolSpec, snap: SnapshotRef) => snapshotPathIn(btrfsPoolPath(pool), snap);
 
   const driver: StorageDriver = {
@@ -66,9 +82,12 @@ export function createBtrfsDriver(_opts: BtrfsDriverOptions = {}): StorageDriver
 
     async copyVolume(src, dst, { bwlimit }, signal) {
       await requireMounted(dst.pool);
-      const from = src.snapshot ? src.driver.snapshotPath(src.pool, src.snapshot) : src.driver.volumePath(src.pool, src.vol);
+      const from = src.snapshot
+        ? src.driver.snapshotPath(src.pool, src.snapshot)
+        : src.driver.volumePath(src.pool, src.vol);
       if (!(await pathExists(from))) throw new Error(`cannot copy ${from}: it does not exist`);
-      const samePool = src.driver.name === 'btrfs' && src.pool.name === dst.pool.name && src.pool.stateDir === dst.pool.stateDir;
+      const samePool =
+        src.driver.name === 'btrfs' && src.pool.name === dst.pool.name && src.pool.stateDir === dst.pool.stateDir;
       const limit = bwlimit || dst.pool.config['rsync.bwlimit'] || src.pool.config['rsync.bwlimit'];
       await buildAtomically({
         dst: volumePath(dst.pool, dst.vol),

@@ -4,16 +4,42 @@ import { bwlimitArg, cpArgs, rsyncArgs } from './copy-args.ts';
 
 describe('rsyncArgs', () => {
   it('copies content with hard links, ACLs, xattrs and raw ids, deleting extras', () => {
-    assert.deepEqual(rsyncArgs({ src: '/a/vol', dst: '/b/vol.partial' }), ['-aHAX', '--numeric-ids', '--delete', '/a/vol/', '/b/vol.partial/']);
+    assert.deepEqual(rsyncArgs({ src: '/a/vol', dst: '/b/vol.partial' }), [
+      '-aHAX',
+      '--numeric-ids',
+      '--delete',
+      '/a/vol/',
+      '/b/vol.partial/',
+    ]);
   });
 
   it('compares content with --checksum when asked (restores over existing files)', () => {
-    assert.deepEqual(rsyncArgs({ src: '/s', dst: '/v', checksum: true }), ['-aHAX', '--numeric-ids', '--delete', '--checksum', '/s/', '/v/']);
+    assert.deepEqual(rsyncArgs({ src: '/s', dst: '/v', checksum: true }), [
+      '-aHAX',
+      '--numeric-ids',
+      '--delete',
+      '--checksum',
+      '/s/',
+      '/v/',
+    ]);
   });
 
   it('adds --bwlimit only when set, and does not double trailing slashes', () => {
-    assert.deepEqual(rsyncArgs({ src: '/a/', dst: '/b//', bwlimit: '' }), ['-aHAX', '--numeric-ids', '--delete', '/a/', '/b/']);
-    assert.deepEqual(rsyncArgs({ src: '/a', dst: '/b', bwlimit: '2000' }), ['-aHAX', '--numeric-ids', '--delete', '--bwlimit=2000', '/a/', '/b/']);
+    assert.deepEqual(rsyncArgs({ src: '/a/', dst: '/b//', bwlimit: '' }), [
+      '-aHAX',
+      '--numeric-ids',
+      '--delete',
+      '/a/',
+      '/b/',
+    ]);
+    assert.deepEqual(rsyncArgs({ src: '/a', dst: '/b', bwlimit: '2000' }), [
+      '-aHAX',
+      '--numeric-ids',
+      '--delete',
+      '--bwlimit=2000',
+      '/a/',
+      '/b/',
+    ]);
   });
 });
 
@@ -35,6 +61,11 @@ describe('bwlimitArg', () => {
 
 describe('cpArgs', () => {
   it('copies the content of src into dst, reflinking where possible', () => {
-    assert.deepEqual(cpArgs({ src: '/p/custom/v/', dst: '/p/custom-snapshots/v/s.partial' }), ['-a', '--reflink=auto', '/p/custom/v/.', '/p/custom-snapshots/v/s.partial/']);
+    assert.deepEqual(cpArgs({ src: '/p/custom/v/', dst: '/p/custom-snapshots/v/s.partial' }), [
+      '-a',
+      '--reflink=auto',
+      '/p/custom/v/.',
+      '/p/custom-snapshots/v/s.partial/',
+    ]);
   });
 });

@@ -1,7 +1,6 @@
 import { parseSize } from '../../util/size.ts';
 /** Pure argv builders for copying directory trees (rsync, cp). */
 
-
 /**
  * The `--bwlimit` value for a pool's `rsync.bwlimit` (bytes per second): a bare number is passed as is
  * (rsync reads it as KiB/s, as LXD does); a number with a unit (`10MB`, `50MiB`, `10 MB`) is converted to
@@ -24,7 +23,12 @@ export function bwlimitArg(bwlimit: string): string {
  * instead of size+mtime: needed when dst already holds files (a restore), where a file changed within the
  * same second as the snapshot, or with its mtime put back, would otherwise be skipped.
  */
-export function rsyncArgs(opts: { src: string; dst: string; bwlimit?: string | undefined; checksum?: boolean | undefined }): string[] {
+export function rsyncArgs(opts: {
+  src: string;
+  dst: string;
+  bwlimit?: string | undefined;
+  checksum?: boolean | undefined;
+}): string[] {
   const args = ['-aHAX', '--numeric-ids', '--delete'];
   if (opts.checksum) args.push('--checksum');
   if (opts.bwlimit !== undefined && opts.bwlimit.trim() !== '') args.push(`--bwlimit=${bwlimitArg(opts.bwlimit)}`);

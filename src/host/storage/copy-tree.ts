@@ -24,9 +24,19 @@ export async function syncTree(opts: {
  * `background`: work nobody waits for (a spare copy) yields the CPU and the disk to everything else
  * (`nice -n 19`, `ionice -c 3`).
  */
-export async function cloneTree(opts: { src: string; dst: string; signal?: AbortSignal | undefined; background?: boolean }): Promise<void> {
+export async function cloneTree(opts: {
+  src: string;
+  dst: string;
+  signal?: AbortSignal | undefined;
+  background?: boolean;
+}): Promise<void> {
   // (judged as cp's failures, not nice's)
-  if (opts.background) await runCommand('nice', ['-n', '19', 'ionice', '-c', '3', 'cp', ...cpArgs(opts)], { signal: opts.signal, timeoutMs: COPY_TIMEOUT_MS, failure: classifierFor('cp') });
+  if (opts.background)
+    await runCommand('nice', ['-n', '19', 'ionice', '-c', '3', 'cp', ...cpArgs(opts)], {
+      signal: opts.signal,
+      timeoutMs: COPY_TIMEOUT_MS,
+      failure: classifierFor('cp'),
+    });
   else await runCommand('cp', cpArgs(opts), { signal: opts.signal, timeoutMs: COPY_TIMEOUT_MS });
 }
 

@@ -11,7 +11,15 @@ import { chmod, mkdir, readdir, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { buildAtomically, cloneTree, partialPath, syncTree } from './copy-tree.ts';
 import { StorageUnsupportedError } from './errors.ts';
-import { isErrno, makeDirs, pathExists, removeEmptyDir, removeMadeDirs, removeTree, statOrUndefined } from './fs-helpers.ts';
+import {
+  isErrno,
+  makeDirs,
+  pathExists,
+  removeEmptyDir,
+  removeMadeDirs,
+  removeTree,
+  statOrUndefined,
+} from './fs-helpers.ts';
 import { OWN_SUBDIRS, POOL_SUBDIRS, snapshotParentIn, snapshotPathIn, volumePathIn } from './pool-layout.ts';
 import { applyProjectQuota, probeProjectQuota } from './project-quota.ts';
 import type { ProjectQuotaSupport } from './project-quota.ts';
@@ -43,7 +51,8 @@ export const sparePath = (imageVolume: string) => `${imageVolume}.spare`;
 function userSource(pool: PoolSpec): string | undefined {
   const source = pool.config.source?.trim();
   if (!source) return undefined;
-  if (!path.isAbsolute(source)) throw new Error(`dir pool ${pool.name}: source ${JSON.stringify(source)} must be an absolute path`);
+  if (!path.isAbsolute(source))
+    throw new Error(`dir pool ${pool.name}: source ${JSON.stringify(source)} must be an absolute path`);
   const resolved = path.resolve(source);
   return resolved === path.resolve(defaultPoolPath(pool.stateDir, pool.name)) ? undefined : resolved;
 }
@@ -88,7 +97,12 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
   function refillSpare(imageVolume: string): void {
     if (spares.busy(imageVolume)) return;
     const build = () =>
-      buildAtomically({ dst: sparePath(imageVolume), create: (p) => mkdirOne(p).then(() => undefined), remove: removeTree, fill: (p) => cloneTree({ src: imageVolume, dst: p, background: true }) });
+      buildAtomically({
+        dst: sparePath(imageVolume),
+        create: (p) => mkdirOne(p).then(() => undefined),
+        remove: removeTree,
+        fill: (p) => cloneTree({ src: imageVolume, dst: p, background: true }),
+      });
     // Nobody waits for it: a failed spare only means the next create copies on its own.
     spares.run(imageVolume, build).catch(() => undefined);
   }
@@ -151,7 +165,8 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
       if (!st) return { ready: false, problem: `directory ${root} is missing` };
       if (!st.isDirectory()) return { ready: false, problem: `${root} is not a directory` };
       for (const sub of POOL_SUBDIRS) {
-        if (!(await statOrUndefined(path.join(root, sub)))?.isDirectory()) return { ready: false, problem: `directory ${path.join(root, sub)} is missing` };
+        if (!(await statOrUndefined(path.join(root, sub)))?.isDirectory())
+          return { ready: false, problem: `directory ${path.join(root, sub)} is missing` };
       }
       return { ready: true };
     },
@@ -175,10 +190,15 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
 
     async removeVolume(pool, vol) {
       const p = driver.volumePath(pool, vol);
-      if (vol.type === 'image') await spares.run(p, () => removeTree(sparePath(p)).then(() => removeTree(partialPath(sparePath(p)))));
+      if (vol.type === 'image')
+        await spares.run(p, () => removeTree(sparePath(p)).then(() => removeTree(partialPath(sparePath(p)))));
       // A rename into the pool's trash: the volume is gone at once, its files go in the background. What
       // else it may have left (a partial copy, its snapshots' empty parent) goes meanwhile.
-      await Promise.all([trash.discard(p, trashDirOf(poolPath(pool))), removeTree(partialPath(p)), removeEmptyDir(snapshotParentIn(poolPath(pool), vol))]);
+      await Promise.all([
+        trash.discard(p, trashDirOf(poolPath(pool))),
+        removeTree(partialPath(p)),
+        removeEmptyDir(snapshotParentIn(poolPath(pool), vol)),
+      ]);
     },
 
     async volumeExists(pool, vol) {
@@ -186,11 +206,20 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
     },
 
     async copyVolume(src, dst, { bwlimit }, signal) {
-      const from = src.snapshot ? src.driver.snapshotPath(src.pool, src.snapshot) : src.driver.volumePath(src.pool, src.vol);
+      const from = src.snapshot
+        ? src.driver.snapshotPath(src.pool, src.snapshot)
+        : src.driver.volumePath(src.pool, src.vol);
       if (!(await pathExists(from))) throw new Error(`cannot copy ${from}: it does not exist`);
       const limit = bwlimit || dst.pool.config['rsync.bwlimit'] || src.pool.config['rsync.bwlimit'];
       const to = driver.volumePath(dst.pool, dst.vol);
-      if (src.vol.type === 'image' && !src.snapshot && src.driver === driver && !limit && poolPath(src.pool) === poolPath(dst.pool) && !(await pathExists(to))) {
+      if (
+        src.vol.type === 'image' &&
+        !src.snapshot &&
+        src.driver === driver &&
+        !limit &&
+        poolPath(src.pool) === poolPath(dst.pool) &&
+        !(await pathExists(to))
+      ) {
         const took = await takeSpare(from, to);
         refillSpare(from);
         if (took) return;
@@ -201,7 +230,10 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
         remove: removeTree,
         // Into a new, empty directory: cp (reflinks where the fs has them) is ~40% faster than rsync;
         // rsync only when its bandwidth limit is asked for.
-        fill: (p) => (limit && limit.trim() !== '' && limit.trim() !== '0' ? syncTree({ src: from, dst: p, bwlimit: limit, signal }) : cloneTree({ src: from, dst: p, signal })),
+        fill: (p) =>
+          limit && limit.trim() !== '' && limit.trim() !== '0'
+            ? syncTree({ src: from, dst: p, bwlimit: limit, signal })
+            : cloneTree({ src: from, dst: p, signal }),
       });
     },
 

@@ -16,7 +16,12 @@ export type DriverEntry = DriverInfo & {
 const BLOCK_VOLUME_KEYS = ['size', 'security.unmapped', 'block.filesystem', 'block.mount_options'];
 
 export const DRIVERS: Record<string, DriverEntry> = {
-  dir: { name: 'dir', available: 'yes', poolKeys: ['source', 'size', 'volume.size', 'rsync.bwlimit'], volumeKeys: ['size', 'security.unmapped'] },
+  dir: {
+    name: 'dir',
+    available: 'yes',
+    poolKeys: ['source', 'size', 'volume.size', 'rsync.bwlimit'],
+    volumeKeys: ['size', 'security.unmapped'],
+  },
   btrfs: {
     name: 'btrfs',
     available: 'yes',
@@ -26,10 +31,24 @@ export const DRIVERS: Record<string, DriverEntry> = {
   lvm: {
     name: 'lvm',
     available: 'probe',
-    poolKeys: ['source', 'size', 'volume.size', 'volume.block.filesystem', 'volume.block.mount_options', 'lvm.thinpool_name', 'lvm.vg_name', 'rsync.bwlimit'],
+    poolKeys: [
+      'source',
+      'size',
+      'volume.size',
+      'volume.block.filesystem',
+      'volume.block.mount_options',
+      'lvm.thinpool_name',
+      'lvm.vg_name',
+      'rsync.bwlimit',
+    ],
     volumeKeys: BLOCK_VOLUME_KEYS,
   },
-  zfs: { name: 'zfs', available: 'probe', poolKeys: ['source', 'size', 'volume.size', 'zfs.pool_name', 'rsync.bwlimit'], volumeKeys: ['size', 'security.unmapped'] },
+  zfs: {
+    name: 'zfs',
+    available: 'probe',
+    poolKeys: ['source', 'size', 'volume.size', 'zfs.pool_name', 'rsync.bwlimit'],
+    volumeKeys: ['size', 'security.unmapped'],
+  },
   ceph: {
     name: 'ceph',
     available: 'probe',

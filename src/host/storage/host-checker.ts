@@ -12,7 +12,14 @@ export interface HostChecker {
 }
 
 /** Where root's tools live on Debian (the daemon's environment is not consulted). */
-export const DEFAULT_SEARCH_PATH: readonly string[] = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+export const DEFAULT_SEARCH_PATH: readonly string[] = [
+  '/usr/local/sbin',
+  '/usr/local/bin',
+  '/usr/sbin',
+  '/usr/bin',
+  '/sbin',
+  '/bin',
+];
 
 export function createHostChecker(opts: { searchPath?: readonly string[] } = {}): HostChecker {
   const searchPath = opts.searchPath ?? DEFAULT_SEARCH_PATH;

@@ -7,8 +7,14 @@ import { findLoopDevice, findLoopDevices, listLoopDevices, losetupArgs, parseBac
 
 describe('parseBackingFile', () => {
   it('reads the path and the (deleted) marker', () => {
-    assert.deepEqual(parseBackingFile('/var/lib/svcd/disks/p.img\n'), { path: '/var/lib/svcd/disks/p.img', deleted: false });
-    assert.deepEqual(parseBackingFile('/var/lib/svcd/disks/p.img (deleted)\n'), { path: '/var/lib/svcd/disks/p.img', deleted: true });
+    assert.deepEqual(parseBackingFile('/var/lib/svcd/disks/p.img\n'), {
+      path: '/var/lib/svcd/disks/p.img',
+      deleted: false,
+    });
+    assert.deepEqual(parseBackingFile('/var/lib/svcd/disks/p.img (deleted)\n'), {
+      path: '/var/lib/svcd/disks/p.img',
+      deleted: true,
+    });
   });
 
   it('builds losetup argv', () => {
@@ -22,7 +28,8 @@ describe('listLoopDevices / findLoopDevice (fake /sys)', () => {
   let sysRoot = '';
   const attach = async (name: string, backing?: string) => {
     await mkdir(path.join(sysRoot, 'block', name, 'loop'), { recursive: true });
-    if (backing !== undefined) await writeFile(path.join(sysRoot, 'block', name, 'loop', 'backing_file'), `${backing}\n`);
+    if (backing !== undefined)
+      await writeFile(path.join(sysRoot, 'block', name, 'loop', 'backing_file'), `${backing}\n`);
   };
 
   before(async () => {

@@ -46,7 +46,10 @@ export async function listLoopDevices(opts: { sysRoot?: string } = {}): Promise<
  * The loop device(s) backed by this file. A device whose file was unlinked (and maybe recreated since) only
  * matches with `includeDeleted` (used when cleaning up, never when reusing an attachment).
  */
-export async function findLoopDevices(file: string, opts: { sysRoot?: string; includeDeleted?: boolean } = {}): Promise<LoopDevice[]> {
+export async function findLoopDevices(
+  file: string,
+  opts: { sysRoot?: string; includeDeleted?: boolean } = {},
+): Promise<LoopDevice[]> {
   const wanted = new Set([path.resolve(file), await realpath(file).catch(() => path.resolve(file))]);
   return (await listLoopDevices(opts)).filter((d) => (opts.includeDeleted || !d.deleted) && wanted.has(d.backingFile));
 }

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { findMount, hasMountOption, isMountPoint, mountAt, parseMountinfo, parseMountinfoLine, unescapeMountField } from './mountinfo.ts';
+import {
+  findMount,
+  hasMountOption,
+  isMountPoint,
+  mountAt,
+  parseMountinfo,
+  parseMountinfoLine,
+  unescapeMountField,
+} from './mountinfo.ts';
 
 const SAMPLE = [
   '22 27 0:21 / /proc rw,relatime - proc proc rw',

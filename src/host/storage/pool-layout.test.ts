@@ -15,6 +15,7 @@ describe('pool layout', () => {
   });
 
   it('refuses ids that could escape the pool', () => {
-    for (const bad of ['', '..', '../x', 'a/b', '.hidden', 'a..b']) assert.throws(() => volumePathIn('/p', { id: bad, type: 'custom' }), RangeError, bad);
+    for (const bad of ['', '..', '../x', 'a/b', '.hidden', 'a..b'])
+      assert.throws(() => volumePathIn('/p', { id: bad, type: 'custom' }), RangeError, bad);
   });
 });

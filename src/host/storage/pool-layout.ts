@@ -8,7 +8,10 @@ export const POOL_SUBDIRS = ['custom', 'custom-snapshots', 'containers', 'images
 const TYPE_DIRS: Record<VolumeRef['type'], string> = { custom: 'custom', container: 'containers', image: 'images' };
 
 /** Every subdirectory svcd may have made in a pool (the created ones plus lazily made snapshot dirs). */
-export const OWN_SUBDIRS: readonly string[] = [...Object.values(TYPE_DIRS), ...Object.values(TYPE_DIRS).map((d) => `${d}-snapshots`)];
+export const OWN_SUBDIRS: readonly string[] = [
+  ...Object.values(TYPE_DIRS),
+  ...Object.values(TYPE_DIRS).map((d) => `${d}-snapshots`),
+];
 
 /** `custom`, `containers` or `images`. */
 export function volumeDirName(type: VolumeRef['type']): string {
@@ -37,6 +40,7 @@ export function snapshotPathIn(poolPath: string, snap: SnapshotRef): string {
 
 /** Ids become path components: refuse anything that could escape the pool. */
 function safeId(id: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(id) || id.includes('..')) throw new RangeError(`invalid storage id ${JSON.stringify(id)}`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(id) || id.includes('..'))
+    throw new RangeError(`invalid storage id ${JSON.stringify(id)}`);
   return id;
 }

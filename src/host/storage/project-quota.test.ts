@@ -11,13 +11,26 @@ const mount = (line: string) => {
 
 describe('projectQuotaSupport', () => {
   it('explains an ext4 root without prjquota', () => {
-    const res = projectQuotaSupport(mount('27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard'), '/var/lib/svcd/storage-pools/default');
-    assert.deepEqual(res, { ok: false, reason: 'size needs project quotas: the filesystem at / (ext4) is not mounted with prjquota' });
+    const res = projectQuotaSupport(
+      mount('27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard'),
+      '/var/lib/svcd/storage-pools/default',
+    );
+    assert.deepEqual(res, {
+      ok: false,
+      reason: 'size needs project quotas: the filesystem at / (ext4) is not mounted with prjquota',
+    });
   });
 
   it('accepts ext4 with prjquota and xfs with prjquota or pquota', () => {
-    assert.deepEqual(projectQuotaSupport(mount('27 1 254:0 / / rw - ext4 /dev/vda rw,prjquota'), '/x'), { ok: true, mountPoint: '/', fsType: 'ext4' });
-    assert.equal(projectQuotaSupport(mount('45 27 8:17 / /srv rw - xfs /dev/sdb1 rw,attr2,prjquota'), '/srv/p').ok, true);
+    assert.deepEqual(projectQuotaSupport(mount('27 1 254:0 / / rw - ext4 /dev/vda rw,prjquota'), '/x'), {
+      ok: true,
+      mountPoint: '/',
+      fsType: 'ext4',
+    });
+    assert.equal(
+      projectQuotaSupport(mount('45 27 8:17 / /srv rw - xfs /dev/sdb1 rw,attr2,prjquota'), '/srv/p').ok,
+      true,
+    );
     assert.equal(projectQuotaSupport(mount('45 27 8:17 / /srv rw - xfs /dev/sdb1 rw,pquota'), '/srv/p').ok, true);
   });
 

@@ -8,9 +8,7 @@ import { runCommand } from '../exec.ts';
 import { findMount, hasMountOption, readMounts } from './mountinfo.ts';
 import type { MountEntry } from './mountinfo.ts';
 
-export type ProjectQuotaSupport =
-  | { ok: true; mountPoint: string; fsType: string }
-  | { ok: false; reason: string };
+export type ProjectQuotaSupport = { ok: true; mountPoint: string; fsType: string } | { ok: false; reason: string };
 
 const OPTIONS_BY_FS: Record<string, readonly string[]> = {
   xfs: ['prjquota', 'pquota', 'pqnoenforce'],
@@ -22,9 +20,13 @@ export function projectQuotaSupport(mount: MountEntry | undefined, p: string): P
   if (!mount) return { ok: false, reason: `size needs project quotas: no mounted filesystem holds ${p}` };
   const where = `the filesystem at ${mount.mountPoint} (${mount.fsType})`;
   const options = OPTIONS_BY_FS[mount.fsType];
-  if (!options) return { ok: false, reason: `size needs project quotas: ${where} does not support them (only xfs and ext4 do)` };
+  if (!options)
+    return { ok: false, reason: `size needs project quotas: ${where} does not support them (only xfs and ext4 do)` };
   if (!options.some((o) => hasMountOption(mount, o))) {
-    return { ok: false, reason: `size needs project quotas: ${where} is not mounted with ${options.slice(0, 2).join(' or ')}` };
+    return {
+      ok: false,
+      reason: `size needs project quotas: ${where} is not mounted with ${options.slice(0, 2).join(' or ')}`,
+    };
   }
   return { ok: true, mountPoint: mount.mountPoint, fsType: mount.fsType };
 }
@@ -70,5 +72,8 @@ export async function applyProjectQuota(
 ): Promise<void> {
   const id = projectIdFor(opts.volumeId);
   await runCommand('chattr', projectQuotaArgs.chattr(id, opts.dir), { signal, timeoutMs: 60_000 });
-  await runCommand('setquota', projectQuotaArgs.setquota(id, opts.bytes, opts.mountPoint), { signal, timeoutMs: 60_000 });
+  await runCommand('setquota', projectQuotaArgs.setquota(id, opts.bytes, opts.mountPoint), {
+    signal,
+    timeoutMs: 60_000,
+  });
 }

@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StorageUnsupportedError } from './errors.ts';
 import type { HostChecker } from './host-checker.ts';
-import { DRIVERS, createDriver, createStorageDrivers, describeUnavailable, probeDriver, requireDriver } from './registry.ts';
+import {
+  DRIVERS,
+  createDriver,
+  createStorageDrivers,
+  describeUnavailable,
+  probeDriver,
+  requireDriver,
+} from './registry.ts';
 
 /** A host described as data: tools on PATH, existing files, file contents. */
 function fakeHost(h: { tools?: string[]; files?: Record<string, string> }): HostChecker {
@@ -45,7 +52,10 @@ describe('probeDriver', () => {
 
   it('names missing kernel support first, then only the missing tools', async () => {
     const res = await probeDriver('lvm', { checker: fakeHost({ tools: ['lvm'] }) });
-    assert.deepEqual(res, { ok: false, missing: ['device-mapper kernel support (/dev/mapper/control)', 'lvm tools (vgcreate, lvcreate)'] });
+    assert.deepEqual(res, {
+      ok: false,
+      missing: ['device-mapper kernel support (/dev/mapper/control)', 'lvm tools (vgcreate, lvcreate)'],
+    });
     assert.ok(!res.ok);
     assert.equal(
       describeUnavailable('lvm', res.missing),
@@ -55,28 +65,54 @@ describe('probeDriver', () => {
 
   it('lvm needs both /dev/mapper/control and device-mapper in /proc/misc', async () => {
     const tools = ['lvm', 'vgcreate', 'lvcreate'];
-    assert.deepEqual(await probeDriver('lvm', { checker: fakeHost({ tools, files: { '/dev/mapper/control': '', '/proc/misc': DM_MISC } }) }), { ok: true });
-    const noMisc = await probeDriver('lvm', { checker: fakeHost({ tools, files: { '/dev/mapper/control': '', '/proc/misc': '237 loop-control\n' } }) });
+    assert.deepEqual(
+      await probeDriver('lvm', {
+        checker: fakeHost({ tools, files: { '/dev/mapper/control': '', '/proc/misc': DM_MISC } }),
+      }),
+      { ok: true },
+    );
+    const noMisc = await probeDriver('lvm', {
+      checker: fakeHost({ tools, files: { '/dev/mapper/control': '', '/proc/misc': '237 loop-control\n' } }),
+    });
     assert.equal(noMisc.ok, false);
   });
 
   it('zfs accepts /proc/filesystems or /sys/module/zfs', async () => {
     const tools = ['zfs', 'zpool'];
-    assert.deepEqual(await probeDriver('zfs', { checker: fakeHost({ tools, files: { '/proc/filesystems': 'nodev\tproc\n\tzfs\n' } }) }), { ok: true });
-    assert.deepEqual(await probeDriver('zfs', { checker: fakeHost({ tools, files: { '/sys/module/zfs': '' } }) }), { ok: true });
-    assert.deepEqual(await probeDriver('zfs', { checker: fakeHost({ files: { '/proc/filesystems': '\tzfsfoo\n' } }) }), {
-      ok: false,
-      missing: ['zfs kernel module (zfs in /proc/filesystems or /sys/module/zfs)', 'zfs tools (zfs, zpool)'],
+    assert.deepEqual(
+      await probeDriver('zfs', {
+        checker: fakeHost({ tools, files: { '/proc/filesystems': 'nodev\tproc\n\tzfs\n' } }),
+      }),
+      { ok: true },
+    );
+    assert.deepEqual(await probeDriver('zfs', { checker: fakeHost({ tools, files: { '/sys/module/zfs': '' } }) }), {
+      ok: true,
     });
+    assert.deepEqual(
+      await probeDriver('zfs', { checker: fakeHost({ files: { '/proc/filesystems': '\tzfsfoo\n' } }) }),
+      {
+        ok: false,
+        missing: ['zfs kernel module (zfs in /proc/filesystems or /sys/module/zfs)', 'zfs tools (zfs, zpool)'],
+      },
+    );
   });
 
   it('ceph counts only a loaded rbd module', async () => {
-    assert.deepEqual(await probeDriver('ceph', { checker: fakeHost({ tools: ['ceph', 'rbd'] }) }), { ok: false, missing: ['rbd kernel module (/sys/module/rbd)'] });
-    assert.deepEqual(await probeDriver('ceph', { checker: fakeHost({ tools: ['ceph', 'rbd'], files: { '/sys/module/rbd': '' } }) }), { ok: true });
+    assert.deepEqual(await probeDriver('ceph', { checker: fakeHost({ tools: ['ceph', 'rbd'] }) }), {
+      ok: false,
+      missing: ['rbd kernel module (/sys/module/rbd)'],
+    });
+    assert.deepEqual(
+      await probeDriver('ceph', { checker: fakeHost({ tools: ['ceph', 'rbd'], files: { '/sys/module/rbd': '' } }) }),
+      { ok: true },
+    );
   });
 
   it('btrfs needs its tools', async () => {
-    assert.deepEqual(await probeDriver('btrfs', { checker: fakeHost({ tools: ['btrfs'] }) }), { ok: false, missing: ['btrfs tools (mkfs.btrfs)'] });
+    assert.deepEqual(await probeDriver('btrfs', { checker: fakeHost({ tools: ['btrfs'] }) }), {
+      ok: false,
+      missing: ['btrfs tools (mkfs.btrfs)'],
+    });
     await assert.rejects(requireDriver('btrfs', { checker: fakeHost({}) }), (e: unknown) => {
       assert.ok(e instanceof StorageUnsupportedError);
       assert.equal(e.message, 'btrfs is not available on this host: missing btrfs tools (mkfs.btrfs, btrfs)');

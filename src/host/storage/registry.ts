@@ -29,7 +29,8 @@ export const REQUIREMENTS: Record<string, Requirement[]> = {
     {
       kind: 'kernel',
       label: 'device-mapper kernel support (/dev/mapper/control)',
-      check: async (c) => (await c.exists('/dev/mapper/control')) && (await inText('/proc/misc', /\sdevice-mapper$/m)(c)),
+      check: async (c) =>
+        (await c.exists('/dev/mapper/control')) && (await inText('/proc/misc', /\sdevice-mapper$/m)(c)),
     },
     { kind: 'tools', label: 'lvm tools', tools: ['lvm', 'vgcreate', 'lvcreate'] },
   ],

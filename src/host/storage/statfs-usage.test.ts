@@ -8,6 +8,9 @@ describe('usageFromStatfs', () => {
       space: { used: 750 * 4096, total: 1000 * 4096 },
       inodes: { used: 60, total: 100 },
     });
-    assert.deepEqual(usageFromStatfs({ bsize: 4096, blocks: 10, bfree: 10, files: 0, ffree: 0 }).inodes, { used: 0, total: 0 });
+    assert.deepEqual(usageFromStatfs({ bsize: 4096, blocks: 10, bfree: 10, files: 0, ffree: 0 }).inodes, {
+      used: 0,
+      total: 0,
+    });
   });
 });

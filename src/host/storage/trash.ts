@@ -65,7 +65,8 @@ export function createTrash(deps: TrashDeps = {}): Trash {
     async discard(p, trashDir) {
       // Absent (a retried delete): nothing to move, and no thread-pool hand-off to find out.
       if (lstatSync(p, { throwIfNoEntry: false }) === undefined) return;
-      if (lstatSync(trashDir, { throwIfNoEntry: false }) === undefined) await mkdir(trashDir, { recursive: true, mode: 0o700 });
+      if (lstatSync(trashDir, { throwIfNoEntry: false }) === undefined)
+        await mkdir(trashDir, { recursive: true, mode: 0o700 });
       try {
         await rename(p, path.join(trashDir, `${path.basename(p)}.${randomUUID()}`));
       } catch (e) {

@@ -61,7 +61,12 @@ export interface StorageDriver {
 
   volumePath(pool: PoolSpec, vol: VolumeRef): string;
   /** Create an empty volume if absent, then apply `size` ("" or absent = no limit). */
-  ensureVolume(pool: PoolSpec, vol: VolumeRef, opts: { size?: string | undefined }, signal?: AbortSignal): Promise<void>;
+  ensureVolume(
+    pool: PoolSpec,
+    vol: VolumeRef,
+    opts: { size?: string | undefined },
+    signal?: AbortSignal,
+  ): Promise<void>;
   removeVolume(pool: PoolSpec, vol: VolumeRef, signal?: AbortSignal): Promise<void>;
   /** Create `dst` as a copy of `src` (or of `srcSnapshot`), which may be on another pool/driver; idempotent: a complete dst is left alone, a partial one is redone. */
   copyVolume(

@@ -9,8 +9,16 @@ test('READY names the main pid, STOPPING stands alone', () => {
 });
 
 test('helper argv: socket, pid, message; a path or an abstract name only', () => {
-  assert.deepEqual(notifyArgs('/run/systemd/notify', 77, 'ready'), ['/run/systemd/notify', '77', 'READY=1\nMAINPID=77']);
-  assert.deepEqual(notifyArgs('@/org/freedesktop/systemd1/notify/123', 77, 'stopping'), ['@/org/freedesktop/systemd1/notify/123', '77', 'STOPPING=1']);
+  assert.deepEqual(notifyArgs('/run/systemd/notify', 77, 'ready'), [
+    '/run/systemd/notify',
+    '77',
+    'READY=1\nMAINPID=77',
+  ]);
+  assert.deepEqual(notifyArgs('@/org/freedesktop/systemd1/notify/123', 77, 'stopping'), [
+    '@/org/freedesktop/systemd1/notify/123',
+    '77',
+    'STOPPING=1',
+  ]);
   assert.throws(() => notifyArgs('relative.sock', 77, 'ready'), /not a unix socket address/);
   assert.throws(() => notifyArgs(`/${'x'.repeat(120)}`, 77, 'ready'), /not a unix socket address/);
   assert.throws(() => notifyArgs('/run/n', 0, 'ready'), /not a pid/);

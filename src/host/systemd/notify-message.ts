@@ -14,7 +14,8 @@ export function notifyMessage(state: NotifyState, pid: number): string {
  * the credentials carry (the daemon's), the message. Throws on a socket systemd would never give.
  */
 export function notifyArgs(socket: string, pid: number, state: NotifyState): string[] {
-  if (!/^[/@]/.test(socket) || Buffer.byteLength(socket) >= 108) throw new Error(`NOTIFY_SOCKET is not a unix socket address: ${socket}`);
+  if (!/^[/@]/.test(socket) || Buffer.byteLength(socket) >= 108)
+    throw new Error(`NOTIFY_SOCKET is not a unix socket address: ${socket}`);
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`not a pid: ${pid}`);
   return [socket, String(pid), notifyMessage(state, pid)];
 }

@@ -3,7 +3,14 @@ import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { listTemplateFiles, readMetadataFile, readTemplateFile, removeTemplateFile, writeMetadataFile, writeTemplateFile } from './metadata-files.ts';
+import {
+  listTemplateFiles,
+  readMetadataFile,
+  readTemplateFile,
+  removeTemplateFile,
+  writeMetadataFile,
+  writeTemplateFile,
+} from './metadata-files.ts';
 
 let base: string;
 before(async () => {
@@ -13,14 +20,23 @@ after(() => rm(base, { recursive: true, force: true }));
 
 const empty = { architecture: '', creation_date: 0, expiry_date: 0, properties: {}, templates: {} };
 
-test('metadata.yaml: absent is empty; written and read back; invalid parts of an image\'s file are left out', async () => {
+test("metadata.yaml: absent is empty; written and read back; invalid parts of an image's file are left out", async () => {
   const vol = path.join(base, 'v1');
   await mkdir(vol);
   assert.deepEqual(await readMetadataFile(vol), empty);
-  const m = { architecture: 'x86_64', creation_date: 5, expiry_date: 0, properties: { os: 'x' }, templates: { '/etc/a': { when: ['start' as const], create_only: false, template: 'a.tpl', properties: {} } } };
+  const m = {
+    architecture: 'x86_64',
+    creation_date: 5,
+    expiry_date: 0,
+    properties: { os: 'x' },
+    templates: { '/etc/a': { when: ['start' as const], create_only: false, template: 'a.tpl', properties: {} } },
+  };
   await writeMetadataFile(vol, m);
   assert.deepEqual(await readMetadataFile(vol), m);
-  await writeFile(path.join(vol, 'metadata.yaml'), 'architecture: x86_64\ncreation_date: 7\ntemplates:\n  /etc/ok: {when: [create], template: ok.tpl}\n  /etc/bad: {when: [reboot], template: b.tpl}\n  rel: {template: c.tpl}\n');
+  await writeFile(
+    path.join(vol, 'metadata.yaml'),
+    'architecture: x86_64\ncreation_date: 7\ntemplates:\n  /etc/ok: {when: [create], template: ok.tpl}\n  /etc/bad: {when: [reboot], template: b.tpl}\n  rel: {template: c.tpl}\n',
+  );
   assert.deepEqual(Object.keys((await readMetadataFile(vol)).templates), ['/etc/ok']);
 
   // Two volumes with the same file (two containers of one image): each read is a copy of its own.
@@ -31,7 +47,12 @@ test('metadata.yaml: absent is empty; written and read back; invalid parts of an
   a.properties.os = 'changed by a reader';
   a.templates['/etc/a']!.when.push('copy');
   assert.deepEqual(await readMetadataFile(vol2), m);
-  assert.deepEqual(await readMetadataFile(vol), { ...empty, architecture: 'x86_64', creation_date: 7, templates: { '/etc/ok': { when: ['create'], create_only: false, template: 'ok.tpl', properties: {} } } });
+  assert.deepEqual(await readMetadataFile(vol), {
+    ...empty,
+    architecture: 'x86_64',
+    creation_date: 7,
+    templates: { '/etc/ok': { when: ['create'], create_only: false, template: 'ok.tpl', properties: {} } },
+  });
   await writeMetadataFile(vol2, { ...m, creation_date: 9 });
   assert.equal((await readMetadataFile(vol2)).creation_date, 9, 'a changed file reads changed');
 });
@@ -45,7 +66,10 @@ test('links are never followed: a linked metadata.yaml reads as empty and is rep
   await symlink(path.join(elsewhere, 'metadata.yaml'), path.join(vol, 'metadata.yaml'));
   assert.deepEqual(await readMetadataFile(vol), empty);
   await writeMetadataFile(vol, { ...empty, architecture: 'aarch64' });
-  assert.equal(await readFile(path.join(elsewhere, 'metadata.yaml'), 'utf8'), 'architecture: x86_64\ncreation_date: 9\n');
+  assert.equal(
+    await readFile(path.join(elsewhere, 'metadata.yaml'), 'utf8'),
+    'architecture: x86_64\ncreation_date: 9\n',
+  );
   assert.ok((await lstat(path.join(vol, 'metadata.yaml'))).isFile());
   await symlink(elsewhere, path.join(vol, 'templates'));
   await assert.rejects(listTemplateFiles(vol), /not a directory/);

@@ -33,7 +33,9 @@ export function isTemplateName(name: string): boolean {
 
 /** A template target: an absolute path without `..` components or NUL (it is resolved inside the rootfs anyway). */
 export function isTemplateTarget(p: string): boolean {
-  return p.startsWith('/') && p !== '/' && !p.includes('\0') && !p.split('/').includes('..') && Buffer.byteLength(p) <= 4096;
+  return (
+    p.startsWith('/') && p !== '/' && !p.includes('\0') && !p.split('/').includes('..') && Buffer.byteLength(p) <= 4096
+  );
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,20 +70,36 @@ function integerOf(v: unknown, what: string, report: Report): number {
 
 function templateOf(target: string, v: unknown, report: Report): TemplateSpec | undefined {
   const where = `template for "${target}"`;
-  if (!isTemplateTarget(target)) return void report(`Invalid template target "${target}": an absolute path in the container without ".." is required`);
+  if (!isTemplateTarget(target))
+    return void report(
+      `Invalid template target "${target}": an absolute path in the container without ".." is required`,
+    );
   if (!isObject(v)) return void report(`The ${where} must be an object`);
-  if (typeof v.template !== 'string' || v.template === '') return void report(`The ${where} needs a "template" (a file name in templates/)`);
-  if (!isTemplateName(v.template)) return void report(`Invalid template file name "${v.template}" for "${target}": one file name without "/", not starting with "." is required`);
+  if (typeof v.template !== 'string' || v.template === '')
+    return void report(`The ${where} needs a "template" (a file name in templates/)`);
+  if (!isTemplateName(v.template))
+    return void report(
+      `Invalid template file name "${v.template}" for "${target}": one file name without "/", not starting with "." is required`,
+    );
   const when: TemplateTrigger[] = [];
   if (v.when !== undefined && v.when !== null) {
     if (!Array.isArray(v.when)) return void report(`"when" of the ${where} must be a list of triggers`);
     for (const t of v.when) {
-      if (!(TEMPLATE_TRIGGERS as readonly unknown[]).includes(t)) return void report(`Invalid trigger ${JSON.stringify(t)} for "${target}": must be one of ${TEMPLATE_TRIGGERS.join(', ')}`);
+      if (!(TEMPLATE_TRIGGERS as readonly unknown[]).includes(t))
+        return void report(
+          `Invalid trigger ${JSON.stringify(t)} for "${target}": must be one of ${TEMPLATE_TRIGGERS.join(', ')}`,
+        );
       if (!when.includes(t as TemplateTrigger)) when.push(t as TemplateTrigger);
     }
   }
-  if (v.create_only !== undefined && v.create_only !== null && typeof v.create_only !== 'boolean') return void report(`"create_only" of the ${where} must be a boolean`);
-  return { when, create_only: v.create_only === true, template: v.template, properties: stringMapOf(v.properties, `Property of the ${where}`, report) };
+  if (v.create_only !== undefined && v.create_only !== null && typeof v.create_only !== 'boolean')
+    return void report(`"create_only" of the ${where} must be a boolean`);
+  return {
+    when,
+    create_only: v.create_only === true,
+    template: v.template,
+    properties: stringMapOf(v.properties, `Property of the ${where}`, report),
+  };
 }
 
 export function normalizeContainerMetadata(doc: unknown, report: Report): ContainerMetadata {
@@ -91,7 +109,8 @@ export function normalizeContainerMetadata(doc: unknown, report: Report): Contai
     doc = {};
   }
   const m = doc as Record<string, unknown>;
-  if (m.architecture !== undefined && m.architecture !== null && typeof m.architecture !== 'string') report('"architecture" must be a string');
+  if (m.architecture !== undefined && m.architecture !== null && typeof m.architecture !== 'string')
+    report('"architecture" must be a string');
   const templates: Record<string, TemplateSpec> = {};
   if (m.templates !== undefined && m.templates !== null) {
     if (!isObject(m.templates)) report('"templates" must be a map of target path to template');

@@ -38,20 +38,42 @@ test('templates cannot reach JavaScript: constructors, prototypes and Object.pro
 });
 
 test('a template that never ends or eats memory is stopped; syntax errors are reported', async () => {
-  await assert.rejects(renderTemplate('{% for i in range(100000000) %}{% for j in range(100000000) %}x{% endfor %}{% endfor %}', ctx(), { timeoutMs: 1_500 }), /longer than|memory|larger/);
-  await assert.rejects(renderTemplate('{% set x = range(300000000) %}{{ x | length }}', ctx(), { timeoutMs: 5_000 }), /memory|longer than/);
+  await assert.rejects(
+    renderTemplate('{% for i in range(100000000) %}{% for j in range(100000000) %}x{% endfor %}{% endfor %}', ctx(), {
+      timeoutMs: 1_500,
+    }),
+    /longer than|memory|larger/,
+  );
+  await assert.rejects(
+    renderTemplate('{% set x = range(300000000) %}{{ x | length }}', ctx(), { timeoutMs: 5_000 }),
+    /memory|longer than/,
+  );
   await assert.rejects(renderTemplate('{% if %}', ctx()), /./);
 });
 
 test('plain substitutions render in-process exactly as the sandboxed renderer does; anything else is left to it', async () => {
   const c = ctx({ properties: { colour: 'blue', n: '{{ x }}' } });
-  for (const source of ['{{ container.name }}\n', '127.0.1.1 {{ instance.name }}\n{{container.architecture}} {{ trigger }} {{ path }}', '{{ properties.missing }}|{{ nothing.at.all }}|{{ constructor.name }}|{{ toString }}', 'no tags at all\n']) {
+  for (const source of [
+    '{{ container.name }}\n',
+    '127.0.1.1 {{ instance.name }}\n{{container.architecture}} {{ trigger }} {{ path }}',
+    '{{ properties.missing }}|{{ nothing.at.all }}|{{ constructor.name }}|{{ toString }}',
+    'no tags at all\n',
+  ]) {
     const plain = renderPlainSubstitutions(source, c);
     assert.notEqual(plain, undefined, source);
     // a comment makes the same template go through the sandboxed nunjucks renderer
     assert.equal(plain, await renderTemplate(`${source}{# sandbox #}`, c), source);
   }
-  for (const source of ['{{ container.name | upper }}', '{% if x %}y{% endif %}', '{{ config["limits.cpu"] }}', '{{- container.name }}', '{{ devices.root }}', '{{ properties.n }}', '{{ container.name.length }}', 'a }} b']) {
+  for (const source of [
+    '{{ container.name | upper }}',
+    '{% if x %}y{% endif %}',
+    '{{ config["limits.cpu"] }}',
+    '{{- container.name }}',
+    '{{ devices.root }}',
+    '{{ properties.n }}',
+    '{{ container.name.length }}',
+    'a }} b',
+  ]) {
     assert.equal(renderPlainSubstitutions(source, c), undefined, source);
   }
 });

@@ -121,7 +121,11 @@ export function renderPlainSubstitutions(source: string, context: TemplateContex
   return out;
 }
 
-export async function renderTemplate(source: string, context: TemplateContext, opts: { timeoutMs?: number } = {}): Promise<string> {
+export async function renderTemplate(
+  source: string,
+  context: TemplateContext,
+  opts: { timeoutMs?: number } = {},
+): Promise<string> {
   const plain = renderPlainSubstitutions(source, context);
   if (plain !== undefined) return plain;
   const timeoutMs = opts.timeoutMs ?? 10_000;
@@ -138,7 +142,11 @@ export async function renderTemplate(source: string, context: TemplateContext, o
   } catch (e) {
     const err = e as HostCommandError;
     if (/timed out/.test(err.message)) throw new Error(`rendering took longer than ${timeoutMs} ms`);
-    throw new Error(/heap out of memory|Allocation failed/.test(err.stderr ?? '') ? 'rendering used too much memory' : `the template renderer failed: ${(err.stderr || err.message).split('\n')[0]}`);
+    throw new Error(
+      /heap out of memory|Allocation failed/.test(err.stderr ?? '')
+        ? 'rendering used too much memory'
+        : `the template renderer failed: ${(err.stderr || err.message).split('\n')[0]}`,
+    );
   }
   const answer = JSON.parse(out) as { output?: string; error?: string };
   if (answer.error !== undefined) throw new Error(answer.error);

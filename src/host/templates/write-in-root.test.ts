@@ -18,7 +18,7 @@ before(async () => {
 });
 after(() => rm(base, { recursive: true, force: true }));
 
-test('writes a new file 0644, creating missing directories; keeps an existing file\'s mode', async () => {
+test("writes a new file 0644, creating missing directories; keeps an existing file's mode", async () => {
   await writeInRoot(root, '/etc/hostname', 'web1\n');
   assert.equal(await readFile(path.join(root, 'etc/hostname'), 'utf8'), 'web1\n');
   assert.equal((await stat(path.join(root, 'etc/hostname'))).mode & 0o777, 0o644);

@@ -72,7 +72,15 @@ export async function writeInRoot(root: string, target: string, content: string 
   if (before && !before.isFile()) throw new Error(`${target} exists and is not a regular file`);
   if (before && before.nlink > 1) await unlink(file);
   const fresh = !before || before.nlink > 1;
-  const fh = await open(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK | (fresh ? constants.O_EXCL : constants.O_TRUNC), 0o644);
+  const fh = await open(
+    file,
+    constants.O_WRONLY |
+      constants.O_CREAT |
+      constants.O_NOFOLLOW |
+      constants.O_NONBLOCK |
+      (fresh ? constants.O_EXCL : constants.O_TRUNC),
+    0o644,
+  );
   try {
     if (!(await fh.stat()).isFile()) throw new Error(`${target} is not a regular file`);
     if (before && fresh) await fh.chown(before.uid, before.gid);

@@ -8,13 +8,24 @@ import { after, before, describe, test } from 'node:test';
 import type WebSocket from 'ws';
 import { call, collect, openSocket } from '../../test-support/agent-harness.ts';
 import { defineSettleTests } from './settle-tests.ts';
-import { startSuiteAgent, stored as storedColumn, widgetReconciler, type Agent, type AgentDatabase, type SuiteContext } from './suite-support.ts';
+import {
+  startSuiteAgent,
+  stored as storedColumn,
+  widgetReconciler,
+  type Agent,
+  type AgentDatabase,
+  type SuiteContext,
+} from './suite-support.ts';
 import { defineTaskTests } from './task-tests.ts';
 
 export { pgliteAgentDatabase, type AgentDatabase } from './suite-support.ts';
 
 /** Define the suite as `name` on `engine`; `skip` (a reason) leaves it out. */
-export function defineOperationsSuite(name: string, engine: AgentDatabase, opts: { skip?: string | undefined } = {}): void {
+export function defineOperationsSuite(
+  name: string,
+  engine: AgentDatabase,
+  opts: { skip?: string | undefined } = {},
+): void {
   describe(name, { skip: opts.skip ?? false }, () => {
     describe('one agent', () => {
       let agent: Agent | undefined;
@@ -56,12 +67,18 @@ export function defineOperationsSuite(name: string, engine: AgentDatabase, opts:
       test('a task end is announced at once and written later; stop() writes what is still unwritten', async () => {
         const agent = await startSuiteAgent(engine, { operations: { writeBehindMs: 60_000 } });
         try {
-          const op = await agent.ops.startTask({ class: 'task', description: 'Quick', project: 'default' }, async () => ({ answer: 1 }));
+          const op = await agent.ops.startTask(
+            { class: 'task', description: 'Quick', project: 'default' },
+            async () => ({ answer: 1 }),
+          );
           const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
           assert.equal(done.json.metadata.status_code, 200);
           const stored = async () => (await storedColumn(agent, op.id, 'status_code'))[0];
           assert.equal(await stored(), 103, 'not written yet');
-          assert.ok(!(await call(agent, 'GET', '/1.0/operations')).json.metadata.includes(`/1.0/operations/${op.id}`), 'not listed as running meanwhile');
+          assert.ok(
+            !(await call(agent, 'GET', '/1.0/operations')).json.metadata.includes(`/1.0/operations/${op.id}`),
+            'not listed as running meanwhile',
+          );
           await agent.ops.stop();
           assert.equal(await stored(), 200, 'written by stop()');
         } finally {

@@ -14,9 +14,18 @@ export function defineSettleTests(ctx: SuiteContext): void {
     const key = 'default/w1';
     const op = await agent.database.db.transaction(async (tx) => {
       // Any desired row works for the pattern: bump a generation and record the operation in one transaction.
-      const [row] = await tx.update(profiles).set({ generation: sql`${profiles.generation} + 1` }).where(sql`${profiles.name} = 'default'`).returning();
+      const [row] = await tx
+        .update(profiles)
+        .set({ generation: sql`${profiles.generation} + 1` })
+        .where(sql`${profiles.name} = 'default'`)
+        .returning();
       desired.set(key, row!.generation);
-      return agent.ops.insert(tx, { class: 'task', description: 'Converging w1', project: 'default', target: { kind: 'widget', key, generation: row!.generation } });
+      return agent.ops.insert(tx, {
+        class: 'task',
+        description: 'Converging w1',
+        project: 'default',
+        target: { kind: 'widget', key, generation: row!.generation },
+      });
     });
     agent.ops.announce(op);
     agent.reconcile.enqueue('widget', key, 'desired write');
@@ -36,7 +45,12 @@ export function defineSettleTests(ctx: SuiteContext): void {
     const key = 'default/w2';
     behaviour.set(key, 'terminal');
     desired.set(key, 1);
-    const op = await agent.ops.insert(agent.database.db, { class: 'task', description: 'w2', project: 'default', target: { kind: 'widget', key, generation: 1 } });
+    const op = await agent.ops.insert(agent.database.db, {
+      class: 'task',
+      description: 'w2',
+      project: 'default',
+      target: { kind: 'widget', key, generation: 1 },
+    });
     agent.reconcile.enqueue('widget', key, 'desired write');
     const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
     assert.equal(done.json.metadata.status_code, 400);
@@ -51,7 +65,13 @@ export function defineSettleTests(ctx: SuiteContext): void {
     const key = 'default/w3';
     behaviour.set(key, 'transient');
     desired.set(key, 1);
-    const op = await agent.ops.insert(agent.database.db, { class: 'task', description: 'w3', project: 'default', target: { kind: 'widget', key, generation: 1 }, deadlineMs: 400 });
+    const op = await agent.ops.insert(agent.database.db, {
+      class: 'task',
+      description: 'w3',
+      project: 'default',
+      target: { kind: 'widget', key, generation: 1 },
+      deadlineMs: 400,
+    });
     agent.reconcile.enqueue('widget', key, 'desired write');
     const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
     assert.equal(done.json.metadata.status_code, 400);

@@ -17,10 +17,18 @@ export function defineTaskTests(ctx: SuiteContext): void {
     const events = ctx.events();
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const op = await agent.ops.startTask({ class: 'task', description: 'Doing a thing', project: 'default', resources: { profiles: ['/1.0/profiles/default'] } }, async () => {
-      await gate;
-      return { answer: 42 };
-    });
+    const op = await agent.ops.startTask(
+      {
+        class: 'task',
+        description: 'Doing a thing',
+        project: 'default',
+        resources: { profiles: ['/1.0/profiles/default'] },
+      },
+      async () => {
+        await gate;
+        return { answer: 42 };
+      },
+    );
     const listed = await call(agent, 'GET', '/1.0/operations');
     assert.ok(listed.json.metadata.includes(`/1.0/operations/${op.id}`));
     const running = await call(agent, 'GET', `/1.0/operations/${op.id}`);
@@ -40,7 +48,19 @@ export function defineTaskTests(ctx: SuiteContext): void {
     assert.equal(mine[0].type, 'operation');
     assert.equal(mine[0].metadata.status_code, 103);
     assert.equal(mine.at(-1).metadata.status_code, 200);
-    for (const k of ['id', 'class', 'created_at', 'updated_at', 'status', 'status_code', 'resources', 'metadata', 'may_cancel', 'err']) assert.ok(k in mine.at(-1).metadata, k);
+    for (const k of [
+      'id',
+      'class',
+      'created_at',
+      'updated_at',
+      'status',
+      'status_code',
+      'resources',
+      'metadata',
+      'may_cancel',
+      'err',
+    ])
+      assert.ok(k in mine.at(-1).metadata, k);
   });
 
   test('a failing task ends as Failure (400) with its error text', async () => {
@@ -60,18 +80,25 @@ export function defineTaskTests(ctx: SuiteContext): void {
     let release!: () => void;
     let startedSync = false;
     const id = crypto.randomUUID();
-    const op = await agent.ops.startTask({ id, class: 'task', description: 'Deferred', project: 'default' }, async () => {
-      startedSync = true;
-      await new Promise<void>((r) => (release = r));
-      return { answer: 7 };
-    }, { deferInsert: true });
+    const op = await agent.ops.startTask(
+      { id, class: 'task', description: 'Deferred', project: 'default' },
+      async () => {
+        startedSync = true;
+        await new Promise<void>((r) => (release = r));
+        return { answer: 7 };
+      },
+      { deferInsert: true },
+    );
     assert.equal(op.id, id);
     assert.equal(startedSync, true, 'the task started before startTask returned');
     assert.deepEqual(await stored(id, 'id'), [], 'not written yet');
     // Served from memory: get and list.
     assert.equal((await call(agent, 'GET', `/1.0/operations/${id}`)).json.metadata.status_code, 103);
     const listed: { id: string }[] = (await call(agent, 'GET', '/1.0/operations?recursion=1')).json.metadata;
-    assert.ok(listed.some((o) => o.id === id), JSON.stringify(listed));
+    assert.ok(
+      listed.some((o) => o.id === id),
+      JSON.stringify(listed),
+    );
     release();
     const done = await call(agent, 'GET', `/1.0/operations/${id}/wait?timeout=5`);
     assert.equal(done.json.metadata.status_code, 200);
@@ -80,24 +107,47 @@ export function defineTaskTests(ctx: SuiteContext): void {
     assert.deepEqual(await stored(id, 'metadata'), [{ answer: 7 }]);
 
     // Several ending together: written in one batch, each one.
-    const many = await Promise.all([1, 2, 3].map((n) => agent.ops.startTask({ class: 'task', description: `Batch ${n}`, project: 'default' }, async () => ({ n }), { deferInsert: true })));
-    for (const m of many) await until(async () => (await stored(m.id, 'status_code'))[0] === 200, `batch row ${m.description}`);
+    const many = await Promise.all(
+      [1, 2, 3].map((n) =>
+        agent.ops.startTask({ class: 'task', description: `Batch ${n}`, project: 'default' }, async () => ({ n }), {
+          deferInsert: true,
+        }),
+      ),
+    );
+    for (const m of many)
+      await until(async () => (await stored(m.id, 'status_code'))[0] === 200, `batch row ${m.description}`);
 
     // One that runs longer than DEFER_INSERT_MS (250 ms): written running, then its end.
     let releaseSlow!: () => void;
-    const slow = await agent.ops.startTask({ class: 'task', description: 'Slow', project: 'default' }, () => new Promise<void>((r) => (releaseSlow = r)), { deferInsert: true });
-    await until(async () => (await stored(slow.id, 'status_code'))[0] === 103, 'the running row, written by the timer', 2_000);
+    const slow = await agent.ops.startTask(
+      { class: 'task', description: 'Slow', project: 'default' },
+      () => new Promise<void>((r) => (releaseSlow = r)),
+      { deferInsert: true },
+    );
+    await until(
+      async () => (await stored(slow.id, 'status_code'))[0] === 103,
+      'the running row, written by the timer',
+      2_000,
+    );
     releaseSlow();
-    assert.equal((await call(agent, 'GET', `/1.0/operations/${slow.id}/wait?timeout=5`)).json.metadata.status_code, 200);
+    assert.equal(
+      (await call(agent, 'GET', `/1.0/operations/${slow.id}/wait?timeout=5`)).json.metadata.status_code,
+      200,
+    );
     await until(async () => (await stored(slow.id, 'status_code'))[0] === 200, 'the slow end');
 
     // A long one whose write fails (a taken id): the task sees its signal aborted, the operation ends as
     // Failure naming the write's error, the table keeps the first row.
     let aborted!: (why: unknown) => void;
     const sawAbort = new Promise((r) => (aborted = r));
-    const dup = await agent.ops.startTask({ id, class: 'task', description: 'Duplicate', project: 'default' }, ({ signal }) =>
-      new Promise<void>((resolve) => signal.addEventListener('abort', () => (aborted(signal.reason), resolve()), { once: true })),
-    { deferInsert: true });
+    const dup = await agent.ops.startTask(
+      { id, class: 'task', description: 'Duplicate', project: 'default' },
+      ({ signal }) =>
+        new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => (aborted(signal.reason), resolve()), { once: true }),
+        ),
+      { deferInsert: true },
+    );
     assert.equal(dup.id, id);
     assert.ok(await sawAbort);
     const failed = await call(agent, 'GET', `/1.0/operations/${id}/wait?timeout=5`);
@@ -106,9 +156,19 @@ export function defineTaskTests(ctx: SuiteContext): void {
     assert.deepEqual(await stored(id, 'description'), ['Deferred']);
 
     // A short one with a taken id, ending together with a good one: the good one is still written.
-    const good = await agent.ops.startTask({ class: 'task', description: 'Good', project: 'default' }, async () => {}, { deferInsert: true });
-    const bad = await agent.ops.startTask({ id: slow.id, class: 'task', description: 'Taken', project: 'default' }, async () => {}, { deferInsert: true });
-    assert.equal((await call(agent, 'GET', `/1.0/operations/${bad.id}/wait?timeout=5`)).json.metadata.status_code, 200, 'answered from memory');
+    const good = await agent.ops.startTask({ class: 'task', description: 'Good', project: 'default' }, async () => {}, {
+      deferInsert: true,
+    });
+    const bad = await agent.ops.startTask(
+      { id: slow.id, class: 'task', description: 'Taken', project: 'default' },
+      async () => {},
+      { deferInsert: true },
+    );
+    assert.equal(
+      (await call(agent, 'GET', `/1.0/operations/${bad.id}/wait?timeout=5`)).json.metadata.status_code,
+      200,
+      'answered from memory',
+    );
     await until(async () => (await stored(good.id, 'status_code'))[0] === 200, 'the good row of the batch');
     assert.deepEqual(await stored(slow.id, 'description'), ['Slow']);
   });
@@ -118,14 +178,22 @@ export function defineTaskTests(ctx: SuiteContext): void {
     const id = crypto.randomUUID();
     await agent.ops.startTask({ id, class: 'task', description: 'First', project: 'default' }, async () => {});
     let ran = false;
-    await assert.rejects(agent.ops.startTask({ id, class: 'task', description: 'Duplicate', project: 'default' }, async () => void (ran = true)));
+    await assert.rejects(
+      agent.ops.startTask(
+        { id, class: 'task', description: 'Duplicate', project: 'default' },
+        async () => void (ran = true),
+      ),
+    );
     assert.equal(ran, false);
   });
 
   test('wait?timeout returns the still-running operation when the timeout passes; bad timeout → 400', async () => {
     const agent = ctx.agent();
     let release!: () => void;
-    const op = await agent.ops.startTask({ class: 'task', description: 'Slow', project: 'default' }, () => new Promise<void>((r) => (release = r)));
+    const op = await agent.ops.startTask(
+      { class: 'task', description: 'Slow', project: 'default' },
+      () => new Promise<void>((r) => (release = r)),
+    );
     const t0 = Date.now();
     const res = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=0.3`);
     assert.ok(Date.now() - t0 >= 250);
@@ -138,8 +206,12 @@ export function defineTaskTests(ctx: SuiteContext): void {
   test('DELETE cancels a cancellable operation (Cancelling, then Cancelled); others → 400; unknown → 404', async () => {
     const agent = ctx.agent();
     const events = ctx.events();
-    const op = await agent.ops.startTask({ class: 'task', description: 'Cancellable', project: 'default', mayCancel: true }, ({ signal }) =>
-      new Promise<void>((_, reject) => signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), 50))),
+    const op = await agent.ops.startTask(
+      { class: 'task', description: 'Cancellable', project: 'default', mayCancel: true },
+      ({ signal }) =>
+        new Promise<void>((_, reject) =>
+          signal.addEventListener('abort', () => setTimeout(() => reject(signal.reason), 50)),
+        ),
     );
     const del = await call(agent, 'DELETE', `/1.0/operations/${op.id}`);
     assert.equal(del.status, 202);
@@ -147,10 +219,16 @@ export function defineTaskTests(ctx: SuiteContext): void {
     const done = await call(agent, 'GET', `/1.0/operations/${op.id}/wait?timeout=5`);
     assert.equal(done.json.metadata.status_code, 401);
     assert.equal(done.json.metadata.status, 'Cancelled');
-    await until(() => events.some((e) => e.metadata.id === op.id && e.metadata.status_code === 104), 'a Cancelling event');
+    await until(
+      () => events.some((e) => e.metadata.id === op.id && e.metadata.status_code === 104),
+      'a Cancelling event',
+    );
 
     let release!: () => void;
-    const fixed = await agent.ops.startTask({ class: 'task', description: 'Not cancellable', project: 'default' }, () => new Promise<void>((r) => (release = r)));
+    const fixed = await agent.ops.startTask(
+      { class: 'task', description: 'Not cancellable', project: 'default' },
+      () => new Promise<void>((r) => (release = r)),
+    );
     const refused = await call(agent, 'DELETE', `/1.0/operations/${fixed.id}`);
     assert.equal(refused.status, 400);
     assert.equal(refused.json.type, 'error');
@@ -161,17 +239,20 @@ export function defineTaskTests(ctx: SuiteContext): void {
 
   test('operation websockets: secrets are one-time; wrong or reused secrets → 403', async () => {
     const agent = ctx.agent();
-    const op = await agent.ops.startTask({ class: 'websocket', description: 'Echo', project: 'default' }, async ({ id }) => {
-      await new Promise<void>((resolve) => {
-        const secrets = agent.ops.websockets.register(id, ['0', 'control'], (fd, socket) => {
-          const ws = socket as WebSocket;
-          ws.on('message', (m) => ws.send(`${fd}:${m.toString()}`));
-          if (fd === 'control') ws.on('close', () => resolve());
+    const op = await agent.ops.startTask(
+      { class: 'websocket', description: 'Echo', project: 'default' },
+      async ({ id }) => {
+        await new Promise<void>((resolve) => {
+          const secrets = agent.ops.websockets.register(id, ['0', 'control'], (fd, socket) => {
+            const ws = socket as WebSocket;
+            ws.on('message', (m) => ws.send(`${fd}:${m.toString()}`));
+            if (fd === 'control') ws.on('close', () => resolve());
+          });
+          void agent.ops.startTask; // secrets handed out through metadata below
+          pending.resolve(secrets);
         });
-        void agent.ops.startTask; // secrets handed out through metadata below
-        pending.resolve(secrets);
-      });
-    });
+      },
+    );
     const secrets = await pending.promise;
     await assert.rejects(openSocket(agent, `/1.0/operations/${op.id}/websocket?secret=nope`), /HTTP 403/);
     const ws0 = await openSocket(agent, `/1.0/operations/${op.id}/websocket?secret=${secrets['0']}`);

@@ -33,14 +33,20 @@ export async function applyTemplates(input: ApplyTemplatesInput): Promise<string
   const written: string[] = [];
   for (const [target, tpl] of Object.entries(metadata.templates).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (!tpl.when.includes(input.trigger)) continue;
-    const fail = (why: string) => new TerminalError(`template "${tpl.template}" for ${target} (${input.trigger}): ${why}`);
+    const fail = (why: string) =>
+      new TerminalError(`template "${tpl.template}" for ${target} (${input.trigger}): ${why}`);
     if (tpl.create_only && (await existsInRoot(input.rootfs, target).catch(() => false))) continue;
     const source = await readTemplateFile(input.volumeDir, tpl.template);
     if (!source) throw fail('the template file is missing from templates/');
     const text = await renderTemplate(source.toString('utf8'), {
       trigger: input.trigger,
       path: target,
-      container: { name: c.name, architecture: c.architecture, privileged: String(truthy(input.config['security.privileged'])), ephemeral: String(c.ephemeral) },
+      container: {
+        name: c.name,
+        architecture: c.architecture,
+        privileged: String(truthy(input.config['security.privileged'])),
+        ephemeral: String(c.ephemeral),
+      },
       config: input.config,
       devices: input.devices,
       properties: tpl.properties,

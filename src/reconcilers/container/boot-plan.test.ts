@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { computeBootPlan, computeStopGroups } from './boot-plan.ts';
 
-const row = (id: string, power: 'running' | 'stopped', config: Record<string, string> = {}) => ({ id, name: id, power, config, deletingAt: null });
+const row = (id: string, power: 'running' | 'stopped', config: Record<string, string> = {}) => ({
+  id,
+  name: id,
+  power,
+  config,
+  deletingAt: null,
+});
 
 test('autostart=true always starts, false never, unset follows the last desired state; priority then name order', () => {
   const rows = [
@@ -13,7 +19,11 @@ test('autostart=true always starts, false never, unset follows the last desired 
     row('e', 'running', { 'boot.autostart.priority': '5' }),
     row('f', 'running'),
   ];
-  const plan = computeBootPlan(rows, (id) => (id === 'f' ? 'RUNNING' : 'STOPPED'), (r) => rows.find((x) => x.id === r.id)!.config);
+  const plan = computeBootPlan(
+    rows,
+    (id) => (id === 'f' ? 'RUNNING' : 'STOPPED'),
+    (r) => rows.find((x) => x.id === r.id)!.config,
+  );
   assert.deepEqual(plan.setPower, [
     { id: 'b', power: 'running' },
     { id: 'c', power: 'stopped' },
@@ -32,7 +42,13 @@ test('stop groups: higher boot.stop.priority first, equal ones together, each wi
     { id: 'z', config: { 'boot.stop.priority': '10' } },
   ]);
   assert.deepEqual(groups, [
-    { priority: 10, members: [{ id: 'y', timeoutMs: 5000 }, { id: 'z', timeoutMs: 30000 }] },
+    {
+      priority: 10,
+      members: [
+        { id: 'y', timeoutMs: 5000 },
+        { id: 'z', timeoutMs: 30000 },
+      ],
+    },
     { priority: 0, members: [{ id: 'x', timeoutMs: 30000 }] },
   ]);
 });

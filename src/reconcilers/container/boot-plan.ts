@@ -35,7 +35,13 @@ export function computeBootPlan(
     const wantUp = auto ?? r.power !== 'stopped';
     if (auto === true && r.power === 'stopped') setPower.push({ id: r.id, power: 'running' });
     if (auto === false && r.power !== 'stopped') setPower.push({ id: r.id, power: 'stopped' });
-    if (wantUp) starting.push({ id: r.id, name: r.name, priority: int(cfg['boot.autostart.priority'], 0), delayMs: int(cfg['boot.autostart.delay'], 0) * 1000 });
+    if (wantUp)
+      starting.push({
+        id: r.id,
+        name: r.name,
+        priority: int(cfg['boot.autostart.priority'], 0),
+        delayMs: int(cfg['boot.autostart.delay'], 0) * 1000,
+      });
   }
   starting.sort((a, b) => b.priority - a.priority || a.name.localeCompare(b.name));
   return { setPower, order: starting.map(({ id, priority, delayMs }) => ({ id, priority, delayMs })) };
@@ -45,7 +51,9 @@ export function computeBootPlan(
  * Stop order for a host shutdown: groups by `boot.stop.priority` (higher first); a group stops in
  * parallel, each container given its `boot.host_shutdown_timeout` (default 30 s) before a kill.
  */
-export function computeStopGroups(rows: { id: string; config: Record<string, string> }[]): { priority: number; members: { id: string; timeoutMs: number }[] }[] {
+export function computeStopGroups(
+  rows: { id: string; config: Record<string, string> }[],
+): { priority: number; members: { id: string; timeoutMs: number }[] }[] {
   const groups = new Map<number, { id: string; timeoutMs: number }[]>();
   for (const r of rows) {
     const p = int(r.config['boot.stop.priority'], 0);

@@ -34,7 +34,8 @@ export function createBootSequencer(deps: {
           const waiting = [...wave];
           const started = new Set<string>();
           const worker = async () => {
-            for (let next = waiting.shift(); next; next = waiting.shift()) if (await start(next.id)) started.add(next.id);
+            for (let next = waiting.shift(); next; next = waiting.shift())
+              if (await start(next.id)) started.add(next.id);
           };
           await Promise.all(Array.from({ length: Math.min(concurrency, wave.length) }, worker));
           // Only a wave's last container can have a delay (the wave ends after it).

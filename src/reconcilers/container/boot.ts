@@ -1,4 +1,3 @@
-
 import type { Db } from '../../db/types.ts';
 import { bumpContainer } from '../../desired/containers.ts';
 import { expandConfig } from '../../desired/expand.ts';
@@ -12,7 +11,9 @@ async function expandedConfigs(db: Db) {
   const expanded = new Map<string, Record<string, string>>();
   for (const r of rows) {
     // Profiles of a project without features.profiles live in `default`: look in both.
-    const ps = r.profiles.map((n) => byKey.get(`${r.project}/${n}`) ?? byKey.get(`default/${n}`)).filter((p) => p !== undefined);
+    const ps = r.profiles
+      .map((n) => byKey.get(`${r.project}/${n}`) ?? byKey.get(`default/${n}`))
+      .filter((p) => p !== undefined);
     expanded.set(r.id, expandConfig(ps, r).config);
   }
   return { rows, expanded };
@@ -28,16 +29,29 @@ async function observedStates(lxc: Pick<LxcAdapter, 'list'>, lxcPath: string): P
  * power (a desired write on the user's behalf: it is what they configured), and return the start
  * order for the boot sequencer.
  */
-export async function planContainerBoot(deps: { db: Db; lxcPath: string; lxc: Pick<LxcAdapter, 'list'> }): Promise<{ setPower: BootPlan['setPower']; order: { id: string; priority: number; delayMs: number; generation: number }[] }> {
-  const [{ rows, expanded }, states] = await Promise.all([expandedConfigs(deps.db), observedStates(deps.lxc, deps.lxcPath)]);
-  const plan = computeBootPlan(rows, (id) => states.get(id), (r) => expanded.get(r.id) ?? {});
+export async function planContainerBoot(deps: { db: Db; lxcPath: string; lxc: Pick<LxcAdapter, 'list'> }): Promise<{
+  setPower: BootPlan['setPower'];
+  order: { id: string; priority: number; delayMs: number; generation: number }[];
+}> {
+  const [{ rows, expanded }, states] = await Promise.all([
+    expandedConfigs(deps.db),
+    observedStates(deps.lxc, deps.lxcPath),
+  ]);
+  const plan = computeBootPlan(
+    rows,
+    (id) => states.get(id),
+    (r) => expanded.get(r.id) ?? {},
+  );
   for (const { id, power } of plan.setPower) await bumpContainer(deps.db, id, { power });
   // Each container to start gets a start request (a new generation), so the boot sequencer can
   // wait for that start to converge before releasing the next one.
   const order: (BootPlan['order'][number] & { generation: number })[] = [];
   for (const o of plan.order) {
     const cur = rows.find((r) => r.id === o.id)!;
-    const row = await bumpContainer(deps.db, o.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: (cur.powerRequest?.seq ?? 0) + 1 } });
+    const row = await bumpContainer(deps.db, o.id, {
+      power: 'running',
+      powerRequest: { action: 'start', force: false, timeout: -1, seq: (cur.powerRequest?.seq ?? 0) + 1 },
+    });
     order.push({ ...o, generation: row.generation });
   }
   return { setPower: plan.setPower, order };
@@ -49,19 +63,33 @@ export async function planContainerBoot(deps: { db: Db; lxcPath: string; lxc: Pi
  * as it is, so the containers come back at the next start. Reconcilers and observers must already
  * be stopped, or they would start the containers again.
  */
-export async function shutdownContainers(deps: { db: Db; lxcPath: string; lxc: Pick<LxcAdapter, 'list' | 'stop'>; log: { info(o: object, m?: string): void; warn(o: object, m?: string): void } }): Promise<void> {
-  const [{ rows, expanded }, states] = await Promise.all([expandedConfigs(deps.db), observedStates(deps.lxc, deps.lxcPath)]);
-  const running = rows.filter((r) => (states.get(r.id) ?? 'STOPPED') !== 'STOPPED').map((r) => ({ id: r.id, name: r.name, config: expanded.get(r.id) ?? {} }));
+export async function shutdownContainers(deps: {
+  db: Db;
+  lxcPath: string;
+  lxc: Pick<LxcAdapter, 'list' | 'stop'>;
+  log: { info(o: object, m?: string): void; warn(o: object, m?: string): void };
+}): Promise<void> {
+  const [{ rows, expanded }, states] = await Promise.all([
+    expandedConfigs(deps.db),
+    observedStates(deps.lxc, deps.lxcPath),
+  ]);
+  const running = rows
+    .filter((r) => (states.get(r.id) ?? 'STOPPED') !== 'STOPPED')
+    .map((r) => ({ id: r.id, name: r.name, config: expanded.get(r.id) ?? {} }));
   const names = new Map(running.map((r) => [r.id, r.name]));
   for (const group of computeStopGroups(running)) {
-    deps.log.info({ priority: group.priority, containers: group.members.map((m) => names.get(m.id)) }, 'host shutdown: stopping containers');
+    deps.log.info(
+      { priority: group.priority, containers: group.members.map((m) => names.get(m.id)) },
+      'host shutdown: stopping containers',
+    );
     await Promise.all(
       group.members.map((m) =>
-        deps.lxc.stop({ name: m.id, lxcPath: deps.lxcPath, timeoutMs: m.timeoutMs }).catch((e: unknown) =>
-          deps.log.warn({ err: e, container: names.get(m.id) }, 'host shutdown: container did not stop'),
-        ),
+        deps.lxc
+          .stop({ name: m.id, lxcPath: deps.lxcPath, timeoutMs: m.timeoutMs })
+          .catch((e: unknown) =>
+            deps.log.warn({ err: e, container: names.get(m.id) }, 'host shutdown: container did not stop'),
+          ),
       ),
     );
   }
 }
-

@@ -17,7 +17,9 @@ type Devices = Record<string, Device>;
 export const isTrue = (v: string | undefined) => parseBool(v);
 
 /** The idmap settings of an expanded config (the host ranges and block index come from elsewhere). */
-export function idmapSettingsOf(config: Record<string, string>): Pick<ComputeIdmapInput, 'privileged' | 'isolated' | 'size' | 'base' | 'rawIdmap'> {
+export function idmapSettingsOf(
+  config: Record<string, string>,
+): Pick<ComputeIdmapInput, 'privileged' | 'isolated' | 'size' | 'base' | 'rawIdmap'> {
   return {
     privileged: isTrue(config['security.privileged']),
     isolated: isTrue(config['security.idmap.isolated']),
@@ -46,7 +48,13 @@ export function parseBitRate(v: string): number {
   return Math.round(Number(m[1]) * unit);
 }
 
-const cidrs = (v: string | undefined) => (v ? v.split(',').map((x) => x.trim()).filter(Boolean) : []);
+const cidrs = (v: string | undefined) =>
+  v
+    ? v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : [];
 
 /** One nic as the reconciler carries it out: the LXC veth, and what svcd adds on the host around it. */
 export interface NicSpec extends LxcNic {
@@ -91,7 +99,9 @@ export function nicsOf(devices: Devices, containerId: string, config: Record<str
         nictype,
         name: d.name ?? device,
         parent: nictype === 'p2p' ? '' : (d.network ?? d.parent ?? ''),
-        hwaddr: (d.hwaddr ?? (physical ? '' : (config[`volatile.${device}.hwaddr`] ?? defaultHwaddr(containerId, device)))).toLowerCase(),
+        hwaddr: (
+          d.hwaddr ?? (physical ? '' : (config[`volatile.${device}.hwaddr`] ?? defaultHwaddr(containerId, device)))
+        ).toLowerCase(),
         ...(d.mtu ? { mtu: Number(d.mtu) } : {}),
         hostName: physical ? (d.parent ?? '') : (d.host_name ?? defaultHostName(containerId, device)),
         ...(d['ipv4.address'] ? { ipv4: d['ipv4.address'] } : {}),
@@ -121,7 +131,11 @@ export function diskRequestsOf(devices: Devices): DiskRequest[] {
       recursive: isTrue(d.recursive),
       ...(d.propagation ? { propagation: d.propagation as LxcDiskMount['propagation'] } : {}),
     };
-    out.push(d.pool ? { device, kind: 'volume', pool: d.pool, volume: d.source, ...opts } : { device, kind: 'host', source: d.source, optional: isTrue(d.optional), shift: isTrue(d.shift), ...opts });
+    out.push(
+      d.pool
+        ? { device, kind: 'volume', pool: d.pool, volume: d.source, ...opts }
+        : { device, kind: 'host', source: d.source, optional: isTrue(d.optional), shift: isTrue(d.shift), ...opts },
+    );
   }
   return out;
 }
@@ -187,7 +201,10 @@ export const deviceNodeFileName = (device: string) => `unix.${device}`;
  * the maps through newuidmap/newgidmap, which refuse such ranges, unless the map includes host id 0
  * (then LXC writes it directly and nothing is checked).
  */
-export function undelegatedRange(ranges: readonly Range[], delegated: readonly { start: number; count: number }[]): Range | undefined {
+export function undelegatedRange(
+  ranges: readonly Range[],
+  delegated: readonly { start: number; count: number }[],
+): Range | undefined {
   if (ranges.some((r) => r.hostid === 0)) return undefined;
   return ranges.find((r) => !delegated.some((d) => r.hostid >= d.start && r.hostid + r.count <= d.start + d.count));
 }

@@ -38,15 +38,29 @@ export interface LiveNicRecord {
 
 type NicHost = Pick<
   LxcLiveAdapter,
-  'attachNic' | 'detachNic' | 'readHostVeth' | 'adoptNic' | 'rejoinBridge' | 'applyNicLimits' | 'applyNicFilter' | 'applyNicRoutes' | 'attachInsideNic' | 'detachInsideNic' | 'reclaimPhysical' | 'readContainerLinks'
+  | 'attachNic'
+  | 'detachNic'
+  | 'readHostVeth'
+  | 'adoptNic'
+  | 'rejoinBridge'
+  | 'applyNicLimits'
+  | 'applyNicFilter'
+  | 'applyNicRoutes'
+  | 'attachInsideNic'
+  | 'detachInsideNic'
+  | 'reclaimPhysical'
+  | 'readContainerLinks'
 >;
 
 const insideOf = (n: ResolvedNic) => (n.nictype === 'macvlan' || n.nictype === 'physical' ? n.nictype : undefined);
-const attachKey = (n: ResolvedNic) => JSON.stringify([n.hostName, n.name, n.parent, n.hwaddr, n.mtu ?? 0, ...(insideOf(n) ? [n.nictype] : [])]);
+const attachKey = (n: ResolvedNic) =>
+  JSON.stringify([n.hostName, n.name, n.parent, n.hwaddr, n.mtu ?? 0, ...(insideOf(n) ? [n.nictype] : [])]);
 /** Routes go via the static address on the bridge, or (p2p: none) straight to the host side. */
-const viaOf = (r: { ipv4?: string | undefined; ipv6?: string | undefined }) => (r.ipv4 || r.ipv6 ? { ipv4: r.ipv4, ipv6: r.ipv6 } : undefined);
+const viaOf = (r: { ipv4?: string | undefined; ipv6?: string | undefined }) =>
+  r.ipv4 || r.ipv6 ? { ipv4: r.ipv4, ipv6: r.ipv6 } : undefined;
 const routeDevOf = (n: ResolvedNic) => n.parent || n.hostName;
-const extrasKey = (n: ResolvedNic) => JSON.stringify([n.ingressBits ?? 0, n.egressBits ?? 0, n.macFiltering, n.ipv4 ?? '', n.ipv6 ?? '', n.routes]);
+const extrasKey = (n: ResolvedNic) =>
+  JSON.stringify([n.ingressBits ?? 0, n.egressBits ?? 0, n.macFiltering, n.ipv4 ?? '', n.ipv6 ?? '', n.routes]);
 
 export interface EnsureLiveNicsInput {
   lxc: NicHost;
@@ -71,7 +85,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Before a start: the MAC, MTU and ifindex of each physical nic whose config changes them (`hwaddr`, `mtu`), as
  * the host has it, to be put back when LXC gives it back (it keeps the config's MAC).
  */
-export async function physicalStatesOf(nics: readonly ResolvedNic[], lxc: Pick<LxcLiveAdapter, 'readPhysical'>): Promise<Record<string, PhysicalState>> {
+export async function physicalStatesOf(
+  nics: readonly ResolvedNic[],
+  lxc: Pick<LxcLiveAdapter, 'readPhysical'>,
+): Promise<Record<string, PhysicalState>> {
   const out: Record<string, PhysicalState> = {};
   for (const n of nics) {
     if (n.nictype !== 'physical' || (!n.hwaddr && n.mtu === undefined)) continue;
@@ -91,11 +108,21 @@ const fail = (device: string, what: string, e: unknown): never => {
  */
 async function release(lxc: NicHost, rec: LiveNicRecord, detach: number | false, signal?: AbortSignal): Promise<void> {
   if (rec.inside) {
-    if (detach) await lxc.detachInsideNic(detach, { nictype: rec.inside, name: rec.name!, parent: rec.parent, was: rec.was }, signal);
+    if (detach)
+      await lxc.detachInsideNic(
+        detach,
+        { nictype: rec.inside, name: rec.name!, parent: rec.parent, was: rec.was },
+        signal,
+      );
     // Its container is gone without svcd giving it back: the kernel did (under another name), or LXC did (with
     // the MAC and MTU the config gave it), a moment after the stop returned: looked for a while.
     else if (rec.inside === 'physical' && rec.was)
-      for (let waited = 0; !(await lxc.reclaimPhysical(rec.parent, rec.was, signal)) && !rec.movedLive && waited < RECLAIM_WAIT_MS; waited += 50) await sleep(50);
+      for (
+        let waited = 0;
+        !(await lxc.reclaimPhysical(rec.parent, rec.was, signal)) && !rec.movedLive && waited < RECLAIM_WAIT_MS;
+        waited += 50
+      )
+        await sleep(50);
     return;
   }
   if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, viaOf(rec), rec.parent, signal);
@@ -109,31 +136,55 @@ async function release(lxc: NicHost, rec: LiveNicRecord, detach: number | false,
  * those of its config; with the network namespace gone a real one would come back under its inside
  * name, and a virtual one would be deleted).
  */
-export async function giveBackLiveNics(lxc: NicHost, pid: number, records: Record<string, LiveNicRecord> | undefined, signal?: AbortSignal): Promise<void> {
-  for (const rec of Object.values(records ?? {})) if (rec.inside === 'physical' && rec.movedLive) await release(lxc, rec, pid, signal);
+export async function giveBackLiveNics(
+  lxc: NicHost,
+  pid: number,
+  records: Record<string, LiveNicRecord> | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
+  for (const rec of Object.values(records ?? {}))
+    if (rec.inside === 'physical' && rec.movedLive) await release(lxc, rec, pid, signal);
 }
 
 /** The container stopped (or is deleted): what svcd set around its veths goes (LXC removed the veths). */
-export async function releaseLiveNics(lxc: NicHost, records: Record<string, LiveNicRecord> | undefined, signal?: AbortSignal): Promise<void> {
+export async function releaseLiveNics(
+  lxc: NicHost,
+  records: Record<string, LiveNicRecord> | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
   for (const rec of Object.values(records ?? {})) await release(lxc, rec, false, signal);
 }
 
 /** What the drift observer checks of the recorded nics: names inside (macvlan, physical), host-side veths. */
 export function nicNamesOf(records: Record<string, LiveNicRecord> | undefined): { inside: string[]; veths: string[] } {
   const recs = Object.values(records ?? {});
-  return { inside: recs.filter((r) => r.inside).map((r) => r.name!), veths: recs.filter((r) => !r.inside).map((r) => r.hostName) };
+  return {
+    inside: recs.filter((r) => r.inside).map((r) => r.name!),
+    veths: recs.filter((r) => !r.inside).map((r) => r.hostName),
+  };
 }
 
 /** Bring the running container's nics to `nics`; returns the records (device → what is attached) and whether they changed. */
-export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ records: Record<string, LiveNicRecord>; changed: boolean }> {
+export async function ensureLiveNics(
+  input: EnsureLiveNicsInput,
+): Promise<{ records: Record<string, LiveNicRecord>; changed: boolean }> {
   const { lxc, pid, signal } = input;
   const wanted = new Map(input.nics.map((n) => [n.device, n]));
   let changed = !input.records;
   const records: Record<string, LiveNicRecord> = { ...(input.records ?? {}) };
   const recordOf = (n: ResolvedNic, movedLive = false): LiveNicRecord => {
     const inside = insideOf(n);
-    const base = { key: attachKey(n), hostName: n.hostName, parent: inside ? n.parent : routeDevOf(n), extras: '', routes: [], filtered: false };
-    return inside ? { ...base, inside, name: n.name, ...(movedLive && inside === 'physical' ? { movedLive } : {}) } : base;
+    const base = {
+      key: attachKey(n),
+      hostName: n.hostName,
+      parent: inside ? n.parent : routeDevOf(n),
+      extras: '',
+      routes: [],
+      filtered: false,
+    };
+    return inside
+      ? { ...base, inside, name: n.name, ...(movedLive && inside === 'physical' ? { movedLive } : {}) }
+      : base;
   };
   let links: Set<string> | undefined;
   const hasInside = async (name: string) => (links ??= await lxc.readContainerLinks(pid))?.has(name) ?? false;
@@ -152,14 +203,20 @@ export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ reco
       // under the stable name, as attached with the MAC (and MTU, where one is asked for) it has, so that
       // one that differs from the desired is replaced below.
       const found = await lxc.adoptNic(pid, n, signal).catch((e: unknown) => fail(n.device, 'adopt its veth', e));
-      if (found) records[n.device] = { ...recordOf(n), key: attachKey({ ...n, hwaddr: found.hwaddr, ...(n.mtu !== undefined ? { mtu: found.mtu } : {}) }) };
+      if (found)
+        records[n.device] = {
+          ...recordOf(n),
+          key: attachKey({ ...n, hwaddr: found.hwaddr, ...(n.mtu !== undefined ? { mtu: found.mtu } : {}) }),
+        };
     }
   }
   if (!input.startedNow) {
     for (const [device, rec] of Object.entries(records)) {
       const w = wanted.get(device);
       if (w && rec.key === attachKey(w)) continue;
-      await release(lxc, rec, pid, signal).catch((e: unknown) => fail(device, 'detach it from the running container', e));
+      await release(lxc, rec, pid, signal).catch((e: unknown) =>
+        fail(device, 'detach it from the running container', e),
+      );
       links = undefined;
       delete records[device];
       changed = true;
@@ -168,7 +225,9 @@ export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ reco
       const rec = records[n.device];
       if (insideOf(n)) {
         if (rec && (await hasInside(n.name))) continue;
-        const was = await lxc.attachInsideNic(pid, { ...n, nictype: insideOf(n)! }, signal).catch((e: unknown) => fail(n.device, 'attach it to the running container', e));
+        const was = await lxc
+          .attachInsideNic(pid, { ...n, nictype: insideOf(n)! }, signal)
+          .catch((e: unknown) => fail(n.device, 'attach it to the running container', e));
         records[n.device] = { ...recordOf(n, true), ...(was ? { was } : {}) };
         changed = true;
         continue;
@@ -176,11 +235,16 @@ export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ reco
       const veth = await lxc.readHostVeth(n.hostName);
       if (rec && veth) {
         if (n.nictype === 'p2p') continue;
-        if (veth.master !== n.parent) await lxc.rejoinBridge(n, signal).catch((e: unknown) => fail(n.device, `put ${n.hostName} back on bridge ${n.parent}`, e));
+        if (veth.master !== n.parent)
+          await lxc
+            .rejoinBridge(n, signal)
+            .catch((e: unknown) => fail(n.device, `put ${n.hostName} back on bridge ${n.parent}`, e));
         continue;
       }
       await input.beforeAttach(n);
-      await lxc.attachNic(pid, n, signal).catch((e: unknown) => fail(n.device, 'attach it to the running container', e));
+      await lxc
+        .attachNic(pid, n, signal)
+        .catch((e: unknown) => fail(n.device, 'attach it to the running container', e));
       records[n.device] = recordOf(n);
       changed = true;
     }
@@ -197,7 +261,14 @@ export async function ensureLiveNics(input: EnsureLiveNicsInput): Promise<{ reco
     } catch (e) {
       fail(n.device, 'set its limits, MAC filter or routes', e);
     }
-    records[n.device] = { ...rec, extras: extrasKey(n), routes: n.routes, ipv4: n.ipv4, ipv6: n.ipv6, filtered: n.macFiltering };
+    records[n.device] = {
+      ...rec,
+      extras: extrasKey(n),
+      routes: n.routes,
+      ipv4: n.ipv4,
+      ipv6: n.ipv6,
+      filtered: n.macFiltering,
+    };
     changed = true;
   }
   return { records, changed };

@@ -67,7 +67,9 @@ export interface LiveEntry {
 }
 
 /** `onChange`: an entry set or deleted (the hotplug watcher follows the containers' optional nodes). */
-export function createLiveRegistry(hooks: { onChange?(id: string, entry: LiveEntry | undefined): void } = {}): LiveRegistry {
+export function createLiveRegistry(
+  hooks: { onChange?(id: string, entry: LiveEntry | undefined): void } = {},
+): LiveRegistry {
   const map = new Map<string, LiveEntry>();
   return {
     set: (id, e) => {
@@ -92,17 +94,41 @@ interface WantedMount {
 }
 
 /** The mounts the desired config wants in the container, by target. */
-function wantedMounts(disks: readonly (LxcDiskMount & { device?: string })[], unix: readonly (LxcUnixDevice & { device?: string })[]): Map<string, WantedMount> {
+function wantedMounts(
+  disks: readonly (LxcDiskMount & { device?: string })[],
+  unix: readonly (LxcUnixDevice & { device?: string })[],
+): Map<string, WantedMount> {
   const out = new Map<string, WantedMount>();
   for (const d of disks) {
-    const mount: LiveMount = { source: d.source, target: norm(d.target), kind: d.kind, readonly: !!d.readonly, recursive: !!d.recursive, idmap: !!d.idmap, ...(d.propagation ? { propagation: d.propagation } : {}) };
-    const key = JSON.stringify(['disk', mount.source, mount.kind, mount.readonly, mount.recursive, mount.idmap, mount.propagation ?? '']);
+    const mount: LiveMount = {
+      source: d.source,
+      target: norm(d.target),
+      kind: d.kind,
+      readonly: !!d.readonly,
+      recursive: !!d.recursive,
+      idmap: !!d.idmap,
+      ...(d.propagation ? { propagation: d.propagation } : {}),
+    };
+    const key = JSON.stringify([
+      'disk',
+      mount.source,
+      mount.kind,
+      mount.readonly,
+      mount.recursive,
+      mount.idmap,
+      mount.propagation ?? '',
+    ]);
     out.set(mount.target, { device: d.device ?? mount.target, mount, key });
   }
   for (const u of unix) {
     const mount: LiveMount = { source: u.source, target: norm(u.target), kind: 'file' };
     const rule = deviceRuleOf(u);
-    out.set(mount.target, { device: u.device ?? mount.target, mount, key: JSON.stringify(['unix', u.source, rule]), rule });
+    out.set(mount.target, {
+      device: u.device ?? mount.target,
+      mount,
+      key: JSON.stringify(['unix', u.source, rule]),
+      rule,
+    });
   }
   return out;
 }
@@ -161,7 +187,8 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
     // what is mounted at a wanted target is taken as that device, and the start config as the current one.
     const present = input.startedNow ? undefined : lxc.readMounts(pid);
     const mounts: Record<string, LiveMountRecord> = {};
-    for (const [t, w] of wanted) if (!present || present.has(t)) mounts[t] = { key: w.key, ...(w.rule ? { rule: w.rule } : {}) };
+    for (const [t, w] of wanted)
+      if (!present || present.has(t)) mounts[t] = { key: w.key, ...(w.rule ? { rule: w.rule } : {}) };
     live = { mounts, startedWith: view };
     input.facts.live = live;
     changed = true;
@@ -179,10 +206,18 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
     for (const [target, rec] of Object.entries(live.mounts)) {
       const w = wanted.get(target);
       if (w && w.key === rec.key) continue;
-      if (present.has(target)) await lxc.detachMount(pid, target, { removeFile: !!rec.rule, signal: input.signal }).catch((e: unknown) => fail(target, `unmount ${target} from`, e));
+      if (present.has(target))
+        await lxc
+          .detachMount(pid, target, { removeFile: !!rec.rule, signal: input.signal })
+          .catch((e: unknown) => fail(target, `unmount ${target} from`, e));
       // Its device access goes with it, unless every container has it (/dev/null ...) or another device still needs it.
       const stillWanted = [...wanted.values()].some((x) => x.rule === rec.rule);
-      if (rec.rule && host.cgroupVersion === 1 && !stillWanted && !deviceRuleCovered(rec.rule, lxc.baseAllowedDevices())) {
+      if (
+        rec.rule &&
+        host.cgroupVersion === 1 &&
+        !stillWanted &&
+        !deviceRuleCovered(rec.rule, lxc.baseAllowedDevices())
+      ) {
         try {
           lxc.setDeviceAccess(cg, rec.rule, false);
         } catch (e) {
@@ -198,7 +233,10 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
       const rec = live.mounts[target];
       const seen = present.get(target);
       if (rec && rec.key === w.key && seen && seen.readonly === !!w.mount.readonly) continue;
-      if (seen) await lxc.detachMount(pid, target, { signal: input.signal }).catch((e: unknown) => fail(w.device, `unmount ${target} from`, e));
+      if (seen)
+        await lxc
+          .detachMount(pid, target, { signal: input.signal })
+          .catch((e: unknown) => fail(w.device, `unmount ${target} from`, e));
       if (w.rule) {
         try {
           lxc.setDeviceAccess(cg, w.rule, true);
@@ -206,19 +244,38 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
           fail(w.device, 'allow the device in', e);
         }
       }
-      await lxc.attachMount(pid, w.mount, input.signal).catch((e: unknown) => fail(w.device, `mount ${target} into`, e));
+      await lxc
+        .attachMount(pid, w.mount, input.signal)
+        .catch((e: unknown) => fail(w.device, `mount ${target} into`, e));
       live.mounts[target] = { key: w.key, ...(w.rule ? { rule: w.rule } : {}) };
       changed = true;
     }
   }
 
-  const nics = await ensureLiveNics({ lxc, pid, startedNow: input.startedNow, nics: input.nics, records: live.nics, beforeAttach: input.beforeAttachNic, physicalWas: input.physicalWas, signal: input.signal });
+  const nics = await ensureLiveNics({
+    lxc,
+    pid,
+    startedNow: input.startedNow,
+    nics: input.nics,
+    records: live.nics,
+    beforeAttach: input.beforeAttachNic,
+    physicalWas: input.physicalWas,
+    signal: input.signal,
+  });
   if (nics.changed) {
     live.nics = nics.records;
     changed = true;
   }
 
-  const proxies = await ensureProxies({ proxy: input.proxy, containerId: c.id, pid, devices: input.devices, nics: input.nics, natKey: live.proxyNat, signal: input.signal });
+  const proxies = await ensureProxies({
+    proxy: input.proxy,
+    containerId: c.id,
+    pid,
+    devices: input.devices,
+    nics: input.nics,
+    natKey: live.proxyNat,
+    signal: input.signal,
+  });
   if (proxies.natKey !== (live.proxyNat ?? '')) {
     if (proxies.natKey) live.proxyNat = proxies.natKey;
     else delete live.proxyNat;
@@ -228,7 +285,9 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
   input.registry?.set(c.id, {
     pid,
     cgroup,
-    mounts: Object.fromEntries([...wanted].filter(([t]) => live!.mounts[t]).map(([t, w]) => [t, { readonly: !!w.mount.readonly }])),
+    mounts: Object.fromEntries(
+      [...wanted].filter(([t]) => live!.mounts[t]).map(([t, w]) => [t, { readonly: !!w.mount.readonly }]),
+    ),
     pendingRestart: pendingRestartOf(live.startedWith, view),
     hotplug: input.hotplug ?? hotplugSourcesOf(input.devices),
     ...(proxies.forwarders.length ? { proxies: proxies.forwarders } : {}),

@@ -8,7 +8,14 @@ import type { Idmap } from '../../host/idmap/types.ts';
 import { renderLxcConfig } from '../../host/lxc/render-config.ts';
 import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
 import { TerminalError } from '../runtime/index.ts';
-import { diskRequestsOf, hostIdOf, hotplugSourcesOf, idmapSettingsOf, undelegatedRange, unixDeviceRequestsOf } from './device-specs.ts';
+import {
+  diskRequestsOf,
+  hostIdOf,
+  hotplugSourcesOf,
+  idmapSettingsOf,
+  undelegatedRange,
+  unixDeviceRequestsOf,
+} from './device-specs.ts';
 import { ensureSeccompProfile } from './ensure-seccomp-profile.ts';
 import { ensureUnixDevices } from './ensure-unix-devices.ts';
 import { computeLxcSpec } from './lxc-spec.ts';
@@ -81,44 +88,82 @@ export async function ensureLxcConfig(
   const idmap: Idmap = terminal('idmap', () => computeIdmap({ ...deps.subids, ...settings, index: c.idmapIndex }));
   const rootUid = hostIdOf(idmap.uid, 0);
   const rootGid = hostIdOf(idmap.gid, 0);
-  if (rootUid === undefined || rootGid === undefined) throw new TerminalError('idmap: the container\'s root (uid/gid 0) is not mapped');
-  for (const [kind, ranges, delegated, file] of [['uid', idmap.uid, deps.subids.subuid, '/etc/subuid'], ['gid', idmap.gid, deps.subids.subgid, '/etc/subgid']] as const) {
+  if (rootUid === undefined || rootGid === undefined)
+    throw new TerminalError("idmap: the container's root (uid/gid 0) is not mapped");
+  for (const [kind, ranges, delegated, file] of [
+    ['uid', idmap.uid, deps.subids.subuid, '/etc/subuid'],
+    ['gid', idmap.gid, deps.subids.subgid, '/etc/subgid'],
+  ] as const) {
     const r = undelegatedRange(ranges, delegated);
     if (r) {
       const span = `${r.hostid}-${r.hostid + r.count - 1}`;
-      throw new TerminalError(`raw.id_map: host ${kind}s ${span} are not delegated to root in ${file} (LXC maps ids through new${kind}map; add "root:${r.hostid}:${r.count}" to ${file} and restart svcd)`);
+      throw new TerminalError(
+        `raw.id_map: host ${kind}s ${span} are not delegated to root in ${file} (LXC maps ids through new${kind}map; add "root:${r.hostid}:${r.count}" to ${file} and restart svcd)`,
+      );
     }
   }
 
   const nics = await resolveNics(deps.db, devices, c.id, config);
-  const disks = await resolveDisks(deps, diskRequestsOf(devices), settings.privileged ? {} : { unprivilegedRoot: { uid: rootUid, gid: rootGid } });
+  const disks = await resolveDisks(
+    deps,
+    diskRequestsOf(devices),
+    settings.privileged ? {} : { unprivilegedRoot: { uid: rootUid, gid: rootGid } },
+  );
   const mustExist = c.power !== 'stopped';
   const hw = await resolveHwDevices({ devices, roots: deps.sysfs ?? HOST_SYSFS, mustExist, known: knownIb });
-  const unixDevices = await ensureUnixDevices({ nodes: deps.deviceNodes, dir: path.join(dir, 'devices'), requests: [...unixDeviceRequestsOf(devices), ...hw.requests], idmap, mustExist, signal });
+  const unixDevices = await ensureUnixDevices({
+    nodes: deps.deviceNodes,
+    dir: path.join(dir, 'devices'),
+    requests: [...unixDeviceRequestsOf(devices), ...hw.requests],
+    idmap,
+    mustExist,
+    signal,
+  });
   const seccompProfile = await ensureSeccompProfile(path.join(dir, 'seccomp'), config, c.architecture);
   // nvidia.runtime: the tooling the API saw at the write may have gone since; a container to stay stopped waits.
   const nvidia = parseBool(config['nvidia.runtime']) ? findNvidiaTooling() : undefined;
-  if (nvidia && 'missing' in nvidia && mustExist) throw new TerminalError(`nvidia.runtime: needs the NVIDIA container tooling, which this host lacks: ${nvidia.missing}`);
+  if (nvidia && 'missing' in nvidia && mustExist)
+    throw new TerminalError(
+      `nvidia.runtime: needs the NVIDIA container tooling, which this host lacks: ${nvidia.missing}`,
+    );
 
-  const spec = terminal('config', () => computeLxcSpec({
-    hostname: c.name,
-    architecture: c.architecture,
-    rootfsPath: rootfs,
-    config,
-    idmap,
-    host: deps.host,
-    logFile: path.join(logDir, 'lxc.log'),
-    consoleLogFile: path.join(logDir, 'console.log'),
-    seccompProfile,
-    nics: lxcNicsOf(nics),
-    disks,
-    unixDevices,
-    devsvcDir: devsvcDirOf(deps.stateDir, c.id),
-    nvidiaHook: nvidia && 'hook' in nvidia ? nvidia.hook : undefined,
-  }));
+  const spec = terminal('config', () =>
+    computeLxcSpec({
+      hostname: c.name,
+      architecture: c.architecture,
+      rootfsPath: rootfs,
+      config,
+      idmap,
+      host: deps.host,
+      logFile: path.join(logDir, 'lxc.log'),
+      consoleLogFile: path.join(logDir, 'console.log'),
+      seccompProfile,
+      nics: lxcNicsOf(nics),
+      disks,
+      unixDevices,
+      devsvcDir: devsvcDirOf(deps.stateDir, c.id),
+      nvidiaHook: nvidia && 'hook' in nvidia ? nvidia.hook : undefined,
+    }),
+  );
   const file = path.join(dir, 'config');
   // Looked at every time: lxcfs may be started (or stopped) while svcd runs.
   const lxcfs = existsSync(LXCFS_PROC);
-  const written = await writeFileIfChanged(file, terminal('LXC config', () => renderLxcConfig({ ...spec, lxcfs })));
-  return { file, logFile: spec.logFile!, consoleLogFile: spec.consoleLogFile!, created: written === 'created', live: { limits: spec.limits ?? {}, disks, unixDevices, nics, hotplug: [...hotplugSourcesOf(devices), ...hw.watch].sort() }, infiniband: hw.infiniband };
+  const written = await writeFileIfChanged(
+    file,
+    terminal('LXC config', () => renderLxcConfig({ ...spec, lxcfs })),
+  );
+  return {
+    file,
+    logFile: spec.logFile!,
+    consoleLogFile: spec.consoleLogFile!,
+    created: written === 'created',
+    live: {
+      limits: spec.limits ?? {},
+      disks,
+      unixDevices,
+      nics,
+      hotplug: [...hotplugSourcesOf(devices), ...hw.watch].sort(),
+    },
+    infiniband: hw.infiniband,
+  };
 }

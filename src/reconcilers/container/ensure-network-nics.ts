@@ -32,7 +32,10 @@ export interface NetworkNicsDeps {
 }
 
 /** Throws (retryable) when a managed network one of `nics` joins is not ready: "network X is not ready: <why>". */
-export async function requireNetworksReady(db: DbOrTx, nics: readonly Pick<ResolvedNic, 'managed' | 'parent'>[]): Promise<void> {
+export async function requireNetworksReady(
+  db: DbOrTx,
+  nics: readonly Pick<ResolvedNic, 'managed' | 'parent'>[],
+): Promise<void> {
   for (const name of new Set(nics.filter((n) => n.managed).map((n) => n.parent))) {
     const r = await networkReadiness(db, name);
     if (!r.ready) throw new Error(`network "${name}" is not ready: ${r.why}`);
@@ -48,7 +51,12 @@ async function removeEntry(deps: NetworkNicsDeps, key: string, old: DhcpHostReco
 export const dhcpHostKey = (containerId: string, device: string) => `${containerId}.${device}`;
 
 /** Write the DHCP host entries of the container's managed nics and remove those of nics that went. Returns whether the facts changed. */
-export async function ensureDhcpHosts(deps: NetworkNicsDeps, c: { id: string; name: string }, nics: readonly ResolvedNic[], facts: NetworkNicsFacts): Promise<boolean> {
+export async function ensureDhcpHosts(
+  deps: NetworkNicsDeps,
+  c: { id: string; name: string },
+  nics: readonly ResolvedNic[],
+  facts: NetworkNicsFacts,
+): Promise<boolean> {
   if (!deps.network) return false;
   const had = facts.dhcpHosts ?? {};
   const next: Record<string, DhcpHostRecord> = {};
@@ -58,7 +66,12 @@ export async function ensureDhcpHosts(deps: NetworkNicsDeps, c: { id: string; na
     const net = await readManagedNetwork(deps.db, nic.parent);
     if (!net) continue;
     const key = dhcpHostKey(c.id, nic.device);
-    const entry: DhcpHostEntry = { hwaddr: nic.hwaddr, hostname: c.name, ...(nic.ipv4 ? { ipv4: nic.ipv4 } : {}), ...(nic.ipv6 ? { ipv6: nic.ipv6 } : {}) };
+    const entry: DhcpHostEntry = {
+      hwaddr: nic.hwaddr,
+      hostname: c.name,
+      ...(nic.ipv4 ? { ipv4: nic.ipv4 } : {}),
+      ...(nic.ipv6 ? { ipv6: nic.ipv6 } : {}),
+    };
     const rec: DhcpHostRecord = { network: net.name, networkId: net.id, entry: JSON.stringify(entry) };
     const old = had[key];
     if (old && old.network !== rec.network) await removeEntry(deps, key, old);

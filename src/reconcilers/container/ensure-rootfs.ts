@@ -5,7 +5,12 @@ import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
 import { readContainerById } from '../../desired/containers.ts';
 import { allContainerSnapshots } from '../../desired/container-snapshots.ts';
-import { IMAGE_VOLUME_KIND, deleteVolumeRow, ensureImageVolumeRow, recordContainerVolume } from '../../desired/storage-volumes.ts';
+import {
+  IMAGE_VOLUME_KIND,
+  deleteVolumeRow,
+  ensureImageVolumeRow,
+  recordContainerVolume,
+} from '../../desired/storage-volumes.ts';
 import { cachedPools } from '../../desired/cached-reads.ts';
 import { storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
 import type { ImageFiles } from '../../host/images/inspect-image.ts';
@@ -61,7 +66,12 @@ export function rootPoolOf(devices: Record<string, Record<string, string>>): str
  * inside svcd, which alone manages this host's storage: a create never copies a volume another one is
  * still unpacking (or re-unpacking).
  */
-async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint: string, signal: AbortSignal): Promise<VolumeRef> {
+async function ensureImageVolume(
+  deps: RootfsDeps,
+  pool: PoolHandle,
+  fingerprint: string,
+  signal: AbortSignal,
+): Promise<VolumeRef> {
   const key = `${pool.row.name}\0${fingerprint}`;
   const known = deps.rootfsState.readyImageVolumes.get(key);
   if (known && (await pool.driver.volumeExists(pool.spec, known))) return known;
@@ -81,7 +91,8 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
         await deleteVolumeRow(deps.db, ref.id).catch(() => undefined);
         await clearStatus(deps.db, IMAGE_VOLUME_KIND, ref.id).catch(() => undefined);
         // A damaged image file: no retry unpacks it (tar's own words say what is wrong).
-        if (isTerminalError(e)) throw new TerminalError(`Failed to unpack image ${fingerprint}: ${terminalMessageOf(e)}`, { cause: e });
+        if (isTerminalError(e))
+          throw new TerminalError(`Failed to unpack image ${fingerprint}: ${terminalMessageOf(e)}`, { cause: e });
         throw e;
       }
       await writeFacts(deps.db, IMAGE_VOLUME_KIND, ref.id, { ready: true });
@@ -95,7 +106,13 @@ async function ensureImageVolume(deps: RootfsDeps, pool: PoolHandle, fingerprint
  * Remove an image volume (with a dir pool's spare copy) and its row, unless `keep()` says its image is
  * back: under the same lock as ensureImageVolume, so no create unpacks or takes it meanwhile.
  */
-export async function removeImageVolume(deps: RootfsDeps, pool: PoolHandle, vol: { id: string; name: string }, keep: () => Promise<boolean>, signal: AbortSignal): Promise<boolean> {
+export async function removeImageVolume(
+  deps: RootfsDeps,
+  pool: PoolHandle,
+  vol: { id: string; name: string },
+  keep: () => Promise<boolean>,
+  signal: AbortSignal,
+): Promise<boolean> {
   const key = `${pool.row.name}\0${vol.name}`;
   return deps.rootfsState.imageVolumeLocks.run(key, async () => {
     if (await keep()) return false;
@@ -166,7 +183,12 @@ export async function ensureRootfs(
       const img = await ensureImageVolume(deps, pool, c.source.fingerprint, signal);
       // Before the volume exists: a crash from here on still leaves the image's create templates to apply.
       await hooks.beforeFill?.('create');
-      await pool.driver.copyVolume({ pool: pool.spec, driver: pool.driver, vol: img }, { pool: pool.spec, vol: ref }, {}, signal);
+      await pool.driver.copyVolume(
+        { pool: pool.spec, driver: pool.driver, vol: img },
+        { pool: pool.spec, vol: ref },
+        {},
+        signal,
+      );
     } else if (c.source.type === 'copy') {
       const src = await readContainerById(deps.db, c.source.containerId);
       if (!src) throw new TerminalError('the container to copy from no longer exists');
@@ -182,19 +204,31 @@ export async function ensureRootfs(
         snapshot = { volume: srcRef, id: s.id };
       }
       await hooks.beforeFill?.('copy');
-      await pool.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: srcRef, snapshot }, { pool: pool.spec, vol: ref }, {}, signal);
+      await pool.driver.copyVolume(
+        { pool: from.spec, driver: from.driver, vol: srcRef, snapshot },
+        { pool: pool.spec, vol: ref },
+        {},
+        signal,
+      );
     } else {
       // Source none (or a backup whose volume was lost): an empty root filesystem.
       await pool.driver.ensureVolume(pool.spec, ref, {}, signal);
       // No image: empty metadata (LXD shows architecture and creation date), no templates.
       if (c.source.type === 'none') {
         const volumeDir = pool.driver.volumePath(pool.spec, ref);
-        await writeMetadataFile(volumeDir, { architecture: c.architecture, creation_date: Math.floor(c.createdAt.getTime() / 1000), expiry_date: 0, properties: {}, templates: {} });
+        await writeMetadataFile(volumeDir, {
+          architecture: c.architecture,
+          creation_date: Math.floor(c.createdAt.getTime() / 1000),
+          expiry_date: 0,
+          properties: {},
+          templates: {},
+        });
       }
     }
   }
   const rootfs = path.join(pool.driver.volumePath(pool.spec, ref), 'rootfs');
-  if (!statSync(rootfs, { throwIfNoEntry: false })?.isDirectory()) await mkdir(rootfs, { recursive: true, mode: 0o755 });
+  if (!statSync(rootfs, { throwIfNoEntry: false })?.isDirectory())
+    await mkdir(rootfs, { recursive: true, mode: 0o755 });
   const volumeRow = `${poolName}/${c.project}/${c.name}`;
   if (hooks.record.facts.volumeRow !== volumeRow) {
     await recordContainerVolume(deps.db, { id: c.id, pool: poolName, project: c.project, name: c.name });
@@ -227,9 +261,15 @@ async function copySnapshotsAlong(
   for (const m of snapshots) {
     const mine = { volume: ref, id: m.to };
     if (existsSync(pool.driver.snapshotPath(pool.spec, mine))) continue;
-    if (!live.has(m.from)) throw new TerminalError(`a snapshot of container "${src.name}" was deleted while it was being copied`);
+    if (!live.has(m.from))
+      throw new TerminalError(`a snapshot of container "${src.name}" was deleted while it was being copied`);
     await pool.driver.removeVolume(pool.spec, ref, signal);
-    await pool.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: srcRef, snapshot: { volume: srcRef, id: m.from } }, { pool: pool.spec, vol: ref }, {}, signal);
+    await pool.driver.copyVolume(
+      { pool: from.spec, driver: from.driver, vol: srcRef, snapshot: { volume: srcRef, id: m.from } },
+      { pool: pool.spec, vol: ref },
+      {},
+      signal,
+    );
     await pool.driver.ensureSnapshot(pool.spec, mine, signal);
   }
   await pool.driver.removeVolume(pool.spec, ref, signal);

@@ -8,7 +8,11 @@ import { writeFileIfChanged } from './write-file-if-changed.ts';
  * deny list is on) is written to `file`, and its path returned for `lxc.seccomp.profile`; when the keys
  * ask for no policy at all the file is removed and LXC's common.seccomp (from common.conf) applies.
  */
-export async function ensureSeccompProfile(file: string, config: Record<string, string>, architecture: string): Promise<string | undefined> {
+export async function ensureSeccompProfile(
+  file: string,
+  config: Record<string, string>,
+  architecture: string,
+): Promise<string | undefined> {
   let policy: string | undefined;
   try {
     policy = renderSeccompPolicy(seccompConfigFromKeys(config, architecture));

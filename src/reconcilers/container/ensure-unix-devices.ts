@@ -8,15 +8,22 @@ import { deviceNodeFileName, hostIdOf, type UnixDeviceRequest } from './device-s
 const what = (r: UnixDeviceRequest) => `unix-${r.type} "${r.device}"`;
 
 /** Major/minor of a request: as given, else from the host node `source`; undefined when it may be skipped. */
-async function numbersOf(nodes: DeviceNodesAdapter, r: UnixDeviceRequest, mustExist: boolean): Promise<{ major: number; minor: number } | undefined> {
+async function numbersOf(
+  nodes: DeviceNodesAdapter,
+  r: UnixDeviceRequest,
+  mustExist: boolean,
+): Promise<{ major: number; minor: number } | undefined> {
   if (r.major !== undefined && r.minor !== undefined) return { major: r.major, minor: r.minor };
   const node = await nodes.read(r.source);
   if (!node) {
     if (!r.required || !mustExist) return undefined;
-    throw new TerminalError(`${what(r)}: host device node "${r.source}" does not exist (set required=false to skip it, or give major and minor)`);
+    throw new TerminalError(
+      `${what(r)}: host device node "${r.source}" does not exist (set required=false to skip it, or give major and minor)`,
+    );
   }
   if (node.type === 'other') throw new TerminalError(`${what(r)}: host path "${r.source}" is not a device node`);
-  if (node.type !== r.type) throw new TerminalError(`${what(r)}: host node "${r.source}" is a ${node.type} device, not a ${r.type} device`);
+  if (node.type !== r.type)
+    throw new TerminalError(`${what(r)}: host node "${r.source}" is a ${node.type} device, not a ${r.type} device`);
   return { major: r.major ?? node.major, minor: r.minor ?? node.minor };
 }
 
@@ -28,7 +35,14 @@ async function numbersOf(nodes: DeviceNodesAdapter, r: UnixDeviceRequest, mustEx
  * unless the device has `required=false` (then it is skipped), or the container is to stay stopped
  * (`mustExist` false: the node is looked for again at its start).
  */
-export async function ensureUnixDevices(input: { nodes: DeviceNodesAdapter; dir: string; requests: readonly UnixDeviceRequest[]; idmap: Idmap; mustExist?: boolean; signal?: AbortSignal | undefined }): Promise<(LxcUnixDevice & { device: string })[]> {
+export async function ensureUnixDevices(input: {
+  nodes: DeviceNodesAdapter;
+  dir: string;
+  requests: readonly UnixDeviceRequest[];
+  idmap: Idmap;
+  mustExist?: boolean;
+  signal?: AbortSignal | undefined;
+}): Promise<(LxcUnixDevice & { device: string })[]> {
   const { nodes, dir, requests, idmap } = input;
   const out: (LxcUnixDevice & { device: string })[] = [];
   const keep = new Set<string>();

@@ -39,7 +39,7 @@ test('a rename moves the log directory with its files; a crash after the move re
   assert.equal(await readFile(path.join(logs(d, 'p_b'), 'lxc.log'), 'utf8'), 'started\n');
 });
 
-test('what a deleted container of the new name left goes to the trash; the renamed one\'s logs take its place', async () => {
+test("what a deleted container of the new name left goes to the trash; the renamed one's logs take its place", async () => {
   const d = await stateDir();
   await mkdir(logs(d, 'default_old'));
   await writeFile(path.join(logs(d, 'default_old'), 'lxc.log'), 'mine\n');

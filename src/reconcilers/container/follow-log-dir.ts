@@ -16,7 +16,12 @@ export interface LogDirFacts {
 }
 
 /** Returns whether the facts changed (the caller notes them). Idempotent: a crash after the move redoes nothing. */
-export async function followLogDir(stateDir: string, c: { project: string; name: string }, facts: LogDirFacts, trash: Trash): Promise<boolean> {
+export async function followLogDir(
+  stateDir: string,
+  c: { project: string; name: string },
+  facts: LogDirFacts,
+  trash: Trash,
+): Promise<boolean> {
   const to = logDirOf(stateDir, c);
   const name = path.basename(to);
   if (facts.logDir === name) return false;

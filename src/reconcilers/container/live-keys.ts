@@ -32,7 +32,14 @@ export const isLiveConfigKey = (key: string) => LIVE_EXACT.has(key) || LIVE_PREF
 export function isLiveDevice(d: Record<string, string>, cgroupVersion: 1 | 2): boolean {
   if (d.type === 'disk') return d.path !== '/';
   if (d.type === 'nic') return true;
-  if (d.type === 'unix-char' || d.type === 'unix-block' || d.type === 'gpu' || d.type === 'usb' || d.type === 'infiniband') return cgroupVersion === 1;
+  if (
+    d.type === 'unix-char' ||
+    d.type === 'unix-block' ||
+    d.type === 'gpu' ||
+    d.type === 'usb' ||
+    d.type === 'infiniband'
+  )
+    return cgroupVersion === 1;
   return false;
 }
 

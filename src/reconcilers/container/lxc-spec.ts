@@ -24,7 +24,8 @@ export function cpusetOf(limit: string | undefined, cpuCount: number): string | 
     return n === 1 ? '0' : `0-${n - 1}`;
   }
   const highest = Math.max(...limit.split(/[,-]/).map(Number));
-  if (highest >= cpuCount) throw new Error(`limits.cpu=${limit} names CPU ${highest}, but this host has CPUs 0-${cpuCount - 1}`);
+  if (highest >= cpuCount)
+    throw new Error(`limits.cpu=${limit} names CPU ${highest}, but this host has CPUs 0-${cpuCount - 1}`);
   return limit;
 }
 
@@ -67,7 +68,8 @@ export function computeLxcSpec(input: {
   }
   const memoryBytes = memoryBytesOf(c['limits.memory'], input.host.memoryBytes);
   const cpuset = cpusetOf(c['limits.cpu'], input.host.cpuCount);
-  const swap = c['limits.memory.swap'] !== undefined && c['limits.memory.swap'] !== '' ? bool(c['limits.memory.swap']) : undefined;
+  const swap =
+    c['limits.memory.swap'] !== undefined && c['limits.memory.swap'] !== '' ? bool(c['limits.memory.swap']) : undefined;
   return {
     hostname: input.hostname,
     rootfsPath: input.rootfsPath,
@@ -116,5 +118,11 @@ function nvidiaEnvironment(config: Record<string, string>, hook: string | undefi
  */
 function devsvcMounts(dir: string | undefined, config: Record<string, string>): LxcDiskMount[] {
   if (!dir || !devsvcEnabled(config)) return [];
-  return DEVSVC_TARGETS.map((target) => ({ source: dir, target, kind: 'dir' as const, readonly: true, optional: true }));
+  return DEVSVC_TARGETS.map((target) => ({
+    source: dir,
+    target,
+    kind: 'dir' as const,
+    readonly: true,
+    optional: true,
+  }));
 }

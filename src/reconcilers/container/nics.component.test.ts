@@ -3,7 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { after, test } from 'node:test';
 import { useTempDatabase } from '../../db/temp-database.ts';
-import { bumpContainer, bumpContainerAt, insertContainer, markContainerDeleting, readContainerById } from '../../desired/containers.ts';
+import {
+  bumpContainer,
+  bumpContainerAt,
+  insertContainer,
+  markContainerDeleting,
+  readContainerById,
+} from '../../desired/containers.ts';
 import { readFacts, recordConverged, recordFailed, writeFacts } from '../../desired/reconcile-facts.ts';
 import { networks } from '../../desired/schema/index.ts';
 import { networkDirOf } from '../../host/layout.ts';
@@ -17,7 +23,10 @@ import { createContainerReconciler } from './reconcile.ts';
 
 let stateDir: string;
 let storage: SimStorage;
-const temp = useTempDatabase('svcd-container-nics-', async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-nics-')));
+const temp = useTempDatabase(
+  'svcd-container-nics-',
+  async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-nics-')),
+);
 after(() => rm(stateDir, { recursive: true, force: true }));
 
 const base = { description: '', architecture: 'x86_64', ephemeral: false, profiles: ['default'], config: {} };
@@ -30,7 +39,10 @@ async function simHostWithNetwork(name: string, cidr: string) {
   const reconciler = createContainerReconciler(simContainerDeps({ db, stateDir, storage, lxc, network }));
   const once = createReconcileOnce(db);
   const netId = randomUUID();
-  const [net] = await db.insert(networks).values({ id: netId, name, config: { 'ipv4.address': cidr } }).returning();
+  const [net] = await db
+    .insert(networks)
+    .values({ id: netId, name, config: { 'ipv4.address': cidr } })
+    .returning();
   await network.ensureNetwork({ name, dir: networkDirOf(stateDir, name) } as never);
   return { db, lxc, network, reconciler, once, netId, net: net! };
 }
@@ -38,11 +50,24 @@ async function simHostWithNetwork(name: string, cidr: string) {
 test('nics on a managed network: wait for it, DHCP host entries, live attach, repair, detach, and removal with the container', async () => {
   const { db, lxc, network, reconciler, once, netId, net } = await simHostWithNetwork('n1', '10.55.1.1/24');
 
-  const c = await insertContainer(db, 'default', 'web', { ...base, devices: { eth0: { type: 'nic', network: 'n1', 'ipv4.address': '10.55.1.10' } } }, { type: 'none' }, 'stopped');
+  const c = await insertContainer(
+    db,
+    'default',
+    'web',
+    { ...base, devices: { eth0: { type: 'nic', network: 'n1', 'ipv4.address': '10.55.1.10' } } },
+    { type: 'none' },
+    'stopped',
+  );
   const mac0 = c.config['volatile.eth0.hwaddr']!;
-  await bumpContainer(db, c.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: 1 } });
+  await bumpContainer(db, c.id, {
+    power: 'running',
+    powerRequest: { action: 'start', force: false, timeout: -1, seq: 1 },
+  });
   // The network has not converged yet: this container waits (retryable), its entry already written.
-  await assert.rejects(once(reconciler, c.id), (e: Error) => /network "n1" is not ready: it is not set up yet/.test(e.message) && !('terminal' in e && e.terminal));
+  await assert.rejects(
+    once(reconciler, c.id),
+    (e: Error) => /network "n1" is not ready: it is not set up yet/.test(e.message) && !('terminal' in e && e.terminal),
+  );
   assert.equal(lxc.calls.start, undefined);
   await recordConverged(db, 'network', netId, net!.generation);
   await once(reconciler, c.id);
@@ -50,11 +75,20 @@ test('nics on a managed network: wait for it, DHCP host entries, live attach, re
   assert.equal(sim.state, 'RUNNING');
   assert.deepEqual(sim.nics.get('eth0'), { hwaddr: mac0, hostName: defaultHostName(c.id, 'eth0') });
   assert.equal(lxc.veths.get(defaultHostName(c.id, 'eth0'))!.master, 'n1');
-  assert.deepEqual(Object.fromEntries(network.dhcpHosts.get('n1')!), { [`${c.id}.eth0`]: { hwaddr: mac0, hostname: 'web', ipv4: '10.55.1.10' } });
+  assert.deepEqual(Object.fromEntries(network.dhcpHosts.get('n1')!), {
+    [`${c.id}.eth0`]: { hwaddr: mac0, hostname: 'web', ipv4: '10.55.1.10' },
+  });
 
   // A second nic, live: attached without a restart, with its limits and MAC filter.
   let row = (await readContainerById(db, c.id))!;
-  row = await bumpContainerAt(db, c.id, row.generation, { profiles: row.profiles, config: row.config, devices: { ...row.devices, eth1: { type: 'nic', network: 'n1', 'limits.ingress': '10Mbit', 'security.mac_filtering': 'true' } } });
+  row = await bumpContainerAt(db, c.id, row.generation, {
+    profiles: row.profiles,
+    config: row.config,
+    devices: {
+      ...row.devices,
+      eth1: { type: 'nic', network: 'n1', 'limits.ingress': '10Mbit', 'security.mac_filtering': 'true' },
+    },
+  });
   const mac1 = row.config['volatile.eth1.hwaddr']!;
   const host1 = defaultHostName(c.id, 'eth1');
   await once(reconciler, c.id);
@@ -88,10 +122,16 @@ test('nics on a managed network: wait for it, DHCP host entries, live attach, re
   assert.deepEqual([...network.dhcpHosts.get('n1')!.keys()], [`${c.id}.eth0`]);
 
   // A network that fails blocks the start of its containers with its error.
-  await bumpContainer(db, c.id, { power: 'stopped', powerRequest: { action: 'stop', force: false, timeout: -1, seq: 2 } });
+  await bumpContainer(db, c.id, {
+    power: 'stopped',
+    powerRequest: { action: 'stop', force: false, timeout: -1, seq: 2 },
+  });
   await once(reconciler, c.id);
   await recordFailed(db, 'network', netId, 'subnet 10.55.1.0/24 is taken', false);
-  await bumpContainer(db, c.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: 3 } });
+  await bumpContainer(db, c.id, {
+    power: 'running',
+    powerRequest: { action: 'start', force: false, timeout: -1, seq: 3 },
+  });
   await assert.rejects(once(reconciler, c.id), /network "n1" is not ready: subnet 10\.55\.1\.0\/24 is taken/);
   await recordConverged(db, 'network', netId, net!.generation);
   await once(reconciler, c.id);
@@ -106,8 +146,18 @@ test('nics on a managed network: wait for it, DHCP host entries, live attach, re
 test('a running container whose nics have LXC-named veths (an svcd before stable names) is adopted: renamed, not attached twice; a MAC that differs is replaced', async () => {
   const { db, lxc, reconciler, once, netId, net } = await simHostWithNetwork('n2', '10.55.2.1/24');
   await recordConverged(db, 'network', netId, net.generation);
-  const c = await insertContainer(db, 'default', 'old', { ...base, devices: { eth0: { type: 'nic', network: 'n2' }, eth1: { type: 'nic', network: 'n2' } } }, { type: 'none' }, 'stopped');
-  await bumpContainer(db, c.id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq: 1 } });
+  const c = await insertContainer(
+    db,
+    'default',
+    'old',
+    { ...base, devices: { eth0: { type: 'nic', network: 'n2' }, eth1: { type: 'nic', network: 'n2' } } },
+    { type: 'none' },
+    'stopped',
+  );
+  await bumpContainer(db, c.id, {
+    power: 'running',
+    powerRequest: { action: 'start', force: false, timeout: -1, seq: 1 },
+  });
   await once(reconciler, c.id);
   const sim = lxc.containers.get(c.id)!;
   // As an svcd before stable names left it: LXC's veth names, eth1 with a MAC of LXC's, nothing recorded.

@@ -17,22 +17,41 @@ import { createContainerReconciler } from './reconcile.ts';
 let stateDir: string;
 let storage: SimStorage;
 // The default project, profile and pool, the pool made by its reconciler on the simulator.
-const temp = useTempDatabase('svcd-container-rec-', async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-containers-')));
+const temp = useTempDatabase(
+  'svcd-container-rec-',
+  async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-containers-')),
+);
 after(() => rm(stateDir, { recursive: true, force: true }));
 
 function setup() {
   const { db } = temp.database;
   const lxc = createSimLxc();
   const seen: { id: string; state: string }[] = [];
-  const reconciler = createContainerReconciler(simContainerDeps({ db, stateDir, storage, lxc, onHostChange: async (id, s) => void seen.push({ id, state: s.state }) }));
+  const reconciler = createContainerReconciler(
+    simContainerDeps({
+      db,
+      stateDir,
+      storage,
+      lxc,
+      onHostChange: async (id, s) => void seen.push({ id, state: s.state }),
+    }),
+  );
   return { db, lxc, reconciler, seen, once: createReconcileOnce(db) };
 }
 
-const input = { description: '', architecture: 'x86_64', ephemeral: false, profiles: ['default'], config: {}, devices: {} };
+const input = {
+  description: '',
+  architecture: 'x86_64',
+  ephemeral: false,
+  profiles: ['default'],
+  config: {},
+  devices: {},
+};
 const volumeOf = (id: string) => ({ id, type: 'container' as const });
 const pool = { name: 'default', driver: 'dir', config: {}, stateDir: '' };
 const rowsOf = async (id: string) => temp.database.db.select().from(storageVolumes).where(eq(storageVolumes.id, id));
-const start = (db: typeof temp.database.db, id: string, seq: number) => bumpContainer(db, id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq } });
+const start = (db: typeof temp.database.db, id: string, seq: number) =>
+  bumpContainer(db, id, { power: 'running', powerRequest: { action: 'start', force: false, timeout: -1, seq } });
 
 test('a new container gets its root volume, volume row and LXC config, stays stopped, and a second reconcile changes nothing', async () => {
   const { db, lxc, reconciler, seen, once } = setup();
@@ -40,17 +59,23 @@ test('a new container gets its root volume, volume row and LXC config, stays sto
   assert.equal((await once(reconciler, c.id)).observedGeneration, c.generation);
   assert.ok(await storage.volumeExists(pool, volumeOf(c.id)));
   assert.ok(existsSync(path.join(storage.volumePath(pool, volumeOf(c.id)), 'rootfs')));
-  assert.deepEqual((await rowsOf(c.id)).map((r) => [r.name, r.pool, r.type]), [['c-create', 'default', 'container']]);
+  assert.deepEqual(
+    (await rowsOf(c.id)).map((r) => [r.name, r.pool, r.type]),
+    [['c-create', 'default', 'container']],
+  );
   assert.match(readFileSync(path.join(lxcPathOf(stateDir), c.id, 'config'), 'utf8'), /lxc\.uts\.name = c-create/);
   assert.equal(lxc.containers.get(c.id), undefined, 'never started');
   const calls = { ...storage.calls };
   await once(reconciler, c.id);
   assert.equal(storage.calls.ensureVolume, calls.ensureVolume, 'the volume is not made again');
   assert.equal(lxc.calls.start, undefined);
-  assert.deepEqual(seen.map((s) => s.state), ['STOPPED', 'STOPPED']);
+  assert.deepEqual(
+    seen.map((s) => s.state),
+    ['STOPPED', 'STOPPED'],
+  );
 });
 
-test('a start runs it with the config written, once; killed or frozen behind svcd\'s back, it is brought back', async () => {
+test("a start runs it with the config written, once; killed or frozen behind svcd's back, it is brought back", async () => {
   const { db, lxc, reconciler, once } = setup();
   const c = await insertContainer(db, 'default', 'c-drift', input, { type: 'none' }, 'stopped');
   await once(reconciler, c.id);
@@ -98,7 +123,10 @@ test('freeze, stop, and delete: the container is stopped, its volume, rows and L
   await bumpContainer(db, c.id, { power: 'frozen' });
   await once(reconciler, c.id);
   assert.equal(lxc.containers.get(c.id)!.state, 'FROZEN');
-  await bumpContainer(db, c.id, { power: 'stopped', powerRequest: { action: 'stop', force: false, timeout: -1, seq: 2 } });
+  await bumpContainer(db, c.id, {
+    power: 'stopped',
+    powerRequest: { action: 'stop', force: false, timeout: -1, seq: 2 },
+  });
   await once(reconciler, c.id);
   assert.equal(lxc.containers.get(c.id)!.state, 'STOPPED');
   await start(db, c.id, 3);
@@ -113,8 +141,13 @@ test('freeze, stop, and delete: the container is stopped, its volume, rows and L
   assert.equal(existsSync(path.join(lxcPathOf(stateDir), c.id)), false);
   assert.ok(existsSync(logDirOf(stateDir, c)), "a deleted container's logs can still be read");
   // The LXC directory was renamed into the state dir's trash, emptied in the background.
-  for (let i = 0; i < 100 && readdirSync(stateTrashOf(stateDir)).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 100 && readdirSync(stateTrashOf(stateDir)).length > 0; i++)
+    await new Promise((r) => setTimeout(r, 20));
   assert.deepEqual(readdirSync(stateTrashOf(stateDir)), []);
-  assert.deepEqual(await db.select().from(reconcileStatus).where(eq(reconcileStatus.key, c.id)), [], 'no status row left behind');
+  assert.deepEqual(
+    await db.select().from(reconcileStatus).where(eq(reconcileStatus.key, c.id)),
+    [],
+    'no status row left behind',
+  );
   assert.deepEqual(await once(reconciler, c.id), {}, 'a removed container is nothing to do');
 });

@@ -18,7 +18,12 @@ import type { PhysicalState } from '../../host/lxc/live-nic-types.ts';
 import type { KnownIbPort } from './resolve-hw-devices.ts';
 import { releaseProxies } from './ensure-proxies.ts';
 import { requireNicParents } from './resolve-nics.ts';
-import { ensureDhcpHosts, removeDhcpHosts, requireNetworksReady, type NetworkNicsFacts } from './ensure-network-nics.ts';
+import {
+  ensureDhcpHosts,
+  removeDhcpHosts,
+  requireNetworksReady,
+  type NetworkNicsFacts,
+} from './ensure-network-nics.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
 import { followLogDir, type LogDirFacts } from './follow-log-dir.ts';
 import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
@@ -60,7 +65,9 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     // it names the volume row it wrote (ensure-rootfs.ts), so the row itself is read only when it does not.
     const recorded = record.facts.volumeRow?.split('/')[0];
     const [[vol], now] = await Promise.all([
-      recorded ? [{ pool: recorded }] : db.select({ pool: storageVolumes.pool }).from(storageVolumes).where(eq(storageVolumes.id, c.id)),
+      recorded
+        ? [{ pool: recorded }]
+        : db.select({ pool: storageVolumes.pool }).from(storageVolumes).where(eq(storageVolumes.id, c.id)),
       lxc.state(ref).catch(() => undefined),
     ]);
     const movedLive = Object.values(record.facts.live?.nics ?? {}).some((r) => r.movedLive);
@@ -92,7 +99,10 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
   async function converge(id: string, signal: AbortSignal) {
     // The row and the facts together (on PostgreSQL two connections, one round trip). One copy of the facts
     // for the whole reconcile: every step records in it.
-    const [c, record] = await Promise.all([readContainerById(db, id), openFacts<ContainerFacts>(db, CONTAINER_KIND, id)]);
+    const [c, record] = await Promise.all([
+      readContainerById(db, id),
+      openFacts<ContainerFacts>(db, CONTAINER_KIND, id),
+    ]);
     if (!c) return {};
     if (c.deletingAt) {
       await remove(c, record, signal);
@@ -127,10 +137,20 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     return result;
   }
 
-  async function convergeWith(c: ContainerRow, config: Record<string, string>, devices: Record<string, Record<string, string>>, record: FactsRecord<ContainerFacts>, signal: AbortSignal) {
+  async function convergeWith(
+    c: ContainerRow,
+    config: Record<string, string>,
+    devices: Record<string, Record<string, string>>,
+    record: FactsRecord<ContainerFacts>,
+    signal: AbortSignal,
+  ) {
     const { id } = c;
     const { facts } = record;
-    const { rootfs, pool, ref: volRef } = await ensureRootfs(deps, c, rootPoolOf(devices), signal, {
+    const {
+      rootfs,
+      pool,
+      ref: volRef,
+    } = await ensureRootfs(deps, c, rootPoolOf(devices), signal, {
       record,
       beforeFill: async (trigger) => {
         facts.pendingTemplates = trigger;
@@ -138,7 +158,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       },
     });
     const volumeDir = pool.driver.volumePath(pool.spec, volRef);
-    const templates = (trigger: 'create' | 'copy' | 'start') => applyTemplates({ volumeDir, rootfs, trigger, container: c, config, devices });
+    const templates = (trigger: 'create' | 'copy' | 'start') =>
+      applyTemplates({ volumeDir, rootfs, trigger, container: c, config, devices });
     // A new volume from an image (create) or a container (copy): its templates, once, before any start.
     if (facts.pendingTemplates) {
       await templates(facts.pendingTemplates);
@@ -170,7 +191,10 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
 
     const req = c.powerRequest;
     const fresh = !!req && req.seq > (facts.doneSeq ?? 0);
-    const stopOpts = { force: fresh && req!.force, timeoutMs: fresh && req!.timeout > 0 ? req!.timeout * 1000 : 30_000 };
+    const stopOpts = {
+      force: fresh && req!.force,
+      timeoutMs: fresh && req!.timeout > 0 ? req!.timeout * 1000 : 30_000,
+    };
     const start = async () => {
       await templates('start');
       // LXC appends to the console log: start each run with an empty one (and no rotated part), so
@@ -178,17 +202,21 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       // (a look first: most starts find nothing to truncate or remove, and pay no thread-pool hand-off)
       if (statSync(cfg.consoleLogFile, { throwIfNoEntry: false })?.size) await truncate(cfg.consoleLogFile, 0);
       if (existsSync(`${cfg.consoleLogFile}.1`)) await rm(`${cfg.consoleLogFile}.1`, { force: true });
-      return lxc.start({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true }).catch(async (e: unknown) => {
-        if (!(e instanceof ContainerStartError)) throw e;
-        // A failed start leaves LXC's empty monitor cgroups behind: remove them.
-        await lxc.removeLeftovers(c.id).catch(() => undefined);
-        // LXC refused this config: retrying the same desired state will not help.
-        throw new TerminalError(e.message);
-      });
+      return lxc
+        .start({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true })
+        .catch(async (e: unknown) => {
+          if (!(e instanceof ContainerStartError)) throw e;
+          // A failed start leaves LXC's empty monitor cgroups behind: remove them.
+          await lxc.removeLeftovers(c.id).catch(() => undefined);
+          // LXC refused this config: retrying the same desired state will not help.
+          throw new TerminalError(e.message);
+        });
     };
     // What LXC shows now, kept up to date by each step: the observer is told the outcome (no second look).
     // A config this reconcile created was never there to start from: STOPPED without asking.
-    let now: { state: LxcState; pid?: number | undefined } = cfg.created ? { state: 'STOPPED' as const } : await lxc.state(ref);
+    let now: { state: LxcState; pid?: number | undefined } = cfg.created
+      ? { state: 'STOPPED' as const }
+      : await lxc.state(ref);
     let startedNow = false;
     let physicalWas: Record<string, PhysicalState> | undefined;
     // Before a stop, the physical nics svcd moved in live go back to the host (LXC knows only its config's).
@@ -237,7 +265,26 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       // Running: the config reaches it now, not at its next start.
       const pid = now.pid ?? (await lxc.state(ref)).pid;
       const beforeAttachNic = (nic: (typeof cfg.live.nics)[number]) => requireNetworksReady(db, [nic]);
-      if (pid && (await ensureLive({ lxc: deps.lxcLive, proxy: deps.proxy, host: deps.host, c, pid, startedNow, physicalWas, config, devices, ...cfg.live, beforeAttachNic, facts, registry: deps.live, signal }))) record.note();
+      if (
+        pid &&
+        (await ensureLive({
+          lxc: deps.lxcLive,
+          proxy: deps.proxy,
+          host: deps.host,
+          c,
+          pid,
+          startedNow,
+          physicalWas,
+          config,
+          devices,
+          ...cfg.live,
+          beforeAttachNic,
+          facts,
+          registry: deps.live,
+          signal,
+        }))
+      )
+        record.note();
     } else await dropLive();
     // The request is done: recorded in the same write as the convergence that settles its operation.
     // A crash before that write does it once more (a start or stop changes nothing; a restart restarts).

@@ -15,16 +15,33 @@ export interface DiskContext {
 }
 
 /** The host directory of a custom volume, or a TerminalError naming the device when there is no such volume. */
-async function volumeSource(deps: RootfsDeps, r: Extract<DiskRequest, { kind: 'volume' }>): Promise<{ source: string; unmapped: boolean }> {
+async function volumeSource(
+  deps: RootfsDeps,
+  r: Extract<DiskRequest, { kind: 'volume' }>,
+): Promise<{ source: string; unmapped: boolean }> {
   const [vol] = await deps.db
     .select()
     .from(storageVolumes)
-    .where(and(eq(storageVolumes.pool, r.pool), eq(storageVolumes.project, VOLUME_PROJECT), eq(storageVolumes.type, 'custom'), eq(storageVolumes.name, r.volume), isNull(storageVolumes.deletingAt)));
-  if (!vol) throw new TerminalError(`disk "${r.device}": custom storage volume "${r.volume}" does not exist on pool "${r.pool}"`);
+    .where(
+      and(
+        eq(storageVolumes.pool, r.pool),
+        eq(storageVolumes.project, VOLUME_PROJECT),
+        eq(storageVolumes.type, 'custom'),
+        eq(storageVolumes.name, r.volume),
+        isNull(storageVolumes.deletingAt),
+      ),
+    );
+  if (!vol)
+    throw new TerminalError(
+      `disk "${r.device}": custom storage volume "${r.volume}" does not exist on pool "${r.pool}"`,
+    );
   const pool = await readyPool(deps, vol.pool);
   const ref = { id: vol.id, type: 'custom' as const };
   // The volume reconciler creates it; until then this is worth retrying.
-  if (!(await pool.driver.volumeExists(pool.spec, ref))) throw new Error(`disk "${r.device}": custom storage volume "${r.volume}" on pool "${r.pool}" is not created on the host yet`);
+  if (!(await pool.driver.volumeExists(pool.spec, ref)))
+    throw new Error(
+      `disk "${r.device}": custom storage volume "${r.volume}" on pool "${r.pool}" is not created on the host yet`,
+    );
   return { source: pool.driver.volumePath(pool.spec, ref), unmapped: isTrue(vol.config['security.unmapped']) };
 }
 
@@ -55,24 +72,47 @@ async function checkBindable(device: string, source: string, recursive: boolean,
  * owns as uid N are uid N inside, unless the volume has `security.unmapped=true` (then host-owned files
  * appear as nobody, as without any shifting). Missing sources are TerminalErrors, except optional host paths.
  */
-export async function resolveDisks(deps: RootfsDeps, requests: readonly DiskRequest[], ctx: DiskContext): Promise<(LxcDiskMount & { device: string })[]> {
+export async function resolveDisks(
+  deps: RootfsDeps,
+  requests: readonly DiskRequest[],
+  ctx: DiskContext,
+): Promise<(LxcDiskMount & { device: string })[]> {
   const out: (LxcDiskMount & { device: string })[] = [];
   const unprivileged = ctx.unprivilegedRoot !== undefined;
   for (const r of requests) {
-    const opts = { target: r.target, readonly: r.readonly, recursive: r.recursive, ...(r.propagation ? { propagation: r.propagation } : {}) };
+    const opts = {
+      target: r.target,
+      readonly: r.readonly,
+      recursive: r.recursive,
+      ...(r.propagation ? { propagation: r.propagation } : {}),
+    };
     if (r.kind === 'volume') {
       const { source, unmapped } = await volumeSource(deps, r);
       await checkBindable(r.device, source, r.recursive ?? false, ctx);
-      out.push({ device: r.device, source, kind: 'dir', ...opts, ...(unprivileged && !unmapped ? { idmap: true } : {}) });
+      out.push({
+        device: r.device,
+        source,
+        kind: 'dir',
+        ...opts,
+        ...(unprivileged && !unmapped ? { idmap: true } : {}),
+      });
       continue;
     }
     const kind = await readPathKind(r.source);
     if (!kind) {
       if (r.optional) continue;
-      throw new TerminalError(`disk "${r.device}": host path "${r.source}" does not exist (set optional=true to skip it when missing)`);
+      throw new TerminalError(
+        `disk "${r.device}": host path "${r.source}" does not exist (set optional=true to skip it when missing)`,
+      );
     }
     await checkBindable(r.device, r.source, r.recursive ?? false, ctx);
-    out.push({ device: r.device, source: r.source, kind, ...opts, ...(unprivileged && r.shift ? { idmap: true } : {}) });
+    out.push({
+      device: r.device,
+      source: r.source,
+      kind,
+      ...opts,
+      ...(unprivileged && r.shift ? { idmap: true } : {}),
+    });
   }
   return out;
 }

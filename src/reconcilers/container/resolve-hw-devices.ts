@@ -57,7 +57,9 @@ async function gpuNodes(device: string, dev: Device, roots: SysfsRoots): Promise
       (dev.pci === undefined || c.pci.toLowerCase() === normPci(dev.pci)),
   );
   if (hit.length) return hit.flatMap((c) => c.nodes);
-  const found = cards.length ? `the host has ${cards.map((c) => `card${c.id} (${c.vendorid}:${c.productid} at ${c.pci})`).join(', ')}` : `the host has no GPU (no DRM card in ${path.join(roots.sysRoot, 'class', 'drm')})`;
+  const found = cards.length
+    ? `the host has ${cards.map((c) => `card${c.id} (${c.vendorid}:${c.productid} at ${c.pci})`).join(', ')}`
+    : `the host has no GPU (no DRM card in ${path.join(roots.sysRoot, 'class', 'drm')})`;
   return `gpu "${device}": no GPU matches ${criteriaOf(dev, ['vendorid', 'productid', 'id', 'pci'])}: ${found}`;
 }
 
@@ -65,14 +67,20 @@ async function gpuNodes(device: string, dev: Device, roots: SysfsRoots): Promise
 async function usbNodes(device: string, dev: Device, roots: SysfsRoots): Promise<SysfsNode[] | string> {
   const all = await readUsbDevices(roots);
   const required = parseBool(dev.required);
-  let hit = all.filter((u) => (dev.vendorid === undefined || u.vendorid === dev.vendorid.toLowerCase()) && (dev.productid === undefined || u.productid === dev.productid.toLowerCase()));
+  let hit = all.filter(
+    (u) =>
+      (dev.vendorid === undefined || u.vendorid === dev.vendorid.toLowerCase()) &&
+      (dev.productid === undefined || u.productid === dev.productid.toLowerCase()),
+  );
   if (!required) {
     const plugged = await Promise.all(hit.map(hasUsbNode));
     hit = hit.filter((_, i) => plugged[i]);
     return hit.map((u) => u.node);
   }
   if (hit.length) return hit.map((u) => u.node);
-  const found = all.length ? `the host has ${all.map((u) => `${u.vendorid}:${u.productid}`).join(', ')}` : `the host has no USB device (none in ${path.join(roots.sysRoot, 'bus', 'usb', 'devices')})`;
+  const found = all.length
+    ? `the host has ${all.map((u) => `${u.vendorid}:${u.productid}`).join(', ')}`
+    : `the host has no USB device (none in ${path.join(roots.sysRoot, 'bus', 'usb', 'devices')})`;
   return `usb "${device}": required, but no USB device matches ${criteriaOf(dev, ['vendorid', 'productid'])}: ${found}`;
 }
 
@@ -82,14 +90,28 @@ async function usbNodes(device: string, dev: Device, roots: SysfsRoots): Promise
  * have it) and the port's umad and issm (0600). While the interface is in the running container the host no
  * longer shows which device it belongs to: `known` (recorded at the last resolution, of the same `parent`) says it.
  */
-async function infinibandNodes(device: string, dev: Device, roots: SysfsRoots, known: KnownIbPort | undefined): Promise<{ requests: UnixDeviceRequest[]; port: KnownIbPort } | string> {
-  if (!(await hasInfiniband(roots))) return `infiniband "${device}": the host has no InfiniBand device (${path.join(roots.sysRoot, 'class', 'infiniband')} is missing or empty)`;
-  if (dev.nictype === 'sriov') return `infiniband "${device}": nictype=sriov is not supported by svcd (it does not allot virtual functions); use nictype=physical`;
-  const port = (await readIbPortOf(roots, dev.parent ?? '')) ?? (known && known.parent === dev.parent ? { ibdev: known.ibdev, port: known.port } : undefined);
-  if (!port) return `infiniband "${device}": host interface "${dev.parent}" is not an InfiniBand interface (or does not exist)`;
+async function infinibandNodes(
+  device: string,
+  dev: Device,
+  roots: SysfsRoots,
+  known: KnownIbPort | undefined,
+): Promise<{ requests: UnixDeviceRequest[]; port: KnownIbPort } | string> {
+  if (!(await hasInfiniband(roots)))
+    return `infiniband "${device}": the host has no InfiniBand device (${path.join(roots.sysRoot, 'class', 'infiniband')} is missing or empty)`;
+  if (dev.nictype === 'sriov')
+    return `infiniband "${device}": nictype=sriov is not supported by svcd (it does not allot virtual functions); use nictype=physical`;
+  const port =
+    (await readIbPortOf(roots, dev.parent ?? '')) ??
+    (known && known.parent === dev.parent ? { ibdev: known.ibdev, port: known.port } : undefined);
+  if (!port)
+    return `infiniband "${device}": host interface "${dev.parent}" is not an InfiniBand interface (or does not exist)`;
   const { verbs, mad } = await readIbNodes(roots, port);
-  if (verbs.length === 0) return `infiniband "${device}": ${port.ibdev} has no verbs device in ${path.join(roots.sysRoot, 'class', 'infiniband_verbs')} (is the ib_uverbs module loaded?)`;
-  const requests = [...verbs.map((n) => passThrough(device, { mode: '0666' }, n, roots)), ...mad.map((n) => passThrough(device, { mode: '0600' }, n, roots))];
+  if (verbs.length === 0)
+    return `infiniband "${device}": ${port.ibdev} has no verbs device in ${path.join(roots.sysRoot, 'class', 'infiniband_verbs')} (is the ib_uverbs module loaded?)`;
+  const requests = [
+    ...verbs.map((n) => passThrough(device, { mode: '0666' }, n, roots)),
+    ...mad.map((n) => passThrough(device, { mode: '0600' }, n, roots)),
+  ];
   return { requests, port: { ...port, parent: dev.parent! } };
 }
 

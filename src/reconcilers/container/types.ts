@@ -26,7 +26,13 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   /** Lifecycle events (container-created, -renamed, -updated, -deleted) once converged. */
   bus?: EventBus;
   /** The guest-facing socket (devsvc): open while the container is desired up, removed with it. */
-  devsvc?: { sync(id: string, current?: { row: ContainerRow; config: Record<string, string>; devices: Record<string, Record<string, string>> }): Promise<void>; remove(id: string): Promise<void> };
+  devsvc?: {
+    sync(
+      id: string,
+      current?: { row: ContainerRow; config: Record<string, string>; devices: Record<string, Record<string, string>> },
+    ): Promise<void>;
+    remove(id: string): Promise<void>;
+  };
   /** What each running container has of its config (ensure-live.ts): read by the drift observer and the state route. */
   live?: LiveRegistry;
   /** Tell the observer what a reconcile left the container as (it records and judges it like any look). */
@@ -36,4 +42,3 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   /** Where gpu/usb/infiniband devices are matched (resolve-hw-devices.ts): the host's /sys and /dev by default. */
   sysfs?: SysfsRoots;
 }
-

@@ -7,7 +7,11 @@ import { rename, rm, writeFile } from 'node:fs/promises';
  * small files: a few µs against ~40 µs of CPU per promise call); the writes are not (see
  * host/storage/fs-helpers.ts).
  */
-export async function writeFileIfChanged(file: string, text: string, mode = 0o600): Promise<'created' | 'changed' | 'unchanged'> {
+export async function writeFileIfChanged(
+  file: string,
+  text: string,
+  mode = 0o600,
+): Promise<'created' | 'changed' | 'unchanged'> {
   let old: string | undefined;
   try {
     old = readFileSync(file, 'utf8');

@@ -17,7 +17,10 @@ import { createImageVolumeReconciler } from './reconcile.ts';
 
 let stateDir: string;
 let storage: SimStorage;
-const temp = useTempDatabase('svcd-image-volume-rec-', async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-images-')));
+const temp = useTempDatabase(
+  'svcd-image-volume-rec-',
+  async (db) => void ({ stateDir, storage } = await openSimHost(db, 'svcd-sim-images-')),
+);
 after(() => rm(stateDir, { recursive: true, force: true }));
 
 /** The container and image-volume reconcilers sharing one agent's rootfs state, with an unpack that writes a tiny rootfs. */
@@ -43,13 +46,41 @@ function setup() {
       },
     },
   });
-  return { db, unpacked, containers: createContainerReconciler(deps), imageVolumes: createImageVolumeReconciler(deps), once: createReconcileOnce(db) };
+  return {
+    db,
+    unpacked,
+    containers: createContainerReconciler(deps),
+    imageVolumes: createImageVolumeReconciler(deps),
+    once: createReconcileOnce(db),
+  };
 }
 
-const input = { description: '', architecture: 'x86_64', ephemeral: false, profiles: ['default'], config: {}, devices: {} };
+const input = {
+  description: '',
+  architecture: 'x86_64',
+  ephemeral: false,
+  profiles: ['default'],
+  config: {},
+  devices: {},
+};
 const imageVolumeRows = (fp: string) =>
-  temp.database.db.select().from(storageVolumes).where(and(eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fp)));
-const image = (fp: string): NewImage => ({ fingerprint: fp, filename: '', size: 1, architecture: 'x86_64', properties: {}, createdAt: new Date(), split: false, public: false, autoUpdate: false, cached: false, expiresAt: null });
+  temp.database.db
+    .select()
+    .from(storageVolumes)
+    .where(and(eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fp)));
+const image = (fp: string): NewImage => ({
+  fingerprint: fp,
+  filename: '',
+  size: 1,
+  architecture: 'x86_64',
+  properties: {},
+  createdAt: new Date(),
+  split: false,
+  public: false,
+  autoUpdate: false,
+  cached: false,
+  expiresAt: null,
+});
 
 test('an image is unpacked once per pool, and its volume stays while the image exists', async () => {
   const { db, unpacked, containers, imageVolumes, once } = setup();
@@ -60,8 +91,22 @@ test('an image is unpacked once per pool, and its volume stays while the image e
   await once(containers, b.id);
   assert.deepEqual(unpacked, ['/images/fp-keep'], 'one unpack for both');
   const [vol] = await imageVolumeRows('fp-keep');
-  assert.ok(await storage.volumeExists({ name: 'default', driver: 'dir', config: {}, stateDir }, { id: vol!.id, type: 'image' }));
-  assert.ok(existsSync(path.join(storage.volumePath({ name: 'default', driver: 'dir', config: {}, stateDir }, { id: b.id, type: 'container' }), 'rootfs', 'etc', 'hostname')));
+  assert.ok(
+    await storage.volumeExists(
+      { name: 'default', driver: 'dir', config: {}, stateDir },
+      { id: vol!.id, type: 'image' },
+    ),
+  );
+  assert.ok(
+    existsSync(
+      path.join(
+        storage.volumePath({ name: 'default', driver: 'dir', config: {}, stateDir }, { id: b.id, type: 'container' }),
+        'rootfs',
+        'etc',
+        'hostname',
+      ),
+    ),
+  );
   await once(imageVolumes, vol!.id);
   assert.equal((await imageVolumeRows('fp-keep')).length, 1, 'kept: the image exists');
   assert.ok(storage.volumes.has(`default/${vol!.id}`));
@@ -74,7 +119,11 @@ test('a failed unpack leaves no image volume behind, the retry unpacks it, and i
   unpacked.push('fail-next');
   await assert.rejects(once(containers, c.id), /simulated failure/);
   assert.deepEqual(await imageVolumeRows('fp-gone'), [], 'no row of a half-unpacked volume');
-  assert.equal([...storage.volumes.keys()].some((k) => k.endsWith(c.id)), false, 'no container volume yet');
+  assert.equal(
+    [...storage.volumes.keys()].some((k) => k.endsWith(c.id)),
+    false,
+    'no container volume yet',
+  );
   await once(containers, c.id);
   assert.deepEqual(unpacked, ['/images/fp-gone']);
   const [vol] = await imageVolumeRows('fp-gone');

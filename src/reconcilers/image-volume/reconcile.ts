@@ -14,14 +14,21 @@ import { IMAGE_VOLUME_KIND } from '../../desired/storage-volumes.ts';
  */
 export function createImageVolumeReconciler(deps: RootfsDeps): Reconciler {
   const { db } = deps;
-  const imageExists = async (fingerprint: string) => (await db.select({ fp: images.fingerprint }).from(images).where(eq(images.fingerprint, fingerprint)).limit(1)).length > 0;
+  const imageExists = async (fingerprint: string) =>
+    (await db.select({ fp: images.fingerprint }).from(images).where(eq(images.fingerprint, fingerprint)).limit(1))
+      .length > 0;
   return {
     kind: IMAGE_VOLUME_KIND,
     async listKeys() {
-      return (await db.select({ id: storageVolumes.id }).from(storageVolumes).where(eq(storageVolumes.type, 'image'))).map((r) => r.id);
+      return (
+        await db.select({ id: storageVolumes.id }).from(storageVolumes).where(eq(storageVolumes.type, 'image'))
+      ).map((r) => r.id);
     },
     async reconcile(id, ctx) {
-      const [vol] = await db.select().from(storageVolumes).where(and(eq(storageVolumes.id, id), eq(storageVolumes.type, 'image')));
+      const [vol] = await db
+        .select()
+        .from(storageVolumes)
+        .where(and(eq(storageVolumes.id, id), eq(storageVolumes.type, 'image')));
       if (!vol) return {};
       if (vol.deletingAt) {
         // Deleted through the API (storage_images_delete): the pool's copy goes although the image stays; the

@@ -24,7 +24,15 @@ test('a bare config: no address family, LXD defaults elsewhere, a stable hwaddr'
 
 test('an IPv4 family with its keys, defaults for the rest', () => {
   const s = networkSpecOf(
-    row({ 'ipv4.address': '10.9.8.1/24', 'ipv4.dhcp.ranges': '10.9.8.10-10.9.8.20, 10.9.8.50-10.9.8.60', 'ipv4.nat': 'true', 'ipv4.nat.order': 'after', 'ipv4.routes': '10.99.0.0/16', 'ipv4.firewall': 'false', 'ipv4.dhcp.gateway': '10.9.8.254' }),
+    row({
+      'ipv4.address': '10.9.8.1/24',
+      'ipv4.dhcp.ranges': '10.9.8.10-10.9.8.20, 10.9.8.50-10.9.8.60',
+      'ipv4.nat': 'true',
+      'ipv4.nat.order': 'after',
+      'ipv4.routes': '10.99.0.0/16',
+      'ipv4.firewall': 'false',
+      'ipv4.dhcp.gateway': '10.9.8.254',
+    }),
     '/d',
   );
   assert.deepEqual(s.ipv4, {
@@ -44,8 +52,14 @@ test('an IPv4 family with its keys, defaults for the rest', () => {
     firewall: false,
     routes: ['10.99.0.0/16'],
   });
-  const off = networkSpecOf(row({ 'ipv4.address': '10.9.8.1/24', 'ipv4.dhcp': 'false', 'ipv4.routing': 'false', 'ipv4.dhcp.expiry': '30m' }), '/d').ipv4!;
-  assert.deepEqual([off.dhcp, off.routing, off.nat, off.natOrder, off.dhcpExpiry], [false, false, false, 'before', '30m']);
+  const off = networkSpecOf(
+    row({ 'ipv4.address': '10.9.8.1/24', 'ipv4.dhcp': 'false', 'ipv4.routing': 'false', 'ipv4.dhcp.expiry': '30m' }),
+    '/d',
+  ).ipv4!;
+  assert.deepEqual(
+    [off.dhcp, off.routing, off.nat, off.natOrder, off.dhcpExpiry],
+    [false, false, false, 'before', '30m'],
+  );
 });
 
 test('IPv6, bridge keys, DNS and tunnels', () => {
@@ -69,7 +83,10 @@ test('IPv6, bridge keys, DNS and tunnels', () => {
     '/d',
   );
   assert.deepEqual([s.ipv6!.subnet, s.ipv6!.dhcpStateful, s.ipv6!.dhcp], ['fd42:aa::/64', true, true]);
-  assert.deepEqual([s.mtu, s.hwaddr, s.externalInterfaces, s.dns, s.rawDnsmasq], [1400, '00:16:3e:aa:bb:cc', ['veth1', 'veth2'], { domain: 'lab', mode: 'none' }, 'log-dhcp']);
+  assert.deepEqual(
+    [s.mtu, s.hwaddr, s.externalInterfaces, s.dns, s.rawDnsmasq],
+    [1400, '00:16:3e:aa:bb:cc', ['veth1', 'veth2'], { domain: 'lab', mode: 'none' }, 'log-dhcp'],
+  );
   assert.deepEqual(s.tunnels, [
     { name: 'a', protocol: 'gre', local: '127.0.0.1', ttl: 9 },
     { name: 'b', protocol: 'vxlan', remote: '127.0.0.2', id: 7 },

@@ -13,7 +13,11 @@ type Config = Record<string, string>;
 
 /** A boolean key with a default (`false`/`0`/`no`/`off` turn a default-on key off): the one boolean rule. */
 const flag = parseBool;
-const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 /** A stable locally administered MAC for a bridge without `bridge.hwaddress` (00:16:3e, as LXD's), from the network's id. */
 export function defaultBridgeHwaddr(networkId: string): string {

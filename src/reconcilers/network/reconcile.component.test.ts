@@ -16,11 +16,21 @@ function setup() {
   const { db } = temp.database;
   const network = createSimNetwork();
   const repaired: string[] = [];
-  const reconciler = createNetworkReconciler({ db, stateDir: STATE, network, onRepaired: (n) => void repaired.push(n) });
+  const reconciler = createNetworkReconciler({
+    db,
+    stateDir: STATE,
+    network,
+    onRepaired: (n) => void repaired.push(n),
+  });
   return { db, network, reconciler, repaired, once: createReconcileOnce(db) };
 }
 const make = (db: Parameters<typeof insertNetwork>[0], name: string, config: Record<string, string> = {}) =>
-  insertNetwork(db, { name, type: 'bridge', description: '', config: { 'ipv4.address': '10.77.1.1/24', 'ipv6.address': 'none', ...config } });
+  insertNetwork(db, {
+    name,
+    type: 'bridge',
+    description: '',
+    config: { 'ipv4.address': '10.77.1.1/24', 'ipv6.address': 'none', ...config },
+  });
 
 test('a network converges to its spec, the firewall holds every live network, a second reconcile repairs nothing', async () => {
   const { db, network, reconciler, repaired, once } = setup();
@@ -28,8 +38,14 @@ test('a network converges to its spec, the firewall holds every live network, a 
   const b = await make(db, 'rc-b', { 'ipv4.address': '10.77.2.1/24', 'ipv4.nat': 'true' });
   assert.deepEqual(await once(reconciler, a.id), { observedGeneration: a.generation });
   const spec = network.networks.get('rc-a')!.spec;
-  assert.deepEqual([spec.dir, spec.ipv4?.subnet, spec.ipv4?.nat, spec.ipv6], ['/state/networks/rc-a', '10.77.1.0/24', false, undefined]);
-  assert.ok(network.firewall.includes('rc-a') && network.firewall.includes('rc-b'), 'the table is rendered from every live network');
+  assert.deepEqual(
+    [spec.dir, spec.ipv4?.subnet, spec.ipv4?.nat, spec.ipv6],
+    ['/state/networks/rc-a', '10.77.1.0/24', false, undefined],
+  );
+  assert.ok(
+    network.firewall.includes('rc-a') && network.firewall.includes('rc-b'),
+    'the table is rendered from every live network',
+  );
   assert.deepEqual(await readFacts(db, 'network', a.id), { bridge: 'rc-a' });
   await once(reconciler, b.id);
   assert.equal(network.networks.get('rc-b')!.spec.ipv4?.nat, true);
@@ -43,7 +59,13 @@ test('a bridge deleted behind svcd is made again and its containers are woken', 
   await once(reconciler, n.id);
   network.deleteBridge('rc-heal');
   const reports: string[] = [];
-  const observer = createNetworkObserver({ db, stateDir: STATE, network, report: (_k, key, what) => void reports.push(`${key} ${what}`), repeatMs: 60_000 });
+  const observer = createNetworkObserver({
+    db,
+    stateDir: STATE,
+    network,
+    report: (_k, key, what) => void reports.push(`${key} ${what}`),
+    repeatMs: 60_000,
+  });
   await observer.sample(new AbortController().signal);
   await observer.sample(new AbortController().signal);
   const mine = reports.filter((r) => r.startsWith(n.id));
@@ -54,13 +76,19 @@ test('a bridge deleted behind svcd is made again and its containers are woken', 
   assert.deepEqual(repaired, ['rc-heal']);
   reports.length = 0;
   await observer.sample(new AbortController().signal);
-  assert.deepEqual(reports.filter((r) => r.startsWith(n.id)), [], 'healthy again: nothing reported');
+  assert.deepEqual(
+    reports.filter((r) => r.startsWith(n.id)),
+    [],
+    'healthy again: nothing reported',
+  );
 });
 
 test('a failed host step fails the reconcile (the network shows why), the next one converges', async () => {
   const { db, network, reconciler, once } = setup();
   const n = await make(db, 'rc-fail', { 'ipv4.address': '10.77.4.1/24' });
-  network.failOnce('ensureNetwork', { error: new Error('subnet 10.77.4.0/24 is already used by host interface "eth9"') });
+  network.failOnce('ensureNetwork', {
+    error: new Error('subnet 10.77.4.0/24 is already used by host interface "eth9"'),
+  });
   await assert.rejects(once(reconciler, n.id), /already used by host interface "eth9"/);
   assert.equal(network.bridges.has('rc-fail'), false);
   assert.deepEqual(await once(reconciler, n.id), { observedGeneration: n.generation });

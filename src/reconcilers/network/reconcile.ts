@@ -28,7 +28,8 @@ export interface NetworkReconcilerDeps {
 }
 
 /** The host spec of a network row (its directory from the layout). */
-export const specOfRow = (stateDir: string, row: Pick<NetworkRow, 'id' | 'name' | 'config'>): NetworkSpec => networkSpecOf(row, networkDirOf(stateDir, row.name));
+export const specOfRow = (stateDir: string, row: Pick<NetworkRow, 'id' | 'name' | 'config'>): NetworkSpec =>
+  networkSpecOf(row, networkDirOf(stateDir, row.name));
 
 /**
  * Converge one managed network (key: its id): its bridge, addresses, tunnels, routes and sysctls, its

@@ -53,7 +53,14 @@ export function fakeSettler() {
     facts: [] as [string, string, Record<string, unknown>][],
     /** Row removals handed with a convergence. */
     removals: [] as RemoveRows[],
-    async converged(kind: string, key: string, gen: number, facts?: Record<string, unknown>, _gone?: boolean, removeRows?: RemoveRows) {
+    async converged(
+      kind: string,
+      key: string,
+      gen: number,
+      facts?: Record<string, unknown>,
+      _gone?: boolean,
+      removeRows?: RemoveRows,
+    ) {
       calls.push(['converged', kind, key, gen]);
       if (facts) s.facts.push([kind, key, facts]);
       if (removeRows) s.removals.push(removeRows);

@@ -28,10 +28,16 @@ describe('reconcile manager: failures', () => {
     await t.manager.stop();
   });
 
-  it('a host command failure its classifier judged terminal ends at once with the tool\'s words, no retry', async () => {
+  it("a host command failure its classifier judged terminal ends at once with the tool's words, no retry", async () => {
     const t = createManagerHarness({ box: ['k'] });
     t.r('box').impl = async () => {
-      throw new HostCommandError(['tar', '--extract'], 2, 'tar: Unexpected EOF in archive', 'tar --extract exited with 2: tar: Unexpected EOF in archive', true);
+      throw new HostCommandError(
+        ['tar', '--extract'],
+        2,
+        'tar: Unexpected EOF in archive',
+        'tar --extract exited with 2: tar: Unexpected EOF in archive',
+        true,
+      );
     };
     await t.manager.start();
     await t.manager.idle();
@@ -44,7 +50,13 @@ describe('reconcile manager: failures', () => {
   it('a host command failure judged transient is retried with backoff', async () => {
     const t = createManagerHarness({ box: ['k'] });
     t.r('box').impl = async () => {
-      throw new HostCommandError(['tar', '--extract'], 2, 'tar: x: Cannot write: No space left on device', 'tar --extract exited with 2: tar: x: Cannot write: No space left on device', false);
+      throw new HostCommandError(
+        ['tar', '--extract'],
+        2,
+        'tar: x: Cannot write: No space left on device',
+        'tar --extract exited with 2: tar: x: Cannot write: No space left on device',
+        false,
+      );
     };
     await t.manager.start();
     await t.manager.idle();
@@ -223,11 +235,16 @@ describe('reconcile manager: failures', () => {
     await t.manager.stop();
   });
 
-  it('a removal\'s rows go to the settler, and afterSettle runs only once the settler recorded it', async () => {
+  it("a removal's rows go to the settler, and afterSettle runs only once the settler recorded it", async () => {
     const t = createManagerHarness({ box: ['k'] });
     const after: number[] = [];
     const removeRows = async () => {};
-    t.r('box').impl = async () => ({ observedGeneration: 4, gone: true, removeRows, afterSettle: () => void after.push(t.settler.calls.length) });
+    t.r('box').impl = async () => ({
+      observedGeneration: 4,
+      gone: true,
+      removeRows,
+      afterSettle: () => void after.push(t.settler.calls.length),
+    });
     t.settler.convergedError = new Error('db locked');
     await t.manager.start();
     await t.manager.idle();

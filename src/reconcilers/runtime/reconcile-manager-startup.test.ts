@@ -27,7 +27,11 @@ describe('reconcile manager: startup tiers', () => {
     pool.resolve();
     await started;
     await t.manager.idle();
-    assert.deepEqual(order.slice(2).sort(), ['c1', 'c2', 'c9', 'early'], 'tier 1, the early key and the watch\'s key run after');
+    assert.deepEqual(
+      order.slice(2).sort(),
+      ['c1', 'c2', 'c9', 'early'],
+      "tier 1, the early key and the watch's key run after",
+    );
     assert.equal(t.log.at('info', 'startup tier reconciled').length, 1);
     await t.manager.stop();
   });
@@ -46,7 +50,10 @@ describe('reconcile manager: startup tiers', () => {
     await t.clock.advance(1000);
     await started;
     for (let i = 0; i < 50 && t.r('container').calls.length === 0; i++) await new Promise((r) => setImmediate(r));
-    assert.deepEqual(t.r('container').calls.map((c) => c.key), ['c1']);
+    assert.deepEqual(
+      t.r('container').calls.map((c) => c.key),
+      ['c1'],
+    );
     assert.equal(t.log.at('warn', 'startup tier not done in time; going on').length, 1);
     await t.manager.stop();
   });

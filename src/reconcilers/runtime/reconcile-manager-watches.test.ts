@@ -20,7 +20,10 @@ describe('reconcile manager watches', () => {
   it('a container waiting on a broken pool runs again as soon as the pool converges, not after its backoff', async () => {
     const maps: string[] = [];
     let poolOk = false;
-    const t = createManagerHarness({ pool: ['p1'], container: ['c1', 'c3'] }, { watches: [poolWatch(maps)], backoff: { baseMs: 10_000, maxMs: 60_000 } });
+    const t = createManagerHarness(
+      { pool: ['p1'], container: ['c1', 'c3'] },
+      { watches: [poolWatch(maps)], backoff: { baseMs: 10_000, maxMs: 60_000 } },
+    );
     t.r('pool').impl = async () => {
       if (!poolOk) throw new Error('pool not mounted');
       return { observedGeneration: 1 };
@@ -56,7 +59,10 @@ describe('reconcile manager watches', () => {
   it('dependents are queued on the first convergence and on a new generation, not on every resync of the same one', async () => {
     const maps: string[] = [];
     let generation = 1;
-    const t = createManagerHarness({ pool: ['p1'], container: [] }, { watches: [poolWatch(maps)], resyncIntervalMs: 60_000 });
+    const t = createManagerHarness(
+      { pool: ['p1'], container: [] },
+      { watches: [poolWatch(maps)], resyncIntervalMs: 60_000 },
+    );
     t.r('pool').impl = async () => ({ observedGeneration: generation });
     await t.manager.start();
     await t.manager.idle();
@@ -83,7 +89,10 @@ describe('reconcile manager watches', () => {
 
   it('a key mapped while already waiting runs once; nothing is mapped when the settler fails or the pool is gone', async () => {
     const maps: string[] = [];
-    const t = createManagerHarness({ pool: ['p1', 'gone'], container: ['c1'] }, { watches: [poolWatch(maps, { p1: ['c1', 'c1'] })], concurrency: 1 });
+    const t = createManagerHarness(
+      { pool: ['p1', 'gone'], container: ['c1'] },
+      { watches: [poolWatch(maps, { p1: ['c1', 'c1'] })], concurrency: 1 },
+    );
     t.r('pool').impl = async (key) => (key === 'gone' ? {} : { observedGeneration: 3 });
     t.settler.convergedError = new Error('db down');
     await t.manager.start();
@@ -93,7 +102,11 @@ describe('reconcile manager watches', () => {
     await t.clock.advance(60_000);
     await t.manager.idle();
     assert.deepEqual(maps, ['p1'], 'converged once the settler recorded it');
-    assert.equal(t.r('container').calls.filter((c) => c.reason.startsWith('watch:')).length, 1, 'c1 once, though mapped twice');
+    assert.equal(
+      t.r('container').calls.filter((c) => c.reason.startsWith('watch:')).length,
+      1,
+      'c1 once, though mapped twice',
+    );
     await t.manager.stop();
   });
 
@@ -103,7 +116,13 @@ describe('reconcile manager watches', () => {
       {
         watches: [
           { kind: 'pool', map: () => Promise.reject(new Error('query failed')) },
-          { kind: 'pool', map: async () => [{ kind: 'network', key: 'n1' }, { kind: 'container', key: 'c9' }] },
+          {
+            kind: 'pool',
+            map: async () => [
+              { kind: 'network', key: 'n1' },
+              { kind: 'container', key: 'c9' },
+            ],
+          },
         ],
       },
     );
@@ -118,6 +137,9 @@ describe('reconcile manager watches', () => {
       'the other watch still ran',
     );
     await t.manager.stop();
-    assert.throws(() => createManagerHarness({ container: [] }, { watches: [poolWatch([])] }), /watch of unknown reconciler kind: pool/);
+    assert.throws(
+      () => createManagerHarness({ container: [] }, { watches: [poolWatch([])] }),
+      /watch of unknown reconciler kind: pool/,
+    );
   });
 });

@@ -47,7 +47,8 @@ describe('reconcile manager', () => {
 
   it('settles converged operations with the returned generation', async () => {
     const t = createManagerHarness({ box: ['k1', 'k2'] });
-    t.r('box').impl = async (key) => (key === 'k1' ? { observedGeneration: 7, facts: { done: 1 } } : { facts: { lost: true } });
+    t.r('box').impl = async (key) =>
+      key === 'k1' ? { observedGeneration: 7, facts: { done: 1 } } : { facts: { lost: true } };
     await t.manager.start();
     await t.manager.idle();
     assert.deepEqual(t.settler.calls, [['converged', 'box', 'k1', 7]]);

@@ -105,7 +105,8 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
     },
     log,
   });
-  for (const kind of fanout.kinds()) if (!byKind.has(kind)) throw new Error(`watch of unknown reconciler kind: ${kind}`);
+  for (const kind of fanout.kinds())
+    if (!byKind.has(kind)) throw new Error(`watch of unknown reconciler kind: ${kind}`);
   let phase: 'new' | 'started' | 'stopped' = 'new';
   /** Enqueued before start(), or for a startup tier not reached yet: queued when their tier comes. */
   const beforeStart: [string, string, string][] = [];
@@ -125,7 +126,11 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
 
   const idOf = (kind: string, key: string): string => `${kind}\u0000${key}`;
 
-  async function sweep(reason: string, onKey?: (id: string) => void, reconcilers = [...byKind.values()]): Promise<void> {
+  async function sweep(
+    reason: string,
+    onKey?: (id: string) => void,
+    reconcilers = [...byKind.values()],
+  ): Promise<void> {
     await Promise.all(
       reconcilers.map(async (r) => {
         let keys: string[];
@@ -158,8 +163,13 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
     const outcome = await Promise.race([done, timedOut]);
     if (timer) clock.clearTimer(timer);
     startupPass = undefined;
-    if (outcome === 'timeout') log.warn({ tier, kinds: kinds.map((k) => k.kind), timeoutMs }, 'startup tier not done in time; going on');
-    else log.info({ tier, kinds: kinds.map((k) => k.kind), keys: outcome.keys, tookMs: outcome.tookMs }, 'startup tier reconciled');
+    if (outcome === 'timeout')
+      log.warn({ tier, kinds: kinds.map((k) => k.kind), timeoutMs }, 'startup tier not done in time; going on');
+    else
+      log.info(
+        { tier, kinds: kinds.map((k) => k.kind), keys: outcome.keys, tookMs: outcome.tookMs },
+        'startup tier reconciled',
+      );
   }
 
   function resync(reason: string): Promise<ResyncPassResult> {

@@ -43,7 +43,10 @@ describe('resync pass', () => {
     slow.resolve();
     const r = await pass;
     assert.deepEqual({ reason: r.reason, keys: r.keys, tookMs: r.tookMs }, { reason: 'bench', keys: 3, tookMs: 20 });
-    assert.deepEqual(h.r('bag').calls.map((c) => c.reason), ['startup', 'bench']);
+    assert.deepEqual(
+      h.r('bag').calls.map((c) => c.reason),
+      ['startup', 'bench'],
+    );
     await h.manager.stop();
   });
 });

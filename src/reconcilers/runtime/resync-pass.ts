@@ -29,7 +29,14 @@ export interface ResyncPass {
  */
 export function createResyncPass(deps: { clock: Pick<Clock, 'now'> }): ResyncPass {
   let current:
-    | { reason: string; left: Set<string>; keys: number; listing: boolean; startedAt: number; resolve: (r: ResyncPassResult) => void }
+    | {
+        reason: string;
+        left: Set<string>;
+        keys: number;
+        listing: boolean;
+        startedAt: number;
+        resolve: (r: ResyncPassResult) => void;
+      }
     | undefined;
   const finishIfDone = () => {
     if (!current || current.listing || current.left.size > 0) return;

@@ -24,7 +24,10 @@ describe('TerminalError', () => {
   });
 
   it('an error that says it is terminal counts, and its terminalMessage is what the operation says', () => {
-    const tool = Object.assign(new Error('tar --extract ... exited with 2: tar: Unexpected EOF in archive'), { terminal: true, terminalMessage: 'tar: Unexpected EOF in archive' });
+    const tool = Object.assign(new Error('tar --extract ... exited with 2: tar: Unexpected EOF in archive'), {
+      terminal: true,
+      terminalMessage: 'tar: Unexpected EOF in archive',
+    });
     assert.equal(isTerminalError(tool), true);
     assert.equal(terminalMessageOf(tool), 'tar: Unexpected EOF in archive');
     assert.equal(isTerminalError(Object.assign(new Error('x'), { terminal: false })), false);

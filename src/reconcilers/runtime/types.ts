@@ -51,7 +51,14 @@ export interface Settler {
    * Settles operations whose target generation <= observedGeneration; records `facts` when given; `gone`: removes
    * the key's status instead, in one transaction with `removeRows` when given.
    */
-  converged(kind: string, key: string, observedGeneration: number, facts?: Record<string, unknown>, gone?: boolean, removeRows?: RemoveRows): Promise<void>;
+  converged(
+    kind: string,
+    key: string,
+    observedGeneration: number,
+    facts?: Record<string, unknown>,
+    gone?: boolean,
+    removeRows?: RemoveRows,
+  ): Promise<void>;
   /** terminal: fail pending operations; transient: only record the last error. */
   failed(kind: string, key: string, message: string, terminal: boolean): Promise<void>;
 }

@@ -38,7 +38,12 @@ export function createWatchFanout(deps: WatchFanoutDeps) {
   return {
     kinds: () => [...byKind.keys()],
     /** A run of (kind, key) succeeded (and its convergence was recorded); `recovered`: it had been failing. */
-    async succeeded(kind: string, key: string, observedGeneration: number | undefined, recovered: boolean): Promise<void> {
+    async succeeded(
+      kind: string,
+      key: string,
+      observedGeneration: number | undefined,
+      recovered: boolean,
+    ): Promise<void> {
       const watches = byKind.get(kind);
       if (!watches) return;
       const id = idOf(kind, key);

@@ -26,7 +26,13 @@ function setup() {
   const { db } = temp.database;
   const storage = createSimStorage({ root });
   const changed: string[] = [];
-  const pools = createPoolReconciler({ db, node: 'n1', stateDir: root, storage, onHostChange: async (p) => void changed.push(p) });
+  const pools = createPoolReconciler({
+    db,
+    node: 'n1',
+    stateDir: root,
+    storage,
+    onHostChange: async (p) => void changed.push(p),
+  });
   const volumes = createVolumeReconciler({ db, stateDir: root, storage });
   return { db, storage, pools, volumes, changed, once: createReconcileOnce(db) };
 }
@@ -43,7 +49,7 @@ test('a new pool is created, a second reconcile changes nothing, and the pool is
   assert.ok((await pools.listKeys()).includes('p-create'));
 });
 
-test('a pool unmounted behind svcd\'s back is mounted again', async () => {
+test("a pool unmounted behind svcd's back is mounted again", async () => {
   const { db, storage, pools, once } = setup();
   await insertPool(db, { name: 'p-drift', driver: 'dir' }, { source: path.join(root, 'src-b') });
   await once(pools, 'p-drift');

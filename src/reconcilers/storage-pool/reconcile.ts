@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/types.ts';
-import { poolRuntime, storagePools, } from '../../desired/schema/index.ts';
+import { poolRuntime, storagePools } from '../../desired/schema/index.ts';
 import { deletePoolRow, listPools, POOL_KIND } from '../../desired/storage-pools.ts';
 import { volumesOnPool } from '../../desired/storage-volumes.ts';
 import { poolSpecOf } from '../../host/layout.ts';
@@ -39,14 +39,19 @@ export function createPoolReconciler(deps: {
         if (left.length) throw new Error(`waiting for ${left.length} volume(s) on pool "${name}" to be removed`);
         await driver.removePool(spec, ctx.signal);
         // Its rows go with its status row and its operations' settlement, in one transaction (status-settler.ts).
-        const removeRows = (tx: Tx) => Promise.all([deletePoolRow(tx, name), tx.delete(poolRuntime).where(and(eq(poolRuntime.pool, name), eq(poolRuntime.node, deps.node)))]);
+        const removeRows = (tx: Tx) =>
+          Promise.all([
+            deletePoolRow(tx, name),
+            tx.delete(poolRuntime).where(and(eq(poolRuntime.pool, name), eq(poolRuntime.node, deps.node))),
+          ]);
         return { observedGeneration: row.generation, gone: true, removeRows };
       }
       await driver.ensurePool(spec, ctx.signal);
       // Mount options changed since they were last applied: remount in place.
       const facts = (await readFacts(db, POOL_KIND, name)) as { mountOptions?: string };
       const wanted = row.config['btrfs.mount_options'] ?? '';
-      if (driver.remountPool && facts.mountOptions !== undefined && facts.mountOptions !== wanted) await driver.remountPool(spec, ctx.signal);
+      if (driver.remountPool && facts.mountOptions !== undefined && facts.mountOptions !== wanted)
+        await driver.remountPool(spec, ctx.signal);
       if (facts.mountOptions !== wanted) await writeFacts(db, POOL_KIND, name, { ...facts, mountOptions: wanted });
       if (driver.resizePool && row.config.size && !row.config['volatile.initial_source']) {
         const usage = await driver.poolUsage(spec);

@@ -7,7 +7,14 @@ import { after, test } from 'node:test';
 import { useTempDatabase } from '../../db/temp-database.ts';
 import { ensureDefaultProject } from '../../desired/projects.ts';
 import { insertPool } from '../../desired/storage-pools.ts';
-import { bumpVolume, insertSnapshot, insertVolume, listAllSnapshots, markVolumeDeleting, readVolumeById } from '../../desired/storage-volumes.ts';
+import {
+  bumpVolume,
+  insertSnapshot,
+  insertVolume,
+  listAllSnapshots,
+  markVolumeDeleting,
+  readVolumeById,
+} from '../../desired/storage-volumes.ts';
 import type { VolumeRef } from '../../host/storage/types.ts';
 import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
 import { createSimStorage, type SimStorage } from '../../test-support/sim-storage.ts';
@@ -37,7 +44,13 @@ const delta = (before: Record<string, number>, method: string) => (storage.calls
 
 test('a new volume is created with its size, and a second reconcile copies and snapshots nothing', async () => {
   const { db, volumes, once } = setup();
-  const v = await insertVolume(db, { pool: 'vp', project: 'default', type: 'custom', name: 'v-create', config: { size: '1GiB' } });
+  const v = await insertVolume(db, {
+    pool: 'vp',
+    project: 'default',
+    type: 'custom',
+    name: 'v-create',
+    config: { size: '1GiB' },
+  });
   assert.deepEqual(await once(volumes, v.id), { observedGeneration: v.generation });
   assert.deepEqual(storage.volumes.get(`vp/${v.id}`), { size: '1GiB' });
   const before = counts();
@@ -46,7 +59,7 @@ test('a new volume is created with its size, and a second reconcile copies and s
   assert.ok(existsSync(storage.volumePath(pool, custom(v.id))));
 });
 
-test('a volume lost behind svcd\'s back is there again after the next reconcile', async () => {
+test("a volume lost behind svcd's back is there again after the next reconcile", async () => {
   const { db, volumes, once } = setup();
   const v = await insertVolume(db, { pool: 'vp', project: 'default', type: 'custom', name: 'v-drift' });
   await once(volumes, v.id);
@@ -61,7 +74,14 @@ test('a copy that fails at its live data keeps the snapshot it made and does not
   const src = await insertVolume(db, { pool: 'vp', project: 'default', type: 'custom', name: 'v-src' });
   await insertSnapshot(db, src, 'snap0');
   await once(volumes, src.id);
-  const copy = await insertVolume(db, { pool: 'vp', project: 'default', type: 'custom', name: 'v-copy', source: { volumeId: src.id }, copySnapshots: true });
+  const copy = await insertVolume(db, {
+    pool: 'vp',
+    project: 'default',
+    type: 'custom',
+    name: 'v-copy',
+    source: { volumeId: src.id },
+    copySnapshots: true,
+  });
   const [mine] = await listAllSnapshots(db, copy.id);
   const before = counts();
   // The snapshot's copy succeeds; the live data's copy (the second copy) throws.
@@ -71,7 +91,11 @@ test('a copy that fails at its live data keeps the snapshot it made and does not
   assert.equal(await storage.volumeExists(pool, custom(copy.id)), false);
   assert.deepEqual(await once(volumes, copy.id), { observedGeneration: copy.generation });
   assert.equal(await storage.volumeExists(pool, custom(copy.id)), true);
-  assert.equal(delta(before, 'copyVolume'), 3, 'snapshot copy, failed live copy, live copy: the snapshot is not copied again');
+  assert.equal(
+    delta(before, 'copyVolume'),
+    3,
+    'snapshot copy, failed live copy, live copy: the snapshot is not copied again',
+  );
 });
 
 test('a restore is done once, and snapshots and the volume go when deleted', async () => {

@@ -1,8 +1,19 @@
 import { stat } from 'node:fs/promises';
 import { eq } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/types.ts';
-import { storagePools, storageVolumes, type StoragePoolRow, type StorageVolumeRow } from '../../desired/schema/index.ts';
-import { deleteSnapshotRow, deleteVolumeRow, listAllSnapshots, readVolumeById, VOLUME_KIND } from '../../desired/storage-volumes.ts';
+import {
+  storagePools,
+  storageVolumes,
+  type StoragePoolRow,
+  type StorageVolumeRow,
+} from '../../desired/schema/index.ts';
+import {
+  deleteSnapshotRow,
+  deleteVolumeRow,
+  listAllSnapshots,
+  readVolumeById,
+  VOLUME_KIND,
+} from '../../desired/storage-volumes.ts';
 import type { PoolSpec, SnapshotRef, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
 import { isStorageUnsupportedError } from '../../host/storage/errors.ts';
 import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
@@ -41,7 +52,9 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage
     kind: VOLUME_KIND,
     async listKeys() {
       // Container and image volumes belong to the container reconciler.
-      return (await db.select({ id: storageVolumes.id }).from(storageVolumes).where(eq(storageVolumes.type, 'custom'))).map((r) => r.id);
+      return (
+        await db.select({ id: storageVolumes.id }).from(storageVolumes).where(eq(storageVolumes.type, 'custom'))
+      ).map((r) => r.id);
     },
     async reconcile(id, ctx) {
       try {
@@ -85,11 +98,21 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage
           for (const s of snapshots.filter((x) => !x.deletingAt)) {
             if (await exists(target, snapRef(s.id))) continue;
             await target.driver.removeVolume(target.spec, ref, ctx.signal);
-            await target.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: ref, snapshot: snapRef(s.id) }, { pool: target.spec, vol: ref }, bw, ctx.signal);
+            await target.driver.copyVolume(
+              { pool: from.spec, driver: from.driver, vol: ref, snapshot: snapRef(s.id) },
+              { pool: target.spec, vol: ref },
+              bw,
+              ctx.signal,
+            );
             await target.driver.ensureSnapshot(target.spec, snapRef(s.id), ctx.signal);
           }
           await target.driver.removeVolume(target.spec, ref, ctx.signal);
-          await target.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: ref }, { pool: target.spec, vol: ref }, bw, ctx.signal);
+          await target.driver.copyVolume(
+            { pool: from.spec, driver: from.driver, vol: ref },
+            { pool: target.spec, vol: ref },
+            bw,
+            ctx.signal,
+          );
           for (const s of snapshots) await from.driver.removeSnapshot(from.spec, snapRef(s.id), ctx.signal);
           await from.driver.removeVolume(from.spec, ref, ctx.signal);
         }
@@ -106,12 +129,22 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage
           for (const m of vol.source.snapshots ?? []) {
             if (await exists(target, snapRef(m.to))) continue;
             await target.driver.removeVolume(target.spec, ref, ctx.signal);
-            await target.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: refOf(src), snapshot: { volume: refOf(src), id: m.from } }, { pool: target.spec, vol: ref }, bw, ctx.signal);
+            await target.driver.copyVolume(
+              { pool: from.spec, driver: from.driver, vol: refOf(src), snapshot: { volume: refOf(src), id: m.from } },
+              { pool: target.spec, vol: ref },
+              bw,
+              ctx.signal,
+            );
             await target.driver.ensureSnapshot(target.spec, snapRef(m.to), ctx.signal);
           }
           if (vol.source.snapshots?.length) await target.driver.removeVolume(target.spec, ref, ctx.signal);
           const snapshot = vol.source.snapshotId ? { volume: refOf(src), id: vol.source.snapshotId } : undefined;
-          await target.driver.copyVolume({ pool: from.spec, driver: from.driver, vol: refOf(src), snapshot }, { pool: target.spec, vol: ref }, bw, ctx.signal);
+          await target.driver.copyVolume(
+            { pool: from.spec, driver: from.driver, vol: refOf(src), snapshot },
+            { pool: target.spec, vol: ref },
+            bw,
+            ctx.signal,
+          );
         }
       }
       await target.driver.ensureVolume(target.spec, ref, { size: vol.config.size }, ctx.signal);
@@ -128,7 +161,8 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage
       }
 
       if (vol.restore && vol.restore.seq > (facts.restoredSeq ?? 0)) {
-        if (!snapshots.some((s) => s.id === vol.restore!.snapshotId && !s.deletingAt)) throw new TerminalError('the snapshot to restore no longer exists');
+        if (!snapshots.some((s) => s.id === vol.restore!.snapshotId && !s.deletingAt))
+          throw new TerminalError('the snapshot to restore no longer exists');
         await target.driver.restoreSnapshot(target.spec, snapRef(vol.restore.snapshotId), ctx.signal);
         facts.restoredSeq = vol.restore.seq;
         await writeFacts(db, VOLUME_KIND, id, { ...facts });

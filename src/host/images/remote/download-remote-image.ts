@@ -12,7 +12,11 @@ export interface DownloadedImage {
   inspected: InspectedImage;
 }
 
-const sizeOf = (p: string) => stat(p).then((s) => s.size, () => undefined);
+const sizeOf = (p: string) =>
+  stat(p).then(
+    (s) => s.size,
+    () => undefined,
+  );
 
 /**
  * The host side of a pull: resolve a source with its protocol client, and download an image into
@@ -20,11 +24,21 @@ const sizeOf = (p: string) => stat(p).then((s) => s.size, () => undefined);
  * whether it is split only when it arrives); what was written decides. On any failure the
  * temporary files are removed: nothing half-stored.
  */
-export function createRemoteImages(deps: { protocols: ProtocolRegistry; store: Pick<ImageStore, 'init' | 'tempFiles' | 'discard'>; architectures: string[] }) {
+export function createRemoteImages(deps: {
+  protocols: ProtocolRegistry;
+  store: Pick<ImageStore, 'init' | 'tempFiles' | 'discard'>;
+  architectures: string[];
+}) {
   return {
-    resolve: (source: RemoteImageSource, signal: AbortSignal): Promise<RemoteImageInfo> => deps.protocols.get(source.protocol).resolve(source, deps.architectures, signal),
+    resolve: (source: RemoteImageSource, signal: AbortSignal): Promise<RemoteImageInfo> =>
+      deps.protocols.get(source.protocol).resolve(source, deps.architectures, signal),
 
-    async download(source: RemoteImageSource, image: RemoteImageInfo, progress: DownloadProgress, signal: AbortSignal): Promise<DownloadedImage> {
+    async download(
+      source: RemoteImageSource,
+      image: RemoteImageInfo,
+      progress: DownloadProgress,
+      signal: AbortSignal,
+    ): Promise<DownloadedImage> {
       const protocol = deps.protocols.get(source.protocol);
       await deps.store.init();
       const temp = deps.store.tempFiles(true);
@@ -33,7 +47,8 @@ export function createRemoteImages(deps: { protocols: ProtocolRegistry; store: P
         const rootfsSize = await sizeOf(temp.rootfs!);
         const files: ImageFiles = rootfsSize === undefined ? { meta: temp.meta } : temp;
         const metaSize = await sizeOf(temp.meta);
-        if (metaSize === undefined) throw new Error(`Image ${image.fingerprint} from ${source.server}: nothing was downloaded`);
+        if (metaSize === undefined)
+          throw new Error(`Image ${image.fingerprint} from ${source.server}: nothing was downloaded`);
         const inspected = await inspectImage(files, signal);
         return { temp: files, fingerprint: image.fingerprint, size: metaSize + (rootfsSize ?? 0), inspected };
       } catch (e) {

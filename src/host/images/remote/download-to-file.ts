@@ -38,16 +38,22 @@ export async function downloadToFile(d: DownloadToFile): Promise<void> {
     const err = e as Error;
     if (err.name === 'AbortError') throw err;
     const dropped = (err as NodeJS.ErrnoException).code === 'ECONNRESET' || err.message === 'aborted';
-    const why = dropped ? 'the connection was dropped' : describeFailure(e, d.url, false).message.replace(/^Failed to fetch \S+: /, '');
+    const why = dropped
+      ? 'the connection was dropped'
+      : describeFailure(e, d.url, false).message.replace(/^Failed to fetch \S+: /, '');
     throw new Error(`Download of ${d.url.href} failed after ${received} bytes: ${why}`);
   } finally {
     await file.close();
   }
   const announced = Number(d.res.headers['content-length'] ?? NaN);
   if (!d.res.complete || (Number.isFinite(announced) && received !== announced)) {
-    throw new Error(`Download of ${d.url.href} was cut short: received ${received} of ${Number.isFinite(announced) ? announced : d.size || '?'} bytes`);
+    throw new Error(
+      `Download of ${d.url.href} was cut short: received ${received} of ${Number.isFinite(announced) ? announced : d.size || '?'} bytes`,
+    );
   }
-  if (d.size > 0 && received !== d.size) throw new Error(`Download of ${d.url.href} has ${received} bytes, the stream says ${d.size}`);
+  if (d.size > 0 && received !== d.size)
+    throw new Error(`Download of ${d.url.href} has ${received} bytes, the stream says ${d.size}`);
   const got = hash.digest('hex');
-  if (d.sha256 && got !== d.sha256) throw new Error(`SHA-256 mismatch for ${d.url.href}: the stream says ${d.sha256}, the download is ${got}`);
+  if (d.sha256 && got !== d.sha256)
+    throw new Error(`SHA-256 mismatch for ${d.url.href}: the stream says ${d.sha256}, the download is ${got}`);
 }

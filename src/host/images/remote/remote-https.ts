@@ -33,21 +33,30 @@ export function createRemoteHttps(opts: RemoteHttpsOptions = {}): RemoteHttps {
     const key = `${url.origin}\n${certificate ?? ''}`;
     let agent = agents.get(key);
     if (!agent) {
-      agent = new https.Agent({ keepAlive: true, maxSockets: 8, ...(opts.clientCert ? { cert: opts.clientCert.cert, key: opts.clientCert.key } : {}), ...(certificate ? pinnedTls(certificate) : {}) });
+      agent = new https.Agent({
+        keepAlive: true,
+        maxSockets: 8,
+        ...(opts.clientCert ? { cert: opts.clientCert.cert, key: opts.clientCert.key } : {}),
+        ...(certificate ? pinnedTls(certificate) : {}),
+      });
       agents.set(key, agent);
     }
     return agent;
   };
   const request = (url: URL, certificate: string | undefined, signal: AbortSignal): Promise<IncomingMessage> => {
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.reject(new Error(`Unsupported URL scheme in ${url.href}: only https (or http) image servers`));
-    if (certificate && url.protocol !== 'https:') return Promise.reject(new Error(`A certificate was given for ${url.origin}, which is not https`));
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      return Promise.reject(new Error(`Unsupported URL scheme in ${url.href}: only https (or http) image servers`));
+    if (certificate && url.protocol !== 'https:')
+      return Promise.reject(new Error(`A certificate was given for ${url.origin}, which is not https`));
     return new Promise((resolve, reject) => {
       const headers = { 'user-agent': opts.userAgent ?? 'svcd', accept: '*/*' };
       const req =
         url.protocol === 'https:'
           ? https.request(url, { method: 'GET', agent: agentFor(url, certificate), headers, signal })
           : http.request(url, { method: 'GET', headers, signal });
-      req.setTimeout(idleTimeoutMs, () => req.destroy(Object.assign(new Error(`no data for ${idleTimeoutMs / 1000} s`), { code: 'ETIMEDOUT' })));
+      req.setTimeout(idleTimeoutMs, () =>
+        req.destroy(Object.assign(new Error(`no data for ${idleTimeoutMs / 1000} s`), { code: 'ETIMEDOUT' })),
+      );
       req.on('error', (e) => reject(describeFailure(e, url, certificate !== undefined)));
       req.on('response', resolve);
       req.end();
@@ -74,16 +83,30 @@ function pinnedTls(pem: string): https.AgentOptions {
   try {
     expected = new X509Certificate(pem).fingerprint256;
   } catch (e) {
-    throw new Error(`The certificate given for the image server is not a valid PEM certificate: ${(e as Error).message}`);
+    throw new Error(
+      `The certificate given for the image server is not a valid PEM certificate: ${(e as Error).message}`,
+    );
   }
   return {
     ca: pem,
     checkServerIdentity: (_host: string, peer: PeerCertificate) =>
-      peer.fingerprint256 === expected ? undefined : Object.assign(new Error('certificate mismatch'), { code: 'CERT_PIN_MISMATCH' }),
+      peer.fingerprint256 === expected
+        ? undefined
+        : Object.assign(new Error('certificate mismatch'), { code: 'CERT_PIN_MISMATCH' }),
   };
 }
 
-const TLS_CODES = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_UNTRUSTED', 'CERT_PIN_MISMATCH']);
+const TLS_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_UNTRUSTED',
+  'CERT_PIN_MISMATCH',
+]);
 
 /** A clear message for a failed request: which server, and whether it was the certificate or the connection. */
 export function describeFailure(e: unknown, url: URL, pinned: boolean): Error {
@@ -97,7 +120,9 @@ export function describeFailure(e: unknown, url: URL, pinned: boolean): Error {
         : `The certificate of ${url.origin} is not trusted by the system CA roots (${code}: ${err.message}); pass the server's certificate to pin it`,
     );
   }
-  return new Error(`Failed to fetch ${url.href}: ${err.message}${code && !err.message.includes(code) ? ` (${code})` : ''}`);
+  return new Error(
+    `Failed to fetch ${url.href}: ${err.message}${code && !err.message.includes(code) ? ` (${code})` : ''}`,
+  );
 }
 
 /** The response body as JSON, refusing bodies over `limit` bytes. */

@@ -63,5 +63,11 @@ export interface RemoteProtocol {
    * fingerprint. Throws on a dropped connection, a short body or a hash mismatch; the caller removes
    * the temporary files on any throw.
    */
-  download(source: RemoteImageSource, image: RemoteImageInfo, into: ImageFiles, progress: DownloadProgress, signal: AbortSignal): Promise<void>;
+  download(
+    source: RemoteImageSource,
+    image: RemoteImageInfo,
+    into: ImageFiles,
+    progress: DownloadProgress,
+    signal: AbortSignal,
+  ): Promise<void>;
 }

@@ -36,7 +36,8 @@ export function createSimplestreamsProtocol(deps: SimplestreamsProtocolDeps = {}
   const now = deps.now ?? Date.now;
   const catalogs = new Map<string, { at: number; images: Promise<StreamImage[]> }>();
 
-  const fetchJson = async (url: URL, certificate: string | undefined, signal: AbortSignal) => readJsonBody(await client.get(url, certificate, signal), url);
+  const fetchJson = async (url: URL, certificate: string | undefined, signal: AbortSignal) =>
+    readJsonBody(await client.get(url, certificate, signal), url);
 
   const loadCatalog = async (server: string, certificate: string | undefined): Promise<StreamImage[]> => {
     const signal = AbortSignal.timeout(deps.catalogTimeoutMs ?? 60_000);
@@ -51,7 +52,10 @@ export function createSimplestreamsProtocol(deps: SimplestreamsProtocolDeps = {}
     return lists.flat();
   };
 
-  const catalog = (source: Pick<RemoteImageSource, 'server' | 'certificate'>, signal: AbortSignal): Promise<StreamImage[]> => {
+  const catalog = (
+    source: Pick<RemoteImageSource, 'server' | 'certificate'>,
+    signal: AbortSignal,
+  ): Promise<StreamImage[]> => {
     const key = `${source.server}\n${source.certificate ?? ''}`;
     let entry = catalogs.get(key);
     if (!entry || now() - entry.at > ttl) {
@@ -69,7 +73,8 @@ export function createSimplestreamsProtocol(deps: SimplestreamsProtocolDeps = {}
   return {
     list: catalog,
     async resolve(source, architectures, signal) {
-      if ((source.alias === undefined) === (source.fingerprint === undefined)) throw new Error('A simplestreams pull needs exactly one of alias and fingerprint');
+      if ((source.alias === undefined) === (source.fingerprint === undefined))
+        throw new Error('A simplestreams pull needs exactly one of alias and fingerprint');
       const image = selectStreamImage(await catalog(source, signal), source, architectures, source.server);
       return toRemoteInfo(image);
     },
@@ -85,21 +90,41 @@ export function createSimplestreamsProtocol(deps: SimplestreamsProtocolDeps = {}
   };
 }
 
-async function downloadImage(client: RemoteHttps, source: RemoteImageSource, image: StreamImage, into: ImageFiles, progress: DownloadProgress, signal: AbortSignal): Promise<void> {
+async function downloadImage(
+  client: RemoteHttps,
+  source: RemoteImageSource,
+  image: StreamImage,
+  into: ImageFiles,
+  progress: DownloadProgress,
+  signal: AbortSignal,
+): Promise<void> {
   if (image.rootfs && !into.rootfs) throw new Error(`Image ${image.fingerprint} is split: a rootfs path is needed`);
   const combined = createHash('sha256');
   let received = 0;
-  const parts = image.rootfs ? ([[image.meta, into.meta], [image.rootfs, into.rootfs as string]] as const) : ([[image.meta, into.meta]] as const);
+  const parts = image.rootfs
+    ? ([
+        [image.meta, into.meta],
+        [image.rootfs, into.rootfs as string],
+      ] as const)
+    : ([[image.meta, into.meta]] as const);
   for (const [file, path] of parts) {
     const url = joinServerUrl(source.server, file.path);
     const res = await client.get(url, source.certificate, signal);
     await downloadToFile({
-      res, url, path, sha256: file.sha256, size: file.size, alsoHash: combined,
+      res,
+      url,
+      path,
+      sha256: file.sha256,
+      size: file.size,
+      alsoHash: combined,
       onBytes: (n) => progress((received += n), image.size),
     });
   }
   const got = combined.digest('hex');
-  if (got !== image.fingerprint) throw new Error(`Fingerprint mismatch for the image from ${source.server}: the stream says ${image.fingerprint}, the files hash to ${got}`);
+  if (got !== image.fingerprint)
+    throw new Error(
+      `Fingerprint mismatch for the image from ${source.server}: the stream says ${image.fingerprint}, the files hash to ${got}`,
+    );
 }
 
 function toRemoteInfo(image: StreamImage): RemoteImageInfo {

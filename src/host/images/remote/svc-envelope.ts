@@ -17,6 +17,7 @@ export async function readEnvelope(res: IncomingMessage, what: string, limit = 8
   } catch {
     throw new Error(`${what}: ${res.statusCode} and not a JSON answer`);
   }
-  if (res.statusCode !== 200 || body?.type === 'error') throw new Error(`${what}: ${body?.error || `${res.statusCode} ${res.statusMessage ?? ''}`.trim()}`);
+  if (res.statusCode !== 200 || body?.type === 'error')
+    throw new Error(`${what}: ${body?.error || `${res.statusCode} ${res.statusMessage ?? ''}`.trim()}`);
   return body?.metadata;
 }

@@ -17,7 +17,8 @@ export function svcUrl(server: string, path: string, secret?: string): URL {
   return url;
 }
 
-const stamp = (s: unknown) => (typeof s === 'string' && !s.startsWith('0001-') && !s.startsWith('1970-') ? new Date(s) : undefined);
+const stamp = (s: unknown) =>
+  typeof s === 'string' && !s.startsWith('0001-') && !s.startsWith('1970-') ? new Date(s) : undefined;
 
 /** The image object of the other server's API as RemoteImageInfo (split is only learnt at download: see download). */
 // biome-ignore lint/suspicious/noExplicitAny: the other server's JSON, read field by field with checks
@@ -28,8 +29,15 @@ export function parseSvcImage(m: any, server: string): RemoteImageInfo {
     fingerprint,
     architecture: String(m.architecture ?? ''),
     public: m.public === true,
-    properties: Object.fromEntries(Object.entries((m.properties ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)])),
-    aliases: Array.isArray(m.aliases) ? m.aliases.map((a: { name?: unknown; description?: unknown } | null) => ({ name: String(a?.name ?? ''), description: String(a?.description ?? '') })) : [],
+    properties: Object.fromEntries(
+      Object.entries((m.properties ?? {}) as Record<string, unknown>).map(([k, v]) => [k, String(v)]),
+    ),
+    aliases: Array.isArray(m.aliases)
+      ? m.aliases.map((a: { name?: unknown; description?: unknown } | null) => ({
+          name: String(a?.name ?? ''),
+          description: String(a?.description ?? ''),
+        }))
+      : [],
     filename: typeof m.filename === 'string' ? m.filename : '',
     split: false,
     size: Number.isFinite(m.size) ? Number(m.size) : 0,
@@ -45,9 +53,13 @@ export function parseSvcImage(m: any, server: string): RemoteImageInfo {
  * is); the export is a unified tarball or a multipart body (`metadata` + `rootfs` parts: a split
  * image), streamed to disk and hashed on the way, and the fingerprint checked.
  */
-export function createSvcProtocol(deps: { clientCert?: { cert: string; key: string } | undefined; https?: RemoteHttps }): RemoteProtocol {
+export function createSvcProtocol(deps: {
+  clientCert?: { cert: string; key: string } | undefined;
+  https?: RemoteHttps;
+}): RemoteProtocol {
   const client = deps.https ?? createRemoteHttps({ clientCert: deps.clientCert });
-  const get = (source: RemoteImageSource, path: string, signal: AbortSignal, secret?: string) => client.request(svcUrl(source.server, path, secret), source.certificate || undefined, signal);
+  const get = (source: RemoteImageSource, path: string, signal: AbortSignal, secret?: string) =>
+    client.request(svcUrl(source.server, path, secret), source.certificate || undefined, signal);
 
   return {
     async resolve(source, architectures, signal) {
@@ -61,9 +73,17 @@ export function createSvcProtocol(deps: { clientCert?: { cert: string; key: stri
         if (res.statusCode === 404 && !source.alias) res.resume();
         else fingerprint = String((await readEnvelope(res, `Image alias "${name}" on ${source.server}`))?.target ?? '');
       }
-      const info = parseSvcImage(await readEnvelope(await get(source, `/1.0/images/${encodeURIComponent(fingerprint)}`, signal, source.secret), `Image "${fingerprint}" on ${source.server}`), source.server);
+      const info = parseSvcImage(
+        await readEnvelope(
+          await get(source, `/1.0/images/${encodeURIComponent(fingerprint)}`, signal, source.secret),
+          `Image "${fingerprint}" on ${source.server}`,
+        ),
+        source.server,
+      );
       if (architectures.length && info.architecture && !architectures.includes(info.architecture))
-        throw new Error(`Image ${info.fingerprint} on ${source.server} is for ${info.architecture}, which this host cannot run (${architectures.join(', ')})`);
+        throw new Error(
+          `Image ${info.fingerprint} on ${source.server} is for ${info.architecture}, which this host cannot run (${architectures.join(', ')})`,
+        );
       return info;
     },
 
@@ -82,7 +102,14 @@ export function createSvcProtocol(deps: { clientCert?: { cert: string; key: stri
       const boundary = boundaryOf(res.headers['content-type']);
       if (!boundary) {
         // The URL named in messages without the secret.
-        await downloadToFile({ res, url: svcUrl(source.server, path), path: into.meta, sha256: image.fingerprint, size: 0, onBytes });
+        await downloadToFile({
+          res,
+          url: svcUrl(source.server, path),
+          path: into.meta,
+          sha256: image.fingerprint,
+          size: 0,
+          onBytes,
+        });
         return;
       }
       const sha = createHash('sha256');
@@ -93,7 +120,8 @@ export function createSvcProtocol(deps: { clientCert?: { cert: string; key: stri
         if (signal.aborted) throw e;
         throw new Error(`${what}: the download failed after ${received} bytes: ${(e as Error).message}`);
       }
-      if (!res.complete || (total && received < total)) throw new Error(`${what}: the download was cut short (${received} of ${total} bytes)`);
+      if (!res.complete || (total && received < total))
+        throw new Error(`${what}: the download was cut short (${received} of ${total} bytes)`);
       const got = sha.digest('hex');
       if (got !== image.fingerprint) throw new Error(`${what}: SHA-256 mismatch: the download hashes to ${got}`);
     },
@@ -108,14 +136,20 @@ async function* counted(body: http.IncomingMessage, onBytes: (n: number) => void
 }
 
 /** The parts of a split export: `metadata` then `rootfs` (hashed in that order, which is the fingerprint's). */
-async function writeParts(body: AsyncIterable<Uint8Array>, boundary: string, into: ImageFiles, sha: Hash): Promise<void> {
+async function writeParts(
+  body: AsyncIterable<Uint8Array>,
+  boundary: string,
+  into: ImageFiles,
+  sha: Hash,
+): Promise<void> {
   let file: HashedFile | undefined;
   const seen: string[] = [];
   try {
     await readMultipart(body, boundary, {
       async onPart(part) {
         const expected = seen.length === 0 ? 'metadata' : 'rootfs';
-        if (part.name !== expected && !(expected === 'rootfs' && part.name === 'rootfs.img')) throw new Error(`unexpected part "${part.name}" in the export (expected "${expected}")`);
+        if (part.name !== expected && !(expected === 'rootfs' && part.name === 'rootfs.img'))
+          throw new Error(`unexpected part "${part.name}" in the export (expected "${expected}")`);
         const target = expected === 'metadata' ? into.meta : into.rootfs;
         if (!target) throw new Error('a split image was sent where a unified one was expected');
         seen.push(expected);

@@ -20,6 +20,7 @@ const ALIASES: Record<string, string[]> = {
 
 /** The LXD name of an architecture spelled any known way, undefined when unknown. */
 export function architectureName(name: string): string | undefined {
-  for (const [canonical, aliases] of Object.entries(ALIASES)) if (name === canonical || aliases.includes(name)) return canonical;
+  for (const [canonical, aliases] of Object.entries(ALIASES))
+    if (name === canonical || aliases.includes(name)) return canonical;
   return undefined;
 }

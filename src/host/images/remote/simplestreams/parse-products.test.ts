@@ -17,9 +17,29 @@ test('products: split (squashfs and root.tar.xz) and unified images, LXD fingerp
   assert.equal(sq.size, 3100);
   assert.equal(sq.filename, 'lxd.tar.xz');
   assert.deepEqual(sq.createdAt, new Date('2024-02-02T00:00:00Z'));
-  assert.deepEqual(sq.properties, { os: 'Debian', release: 'bookworm', architecture: 'amd64', label: 'daily', serial: '20240202_05:24', description: 'Debian bookworm amd64 (daily) (20240202_05:24)', variant: 'default', type: 'squashfs' });
-  assert.deepEqual(sq.aliases, ['debian/bookworm/default', 'debian/bookworm', 'debian/12', 'debian/bookworm/default/amd64', 'debian/bookworm/amd64', 'debian/12/amd64']);
-  assert.equal(byFp.get(H('d'))!.rootfs?.path, 'images/debian/new/rootfs.tar.xz', 'combined_sha256 when combined_rootxz_sha256 is absent');
+  assert.deepEqual(sq.properties, {
+    os: 'Debian',
+    release: 'bookworm',
+    architecture: 'amd64',
+    label: 'daily',
+    serial: '20240202_05:24',
+    description: 'Debian bookworm amd64 (daily) (20240202_05:24)',
+    variant: 'default',
+    type: 'squashfs',
+  });
+  assert.deepEqual(sq.aliases, [
+    'debian/bookworm/default',
+    'debian/bookworm',
+    'debian/12',
+    'debian/bookworm/default/amd64',
+    'debian/bookworm/amd64',
+    'debian/12/amd64',
+  ]);
+  assert.equal(
+    byFp.get(H('d'))!.rootfs?.path,
+    'images/debian/new/rootfs.tar.xz',
+    'combined_sha256 when combined_rootxz_sha256 is absent',
+  );
   assert.equal(byFp.get(H('b'))!.properties.type, 'root.tar.xz');
   const uni = byFp.get(H('e'))!;
   assert.equal(uni.rootfs, undefined);
@@ -31,7 +51,18 @@ test('products: split (squashfs and root.tar.xz) and unified images, LXD fingerp
 
 test('products: a bad fingerprint, a bad hash or a missing path drops the item; not a products file throws', () => {
   const one = (item: Record<string, unknown>) =>
-    parseProducts({ products: { p: { arch: 'amd64', aliases: 'x', versions: { '20240101': { items: { u: { ftype: 'lxd_combined.tar.gz', size: 1, ...item } } } } } } }, 'p.json');
+    parseProducts(
+      {
+        products: {
+          p: {
+            arch: 'amd64',
+            aliases: 'x',
+            versions: { '20240101': { items: { u: { ftype: 'lxd_combined.tar.gz', size: 1, ...item } } } },
+          },
+        },
+      },
+      'p.json',
+    );
   assert.equal(one({ path: 'a', sha256: H('a') }).length, 1);
   assert.equal(one({ path: 'a', sha256: 'abc' }).length, 0);
   assert.equal(one({ path: 'a', sha256: H('A') }).length, 0, 'uppercase fingerprints are not LXD fingerprints');
@@ -57,8 +88,14 @@ test('stream index: the paths of non-empty image-downloads entries', () => {
     },
   };
   assert.deepEqual(parseStreamIndex(index, 'index.json'), ['streams/v1/images.json']);
-  assert.throws(() => parseStreamIndex({ products: {} }, 'https://x/streams/v1/index.json'), /https:\/\/x\/streams\/v1\/index\.json is not a simplestreams index/);
-  assert.throws(() => parseStreamIndex({ index: { a: { datatype: 'image-downloads', products: ['a'] } } }, 'i'), /has no path/);
+  assert.throws(
+    () => parseStreamIndex({ products: {} }, 'https://x/streams/v1/index.json'),
+    /https:\/\/x\/streams\/v1\/index\.json is not a simplestreams index/,
+  );
+  assert.throws(
+    () => parseStreamIndex({ index: { a: { datatype: 'image-downloads', products: ['a'] } } }, 'i'),
+    /has no path/,
+  );
 });
 
 test('architecture names as LXD spells them', () => {

@@ -40,14 +40,18 @@ const HEX64 = /^[0-9a-f]{64}$/;
  * or `combined_rootxz_sha256`, else `combined_sha256` (root.tar.xz).
  */
 export function parseProducts(json: unknown, what: string): StreamImage[] {
-  if (!isObject(json) || !isObject(json.products)) throw new Error(`${what} is not a simplestreams products file (no "products" object)`);
+  if (!isObject(json) || !isObject(json.products))
+    throw new Error(`${what} is not a simplestreams products file (no "products" object)`);
   const images: StreamImage[] = [];
   for (const product of Object.values(json.products)) {
     if (!isObject(product) || typeof product.arch !== 'string' || !isObject(product.versions)) continue;
     const architecture = architectureName(product.arch);
     if (!architecture) continue;
     const str = (k: string) => (typeof product[k] === 'string' ? (product[k] as string) : '');
-    const names = str('aliases').split(',').map((a) => a.trim()).filter(Boolean);
+    const names = str('aliases')
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean);
     const aliases = [...names, ...names.map((a) => `${a}/${product.arch as string}`)];
     for (const [serial, version] of Object.entries(product.versions)) {
       const createdAt = serialDate(serial);
@@ -61,16 +65,31 @@ export function parseProducts(json: unknown, what: string): StreamImage[] {
         if (root && !rootFile) return;
         const description = `${str('os')} ${str('release_title')} ${product.arch as string}${label ? ` (${label})` : ''} (${serial})`;
         const properties: Record<string, string> = {
-          os: str('os'), release: str('release'), version: str('version'), architecture: product.arch as string,
-          label, serial, description, variant: str('variant'), type: rootFile ? rootFile.ftype : 'tar.gz',
+          os: str('os'),
+          release: str('release'),
+          version: str('version'),
+          architecture: product.arch as string,
+          label,
+          serial,
+          description,
+          variant: str('variant'),
+          type: rootFile ? rootFile.ftype : 'tar.gz',
         };
         for (const k of Object.keys(properties)) if (properties[k] === '') delete properties[k];
-        const eol = /^\d{4}-\d{2}-\d{2}$/.test(str('support_eol')) ? new Date(`${str('support_eol')}T00:00:00Z`) : undefined;
+        const eol = /^\d{4}-\d{2}-\d{2}$/.test(str('support_eol'))
+          ? new Date(`${str('support_eol')}T00:00:00Z`)
+          : undefined;
         images.push({
-          fingerprint, architecture, aliases, properties, serial, createdAt,
+          fingerprint,
+          architecture,
+          aliases,
+          properties,
+          serial,
+          createdAt,
           expiresAt: eol && !Number.isNaN(eol.getTime()) ? eol : undefined,
           filename: metaFile.path.split('/').pop() ?? '',
-          meta: metaFile, rootfs: rootFile,
+          meta: metaFile,
+          rootfs: rootFile,
           size: metaFile.size + (rootFile?.size ?? 0),
         });
       };

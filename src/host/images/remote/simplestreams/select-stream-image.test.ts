@@ -21,9 +21,27 @@ test('by fingerprint: full or a unique prefix', () => {
 });
 
 test('errors name the server and what is missing', () => {
-  assert.throws(() => selectStreamImage(images, { alias: 'nope' }, ['x86_64'], S), /Alias "nope" not found on https:\/\/images\.example/);
-  assert.throws(() => selectStreamImage(images, { alias: 'busybox' }, ['x86_64', 'i686'], S), /no image for this host's architectures \(x86_64, i686\); it has: aarch64/);
-  assert.throws(() => selectStreamImage(images, { fingerprint: '9999' }, ['x86_64'], S), /Image "9999" not found on https:\/\/images\.example/);
-  assert.throws(() => selectStreamImage([...images, { ...images[0]!, fingerprint: `${H('a').slice(0, 60)}0000` }], { fingerprint: 'aaaa' }, [], S), /More than one image/);
+  assert.throws(
+    () => selectStreamImage(images, { alias: 'nope' }, ['x86_64'], S),
+    /Alias "nope" not found on https:\/\/images\.example/,
+  );
+  assert.throws(
+    () => selectStreamImage(images, { alias: 'busybox' }, ['x86_64', 'i686'], S),
+    /no image for this host's architectures \(x86_64, i686\); it has: aarch64/,
+  );
+  assert.throws(
+    () => selectStreamImage(images, { fingerprint: '9999' }, ['x86_64'], S),
+    /Image "9999" not found on https:\/\/images\.example/,
+  );
+  assert.throws(
+    () =>
+      selectStreamImage(
+        [...images, { ...images[0]!, fingerprint: `${H('a').slice(0, 60)}0000` }],
+        { fingerprint: 'aaaa' },
+        [],
+        S,
+      ),
+    /More than one image/,
+  );
   assert.throws(() => selectStreamImage(images, { fingerprint: H('e') }, ['x86_64'], S), /is for architecture aarch64/);
 });
