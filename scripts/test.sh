@@ -24,6 +24,7 @@ SQL
 export SVCD_TEST_PG_URL="postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres"
 
 npx tsc --noEmit
+bash scripts/lint.sh
 
 mapfile -t files < <(find src integration -name '*.test.ts' | sort)
 exec node --import tsx --test --test-reporter=spec --test-timeout=300000 "${files[@]}"
