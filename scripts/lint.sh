@@ -9,7 +9,7 @@ if [ "${1:-}" = "--fix" ]; then
   clang-format -i "${c_files[@]}"
   exit 0
 fi
-npx biome ci --error-on-warnings .
+npx biome ci --error-on-warnings --colors=off .
 clang-format --dry-run --Werror "${c_files[@]}"
 for f in "${c_files[@]}"; do
   cc -Wall -Wextra -Werror -fsyntax-only "$f"

@@ -343,10 +343,13 @@ describe('containers on real LXC (busybox image): create, run, observe, self-hea
       const r = await api.delete(url(pool));
       assert.equal(r.status, 200, r.text);
       expectError(await api.get(url(pool)), 404);
-      const left = await eventually(async () => {
-        const now = (await readdir(imagesDirOf(pool))).filter((e) => !e.includes('.spare'));
-        return now.length === onDisk[pool]!.length - 1 ? now : undefined;
-      }, `the image volume gone from ${pool}'s disk (was ${onDisk[pool]!.join(' ')})`);
+      const left = await eventually(
+        async () => {
+          const now = (await readdir(imagesDirOf(pool))).filter((e) => !e.includes('.spare'));
+          return now.length === onDisk[pool]!.length - 1 ? now : undefined;
+        },
+        `the image volume gone from ${pool}'s disk (was ${onDisk[pool]!.join(' ')})`,
+      );
       assert.ok(
         left.every((e) => onDisk[pool]!.includes(e)),
         'nothing else removed or added',
