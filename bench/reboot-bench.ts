@@ -15,9 +15,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { startBusyboxDaemon, teardownContainers, waitOp } from '../integration/support/container-env.ts';
 import { eventually } from '../integration/support/http.ts';
-import { findProcesses } from '../integration/support/lxc-host.ts';
 import { freeSubnet24, safeNetworkConfig } from '../integration/support/networks.ts';
-import { cleanupStorageUnder } from '../integration/support/storage-host.ts';
+import { simulateReboot } from '../integration/support/simulate-reboot.ts';
 
 const run = promisify(execFile);
 const arg = (name: string, dflt: number) => {
@@ -61,23 +60,7 @@ try {
 
   for (let round = 1; round <= rounds; round++) {
     // The reboot.
-    await d.kill();
-    for (const id of await readdir(lxcPath)) await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath]).catch(() => {});
-    for (const p of await findProcesses((argv) => argv.some((a) => a.includes(d.stateDir)))) {
-      try {
-        process.kill(p.pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-    await eventually(
-      async () => (await findProcesses((argv) => argv.some((a) => a.includes(d.stateDir)))).length === 0,
-      'the tree gone',
-      10_000,
-    );
-    await run('ip', ['link', 'del', net]).catch(() => {});
-    for (const table of ['svcd', 'svcd_proxy']) await run('nft', ['delete', 'table', 'inet', table]).catch(() => {});
-    await cleanupStorageUnder(d.stateDir);
+    await simulateReboot(d, [net]);
     const t0 = performance.now();
     await d.restart();
     apiRows.push(performance.now() - t0);

@@ -8,19 +8,16 @@
  * Test network: no NAT, no routing, no IPv6 (traffic stays on the test's bridge).
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { promisify } from 'node:util';
 import { startBusyboxDaemon, teardownContainers, waitOp as waitOpOf } from '../support/container-env.ts';
 import type { Daemon } from '../support/daemon.ts';
 import { eventually, type Client } from '../support/http.ts';
-import { findProcesses, lxcSkipReason } from '../support/lxc-host.ts';
+import { lxcSkipReason } from '../support/lxc-host.ts';
 import { freeSubnet24, hostLink, processesMentioning, safeNetworkConfig, svcdTable } from '../support/networks.ts';
-import { cleanupStorageUnder, loopsUnder, mountsUnder } from '../support/storage-host.ts';
+import { simulateReboot } from '../support/simulate-reboot.ts';
+import { loopsUnder, mountsUnder } from '../support/storage-host.ts';
 
-const run = promisify(execFile);
 const skip = await lxcSkipReason();
 const COUNT = 4;
 
@@ -67,24 +64,7 @@ describe('a simulated host reboot (real LXC, btrfs on a loop file, a bridge with
 
   test('everything comes back by itself: pool mounted first, network serving, containers running with a lease on the first try', async () => {
     // The reboot: nothing of svcd, its containers or its host objects survives.
-    await d.kill();
-    const lxcPath = path.join(d.stateDir, 'containers');
-    for (const id of await readdir(lxcPath)) await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath]).catch(() => {});
-    for (const p of await findProcesses((argv) => argv.some((a) => a.includes(d.stateDir)))) {
-      try {
-        process.kill(p.pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-    await eventually(
-      async () => (await findProcesses((argv) => argv.some((a) => a.includes(d.stateDir)))).length === 0,
-      'every process of the state dir gone',
-      10_000,
-    );
-    await run('ip', ['link', 'del', net]).catch(() => {});
-    for (const table of ['svcd', 'svcd_proxy']) await run('nft', ['delete', 'table', 'inet', table]).catch(() => {});
-    await cleanupStorageUnder(d.stateDir);
+    await simulateReboot(d, [net]);
     assert.equal((await mountsUnder(d.stateDir)).length, 0, 'nothing mounted under the state dir');
     assert.equal((await loopsUnder(d.stateDir)).length, 0, 'no loop device of the state dir');
     assert.equal((await hostLink(net)).exists, false);
