@@ -32,6 +32,20 @@ export interface ListenerDeps {
   onRequest?: () => void;
 }
 
+/** Listen, resolving once bound and rejecting with the bind error (EADDRINUSE, EACCES...). */
+export function listen(server: net.Server, ...args: unknown[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error) => reject(e);
+    server.once('error', onError);
+    (server.listen as (...a: unknown[]) => void)(...args, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+export const closeServer = (s: net.Server) => new Promise<void>((resolve) => s.close(() => resolve()));
+
 /** Parse a validated `core.https_address` into host + port (default port 8443, all addresses when host empty). */
 export function parseListenAddress(addr: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*))(?::(\d+))?$/.exec(addr);
@@ -112,19 +126,6 @@ export function createListeners(deps: ListenerDeps) {
       else socket.destroy();
     });
   }
-
-  function listen(server: net.Server, ...args: unknown[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onError = (e: Error) => reject(e);
-      server.once('error', onError);
-      (server.listen as (...a: unknown[]) => void)(...args, () => {
-        server.off('error', onError);
-        resolve();
-      });
-    });
-  }
-
-  const closeServer = (s: net.Server) => new Promise<void>((resolve) => s.close(() => resolve()));
 
   return {
     async listenUnix(path: string): Promise<void> {

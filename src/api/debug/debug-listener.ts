@@ -12,17 +12,10 @@ import { Session } from 'node:inspector/promises';
 import { getHeapSnapshot } from 'node:v8';
 import type { Logger } from 'pino';
 import { HostInputError } from '../../host/errors.ts';
+import { closeServer, listen, parseListenAddress } from '../listeners.ts';
 import { createDebugFigures } from './debug-figures.ts';
 
 const MAX_PROFILE_SECONDS = 300;
-
-/** Host and port of a validated `core.debug_address` (the port is required, as LXD's validator wants it). */
-export function parseDebugAddress(addr: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(addr);
-  if (!m) throw new HostInputError(`core.debug_address "${addr}" needs a port`);
-  const host = m[1] ?? m[2] ?? '';
-  return { host: host === '' ? '::' : host, port: Number(m[3]) };
-}
 
 const INDEX = `svcd debug listener (core.debug_address)
 /debug/pprof/heap               V8 heap snapshot (open in Chrome DevTools, Memory tab)
@@ -92,11 +85,12 @@ export function createDebugListener(deps: { log: Pick<Logger, 'info' | 'warn'> }
     send(res, 404, 'text/plain', 'not found\n');
   }
 
-  const close = (s: http.Server) =>
-    new Promise<void>((resolve) => {
-      s.close(() => resolve());
-      s.closeAllConnections();
-    });
+  // Idle keep-alive connections would hold close() open: they go at once.
+  const close = (s: http.Server) => {
+    const closed = closeServer(s);
+    s.closeAllConnections();
+    return closed;
+  };
 
   return {
     /** Open, move or close the listener; throws a HostInputError when the address cannot be bound. */
@@ -106,8 +100,8 @@ export function createDebugListener(deps: { log: Pick<Logger, 'info' | 'warn'> }
       const old = server;
       let fresh: http.Server | undefined;
       if (want) {
-        const { host, port } = parseDebugAddress(want);
-        if (old && address && parseDebugAddress(address).port === port) await close(old);
+        const { host, port } = parseListenAddress(want);
+        if (old && address && parseListenAddress(address).port === port) await close(old);
         fresh = http.createServer((req, res) => {
           handle(req, res).catch((err: unknown) => {
             deps.log.warn({ err }, 'debug listener request failed');
@@ -116,13 +110,7 @@ export function createDebugListener(deps: { log: Pick<Logger, 'info' | 'warn'> }
           });
         });
         try {
-          await new Promise<void>((resolve, reject) => {
-            fresh!.once('error', reject);
-            fresh!.listen({ host, port, ipv6Only: false }, () => {
-              fresh!.off('error', reject);
-              resolve();
-            });
-          });
+          await listen(fresh, { host, port, ipv6Only: false });
         } catch (e) {
           throw new HostInputError(`Cannot listen on ${want} (core.debug_address): ${(e as Error).message}`);
         }
