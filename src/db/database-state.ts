@@ -1,3 +1,4 @@
+import type { LatestStampWriter } from '../util/latest-stamp-writer.ts';
 import { createVersionedCache, type VersionedCache } from '../util/versioned-cache.ts';
 import type { VersionListener } from './data-version-listener.ts';
 import { localVersion, type WriteCounter } from './local-writes.ts';
@@ -34,6 +35,8 @@ export interface DatabaseState {
   readonly notified: NotifiedVersions | undefined;
   /** Database.relaxed, when it is another handle (openDatabase sets it): see relaxedOf. */
   relaxed?: object;
+  /** Images' last_used_at stamps, merged per image (desired/images.ts makes it at the first touch). */
+  lastUsedStamps?: LatestStampWriter;
 }
 
 export interface NotifiedVersions {

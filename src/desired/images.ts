@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, like, sql } from 'drizzle-orm';
 import { databaseStateOf, relaxedOf } from '../db/database-state.ts';
 import type { DbOrTx } from '../db/types.ts';
-import { createLatestStampWriter, type LatestStampWriter } from '../util/latest-stamp-writer.ts';
+import { createLatestStampWriter } from '../util/latest-stamp-writer.ts';
 import { parseBool } from '../util/parse-bool.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { DEFAULT_PROJECT, readProject } from './projects.ts';
@@ -180,15 +180,12 @@ export async function touchImageLastUsed(
   const p = await imageProjectFor(db, project);
   const target = relaxedOf(db);
   // A transaction writes its own; a database's touches of one image at once are merged (latest-stamp-writer.ts).
-  if (!databaseStateOf(target)) return writeLastUsed(target, p, fingerprint, at);
-  let writer = stampWriters.get(target);
-  if (!writer) {
-    const w = createLatestStampWriter((key, when) => {
-      const [proj, fp] = key.split('\0') as [string, string];
-      return writeLastUsed(target, proj, fp, when);
-    });
-    stampWriters.set(target, (writer = w));
-  }
+  const state = databaseStateOf(target);
+  if (!state) return writeLastUsed(target, p, fingerprint, at);
+  const writer = (state.lastUsedStamps ??= createLatestStampWriter((key, when) => {
+    const [proj, fp] = key.split('\0') as [string, string];
+    return writeLastUsed(target, proj, fp, when);
+  }));
   await writer.touch(`${p}\0${fingerprint}`, at);
 }
 
@@ -198,9 +195,6 @@ async function writeLastUsed(db: DbOrTx, project: string, fingerprint: string, a
     .set({ lastUsedAt: at })
     .where(and(eq(images.project, project), eq(images.fingerprint, fingerprint)));
 }
-
-/** Per database handle: its merged last_used_at writes (a key names the project and fingerprint). */
-const stampWriters = new WeakMap<object, LatestStampWriter>();
 
 export interface ImageSelector {
   alias?: string | undefined;
