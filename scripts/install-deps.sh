@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what svcd needs on a Debian 12 host, idempotently (root). `--test` adds what the test
-# suite needs (PostgreSQL 15, pylxd, lxd-tools, tmux, clang-format for scripts/lint.sh).
+# suite needs (PostgreSQL 15, pylxd, lxd-tools, tmux, clang-format for scripts/lint.sh, Debian's LXD 5.0.2
+# as the other side of migration and apply tests, and chromium for the dashboard's browser tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,7 +14,7 @@ cd "$(dirname "$0")/.."
 # openssl makes svcd's certificate at its first start (src/tls/ensure-server-certificate.ts).
 packages=(postgresql-15 lxc lxd-client busybox-static btrfs-progs dnsmasq-base nftables uidmap iproute2 acl rsync socat util-linux squashfs-tools xz-utils zstd bzip2 openssl gcc libc6-dev python3)
 if [ "${1:-}" = "--test" ]; then
-  packages+=(python3-pylxd lxd-tools ansible tmux curl clang-format)
+  packages+=(python3-pylxd lxd-tools ansible tmux curl clang-format lxd chromium)
 fi
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 
