@@ -55,6 +55,7 @@ import { createContainerHost } from './host/container-host/create-container-host
 import { readLxcHostFeatures } from './host/lxc/host-features.ts';
 import { parseSubids } from './host/idmap/parse-subids.ts';
 import { createConvergence } from './reconcilers/convergence.ts';
+import { createMigrations } from './migration/create-migrations.ts';
 import { createPoolReconciler } from './reconcilers/storage-pool/reconcile.ts';
 import { createVolumeReconciler } from './reconcilers/storage-volume/reconcile.ts';
 import { createImageVolumeReconciler } from './reconcilers/image-volume/reconcile.ts';
@@ -386,7 +387,17 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       log: log.child({ component: 'images' }),
     }),
   );
+  const migrations = createMigrations({
+    db,
+    ops,
+    log: log.child({ component: 'migration' }),
+    stateDir: config.stateDir,
+    storage,
+    reconcile,
+    convergence,
+  });
   const app = createApp({
+    migration: migrations,
     db,
     node: config.nodeName,
     ops,
@@ -481,6 +492,11 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     // anything that uses them is queued: a client's first look never finds its pool Pending or not mounted, and
     // a container's first DHCP request finds its network's dnsmasq serving. It waits at most 10 s for them.
     await reconcile.start();
+    // What a transfer killed midway left on the pools (no row was ever committed for it) goes now.
+    await migrations
+      .sweep()
+      .then((n) => n > 0 && log.warn({ count: n }, 'removed the volumes of migrations that never completed'))
+      .catch((e: unknown) => log.error({ err: e }, 'cannot sweep the volumes of failed migrations'));
     await listeners.listenUnix(socketPath);
     const { 'core.https_address': https, 'core.debug_address': debug } = await readServerKeys(db, config.nodeName, [
       'core.https_address',

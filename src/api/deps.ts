@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/types.ts';
-import type { ContainerRow, ContainerRuntimeRow } from '../desired/schema/index.ts';
+import type { ContainerRow, ContainerRuntimeRow, OperationRow } from '../desired/schema/index.ts';
+import type { ReceiveContainerRequest } from '../migration/receive-container.ts';
+import type { SendContainerRequest } from '../migration/send-container.ts';
 import type { EventBus } from '../events/index.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from '../reconcilers/convergence.ts';
@@ -45,6 +47,11 @@ export interface ApiDeps {
   };
   /** The host side of the containers' imperative endpoints (files, exec, console, logs, backups, metadata, publish). */
   containerHost: ContainerHost;
+  /** Migration between servers: the source and sink roles of a container (src/migration). */
+  migration: {
+    sendContainer(ct: ContainerRow, req: SendContainerRequest): Promise<OperationRow>;
+    receiveContainer(req: ReceiveContainerRequest): Promise<OperationRow>;
+  };
   /** The image store (uploads, URL imports, exports). */
   images: ImageHost;
   /** Pulls from other servers and refreshes (src/api/image-pulls.ts; one per daemon: single flight per fingerprint). */

@@ -22,6 +22,14 @@ export const Source = v.object({
   secret: optionalString,
   certificate: optionalString,
   container_only: v.optional(v.boolean('expected a boolean')),
+  // migration (type migration): the other server's operation and its secrets
+  operation: optionalString,
+  secrets: v.optional(stringMap),
+  live: v.optional(v.boolean('expected a boolean')),
+  instance_only: v.optional(v.boolean('expected a boolean')),
+  'base-image': optionalString,
+  refresh: v.optional(v.boolean('expected a boolean')),
+  allow_inconsistent: v.optional(v.boolean('expected a boolean')),
 });
 /** The fields a client edits, at create and by PUT/PATCH. */
 export const editableFields = {
@@ -40,8 +48,20 @@ export const CreateBody = v.object({
 });
 export const PutBody = v.object({ ...editableFields, restore: optionalString });
 export const RenameBody = v.object({
-  name: v.string('expected a string'),
+  name: v.optional(v.string('expected a string'), ''),
   migration: v.optional(v.boolean('expected a boolean')),
+  // migration: true (the source role); `target` is push mode, the sink's operation that svcd dials
+  live: v.optional(v.boolean('expected a boolean')),
+  container_only: v.optional(v.boolean('expected a boolean')),
+  instance_only: v.optional(v.boolean('expected a boolean')),
+  allow_inconsistent: v.optional(v.boolean('expected a boolean')),
+  target: v.optional(
+    v.object({
+      operation: optionalString,
+      secrets: v.optional(stringMap),
+      certificate: optionalString,
+    }),
+  ),
 });
 export const StateBody = v.object({
   action: v.picklist(

@@ -5,6 +5,7 @@ import {
   expandStoredContainer,
   insertContainer,
   readContainer,
+  splitVolatile,
   validateContainer,
   type ContainerInput,
 } from '../../desired/containers.ts';
@@ -43,7 +44,12 @@ export async function createContainerRoute(
   const body = await readJson(c, CreateBody);
   const project = c.get('project');
   const pp = await profileProject(c);
-  const config = { ...(body.instance_type ? expandInstanceType(body.instance_type) : {}), ...(body.config ?? {}) };
+  const migrating = body.source?.type === 'migration';
+  // A container from another server comes with the keys it had there; its volatile.* keys are that host's.
+  const config = {
+    ...(body.instance_type ? expandInstanceType(body.instance_type) : {}),
+    ...(migrating ? splitVolatile(body.config ?? {}).rest : (body.config ?? {})),
+  };
   const input: ContainerInput = {
     description: body.description ?? '',
     architecture: body.architecture || deps.host.architectures[0] || 'x86_64',
@@ -61,6 +67,32 @@ export async function createContainerRoute(
     deps.containers.nicHost && { probe: deps.containers.nicHost },
   );
   await checkContainerProxies(db, undefined, expanded.devices, deps.containers.listenProbe);
+  if (migrating) {
+    const s = body.source!;
+    const mode = s.mode ?? 'pull';
+    if (mode !== 'pull' && mode !== 'push')
+      throw new ValidationError(`Migration source mode "${mode}" is not supported (pull or push)`);
+    if (s.refresh) throw new ValidationError('Refreshing an existing container from another server is not supported');
+    const pool = Object.values(expanded.devices).find((d) => d.type === 'disk' && d.path === '/')?.pool ?? '';
+    const baseImage = s['base-image'] || body.config?.['volatile.base_image'];
+    return async(
+      c,
+      await deps.migration.receiveContainer({
+        project,
+        name: body.name,
+        input,
+        profileProject: pp,
+        pool,
+        mode,
+        ...(s.operation ? { operation: s.operation } : {}),
+        ...(s.secrets ? { secrets: s.secrets } : {}),
+        ...(s.certificate ? { certificate: s.certificate } : {}),
+        live: s.live ?? false,
+        containerOnly: s.container_only ?? s.instance_only ?? false,
+        ...(baseImage ? { baseImage } : {}),
+      }),
+    );
+  }
   if (body.source?.type === 'image' && body.source.mode === 'pull')
     return createFromRemote(c, deps, {
       project,

@@ -240,8 +240,25 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     POST: async (c) => {
       const cur = await one(c);
       const body = await readJson(c, RenameBody);
-      if (body.migration)
-        throw new ValidationError('Migration is not supported on this host (no CRIU, no remote members)');
+      if (body.migration) {
+        const target = body.target;
+        return async(
+          c,
+          await deps.migration.sendContainer(cur, {
+            live: body.live ?? false,
+            containerOnly: body.container_only ?? body.instance_only ?? false,
+            ...(target
+              ? {
+                  target: {
+                    operation: target.operation ?? '',
+                    secrets: target.secrets ?? {},
+                    ...(target.certificate ? { certificate: target.certificate } : {}),
+                  },
+                }
+              : {}),
+          }),
+        );
+      }
       const operation = await writeWithOperation(deps, async (tx) => {
         validateContainerName(body.name);
         const row = await bumpContainer(tx, cur.id, { name: body.name });

@@ -28,6 +28,10 @@ export type ContainerSource =
       snapshots?: { from: string; to: string }[];
     }
   | {
+      /** Received from another server (src/migration): the volume and its snapshots are in place before the row. */
+      type: 'migration';
+    }
+  | {
       type: 'backup';
       file: string;
       /** The snapshots packed in the tarball (oldest first): their directory `backup/snapshots/<name>` → this container's snapshot id. */

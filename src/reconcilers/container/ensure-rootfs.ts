@@ -210,6 +210,9 @@ export async function ensureRootfs(
         {},
         signal,
       );
+    } else if (c.source.type === 'migration') {
+      // The data came over the wire before the row was written: nothing here can make it again.
+      throw new TerminalError('the root volume received from the other server is missing');
     } else {
       // Source none (or a backup whose volume was lost): an empty root filesystem.
       await pool.driver.ensureVolume(pool.spec, ref, {}, signal);

@@ -78,7 +78,7 @@ export function createRemoteHttps(opts: RemoteHttpsOptions = {}): RemoteHttps {
 }
 
 /** TLS options that accept only the server presenting `pem` (no host name check: the pin is the identity). */
-function pinnedTls(pem: string): https.AgentOptions {
+export function pinnedTls(pem: string): https.AgentOptions {
   let expected: string;
   try {
     expected = new X509Certificate(pem).fingerprint256;

@@ -1,0 +1,175 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Transform, type Duplex, type Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { runCommand, spawnProcess } from '../exec.ts';
+import {
+  rsyncReceiveArgs,
+  rsyncSendArgs,
+  rsyncSkipsSelinuxXattrs,
+  socketRsh,
+  type RsyncFeature,
+} from './rsync-args.ts';
+import type { FsChannel } from './ws-frames.ts';
+
+/**
+ * One rsync session of a migration over the fs channel, in LXD's fixed roles: the side with the data
+ * runs the rsync client, whose `-e` command (socat) reaches a unix socket that this process joins to
+ * the channel's session; the receiving side runs `rsync --server` with its stdio on the session. A
+ * session ends with a barrier each way (ws-frames.ts).
+ */
+
+export interface TransferOptions {
+  features: readonly RsyncFeature[];
+  signal: AbortSignal;
+  /** Bytes that crossed the channel so far in this session (for fs_progress). */
+  onBytes?: (total: number) => void;
+  /** rsync's --bwlimit (the pool's rsync.bwlimit). */
+  bwlimit?: string;
+}
+
+let selinuxFilter: Promise<boolean> | undefined;
+/** Whether rsync here is 3.1.3 or later (LXD then filters security.selinux xattrs): asked once. */
+const skipSelinux = () =>
+  (selinuxFilter ??= runCommand('rsync', ['--version']).then(
+    (out) => rsyncSkipsSelinuxXattrs(out),
+    () => false,
+  ));
+
+const counter = (onBytes: ((n: number) => void) | undefined) => {
+  let total = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      total += chunk.length;
+      onBytes?.(total);
+      done(null, chunk);
+    },
+  });
+};
+
+class RsyncFailed extends Error {
+  constructor(role: string, code: number | undefined, stderr: string) {
+    super(
+      `rsync (${role}) failed${code !== undefined ? ` with exit code ${code}` : ''}: ${stderr.trim() || 'no output'}`,
+    );
+    this.name = 'RsyncFailed';
+  }
+}
+
+const tail = (s: string) => (s.length > 4096 ? s.slice(-4096) : s);
+
+/** Send the contents of `dir` (a snapshot or volume) as one session. */
+export async function sendTree(channel: FsChannel, dir: string, o: TransferOptions): Promise<void> {
+  o.signal.throwIfAborted();
+  const session = channel.session();
+  const sockDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-mig-'));
+  const sockPath = path.join(sockDir, 'rsh.sock');
+  let bridged: Promise<void> | undefined;
+  const server = net.createServer((sock) => {
+    server.close();
+    sock.on('error', () => {});
+    bridged = joinSession(session, sock, sock, o.onBytes);
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(sockPath, () => resolve());
+    });
+    const args = rsyncSendArgs({
+      sourcePath: dir,
+      features: o.features,
+      skipSelinuxXattrs: await skipSelinux(),
+      rsh: socketRsh(sockPath),
+      ...(o.bwlimit ? { bwlimit: o.bwlimit } : {}),
+    });
+    const proc = await spawnProcess('rsync', args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+    let stderr = '';
+    proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
+    proc.stdout!.resume();
+    const abort = () => {
+      proc.kill('SIGKILL');
+      session.destroy(o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted'));
+    };
+    o.signal.addEventListener('abort', abort, { once: true });
+    // the peer hanging up mid-session must not leave rsync waiting for it
+    session.once('error', () => proc.kill('SIGKILL'));
+    session.once('close', () => setTimeout(() => proc.kill('SIGKILL'), 5_000).unref());
+    try {
+      const exit = await proc.exited;
+      o.signal.throwIfAborted();
+      if (exit.exitCode !== 0) throw new RsyncFailed('sender', exit.exitCode ?? undefined, stderr);
+      await bridged;
+    } finally {
+      o.signal.removeEventListener('abort', abort);
+    }
+  } finally {
+    server.close();
+    await rm(sockDir, { recursive: true, force: true });
+  }
+}
+
+/** Receive one session into `dir` (which exists). */
+export async function receiveTree(channel: FsChannel, dir: string, o: TransferOptions): Promise<void> {
+  o.signal.throwIfAborted();
+  const session = channel.session();
+  const args = rsyncReceiveArgs({ targetPath: dir, features: o.features, skipSelinuxXattrs: await skipSelinux() });
+  const proc = await spawnProcess('rsync', args, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' });
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
+  const abort = () => {
+    proc.kill('SIGKILL');
+    session.destroy(o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted'));
+  };
+  o.signal.addEventListener('abort', abort, { once: true });
+  const joined = joinSession(session, proc.stdout!, proc.stdin!, o.onBytes);
+  // the peer hanging up mid-session must not leave rsync waiting for it
+  joined.catch(() => proc.kill('SIGKILL'));
+  try {
+    const exit = await proc.exited;
+    o.signal.throwIfAborted();
+    if (exit.exitCode !== 0) {
+      const broke = await joined.then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      throw broke ?? new RsyncFailed('receiver', exit.exitCode ?? undefined, stderr);
+    }
+    await joined;
+  } finally {
+    o.signal.removeEventListener('abort', abort);
+  }
+}
+
+/**
+ * A session joined to a process's (or socket's) two directions: what `from` says goes out, and its end
+ * sends our barrier; what the peer sends goes to `to` until the peer's barrier, which is always waited
+ * for (the next session must not start before it), even when `to` has already closed.
+ */
+function joinSession(
+  session: Duplex,
+  from: NodeJS.ReadableStream & Readable,
+  to: NodeJS.WritableStream & Writable,
+  onBytes: ((n: number) => void) | undefined,
+): Promise<void> {
+  const outbound = pipeline(from, session, { end: true }).catch((e: Error) => {
+    throw new Error(`the migration stream broke: ${e.message}`);
+  });
+  const inbound = new Promise<void>((resolve, reject) => {
+    const count = counter(onBytes);
+    to.on('error', () => {});
+    const drain = () => {
+      session.unpipe(count);
+      session.resume();
+    };
+    to.once('close', drain);
+    session.pipe(count).pipe(to);
+    session.once('end', () => {
+      to.off('close', drain);
+      resolve();
+    });
+    session.once('error', (e) => reject(new Error(`the migration stream broke: ${e.message}`)));
+  });
+  return Promise.all([outbound, inbound]).then(() => undefined);
+}

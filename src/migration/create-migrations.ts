@@ -1,0 +1,60 @@
+import type { Logger } from 'pino';
+import type { Db } from '../db/types.ts';
+import { cachedPools } from '../desired/cached-reads.ts';
+import { readContainerById } from '../desired/containers.ts';
+import { poolSpecOf } from '../host/layout.ts';
+import type { RsyncFeature } from '../host/migration/rsync-args.ts';
+import type { StorageDriver } from '../host/storage/types.ts';
+import type { Operations } from '../operations/index.ts';
+import type { Convergence } from '../reconcilers/convergence.ts';
+import type { MigrationDeps } from './migration-deps.ts';
+import { receiveContainer, type ReceiveContainerRequest } from './receive-container.ts';
+import { sendContainer, type SendContainerRequest } from './send-container.ts';
+import { createStaging } from './staging.ts';
+import type { ContainerRow } from '../desired/schema/index.ts';
+
+export interface MigrationOptions {
+  db: Db;
+  ops: Operations;
+  log: Logger;
+  stateDir: string;
+  storage: { driverFor(name: string): StorageDriver };
+  reconcile: { enqueue(kind: string, key: string, reason: string): void };
+  convergence: Pick<Convergence, 'wait'>;
+  /** `SVCD_MIGRATION_RSYNC_FEATURES` (comma-separated) when set; default xattrs and delete. */
+  rsyncFeatures?: readonly RsyncFeature[];
+}
+
+/** The migration service of one daemon: its roles, and the sweep of what failed transfers left. */
+export function createMigrations(o: MigrationOptions) {
+  const pools: MigrationDeps['pools'] = async (name) => {
+    const row = (await cachedPools(o.db)).find((p) => p.name === name);
+    if (!row) throw new Error(`Storage pool "${name}" does not exist`);
+    const spec = poolSpecOf(row, o.stateDir);
+    const driver = o.storage.driverFor(row.driver);
+    const health = await driver.poolHealth(spec);
+    if (!health.ready) throw new Error(`Storage pool "${name}" is not ready: ${health.problem ?? 'not mounted'}`);
+    return { spec, driver };
+  };
+  const staging = createStaging({ stateDir: o.stateDir, pools });
+  const deps: MigrationDeps = {
+    db: o.db,
+    ops: o.ops,
+    log: o.log,
+    reconcile: o.reconcile,
+    convergence: o.convergence,
+    pools,
+    staging,
+    rsyncFeatures: o.rsyncFeatures ?? ['xattrs', 'delete'],
+  };
+  return {
+    sendContainer: (ct: ContainerRow, req: SendContainerRequest) => sendContainer(deps, ct, req),
+    receiveContainer: (req: ReceiveContainerRequest) => receiveContainer(deps, req),
+    /** At start, once pools are up: remove volumes whose transfer never committed. */
+    sweep: () =>
+      staging.sweep(async (kind, id) =>
+        kind === 'container' ? (await readContainerById(o.db, id)) !== undefined : false,
+      ),
+  };
+}
+export type Migrations = ReturnType<typeof createMigrations>;

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import type { ContainerInput } from '../desired/containers.ts';
+import { CONTAINER_KIND, containerUrl, insertContainer, readContainer } from '../desired/containers.ts';
+import { insertRestoredSnapshots } from '../desired/container-snapshots.ts';
+import { ConflictError, HostFailureError, NotFoundError, ValidationError } from '../desired/errors.ts';
+import { validateContainerName } from '../desired/names.ts';
+import { lockProfiles } from '../desired/profiles.ts';
+import {
+  decodeMigrationHeader,
+  encodeMigrationHeader,
+  type MigrationHeader,
+} from '../host/migration/migration-codec.ts';
+import { negotiateRsyncFeatures, offerRsyncFeatures } from '../host/migration/negotiate-transport.ts';
+import { receiveTree } from '../host/migration/rsync-transfer.ts';
+import type { OperationRow } from '../desired/schema/index.ts';
+import { acceptChannels, dialChannels, type MigrationChannels } from './migration-channels.ts';
+import type { MigrationDeps } from './migration-deps.ts';
+import { progressReporter } from './progress.ts';
+import { snapshotFromWire } from './snapshot-wire.ts';
+import { STAGING_KIND, type Staging } from './staging.ts';
+
+/** How long the create waits for the received container to converge (its LXC config, its volume row). */
+const CONVERGE_MS = 10 * 60_000;
+
+export interface ReceiveContainerRequest {
+  project: string;
+  name: string;
+  /** The container as the client sent it (volatile keys already dropped). */
+  input: ContainerInput;
+  profileProject: string;
+  /** The expanded root disk's pool (validated by the caller). */
+  pool: string;
+  mode: 'pull' | 'push';
+  /** pull: the source's operation URL and secrets. */
+  operation?: string;
+  secrets?: Record<string, string>;
+  certificate?: string;
+  live: boolean;
+  containerOnly: boolean;
+  baseImage?: string;
+}
+
+const refusedLive = () =>
+  new ValidationError(
+    'Unable to perform container live migration: CRIU is not available on this server (use --stateless, or stop the container)',
+  );
+
+/**
+ * The sink of a container migration (`POST /1.0/containers` with source type `migration`): one task
+ * that connects the channels (pull: dials the source's operation; push: serves its own secrets), answers
+ * the source's header, receives the snapshots (oldest first, each synced into the new volume and
+ * snapshotted) and then the volume (twice for a running source), and only then commits the container
+ * and snapshot rows in one transaction. A failure at any point reports to the source and removes the
+ * staged volume; a crash leaves a staging mark that the next start sweeps (staging.ts).
+ */
+export async function receiveContainer(deps: MigrationDeps, req: ReceiveContainerRequest): Promise<OperationRow> {
+  validateContainerName(req.name);
+  if (req.live) throw refusedLive();
+  let pullSecrets: { control: string; fs: string } | undefined;
+  if (req.mode === 'pull') {
+    if (!req.operation) throw new ValidationError('Missing "source.operation": the source server\'s operation URL');
+    const s = req.secrets ?? {};
+    if (s.criu) throw refusedLive();
+    if (!s.control || !s.fs) throw new ValidationError('Missing "source.secrets": the control and fs secrets');
+    pullSecrets = { control: s.control, fs: s.fs };
+  }
+  await readContainer(deps.db, req.project, req.name).then(
+    () => {
+      throw new ConflictError(`Container "${req.name}" already exists`);
+    },
+    (e: unknown) => {
+      if (!(e instanceof NotFoundError)) throw e;
+    },
+  );
+  const opId = randomUUID();
+  const accept = req.mode === 'push' ? acceptChannels(deps.ops.websockets, opId) : undefined;
+  const spec = {
+    id: opId,
+    class: req.mode === 'push' ? ('websocket' as const) : ('task' as const),
+    description: 'Creating container',
+    project: req.project,
+    resources: { containers: [containerUrl({ name: req.name, project: req.project })] },
+    ...(accept ? { metadata: { ...accept.secrets } } : {}),
+  };
+  try {
+    return await deps.ops.startTask(spec, async (ctx) => {
+      const channels = accept
+        ? await accept.connected(ctx.signal)
+        : await dialChannels(req.operation!, pullSecrets!, req.certificate, ctx.signal);
+      try {
+        const id = await receive(deps, req, channels, ctx);
+        const converged = await deps.convergence.wait(CONTAINER_KIND, id.row, id.generation, CONVERGE_MS);
+        if (!converged.ok) throw new HostFailureError(converged.error);
+      } finally {
+        channels.close();
+      }
+    });
+  } catch (e) {
+    deps.ops.websockets.revoke(opId);
+    throw e;
+  }
+}
+
+async function receive(
+  deps: MigrationDeps,
+  req: ReceiveContainerRequest,
+  channels: MigrationChannels,
+  ctx: { signal: AbortSignal; setMetadata(m: Record<string, unknown>): Promise<void> },
+): Promise<{ row: string; generation: number }> {
+  let staging: Staging | undefined;
+  try {
+    const offer = decodeMigrationHeader(await channels.control.receive());
+    if (offer.criu === 'CRIU_RSYNC' || offer.criu === 'PHAUL') throw refusedLive();
+    const finalSync = offer.criu === 'NONE';
+    const features = negotiateRsyncFeatures(deps.rsyncFeatures, offer.rsyncFeatures);
+    const wanted = req.containerOnly ? [] : (offer.snapshots ?? []);
+    // Older peers list names only: their snapshots take the container's own config.
+    const names = req.containerOnly ? [] : (offer.snapshotNames ?? wanted.map((s) => s.name));
+    const answer: MigrationHeader = {
+      fs: 'RSYNC',
+      rsyncFeatures: offerRsyncFeatures(features),
+      snapshotNames: names,
+      snapshots: wanted,
+      predump: false,
+      refresh: false,
+      // no index frame: our answer 0 makes the source skip it
+      indexHeaderVersion: 0,
+      ...(finalSync ? { criu: 'NONE' as const } : {}),
+    };
+    await channels.control.send(encodeMigrationHeader(answer));
+
+    const id = randomUUID();
+    staging = await deps.staging.begin({ kind: STAGING_KIND.container, id, pool: req.pool });
+    const { target } = staging;
+    const progress = progressReporter(ctx, req.name);
+    const snapIds: { id: string; name: string }[] = [];
+    for (const name of names) {
+      const snapId = randomUUID();
+      await staging.addSnapshot(snapId);
+      await receiveTree(channels.fs, target.path, { features, signal: ctx.signal, onBytes: progress.bytes });
+      await target.snapshot(snapId, ctx.signal);
+      snapIds.push({ id: snapId, name });
+    }
+    await receiveTree(channels.fs, target.path, { features, signal: ctx.signal, onBytes: progress.bytes });
+    if (finalSync)
+      await receiveTree(channels.fs, target.path, { features, signal: ctx.signal, onBytes: progress.bytes });
+    await progress.flush();
+
+    const now = new Date();
+    const byName = new Map(wanted.map((s) => [s.name, snapshotFromWire(s, req.input.architecture, now)]));
+    const idmap = JSON.stringify(
+      (offer.idmap ?? []).map((m) => ({
+        Isuid: m.isuid,
+        Isgid: m.isgid,
+        Hostid: m.hostid,
+        Nsid: m.nsid,
+        Maprange: m.maprange,
+      })),
+    );
+    const config = {
+      ...req.input.config,
+      ...(req.baseImage ? { 'volatile.base_image': req.baseImage } : {}),
+      // the sender's on-disk map: the first start shifts the root filesystem from it when it differs
+      'volatile.last_state.idmap': idmap,
+    };
+    const row = await deps.db.transaction(async (tx) => {
+      const snapshots = snapIds.map(({ id: snapId, name }) => {
+        const s = byName.get(name);
+        return {
+          id: snapId,
+          name,
+          architecture: s?.architecture ?? req.input.architecture,
+          ephemeral: s?.ephemeral ?? false,
+          profiles: s?.profiles ?? req.input.profiles,
+          config: withoutVolatile(s?.config ?? req.input.config),
+          devices: s?.devices ?? req.input.devices,
+          createdAt: s?.createdAt ?? now,
+        };
+      });
+      await lockProfiles(tx, req.profileProject, [
+        ...new Set([...req.input.profiles, ...snapshots.flatMap((s) => s.profiles)]),
+      ]);
+      const inserted = await insertContainer(
+        tx,
+        req.project,
+        req.name,
+        { ...req.input, config },
+        { type: 'migration' },
+        'stopped',
+        id,
+      );
+      await insertRestoredSnapshots(tx, inserted.id, snapshots);
+      return inserted;
+    });
+    // committed: the container is the database's now, and the source may delete its own (a move)
+    await staging.commit();
+    staging = undefined;
+    deps.reconcile.enqueue(CONTAINER_KIND, row.id, 'migration received');
+    await channels.report(undefined);
+    return { row: row.id, generation: row.generation };
+  } catch (e) {
+    const err = e instanceof Error ? e : new Error(String(e));
+    await channels.report(err);
+    await staging?.abort().catch((x: unknown) => deps.log.error({ err: x }, 'removing a failed migration'));
+    throw err;
+  }
+}
+
+/** volatile.* keys are the sending host's own: a received snapshot starts without them. */
+function withoutVolatile(config: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(config).filter(([k]) => !k.startsWith('volatile.')));
+}

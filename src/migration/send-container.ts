@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import { allContainerSnapshots } from '../desired/container-snapshots.ts';
+import { containerUrl, expandStoredContainer } from '../desired/containers.ts';
+import { ValidationError } from '../desired/errors.ts';
+import { readContainerRuntime } from '../desired/runtime-reads.ts';
+import type { ContainerRow, OperationRow } from '../desired/schema/index.ts';
+import {
+  decodeMigrationControl,
+  decodeMigrationHeader,
+  encodeMigrationHeader,
+  type IdMapEntry,
+} from '../host/migration/migration-codec.ts';
+import { negotiateRsyncFeatures, offerRsyncFeatures } from '../host/migration/negotiate-transport.ts';
+import { sendTree } from '../host/migration/rsync-transfer.ts';
+import { acceptChannels, dialChannels, type MigrationChannels } from './migration-channels.ts';
+import type { MigrationDeps } from './migration-deps.ts';
+import { progressReporter } from './progress.ts';
+import { snapshotToWire } from './snapshot-wire.ts';
+
+export interface SendContainerRequest {
+  live: boolean;
+  containerOnly: boolean;
+  /** Push mode: the sink's operation (URL), its secrets and certificate; svcd dials it. */
+  target?: { operation: string; secrets: Record<string, string>; certificate?: string };
+}
+
+/**
+ * The source of a container migration (`POST /1.0/containers/<name>` with `migration: true`).
+ * Pull (no target): a websocket operation whose metadata holds the control and fs secrets, all
+ * strings, as lxc reads them; the sink (or a relaying client) connects within 10 s. Push: a task
+ * that dials the sink's operation. Then: our header, the sink's answer, one rsync session per
+ * snapshot (oldest first), one for the volume, a final one when the container runs, and the sink's
+ * verdict, which is the operation's.
+ */
+export async function sendContainer(
+  deps: MigrationDeps,
+  ct: ContainerRow,
+  req: SendContainerRequest,
+): Promise<OperationRow> {
+  const running = (await readContainerRuntime(deps.db, ct.id))?.state === 'RUNNING';
+  if (req.live && running)
+    throw new ValidationError(
+      'Unable to perform container live migration: CRIU is not available on this server (use --stateless, or stop the container)',
+    );
+  if (req.target) {
+    const s = req.target.secrets ?? {};
+    if (s.criu) throw new ValidationError('Live migration is not supported: the target asked for a criu channel');
+    if (!s.control || !s.fs) throw new ValidationError('Missing "target.secrets": the control and fs secrets');
+    if (!req.target.operation) throw new ValidationError('Missing "target.operation"');
+  }
+  const { devices, config } = await expandStoredContainer(deps.db, ct);
+  const rootPool = Object.values(devices).find((d) => d.type === 'disk' && d.path === '/')?.pool;
+  if (!rootPool) throw new ValidationError(`Container "${ct.name}" has no root disk`);
+  const pool = await deps.pools(rootPool);
+  const snapshots = req.containerOnly
+    ? []
+    : (await allContainerSnapshots(deps.db, ct.id))
+        .filter((s) => !s.deletingAt)
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  const opId = randomUUID();
+  const accept = req.target ? undefined : acceptChannels(deps.ops.websockets, opId);
+  const spec = {
+    id: opId,
+    class: accept ? ('websocket' as const) : ('task' as const),
+    description: 'Migrating container',
+    project: ct.project,
+    resources: { containers: [containerUrl(ct)] },
+    ...(accept ? { metadata: { ...accept.secrets } } : {}),
+  };
+  const ref = { id: ct.id, type: 'container' as const };
+  try {
+    return await deps.ops.startTask(spec, async (ctx) => {
+      const channels = accept
+        ? await accept.connected(ctx.signal)
+        : await dialChannels(
+            req.target!.operation,
+            { control: req.target!.secrets.control!, fs: req.target!.secrets.fs! },
+            req.target!.certificate,
+            ctx.signal,
+          );
+      try {
+        await send(channels, ctx);
+      } catch (e) {
+        const err = e instanceof Error ? e : new Error(String(e));
+        await channels.report(err);
+        throw err;
+      } finally {
+        channels.close();
+      }
+    });
+  } catch (e) {
+    deps.ops.websockets.revoke(opId);
+    throw e;
+  }
+
+  async function send(
+    channels: MigrationChannels,
+    ctx: { signal: AbortSignal; setMetadata(m: Record<string, unknown>): Promise<void> },
+  ) {
+    await channels.control.send(
+      encodeMigrationHeader({
+        fs: 'RSYNC',
+        rsyncFeatures: offerRsyncFeatures(deps.rsyncFeatures),
+        ...(running ? { criu: 'NONE' as const } : {}),
+        idmap: diskIdmap(config['volatile.last_state.idmap'] ?? ct.config['volatile.last_state.idmap']),
+        snapshotNames: snapshots.map((s) => s.name),
+        snapshots: snapshots.map((s) => snapshotToWire(s)),
+        predump: false,
+      }),
+    );
+    const answer = decodeMigrationHeader(await channels.control.receive());
+    if (answer.fs !== 'RSYNC')
+      throw new Error(`The target answered with transfer method ${answer.fs}; this server sends rsync only`);
+    const features = negotiateRsyncFeatures(deps.rsyncFeatures, answer.rsyncFeatures);
+    const bwlimit = pool.spec.config['rsync.bwlimit'];
+    const progress = progressReporter(ctx, ct.name);
+    const opts = { features, signal: ctx.signal, onBytes: progress.bytes, ...(bwlimit ? { bwlimit } : {}) };
+    // the verdict may come early (the sink failed): read it alongside the data
+    const verdict = channels.control.receive().then((b) => decodeMigrationControl(b));
+    const failed = verdict.then(
+      (v) => (v.success ? undefined : new Error(v.message || 'the target reported a failure')),
+      () => undefined,
+    );
+    try {
+      for (const s of snapshots)
+        await sendTree(channels.fs, pool.driver.snapshotPath(pool.spec, { volume: ref, id: s.id }), opts);
+      const volume = pool.driver.volumePath(pool.spec, ref);
+      await sendTree(channels.fs, volume, opts);
+      if (running && answer.criu === 'NONE') await sendTree(channels.fs, volume, opts);
+    } catch (e) {
+      // the sink's own words, when it said why, beat "the stream broke"
+      const theirs = await Promise.race([failed, new Promise<undefined>((r) => setTimeout(r, 500, undefined))]);
+      throw theirs ?? e;
+    }
+    await progress.flush();
+    const v = await verdict;
+    if (!v.success) throw new Error(v.message || 'the target reported a failure');
+  }
+}
+
+/** The on-disk map to announce: svcd keeps root filesystems unshifted, unless one received still waits for its shift. */
+function diskIdmap(recorded: string | undefined): IdMapEntry[] {
+  if (!recorded) return [];
+  try {
+    const list = JSON.parse(recorded) as {
+      Isuid: boolean;
+      Isgid: boolean;
+      Hostid: number;
+      Nsid: number;
+      Maprange: number;
+    }[];
+    return list.map((m) => ({ isuid: m.Isuid, isgid: m.Isgid, hostid: m.Hostid, nsid: m.Nsid, maprange: m.Maprange }));
+  } catch {
+    return [];
+  }
+}
