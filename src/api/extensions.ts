@@ -17,6 +17,7 @@ export const API_EXTENSIONS = [
   'directory_manipulation', // file API lists and creates directories (X-SVC-type: directory)
   'container_cpu_time', // state cpu.usage from the container's cgroup
   'profile_usedby', // used_by on profiles
+  'container_push', // push and relay migration: the sink serves its own secrets (source mode push)
   'container_exec_recording', // exec record-output: log files under output, served by /logs
   'certificate_update', // PUT/PATCH with ETag on certificates
   'container_exec_signal_handling', // signal control messages reach the command
@@ -26,6 +27,7 @@ export const API_EXTENSIONS = [
   'infiniband', // infiniband nictype=physical: the IPoIB interface moved in as a physical nic, its port's uverbs/umad/issm nodes passed through; sriov and hwaddr refused; no InfiniBand device fails naming it
   'network', // /1.0/networks: managed bridges (bridge, dnsmasq, nftables) and host interfaces; bridged nics on them, security.mac_filtering
   'container_image_properties', // a container made from an image gets its properties as image.* keys
+  'migration_progress', // fs_progress in both sides' operation metadata while rsync runs
   'id_map', // security.idmap.isolated, security.idmap.size, raw.id_map
   'network_firewall_filtering', // ipv4.firewall, ipv6.firewall: the accept rules of the inet svcd table
   'network_routes', // ipv4.routes, ipv6.routes on networks and nics
@@ -34,7 +36,8 @@ export const API_EXTENSIONS = [
   'file_append', // X-SVC-write: append
   'network_dhcp_expiry', // ipv4.dhcp.expiry, ipv6.dhcp.expiry in dnsmasq's ranges
   'image_create_aliases', // aliases on image create
-  'container_only_migration', // container_only on copy (no snapshots); migration itself is not built
+  'container_stateless_copy', // a running container copies with a final sync; live=true is refused (no CRIU)
+  'container_only_migration', // container_only on copy and migration (no snapshots)
   'unix_device_rename', // unix-char/unix-block take path and source, each defaulting to the other
   'storage_rsync_bwlimit', // rsync.bwlimit on pools limits volume copies and moves
   'network_vxlan_interface', // tunnel.NAME.interface
@@ -43,6 +46,7 @@ export const API_EXTENSIONS = [
   'image_force_refresh', // POST /1.0/images/<fp>/refresh: from update_source now (svc, simplestreams); aliases move, metadata refreshed
   'id_map_base', // security.idmap.base
   'file_symlinks', // symlinks created through the file API
+  'container_push_target', // target on POST /1.0/containers/<name>: the source dials the sink's operation
   'storage_images_delete', // DELETE of a pool's image volume: its unpacked copy removed (the image stays; containers are clones of their own; the next create unpacks it again)
   'container_edit_metadata', // metadata and template endpoints
   'instance_types', // instance_type on create
@@ -99,8 +103,7 @@ export const API_EXTENSIONS = [
  * - external_net_mgmt: there is no external network manager to integrate with.
  * - Live migration: no CRIU on this host (migration_pre_copy, container_snapshot_stateful_migration); a
  *   stateful snapshot or a live copy is refused.
- * - Migration between hosts is its own piece of work, announced as each part works: container_push,
- *   container_push_target, container_stateless_copy, migration_progress, storage_api_remote_volume_handling.
+ * - storage_api_remote_volume_handling: custom volumes do not migrate between servers yet (a 400).
  * - clustering, clustering_join: clusters are their own piece of work; GET /1.0/cluster describes a standalone
  *   server and PUT refuses bootstrap and join.
  * - external_authentication, idp_authentication, idp_config, idp_config_key: macaroon and candid authentication
