@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { startBusyboxDaemon, teardownContainers, waitOp } from '../support/container-env.ts';
 import type { Daemon } from '../support/daemon.ts';
 import { expectError, type Client } from '../support/http.ts';
+import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
 
 /**
  * The container API served under /1.0/instances as well as /1.0/containers, against the daemon with real
@@ -18,16 +19,31 @@ describe('/1.0/instances: the container API under LXD 4 paths', () => {
   let d: Daemon | undefined;
   let api: Client | undefined;
   let imgDir: string | undefined;
+  let lxc: LxcCli | undefined;
 
   before(async () => {
     ({ d, api, imgDir } = await startBusyboxDaemon());
+    lxc = await lxcCli(d.stateDir);
   });
   after(async () => {
+    await lxc?.cleanup();
     await api?.delete(`/1.0/projects/${proj}`).catch(() => {});
     await teardownContainers(d, api, [imgDir]);
   });
 
   const names = async (path: string) => (await api!.get(path)).json.metadata as string[];
+
+  test("instances is announced, and Debian's lxc then speaks /1.0/instances", async () => {
+    assert.ok(((await api!.get('/1.0')).json.metadata.api_extensions as string[]).includes('instances'));
+    const r = await lxc!.run(['--debug', 'list', '--format', 'csv']);
+    assert.equal(r.code, 0, r.stderr);
+    const urls = [...r.stderr.matchAll(/url="?([^"\s]+)/g)].map((m) => m[1]!);
+    assert.ok(
+      urls.some((u) => u.includes('/1.0/instances?')),
+      r.stderr,
+    );
+    assert.ok(!urls.some((u) => u.includes('/1.0/containers')), r.stderr);
+  });
 
   test('create through either collection; operation resources as LXD names them', async () => {
     const viaInstances = await waitOp(
