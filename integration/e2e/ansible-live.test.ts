@@ -169,7 +169,8 @@ describe('Ansible lxd_profile and lxd_container drive running containers', { ski
       const inv = JSON.parse(out.stdout) as Record<string, { hosts?: string[] }> & {
         _meta: { hostvars: Record<string, Record<string, unknown>> };
       };
-      const hosts = (g: string) => (inv[g]?.hosts ?? []).filter((h) => h.startsWith(name)).sort();
+      // Only this test's two containers (the other tests' may be listed too).
+      const hosts = (g: string) => (inv[g]?.hosts ?? []).filter((h) => h === bb || h === other).sort();
       assert.deepEqual(hosts('osBusybox'), [bb], out.stdout);
       assert.deepEqual(hosts('osOther'), [other], out.stdout);
       assert.deepEqual(hosts('typeContainer'), [bb, other].sort(), out.stdout);
