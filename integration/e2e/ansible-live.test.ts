@@ -4,6 +4,8 @@
  * profile and the container's devices, and the running container has them when the play ends (cgroup
  * files, its mount table), without a restart; a third run of the same play changes nothing. A container with a
  * nic on a managed network: Ansible waits for its IPv4 address (the static lease) and a rerun changes nothing.
+ * The lxd inventory plugin (which speaks only /1.0/instances) lists the containers as hosts, grouped by the OS
+ * of the image each was made from (its image.os key).
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -13,8 +15,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { buildBusyboxImage } from '../support/busybox-image.ts';
 import { cgroupFile } from '../support/cgroup.ts';
-import { teardownContainers, uploadBusybox } from '../support/container-env.ts';
+import { teardownContainers, uploadBusybox, waitOp } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { client, type Client } from '../support/http.ts';
 import { freeSubnet24, safeNetworkConfig } from '../support/networks.ts';
@@ -119,6 +122,66 @@ describe('Ansible lxd_profile and lxd_container drive running containers', { ski
     assert.equal(await mounted(pid, '/mnt/share'), undefined);
 
     assert.equal(await playbook(play({ processes: '90', memory: '128MiB', share: false })), 0);
+  });
+
+  test('the lxd inventory plugin lists the containers through /1.0/instances, grouped by image OS', async () => {
+    // A second image of another OS: the same busybox tree, another fingerprint, its properties edited.
+    const img = await buildBusyboxImage({
+      dir: path.join(work, 'other'),
+      format: 'unified',
+      compression: 'gzip',
+      creationDate: 1,
+    });
+    if (img.format !== 'unified') throw new Error('unexpected image format');
+    await waitOp(
+      api,
+      await api.post('/1.0/images', await readFile(img.file), { 'Content-Type': 'application/octet-stream' }),
+    );
+    const edited = await api.patch(`/1.0/images/${img.fingerprint}`, { properties: { os: 'Otheros', release: 'o1' } });
+    assert.equal(edited.status, 200, edited.text);
+    const bb = `${name}-bb`;
+    const other = `${name}-ot`;
+    await waitOp(api, await api.post('/1.0/instances', { name: bb, source: { type: 'image', alias: 'bb' } }));
+    await waitOp(
+      api,
+      await api.post('/1.0/instances', { name: other, source: { type: 'image', fingerprint: img.fingerprint } }),
+    );
+    try {
+      const inventory = path.join(work, 'svcd.lxd.yml');
+      await writeFile(
+        inventory,
+        JSON.stringify({
+          plugin: 'community.general.lxd',
+          url: `unix:${d.socketPath}`,
+          groupby: {
+            osBusybox: { type: 'os', attribute: 'busybox' },
+            osOther: { type: 'os', attribute: 'otheros' },
+            typeContainer: { type: 'type', attribute: 'container' },
+          },
+        }),
+      );
+      const out = await run('ansible-inventory', ['-i', inventory, '--list'], {
+        env: { ...process.env, ANSIBLE_NOCOLOR: '1', HOME: work, ANSIBLE_INVENTORY_UNPARSED_FAILED: '1' },
+        timeout: 120_000,
+      }).catch((e: { stdout?: string; stderr?: string }) => {
+        throw new Error(`ansible-inventory failed:\n${e.stdout}\n${e.stderr}`);
+      });
+      const inv = JSON.parse(out.stdout) as Record<string, { hosts?: string[] }> & {
+        _meta: { hostvars: Record<string, Record<string, unknown>> };
+      };
+      // Only this test's two containers (the other tests' may be listed too).
+      const hosts = (g: string) => (inv[g]?.hosts ?? []).filter((h) => h === bb || h === other).sort();
+      assert.deepEqual(hosts('osBusybox'), [bb], out.stdout);
+      assert.deepEqual(hosts('osOther'), [other], out.stdout);
+      assert.deepEqual(hosts('typeContainer'), [bb, other].sort(), out.stdout);
+      assert.equal(inv._meta.hostvars[bb]?.ansible_lxd_os, 'busybox');
+      assert.equal(inv._meta.hostvars[other]?.ansible_lxd_os, 'otheros');
+      assert.equal(inv._meta.hostvars[other]?.ansible_lxd_release, 'o1');
+      assert.equal(inv._meta.hostvars[bb]?.ansible_lxd_type, 'container');
+      assert.equal(inv._meta.hostvars[bb]?.ansible_lxd_project, 'default');
+    } finally {
+      for (const ct of [bb, other]) await api.delete(`/1.0/instances/${ct}`).catch(() => {});
+    }
   });
 
   test('a container with a nic on a managed network: wait_for_ipv4_addresses sees its static lease, a rerun changes nothing', async () => {

@@ -36,7 +36,9 @@ describe('server endpoints, HTTPS listener and trust', () => {
     assert.equal(m.auth, 'trusted');
     assert.equal(m.api_version, '1.0');
     assert.ok(m.api_extensions.includes('api_filtering'));
-    assert.ok(!m.api_extensions.includes('instances'), 'instances must not be advertised');
+    // Announced because /1.0/instances is served (clients switch to it): integration/e2e/instances-api.test.ts.
+    assert.ok(m.api_extensions.includes('instances'), 'instances is advertised');
+    assert.equal((await local.get('/1.0/instances')).status, 200);
     assert.equal(m.environment.driver, 'lxc');
     assert.match(m.environment.driver_version, /^\d+\.\d+/);
     assert.equal(m.environment.server_pid, d.proc.pid);

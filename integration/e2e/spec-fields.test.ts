@@ -108,6 +108,7 @@ const EXPECTED_EXTENSIONS = [
   'projects',
   'network_vxlan_ttl',
   'api_filtering',
+  'instances',
 ];
 
 test('the spec-field checker itself reports missing fields, wrong types and bad timestamps', () => {

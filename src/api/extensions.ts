@@ -88,6 +88,7 @@ export const API_EXTENSIONS = [
   'projects', // project API
   'network_vxlan_ttl', // tunnel.NAME.ttl
   'api_filtering', // filter= on collections (not in the spec; the lxc CLI refuses to list without it)
+  'instances', // the container API under /1.0/instances too (not in the spec; lxc, pylxd and Ansible's inventory switch to it)
 ] as const;
 
 /*

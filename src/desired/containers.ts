@@ -40,8 +40,12 @@ export interface ContainerInput {
   devices: Record<string, Record<string, string>>;
 }
 
-export function containerUrl(c: { name: string; project: string }): string {
-  return `/1.0/containers/${encodeURIComponent(c.name)}${c.project === 'default' ? '' : `?project=${encodeURIComponent(c.project)}`}`;
+/** A container's URL under one of the two collections the container API is served on. */
+export function containerUrl(
+  c: { name: string; project: string },
+  collection: 'containers' | 'instances' = 'containers',
+): string {
+  return `/1.0/${collection}/${encodeURIComponent(c.name)}${c.project === 'default' ? '' : `?project=${encodeURIComponent(c.project)}`}`;
 }
 
 /** The profiles a container names, in its order; a missing one → 400. */

@@ -10,7 +10,7 @@ import {
   renameBackup,
 } from '../../desired/container-backups.ts';
 import { readRootPool } from '../../desired/container-pools.ts';
-import { containerUrl, expandStoredContainer, readContainer } from '../../desired/containers.ts';
+import { expandStoredContainer, readContainer } from '../../desired/containers.ts';
 import { listContainerSnapshots } from '../../desired/container-snapshots.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import type { ContainerBackupRow, ContainerRow } from '../../desired/schema/index.ts';
@@ -20,7 +20,8 @@ import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async, sync } from '../envelope.ts';
 import { renderCollection } from '../query.ts';
-import { param, route } from '../router.ts';
+import { param } from '../router.ts';
+import { containerResources, instanceRoute, instanceUrl } from '../instance-collection.ts';
 
 const CreateBody = v.object({
   name: optionalString,
@@ -60,23 +61,26 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
   const { db, ops } = deps;
   const { backups } = deps.containerHost;
   const container = (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
-  const url = (ct: ContainerRow, b: string) => {
-    const [p, q] = containerUrl(ct).split('?');
+  const url = (c: Context<AppEnv>, ct: ContainerRow, b: string) => {
+    const [p, q] = instanceUrl(c, ct).split('?');
     return `${p}/backups/${encodeURIComponent(b)}${q ? `?${q}` : ''}`;
   };
   const render = renderBackup;
-  const op = (ct: ContainerRow, description: string, backup: string) => ({
+  const op = (c: Context<AppEnv>, ct: ContainerRow, description: string, backup: string) => ({
     class: 'task' as const,
     description,
     project: ct.project,
     // The lxc CLI takes the backup name from resources.backups[0] minus `/1.0/backups/`.
-    resources: { containers: [containerUrl(ct)], backups: [`/1.0/backups/${backup}`] },
+    resources: { ...containerResources(c, ct), backups: [`/1.0/backups/${backup}`] },
   });
 
-  route(app, '/1.0/containers/:name/backups', {
+  instanceRoute(app, '/:name/backups', {
     GET: async (c) => {
       const ct = await container(c);
-      return sync(c, await renderCollection(c, await listBackups(db, ct.id), { url: (b) => url(ct, b.name), render }));
+      return sync(
+        c,
+        await renderCollection(c, await listBackups(db, ct.id), { url: (b) => url(c, ct, b.name), render }),
+      );
     },
     POST: async (c) => {
       const ct = await container(c);
@@ -106,7 +110,7 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
         compression,
         expiresAt: expiresAt && expiresAt.getTime() > 0 ? expiresAt : null,
       });
-      const operation = await ops.startTask(op(ct, 'Backing up container', name), async ({ signal }) => {
+      const operation = await ops.startTask(op(c, ct, 'Backing up container', name), async ({ signal }) => {
         try {
           const pool = await readRootPool(db, ct.id);
           if (!pool) throw new Error(`container "${ct.name}" has no root volume yet`);
@@ -130,7 +134,7 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
     },
   });
 
-  route(app, '/1.0/containers/:name/backups/:backup', {
+  instanceRoute(app, '/:name/backups/:backup', {
     GET: async (c) => {
       const ct = await container(c);
       return sync(c, render(await readBackup(db, ct.id, param(c, 'backup'))));
@@ -140,7 +144,7 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
       const b = await readBackup(db, ct.id, param(c, 'backup'));
       const { name } = await readJson(c, RenameBody);
       await renameBackup(db, b, name);
-      return async(c, await ops.startTask(op(ct, 'Renaming container backup', name), async () => {}));
+      return async(c, await ops.startTask(op(c, ct, 'Renaming container backup', name), async () => {}));
     },
     DELETE: async (c) => {
       const ct = await container(c);
@@ -148,12 +152,12 @@ export function registerContainerBackupRoutes(app: Hono<AppEnv>, deps: ApiDeps):
       await deleteBackupRow(db, b.id);
       return async(
         c,
-        await ops.startTask(op(ct, 'Deleting container backup', b.name), () => backups.remove(ct.id, b.id)),
+        await ops.startTask(op(c, ct, 'Deleting container backup', b.name), () => backups.remove(ct.id, b.id)),
       );
     },
   });
 
-  route(app, '/1.0/containers/:name/backups/:backup/export', {
+  instanceRoute(app, '/:name/backups/:backup/export', {
     GET: async (c) => {
       const ct = await container(c);
       const b = await readBackup(db, ct.id, param(c, 'backup'));

@@ -1,12 +1,13 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
-import { containerUrl, readContainer } from '../../desired/containers.ts';
+import { readContainer } from '../../desired/containers.ts';
 import { cachedProject } from '../../desired/cached-reads.ts';
 import { profileProjectOf } from '../../desired/projects.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import { deviceMap, optionalString, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
+import { containerResources } from '../instance-collection.ts';
 import { param } from '../router.ts';
 
 /** Request bodies of the container routes, and what the routes share. */
@@ -43,6 +44,8 @@ export const editableFields = {
 export const CreateBody = v.object({
   name: v.string('expected a string'),
   ...editableFields,
+  // The instance's kind (LXD 4's instances API); `instance_type` is the named size expanded to limits.
+  type: optionalString,
   instance_type: optionalString,
   source: v.optional(Source),
 });
@@ -96,11 +99,11 @@ export function createContainerRouteContext(deps: ApiDeps) {
   return {
     profileProject: async (c: Context<AppEnv>) => profileProjectOf(await cachedProject(db, c.get('project'))),
     one: async (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name')),
-    op: (c: ContainerRow, description: string) => ({
+    op: (c: Context<AppEnv>, ct: ContainerRow, description: string) => ({
       class: 'task' as const,
       description,
-      project: c.project,
-      resources: { containers: [containerUrl(c)] },
+      project: ct.project,
+      resources: containerResources(c, ct),
     }),
   };
 }

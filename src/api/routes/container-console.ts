@@ -1,13 +1,14 @@
 import { Readable } from 'node:stream';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
-import { containerUrl, readContainer } from '../../desired/containers.ts';
+import { readContainer } from '../../desired/containers.ts';
 import { readJson } from '../body.ts';
 import { createConsoleSession } from '../console-session.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async, sync } from '../envelope.ts';
-import { param, route } from '../router.ts';
+import { param } from '../router.ts';
+import { containerResources, instanceRoute } from '../instance-collection.ts';
 
 const dimension = v.optional(
   v.pipe(
@@ -29,7 +30,7 @@ export function registerContainerConsoleRoutes(app: Hono<AppEnv>, deps: ApiDeps)
   const { db, ops } = deps;
   const { console: host } = deps.containerHost;
 
-  route(app, '/1.0/containers/:name/console', {
+  instanceRoute(app, '/:name/console', {
     GET: async (c) => {
       const ct = await readContainer(db, c.get('project'), param(c, 'name'));
       const log = await host.openLog(ct);
@@ -58,7 +59,7 @@ export function registerContainerConsoleRoutes(app: Hono<AppEnv>, deps: ApiDeps)
           class: 'websocket',
           description: 'Showing console',
           project: ct.project,
-          resources: { containers: [containerUrl(ct)] },
+          resources: containerResources(c, ct),
         },
         async (ctx) => {
           const session = createConsoleSession({ open: attach, signal: ctx.signal });

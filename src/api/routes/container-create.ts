@@ -42,6 +42,10 @@ export async function createContainerRoute(
   // `lxc import`: the body is a backup tarball.
   if (/^application\/octet-stream\b/i.test(c.req.header('content-type') ?? '')) return importBackup(c, deps);
   const body = await readJson(c, CreateBody);
+  if (body.type && body.type !== 'container')
+    throw new ValidationError(
+      `Invalid "type" "${body.type}": this host runs containers only (no virtual machines), so "type" must be "container"`,
+    );
   const project = c.get('project');
   const pp = await profileProject(c);
   const migrating = body.source?.type === 'migration';
@@ -129,7 +133,7 @@ export async function createContainerRoute(
           .devices,
     );
     return {
-      operation: op(row, 'Creating container'),
+      operation: op(c, row, 'Creating container'),
       target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
     };
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Hono } from 'hono';
 import * as v from 'valibot';
 import type { WebSocket } from 'ws';
-import { containerUrl, expandStoredContainer, readContainer } from '../../desired/containers.ts';
+import { expandStoredContainer, readContainer } from '../../desired/containers.ts';
 import { readDataVersion } from '../../desired/data-versions.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { objectMap, readJson } from '../body.ts';
@@ -11,7 +11,8 @@ import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async } from '../envelope.ts';
 import { bridgePipes, bridgePty, ExecSockets } from '../exec-session.ts';
-import { param, route } from '../router.ts';
+import { param } from '../router.ts';
+import { containerResources, instanceRoute, instanceUrl } from '../instance-collection.ts';
 
 /** How long the command waits for its data websockets before the operation fails (nothing started). */
 const CONNECT_TIMEOUT_MS = 10_000;
@@ -114,7 +115,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     };
   }
 
-  route(app, '/1.0/containers/:name/exec', {
+  instanceRoute(app, '/:name/exec', {
     POST: async (c) => {
       const { ct, env } = await targets.get(`${c.get('project')}\0${param(c, 'name')}`);
       const body = await readJson(c, ExecBody);
@@ -133,7 +134,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         id: opId,
         description: 'Executing command',
         project: ct.project,
-        resources: { containers: [containerUrl(ct)] },
+        resources: containerResources(c, ct),
       };
       const log = (msg: string) => c.get('log').debug({ op: opId }, msg);
 
@@ -175,7 +176,7 @@ export function registerContainerExecRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
 
       const base1 = `exec_${opId}`;
       const logUrl = (suffix: string) => {
-        const [p, q] = containerUrl(ct).split('?');
+        const [p, q] = instanceUrl(c, ct).split('?');
         return `${p}/logs/${base1}.${suffix}${q ? `?${q}` : ''}`;
       };
       const output = body['record-output'] ? { '1': logUrl('stdout'), '2': logUrl('stderr') } : undefined;

@@ -7,7 +7,8 @@ import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
 import type { ContainerLocation, FileOwner, FileWriteRequest } from '../host-service.ts';
-import { param, route } from '../router.ts';
+import { param } from '../router.ts';
+import { instanceRoute } from '../instance-collection.ts';
 
 /** A symlink's target travels as the body: no more than a path. */
 const MAX_SYMLINK_BODY = 4096;
@@ -85,7 +86,7 @@ export function registerContainerFileRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     return { ct: await locate({ project: c.get('project'), name }), path: p };
   };
 
-  route(app, '/1.0/containers/:name/files', {
+  instanceRoute(app, '/:name/files', {
     GET: async (c) => {
       const { ct, path: p } = await target(c);
       const entry = await files.withFs(ct, p, (fsys) => fsys.read(p));

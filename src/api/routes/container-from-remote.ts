@@ -1,11 +1,5 @@
 import type { Context } from 'hono';
-import {
-  CONTAINER_KIND,
-  containerUrl,
-  insertContainer,
-  readContainer,
-  type ContainerInput,
-} from '../../desired/containers.ts';
+import { CONTAINER_KIND, insertContainer, readContainer, type ContainerInput } from '../../desired/containers.ts';
 import { ConflictError, HostFailureError, NotFoundError } from '../../desired/errors.ts';
 import { imagePropertyKeys, touchImageLastUsed } from '../../desired/images.ts';
 import { validateContainerName } from '../../desired/names.ts';
@@ -13,6 +7,7 @@ import { lockProfiles } from '../../desired/profiles.ts';
 import { imageCacheSettings, readServerKeys } from '../../desired/server-config.ts';
 import type { RemoteImageSource } from '../host-service.ts';
 import type { AppEnv } from '../context.ts';
+import { containerResources } from '../instance-collection.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async } from '../envelope.ts';
 
@@ -46,7 +41,7 @@ export async function createFromRemote(
     class: 'task' as const,
     description: 'Creating container',
     project,
-    resources: { containers: [containerUrl({ name, project })] },
+    resources: containerResources(c, { name, project }),
   };
   const op = await deps.ops.startTask(spec, async (ctx) => {
     const { autoUpdateCached } = imageCacheSettings(await readServerKeys(db, deps.node, ['images.auto_update_cached']));

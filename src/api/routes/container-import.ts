@@ -3,7 +3,6 @@ import type { Context } from 'hono';
 import { insertRestoredSnapshots, withRootPool } from '../../desired/container-snapshots.ts';
 import {
   CONTAINER_KIND,
-  containerUrl,
   expandContainer,
   insertContainer,
   splitVolatile,
@@ -14,6 +13,7 @@ import { DomainError, ValidationError } from '../../desired/errors.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
 import { profileProjectOf, readProject } from '../../desired/projects.ts';
 import type { AppEnv } from '../context.ts';
+import { containerResources } from '../instance-collection.ts';
 import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
 import { async } from '../envelope.ts';
@@ -109,7 +109,7 @@ export async function importBackup(c: Context<AppEnv>, deps: ApiDeps): Promise<R
             class: 'task',
             description: 'Restoring container from backup',
             project,
-            resources: { containers: [containerUrl(row)] },
+            resources: containerResources(c, row),
           },
           target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
         };

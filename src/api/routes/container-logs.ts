@@ -6,7 +6,8 @@ import { validateContainerName } from '../../desired/names.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
-import { param, route } from '../router.ts';
+import { param } from '../router.ts';
+import { collectionOf, instanceRoute } from '../instance-collection.ts';
 
 /**
  * `/1.0/containers/<name>/logs`: the files in the container's log directory (lxc.log, console.log,
@@ -19,10 +20,10 @@ export function registerContainerLogRoutes(app: Hono<AppEnv>, deps: ApiDeps): vo
   const file = (c: Context<AppEnv>) => param(c, 'file');
   const url = (c: Context<AppEnv>, name: string, f: string) => {
     const project = c.get('project');
-    return `/1.0/containers/${encodeURIComponent(name)}/logs/${encodeURIComponent(f)}${project === 'default' ? '' : `?project=${encodeURIComponent(project)}`}`;
+    return `/1.0/${collectionOf(c)}/${encodeURIComponent(name)}/logs/${encodeURIComponent(f)}${project === 'default' ? '' : `?project=${encodeURIComponent(project)}`}`;
   };
 
-  route(app, '/1.0/containers/:name/logs', {
+  instanceRoute(app, '/:name/logs', {
     GET: async (c) => {
       const ct = where(c);
       return sync(
@@ -32,7 +33,7 @@ export function registerContainerLogRoutes(app: Hono<AppEnv>, deps: ApiDeps): vo
     },
   });
 
-  route(app, '/1.0/containers/:name/logs/:file', {
+  instanceRoute(app, '/:name/logs/:file', {
     GET: async (c) => {
       const ct = where(c);
       const f = file(c);

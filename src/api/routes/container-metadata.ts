@@ -8,7 +8,8 @@ import type { ApiDeps } from '../deps.ts';
 import { sync } from '../envelope.ts';
 import { checkIfMatch, computeEtag } from '../etag.ts';
 import type { MetadataFiles } from '../host-service.ts';
-import { param, route } from '../router.ts';
+import { param } from '../router.ts';
+import { instanceRoute } from '../instance-collection.ts';
 
 /**
  * `/1.0/containers/<name>/metadata` and `.../metadata/templates` (extension container_edit_metadata):
@@ -38,7 +39,7 @@ export function registerContainerMetadataRoutes(app: Hono<AppEnv>, deps: ApiDeps
     return name;
   };
 
-  route(app, '/1.0/containers/:name/metadata', {
+  instanceRoute(app, '/:name/metadata', {
     GET: async (c) => {
       const { files } = await where(c);
       const metadata = await files.read();
@@ -62,7 +63,7 @@ export function registerContainerMetadataRoutes(app: Hono<AppEnv>, deps: ApiDeps
     return sync(c, {});
   };
 
-  route(app, '/1.0/containers/:name/metadata/templates', {
+  instanceRoute(app, '/:name/metadata/templates', {
     GET: async (c) => {
       const { name: ct, files } = await where(c);
       const name = templateName(c, false);

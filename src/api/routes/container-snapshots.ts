@@ -22,7 +22,8 @@ import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
 import { async, sync } from '../envelope.ts';
 import { renderCollection } from '../query.ts';
-import { param, route } from '../router.ts';
+import { param } from '../router.ts';
+import { collectionOf, containerResources, type InstanceCollection, instanceRoute } from '../instance-collection.ts';
 
 const CreateBody = v.object({
   name: optionalString,
@@ -37,8 +38,12 @@ const PostBody = v.object({
 
 const UNSET = '1970-01-01T00:00:00Z';
 
-export function snapshotUrl(c: Pick<ContainerRow, 'name' | 'project'>, snap: string): string {
-  const [p, q] = containerUrl(c).split('?');
+export function snapshotUrl(
+  c: Pick<ContainerRow, 'name' | 'project'>,
+  snap: string,
+  collection: InstanceCollection = 'containers',
+): string {
+  const [p, q] = containerUrl(c, collection).split('?');
   return `${p}/snapshots/${encodeURIComponent(snap)}${q ? `?${q}` : ''}`;
 }
 
@@ -76,7 +81,13 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
   const container = (c: Context<AppEnv>) => readContainer(db, c.get('project'), param(c, 'name'));
   const profilesOf = async (c: Context<AppEnv>) =>
     cachedProfiles(db, profileProjectOf(await cachedProject(db, c.get('project'))));
-  const change = (ct: ContainerRow, description: string, snap: string, fn: (tx: Tx) => Promise<void>) =>
+  const change = (
+    c: Context<AppEnv>,
+    ct: ContainerRow,
+    description: string,
+    snap: string,
+    fn: (tx: Tx) => Promise<void>,
+  ) =>
     writeWithOperation(deps, async (tx) => {
       await fn(tx);
       const row = await bumpContainer(tx, ct.id);
@@ -85,20 +96,20 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
           class: 'task',
           description,
           project: ct.project,
-          resources: { containers: [containerUrl(ct)], instances_snapshots: [snapshotUrl(ct, snap)] },
+          resources: { ...containerResources(c, ct), instances_snapshots: [snapshotUrl(ct, snap, collectionOf(c))] },
         },
         target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
       };
     });
 
-  route(app, '/1.0/containers/:name/snapshots', {
+  instanceRoute(app, '/:name/snapshots', {
     GET: async (c) => {
       const ct = await container(c);
       const profiles = await profilesOf(c);
       return sync(
         c,
         await renderCollection(c, await listContainerSnapshots(db, ct.id), {
-          url: (s) => snapshotUrl(ct, s.name),
+          url: (s) => snapshotUrl(ct, s.name, collectionOf(c)),
           render: (s) => renderSnapshot(s, profiles),
         }),
       );
@@ -115,7 +126,7 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
       const pp = profileProjectOf(await cachedProject(db, ct.project));
       return async(
         c,
-        await change(ct, 'Snapshotting container', name, async (tx) => {
+        await change(c, ct, 'Snapshotting container', name, async (tx) => {
           // The snapshot names the container's profiles: held until commit, as for a container write.
           await lockProfiles(tx, pp, ct.profiles);
           await insertContainerSnapshot(tx, ct, name);
@@ -124,7 +135,7 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
     },
   });
 
-  route(app, '/1.0/containers/:name/snapshots/:snap', {
+  instanceRoute(app, '/:name/snapshots/:snap', {
     GET: async (c) => {
       const ct = await container(c);
       return sync(c, renderSnapshot(await readContainerSnapshot(db, ct.id, param(c, 'snap')), await profilesOf(c)));
@@ -136,7 +147,9 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
       if (body.migration) throw new ValidationError('Snapshot migration is not supported on this host');
       return async(
         c,
-        await change(ct, 'Renaming container snapshot', body.name, (tx) => renameContainerSnapshot(tx, s, body.name)),
+        await change(c, ct, 'Renaming container snapshot', body.name, (tx) =>
+          renameContainerSnapshot(tx, s, body.name),
+        ),
       );
     },
     DELETE: async (c) => {
@@ -144,7 +157,7 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
       const s = await readContainerSnapshot(db, ct.id, param(c, 'snap'));
       return async(
         c,
-        await change(ct, 'Deleting container snapshot', s.name, (tx) => markContainerSnapshotDeleting(tx, s)),
+        await change(c, ct, 'Deleting container snapshot', s.name, (tx) => markContainerSnapshotDeleting(tx, s)),
       );
     },
   });

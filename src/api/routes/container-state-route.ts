@@ -8,7 +8,7 @@ import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
 import { refusedOperation } from '../refused-operation.ts';
 import { async, sync } from '../envelope.ts';
-import { route } from '../router.ts';
+import { instanceRoute } from '../instance-collection.ts';
 import { renderContainers } from './containers-render.ts';
 import { StateBody, STATE_VERB, type ContainerRouteContext } from './container-bodies.ts';
 
@@ -16,7 +16,7 @@ import { StateBody, STATE_VERB, type ContainerRouteContext } from './container-b
 export function registerContainerStateRoutes(app: Hono<AppEnv>, deps: ApiDeps, ctx: ContainerRouteContext): void {
   const { db } = deps;
   const { one, profileProject, op } = ctx;
-  route(app, '/1.0/containers/:name/state', {
+  instanceRoute(app, '/:name/state', {
     GET: async (c) => {
       const cur = await one(c);
       const [r] = await renderContainers(db, await profileProject(c), [cur]);
@@ -32,7 +32,7 @@ export function registerContainerStateRoutes(app: Hono<AppEnv>, deps: ApiDeps, c
       const description = `${STATE_VERB[body.action]} container`;
       // Judged now, against the desired power and what the observer last saw (see power-actions.ts).
       const refused = refusedPowerAction(body.action, cur.power, await readObservedState(db, cur.id));
-      if (refused) return async(c, await refusedOperation(deps, op(cur, description), refused));
+      if (refused) return async(c, await refusedOperation(deps, op(c, cur, description), refused));
       const operation = await writeWithOperation(deps, async (tx) => {
         const seq = (cur.powerRequest?.seq ?? 0) + 1;
         const row = await bumpContainer(tx, cur.id, {
@@ -40,7 +40,7 @@ export function registerContainerStateRoutes(app: Hono<AppEnv>, deps: ApiDeps, c
           powerRequest: { action: body.action, force: body.force, timeout: body.timeout, seq },
         });
         return {
-          operation: op(row, description),
+          operation: op(c, row, description),
           target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
         };
       });

@@ -32,7 +32,8 @@ import { readDataVersion } from '../../desired/data-versions.ts';
 import { checkedWrite, computeEtag } from '../etag.ts';
 import { recursionOf } from '../query.ts';
 import { compileFilter } from '../filter.ts';
-import { param, route } from '../router.ts';
+import { param } from '../router.ts';
+import { collectionOf, instanceRoute, instanceTypeListed } from '../instance-collection.ts';
 import { renderContainers } from './containers-render.ts';
 import { registerContainerSnapshotRoutes, renderSnapshot } from './container-snapshots.ts';
 import { renderBackup } from './container-backups.ts';
@@ -56,7 +57,10 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const rendered = await renderContainers(db, profileProjectOf(await readProject(db, project)), rows);
       return {
         rendered,
-        urlsJson: JSON.stringify(rows.map(containerUrl)),
+        urlsJson: {
+          containers: JSON.stringify(rows.map((r) => containerUrl(r))),
+          instances: JSON.stringify(rows.map((r) => containerUrl(r, 'instances'))),
+        },
         fullJson: JSON.stringify(rendered.map((r) => r.json)),
       };
     },
@@ -76,18 +80,21 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
   );
   const singleKey = (c: Context<AppEnv>) => JSON.stringify([c.get('project'), param(c, 'name')]);
 
-  route(app, '/1.0/containers', {
+  instanceRoute(app, '', {
     GET: async (c) => {
       const recursion = recursionOf(c, 2);
       const filter = compileFilter(c.req.query('filter'));
+      const collection = collectionOf(c);
+      // Every object here is a container: a list of another instance type is empty.
+      if (collection === 'instances' && !instanceTypeListed(c.req.query('instance-type'))) return sync(c, []);
       const list = await listing.get(c.get('project'));
-      if (recursion === 0 && !filter) return syncRaw(c, list.urlsJson);
+      if (recursion === 0 && !filter) return syncRaw(c, list.urlsJson[collection]);
       if (recursion === 1 && !filter) return syncRaw(c, list.fullJson);
       const rendered = list.rendered.filter((r) => !filter || filter(r.json));
       if (recursion === 0)
         return sync(
           c,
-          rendered.map((r) => containerUrl(r.row)),
+          rendered.map((r) => containerUrl(r.row, collection)),
         );
       if (recursion === 1)
         return sync(
@@ -205,25 +212,23 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       guess,
     );
   };
-  const withOperation = (
-    _cur: ContainerRow,
-    description: string,
-    write: (tx: Tx) => Promise<{ row: Promise<ContainerRow> }>,
-  ) =>
-    writeWithOperation(deps, async (tx) => {
-      const row = await (await write(tx)).row;
-      return {
-        operation: op(row, description),
-        target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
-      };
-    });
+  const withOperation =
+    (c: Context<AppEnv>) =>
+    (_cur: ContainerRow, description: string, write: (tx: Tx) => Promise<{ row: Promise<ContainerRow> }>) =>
+      writeWithOperation(deps, async (tx) => {
+        const row = await (await write(tx)).row;
+        return {
+          operation: op(c, row, description),
+          target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
+        };
+      });
 
-  route(app, '/1.0/containers/:name', {
+  instanceRoute(app, '/:name', {
     GET: async (c) => {
       const { json, etag } = await single.get(singleKey(c));
       return syncRaw(c, json, { etag });
     },
-    PUT: async (c) => async(c, await update(c, true, withOperation)),
+    PUT: async (c) => async(c, await update(c, true, withOperation(c))),
     // PATCH is sync in the spec: it answers once the change converged, or with the reconciler's error.
     PATCH: async (c) => {
       await update(c, false, (cur, _description, write) =>
@@ -263,7 +268,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
         validateContainerName(body.name);
         const row = await bumpContainer(tx, cur.id, { name: body.name });
         return {
-          operation: op(row, 'Renaming container'),
+          operation: op(c, row, 'Renaming container'),
           target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
         };
       });
@@ -273,7 +278,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
       const operation = await writeWithOperation(deps, async (tx) => {
         const row = await markContainerDeletingByName(tx, c.get('project'), param(c, 'name'));
         return {
-          operation: op(row, 'Deleting container'),
+          operation: op(c, row, 'Deleting container'),
           target: { kind: CONTAINER_KIND, key: row.id, generation: row.generation },
         };
       });

@@ -173,7 +173,10 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
 
   async function createFromJson(c: Context<AppEnv>, body: v.InferOutput<typeof CreateBody>): Promise<Response> {
     const project = c.get('project');
-    const type = body.source?.type ?? '';
+    const given = body.source?.type ?? '';
+    // LXD 4's clients (`lxc publish` once `instances` is announced) name the source "instance", for a
+    // container or, by a `<container>/<snapshot>` name, a snapshot.
+    const type = given === 'instance' ? (body.source?.name?.includes('/') ? 'snapshot' : 'container') : given;
     if (type === 'container' || type === 'snapshot') {
       const name = body.source?.name;
       if (!name) throw new ValidationError('Missing "source.name": the container to publish');
