@@ -57,6 +57,12 @@ if [ ! -x .build/svcd-spawn ] || [ src/host/native/svcd-spawn.c -nt .build/svcd-
   cc -O2 -Wall -Wextra -Werror -o .build/svcd-spawn.tmp src/host/native/svcd-spawn.c -lutil
   mv .build/svcd-spawn.tmp .build/svcd-spawn
 fi
+# The id shifter: a root filesystem received from another host moves from its map to svcd's (container ids).
+if [ ! -x .build/svcd-shift ] || [ src/host/native/svcd-shift.c -nt .build/svcd-shift ]; then
+  mkdir -p .build
+  cc -O2 -Wall -Wextra -Werror -o .build/svcd-shift.tmp src/host/native/svcd-shift.c
+  mv .build/svcd-shift.tmp .build/svcd-shift
+fi
 # sd_notify for systemd's Type=notify (node cannot send unix datagrams with credentials).
 if [ ! -x .build/svcd-notify ] || [ src/host/native/svcd-notify.c -nt .build/svcd-notify ]; then
   mkdir -p .build

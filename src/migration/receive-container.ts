@@ -12,6 +12,7 @@ import {
 } from '../host/migration/migration-codec.ts';
 import { negotiateRsyncFeatures, offerRsyncFeatures } from '../host/migration/negotiate-transport.ts';
 import { receiveTree } from '../host/migration/rsync-transfer.ts';
+import { shiftRules, shiftTree } from '../host/migration/shift-tree.ts';
 import type { OperationRow } from '../desired/schema/index.ts';
 import { acceptChannels, dialChannels, type MigrationChannels } from './migration-channels.ts';
 import type { MigrationDeps } from './migration-deps.ts';
@@ -134,35 +135,34 @@ async function receive(
     const { target } = staging;
     const progress = progressReporter(ctx, req.name);
     const snapIds: { id: string; name: string }[] = [];
+    // A tree owned by the sender's host ids (LXD shifts root filesystems on disk) comes into container ids,
+    // the form svcd keeps (idmapped mounts map it at start): after each session, before a snapshot is taken,
+    // so snapshots never need a shift. The next session's rsync then only re-owns, it sends no data again.
+    const session = async () => {
+      await receiveTree(channels.fs, target.path, { features, signal: ctx.signal, onBytes: progress.bytes });
+      await shiftTree(target.path, offer.idmap ?? [], ctx.signal);
+    };
     for (const name of names) {
       const snapId = randomUUID();
       await staging.addSnapshot(snapId);
-      await receiveTree(channels.fs, target.path, { features, signal: ctx.signal, onBytes: progress.bytes });
+      await session();
       await target.snapshot(snapId, ctx.signal);
       snapIds.push({ id: snapId, name });
     }
-    await receiveTree(channels.fs, target.path, { features, signal: ctx.signal, onBytes: progress.bytes });
-    if (finalSync)
-      await receiveTree(channels.fs, target.path, { features, signal: ctx.signal, onBytes: progress.bytes });
+    await session();
+    if (finalSync) await session();
     await progress.flush();
 
     const now = new Date();
     const byName = new Map(wanted.map((s) => [s.name, snapshotFromWire(s, req.input.architecture, now)]));
-    const idmap = JSON.stringify(
-      (offer.idmap ?? []).map((m) => ({
-        Isuid: m.isuid,
-        Isgid: m.isgid,
-        Hostid: m.hostid,
-        Nsid: m.nsid,
-        Maprange: m.maprange,
-      })),
-    );
     const config = {
       ...req.input.config,
       ...(req.baseImage ? { 'volatile.base_image': req.baseImage } : {}),
-      // the sender's on-disk map: the first start shifts the root filesystem from it when it differs
-      'volatile.last_state.idmap': idmap,
+      // the map the tree is on disk in now: container ids (shifted above from the sender's map)
+      'volatile.last_state.idmap': '[]',
     };
+    if (shiftRules(offer.idmap ?? []).length > 0)
+      deps.log.info({ container: req.name, idmap: offer.idmap }, "shifted the received tree from the sender's id map");
     const row = await deps.db.transaction(async (tx) => {
       const snapshots = snapIds.map(({ id: snapId, name }) => {
         const s = byName.get(name);
