@@ -58,6 +58,16 @@ class RsyncFailed extends Error {
   }
 }
 
+/** The error `p` rejected with, if it settles within `ms`; undefined when it resolved or is still pending. */
+const settledWithin = (p: Promise<void>, ms: number): Promise<Error | undefined> =>
+  Promise.race([
+    p.then(
+      () => undefined,
+      (e: Error) => e,
+    ),
+    new Promise<undefined>((r) => setTimeout(r, ms, undefined)),
+  ]);
+
 const tail = (s: string) => (s.length > 4096 ? s.slice(-4096) : s);
 
 /** Send the contents of `dir` (a snapshot or volume) as one session. */
@@ -67,10 +77,13 @@ export async function sendTree(channel: FsChannel, dir: string, o: TransferOptio
   const sockDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-mig-'));
   const sockPath = path.join(sockDir, 'rsh.sock');
   let bridged: Promise<void> | undefined;
+  let proc: Awaited<ReturnType<typeof spawnProcess>> | undefined;
   const server = net.createServer((sock) => {
     server.close();
     sock.on('error', () => {});
     bridged = joinSession(session, sock, sock, o.onBytes);
+    // awaited below only when rsync succeeded: a failed rsync's broken stream must not go unhandled
+    bridged.catch(() => proc?.kill('SIGKILL'));
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -84,22 +97,27 @@ export async function sendTree(channel: FsChannel, dir: string, o: TransferOptio
       rsh: socketRsh(sockPath),
       ...(o.bwlimit ? { bwlimit: o.bwlimit } : {}),
     });
-    const proc = await spawnProcess('rsync', args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+    const child = await spawnProcess('rsync', args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+    proc = child;
     let stderr = '';
-    proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
-    proc.stdout!.resume();
+    child.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
+    child.stdout!.resume();
     const abort = () => {
-      proc.kill('SIGKILL');
+      child.kill('SIGKILL');
       session.destroy(o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted'));
     };
     o.signal.addEventListener('abort', abort, { once: true });
     // the peer hanging up mid-session must not leave rsync waiting for it
-    session.once('error', () => proc.kill('SIGKILL'));
-    session.once('close', () => setTimeout(() => proc.kill('SIGKILL'), 5_000).unref());
+    session.once('error', () => child.kill('SIGKILL'));
     try {
-      const exit = await proc.exited;
+      const exit = await child.exited;
       o.signal.throwIfAborted();
-      if (exit.exitCode !== 0) throw new RsyncFailed('sender', exit.exitCode ?? undefined, stderr);
+      if (exit.exitCode !== 0) {
+        // a broken stream is the cause; rsync's own words only when the stream was fine
+        const broke = bridged ? await settledWithin(bridged, 200) : undefined;
+        session.destroy();
+        throw broke ?? new RsyncFailed('sender', exit.exitCode ?? undefined, stderr);
+      }
       await bridged;
     } finally {
       o.signal.removeEventListener('abort', abort);
@@ -130,10 +148,10 @@ export async function receiveTree(channel: FsChannel, dir: string, o: TransferOp
     const exit = await proc.exited;
     o.signal.throwIfAborted();
     if (exit.exitCode !== 0) {
-      const broke = await joined.then(
-        () => undefined,
-        (e: Error) => e,
-      );
+      // a broken stream is the cause when it already broke; else rsync's own words (a full disk, say).
+      // The peer's barrier is not waited for: its rsync may wait for ours forever.
+      const broke = await settledWithin(joined, 200);
+      session.destroy();
       throw broke ?? new RsyncFailed('receiver', exit.exitCode ?? undefined, stderr);
     }
     await joined;
