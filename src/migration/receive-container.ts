@@ -10,15 +10,13 @@ import {
   encodeMigrationHeader,
   type MigrationHeader,
 } from '../host/migration/migration-codec.ts';
-import { negotiateRsyncFeatures, offerRsyncFeatures } from '../host/migration/negotiate-transport.ts';
-import { receiveTree } from '../host/migration/rsync-transfer.ts';
-import { shiftRules, shiftTree } from '../host/migration/shift-tree.ts';
+import { shiftRules } from '../host/migration/shift-tree.ts';
 import type { OperationRow } from '../desired/schema/index.ts';
 import { acceptChannels, dialChannels, type MigrationChannels } from './migration-channels.ts';
 import type { MigrationDeps } from './migration-deps.ts';
-import { progressReporter } from './progress.ts';
 import { snapshotFromWire } from './snapshot-wire.ts';
 import { STAGING_KIND, type Staging } from './staging.ts';
+import { receiveStream, type TaskCtx } from './volume-stream.ts';
 
 /** How long the create waits for the received container to converge (its LXC config, its volume row). */
 const CONVERGE_MS = 10 * 60_000;
@@ -106,66 +104,38 @@ async function receive(
   deps: MigrationDeps,
   req: ReceiveContainerRequest,
   channels: MigrationChannels,
-  ctx: { signal: AbortSignal; setMetadata(m: Record<string, unknown>): Promise<void> },
+  ctx: TaskCtx,
 ): Promise<{ row: string; generation: number }> {
   let staging: Staging | undefined;
   try {
-    const offer = decodeMigrationHeader(await channels.control.receive());
-    if (offer.criu === 'CRIU_RSYNC' || offer.criu === 'PHAUL') throw refusedLive();
-    const finalSync = offer.criu === 'NONE';
-    const features = negotiateRsyncFeatures(deps.rsyncFeatures, offer.rsyncFeatures);
-    const wanted = req.containerOnly ? [] : (offer.snapshots ?? []);
-    // Older peers list names only: their snapshots take the container's own config.
-    const names = req.containerOnly ? [] : (offer.snapshotNames ?? wanted.map((s) => s.name));
-    const answer: MigrationHeader = {
-      fs: 'RSYNC',
-      rsyncFeatures: offerRsyncFeatures(features),
-      snapshotNames: names,
-      snapshots: wanted,
-      predump: false,
-      refresh: false,
-      // no index frame: our answer 0 makes the source skip it
-      indexHeaderVersion: 0,
-      ...(finalSync ? { criu: 'NONE' as const } : {}),
-    };
-    await channels.control.send(encodeMigrationHeader(answer));
-
     const id = randomUUID();
-    staging = await deps.staging.begin({ kind: STAGING_KIND.container, id, pool: req.pool });
-    const { target } = staging;
-    const progress = progressReporter(ctx, req.name);
-    const snapIds: { id: string; name: string }[] = [];
-    // A tree owned by the sender's host ids (LXD shifts root filesystems on disk) comes into container ids,
-    // the form svcd keeps (idmapped mounts map it at start): after each session, before a snapshot is taken,
-    // so snapshots never need a shift. The next session's rsync then only re-owns, it sends no data again.
-    const session = async () => {
-      await receiveTree(channels.fs, target.path, { features, signal: ctx.signal, onBytes: progress.bytes });
-      await shiftTree(target.path, offer.idmap ?? [], ctx.signal);
-    };
-    for (const name of names) {
-      const snapId = randomUUID();
-      await staging.addSnapshot(snapId);
-      await session();
-      await target.snapshot(snapId, ctx.signal);
-      snapIds.push({ id: snapId, name });
-    }
-    await session();
-    if (finalSync) await session();
-    await progress.flush();
-
+    const got = await receiveStream(
+      channels,
+      {
+        features: deps.rsyncFeatures,
+        volumeOnly: req.containerOnly,
+        check: (offer) => {
+          if (offer.criu === 'CRIU_RSYNC' || offer.criu === 'PHAUL') throw refusedLive();
+        },
+        stage: () => deps.staging.begin({ kind: STAGING_KIND.container, id, pool: req.pool }),
+        shift: true,
+        name: req.name,
+      },
+      ctx,
+    );
+    staging = got.staging;
     const now = new Date();
-    const byName = new Map(wanted.map((s) => [s.name, snapshotFromWire(s, req.input.architecture, now)]));
     const config = {
       ...req.input.config,
       ...(req.baseImage ? { 'volatile.base_image': req.baseImage } : {}),
-      // the map the tree is on disk in now: container ids (shifted above from the sender's map)
+      // the map the tree is on disk in now: container ids (shifted from the sender's map after each session)
       'volatile.last_state.idmap': '[]',
     };
-    if (shiftRules(offer.idmap ?? []).length > 0)
-      deps.log.info({ container: req.name, idmap: offer.idmap }, "shifted the received tree from the sender's id map");
+    if (shiftRules(got.offer.idmap ?? []).length > 0)
+      deps.log.info({ container: req.name, idmap: got.offer.idmap }, "shifted the received tree from the sender's id map");
     const row = await deps.db.transaction(async (tx) => {
-      const snapshots = snapIds.map(({ id: snapId, name }) => {
-        const s = byName.get(name);
+      const snapshots = got.snapshots.map(({ id: snapId, name, wire }) => {
+        const s = wire && snapshotFromWire(wire, req.input.architecture, now);
         return {
           id: snapId,
           name,

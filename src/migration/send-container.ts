@@ -4,18 +4,11 @@ import { containerUrl, expandStoredContainer } from '../desired/containers.ts';
 import { ValidationError } from '../desired/errors.ts';
 import { readContainerRuntime } from '../desired/runtime-reads.ts';
 import type { ContainerRow, OperationRow } from '../desired/schema/index.ts';
-import {
-  decodeMigrationControl,
-  decodeMigrationHeader,
-  encodeMigrationHeader,
-  type IdMapEntry,
-} from '../host/migration/migration-codec.ts';
-import { negotiateRsyncFeatures, offerRsyncFeatures } from '../host/migration/negotiate-transport.ts';
-import { sendTree } from '../host/migration/rsync-transfer.ts';
+import type { IdMapEntry } from '../host/migration/migration-codec.ts';
 import { acceptChannels, dialChannels, type MigrationChannels } from './migration-channels.ts';
 import type { MigrationDeps } from './migration-deps.ts';
-import { progressReporter } from './progress.ts';
 import { snapshotToWire } from './snapshot-wire.ts';
+import { sendStream, type TaskCtx } from './volume-stream.ts';
 
 export interface SendContainerRequest {
   live: boolean;
@@ -93,48 +86,29 @@ export async function sendContainer(
     throw e;
   }
 
-  async function send(
-    channels: MigrationChannels,
-    ctx: { signal: AbortSignal; setMetadata(m: Record<string, unknown>): Promise<void> },
-  ) {
-    await channels.control.send(
-      encodeMigrationHeader({
-        fs: 'RSYNC',
-        rsyncFeatures: offerRsyncFeatures(deps.rsyncFeatures),
-        ...(running ? { criu: 'NONE' as const } : {}),
-        idmap: diskIdmap(config['volatile.last_state.idmap'] ?? ct.config['volatile.last_state.idmap']),
-        snapshotNames: snapshots.map((s) => s.name),
-        snapshots: snapshots.map((s) => snapshotToWire(s)),
-        predump: false,
-      }),
-    );
-    const answer = decodeMigrationHeader(await channels.control.receive());
-    if (answer.fs !== 'RSYNC')
-      throw new Error(`The target answered with transfer method ${answer.fs}; this server sends rsync only`);
-    const features = negotiateRsyncFeatures(deps.rsyncFeatures, answer.rsyncFeatures);
+  async function send(channels: MigrationChannels, ctx: TaskCtx) {
     const bwlimit = pool.spec.config['rsync.bwlimit'];
-    const progress = progressReporter(ctx, ct.name);
-    const opts = { features, signal: ctx.signal, onBytes: progress.bytes, ...(bwlimit ? { bwlimit } : {}) };
-    // the verdict may come early (the sink failed): read it alongside the data
-    const verdict = channels.control.receive().then((b) => decodeMigrationControl(b));
-    const failed = verdict.then(
-      (v) => (v.success ? undefined : new Error(v.message || 'the target reported a failure')),
-      () => undefined,
+    await sendStream(
+      channels,
+      {
+        header: {
+          ...(running ? { criu: 'NONE' as const } : {}),
+          idmap: diskIdmap(config['volatile.last_state.idmap'] ?? ct.config['volatile.last_state.idmap']),
+          snapshotNames: snapshots.map((s) => s.name),
+          snapshots: snapshots.map((s) => snapshotToWire(s)),
+          predump: false,
+        },
+        dirs: [
+          ...snapshots.map((s) => pool.driver.snapshotPath(pool.spec, { volume: ref, id: s.id })),
+          pool.driver.volumePath(pool.spec, ref),
+        ],
+        running,
+        features: deps.rsyncFeatures,
+        ...(bwlimit ? { bwlimit } : {}),
+        name: ct.name,
+      },
+      ctx,
     );
-    try {
-      for (const s of snapshots)
-        await sendTree(channels.fs, pool.driver.snapshotPath(pool.spec, { volume: ref, id: s.id }), opts);
-      const volume = pool.driver.volumePath(pool.spec, ref);
-      await sendTree(channels.fs, volume, opts);
-      if (running && answer.criu === 'NONE') await sendTree(channels.fs, volume, opts);
-    } catch (e) {
-      // the sink's own words, when it said why, beat "the stream broke"
-      const theirs = await Promise.race([failed, new Promise<undefined>((r) => setTimeout(r, 500, undefined))]);
-      throw theirs ?? e;
-    }
-    await progress.flush();
-    const v = await verdict;
-    if (!v.success) throw new Error(v.message || 'the target reported a failure');
   }
 }
 
