@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/types.ts';
-import type { ContainerRow, ContainerRuntimeRow, OperationRow } from '../desired/schema/index.ts';
+import type { ContainerRow, ContainerRuntimeRow, OperationRow, StorageVolumeRow } from '../desired/schema/index.ts';
+import type { ReceiveVolumeRequest } from '../migration/receive-volume.ts';
+import type { SendVolumeRequest } from '../migration/send-volume.ts';
 import type { ReceiveContainerRequest } from '../migration/receive-container.ts';
 import type { SendContainerRequest } from '../migration/send-container.ts';
 import type { EventBus } from '../events/index.ts';
@@ -51,6 +53,8 @@ export interface ApiDeps {
   migration: {
     sendContainer(ct: ContainerRow, req: SendContainerRequest): Promise<OperationRow>;
     receiveContainer(req: ReceiveContainerRequest): Promise<OperationRow>;
+    sendVolume(vol: StorageVolumeRow, req: SendVolumeRequest): Promise<OperationRow>;
+    receiveVolume(req: ReceiveVolumeRequest): Promise<OperationRow>;
   };
   /** The image store (uploads, URL imports, exports). */
   images: ImageHost;

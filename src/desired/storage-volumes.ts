@@ -118,6 +118,8 @@ export interface VolumeCreate {
   /** Copy from this volume (or one of its snapshots), and with `snapshots`, its snapshots too. */
   source?: { volumeId: string; snapshotId?: string } | undefined;
   copySnapshots?: boolean | undefined;
+  /** Received from another server (src/migration): the volume and these snapshots are already on the pool. */
+  received?: { id: string; snapshots: { id: string; name: string; description: string; config: Record<string, string>; createdAt: Date }[] };
 }
 
 /** Validate and insert a volume (its generation is 1); the reconciler creates it on the host. */
@@ -134,7 +136,7 @@ export async function insertVolume(
   validateConfig('storage volume', config, volumeKeyTable(pool.driver));
   if (!config.size && pool.config['volume.size']) config.size = pool.config['volume.size'];
   if (config.size && checkSize) await checkSize(pool);
-  const id = randomUUID();
+  const id = input.received?.id ?? randomUUID();
   // A copy of a whole volume keeps its snapshots (as LXD does unless volume_only): new rows, mapped to the source's.
   const srcSnaps =
     input.source && !input.source.snapshotId && input.copySnapshots
@@ -158,6 +160,9 @@ export async function insertVolume(
         source,
       })
       .returning();
+    const received = input.received?.snapshots ?? [];
+    for (const r of received) validateName('Snapshot', r.name);
+    if (received.length) await db.insert(volumeSnapshots).values(received.map((r) => ({ ...r, volumeId: id })));
     if (mapped.length)
       await db.insert(volumeSnapshots).values(
         mapped.map((m) => ({

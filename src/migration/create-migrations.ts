@@ -10,8 +10,11 @@ import type { Convergence } from '../reconcilers/convergence.ts';
 import type { MigrationDeps } from './migration-deps.ts';
 import { receiveContainer, type ReceiveContainerRequest } from './receive-container.ts';
 import { sendContainer, type SendContainerRequest } from './send-container.ts';
+import { receiveVolume, type ReceiveVolumeRequest } from './receive-volume.ts';
+import { sendVolume, type SendVolumeRequest } from './send-volume.ts';
+import { readVolumeById } from '../desired/storage-volumes.ts';
 import { createStaging } from './staging.ts';
-import type { ContainerRow } from '../desired/schema/index.ts';
+import type { ContainerRow, StorageVolumeRow } from '../desired/schema/index.ts';
 
 export interface MigrationOptions {
   db: Db;
@@ -50,10 +53,14 @@ export function createMigrations(o: MigrationOptions) {
   return {
     sendContainer: (ct: ContainerRow, req: SendContainerRequest) => sendContainer(deps, ct, req),
     receiveContainer: (req: ReceiveContainerRequest) => receiveContainer(deps, req),
+    sendVolume: (vol: StorageVolumeRow, req: SendVolumeRequest) => sendVolume(deps, vol, req),
+    receiveVolume: (req: ReceiveVolumeRequest) => receiveVolume(deps, req),
     /** At start, once pools are up: remove volumes whose transfer never committed. */
     sweep: () =>
       staging.sweep(async (kind, id) =>
-        kind === 'container' ? (await readContainerById(o.db, id)) !== undefined : false,
+        kind === 'container'
+          ? (await readContainerById(o.db, id)) !== undefined
+          : (await readVolumeById(o.db, id)) !== undefined,
       ),
   };
 }

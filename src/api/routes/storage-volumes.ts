@@ -18,6 +18,7 @@ import {
   updateVolumeConfig,
   VOLUME_KIND,
   VOLUME_TYPES,
+  validateVolumeName,
   volumeUrl,
 } from '../../desired/storage-volumes.ts';
 import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
@@ -39,6 +40,11 @@ const Source = v.object({
   name: optionalString,
   mode: optionalString,
   volume_only: v.optional(v.boolean('expected a boolean')),
+  // migration: the other server's operation and its secrets
+  operation: optionalString,
+  secrets: v.optional(stringMap),
+  certificate: optionalString,
+  refresh: v.optional(v.boolean('expected a boolean')),
 });
 const CreateBody = v.object({
   name: v.string('expected a string'),
@@ -50,9 +56,12 @@ const CreateBody = v.object({
 });
 const UpdateBody = v.object({ description: optionalString, config: v.optional(stringMap), restore: optionalString });
 const PostBody = v.object({
-  name: v.string('expected a string'),
+  name: v.optional(v.string('expected a string'), ''),
   pool: optionalString,
   migration: v.optional(v.boolean('expected a boolean')),
+  volume_only: v.optional(v.boolean('expected a boolean')),
+  // migration: true with a target is push mode: the sink's operation, which svcd dials
+  target: v.optional(v.object({ operation: optionalString, secrets: v.optional(stringMap), certificate: optionalString })),
 });
 
 /** Custom volumes live in the default project (svcd has no features.storage.volumes yet). */
@@ -114,8 +123,34 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       c.header('Location', volumeUrl(row));
       return sync(c, {});
     }
+    if (body.source.type === 'migration') {
+      const s = body.source;
+      const mode = s.mode ?? 'pull';
+      if (mode !== 'pull' && mode !== 'push')
+        throw new ValidationError(`Migration source mode "${mode}" is not supported (pull or push)`);
+      if (s.refresh) throw new ValidationError('Refreshing an existing volume from another server is not supported');
+      if (type !== 'custom') throw new ValidationError(`Only custom volumes migrate (got type "${type}")`);
+      // what another server keeps for itself (volatile.*) stays there
+      const config = Object.fromEntries(Object.entries(body.config ?? {}).filter(([k]) => !k.startsWith('volatile.')));
+      await readPool(db, pool);
+      return async(
+        c,
+        await deps.migration.receiveVolume({
+          pool,
+          project: VOLUME_PROJECT,
+          name: validateVolumeName(body.name),
+          description: body.description ?? '',
+          config,
+          mode,
+          ...(s.operation ? { operation: s.operation } : {}),
+          ...(s.secrets ? { secrets: s.secrets } : {}),
+          ...(s.certificate ? { certificate: s.certificate } : {}),
+          volumeOnly: s.volume_only ?? false,
+        }),
+      );
+    }
     if (body.source.type !== 'copy')
-      throw new ValidationError(`Volume source type "${body.source.type}" is not supported (use "copy")`);
+      throw new ValidationError(`Volume source type "${body.source.type}" is not supported (use "copy" or "migration")`);
     if (!body.source.name) throw new ValidationError('Invalid "source.name": the volume to copy is required');
     const [srcName, snapName] = body.source.name.split('/', 2) as [string, string | undefined];
     const src = await readVolume(db, body.source.pool || pool, VOLUME_PROJECT, 'custom', srcName);
@@ -200,7 +235,24 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     POST: async (c) => {
       const cur = await volumeOf(c);
       const body = await readJson(c, PostBody);
-      if (body.migration) throw new ValidationError('Volume migration between servers is not supported yet');
+      if (body.migration) {
+        const t = body.target;
+        return async(
+          c,
+          await deps.migration.sendVolume(cur, {
+            volumeOnly: body.volume_only ?? false,
+            ...(t
+              ? {
+                  target: {
+                    operation: t.operation ?? '',
+                    secrets: t.secrets ?? {},
+                    ...(t.certificate ? { certificate: t.certificate } : {}),
+                  },
+                }
+              : {}),
+          }),
+        );
+      }
       if (body.pool && body.pool !== cur.pool) {
         await readPool(db, body.pool);
         const op = await writeWithOperation(deps, async (tx) => {
