@@ -2,7 +2,6 @@ import { validateConfig } from '../../desired/config-keys.ts';
 import { validateDevices, validateExpandedDevices } from '../../desired/devices.ts';
 import { ValidationError } from '../../desired/errors.ts';
 import { instanceConfigKeys } from '../../desired/instance-config.ts';
-import { validateServerConfig } from '../../desired/server-config.ts';
 import { DocumentError, volumeKey, type DeviceMap, type HostDoc, type StringMap } from './document.ts';
 import type { HostState } from './host-state.ts';
 import type { Plan } from './compute-plan.ts';
@@ -48,7 +47,6 @@ export function checkReferences(doc: HostDoc, host: HostState, plan: Plan): void
   const hostProfiles = new Map(host.profiles.map((p) => [p.name, p.devices ?? {}]));
   const profileNames = names('profile', [...docProfiles.keys()], [...hostProfiles.keys()]);
 
-  if (svcd && doc.config) svcdCheck('server config', () => validateServerConfig(doc.config!));
   for (const v of doc.storage_volumes ?? [])
     if (!pools.has(v.pool))
       throw new DocumentError(`storage volume "${volumeKey(v)}": key "pool": no pool "${v.pool}"`);
