@@ -16,7 +16,7 @@ test('a full apply document: scalars kept as written, defaults left absent', () 
       '- name: c1',
       '  source: {type: image, alias: bb}',
       '  profiles: [default, web]',
-      '  ephemeral: yes',
+      '  ephemeral: no',
       '  state: stopped',
       'cluster: null',
       '',
@@ -35,7 +35,7 @@ test('a full apply document: scalars kept as written, defaults left absent', () 
         config: {},
         devices: {},
         profiles: ['default', 'web'],
-        ephemeral: true,
+        ephemeral: false,
         state: 'stopped',
         source: { type: 'image', alias: 'bb' },
       },
@@ -60,6 +60,7 @@ test('invalid documents: the message names the object and the key', () => {
     /container "c1": key "state" must be running or stopped, got "paused"/,
   );
   bad('containers: [{name: c1, ephemeral: maybe}]', /container "c1": key "ephemeral" must be true or false/);
+  bad('containers: [{name: c1, ephemeral: true, state: stopped}]', /container "c1": key "state": an ephemeral container/);
   bad('containers: [{name: c1, source: {type: copy}}]', /container "c1": key "source.type" must be image or none/);
   bad(
     'containers: [{name: c1, source: {type: image}}]',

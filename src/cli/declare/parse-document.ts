@@ -131,6 +131,9 @@ function parseContainer(raw: Record<string, unknown>, out: Record<string, unknow
       throw new DocumentError(`${where}: key "state" must be running or stopped, got ${JSON.stringify(raw.state)}`);
     out.state = raw.state;
   }
+  // The server deletes an ephemeral container when it stops: it could never stay stopped.
+  if (out.ephemeral === true && out.state === 'stopped')
+    throw new DocumentError(`${where}: key "state": an ephemeral container cannot be kept stopped`);
   if (!isNull(raw.source)) {
     const source = stringMap(raw.source, `${where}: "source"`);
     checkKeys(source, SOURCE_KEYS, `${where}: "source"`);
