@@ -82,6 +82,9 @@ describe('svcd init --auto (svcd, btrfs)', { skip }, () => {
         [(await api.get('/1.0/profiles/default')).headers.etag, (await api.get('/1.0/networks/svcdbr0')).headers.etag],
         etags,
       );
+      const other = await cli(['init', '--auto', '--storage-backend', 'dir']);
+      assert.equal(other.code, 1, other.out);
+      assert.match(other.err, /storage pool "default": key "driver": the pool exists with driver btrfs/);
     } finally {
       await api.put('/1.0/profiles/default', { config: {}, devices: {} });
       assert.ok((await api.delete('/1.0/networks/svcdbr0')).status < 300, 'the NAT bridge is removed at once');

@@ -42,12 +42,28 @@ test('--auto on an empty server: the pool, svcdbr0 with auto subnets and NAT, ro
   });
 });
 
-test('--auto again, once set up: nothing to ask for', () => {
+test('--auto again, once set up: nothing to ask for; like lxd, no bridge where a managed network or a nic exists', () => {
   const h = empty();
   h.storage_pools = [{ name: 'default', driver: 'dir', config: {} }];
   h.networks.push({ name: 'svcdbr0', type: 'bridge', managed: true, config: {} });
   h.profiles[0]!.devices = { root: { type: 'disk', path: '/', pool: 'default' }, eth0: { type: 'nic', network: 'x' } };
-  assert.deepEqual(autoPreseed(h, {}), {});
+  assert.deepEqual(autoPreseed(h, { storageBackend: 'dir' }), {});
+  h.networks.pop();
+  assert.deepEqual(autoPreseed(h, {}), {}, 'the default profile has a nic');
+  h.networks.push({ name: 'other', type: 'bridge', managed: true, config: {} });
+  h.profiles[0]!.devices = {};
+  assert.deepEqual(autoPreseed(h, {}), {
+    profiles: [{ name: 'default', devices: { root: { type: 'disk', path: '/', pool: 'default' } } }],
+  });
+});
+
+test('--storage-backend never replaces an existing default pool of another driver', () => {
+  const h = empty();
+  h.storage_pools = [{ name: 'default', driver: 'dir', config: {} }];
+  assert.throws(
+    () => autoPreseed(h, { storageBackend: 'btrfs' }),
+    /storage pool "default": key "driver": the pool exists with driver dir/,
+  );
 });
 
 test('--dump: managed networks only, no hidden secrets; read back as a preseed it plans nothing', () => {

@@ -60,7 +60,10 @@ test('invalid documents: the message names the object and the key', () => {
     /container "c1": key "state" must be running or stopped, got "paused"/,
   );
   bad('containers: [{name: c1, ephemeral: maybe}]', /container "c1": key "ephemeral" must be true or false/);
-  bad('containers: [{name: c1, ephemeral: true, state: stopped}]', /container "c1": key "state": an ephemeral container/);
+  bad(
+    'containers: [{name: c1, ephemeral: true, state: stopped}]',
+    /container "c1": key "state": an ephemeral container/,
+  );
   bad('containers: [{name: c1, source: {type: copy}}]', /container "c1": key "source.type" must be image or none/);
   bad(
     'containers: [{name: c1, source: {type: image}}]',
