@@ -12,15 +12,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stringify } from 'yaml';
-import { buildBusyboxImage } from '../support/busybox-image.ts';
 import { makeClientCertificate } from '../support/certs.ts';
 import { cgroupFile } from '../support/cgroup.ts';
-import { startBusyboxDaemon, teardownContainers } from '../support/container-env.ts';
-import type { Daemon } from '../support/daemon.ts';
-import { freePort, type Client } from '../support/http.ts';
-import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
-import { lxdAvailable, startLxd, type LxdHost } from '../support/lxd-daemon.ts';
-import { freeSubnet24, safeNetworkConfig } from '../support/networks.ts';
+import { lxdTarget, svcdTarget, type DeclareTarget } from '../support/declare-targets.ts';
+import { lxcSkipReason } from '../support/lxc-host.ts';
+import { lxdAvailable } from '../support/lxd-daemon.ts';
+import { safeNetworkConfig } from '../support/networks.ts';
 import { planLines, svcdCli } from '../support/svcd-cli.ts';
 import { pemBody } from '../support/two-hosts.ts';
 
@@ -29,20 +26,8 @@ if (skip) console.log(`# skipping svcd apply e2e tests: ${skip}`);
 const lxdSkip = skip ?? (lxdAvailable() ? undefined : "Debian's lxd is not installed");
 if (lxdSkip) console.log(`# skipping svcd apply against LXD: ${lxdSkip}`);
 
-interface Target {
-  /** The state directory whose unix.socket the svcd command reaches. */
-  dir: string;
-  api: Client;
-  /** A bridge name of its own: interface names are host-wide. */
-  bridge: string;
-  cidr: string;
-  /** HTTPS: the address and the server certificate. */
-  https(): Promise<{ url: string; cert: string }>;
-  destroy(): Promise<void>;
-}
-
 /** The document: a test bridge, a custom volume, a profile, c1 (running, the volume mounted) and c2 (stopped). */
-function document(t: Target, opts: { memory?: string; c2?: boolean; volume?: boolean; extra?: object[] } = {}) {
+function document(t: DeclareTarget, opts: { memory?: string; c2?: boolean; volume?: boolean; extra?: object[] } = {}) {
   const volume = opts.volume ?? true;
   return stringify({
     networks: [{ name: t.bridge, config: safeNetworkConfig(t.cidr) }],
@@ -68,57 +53,9 @@ function document(t: Target, opts: { memory?: string; c2?: boolean; volume?: boo
   });
 }
 
-async function svcdTarget(): Promise<Target> {
-  const { d, api, imgDir } = await startBusyboxDaemon();
-  const { cidr } = await freeSubnet24(11);
-  let daemon: Daemon | undefined = d;
-  return {
-    dir: d.stateDir,
-    api,
-    bridge: 'declbr-s',
-    cidr,
-    async https() {
-      const port = await freePort();
-      assert.equal((await api.patch('/1.0', { config: { 'core.https_address': `127.0.0.1:${port}` } })).status, 200);
-      return { url: `https://127.0.0.1:${port}`, cert: (await api.get('/1.0')).json.metadata.environment.certificate };
-    },
-    async destroy() {
-      await teardownContainers(daemon, api, [imgDir]);
-      daemon = undefined;
-    },
-  };
-}
-
-async function lxdTarget(): Promise<Target> {
-  await ensureRootSubids();
-  const l: LxdHost = await startLxd('decl');
-  const imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
-  try {
-    const img = await buildBusyboxImage({ dir: imgDir, format: 'unified', compression: 'gzip' });
-    if (img.format !== 'unified') throw new Error('unexpected image format');
-    const imported = l.lxc(['image', 'import', img.file, '--alias', 'bb']);
-    assert.equal(imported.code, 0, imported.err);
-  } catch (e) {
-    await l.destroy();
-    throw e;
-  }
-  const { cidr } = await freeSubnet24(12);
-  return {
-    dir: l.dir,
-    api: l.api,
-    bridge: 'declbr-l',
-    cidr,
-    https: async () => ({ url: l.url, cert: l.cert }),
-    async destroy() {
-      await l.destroy();
-      await rm(imgDir, { recursive: true, force: true });
-    },
-  };
-}
-
-function applyCases(label: string, skipReason: string | undefined, make: () => Promise<Target>, svcd: boolean) {
+function applyCases(label: string, skipReason: string | undefined, make: () => Promise<DeclareTarget>, svcd: boolean) {
   describe(`svcd apply and diff against ${label}`, { skip: skipReason }, () => {
-    let t: Target;
+    let t: DeclareTarget;
     let work = '';
     let cli: ReturnType<typeof svcdCli>;
     const run = async (args: string[], doc?: string, input?: string) => {
@@ -351,5 +288,10 @@ function applyCases(label: string, skipReason: string | undefined, make: () => P
   });
 }
 
-applyCases('svcd (real LXC)', skip, svcdTarget, true);
-applyCases("Debian's LXD 5.0.2", lxdSkip, lxdTarget, false);
+applyCases('svcd (real LXC)', skip, () => svcdTarget({ bridge: 'declbr-s', salt: 11, image: true }), true);
+applyCases(
+  "Debian's LXD 5.0.2",
+  lxdSkip,
+  () => lxdTarget({ name: 'decl', bridge: 'declbr-l', salt: 12, image: true }),
+  false,
+);

@@ -16,8 +16,9 @@ import { teardownContainers } from '../support/container-env.ts';
 import { startDaemon, type Daemon } from '../support/daemon.ts';
 import { client, freePort, request, type Client } from '../support/http.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
-import { lxdAvailable, startLxd, type LxdHost } from '../support/lxd-daemon.ts';
-import { freeSubnet24, hostAddresses, hostLink, safeNetworkConfig } from '../support/networks.ts';
+import { lxdAvailable } from '../support/lxd-daemon.ts';
+import { lxdTarget, svcdTarget, type DeclareTarget } from '../support/declare-targets.ts';
+import { hostAddresses, hostLink, safeNetworkConfig } from '../support/networks.ts';
 import { svcdCli } from '../support/svcd-cli.ts';
 
 const skip = await lxcSkipReason();
@@ -93,15 +94,7 @@ describe('svcd init --auto (svcd, btrfs)', { skip }, () => {
   });
 });
 
-interface Target {
-  dir: string;
-  api: Client;
-  bridge: string;
-  cidr: string;
-  destroy(): Promise<void>;
-}
-
-const preseed = (t: Target, extra: Record<string, unknown> = {}) =>
+const preseed = (t: DeclareTarget, extra: Record<string, unknown> = {}) =>
   stringify({
     config: { 'images.remote_cache_expiry': '7' },
     networks: [{ name: t.bridge, type: 'bridge', config: safeNetworkConfig(t.cidr) }],
@@ -120,9 +113,9 @@ const preseed = (t: Target, extra: Record<string, unknown> = {}) =>
     ...extra,
   });
 
-function preseedCases(label: string, skipReason: string | undefined, make: () => Promise<Target>) {
+function preseedCases(label: string, skipReason: string | undefined, make: () => Promise<DeclareTarget>) {
   describe(`svcd init --preseed and --dump against ${label}`, { skip: skipReason }, () => {
-    let t: Target;
+    let t: DeclareTarget;
     let cli: ReturnType<typeof svcdCli>;
     const etag = async (url: string) => (await t.api.get(url)).headers.etag;
     const urls = () => [
@@ -220,33 +213,7 @@ function preseedCases(label: string, skipReason: string | undefined, make: () =>
   });
 }
 
-async function svcdTarget(): Promise<Target> {
-  await ensureRootSubids();
-  const d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info' } });
-  const api = client({ socketPath: d.socketPath });
-  return {
-    dir: d.stateDir,
-    api,
-    bridge: 'declbr-i',
-    cidr: (await freeSubnet24(13)).cidr,
-    destroy: () => teardownContainers(d, api),
-  };
-}
-
-async function lxdTarget(): Promise<Target> {
-  await ensureRootSubids();
-  const l: LxdHost = await startLxd('decli');
-  return {
-    dir: l.dir,
-    api: l.api,
-    bridge: 'declbr-j',
-    cidr: (await freeSubnet24(14)).cidr,
-    async destroy() {
-      await l.api.delete('/1.0/projects/decl-proj').catch(() => {});
-      await l.destroy();
-    },
-  };
-}
-
-preseedCases('svcd', skip, svcdTarget);
-preseedCases("Debian's LXD 5.0.2", lxdSkip, lxdTarget);
+preseedCases('svcd', skip, () => svcdTarget({ bridge: 'declbr-i', salt: 13, image: false }));
+preseedCases("Debian's LXD 5.0.2", lxdSkip, () =>
+  lxdTarget({ name: 'decli', bridge: 'declbr-j', salt: 14, image: false }),
+);
