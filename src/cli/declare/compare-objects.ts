@@ -15,6 +15,9 @@ export function serverOwnedKey(kind: Kind, key: string): boolean {
       return /^ipv[46]\.(address|nat)$/.test(key);
     case 'project':
       return key.startsWith('features.');
+    case 'storage_volume':
+      // LXD's block-backed drivers fill in the volume's filesystem and mount options.
+      return key.startsWith('block.');
     default:
       return false;
   }
