@@ -113,7 +113,7 @@ const preseed = (t: DeclareTarget, extra: Record<string, unknown> = {}) =>
     ...extra,
   });
 
-function preseedCases(label: string, skipReason: string | undefined, make: () => Promise<DeclareTarget>) {
+function preseedCases(label: string, skipReason: string | undefined, make: () => Promise<DeclareTarget>, lxd: boolean) {
   describe(`svcd init --preseed and --dump against ${label}`, { skip: skipReason }, () => {
     let t: DeclareTarget;
     let cli: ReturnType<typeof svcdCli>;
@@ -210,10 +210,28 @@ function preseedCases(label: string, skipReason: string | undefined, make: () =>
       assert.deepEqual(await Promise.all(urls().map(etag)), before);
       assert.deepEqual(parse((await cli(['init', '--dump'])).out), doc);
     });
+
+    if (!lxd) return;
+    test("lxd's own --dump fed to svcd init --preseed changes nothing, and lxd init --preseed reads svcd's dump", async () => {
+      const native = t.lxd!(['init', '--dump']);
+      assert.equal(native.code, 0, native.err);
+      // lxd's dump shows the set trust password as `true`; re-applied, it is left alone (lxd#10478).
+      assert.match(native.out, /core.trust_password: true/);
+      const before = await Promise.all(urls().map(etag));
+      const back = await cli(['init', '--preseed'], native.out);
+      assert.equal(back.code, 0, back.out + back.err);
+      assert.deepEqual(await Promise.all(urls().map(etag)), before);
+      const ours = await cli(['init', '--dump']);
+      const lxdReads = t.lxd!(['init', '--preseed'], ours.out);
+      assert.equal(lxdReads.code, 0, lxdReads.err);
+    });
   });
 }
 
-preseedCases('svcd', skip, () => svcdTarget({ bridge: 'declbr-i', salt: 13, image: false }));
-preseedCases("Debian's LXD 5.0.2", lxdSkip, () =>
-  lxdTarget({ name: 'decli', bridge: 'declbr-j', salt: 14, image: false }),
+preseedCases('svcd', skip, () => svcdTarget({ bridge: 'declbr-i', salt: 13, image: false }), false);
+preseedCases(
+  "Debian's LXD 5.0.2",
+  lxdSkip,
+  () => lxdTarget({ name: 'decli', bridge: 'declbr-j', salt: 14, image: false }),
+  true,
 );

@@ -5,6 +5,7 @@
  * (uploaded to svcd, `lxc image import`ed into LXD).
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +25,8 @@ export interface DeclareTarget {
   cidr: string;
   /** HTTPS on loopback: the address and the server certificate. */
   https(): Promise<{ url: string; cert: string }>;
+  /** LXD only: its own `lxd` command against it (`lxd init --dump`, `lxd init --preseed`). */
+  lxd?(args: string[], input?: string): { code: number | null; out: string; err: string };
   destroy(): Promise<void>;
 }
 
@@ -75,6 +78,11 @@ export async function lxdTarget(opts: {
     bridge: opts.bridge,
     cidr: (await freeSubnet24(opts.salt)).cidr,
     https: async () => ({ url: l.url, cert: l.cert }),
+    lxd(args, input) {
+      const env = { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', LXD_DIR: l.dir };
+      const r = spawnSync('lxd', args, { env, input, encoding: 'utf8', timeout: 120_000 });
+      return { code: r.status, out: r.stdout ?? '', err: r.stderr ?? '' };
+    },
     async destroy() {
       // `lxd shutdown` stops its containers and takes its bridges down (checked after the runs: none is left).
       await l.destroy();
