@@ -4,7 +4,12 @@ export interface CliArgs {
   help: boolean;
   /** Seconds; undefined: no limit. */
   timeoutSec?: number;
+  /** For a verb that parses its own options (`init`, `apply`, `diff`): everything after the verb. */
+  rest?: string[];
 }
+
+/** Verbs whose options are their own: the words after them are passed on unparsed. */
+const OWN_OPTIONS = new Set(['init', 'apply', 'diff']);
 
 export class UsageError extends Error {}
 
@@ -13,6 +18,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   const out: CliArgs = { verb: '', help: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
+    if (out.verb && OWN_OPTIONS.has(out.verb)) {
+      out.rest = argv.slice(i);
+      break;
+    }
     if (a === '--help' || a === '-h') out.help = true;
     else if (a === '--timeout' || a.startsWith('--timeout=')) {
       const value = a === '--timeout' ? argv[++i] : a.slice('--timeout='.length);
@@ -26,5 +35,6 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     else throw new UsageError(`unexpected argument '${a}'`);
   }
   out.verb ||= 'daemon';
+  if (OWN_OPTIONS.has(out.verb)) out.rest ??= [];
   return out;
 }

@@ -7,6 +7,8 @@ export interface CliContext {
   env: NodeJS.ProcessEnv;
   out(line: string): void;
   err(line: string): void;
+  /** All of stdin as text (`svcd apply -f -`, `svcd init --preseed`); absent where there is none. */
+  readStdin?(): Promise<string>;
 }
 
 /** The daemon's unix socket as the daemon itself derives it from the environment (SVCD_DIR, validated). */

@@ -30,6 +30,21 @@ const VERBS: Record<string, Verb> = {
     timeout: true,
     load: async () => (await import('./verbs/shutdown.ts')).shutdown,
   },
+  init: {
+    summary: 'set the server up as lxd init does: --auto, --preseed (YAML on stdin), --dump',
+    timeout: false,
+    load: async () => (await import('./verbs/init.ts')).init,
+  },
+  apply: {
+    summary: 'make the server match a document: apply -f FILE|- [--dry-run] [--prune] (docs/declarative.md)',
+    timeout: false,
+    load: async () => (await import('./verbs/apply.ts')).apply,
+  },
+  diff: {
+    summary: 'print what apply --prune would do: diff -f FILE|-; exit 0 same, 1 differs',
+    timeout: false,
+    load: async () => (await import('./verbs/diff.ts')).diff,
+  },
   version: {
     summary: "print svcd's version",
     timeout: false,
