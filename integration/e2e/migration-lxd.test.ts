@@ -6,7 +6,7 @@
  * their owners inside; what svcd sends is unshifted, and LXD shifts it at its first start.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -116,6 +116,29 @@ describe('migration between svcd and LXD 5.0.2', { skip }, () => {
     await lxc.ok(['copy', 's:fromsvcd', 'l:runsvcd', '--stateless']);
     await lxc.ok(['stop', 's:fromsvcd', '--force']);
     await check('l', 'runsvcd');
+  });
+
+  test('custom volumes, both ways: copy with a snapshot, and move', async () => {
+    // LXD keeps a custom volume at storage-pools/<pool>/custom/<project>_<name>
+    await lxc.ok(['storage', 'volume', 'create', 'l:default', 'lvol']);
+    const ldir = path.join(l.dir, 'storage-pools', 'default', 'custom', 'default_lvol');
+    await writeFile(path.join(ldir, 'data'), 'first\n');
+    await lxc.ok(['storage', 'volume', 'snapshot', 'l:default', 'lvol', 'ls1']);
+    await writeFile(path.join(ldir, 'data'), 'second\n');
+    await lxc.ok(['storage', 'volume', 'copy', 'l:default/lvol', 's:default/lvol']);
+    const snaps = (await s.api.get('/1.0/storage-pools/default/volumes/custom/lvol/snapshots')).json.metadata;
+    assert.deepEqual(snaps, ['/1.0/storage-pools/default/volumes/custom/lvol/snapshots/ls1']);
+    // and back to LXD under another name, then moved: LXD has the data, svcd no longer has the volume
+    await lxc.ok(['storage', 'volume', 'copy', 's:default/lvol', 'l:default/back']);
+    const back = path.join(l.dir, 'storage-pools', 'default', 'custom', 'default_back');
+    assert.equal(await readFile(path.join(back, 'data'), 'utf8'), 'second\n');
+    assert.match(await lxc.ok(['storage', 'volume', 'show', 'l:default', 'back/ls1']), /name: ls1/);
+    await lxc.ok(['storage', 'volume', 'move', 's:default/lvol', 'l:default/moved']);
+    assert.equal((await s.api.get('/1.0/storage-pools/default/volumes/custom/lvol')).status, 404);
+    assert.equal(
+      await readFile(path.join(l.dir, 'storage-pools', 'default', 'custom', 'default_moved', 'data'), 'utf8'),
+      'second\n',
+    );
   });
 
   test('lxc move, both ways: the source is gone only after the sink has it', async () => {

@@ -5,7 +5,7 @@
  * starts on the other host with its files; `lxc move` deletes the source only after the sink succeeded.
  */
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { teardownContainers, waitOp } from '../support/container-env.ts';
@@ -154,6 +154,42 @@ describe('container migration between two svcd hosts', { skip }, () => {
     await lxc.ok(['move', 'a:mover', 'b:mover']);
     assert.equal((await a.api.get('/1.0/containers/mover')).status, 404);
     await checkCopy(b, 'mover');
+  });
+
+  /** The directory of the only custom volume svcd made on `h` since `before` listed them. */
+  const customDir = (h: Host) => path.join(h.daemon.stateDir, 'storage-pools', 'default', 'custom');
+  const newVolumeDir = async (h: Host, before: string[]) => {
+    const now = (await readdir(customDir(h))).filter((d) => !before.includes(d));
+    assert.equal(now.length, 1, `one new volume directory, got ${now.join(', ')}`);
+    return path.join(customDir(h), now[0]!);
+  };
+
+  test('custom volumes: lxc storage volume copy (pull, push, relay) and move, with their snapshots', async () => {
+    const seen = await readdir(customDir(a)).catch(() => [] as string[]);
+    await lxc.ok(['storage', 'volume', 'create', 'a:default', 'vol1', 'user.k=v']);
+    const dir = await newVolumeDir(a, seen);
+    await writeFile(path.join(dir, 'data'), 'first\n');
+    await lxc.ok(['storage', 'volume', 'snapshot', 'a:default', 'vol1', 'vs1']);
+    await writeFile(path.join(dir, 'data'), 'second\n');
+    for (const mode of ['pull', 'push', 'relay']) {
+      const before = await readdir(customDir(b)).catch(() => [] as string[]);
+      await lxc.ok(['storage', 'volume', 'copy', 'a:default/vol1', `b:default/vol-${mode}`, '--mode', mode]);
+      const got = (await b.api.get(`/1.0/storage-pools/default/volumes/custom/vol-${mode}`)).json.metadata;
+      assert.equal(got.config['user.k'], 'v');
+      const snaps = (await b.api.get(`/1.0/storage-pools/default/volumes/custom/vol-${mode}/snapshots`)).json.metadata;
+      assert.deepEqual(snaps, [`/1.0/storage-pools/default/volumes/custom/vol-${mode}/snapshots/vs1`]);
+      const copy = await newVolumeDir(b, before);
+      assert.equal(await readFile(path.join(copy, 'data'), 'utf8'), 'second\n');
+      // the snapshot holds its own content: restore and look
+      assert.equal(
+        (await b.api.put(`/1.0/storage-pools/default/volumes/custom/vol-${mode}`, { restore: 'vs1' })).status,
+        200,
+      );
+      assert.equal(await readFile(path.join(copy, 'data'), 'utf8'), 'first\n');
+    }
+    await lxc.ok(['storage', 'volume', 'move', 'a:default/vol1', 'b:default/vol-moved']);
+    assert.equal((await a.api.get('/1.0/storage-pools/default/volumes/custom/vol1')).status, 404);
+    assert.equal((await b.api.get('/1.0/storage-pools/default/volumes/custom/vol-moved')).status, 200);
   });
 
   /** Staging marks and container volumes without a row on `h`. */

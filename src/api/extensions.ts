@@ -65,6 +65,7 @@ export const API_EXTENSIONS = [
   'storage_api_local_volume_handling', // copy and move custom volumes between local pools
   'operation_description', // description on operations
   'event_lifecycle', // lifecycle events
+  'storage_api_remote_volume_handling', // custom volumes copy and move between servers (pull, push, relay), snapshots along
   'container_mount_propagation', // propagation on disk devices
   'container_backup', // backup endpoints and import of a backup tarball
   'devsvc_images', // security.devsvc.images: image export over the guest socket
@@ -104,7 +105,6 @@ export const API_EXTENSIONS = [
  * - external_net_mgmt: there is no external network manager to integrate with.
  * - Live migration: no CRIU on this host (migration_pre_copy, container_snapshot_stateful_migration); a
  *   stateful snapshot or a live copy is refused.
- * - storage_api_remote_volume_handling: custom volumes do not migrate between servers yet (a 400).
  * - clustering, clustering_join: clusters are their own piece of work; GET /1.0/cluster describes a standalone
  *   server and PUT refuses bootstrap and join.
  * - external_authentication, idp_authentication, idp_config, idp_config_key: macaroon and candid authentication

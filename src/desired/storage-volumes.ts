@@ -119,7 +119,10 @@ export interface VolumeCreate {
   source?: { volumeId: string; snapshotId?: string } | undefined;
   copySnapshots?: boolean | undefined;
   /** Received from another server (src/migration): the volume and these snapshots are already on the pool. */
-  received?: { id: string; snapshots: { id: string; name: string; description: string; config: Record<string, string>; createdAt: Date }[] };
+  received?: {
+    id: string;
+    snapshots: { id: string; name: string; description: string; config: Record<string, string>; createdAt: Date }[];
+  };
 }
 
 /** Validate and insert a volume (its generation is 1); the reconciler creates it on the host. */

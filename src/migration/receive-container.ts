@@ -132,7 +132,10 @@ async function receive(
       'volatile.last_state.idmap': '[]',
     };
     if (shiftRules(got.offer.idmap ?? []).length > 0)
-      deps.log.info({ container: req.name, idmap: got.offer.idmap }, "shifted the received tree from the sender's id map");
+      deps.log.info(
+        { container: req.name, idmap: got.offer.idmap },
+        "shifted the received tree from the sender's id map",
+      );
     const row = await deps.db.transaction(async (tx) => {
       const snapshots = got.snapshots.map(({ id: snapId, name, wire }) => {
         const s = wire && snapshotFromWire(wire, req.input.architecture, now);

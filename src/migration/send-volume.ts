@@ -49,7 +49,12 @@ export async function sendVolume(
         const t = req.target;
         const channels = accept
           ? await accept.connected(ctx.signal)
-          : await dialChannels(t!.operation, { control: t!.secrets.control!, fs: t!.secrets.fs! }, t!.certificate, ctx.signal);
+          : await dialChannels(
+              t!.operation,
+              { control: t!.secrets.control!, fs: t!.secrets.fs! },
+              t!.certificate,
+              ctx.signal,
+            );
         try {
           const bwlimit = pool.spec.config['rsync.bwlimit'];
           await sendStream(

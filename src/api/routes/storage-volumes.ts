@@ -61,7 +61,9 @@ const PostBody = v.object({
   migration: v.optional(v.boolean('expected a boolean')),
   volume_only: v.optional(v.boolean('expected a boolean')),
   // migration: true with a target is push mode: the sink's operation, which svcd dials
-  target: v.optional(v.object({ operation: optionalString, secrets: v.optional(stringMap), certificate: optionalString })),
+  target: v.optional(
+    v.object({ operation: optionalString, secrets: v.optional(stringMap), certificate: optionalString }),
+  ),
 });
 
 /** Custom volumes live in the default project (svcd has no features.storage.volumes yet). */
@@ -150,7 +152,9 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       );
     }
     if (body.source.type !== 'copy')
-      throw new ValidationError(`Volume source type "${body.source.type}" is not supported (use "copy" or "migration")`);
+      throw new ValidationError(
+        `Volume source type "${body.source.type}" is not supported (use "copy" or "migration")`,
+      );
     if (!body.source.name) throw new ValidationError('Invalid "source.name": the volume to copy is required');
     const [srcName, snapName] = body.source.name.split('/', 2) as [string, string | undefined];
     const src = await readVolume(db, body.source.pool || pool, VOLUME_PROJECT, 'custom', srcName);
