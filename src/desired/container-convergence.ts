@@ -27,9 +27,14 @@ export function convergenceOf(
 
 /**
  * What is asked of each container of a project and how far the host has come, in one query: the
- * desired power state and generation against the reconciler's observed generation and last error.
+ * desired power state and generation against the reconciler's observed generation and last error
+ * (one container's with `name`).
  */
-export async function listContainerConvergence(db: DbOrTx, project: string): Promise<ContainerConvergence[]> {
+export async function listContainerConvergence(
+  db: DbOrTx,
+  project: string,
+  name?: string,
+): Promise<ContainerConvergence[]> {
   const rows = await db
     .select({
       name: containers.name,
@@ -44,7 +49,13 @@ export async function listContainerConvergence(db: DbOrTx, project: string): Pro
       reconcileStatus,
       and(eq(reconcileStatus.kind, CONTAINER_KIND), sql`${reconcileStatus.key} = ${containers.id}::text`),
     )
-    .where(and(eq(containers.project, project), isNull(containers.deletingAt)))
+    .where(
+      and(
+        eq(containers.project, project),
+        isNull(containers.deletingAt),
+        name === undefined ? undefined : eq(containers.name, name),
+      ),
+    )
     .orderBy(asc(containers.name));
   return rows.map((r) => {
     const status =

@@ -127,7 +127,7 @@ export function registerUiRoutes(app: Hono<AppEnv>, deps: UiDeps): void {
   });
 
   route(app, '/ui/api/convergence', {
-    GET: async (c) => sync(c, await listContainerConvergence(deps.db, c.get('project'))),
+    GET: async (c) => sync(c, await listContainerConvergence(deps.db, c.get('project'), c.req.query('name'))),
   });
 
   route(app, '/ui/tokens', {

@@ -28,7 +28,6 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
       error: `The daemon cannot be reached: ${(e as Error).message}`,
     };
   }
-  if (res.status === 401 || res.status === 403) onUnauthorized(res.status);
   const text = await res.text();
   let json: { metadata?: unknown; error?: string; type?: string } = {};
   try {
@@ -36,6 +35,8 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   } catch {
     return { ok: res.ok, status: res.status, data: text as T, error: res.ok ? '' : text || res.statusText };
   }
+  // The API's refusal of the caller (not of the action: a protected container also answers 403).
+  if (res.status === 401 || (res.status === 403 && json.error === 'not authorized')) onUnauthorized(res.status);
   if (!res.ok || json.type === 'error')
     return { ok: false, status: res.status, data: json.metadata as T, error: json.error ?? res.statusText };
   return { ok: true, status: res.status, data: json.metadata as T, error: '' };

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, whenUnauthorized } from './api.ts';
 import { ContainerDetail } from './container-detail.tsx';
 import { ContainersPage } from './containers-page.tsx';
-import { onConnection } from './events.ts';
+import { followOperations, onConnection } from './events.ts';
 import { EventsPage, followEvents } from './events-page.tsx';
 import { ImagesPage, NetworksPage, OperationsPage, ProfilesPage, StoragePage } from './resource-pages.tsx';
 import { useRoute } from './router.ts';
@@ -24,6 +24,7 @@ export function App() {
   useEffect(() => {
     whenUnauthorized(() => setDenied(true));
     followEvents();
+    followOperations();
     return onConnection(setLive);
   }, []);
   useEffect(() => {

@@ -11,6 +11,7 @@ import {
   startContainers,
   subscribe,
 } from './containers-store.ts';
+import { type Operation, operationsWith } from './events.ts';
 import { Terminal } from './terminal.tsx';
 import { ConvergenceCell, Status } from './status.tsx';
 import { KeyValues, Table } from './table.tsx';
@@ -20,15 +21,6 @@ interface Snapshot {
   name: string;
   created_at: string;
   stateful: boolean;
-}
-interface Operation {
-  id: string;
-  description: string;
-  status: string;
-  err: string;
-  created_at: string;
-  updated_at: string;
-  resources: Record<string, string[]> | null;
 }
 
 type Action = 'start' | 'stop' | 'restart' | 'freeze' | 'unfreeze' | 'delete';
@@ -56,7 +48,7 @@ export function ContainerDetail({ name }: { name: string }) {
   }, [name]);
   const aboutMe = (ev: { type: string; metadata: unknown }) => containersOfEvent(ev).includes(name);
   const snaps = useData<Snapshot[]>(containerPath(name, '/snapshots?recursion=1'), aboutMe);
-  const ops = useData<Record<string, Operation[]>>('/1.0/operations?recursion=1', aboutMe);
+  const ops = useData<Operation[]>('/1.0/operations?recursion=1', aboutMe);
   const [busy, setBusy] = useState<Action | undefined>(undefined);
   const [error, setError] = useState('');
   const [done, setDone] = useState('');
@@ -123,10 +115,11 @@ export function ContainerDetail({ name }: { name: string }) {
     pendingRestart: st?.pending_restart ?? [],
     network: st?.network ?? undefined,
   });
-  const myOps = Object.values(ops.result?.data ?? {})
-    .flat()
-    .filter((o) => (o.resources?.containers ?? o.resources?.instances ?? []).some((u) => u === containerPath(name)))
-    .sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const myOps = operationsWith(Array.isArray(ops.result?.data) ? ops.result.data : []).filter((o) =>
+    (o.resources?.containers ?? o.resources?.instances ?? []).some(
+      (u) => u === containerPath(name) || u.startsWith(`${containerPath(name)}/`),
+    ),
+  );
 
   return (
     <section aria-labelledby="detail-title">
@@ -216,7 +209,7 @@ export function ContainerDetail({ name }: { name: string }) {
 
       <h2>Operations</h2>
       <Table
-        caption="Operations on this container, newest first"
+        caption="Operations on this container since the dashboard opened, and running ones, newest first"
         head={['Created', 'Description', 'Status', 'Error']}
         rows={myOps.map((o) => ({
           key: o.id,

@@ -16,7 +16,7 @@ class ContainerRow extends Component<{ row: Row }> {
     const running = st?.status === 'Running' || st?.status === 'Frozen';
     const ips = ipv4Of(st?.network);
     return (
-      <tr data-name={c.name} data-status={c.status}>
+      <tr data-name={c.name} data-status={c.status} data-pid={st?.pid ?? 0}>
         <th scope="row">
           <a href={containerHref(c.name)}>{c.name}</a>
         </th>

@@ -22,6 +22,7 @@ function connect(): void {
     } catch {
       return;
     }
+    if (ev.type === 'operation') remember(ev.metadata as Operation);
     for (const l of listeners) l(ev);
   };
   socket.onclose = () => {
@@ -45,4 +46,41 @@ export function onConnection(l: (connected: boolean) => void): () => void {
   statusListeners.add(l);
   l(connected);
   return () => statusListeners.delete(l);
+}
+
+export interface Operation {
+  id: string;
+  class: string;
+  description: string;
+  status: string;
+  err: string;
+  created_at: string;
+  updated_at: string;
+  resources: Record<string, string[] | null> | null;
+}
+
+/**
+ * Operations as the event stream told of them since the dashboard opened, latest state of each: the API
+ * lists only the running ones, so finished ones (and their errors) are kept here.
+ */
+const operations = new Map<string, Operation>();
+const KEEP_OPERATIONS = 500;
+
+function remember(op: Operation | undefined): void {
+  if (!op?.id) return;
+  operations.delete(op.id);
+  operations.set(op.id, op);
+  if (operations.size > KEEP_OPERATIONS) operations.delete(operations.keys().next().value!);
+}
+
+/** The remembered operations and the API's running ones, newest first (the API's answer wins for one it lists). */
+export function operationsWith(running: Operation[]): Operation[] {
+  const all = new Map(operations);
+  for (const op of running) all.set(op.id, op);
+  return [...all.values()].sort((a, b) => b.created_at.localeCompare(a.created_at));
+}
+
+/** Start listening (the App does at its start, so operations are remembered whatever page shows). */
+export function followOperations(): void {
+  if (!socket) connect();
 }

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { formatBytes } from '../view/format.ts';
 import { get } from './api.ts';
+import { type Operation, operationsWith } from './events.ts';
 import { Table } from './table.tsx';
 import { useData } from './use-data.ts';
 
@@ -237,21 +238,9 @@ export function ProfilesPage() {
   );
 }
 
-interface Operation {
-  id: string;
-  class: string;
-  description: string;
-  status: string;
-  err: string;
-  created_at: string;
-  resources: Record<string, string[]> | null;
-}
-
 export function OperationsPage() {
-  const { result } = useData<Record<string, Operation[]>>('/1.0/operations?recursion=1', anyOf('operation'));
-  const ops = Object.values(result?.data ?? {})
-    .flat()
-    .sort((a, b) => b.created_at.localeCompare(a.created_at));
+  const { result } = useData<Operation[]>('/1.0/operations?recursion=1', anyOf('operation'));
+  const ops = operationsWith(Array.isArray(result?.data) ? result.data : []);
   return (
     <section>
       <h1>Operations</h1>
