@@ -20,7 +20,11 @@ import { lxcIdOf, teardownContainers, uploadBusybox, waitOp } from '../support/c
 import { repoRoot } from '../support/daemon.ts';
 import { eventually } from '../support/http.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
-import { startHost, type Host } from '../support/two-hosts.ts';
+import { makeClientCertificate } from '../support/certs.ts';
+import { freeSubnet24, safeNetworkConfig } from '../support/networks.ts';
+import { request } from '../support/http.ts';
+import { pemBody, startHost, type Host } from '../support/two-hosts.ts';
+import WebSocket from 'ws';
 
 const run = promisify(execFile);
 const skip = !chromiumAvailable() ? 'no /usr/bin/chromium' : await lxcSkipReason();
@@ -47,8 +51,11 @@ describe('the dashboard in chromium', { skip }, () => {
     );
     return { ...r, last: r.out.trim().split('\n').at(-1) ?? '' };
   };
-  const launch = async (name: string, start = true) => {
-    await waitOp(api(), await api().post('/1.0/containers', { name, source: { type: 'image', alias: 'bb' } }));
+  const launch = async (name: string, start = true, extra: Record<string, unknown> = {}) => {
+    await waitOp(
+      api(),
+      await api().post('/1.0/containers', { name, source: { type: 'image', alias: 'bb' }, ...extra }),
+    );
     if (start) await waitOp(api(), await api().put(`/1.0/containers/${name}/state`, { action: 'start' }));
   };
   const state = async (name: string) => (await api().get(`/1.0/containers/${name}/state`)).json.metadata;
@@ -181,6 +188,39 @@ describe('the dashboard in chromium', { skip }, () => {
     // Memory of the running one is shown (its cgroup), none for the stopped one.
     assert.match(await page.locator('tr[data-name="ui-run"] .col-memory').innerText(), /\d+(\.\d)? (KiB|MiB)/);
     assert.equal(await page.locator('tr[data-name="ui-stop"] .col-memory').innerText(), '–');
+  });
+
+  test('the session cookie counts only with X-SVC-UI and no sign of another origin; websockets need this Origin', async () => {
+    const cookie = `svcd_ui=${(await ctx.cookies())[0]!.value}`;
+    const target = { https: { host: '127.0.0.1', port: host.port } };
+    const get = (headers: Record<string, string>) =>
+      request(target, 'GET', '/1.0/containers', undefined, { Cookie: cookie, ...headers }).then((r) => r.status);
+    assert.equal(await get({ 'X-SVC-UI': '1', 'Sec-Fetch-Site': 'same-origin' }), 200);
+    assert.equal(await get({}), 403, 'no custom header: a form, an image, a link');
+    assert.equal(await get({ 'X-SVC-UI': '1', 'Sec-Fetch-Site': 'cross-site' }), 403);
+    assert.equal(await get({ 'X-SVC-UI': '1', Origin: 'https://evil.example' }), 403);
+    const post = await request(
+      target,
+      'POST',
+      '/1.0/containers',
+      { name: 'ui-csrf', source: { type: 'none' } },
+      { Cookie: cookie, 'Content-Type': 'application/json', Origin: 'https://evil.example', 'X-SVC-UI': '1' },
+    );
+    assert.equal(post.status, 403);
+    assert.equal((await api().get('/1.0/containers/ui-csrf')).status, 404, 'nothing written');
+    const upgrade = (origin: string | undefined) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(`wss://127.0.0.1:${host.port}/1.0/events`, {
+          rejectUnauthorized: false,
+          headers: { Cookie: cookie, ...(origin ? { Origin: origin } : {}) },
+        });
+        ws.on('open', () => (ws.close(), resolve(101)));
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.on('error', () => resolve(0));
+      });
+    assert.equal(await upgrade(host.url), 101);
+    assert.equal(await upgrade('https://evil.example'), 403);
+    assert.equal(await upgrade(undefined), 403);
   });
 
   test('live: a start through the API and a start that fails show within 2 s, no reload', async () => {
@@ -342,12 +382,22 @@ describe('the dashboard in chromium', { skip }, () => {
   });
 
   test('screenshot (SVCD_UI_SCREENSHOT)', { skip: !process.env.SVCD_UI_SCREENSHOT }, async () => {
+    // A test bridge (no NAT, no routing, no IPv6) so that the running ones have a leased address.
+    const { cidr } = await freeSubnet24(38);
+    assert.equal((await api().post('/1.0/networks', { name: 'uibr0', config: safeNetworkConfig(cidr) })).status, 200);
+    const nic = { devices: { eth0: { type: 'nic', network: 'uibr0', name: 'eth0' } } };
     await waitOp(api(), await api().put('/1.0/containers/ui-stop/state', { action: 'start' }));
-    await launch('ui-frozen');
+    await launch('ui-web', true, nic);
+    await launch('ui-frozen', true, nic);
     await waitOp(api(), await api().put('/1.0/containers/ui-frozen/state', { action: 'freeze' }));
-    await launch('ui-idle', false);
+    await launch('ui-idle', false, nic);
     await page.goto(`${host.url}/ui/`);
     await rowBecomes('ui-frozen', (r) => r.status === 'Frozen', 10_000);
+    await eventually(
+      async () => /\d+\.\d+/.test(await page.locator('tr[data-name="ui-web"] .col-ipv4').innerText()),
+      'a lease',
+      30_000,
+    );
     // Two samples of CPU use.
     await eventually(
       async () => /%/.test(await page.locator('tr[data-name="ui-run"] .col-cpu').innerText()),
@@ -407,5 +457,42 @@ describe('the dashboard in chromium', { skip }, () => {
     await eventually(async () => !(await rowOf('ui-bulk-0500')), 'ui-bulk-0500 gone', 2000);
     console.log(`row removed ${Date.now() - t1} ms after the API answered`);
     assert.deepEqual(freshProblems.list, []);
+  });
+
+  test('svcd ui --revoke-all: the open dashboard gets no more data and says how to log in', async () => {
+    const revoked = await svcdUi('--revoke-all');
+    assert.equal(revoked.code, 0);
+    assert.match(revoked.last, /Ended 1 dashboard session/);
+    assert.match((await svcdUi('--sessions')).last, /No dashboard sessions/);
+    // What the page asks now is refused (a 403 the test expects), and the page says why.
+    const refused = await page.evaluate<number>(
+      `fetch('/1.0/containers', { headers: { 'X-SVC-UI': '1' } }).then((r) => r.status)`,
+    );
+    assert.equal(refused, 403);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Networks' }).click();
+    await page.getByRole('alert').filter({ hasText: 'svcd ui' }).waitFor();
+  });
+
+  test('a trusted client certificate gets in without a token', async () => {
+    const client = await makeClientCertificate('ui-browser');
+    const certCtx = await newContext(browser, {
+      clientCertificates: [{ origin: host.url, cert: Buffer.from(client.cert), key: Buffer.from(client.key) }],
+    });
+    const p = await certCtx.newPage();
+    const certProblems = watchPage(p);
+    // Not yet in the trust store: the login page.
+    await p.goto(`${host.url}/ui/`);
+    assert.match(await p.locator('main').innerText(), /svcd ui/);
+    assert.equal(
+      (await api().post('/1.0/certificates', { type: 'client', name: 'ui-browser', certificate: pemBody(client.cert) }))
+        .status,
+      200,
+    );
+    await p.goto(`${host.url}/ui/`);
+    await p.waitForSelector('tr[data-name="ui-run"]');
+    await p.getByRole('status').filter({ hasText: 'live' }).waitFor();
+    assert.deepEqual(await certCtx.cookies(), [], 'no session: the certificate is the credential');
+    assert.deepEqual(certProblems.list, []);
+    await certCtx.close();
   });
 });

@@ -128,7 +128,8 @@ export function ContainerDetail({ name }: { name: string }) {
       </p>
       <h1 id="detail-title">{name}</h1>
       <p>
-        <Status status={status} /> · desired <strong>{conv?.desired ?? '–'}</strong> · <ConvergenceCell conv={conv} />
+        <Status status={status} /> · desired <strong>{conv?.desired ?? '–'}</strong> ·{' '}
+        <ConvergenceCell conv={conv} full />
         {running ? ` · pid ${st?.pid} · memory ${formatBytes(st?.memory?.usage)}` : ''}
       </p>
       <fieldset class="actions">

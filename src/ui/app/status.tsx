@@ -13,8 +13,14 @@ export function Status({ status }: { status: string | undefined }) {
   );
 }
 
-/** converged, converging, or failed with the reconciler's error. */
-export function ConvergenceCell({ conv }: { conv: Convergence | undefined }) {
+/** An error's first line, cut short: the table stays readable; the detail page has all of it. */
+export function shortError(error: string, max = 160): string {
+  const first = error.split('\n')[0] ?? '';
+  return first.length > max ? `${first.slice(0, max)}…` : first;
+}
+
+/** converged, converging, or failed with the reconciler's error (`full`: all of it, else its start). */
+export function ConvergenceCell({ conv, full = false }: { conv: Convergence | undefined; full?: boolean }) {
   if (!conv) return <span class="conv">–</span>;
   const mark = conv.convergence === 'converged' ? '✓' : conv.convergence === 'failed' ? '✗' : '…';
   return (
@@ -22,8 +28,8 @@ export function ConvergenceCell({ conv }: { conv: Convergence | undefined }) {
       <span aria-hidden="true">{mark} </span>
       {conv.convergence}
       {conv.convergence === 'failed' && conv.error ? (
-        <span class="conv-error">
-          : {conv.error}
+        <span class="conv-error" title={full ? undefined : conv.error}>
+          : {full ? conv.error : shortError(conv.error)}
           {conv.terminal ? ' (not retried)' : ''}
         </span>
       ) : null}

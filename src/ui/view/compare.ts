@@ -35,7 +35,8 @@ export function compareContainer(i: CompareInput): CompareRow[] {
       observed: i.observedGeneration ? `${i.observedGeneration} applied` : 'none applied',
       differs: (i.observedGeneration ?? 0) < i.generation,
     });
-  if (i.error) rows.push({ what: 'reconciler', desired: 'no error', observed: i.error, differs: true });
+  if (i.error)
+    rows.push({ what: 'reconciler', desired: 'no error', observed: 'failed (the error is above)', differs: true });
   const pending = new Set(i.pendingRestart);
   for (const [k, v] of Object.entries(i.expandedConfig).sort(([a], [b]) => a.localeCompare(b))) {
     if (k.startsWith('volatile.') || k.startsWith('image.')) continue;
