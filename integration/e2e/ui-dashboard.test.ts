@@ -208,6 +208,11 @@ describe('the dashboard in chromium', { skip }, () => {
     );
     assert.equal(post.status, 403);
     assert.equal((await api().get('/1.0/containers/ui-csrf')).status, 404, 'nothing written');
+    // Login URLs and the list of sessions are for the unix socket only, whatever the browser holds.
+    const ui = { Cookie: cookie, 'X-SVC-UI': '1', 'Sec-Fetch-Site': 'same-origin' };
+    assert.equal((await request(target, 'POST', '/ui/tokens', undefined, ui)).status, 403);
+    assert.equal((await request(target, 'GET', '/ui/sessions', undefined, ui)).status, 403);
+    assert.equal((await request(target, 'DELETE', '/ui/sessions', undefined, ui)).status, 403);
     const upgrade = (origin: string | undefined) =>
       new Promise<number>((resolve) => {
         const ws = new WebSocket(`wss://127.0.0.1:${host.port}/1.0/events`, {

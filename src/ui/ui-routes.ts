@@ -35,8 +35,8 @@ const unixOnly = (c: Context<AppEnv>) => {
  */
 export function registerUiRoutes(app: Hono<AppEnv>, deps: UiDeps): void {
   const { sessions, assets } = deps;
-  // Warm the bundle at start: the first page should not wait for a build.
-  void assets.get().catch(() => {});
+  // The bundle is loaded at the first request, not at start: a daemon run from src/ (every test's) builds it
+  // only when a browser asks (about half a second); a built daemon reads dist/ui/assets/.
 
   // A page navigation carries no X-SVC-UI header: the app shell is static, so the cookie alone decides
   // which page is shown; the data behind it still needs the full check (ui-caller.ts).

@@ -189,6 +189,13 @@ export function startContainers(): void {
     const action = ev.type === 'lifecycle' ? (ev.metadata as { action?: string }).action : undefined;
     const status = action ? STATUS_AFTER[action] : undefined;
     if (status) for (const name of names) showStatus(name, status);
+    // A rename names one of the two names: the list tells both.
+    if (action === 'container-renamed') void reloadAll();
+    if (action === 'container-deleted') {
+      for (const name of names) rows.delete(name);
+      changed();
+      return;
+    }
     for (const name of names) refreshSoon(name);
   });
   setInterval(() => {

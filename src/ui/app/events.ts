@@ -63,19 +63,19 @@ export interface Operation {
  * Operations as the event stream told of them since the dashboard opened, latest state of each: the API
  * lists only the running ones, so finished ones (and their errors) are kept here.
  */
-const operations = new Map<string, Operation>();
+const seenOperations = new Map<string, Operation>();
 const KEEP_OPERATIONS = 500;
 
 function remember(op: Operation | undefined): void {
   if (!op?.id) return;
-  operations.delete(op.id);
-  operations.set(op.id, op);
-  if (operations.size > KEEP_OPERATIONS) operations.delete(operations.keys().next().value!);
+  seenOperations.delete(op.id);
+  seenOperations.set(op.id, op);
+  if (seenOperations.size > KEEP_OPERATIONS) seenOperations.delete(seenOperations.keys().next().value!);
 }
 
 /** The remembered operations and the API's running ones, newest first (the API's answer wins for one it lists). */
 export function operationsWith(running: Operation[]): Operation[] {
-  const all = new Map(operations);
+  const all = new Map(seenOperations);
   for (const op of running) all.set(op.id, op);
   return [...all.values()].sort((a, b) => b.created_at.localeCompare(a.created_at));
 }
