@@ -209,7 +209,7 @@ export function subscribe(f: () => void): () => void {
 }
 
 export const snapshot = () => ({
-  rows: [...rows.values()].sort((a, b) => a.c.name.localeCompare(b.c.name)),
+  rows: [...rows.values()].sort((a, b) => (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0)),
   loaded,
   loadError,
 });
