@@ -15,6 +15,8 @@ fi
 echo "svcd: building dist/" >&2
 rm -rf dist.new dist.old
 node node_modules/typescript/bin/tsc -p tsconfig.build.json --outDir dist.new
+# The dashboard's bundle (src/ui/app, esbuild): served from dist/ui/assets/ by the daemon.
+node dist.new/ui/build-ui-assets.js dist.new/ui/assets
 touch dist.new/.built
 [ ! -d dist ] || mv dist dist.old
 mv dist.new dist

@@ -24,6 +24,8 @@ SQL
 export SVCD_TEST_PG_URL="postgres://svcd_test:svcd_test@127.0.0.1:5432/postgres"
 
 npx tsc --noEmit
+# The dashboard's browser code has its own settings (DOM, JSX): src/ui/app/tsconfig.json.
+npx tsc --noEmit -p src/ui/app
 bash scripts/lint.sh
 
 mapfile -t files < <(find src integration -name '*.test.ts' | sort)

@@ -8,6 +8,8 @@ import type { AppEnv } from './api/context.ts';
 import { assertUnixFree, createListeners } from './api/listeners.ts';
 import { createDebugListener } from './api/debug/debug-listener.ts';
 import { createTrustStore } from './api/trust-store.ts';
+import { createUiAssets } from './ui/ui-assets.ts';
+import { createUiSessions } from './ui/ui-sessions.ts';
 import type { DaemonConfig } from './config/daemon-config.ts';
 import { openDaemonDatabase } from './db/open-daemon-database.ts';
 import { createOwnVacuum } from './db/own-vacuum.ts';
@@ -396,6 +398,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     reconcile,
     convergence,
   });
+  const uiSessions = createUiSessions({ db });
   const app = createApp({
     migration: migrations,
     db,
@@ -433,6 +436,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     }),
     images: imageHost,
     imagePulls,
+    ui: { sessions: uiSessions, assets: createUiAssets() },
     networks: networkHost,
     storage: {
       probeDriver: (name) => probeDriver(name),
@@ -459,6 +463,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     bus,
     ops,
     trust,
+    uiSessions,
     log: log.child({ component: 'api' }),
     tls: { ...serverCert, ca: pki?.ca, crl: pki?.crl },
     ...(opts.pingMs ? { pingMs: opts.pingMs } : {}),

@@ -26,6 +26,8 @@ import { registerProjectRoutes } from './routes/projects.ts';
 import { registerServerRoutes } from './routes/server.ts';
 import { registerStoragePoolRoutes } from './routes/storage-pools.ts';
 import { registerStorageVolumeRoutes } from './routes/storage-volumes.ts';
+import { registerUiRoutes } from '../ui/ui-routes.ts';
+import { withUiSession } from '../ui/ui-caller.ts';
 
 /** The hono app: one onError, one notFound, every route registered through `route()`. */
 export function createApp(deps: ApiDeps): Hono<AppEnv> {
@@ -39,7 +41,10 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
 
   app.use(async (c, next) => {
     const requestId = randomUUID();
-    const caller = await identifyCaller(c.env?.incoming, c.env?.listener, deps.trust);
+    const certCaller = await identifyCaller(c.env?.incoming, c.env?.listener, deps.trust);
+    const caller = deps.ui
+      ? await withUiSession(certCaller, (n) => c.req.header(n), deps.ui.sessions, 'request')
+      : certCaller;
     c.set('requestId', requestId);
     c.set('caller', caller);
     c.set('log', deps.log.child({ requestId }));
@@ -75,6 +80,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerContainerBackupRoutes(app, deps);
   registerContainerFileRoutes(app, deps);
   registerImageRoutes(app, deps);
+  if (deps.ui) registerUiRoutes(app, { db: deps.db, node: deps.node, ...deps.ui });
 
   // Errors can be answered before the request body was read: drop it first (see discardUnreadBody).
   const unreadBodyDropped = async (c: Context<AppEnv>) => {

@@ -13,6 +13,8 @@ export interface Caller {
   address?: string | undefined;
   /** PKI mode: why the TLS stack refused the client certificate (CERT_REVOKED, ...). */
   pkiRefusal?: string | undefined;
+  /** Trusted through this dashboard session (src/ui/ui-caller.ts), not a certificate. */
+  uiSession?: string | undefined;
 }
 
 export interface AppEnv {

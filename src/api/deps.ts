@@ -15,6 +15,8 @@ import type { ListenProbe } from '../desired/proxy-checks.ts';
 import type { NicHostProbe } from '../desired/devices-nic.ts';
 import type { TrustStore } from './trust-store.ts';
 import type { ImagePulls } from './image-pulls.ts';
+import type { UiSessions } from '../ui/ui-sessions.ts';
+import type { UiAssetsSource } from '../ui/ui-assets.ts';
 
 /** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
 export interface ApiDeps {
@@ -62,6 +64,8 @@ export interface ApiDeps {
   imagePulls: ImagePulls;
   /** Host interfaces, their state, dnsmasq's leases and feature probes (managed networks). */
   networks: NetworkHost;
+  /** The dashboard (src/ui/): its sessions and bundle; without it /ui/ is not served. */
+  ui?: { sessions: UiSessions; assets: UiAssetsSource };
   storage: {
     /** Can this host run the driver (tools, kernel support)? */
     probeDriver(name: string): Promise<ProbeResult>;

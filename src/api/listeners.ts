@@ -18,6 +18,8 @@ import type { AppEnv } from './context.ts';
 import { errorBody } from './envelope.ts';
 import { parseEventTypes, serveEventsSocket } from './events-socket.ts';
 import type { TrustStore } from './trust-store.ts';
+import { withUiSession } from '../ui/ui-caller.ts';
+import type { UiSessions } from '../ui/ui-sessions.ts';
 
 export interface ListenerDeps {
   app: Hono<AppEnv>;
@@ -25,6 +27,8 @@ export interface ListenerDeps {
   bus: EventBus;
   ops: Operations;
   trust: TrustStore;
+  /** Dashboard sessions: a browser's event stream is trusted by its session cookie and Origin. */
+  uiSessions?: UiSessions;
   log: Logger;
   /** The server certificate, and in PKI mode the CA and CRL that client certificates are verified against. */
   tls: { cert: string; key: string; ca?: string | undefined; crl?: string | undefined };
@@ -85,7 +89,14 @@ export function createListeners(deps: ListenerDeps) {
     socket.on('error', () => {});
     try {
       const url = new URL(req.url ?? '/', 'http://svcd');
-      const caller = await identifyCaller(req, listener, deps.trust);
+      const certCaller = await identifyCaller(req, listener, deps.trust);
+      const header = (n: string) => {
+        const v = req.headers[n];
+        return Array.isArray(v) ? v[0] : v;
+      };
+      const caller = deps.uiSessions
+        ? await withUiSession(certCaller, header, deps.uiSessions, 'websocket')
+        : certCaller;
       const opMatch = /^\/1\.0\/operations\/([^/]+)\/websocket$/.exec(url.pathname);
       if (opMatch) {
         const claim = deps.ops.websockets.claim(decodeURIComponent(opMatch[1]!), url.searchParams.get('secret') ?? '');

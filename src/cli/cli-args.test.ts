@@ -8,6 +8,7 @@ test('no verb is the daemon; --timeout in both spellings; --help anywhere', () =
   assert.deepEqual(parseCliArgs(['shutdown', '--timeout=1.5']), { verb: 'shutdown', help: false, timeoutSec: 1.5 });
   assert.deepEqual(parseCliArgs(['--help']), { verb: 'daemon', help: true });
   assert.deepEqual(parseCliArgs(['version', '-h']), { verb: 'version', help: true });
+  assert.deepEqual(parseCliArgs(['ui', '--revoke-all']), { verb: 'ui', help: false, flags: ['--revoke-all'] });
 });
 
 test('bad flags and values are usage errors', () => {

@@ -6,14 +6,19 @@ export interface CliArgs {
   timeoutSec?: number;
   /** For a verb that parses its own options (`init`, `apply`, `diff`): everything after the verb. */
   rest?: string[];
+  /** Verb flags (FLAGS) given, when any: the verb says which it takes. */
+  flags?: string[];
 }
+
+/** Flags some verb takes (run-cli.ts refuses one to a verb that does not). */
+export const FLAGS = ['--revoke-all', '--sessions'];
 
 /** Verbs whose options are their own: the words after them are passed on unparsed. */
 const OWN_OPTIONS = new Set(['init', 'apply', 'diff']);
 
 export class UsageError extends Error {}
 
-/** Parse `svcd [verb] [--timeout S] [--help]`; throws UsageError on a flag or value it does not know. */
+/** Parse `svcd [verb] [--timeout S] [--help] [verb flags]`; throws UsageError on a flag or value it does not know. */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
   const out: CliArgs = { verb: '', help: false };
   for (let i = 0; i < argv.length; i++) {
@@ -30,7 +35,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
           `--timeout needs a number of seconds, got ${value === undefined ? 'nothing' : `'${value}'`}`,
         );
       out.timeoutSec = Number(value);
-    } else if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
+    } else if (FLAGS.includes(a)) (out.flags ??= []).push(a);
+    else if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
     else if (!out.verb) out.verb = a;
     else throw new UsageError(`unexpected argument '${a}'`);
   }

@@ -17,7 +17,7 @@ async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
 test('--help lists every verb; an unknown verb or option is exit 2 with the usage', async () => {
   const help = await cli(['--help']);
   assert.equal(help.code, 0);
-  for (const verb of ['daemon', 'waitready', 'shutdown', 'version'])
+  for (const verb of ['daemon', 'waitready', 'shutdown', 'ui', 'version'])
     assert.match(help.out, new RegExp(`^  ${verb} `, 'm'));
   const unknown = await cli(['frobnicate']);
   assert.equal(unknown.code, 2);
@@ -25,6 +25,20 @@ test('--help lists every verb; an unknown verb or option is exit 2 with the usag
   assert.match(unknown.err, /Usage: svcd/);
   assert.equal((await cli(['version', '--timeout', '3'])).code, 2, 'version takes no --timeout');
   assert.equal((await cli(['waitready', '--timeout', 'x'])).code, 2);
+  const misplaced = await cli(['version', '--revoke-all']);
+  assert.equal(misplaced.code, 2, 'only ui takes --revoke-all');
+  assert.match(misplaced.err, /svcd version takes no --revoke-all/);
+});
+
+test('ui with no daemon: exit 1 naming the socket', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-cli-'));
+  try {
+    const r = await cli(['ui'], { SVCD_DIR: dir });
+    assert.equal(r.code, 1);
+    assert.match(r.err, new RegExp(`no daemon answers on ${dir}/unix.socket`));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('version prints package.json version', async () => {

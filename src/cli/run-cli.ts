@@ -9,6 +9,8 @@ interface Verb {
   summary: string;
   /** Whether `--timeout S` means something to it. */
   timeout: boolean;
+  /** The verb flags it takes (cli-args.ts FLAGS). */
+  flags?: string[];
   /** Loaded when used: `svcd version` does not load the daemon's code. */
   load(): Promise<VerbRun>;
 }
@@ -45,6 +47,12 @@ const VERBS: Record<string, Verb> = {
     timeout: false,
     load: async () => (await import('./verbs/diff.ts')).diff,
   },
+  ui: {
+    summary: 'print a one-time dashboard login URL (valid 5 min); --sessions lists sessions, --revoke-all ends them',
+    timeout: false,
+    flags: ['--revoke-all', '--sessions'],
+    load: async () => (await import('./verbs/ui.ts')).ui,
+  },
   version: {
     summary: "print svcd's version",
     timeout: false,
@@ -56,7 +64,7 @@ const VERBS: Record<string, Verb> = {
 export function usage(): string {
   const width = Math.max('--timeout S'.length, ...Object.keys(VERBS).map((v) => v.length)) + 2;
   return [
-    'Usage: svcd [verb] [--timeout S] [--help]',
+    'Usage: svcd [verb] [--timeout S] [--help] [verb flags]',
     '',
     'Verbs:',
     ...Object.entries(VERBS).map(([name, v]) => `  ${name.padEnd(width)}${v.summary}`),
@@ -85,6 +93,8 @@ export async function runCli(argv: readonly string[], ctx: CliContext): Promise<
     const verb = VERBS[args.verb];
     if (!verb) throw new UsageError(`unknown verb '${args.verb}'`);
     if (args.timeoutSec !== undefined && !verb.timeout) throw new UsageError(`svcd ${args.verb} takes no --timeout`);
+    for (const f of args.flags ?? [])
+      if (!verb.flags?.includes(f)) throw new UsageError(`svcd ${args.verb} takes no ${f}`);
     return await (await verb.load())(args, ctx);
   } catch (e) {
     if (e instanceof UsageError) {

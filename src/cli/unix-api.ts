@@ -8,9 +8,19 @@ export interface ApiAnswer {
 
 /** GET `path` over the daemon's unix socket; rejects when nothing answers (ENOENT, ECONNREFUSED) or after `timeoutMs`. */
 export function getOverUnix(socketPath: string, path: string, timeoutMs = 5_000): Promise<ApiAnswer> {
+  return requestOverUnix(socketPath, 'GET', path, timeoutMs);
+}
+
+/** A body-less request over the daemon's unix socket (as getOverUnix). */
+export function requestOverUnix(
+  socketPath: string,
+  method: string,
+  path: string,
+  timeoutMs = 5_000,
+): Promise<ApiAnswer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { socketPath, path, method: 'GET', headers: { Host: 'svcd' }, timeout: timeoutMs, agent: false },
+      { socketPath, path, method, headers: { Host: 'svcd' }, timeout: timeoutMs, agent: false },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

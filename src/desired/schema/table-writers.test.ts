@@ -27,6 +27,8 @@ const WRITERS: Record<string, string[]> = {
   storagePools: ['desired/storage-pools.ts'],
   storageVolumes: ['desired/storage-volumes.ts'],
   volumeSnapshots: ['desired/storage-volumes.ts'],
+  uiLoginTokens: ['ui/ui-sessions.ts'],
+  uiSessions: ['ui/ui-sessions.ts'],
 };
 
 const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

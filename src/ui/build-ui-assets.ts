@@ -1,0 +1,44 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout's top (the same from src/ui and dist/ui, one level below it). */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** File name (app.js, app.css, chunk-<hash>.js…) → content. */
+export type UiAssets = Record<string, string>;
+
+/**
+ * Bundle the dashboard (src/ui/app/main.tsx: preact, xterm and their CSS) with esbuild, in memory: app.js
+ * and app.css, and chunks loaded when needed (xterm, two thirds of the code, only with a terminal). scripts/build.sh writes them to dist/ui/assets/; a daemon run from
+ * src/ builds them at its start instead, so they are never staler than the code.
+ */
+export async function buildUiAssets(): Promise<UiAssets> {
+  const esbuild = await import('esbuild');
+  const result = await esbuild.build({
+    entryPoints: [path.join(root, 'src/ui/app/main.tsx')],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    target: 'es2022',
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    write: false,
+    outdir: '/out',
+    entryNames: 'app',
+    chunkNames: 'chunk-[hash]',
+    splitting: true,
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+  return Object.fromEntries(result.outputFiles.map((f) => [path.basename(f.path), f.text]));
+}
+
+// `node dist/ui/build-ui-assets.js <dir>` (scripts/build.sh): write the files into <dir>.
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { mkdir, writeFile } = await import('node:fs/promises');
+  const dir = process.argv[2];
+  if (!dir) throw new Error('usage: build-ui-assets <dir>');
+  const assets = await buildUiAssets();
+  await mkdir(dir, { recursive: true });
+  for (const [name, text] of Object.entries(assets)) await writeFile(path.join(dir, name), text);
+}
