@@ -1,0 +1,144 @@
+/**
+ * Container migration, svcd → svcd against LXD 5.0.2 → LXD 5.0.2 on this host, in one run:
+ *   node --import tsx bench/migration-bench.ts [--rounds 2] [--big-mib 512] [--snap-mib 64] [--pool dir|btrfs]
+ * Two svcd daemons (from the checkout, through tsx) and two Debian LXD daemons, each with its own state
+ * dir and HTTPS port on 127.0.0.1, driven by one Debian lxc. The container: a stopped busybox one holding
+ * a `--big-mib` random file and 3 snapshots, each taken after writing one more `--snap-mib` random file.
+ * Timed: `lxc copy a:c b:cN` and `lxc copy l1:c l2:cN`; a plain local `rsync -a` of the same tree (the
+ * svcd container's volume and its snapshots); then a container holding one 1 GiB file, copied svcd →
+ * svcd, against a plain rsync of that file over a socket pair (rsync's own rsh transport, no network),
+ * as throughput. Then 10 concurrent copies between the two svcd hosts (failures counted).
+ * Run by hand (root), never as a test. Everything stays on loopback.
+ */
+import { execFile } from 'node:child_process';
+import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { buildBusyboxImage } from '../integration/support/busybox-image.ts';
+import { lxcCli } from '../integration/support/lxc-cli.ts';
+import { startLxd } from '../integration/support/lxd-daemon.ts';
+import { ensureRootSubids } from '../integration/support/lxc-host.ts';
+import { importTestImage, startTwoHosts, stopHosts } from '../integration/support/two-hosts.ts';
+
+const run = promisify(execFile);
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : dflt;
+};
+const rounds = Number(arg('rounds', '2'));
+const bigMib = Number(arg('big-mib', '512'));
+const snapMib = Number(arg('snap-mib', '64'));
+const PASSWORD = 'bench-pw';
+
+const secs = async (f: () => Promise<unknown>) => {
+  const t0 = process.hrtime.bigint();
+  await f();
+  return Number(process.hrtime.bigint() - t0) / 1e9;
+};
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+
+await ensureRootSubids();
+const [a, b] = await startTwoHosts();
+const l1 = await startLxd('b1');
+const l2 = await startLxd('b2');
+const tmp = await mkdtemp(path.join(os.tmpdir(), 'mig-bench-'));
+const dirs: string[] = [tmp];
+const lxc = await lxcCli(a.daemon.stateDir);
+try {
+  for (const h of [a, b]) {
+    await h.api.patch('/1.0', { config: { 'core.trust_password': PASSWORD } });
+    await lxc.ok(['remote', 'add', h.name, h.url, '--password', PASSWORD, '--accept-certificate']);
+    dirs.push((await importTestImage(h, { alias: 'bb' })).dir);
+  }
+  const img = await buildBusyboxImage({ dir: tmp, format: 'unified', compression: 'gzip' });
+  if (img.format !== 'unified') throw new Error('unexpected image format');
+  for (const [name, l] of [
+    ['l1', l1],
+    ['l2', l2],
+  ] as const) {
+    await lxc.ok(['remote', 'add', name, l.url, '--password', l.trustPassword, '--accept-certificate']);
+    await lxc.ok(['image', 'import', img.file, `${name}:`, '--alias', 'bb']);
+  }
+  const fill = async (r: string, name: string, big: number) => {
+    await lxc.ok(['launch', `${r}:bb`, `${r}:${name}`]);
+    await lxc.ok(['exec', `${r}:${name}`, '--', 'sh', '-c', `head -c ${big}M /dev/urandom > /root/big`]);
+    if (name === 'c')
+      for (let i = 1; i <= 3; i++) {
+        await lxc.ok(['exec', `${r}:${name}`, '--', 'sh', '-c', `head -c ${snapMib}M /dev/urandom > /root/more${i}`]);
+        await lxc.ok(['snapshot', `${r}:${name}`, `s${i}`]);
+      }
+    await lxc.ok(['stop', `${r}:${name}`, '--force']);
+  };
+  await fill('a', 'c', bigMib);
+  await fill('l1', 'c', bigMib);
+
+  const svcd: number[] = [];
+  const lxd: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    svcd.push(await secs(() => lxc.ok(['copy', 'a:c', `b:c${i}`])));
+    lxd.push(await secs(() => lxc.ok(['copy', 'l1:c', `l2:c${i}`])));
+  }
+  // the same tree, locally: the volume and its three snapshots
+  const pool = path.join(a.daemon.stateDir, 'storage-pools', 'default');
+  const [vol] = (await readdir(path.join(pool, 'containers'))).slice(-1);
+  const local: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const dst = path.join(tmp, `local${i}`);
+    local.push(
+      await secs(() =>
+        run('rsync', [
+          '-a',
+          path.join(pool, 'containers-snapshots') + '/',
+          path.join(pool, 'containers') + '/',
+          dst + '/',
+        ]),
+      ),
+    );
+    await rm(dst, { recursive: true, force: true });
+  }
+  void vol;
+
+  // one 1 GiB file: svcd → svcd throughput against rsync over a socket pair
+  await fill('a', 'g', 1024);
+  const gib = 1024 * 1024 * 1024;
+  const svcdG: number[] = [];
+  for (let i = 0; i < rounds; i++) svcdG.push(await secs(() => lxc.ok(['copy', 'a:g', `b:g${i}`])));
+  const rsh = path.join(tmp, 'rsh.sh');
+  await writeFile(rsh, '#!/bin/sh\nshift\nexec "$@"\n');
+  await chmod(rsh, 0o755);
+  const src = path.join(tmp, 'gsrc');
+  await run('sh', ['-c', `mkdir -p ${src} && head -c ${gib} /dev/urandom > ${src}/big`]);
+  const pair: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const dst = path.join(tmp, `gdst${i}`);
+    pair.push(await secs(() => run('rsync', ['-a', '-e', rsh, `${src}/`, `localhost:${dst}/`])));
+    await rm(dst, { recursive: true, force: true });
+  }
+
+  // 10 concurrent copies between the two svcd hosts
+  const results = await Promise.allSettled(
+    Array.from({ length: 10 }, (_, i) => lxc.ok(['copy', 'a:c', `b:par${i}`, '--instance-only'])),
+  );
+  const failed = results.filter((r) => r.status === 'rejected').length;
+
+  const m = { svcd: median(svcd), lxd: median(lxd), local: median(local) };
+  const rows = [
+    `| case | median of ${rounds} (s) | ratio |`,
+    '| --- | --- | --- |',
+    `| lxd → lxd, ${bigMib} MiB + 3 × ${snapMib} MiB snapshots | ${m.lxd.toFixed(2)} | 1 |`,
+    `| svcd → svcd, same container | ${m.svcd.toFixed(2)} | ${(m.svcd / m.lxd).toFixed(2)} × lxd (target ≤ 0.33) |`,
+    `| local rsync -a of the same tree | ${m.local.toFixed(2)} | svcd = ${(m.svcd / m.local).toFixed(2)} × local (moonshot ≤ 2) |`,
+    `| 1 GiB file svcd → svcd | ${median(svcdG).toFixed(2)} | ${(1024 / median(svcdG)).toFixed(0)} MiB/s |`,
+    `| 1 GiB rsync over a socket pair | ${median(pair).toFixed(2)} | ${(1024 / median(pair)).toFixed(0)} MiB/s; svcd = ${(median(pair) / median(svcdG)).toFixed(2)} × (target ≥ 0.9) |`,
+    `| 10 concurrent copies svcd → svcd | | ${failed} failed |`,
+  ];
+  console.log(rows.join('\n'));
+  console.log(JSON.stringify({ svcd, lxd, local, svcdG, pair, failed }));
+} finally {
+  await lxc.run(['delete', '-f', 'a:c']).catch(() => undefined);
+  await l1.destroy();
+  await l2.destroy();
+  await stopHosts([a, b], dirs);
+  await lxc.cleanup();
+}
