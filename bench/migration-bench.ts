@@ -62,10 +62,10 @@ try {
   }
   const fill = async (r: string, name: string, big: number) => {
     await lxc.ok(['launch', `${r}:bb`, `${r}:${name}`]);
-    await lxc.ok(['exec', `${r}:${name}`, '--', 'sh', '-c', `head -c ${big}M /dev/urandom > /root/big`]);
+    await lxc.ok(['exec', `${r}:${name}`, '--', 'sh', '-c', `head -c ${big * 1048576} /dev/urandom > /root/big`]);
     if (name === 'c')
       for (let i = 1; i <= 3; i++) {
-        await lxc.ok(['exec', `${r}:${name}`, '--', 'sh', '-c', `head -c ${snapMib}M /dev/urandom > /root/more${i}`]);
+        await lxc.ok(['exec', `${r}:${name}`, '--', 'sh', '-c', `head -c ${snapMib * 1048576} /dev/urandom > /root/more${i}`]);
         await lxc.ok(['snapshot', `${r}:${name}`, `s${i}`]);
       }
     await lxc.ok(['stop', `${r}:${name}`, '--force']);

@@ -24,7 +24,7 @@ export interface MigrationOptions {
   storage: { driverFor(name: string): StorageDriver };
   reconcile: { enqueue(kind: string, key: string, reason: string): void };
   convergence: Pick<Convergence, 'wait'>;
-  /** `SVCD_MIGRATION_RSYNC_FEATURES` (comma-separated) when set; default xattrs and delete. */
+  /** The rsync features offered (default xattrs and delete: see MigrationDeps.rsyncFeatures). */
   rsyncFeatures?: readonly RsyncFeature[];
 }
 
