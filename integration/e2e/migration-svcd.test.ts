@@ -149,6 +149,18 @@ describe('container migration between two svcd hosts', { skip }, () => {
     await state(a, 'pull1', 'stop');
   });
 
+  test('btrfs to btrfs: snapshots become subvolume snapshots on the sink', async () => {
+    for (const h of [a, b]) {
+      const r = await h.api.post('/1.0/storage-pools', { name: 'bt', driver: 'btrfs', config: { size: '512MiB' } });
+      assert.equal(r.status, 200, r.text);
+    }
+    await lxc.ok(['copy', 'a:pull1', 'a:onbt', '--storage', 'bt']);
+    await lxc.ok(['copy', 'a:onbt', 'b:onbt', '--storage', 'bt']);
+    const ct = (await b.api.get('/1.0/containers/onbt')).json.metadata;
+    assert.equal(ct.expanded_devices.root.pool, 'bt');
+    await checkCopy(b, 'onbt');
+  });
+
   test('lxc move: the sink has it, then the source is gone', async () => {
     await prepare(a, 'mover');
     await lxc.ok(['move', 'a:mover', 'b:mover']);

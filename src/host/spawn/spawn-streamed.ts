@@ -25,6 +25,9 @@ export interface StreamOptions {
  * Start a long-running host command (argv array, never a shell string) in the helper, each standard
  * stream a pipe (relayed with backpressure), the null device or appended to a file. No timeout.
  */
+/** Bytes of standard input written but not yet acknowledged by the helper, at most. */
+const STDIN_WINDOW = 1024 * 1024;
+
 export async function spawnStreamed(
   helper: Pick<HelperConnection, 'startStreamed'>,
   file: string,
@@ -49,15 +52,22 @@ export async function spawnStreamed(
   const stderr = opts.stderr === 'pipe' ? readable(2) : null;
   const outs: Record<number, Readable | null> = { 1: stdout, 2: stderr };
   let seq = 0;
-  const acks = new Map<number, (e?: Error | null) => void>();
+  // Writes are acknowledged once the helper wrote them to the pipe. Up to STDIN_WINDOW bytes may be on their
+  // way (the helper queues them): one chunk at a time would cost a round trip per chunk, which bounds a bulk
+  // stream (rsync's) to a few tens of MB/s on a loaded host.
+  const acks = new Map<number, { bytes: number; cb?: (e?: Error | null) => void }>();
+  let inflight = 0;
   const stdin =
     opts.stdin === 'pipe'
       ? new Writable({
           highWaterMark: 256 * 1024,
           write(chunk: Buffer, _enc, cb) {
             const n = ++seq;
-            acks.set(n, cb);
+            inflight += chunk.length;
+            const early = inflight <= STDIN_WINDOW;
+            acks.set(n, { bytes: chunk.length, ...(early ? {} : { cb }) });
             send({ type: 'stdin', seq: n, data: chunk });
+            if (early) cb();
           },
           final(cb) {
             send({ type: 'stdin-end' });
@@ -66,9 +76,13 @@ export async function spawnStreamed(
         })
       : null;
   stdin?.on('error', () => {});
-  const endAll = () => {
-    for (const cb of acks.values()) cb();
+  const releaseAll = () => {
+    for (const a of acks.values()) a.cb?.();
     acks.clear();
+    inflight = 0;
+  };
+  const endAll = () => {
+    releaseAll();
     for (const r of [stdout, stderr]) if (r && !r.readableEnded) r.push(null);
   };
   const started = await helper.startStreamed(
@@ -93,16 +107,20 @@ export async function spawnStreamed(
         case 'eof':
           outs[m.fd]?.push(null);
           return;
-        case 'stdin-ack':
-          acks.get(m.seq)?.();
+        case 'stdin-ack': {
+          const a = acks.get(m.seq);
           acks.delete(m.seq);
+          if (a) {
+            inflight -= a.bytes;
+            a.cb?.();
+          }
           return;
+        }
       }
       const exit = processExit(m);
       if (exit) {
         if (m.type === 'lost') endAll();
-        for (const cb of acks.values()) cb();
-        acks.clear();
+        releaseAll();
         resolveExit(exit);
       }
     },
