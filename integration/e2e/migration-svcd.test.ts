@@ -161,6 +161,16 @@ describe('container migration between two svcd hosts', { skip }, () => {
     await checkCopy(b, 'onbt');
   });
 
+  test('a snapshot copied to the other host is a container of its own, with the files of that snapshot', async () => {
+    await lxc.ok(['copy', 'a:pull1/s1', 'b:froms1']);
+    const snaps = (await b.api.get('/1.0/containers/froms1/snapshots')).json.metadata;
+    assert.deepEqual(snaps, []);
+    await state(b, 'froms1', 'start');
+    assert.equal((await exec(b, 'froms1', ['cat', '/root/one'])).out, 'one\n');
+    assert.notEqual((await exec(b, 'froms1', ['test', '-e', '/root/two'])).code, 0);
+    await state(b, 'froms1', 'stop');
+  });
+
   test('lxc move: the sink has it, then the source is gone', async () => {
     await prepare(a, 'mover');
     await lxc.ok(['move', 'a:mover', 'b:mover']);

@@ -15,6 +15,8 @@ export interface SendContainerRequest {
   containerOnly: boolean;
   /** Push mode: the sink's operation (URL), its secrets and certificate; svcd dials it. */
   target?: { operation: string; secrets: Record<string, string>; certificate?: string };
+  /** One snapshot of the container, sent as a stopped container of its own (`lxc copy c/snap other:c2`). */
+  snapshot?: { id: string; name: string };
 }
 
 /**
@@ -30,7 +32,7 @@ export async function sendContainer(
   ct: ContainerRow,
   req: SendContainerRequest,
 ): Promise<OperationRow> {
-  const running = (await readContainerRuntime(deps.db, ct.id))?.state === 'RUNNING';
+  const running = !req.snapshot && (await readContainerRuntime(deps.db, ct.id))?.state === 'RUNNING';
   if (req.live && running)
     throw new ValidationError(
       'Unable to perform container live migration: CRIU is not available on this server (use --stateless, or stop the container)',
@@ -45,11 +47,12 @@ export async function sendContainer(
   const rootPool = Object.values(devices).find((d) => d.type === 'disk' && d.path === '/')?.pool;
   if (!rootPool) throw new ValidationError(`Container "${ct.name}" has no root disk`);
   const pool = await deps.pools(rootPool);
-  const snapshots = req.containerOnly
-    ? []
-    : (await allContainerSnapshots(deps.db, ct.id))
-        .filter((s) => !s.deletingAt)
-        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  const snapshots =
+    req.containerOnly || req.snapshot
+      ? []
+      : (await allContainerSnapshots(deps.db, ct.id))
+          .filter((s) => !s.deletingAt)
+          .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   const opId = randomUUID();
   const accept = req.target ? undefined : acceptChannels(deps.ops.websockets, opId);
   const spec = {
@@ -100,12 +103,14 @@ export async function sendContainer(
         },
         dirs: [
           ...snapshots.map((s) => pool.driver.snapshotPath(pool.spec, { volume: ref, id: s.id })),
-          pool.driver.volumePath(pool.spec, ref),
+          req.snapshot
+            ? pool.driver.snapshotPath(pool.spec, { volume: ref, id: req.snapshot.id })
+            : pool.driver.volumePath(pool.spec, ref),
         ],
         running,
         features: deps.rsyncFeatures,
         ...(bwlimit ? { bwlimit } : {}),
-        name: ct.name,
+        name: req.snapshot ? `${ct.name}/${req.snapshot.name}` : ct.name,
       },
       ctx,
     );

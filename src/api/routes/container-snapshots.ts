@@ -16,7 +16,7 @@ import { expandConfig } from '../../desired/expand.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
 import { profileProjectOf } from '../../desired/projects.ts';
 import type { ContainerRow, ContainerSnapshotRow, ProfileRow } from '../../desired/schema/index.ts';
-import { optionalString, readJson } from '../body.ts';
+import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
@@ -31,9 +31,13 @@ const CreateBody = v.object({
   expires_at: optionalString,
 });
 const PostBody = v.object({
-  name: v.string('expected a string'),
+  name: v.optional(v.string('expected a string'), ''),
   migration: v.optional(v.boolean('expected a boolean')),
   live: v.optional(v.boolean('expected a boolean')),
+  // migration: true with a target is push mode: the sink's operation, which svcd dials
+  target: v.optional(
+    v.object({ operation: optionalString, secrets: v.optional(stringMap), certificate: optionalString }),
+  ),
 });
 
 const UNSET = '1970-01-01T00:00:00Z';
@@ -144,7 +148,26 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
       const ct = await container(c);
       const s = await readContainerSnapshot(db, ct.id, param(c, 'snap'));
       const body = await readJson(c, PostBody);
-      if (body.migration) throw new ValidationError('Snapshot migration is not supported on this host');
+      if (body.migration) {
+        const t = body.target;
+        return async(
+          c,
+          await deps.migration.sendContainer(ct, {
+            live: false,
+            containerOnly: true,
+            snapshot: { id: s.id, name: s.name },
+            ...(t
+              ? {
+                  target: {
+                    operation: t.operation ?? '',
+                    secrets: t.secrets ?? {},
+                    ...(t.certificate ? { certificate: t.certificate } : {}),
+                  },
+                }
+              : {}),
+          }),
+        );
+      }
       return async(
         c,
         await change(c, ct, 'Renaming container snapshot', body.name, (tx) =>
