@@ -100,9 +100,9 @@ try {
       await secs(() =>
         run('rsync', [
           '-a',
-          path.join(pool, 'containers-snapshots') + '/',
-          path.join(pool, 'containers') + '/',
-          dst + '/',
+          `${path.join(pool, 'containers-snapshots')}/`,
+          `${path.join(pool, 'containers')}/`,
+          `${dst}/`,
         ]),
       ),
     );

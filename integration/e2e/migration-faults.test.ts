@@ -58,7 +58,7 @@ describe('migration faults leave nothing half-made', { skip }, () => {
   /** Data is flowing: the sink's operation shows fs_progress. */
   const flowing = (op: string) =>
     eventually(
-      async () => ((await b.api.get(op)).json.metadata?.metadata ?? {}).fs_progress,
+      async () => (await b.api.get(op)).json.metadata?.metadata?.fs_progress,
       'fs_progress on the sink',
       30_000,
     );

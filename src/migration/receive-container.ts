@@ -5,11 +5,6 @@ import { insertRestoredSnapshots } from '../desired/container-snapshots.ts';
 import { ConflictError, HostFailureError, NotFoundError, ValidationError } from '../desired/errors.ts';
 import { validateContainerName } from '../desired/names.ts';
 import { lockProfiles } from '../desired/profiles.ts';
-import {
-  decodeMigrationHeader,
-  encodeMigrationHeader,
-  type MigrationHeader,
-} from '../host/migration/migration-codec.ts';
 import { shiftRules } from '../host/migration/shift-tree.ts';
 import type { OperationRow } from '../desired/schema/index.ts';
 import { acceptChannels, dialChannels, type MigrationChannels } from './migration-channels.ts';
