@@ -32,6 +32,9 @@ import { createExecOutputExpiryObserver } from './observers/exec-output-expiry.t
 import { createImageCacheObserver } from './observers/image-cache-observer.ts';
 import { createContainerEventsObserver, createContainerObserver } from './observers/container-observer.ts';
 import { readContainerState } from './observers/container-state.ts';
+import { createRootfsFilesAdapter } from './host/templates/rootfs-files-adapter.ts';
+import { createHostDevicesAdapter } from './host/devices/host-devices-adapter.ts';
+import { createContainerFilesAdapter } from './host/lxc/container-files-adapter.ts';
 import { createContainerReconciler } from './reconcilers/container/reconcile.ts';
 import { createRootfsState } from './reconcilers/container/rootfs-state.ts';
 import { createLxcAdapter, createLxcLiveAdapter } from './host/lxc/lxc-adapter.ts';
@@ -230,6 +233,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     stateDir: config.stateDir,
     storage,
     unpack: createUnpackAdapter(),
+    rootfsFiles: createRootfsFilesAdapter(),
     rootfsState: createRootfsState({ clock }),
     imageFiles: async (fp: string) => {
       const [img] = await db.select({ split: images.split }).from(images).where(eq(images.fingerprint, fp)).limit(1);
@@ -275,7 +279,11 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       live,
       network,
       proxy,
-      sysfs: { sysRoot: config.sysfsRoot ?? HOST_SYSFS.sysRoot, devRoot: config.devRoot ?? HOST_SYSFS.devRoot },
+      hostDevices: createHostDevicesAdapter({
+        sysRoot: config.sysfsRoot ?? HOST_SYSFS.sysRoot,
+        devRoot: config.devRoot ?? HOST_SYSFS.devRoot,
+      }),
+      containerFiles: createContainerFilesAdapter(),
     }),
     ...(opts.reconcilers ?? []),
   ];

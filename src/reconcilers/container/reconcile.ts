@@ -1,5 +1,3 @@
-import { existsSync, statSync } from 'node:fs';
-import { rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/types.ts';
@@ -159,7 +157,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     });
     const volumeDir = pool.driver.volumePath(pool.spec, volRef);
     const templates = (trigger: 'create' | 'copy' | 'start') =>
-      applyTemplates({ volumeDir, rootfs, trigger, container: c, config, devices });
+      applyTemplates({ files: deps.rootfsFiles, volumeDir, rootfs, trigger, container: c, config, devices });
     // A new volume from an image (create) or a container (copy): its templates, once, before any start.
     if (facts.pendingTemplates) {
       await templates(facts.pendingTemplates);
@@ -176,7 +174,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await record.save();
     }
     // Renamed: its logs move to the new name before the config names that directory.
-    if (await followLogDir(stateDir, c, facts, trash)) record.note();
+    if (await followLogDir(stateDir, c, facts, trash, deps.containerFiles)) record.note();
     const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal, facts.infiniband);
     // Which InfiniBand port each infiniband device is: the host stops showing it while the interface is inside.
     if (JSON.stringify(cfg.infiniband) !== JSON.stringify(facts.infiniband ?? {})) {
@@ -199,9 +197,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await templates('start');
       // LXC appends to the console log: start each run with an empty one (and no rotated part), so
       // it holds this run (the last run once stopped).
-      // (a look first: most starts find nothing to truncate or remove, and pay no thread-pool hand-off)
-      if (statSync(cfg.consoleLogFile, { throwIfNoEntry: false })?.size) await truncate(cfg.consoleLogFile, 0);
-      if (existsSync(`${cfg.consoleLogFile}.1`)) await rm(`${cfg.consoleLogFile}.1`, { force: true });
+      await deps.containerFiles.resetLog(cfg.consoleLogFile);
       return lxc
         .start({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true })
         .catch(async (e: unknown) => {
