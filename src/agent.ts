@@ -35,6 +35,13 @@ import { readContainerState } from './observers/container-state.ts';
 import { createRootfsFilesAdapter } from './host/templates/rootfs-files-adapter.ts';
 import { createHostDevicesAdapter } from './host/devices/host-devices-adapter.ts';
 import { createContainerFilesAdapter } from './host/lxc/container-files-adapter.ts';
+import {
+  createContainerStatsAdapter,
+  createInitExitAdapter,
+  createLiveLookAdapter,
+  createLxcMonitorAdapter,
+} from './host/lxc/observer-adapters.ts';
+import { createExpiryFilesAdapter } from './host/expiry-files-adapter.ts';
 import { createContainerReconciler } from './reconcilers/container/reconcile.ts';
 import { createRootfsState } from './reconcilers/container/rootfs-state.ts';
 import { createLxcAdapter, createLxcLiveAdapter } from './host/lxc/lxc-adapter.ts';
@@ -200,6 +207,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   trash.sweep(stateTrashOf(config.stateDir)).catch((err: unknown) => log.warn({ err }, 'cannot empty the trash'));
   const convergence = createConvergence({ db });
   const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
+  // What the observers read of the host (and the state route of a running container): observers/adapters.ts.
+  const expiryFiles = createExpiryFilesAdapter();
+  const containerStats = createContainerStatsAdapter();
   // Reconcilers tell this observer what they left each container as; its drift reports go to the reconcile manager below.
   const containerObserver = createContainerObserver({
     db: recorded,
@@ -207,6 +217,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     lxc,
     node: config.nodeName,
     lxcPath: lxcPathOf(config.stateDir),
+    initExit: createInitExitAdapter(),
     stateDir: config.stateDir,
     bus,
     log: log.child({ component: 'observers', observer: 'containers' }),
@@ -326,12 +337,14 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   observers.register(
     createContainerEventsObserver({
       lxcPath: lxcPathOf(config.stateDir),
+      monitor: createLxcMonitorAdapter(),
       onEvent: (ev) => containerObserver.onMonitorEvent(ev),
     }),
   );
   observers.register(
     createLiveDriftObserver({
       live,
+      look: createLiveLookAdapter(),
       report: drift.report,
       ...(opts.liveObserveMs ? { intervalMs: opts.liveObserveMs } : {}),
     }),
@@ -341,10 +354,11 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     createBackupExpiryObserver({
       db: recorded,
       stateDir: config.stateDir,
+      files: expiryFiles,
       ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}),
     }),
   );
-  observers.register(createExecOutputExpiryObserver({ stateDir: config.stateDir }));
+  observers.register(createExecOutputExpiryObserver({ stateDir: config.stateDir, files: expiryFiles }));
   observers.register(
     createNetworkObserver({
       db: recorded,
@@ -410,7 +424,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     containers: {
       // What waits for the next start is part of the state: a config change never looks applied when it is not.
       state: async (row, rt) => ({
-        ...(await readContainerState(row, rt)),
+        ...(await readContainerState(containerStats, row, rt)),
         pending_restart: rt && rt.state !== 'STOPPED' ? (live.get(row.id)?.pendingRestart ?? []) : [],
       }),
       // The network host's probe (cached per process): one answer for networks and container nics.

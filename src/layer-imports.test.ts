@@ -42,7 +42,8 @@ export const LAYER_RULES: LayerRule[] = [
   {
     from: 'host',
     noValues: ['desired', 'api', 'reconcilers', 'observers', 'agent', 'cli'],
-    noTypes: ['observers', 'agent', 'cli'],
+    // the adapters it implements: reconcilers/adapters.ts, observers/adapters.ts
+    noTypes: ['agent', 'cli'],
     why: 'host is the ground floor: it knows no domain, HTTP or reconcile code (it may name the types it implements)',
   },
   {

@@ -12,6 +12,7 @@ import type { LiveMount } from '../host/lxc/live-mounts.ts';
 import type { LxcState } from '../host/lxc/lxc-args.ts';
 import { ContainerStartError } from '../host/lxc/lxc-errors.ts';
 import type { LxcAdapter, LxcLiveAdapter } from '../reconcilers/adapters.ts';
+import type { LiveLookAdapter } from '../observers/adapters.ts';
 import type { InsideNic } from '../host/lxc/live-nic-types.ts';
 import type { LiveNic } from '../host/lxc/live-nics.ts';
 import type { FilteredNic } from '../host/lxc/nic-filter.ts';
@@ -67,7 +68,7 @@ export interface SimVeth {
   master: string;
 }
 
-export interface SimLxc extends LxcAdapter, LxcLiveAdapter, Pick<SimCalls, 'calls' | 'failOnce'> {
+export interface SimLxc extends LxcAdapter, LxcLiveAdapter, LiveLookAdapter, Pick<SimCalls, 'calls' | 'failOnce'> {
   readonly containers: Map<string, SimContainer>;
   /** Behind svcd's back (drift): the container's init dies, or someone freezes it. */
   kill(name: string): void;
@@ -241,6 +242,16 @@ export function createSimLxc(): SimLxc {
       byPid(pidOfDir(dir)).c.cgroup.set(path.join(dir, allow ? 'devices.allow' : 'devices.deny'), rule);
     },
     baseAllowedDevices: () => [],
+    driftedCgroupFiles(applied) {
+      // A file of no running container: it is gone with it, not drift of a limit.
+      const now = (file: string) => {
+        for (const c of containers.values()) if (c.state !== 'STOPPED' && c.cgroup.has(file)) return c.cgroup.get(file);
+        return undefined;
+      };
+      return Object.entries(applied)
+        .filter(([file, value]) => now(file) !== undefined && now(file) !== value)
+        .map(([file]) => file);
+    },
     readMounts(pid) {
       const { c } = byPid(pid);
       return new Map([...c.mounts].map(([t, m]) => [t, { readonly: m.readonly, root: m.source }]));
