@@ -44,7 +44,12 @@ import {
 import { createExpiryFilesAdapter } from './host/expiry-files-adapter.ts';
 import { createContainerReconciler } from './reconcilers/container/reconcile.ts';
 import { createRootfsState } from './reconcilers/container/rootfs-state.ts';
-import { createLxcAdapter, createLxcLiveAdapter } from './host/lxc/lxc-adapter.ts';
+import {
+  createLxcAdapter,
+  createLxcCgroupsAdapter,
+  createLxcMountsAdapter,
+  createLxcNicsAdapter,
+} from './host/lxc/lxc-adapter.ts';
 import { createDeviceNodesAdapter } from './host/devices/device-nodes-adapter.ts';
 import { createUnpackAdapter } from './host/unpack-adapter.ts';
 import { planContainerBoot, shutdownContainers } from './reconcilers/container/boot.ts';
@@ -278,7 +283,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     createContainerReconciler({
       ...rootfsDeps,
       lxc,
-      lxcLive: createLxcLiveAdapter(),
+      liveCgroups: createLxcCgroupsAdapter(),
+      liveMounts: createLxcMountsAdapter(),
+      liveNics: createLxcNicsAdapter(),
       deviceNodes: createDeviceNodesAdapter(),
       host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
       subids,

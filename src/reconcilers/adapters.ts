@@ -10,6 +10,7 @@ import type { IbPort } from '../host/devices/read-infiniband.ts';
 import type { UsbDevice } from '../host/devices/read-usb-devices.ts';
 import type { SysfsNode, SysfsRoots } from '../host/devices/sysfs-roots.ts';
 import type { ContainerMetadata } from '../host/templates/metadata-format.ts';
+import type { TemplateContext } from '../host/templates/render-template.ts';
 import type { ImageFiles } from '../host/images/inspect-image.ts';
 import type { CgroupSetting, ContainerCgroups } from '../host/lxc/live-cgroup.ts';
 import type { LiveMount } from '../host/lxc/live-mounts.ts';
@@ -50,14 +51,18 @@ export interface LxcAdapter {
   removeLeftovers(name: string): Promise<void>;
 }
 
-/** The live side of a running container (host/lxc/live-cgroup.ts, live-mounts.ts): its cgroups and mounts. */
-export interface LxcLiveAdapter {
+/** A running container's cgroups (host/lxc/live-cgroup.ts): its limits and its device access, changed in place. */
+export interface LxcCgroupsAdapter {
   locateCgroups(pid: number): Promise<ContainerCgroups>;
   /** Writes what differs; returns what each file shows after (throws a CgroupWriteError for a refused value). */
   applyCgroupSettings(cg: ContainerCgroups, settings: readonly CgroupSetting[]): Record<string, string>;
   setDeviceAccess(cg: ContainerCgroups, rule: string, allow: boolean): void;
   /** What every container may use whatever its devices (LXC's common.conf). */
   baseAllowedDevices(): string[];
+}
+
+/** Mounts in a running container (host/lxc/live-mounts.ts): what it has, bind mounts added and removed live. */
+export interface LxcMountsAdapter {
   readMounts(pid: number): Map<string, { readonly: boolean; root: string }>;
   attachMount(pid: number, m: LiveMount, signal?: AbortSignal): Promise<void>;
   detachMount(
@@ -65,6 +70,13 @@ export interface LxcLiveAdapter {
     target: string,
     opts?: { removeFile?: boolean; signal?: AbortSignal | undefined },
   ): Promise<void>;
+}
+
+/**
+ * A running container's nics (host/lxc/live-nics.ts, live-nic-types.ts, nic-limits.ts, nic-filter.ts): veths
+ * on bridges and what svcd sets around them, macvlan and physical interfaces moved in, and the links seen.
+ */
+export interface LxcNicsAdapter {
   /** A veth whose peer is created in the container (init `pid`) with the nic's name, MAC and MTU; the host side on its bridge, up (host/lxc/live-nics.ts). */
   attachNic(pid: number, nic: LiveNic, signal?: AbortSignal): Promise<void>;
   /** Delete a nic's host-side veth (its peer goes with it); absent is success. */
@@ -116,6 +128,9 @@ export interface LxcLiveAdapter {
   /** The interfaces in the container's network namespace (undefined when it is gone). Spawns nothing. */
   readContainerLinks(pid: number): Promise<Set<string> | undefined>;
 }
+
+/** The live side of a running container, all of it (the simulated LXC and the real adapters are each one). */
+export type LxcLiveAdapter = LxcCgroupsAdapter & LxcMountsAdapter & LxcNicsAdapter;
 
 /** The storage drivers (host/storage/registry.ts): one per name. */
 export interface StorageAdapter {
@@ -187,7 +202,7 @@ export interface DeviceNodesAdapter {
 
 /**
  * A container's root volume on the host (host/templates/rootfs-files-adapter.ts): its metadata.yaml and
- * templates/, files written inside its rootfs (resolved in the root, never through its symlinks), and the
+ * templates/ (and their rendering), files written inside its rootfs (resolved in the root, never through its symlinks), and the
  * few plain files around it (an imported backup's tarball, a snapshot's directory).
  */
 export interface RootfsFilesAdapter {
@@ -206,6 +221,8 @@ export interface RootfsFilesAdapter {
   existsInRoot(rootfs: string, target: string): Promise<boolean>;
   /** Write `content` at `target` inside `rootfs` (its directories made; no path escapes the root). */
   writeInRoot(rootfs: string, target: string, content: string): Promise<void>;
+  /** An image template rendered (contained: its own process, a deadline, no file access); rejects with why not. */
+  renderTemplate(source: string, context: TemplateContext): Promise<string>;
 }
 
 /**

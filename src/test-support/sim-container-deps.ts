@@ -56,7 +56,9 @@ export function simContainerDeps(opts: {
     imageFiles: opts.imageFiles ?? (async () => assert.fail('no image expected')),
     rootfsState: createRootfsState({ clock: { now: () => Date.now() } }),
     lxc: opts.lxc,
-    lxcLive: opts.lxc,
+    liveCgroups: opts.lxc,
+    liveMounts: opts.lxc,
+    liveNics: opts.lxc,
     deviceNodes: opts.deviceNodes ?? createSimDeviceNodes(),
     hostDevices: opts.hostDevices ?? createSimHostDevices(),
     // The simulated pools are directories under the test's temp state dir (sim-storage.ts): the files in a

@@ -10,7 +10,7 @@ import type {
 } from '../../observers/adapters.ts';
 import { readHostLink } from '../devices/read-host-link.ts';
 import { readCgroupStats } from './cgroup-stats.ts';
-import { readInitExit } from './init-exit.ts';
+import { readInitExit } from './read-init-exit.ts';
 import { driftedCgroupFiles } from './live-cgroup.ts';
 import { readContainerMounts } from './live-mounts.ts';
 import { readContainerLinks } from './live-nic-types.ts';

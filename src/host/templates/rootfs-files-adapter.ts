@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import type { RootfsFilesAdapter } from '../../reconcilers/adapters.ts';
 import { readMetadataFile, readTemplateFile, writeMetadataFile } from './metadata-files.ts';
+import { renderTemplate } from './render-template.ts';
 import { existsInRoot, writeInRoot } from './write-in-root.ts';
 
 /** The real root volumes: files on the pool's mounted filesystem. */
@@ -22,5 +23,6 @@ export function createRootfsFilesAdapter(): RootfsFilesAdapter {
     async writeInRoot(rootfs, target, content) {
       await writeInRoot(rootfs, target, content);
     },
+    renderTemplate: (source, context) => renderTemplate(source, context),
   };
 }

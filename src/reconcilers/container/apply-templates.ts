@@ -1,6 +1,5 @@
 import type { TemplateTrigger } from '../../desired/container-metadata.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
-import { renderTemplate } from '../../host/templates/render-template.ts';
 import type { RootfsFilesAdapter } from '../adapters.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { parseBool } from '../../util/parse-bool.ts';
@@ -38,19 +37,21 @@ export async function applyTemplates(input: ApplyTemplatesInput): Promise<string
     if (tpl.create_only && (await input.files.existsInRoot(input.rootfs, target).catch(() => false))) continue;
     const source = await input.files.readTemplate(input.volumeDir, tpl.template);
     if (!source) throw fail('the template file is missing from templates/');
-    const text = await renderTemplate(source.toString('utf8'), {
-      trigger: input.trigger,
-      path: target,
-      container: {
-        name: c.name,
-        architecture: c.architecture,
-        privileged: String(truthy(input.config['security.privileged'])),
-        ephemeral: String(c.ephemeral),
-      },
-      config: input.config,
-      devices: input.devices,
-      properties: tpl.properties,
-    }).catch((e: Error) => Promise.reject(fail(e.message)));
+    const text = await input.files
+      .renderTemplate(source.toString('utf8'), {
+        trigger: input.trigger,
+        path: target,
+        container: {
+          name: c.name,
+          architecture: c.architecture,
+          privileged: String(truthy(input.config['security.privileged'])),
+          ephemeral: String(c.ephemeral),
+        },
+        config: input.config,
+        devices: input.devices,
+        properties: tpl.properties,
+      })
+      .catch((e: Error) => Promise.reject(fail(e.message)));
     await input.files.writeInRoot(input.rootfs, target, text).catch((e: Error) => Promise.reject(fail(e.message)));
     written.push(target);
   }

@@ -70,12 +70,12 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     ]);
     const movedLive = Object.values(record.facts.live?.nics ?? {}).some((r) => r.movedLive);
     const pid = movedLive ? now?.pid : undefined;
-    if (pid) await giveBackLiveNics(deps.lxcLive, pid, record.facts.live?.nics, signal).catch(() => undefined);
+    if (pid) await giveBackLiveNics(deps.liveNics, pid, record.facts.live?.nics, signal).catch(() => undefined);
     if (now?.state !== 'STOPPED') await lxc.stop({ ...ref, force: true }).catch(() => undefined);
     // Once it is down, what it held goes at once: each step is independent, and absent is success (a failed
     // step fails the pass, which is retried whole).
     await Promise.all([
-      releaseLiveNics(deps.lxcLive, record.facts.live?.nics, signal),
+      releaseLiveNics(deps.liveNics, record.facts.live?.nics, signal),
       // Its LXC directory, once the forwarders its pid files name are stopped: renamed into the state dir's trash
       // and removed in the background (a rename in the delete, not a walk of the tree). Its log directory stays
       // (the spec: a deleted container's logs can still be listed and read).
@@ -216,13 +216,13 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     let startedNow = false;
     let physicalWas: Record<string, PhysicalState> | undefined;
     // Before a stop, the physical nics svcd moved in live go back to the host (LXC knows only its config's).
-    const giveBack = () => (now.pid ? giveBackLiveNics(deps.lxcLive, now.pid, facts.live?.nics, signal) : undefined);
+    const giveBack = () => (now.pid ? giveBackLiveNics(deps.liveNics, now.pid, facts.live?.nics, signal) : undefined);
     // Stopped: what the last run had live goes (what svcd set around its nics, its proxies; a physical nic
     // that came back on its own gets its name again), before any new start needs them.
     const dropLive = async () => {
       deps.live?.delete(id);
       if (!facts.live) return;
-      await releaseLiveNics(deps.lxcLive, facts.live.nics, signal);
+      await releaseLiveNics(deps.liveNics, facts.live.nics, signal);
       await releaseProxies(deps.proxy, id, facts.live.proxyNat, signal);
       delete facts.live;
       record.note();
@@ -239,8 +239,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
         await dropLive();
         // Its managed networks up first: else wait for them (they enqueue it when they converge).
         await requireNetworksReady(db, cfg.live.nics);
-        await requireNicParents(cfg.live.nics, deps.lxcLive);
-        physicalWas = await physicalStatesOf(cfg.live.nics, deps.lxcLive);
+        await requireNicParents(cfg.live.nics, deps.liveNics);
+        physicalWas = await physicalStatesOf(cfg.live.nics, deps.liveNics);
         now = await start();
         startedNow = true;
       }
@@ -264,7 +264,9 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       if (
         pid &&
         (await ensureLive({
-          lxc: deps.lxcLive,
+          liveCgroups: deps.liveCgroups,
+          liveMounts: deps.liveMounts,
+          liveNics: deps.liveNics,
           proxy: deps.proxy,
           host: deps.host,
           c,

@@ -2,7 +2,7 @@ import type { DbOrTx } from '../../db/types.ts';
 import { readManagedNetwork } from '../../desired/network-nics.ts';
 import { TerminalError } from '../runtime/index.ts';
 import type { LxcNic } from '../../host/lxc/types.ts';
-import type { HostDevicesAdapter, LxcLiveAdapter } from '../adapters.ts';
+import type { HostDevicesAdapter, LxcNicsAdapter } from '../adapters.ts';
 import { nicsOf, type NicSpec } from './device-specs.ts';
 
 /** A nic resolved for this host: on a managed network (`managed`: its name = the bridge), or on an existing host bridge. */
@@ -92,7 +92,7 @@ const LXC_TYPE = { bridged: 'veth', p2p: 'veth', macvlan: 'macvlan', physical: '
  */
 export async function requireNicParents(
   nics: readonly ResolvedNic[],
-  host: Pick<LxcLiveAdapter, 'hostHasLink'>,
+  host: Pick<LxcNicsAdapter, 'hostHasLink'>,
 ): Promise<void> {
   for (const n of nics)
     if ((n.nictype === 'macvlan' || n.nictype === 'physical') && !(await host.hostHasLink(n.parent)))

@@ -9,7 +9,9 @@ import type {
   DeviceNodesAdapter,
   HostDevicesAdapter,
   LxcAdapter,
-  LxcLiveAdapter,
+  LxcCgroupsAdapter,
+  LxcMountsAdapter,
+  LxcNicsAdapter,
   NetworkAdapter,
   ProxyAdapter,
 } from '../adapters.ts';
@@ -18,8 +20,10 @@ import type { Trash } from '../../host/storage/trash.ts';
 
 export interface ContainerReconcilerDeps extends RootfsDeps {
   lxc: LxcAdapter;
-  /** A running container's cgroups, mounts and nics (ensure-live.ts). */
-  lxcLive: LxcLiveAdapter;
+  /** A running container's cgroups, mounts and nics, changed live (ensure-live.ts, ensure-live-nics.ts). */
+  liveCgroups: LxcCgroupsAdapter;
+  liveMounts: LxcMountsAdapter;
+  liveNics: LxcNicsAdapter;
   /** The nodes of unix-char/unix-block devices (ensure-unix-devices.ts). */
   deviceNodes: DeviceNodesAdapter;
   /** Managed networks: the DHCP host entries of the container's nics on them (ensure-network-nics.ts). */
