@@ -1,50 +1,29 @@
-import path from 'node:path';
-import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/types.ts';
 import { CONTAINER_KIND, expandStoredContainer, readContainerById } from '../../desired/containers.ts';
-import { containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
+import { containers, type ContainerRow } from '../../desired/schema/index.ts';
 import { deleteContainerRows } from '../../desired/delete-container-rows.ts';
 import { ContainerStartError } from '../../host/lxc/lxc-errors.ts';
 import type { LxcState } from '../../host/lxc/lxc-args.ts';
 import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
-import { announceConverged, announceDeleted, type Announced } from './announce.ts';
+import { announceConverged, announceDeleted } from './announce.ts';
 import { openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
-import { ensureLive, type LiveFacts } from './ensure-live.ts';
+import { ensureLive } from './ensure-live.ts';
 import { giveBackLiveNics, physicalStatesOf, releaseLiveNics } from './ensure-live-nics.ts';
 import type { PhysicalState } from '../../host/lxc/live-nic-types.ts';
-import type { KnownIbPort } from './resolve-hw-devices.ts';
 import { releaseProxies } from './ensure-proxies.ts';
 import { requireNicParents } from './resolve-nics.ts';
-import {
-  ensureDhcpHosts,
-  removeDhcpHosts,
-  requireNetworksReady,
-  type NetworkNicsFacts,
-} from './ensure-network-nics.ts';
+import { ensureDhcpHosts, requireNetworksReady } from './ensure-network-nics.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
-import { followLogDir, type LogDirFacts } from './follow-log-dir.ts';
-import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
-import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
+import { followLogDir } from './follow-log-dir.ts';
+import { ensureRootfs, rootPoolOf } from './ensure-rootfs.ts';
+import { ensureSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
 import type { ContainerReconcilerDeps } from './types.ts';
-import { logDirOf, lxcPathOf, stateTrashOf } from '../../host/layout.ts';
+import type { ContainerFacts } from './container-facts.ts';
+import { removeContainer } from './remove-container.ts';
+import { logDirOf, lxcPathOf } from '../../host/layout.ts';
 
 export { logDirOf, lxcPathOf };
-
-interface ContainerFacts extends RootfsFacts, NetworkNicsFacts, LogDirFacts {
-  /** Image templates still to render for the new root volume (recorded before it is filled). */
-  pendingTemplates?: 'create' | 'copy';
-  /** The last power request carried out. */
-  doneSeq?: number;
-  /** The last snapshot restore carried out. */
-  restoredSeq?: number;
-  /** What the last lifecycle announcement said (announce.ts). */
-  announced?: Announced;
-  /** While it runs: what was mounted in it live and the config it was started with (ensure-live.ts). */
-  live?: LiveFacts;
-  /** infiniband device → its InfiniBand device and port, as last resolved (resolve-hw-devices.ts). */
-  infiniband?: Record<string, KnownIbPort>;
-}
 
 /**
  * Converge one container: its root volume, its LXC config, its power state (explicitly desired,
@@ -56,44 +35,6 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
   const lxcPath = lxcPathOf(stateDir);
   const trash = deps.trash;
 
-  async function remove(c: ContainerRow, record: FactsRecord<ContainerFacts>, signal: AbortSignal) {
-    const ref = { name: c.id, lxcPath, signal };
-    // Read together: its root volume's pool, and its state from the host's own records (no process: a stopped
-    // container needs no lxc-stop). `record` is what svcd set up on the host and on its networks for its nics;
-    // it names the volume row it wrote (ensure-rootfs.ts), so the row itself is read only when it does not.
-    const recorded = record.facts.volumeRow?.split('/')[0];
-    const [[vol], now] = await Promise.all([
-      recorded
-        ? [{ pool: recorded }]
-        : db.select({ pool: storageVolumes.pool }).from(storageVolumes).where(eq(storageVolumes.id, c.id)),
-      lxc.state(ref).catch(() => undefined),
-    ]);
-    const movedLive = Object.values(record.facts.live?.nics ?? {}).some((r) => r.movedLive);
-    const pid = movedLive ? now?.pid : undefined;
-    if (pid) await giveBackLiveNics(deps.liveNics, pid, record.facts.live?.nics, signal).catch(() => undefined);
-    if (now?.state !== 'STOPPED') await lxc.stop({ ...ref, force: true }).catch(() => undefined);
-    // Once it is down, what it held goes at once: each step is independent, and absent is success (a failed
-    // step fails the pass, which is retried whole).
-    await Promise.all([
-      releaseLiveNics(deps.liveNics, record.facts.live?.nics, signal),
-      // Its LXC directory, once the forwarders its pid files name are stopped: renamed into the state dir's trash
-      // and removed in the background (a rename in the delete, not a walk of the tree). Its log directory stays
-      // (the spec: a deleted container's logs can still be listed and read).
-      (async () => {
-        await releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal);
-        await trash.discard(path.join(lxcPath, c.id), stateTrashOf(stateDir));
-      })(),
-      removeDhcpHosts(deps, record.facts),
-      deps.devsvc?.remove(c.id),
-      vol &&
-        (async () => {
-          const pool = await readyPool(deps, vol.pool);
-          await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
-          await pool.driver.removeVolume(pool.spec, { id: c.id, type: 'container' }, signal);
-        })(),
-    ]);
-  }
-
   async function converge(id: string, signal: AbortSignal) {
     // The row and the facts together (on PostgreSQL two connections, one round trip). One copy of the facts
     // for the whole reconcile: every step records in it.
@@ -103,7 +44,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     ]);
     if (!c) return {};
     if (c.deletingAt) {
-      await remove(c, record, signal);
+      await removeContainer(deps, c, record, signal);
       // Its rows go with its status row and its operations' settlement, in one transaction (status-settler.ts).
       return {
         observedGeneration: c.generation,
