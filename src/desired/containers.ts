@@ -1,11 +1,12 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { type ContainerInput, expandContainer } from './container-expand.ts';
+import { checkNicFeatures, type NicFeatureProbe, prepareNics } from './container-nic-prep.ts';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { leaveInFlight } from '../db/leave-in-flight.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
-import { checkNicHost, nicTypeOf, type NicHostProbe } from './devices-nic.ts';
-import { checkContainerNics, volatileHwaddrKey } from './network-nics.ts';
+import { checkNicHost, type NicHostProbe } from './devices-nic.ts';
 import {
   ConflictError,
   ForbiddenError,
@@ -14,11 +15,10 @@ import {
   ValidationError,
   isUniqueViolation,
 } from './errors.ts';
-import { expandConfig } from './expand.ts';
+import type { expandConfig } from './expand.ts';
 import { instanceConfigKeys } from './instance-config.ts';
 import { validateContainerName } from './names.ts';
-import { cachedPools, cachedProfiles, cachedProject } from './cached-reads.ts';
-import { DEFAULT_PROJECT, profileProjectOf } from './projects.ts';
+import { cachedPools } from './cached-reads.ts';
 import {
   containers,
   type ContainerRow,
@@ -31,14 +31,9 @@ import { parseBool, TRUE_VALUE_SQL_PATTERN } from '../util/parse-bool.ts';
 
 export const CONTAINER_KIND = 'container';
 
-export interface ContainerInput {
-  description: string;
-  architecture: string;
-  ephemeral: boolean;
-  profiles: string[];
-  config: Record<string, string>;
-  devices: Record<string, Record<string, string>>;
-}
+// Expansion and the nics' preparation are files of their own; their importers find them here too.
+export { type ContainerInput, expandContainer, expandStoredContainer, loadProfiles } from './container-expand.ts';
+export { checkNicFeatures, type NicFeatureProbe, prepareNics, withNicHwaddrs } from './container-nic-prep.ts';
 
 /** A container's URL under one of the two collections the container API is served on. */
 export function containerUrl(
@@ -46,49 +41,6 @@ export function containerUrl(
   collection: 'containers' | 'instances' = 'containers',
 ): string {
   return `/1.0/${collection}/${encodeURIComponent(c.name)}${c.project === 'default' ? '' : `?project=${encodeURIComponent(c.project)}`}`;
-}
-
-/** The profiles a container names, in its order; a missing one → 400. */
-export async function loadProfiles(db: DbOrTx, profileProject: string, names: string[]) {
-  if (new Set(names).size !== names.length) throw new ValidationError('A profile is listed twice');
-  const rows = names.length ? await cachedProfiles(db, profileProject) : [];
-  return names.map((n) => {
-    const p = rows.find((r) => r.name === n);
-    if (!p) throw new ValidationError(`Profile "${n}" does not exist`);
-    return p;
-  });
-}
-
-/** Expanded config and devices (profiles in order, then local). */
-export async function expandContainer(
-  db: DbOrTx,
-  profileProject: string,
-  c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>,
-) {
-  return expandConfig(await loadProfiles(db, profileProject, c.profiles), { config: c.config, devices: c.devices });
-}
-
-/**
- * A stored container's expanded config and devices, as the host should have them: its profiles (those
- * it names that exist, from its project's profile project: `default` without features.profiles), then its own.
- */
-export async function expandStoredContainer(
-  db: DbOrTx,
-  c: Pick<ContainerRow, 'project' | 'profiles' | 'config' | 'devices'>,
-) {
-  if (!c.profiles.length) return expandConfig([], c);
-  const profileProject =
-    c.project === DEFAULT_PROJECT ? DEFAULT_PROJECT : profileProjectOf(await cachedProject(db, c.project));
-  return expandWith(await cachedProfiles(db, profileProject), c);
-}
-
-/** Expanded with the profiles it names that are among `rows` (of its profile project). */
-function expandWith(rows: ProfileRow[], c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>) {
-  const byName = new Map(rows.map((p) => [p.name, p]));
-  return expandConfig(
-    c.profiles.map((n) => byName.get(n)).filter((p) => p !== undefined),
-    c,
-  );
 }
 
 /**
@@ -130,70 +82,6 @@ export async function validateContainer(
       nicHost.current && (await expandContainer(db, profileProject, { ...nicHost.current, config: {} })).devices,
     );
   return expanded;
-}
-
-/** Whether this host can do what a nic key needs (`vlan`: 802.1Q); `missing` names what it lacks. */
-export type NicFeatureProbe = (feature: 'vlan') => Promise<{ ok: boolean; missing?: string }>;
-
-/**
- * Refuse nic keys svcd cannot carry out here (the probe is the host's, passed in by the API): `vlan`
- * names what the host lacks, and where the host has 802.1Q it is still refused, since svcd does not
- * build VLANs on bridged nics (bridge vlan_filtering) yet.
- */
-export async function checkNicFeatures(
-  devices: Record<string, Record<string, string>>,
-  probe: NicFeatureProbe,
-): Promise<void> {
-  for (const [name, d] of Object.entries(devices)) {
-    if (d.type !== 'nic' || d.vlan === undefined) continue;
-    const r = await probe('vlan');
-    if (!r.ok)
-      throw new ValidationError(
-        `Device "${name}" (nic): "vlan" is not available on this host: ${r.missing ?? 'no VLAN support'}`,
-      );
-    throw new ValidationError(
-      `Device "${name}" (nic): "vlan" is not supported by svcd yet (VLANs on bridged nics need bridge vlan_filtering, not built)`,
-    );
-  }
-}
-
-/** A random MAC with LXD's 00:16:3e prefix. */
-const randomHwaddr = () =>
-  ['00', '16', '3e', ...[...randomBytes(3)].map((b) => b.toString(16).padStart(2, '0'))].join(':');
-
-/**
- * The config with `volatile.<nic>.hwaddr` for each expanded nic without `hwaddr` (generated once, kept
- * after), and without those of nics that went.
- */
-export function withNicHwaddrs(
-  config: Record<string, string>,
-  devices: Record<string, Record<string, string>>,
-): Record<string, string> {
-  const out = { ...config };
-  for (const k of Object.keys(out)) {
-    const m = /^volatile\.(.+)\.hwaddr$/.exec(k);
-    if (m && devices[m[1]!]?.type !== 'nic') delete out[k];
-  }
-  for (const [name, d] of Object.entries(devices))
-    if (d.type === 'nic' && !d.hwaddr && nicTypeOf(d) !== 'physical' && !out[volatileHwaddrKey(name)])
-      out[volatileHwaddrKey(name)] = randomHwaddr();
-  return out;
-}
-
-/**
- * At a desired write of a container (id undefined when new): the cross-object nic checks (network-nics.ts)
- * on its expanded devices, and its config with the nics' volatile hwaddrs.
- */
-export async function prepareNics(
-  tx: DbOrTx,
-  id: string | undefined,
-  project: string,
-  c: Pick<ContainerInput, 'profiles' | 'config' | 'devices'>,
-  locked?: ProfileRow[],
-): Promise<Record<string, string>> {
-  const { devices } = locked ? expandWith(locked, c) : await expandStoredContainer(tx, { project, ...c });
-  await checkContainerNics(tx, id, devices);
-  return withNicHwaddrs(c.config, devices);
 }
 
 export function splitVolatile(config: Record<string, string>) {

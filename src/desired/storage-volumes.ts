@@ -1,112 +1,38 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Db, DbOrTx, Tx } from '../db/types.ts';
-import { DRIVERS } from '../host/storage/driver-catalog.ts';
-import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
+import { validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
+import { describeUsers } from './used-by.ts';
 import { validateName } from './names.ts';
-import { describeUsers, usedByReader } from './used-by.ts';
-import {
-  storageVolumes,
-  volumeSnapshots,
-  type StoragePoolRow,
-  type StorageVolumeRow,
-  type VolumeSnapshotRow,
-} from './schema/index.ts';
-import { readPool } from './storage-pools.ts';
-import { parseSize } from '../util/size.ts';
+import { storageVolumes, volumeSnapshots, type StoragePoolRow, type StorageVolumeRow } from './schema/index.ts';
+import { volumeKeyTable } from './volume-keys.ts';
+import { listSnapshots } from './volume-snapshots.ts';
+import { livePool, validateVolumeName, volumeUsedBy } from './volume-reads.ts';
 
 export const VOLUME_KIND = 'storage-volume';
 export const VOLUME_TYPES = ['custom', 'container', 'image'] as const;
 
-/** A size the host tools can be given: well-formed and countable in bytes (`0` means no limit). */
-const volumeSizeCheck: ValueCheck = (v) => {
-  const err = isSize(v);
-  if (err) return err;
-  try {
-    parseSize(v);
-    return undefined;
-  } catch (e) {
-    return (e as Error).message;
-  }
-};
-
-const VOLUME_CHECKS: Record<string, ValueCheck> = {
-  size: volumeSizeCheck,
-  'security.unmapped': isBool,
-  'block.filesystem': (v) => (['ext4', 'xfs', 'btrfs'].includes(v) ? undefined : 'must be ext4, xfs or btrfs'),
-};
-
-export function volumeKeyTable(driver: string): KeyTable {
-  const exact: Record<string, ValueCheck> = {};
-  for (const k of DRIVERS[driver]?.volumeKeys ?? []) exact[k] = VOLUME_CHECKS[k] ?? isAny;
-  return { exact, prefixes: { 'user.': isAny }, readOnlyPrefixes: ['volatile.'] };
-}
-
-export function volumeUrl(v: { pool: string; type: string; name: string; project: string }): string {
-  const q = v.project === 'default' ? '' : `?project=${encodeURIComponent(v.project)}`;
-  return `/1.0/storage-pools/${encodeURIComponent(v.pool)}/volumes/${v.type}/${encodeURIComponent(v.name)}${q}`;
-}
-
-export function validateVolumeName(name: unknown): string {
-  return validateName('Storage volume', name);
-}
-
-/** A usable (not deleting) pool. */
-async function livePool(db: DbOrTx, name: string): Promise<StoragePoolRow> {
-  const pool = await readPool(db, name);
-  if (pool.deletingAt) throw new NotFoundError(`Storage pool "${name}" not found`);
-  return pool;
-}
-
-export async function listVolumes(
-  db: DbOrTx,
-  pool: string,
-  project: string,
-  type?: string,
-): Promise<StorageVolumeRow[]> {
-  await livePool(db, pool);
-  const conds = [eq(storageVolumes.pool, pool), eq(storageVolumes.project, project), isNull(storageVolumes.deletingAt)];
-  if (type) conds.push(eq(storageVolumes.type, type));
-  return db
-    .select()
-    .from(storageVolumes)
-    .where(and(...conds))
-    .orderBy(asc(storageVolumes.type), asc(storageVolumes.name));
-}
-
-export async function readVolume(
-  db: DbOrTx,
-  pool: string,
-  project: string,
-  type: string,
-  name: string,
-): Promise<StorageVolumeRow> {
-  const [row] = await db
-    .select()
-    .from(storageVolumes)
-    .where(
-      and(
-        eq(storageVolumes.pool, pool),
-        eq(storageVolumes.project, project),
-        eq(storageVolumes.type, type),
-        eq(storageVolumes.name, name),
-        isNull(storageVolumes.deletingAt),
-      ),
-    );
-  if (!row) throw new NotFoundError(`Storage volume "${name}" not found`);
-  return row;
-}
-
-export async function readVolumeById(db: DbOrTx, id: string): Promise<StorageVolumeRow | undefined> {
-  const [row] = await db.select().from(storageVolumes).where(eq(storageVolumes.id, id));
-  return row;
-}
-
-/** Containers (their profiles count) and profiles whose disk devices attach this custom volume (see used-by.ts). */
-export async function volumeUsedBy(db: DbOrTx, v: StorageVolumeRow): Promise<string[]> {
-  return usedByReader(db).volume(v);
-}
+// The key table, the reads and the snapshots are files of their own; their importers find them here too.
+export {
+  listVolumes,
+  readVolume,
+  readVolumeById,
+  validateVolumeName,
+  volumeUrl,
+  volumeUsedBy,
+} from './volume-reads.ts';
+export { volumeKeyTable } from './volume-keys.ts';
+export {
+  deleteSnapshotRow,
+  insertSnapshot,
+  listAllSnapshots,
+  listSnapshots,
+  markSnapshotDeleting,
+  readSnapshot,
+  renameSnapshot,
+  updateSnapshotDescription,
+} from './volume-snapshots.ts';
 
 export interface VolumeCreate {
   pool: string;
@@ -278,87 +204,6 @@ export async function markVolumeDeleting(db: DbOrTx, v: StorageVolumeRow): Promi
 export async function markImageVolumeDeleting(db: DbOrTx, v: StorageVolumeRow): Promise<StorageVolumeRow> {
   if (v.type !== 'image') throw new ValidationError(`Storage volume "${v.name}" is not an image volume`);
   return bumpVolume(db, v.id, { deletingAt: new Date() });
-}
-
-// --- snapshots ----------------------------------------------------------------------------
-
-export async function listSnapshots(db: DbOrTx, volumeId: string): Promise<VolumeSnapshotRow[]> {
-  return db
-    .select()
-    .from(volumeSnapshots)
-    .where(and(eq(volumeSnapshots.volumeId, volumeId), isNull(volumeSnapshots.deletingAt)))
-    .orderBy(asc(volumeSnapshots.createdAt), asc(volumeSnapshots.name));
-}
-
-/** Every snapshot row, including those being deleted (the reconciler's view). */
-export async function listAllSnapshots(db: DbOrTx, volumeId: string): Promise<VolumeSnapshotRow[]> {
-  return db
-    .select()
-    .from(volumeSnapshots)
-    .where(eq(volumeSnapshots.volumeId, volumeId))
-    .orderBy(asc(volumeSnapshots.createdAt));
-}
-
-export async function readSnapshot(db: DbOrTx, volumeId: string, name: string): Promise<VolumeSnapshotRow> {
-  const [row] = await db
-    .select()
-    .from(volumeSnapshots)
-    .where(
-      and(eq(volumeSnapshots.volumeId, volumeId), eq(volumeSnapshots.name, name), isNull(volumeSnapshots.deletingAt)),
-    );
-  if (!row) throw new NotFoundError(`Storage volume snapshot "${name}" not found`);
-  return row;
-}
-
-export async function insertSnapshot(
-  tx: DbOrTx,
-  v: StorageVolumeRow,
-  name: string,
-  description = '',
-): Promise<VolumeSnapshotRow> {
-  validateName('Snapshot', name);
-  try {
-    const [row] = await tx
-      .insert(volumeSnapshots)
-      .values({ id: randomUUID(), volumeId: v.id, name, description, config: {} })
-      .returning();
-    return row!;
-  } catch (e) {
-    if (isUniqueViolation(e)) throw new ConflictError(`Snapshot "${name}" already exists`);
-    throw e;
-  }
-}
-
-export async function renameSnapshot(tx: DbOrTx, s: VolumeSnapshotRow, newName: string): Promise<VolumeSnapshotRow> {
-  validateName('Snapshot', newName);
-  try {
-    const [row] = await tx
-      .update(volumeSnapshots)
-      .set({ name: newName })
-      .where(eq(volumeSnapshots.id, s.id))
-      .returning();
-    return row!;
-  } catch (e) {
-    if (isUniqueViolation(e)) throw new ConflictError(`Snapshot "${newName}" already exists`);
-    throw e;
-  }
-}
-
-export async function updateSnapshotDescription(
-  db: DbOrTx,
-  s: VolumeSnapshotRow,
-  description: string,
-): Promise<VolumeSnapshotRow> {
-  const [row] = await db.update(volumeSnapshots).set({ description }).where(eq(volumeSnapshots.id, s.id)).returning();
-  return row!;
-}
-
-export async function markSnapshotDeleting(tx: DbOrTx, s: VolumeSnapshotRow): Promise<void> {
-  await tx.update(volumeSnapshots).set({ deletingAt: new Date() }).where(eq(volumeSnapshots.id, s.id));
-}
-
-export async function deleteSnapshotRow(db: DbOrTx, id: string): Promise<void> {
-  await db.delete(volumeSnapshots).where(eq(volumeSnapshots.id, id));
 }
 
 export async function deleteVolumeRow(db: DbOrTx, id: string): Promise<void> {

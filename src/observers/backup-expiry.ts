@@ -1,12 +1,13 @@
 import type { Db } from '../db/types.ts';
 import { deleteBackupRow, expiredBackups } from '../desired/container-backups.ts';
-import { removeBackupFile } from '../host/backups/backup-files.ts';
+import type { ExpiryFilesAdapter } from './adapters.ts';
 import type { PollObserver } from './types.ts';
 
 /** Backups whose expiry passed are deleted (spec: a backup with an expiry is deleted automatically). */
 export function createBackupExpiryObserver(deps: {
   db: Db;
   stateDir: string;
+  files: Pick<ExpiryFilesAdapter, 'removeBackupFile'>;
   now?: () => Date;
   intervalMs?: number;
 }): PollObserver {
@@ -16,7 +17,7 @@ export function createBackupExpiryObserver(deps: {
     intervalMs: deps.intervalMs ?? 30_000,
     async sample() {
       for (const b of await expiredBackups(deps.db, deps.now?.() ?? new Date())) {
-        await removeBackupFile(deps.stateDir, b.containerId, b.id);
+        await deps.files.removeBackupFile(deps.stateDir, b.containerId, b.id);
         await deleteBackupRow(deps.db, b.id);
       }
     },

@@ -4,6 +4,7 @@ import type { Db } from '../db/types.ts';
 import type { EventBus } from '../events/index.ts';
 import type { LxcAdapter } from '../reconcilers/adapters.ts';
 import type { RuntimeLogger } from '../reconcilers/runtime/types.ts';
+import type { InitExitAdapter } from './adapters.ts';
 
 export interface ContainerObserverDeps {
   db: Db;
@@ -13,6 +14,8 @@ export interface ContainerObserverDeps {
   /** LXC's view: one container's state, and the listing the periodic sample reads. */
   lxc: Pick<LxcAdapter, 'state' | 'list'>;
   lxcPath: string;
+  /** How a stopped container's init ended (its LXC log): the stop judge's evidence. */
+  initExit: InitExitAdapter;
   /** The state dir: where each container's LXC log is (`logs/<project>_<name>/lxc.log`). */
   stateDir: string;
   bus: EventBus;

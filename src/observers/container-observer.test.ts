@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createInitExitAdapter } from '../host/lxc/observer-adapters.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -41,6 +42,7 @@ test('a crash loop: killed at once again after each start, the start again is sc
     node: 'test',
     lxc: createLxcAdapter(),
     lxcPath: path.join(stateDir, 'containers'),
+    initExit: createInitExitAdapter(),
     stateDir,
     bus: createEventBus({ location: 'test' }),
     report: (_kind, key, what) => key === id && now.push(what),
@@ -91,6 +93,7 @@ test('a container desired running that never came up (its start keeps failing) i
     // LXC lists nothing: the container never started.
     lxc: { state: async () => ({ state: 'STOPPED' }), list: async () => [] },
     lxcPath: path.join(stateDir, 'containers'),
+    initExit: createInitExitAdapter(),
     stateDir,
     bus: createEventBus({ location: 'test' }),
     report: (_kind, key, what) => key === id && reports.push(what),

@@ -1,6 +1,6 @@
 import type { ContainerRow, ContainerRuntimeRow } from '../desired/schema/index.ts';
-import { readCgroupStats } from '../host/lxc/cgroup-stats.ts';
-import { readNetworkStats } from '../host/lxc/network-stats.ts';
+import type { CgroupStats } from '../host/lxc/cgroup-stats.ts';
+import type { ContainerStatsAdapter } from './adapters.ts';
 import type { NetworkCounters } from '../host/lxc/parse-proc-net.ts';
 import { containerStatus } from '../desired/container-status.ts';
 
@@ -20,15 +20,19 @@ export const renderCounters = (n: NetworkCounters) => ({
  * `GET .../state`: status and pid from the observer's runtime row; cpu, memory, processes and
  * network read from the cgroup and /proc files of the running init (file reads, no process).
  */
-export async function readContainerState(_c: ContainerRow, rt: ContainerRuntimeRow | undefined) {
+export async function readContainerState(
+  stats: ContainerStatsAdapter,
+  _c: ContainerRow,
+  rt: ContainerRuntimeRow | undefined,
+) {
   const status = containerStatus(rt);
   const pid = rt && rt.state !== 'STOPPED' ? rt.pid : 0;
-  const [stats, net] = pid
+  const [cg, net] = pid
     ? await Promise.all([
-        readCgroupStats({ pid }).catch(() => ({}) as Awaited<ReturnType<typeof readCgroupStats>>),
-        readNetworkStats(pid).catch(() => ({})),
+        stats.cgroupStats(pid).catch(() => ({}) as CgroupStats),
+        stats.networkStats(pid).catch(() => ({})),
       ])
-    : [{} as Awaited<ReturnType<typeof readCgroupStats>>, {}];
+    : [{} as CgroupStats, {}];
   const network = Object.fromEntries(
     Object.entries(net).map(([name, i]) => [
       name,
@@ -45,16 +49,16 @@ export async function readContainerState(_c: ContainerRow, rt: ContainerRuntimeR
   );
   return {
     ...status,
-    cpu: { usage: stats.cpuUsageNs ?? 0 },
+    cpu: { usage: cg.cpuUsageNs ?? 0 },
     disk: {},
     memory: {
-      usage: stats.memoryUsage ?? 0,
-      usage_peak: stats.memoryPeak ?? 0,
-      swap_usage: stats.swapUsage ?? 0,
+      usage: cg.memoryUsage ?? 0,
+      usage_peak: cg.memoryPeak ?? 0,
+      swap_usage: cg.swapUsage ?? 0,
       swap_usage_peak: 0,
     },
     network,
     pid,
-    processes: stats.processes ?? 0,
+    processes: cg.processes ?? 0,
   };
 }

@@ -1,6 +1,6 @@
 import { readContainerById, recordContainerPoweredOff, CONTAINER_KIND } from '../desired/containers.ts';
 import type { ContainerRow } from '../desired/schema/index.ts';
-import { readInitExit, stopCauseOf, type InitExit } from '../host/lxc/init-exit.ts';
+import { stopCauseOf, type InitExit } from '../host/lxc/init-exit.ts';
 import { restartInFlight } from '../reconcilers/container/restart-in-flight.ts';
 import { crashBackoffMs, SHORT_RUN_MS, type Stable } from './container-transitions.ts';
 import type { ContainerObserverDeps } from './container-observer-deps.ts';
@@ -31,7 +31,7 @@ export interface Seen {
  * judgement, see container-observer.ts). Updates `m`, writes desired state on the owner's behalf, reports drift.
  */
 export function createStopJudge(
-  deps: Pick<ContainerObserverDeps, 'db' | 'lxc' | 'lxcPath' | 'log' | 'report' | 'reportAfter'> & {
+  deps: Pick<ContainerObserverDeps, 'db' | 'lxc' | 'lxcPath' | 'initExit' | 'log' | 'report' | 'reportAfter'> & {
     now: () => number;
     lifecycle: (c: ContainerRow, action: string) => void;
     retire: (c: ContainerRow, why: string) => Promise<void>;
@@ -57,9 +57,9 @@ export function createStopJudge(
       m.rebootUntil = now() + REBOOT_GRACE_MS;
       return;
     }
-    const exit: InitExit = await readInitExit(m.logFile, m.pid || undefined).catch(
-      () => ({ kind: 'unknown' }) as const,
-    );
+    const exit: InitExit = await deps.initExit
+      .readInitExit(m.logFile, m.pid || undefined)
+      .catch(() => ({ kind: 'unknown' }) as const);
     const cause = stopCauseOf(exit);
     const ctx = { container: c.name, project: c.project, pid: m.pid, exit, cause };
     switch (cause) {

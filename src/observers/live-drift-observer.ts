@@ -1,15 +1,13 @@
-import { access } from 'node:fs/promises';
-import path from 'node:path';
 import { CONTAINER_KIND } from '../desired/containers.ts';
-import { driftedCgroupFiles } from '../host/lxc/live-cgroup.ts';
-import { readContainerMounts } from '../host/lxc/live-mounts.ts';
-import { readContainerLinks } from '../host/lxc/live-nic-types.ts';
 import type { LiveEntry, LiveRegistry } from '../reconcilers/container/ensure-live.ts';
+import type { LiveLookAdapter } from './adapters.ts';
 import { createRoundRobin } from './round-robin.ts';
 import type { PollObserver } from './types.ts';
 
 export interface LiveDriftObserverDeps {
   live: LiveRegistry;
+  /** The running containers' cgroup files, mounts and interfaces. */
+  look: LiveLookAdapter;
   report: (kind: string, key: string, what: string) => void;
   intervalMs?: number;
   /** Containers compared per tick (default 100): with more running, each is compared every ceil(N/100) ticks. */
@@ -20,18 +18,15 @@ export interface LiveDriftObserverDeps {
  * The recorded nics a running container (init `pid`) lacks: names inside from /proc/<pid>/net/dev, host-side
  * veths from /sys/class/net. A container stopped meanwhile lacks none (the container observer sees to it).
  */
-export async function missingNics(pid: number, nics: LiveEntry['nics'], sysNet = '/sys/class/net'): Promise<string[]> {
+export async function missingNics(
+  look: Pick<LiveLookAdapter, 'readContainerLinks' | 'hostHasLink'>,
+  pid: number,
+  nics: LiveEntry['nics'],
+): Promise<string[]> {
   if (!nics || (nics.inside.length === 0 && nics.veths.length === 0)) return [];
-  const inside = await readContainerLinks(pid);
+  const inside = await look.readContainerLinks(pid);
   if (!inside) return [];
-  const veths = await Promise.all(
-    nics.veths.map((v) =>
-      access(path.join(sysNet, v)).then(
-        () => undefined,
-        () => v,
-      ),
-    ),
-  );
+  const veths = await Promise.all(nics.veths.map(async (v) => ((await look.hostHasLink(v)) ? undefined : v)));
   return [...nics.inside.filter((n) => !inside.has(n)), ...veths.filter((v) => v !== undefined)];
 }
 
@@ -50,21 +45,21 @@ export function createLiveDriftObserver(deps: LiveDriftObserverDeps): PollObserv
     intervalMs: deps.intervalMs ?? 5_000,
     async sample() {
       for (const [id, e] of slice([...deps.live.entries()])) {
-        const files = driftedCgroupFiles(e.cgroup);
+        const files = deps.look.driftedCgroupFiles(e.cgroup);
         if (files.length > 0) {
           deps.report(CONTAINER_KIND, id, `cgroup ${files.map((f) => f.split('/').pop()).join(', ')} changed`);
           continue;
         }
-        const nics = await missingNics(e.pid, e.nics);
+        const nics = await missingNics(deps.look, e.pid, e.nics);
         if (nics.length > 0) {
           deps.report(CONTAINER_KIND, id, `nic ${nics.join(', ')} missing`);
           continue;
         }
         const targets = Object.keys(e.mounts);
         if (targets.length === 0) continue;
-        let present: ReturnType<typeof readContainerMounts>;
+        let present: ReturnType<LiveLookAdapter['readMounts']>;
         try {
-          present = readContainerMounts(e.pid);
+          present = deps.look.readMounts(e.pid);
         } catch {
           continue; // stopped meanwhile: the container observer sees to that
         }

@@ -3,6 +3,7 @@
  * database statements must not grow with N; a resync reconcile of a converged running container costs
  * reads only, and the same number of statements whatever N.
  */
+import { createInitExitAdapter } from '../host/lxc/observer-adapters.ts';
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { after, test } from 'node:test';
@@ -89,6 +90,7 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
     lxc: { state: lxc.state, list },
     node: 'n1',
     lxcPath: lxcPathOf(stateDir),
+    initExit: createInitExitAdapter(),
     stateDir,
     bus: createEventBus({ location: 'n1' }),
     report,
@@ -96,7 +98,7 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
     perTick: 10,
   });
   const others = [
-    createLiveDriftObserver({ live, report }),
+    createLiveDriftObserver({ live, look: lxc, report }),
     createProxyDriftObserver({ live, proxy: { liveForwarders: async () => new Map<string, number>() }, report }),
     createNetworkObserver({ db, stateDir, network: { health: async () => undefined }, report }),
     createPoolObserver({ db, node: 'n1', stateDir, driverFor: storage.driverFor, report }),

@@ -5,6 +5,12 @@
  */
 import type { DeviceNodeSpec } from '../host/devices/ensure-device-node.ts';
 import type { HostNode } from '../host/devices/read-device-node.ts';
+import type { DrmCard } from '../host/devices/read-drm-cards.ts';
+import type { IbPort } from '../host/devices/read-infiniband.ts';
+import type { UsbDevice } from '../host/devices/read-usb-devices.ts';
+import type { SysfsNode, SysfsRoots } from '../host/devices/sysfs-roots.ts';
+import type { ContainerMetadata } from '../host/templates/metadata-format.ts';
+import type { TemplateContext } from '../host/templates/render-template.ts';
 import type { ImageFiles } from '../host/images/inspect-image.ts';
 import type { CgroupSetting, ContainerCgroups } from '../host/lxc/live-cgroup.ts';
 import type { LiveMount } from '../host/lxc/live-mounts.ts';
@@ -45,14 +51,18 @@ export interface LxcAdapter {
   removeLeftovers(name: string): Promise<void>;
 }
 
-/** The live side of a running container (host/lxc/live-cgroup.ts, live-mounts.ts): its cgroups and mounts. */
-export interface LxcLiveAdapter {
+/** A running container's cgroups (host/lxc/live-cgroup.ts): its limits and its device access, changed in place. */
+export interface LxcCgroupsAdapter {
   locateCgroups(pid: number): Promise<ContainerCgroups>;
   /** Writes what differs; returns what each file shows after (throws a CgroupWriteError for a refused value). */
   applyCgroupSettings(cg: ContainerCgroups, settings: readonly CgroupSetting[]): Record<string, string>;
   setDeviceAccess(cg: ContainerCgroups, rule: string, allow: boolean): void;
   /** What every container may use whatever its devices (LXC's common.conf). */
   baseAllowedDevices(): string[];
+}
+
+/** Mounts in a running container (host/lxc/live-mounts.ts): what it has, bind mounts added and removed live. */
+export interface LxcMountsAdapter {
   readMounts(pid: number): Map<string, { readonly: boolean; root: string }>;
   attachMount(pid: number, m: LiveMount, signal?: AbortSignal): Promise<void>;
   detachMount(
@@ -60,6 +70,13 @@ export interface LxcLiveAdapter {
     target: string,
     opts?: { removeFile?: boolean; signal?: AbortSignal | undefined },
   ): Promise<void>;
+}
+
+/**
+ * A running container's nics (host/lxc/live-nics.ts, live-nic-types.ts, nic-limits.ts, nic-filter.ts): veths
+ * on bridges and what svcd sets around them, macvlan and physical interfaces moved in, and the links seen.
+ */
+export interface LxcNicsAdapter {
   /** A veth whose peer is created in the container (init `pid`) with the nic's name, MAC and MTU; the host side on its bridge, up (host/lxc/live-nics.ts). */
   attachNic(pid: number, nic: LiveNic, signal?: AbortSignal): Promise<void>;
   /** Delete a nic's host-side veth (its peer goes with it); absent is success. */
@@ -111,6 +128,9 @@ export interface LxcLiveAdapter {
   /** The interfaces in the container's network namespace (undefined when it is gone). Spawns nothing. */
   readContainerLinks(pid: number): Promise<Set<string> | undefined>;
 }
+
+/** The live side of a running container, all of it (the simulated LXC and the real adapters are each one). */
+export type LxcLiveAdapter = LxcCgroupsAdapter & LxcMountsAdapter & LxcNicsAdapter;
 
 /** The storage drivers (host/storage/registry.ts): one per name. */
 export interface StorageAdapter {
@@ -178,4 +198,79 @@ export interface DeviceNodesAdapter {
   list(dir: string): Promise<string[]>;
   /** Remove a node; absent is success. */
   remove(path: string): Promise<void>;
+}
+
+/**
+ * A container's root volume on the host (host/templates/rootfs-files-adapter.ts): its metadata.yaml and
+ * templates/ (and their rendering), files written inside its rootfs (resolved in the root, never through its symlinks), and the
+ * few plain files around it (an imported backup's tarball, a snapshot's directory).
+ */
+export interface RootfsFilesAdapter {
+  /** Whether something is at `p` (no symlink followed at the end). */
+  exists(p: string): Promise<boolean>;
+  /** `dir` is a directory (made with `mode`, parents too, when it is not). */
+  ensureDir(dir: string, mode: number): Promise<void>;
+  /** Remove a file; absent is success. */
+  remove(p: string): Promise<void>;
+  /** The volume's metadata.yaml (empty when it has none). */
+  readMetadata(volumeDir: string): Promise<ContainerMetadata>;
+  writeMetadata(volumeDir: string, metadata: ContainerMetadata): Promise<void>;
+  /** A file of templates/, undefined when absent. */
+  readTemplate(volumeDir: string, name: string): Promise<Buffer | undefined>;
+  /** Whether `target` (a path inside the container) exists in `rootfs`. */
+  existsInRoot(rootfs: string, target: string): Promise<boolean>;
+  /** Write `content` at `target` inside `rootfs` (its directories made; no path escapes the root). */
+  writeInRoot(rootfs: string, target: string, content: string): Promise<void>;
+  /** An image template rendered (contained: its own process, a deadline, no file access); rejects with why not. */
+  renderTemplate(source: string, context: TemplateContext): Promise<string>;
+}
+
+/**
+ * svcd's own files of a container under the state dir (host/lxc/container-files-adapter.ts): its LXC
+ * directory (config, seccomp policy), its log directory. The looks are synchronous: every pass of a
+ * converged container makes them, and a stat costs a few µs against a promise's thread-pool hand-off.
+ */
+export interface ContainerFilesAdapter {
+  /** `dir` exists as a directory with exactly these permission bits. */
+  ensureDir(dir: string, mode: number): Promise<void>;
+  /** `text` written atomically unless the file already holds exactly that; what was done. */
+  writeIfChanged(file: string, text: string, mode?: number): Promise<'created' | 'changed' | 'unchanged'>;
+  /** Remove a file; absent is success. */
+  remove(file: string): Promise<void>;
+  exists(p: string): boolean;
+  rename(from: string, to: string): Promise<void>;
+  /** A log file emptied (when it has anything) and its rotated part (`.1`) removed: a new run's log. */
+  resetLog(file: string): Promise<void>;
+}
+
+/**
+ * What the host has for a container's devices (host/devices/host-devices-adapter.ts): sysfs and /dev
+ * under `roots` (gpu, usb, infiniband), network interfaces, host paths for disks, lxcfs and the NVIDIA
+ * tooling. Reads only; spawns nothing.
+ */
+export interface HostDevicesAdapter {
+  /** Where gpu/usb/infiniband devices are looked for (the host's /sys and /dev unless configured). */
+  readonly roots: SysfsRoots;
+  drmCards(): Promise<DrmCard[]>;
+  usbDevices(): Promise<UsbDevice[]>;
+  /** Whether a USB device's /dev/bus/usb node is there (plugged). */
+  hasUsbNode(u: UsbDevice): Promise<boolean>;
+  /** The directories whose change means a USB device came or went. */
+  usbWatchPaths(): Promise<string[]>;
+  hasInfiniband(): Promise<boolean>;
+  /** The InfiniBand port behind an IPoIB interface, undefined when it is not one. */
+  ibPortOf(ifname: string): Promise<IbPort | undefined>;
+  ibNodes(port: IbPort): Promise<{ verbs: SysfsNode[]; mad: SysfsNode[] }>;
+  /** A host interface: a bridge, something else, or undefined when absent. */
+  hostLink(name: string): Promise<'bridge' | 'other' | undefined>;
+  /** Whether a host interface has SR-IOV virtual functions; `missing` names what it lacks. */
+  sriov(parent: string): Promise<{ ok: boolean; missing?: string }>;
+  /** Host paths a disk device binds: their kind, the mounts below, the first directory a user cannot search. */
+  pathKind(p: string): Promise<'dir' | 'file' | undefined>;
+  submounts(p: string): Promise<string[]>;
+  unsearchableDir(p: string, uid: number, gid: number): Promise<{ dir: string; mode: number } | undefined>;
+  /** Whether lxcfs serves its /proc files now (looked at on every config render). */
+  hasLxcfs(): boolean;
+  /** The NVIDIA container tooling's LXC hook, or what the host lacks of it. */
+  nvidiaTooling(): { hook: string } | { missing: string };
 }

@@ -8,7 +8,10 @@ import { createPoolReconciler } from '../reconcilers/storage-pool/reconcile.ts';
 import { createReconcileOnce } from './reconcile-once.ts';
 import { createSimStorage } from './sim-storage.ts';
 import type { Db } from '../db/types.ts';
-import type { NetworkAdapter, UnpackAdapter } from '../reconcilers/adapters.ts';
+import type { HostDevicesAdapter, NetworkAdapter, UnpackAdapter } from '../reconcilers/adapters.ts';
+import { createSimHostDevices } from './sim-host-devices.ts';
+import { createRootfsFilesAdapter } from '../host/templates/rootfs-files-adapter.ts';
+import { createContainerFilesAdapter } from '../host/lxc/container-files-adapter.ts';
 import type { ContainerReconcilerDeps } from '../reconcilers/container/types.ts';
 import { createRootfsState } from '../reconcilers/container/rootfs-state.ts';
 import type { ImageFiles } from '../host/images/inspect-image.ts';
@@ -38,6 +41,7 @@ export function simContainerDeps(opts: {
   onHostChange?: ContainerReconcilerDeps['onHostChange'];
   network?: NetworkAdapter;
   deviceNodes?: SimDeviceNodes;
+  hostDevices?: HostDevicesAdapter;
 }): ContainerReconcilerDeps {
   const ids = [{ start: 1_000_000, count: 1_000_000_000 }];
   return {
@@ -52,8 +56,15 @@ export function simContainerDeps(opts: {
     imageFiles: opts.imageFiles ?? (async () => assert.fail('no image expected')),
     rootfsState: createRootfsState({ clock: { now: () => Date.now() } }),
     lxc: opts.lxc,
-    lxcLive: opts.lxc,
+    liveCgroups: opts.lxc,
+    liveMounts: opts.lxc,
+    liveNics: opts.lxc,
     deviceNodes: opts.deviceNodes ?? createSimDeviceNodes(),
+    hostDevices: opts.hostDevices ?? createSimHostDevices(),
+    // The simulated pools are directories under the test's temp state dir (sim-storage.ts): the files in a
+    // root volume and the container's LXC and log directories are real files there, read back by the tests.
+    rootfsFiles: createRootfsFilesAdapter(),
+    containerFiles: createContainerFilesAdapter(),
     // the state dir is a temp dir of the test's: its trash is a real one
     trash: createTrash(),
     host: { cgroupVersion: 1, apparmorEnabled: false, cpuCount: 2, memoryBytes: 2 ** 31 },

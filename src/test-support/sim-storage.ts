@@ -5,7 +5,7 @@
  * the real drivers' preconditions: a volume needs its pool, a copy needs its source, a snapshot needs its
  * volume, a restore needs its snapshot; removing what is absent is success.
  */
-import { cp, mkdir, rm } from 'node:fs/promises';
+import { cp, mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { PoolSpec, SnapshotRef, StorageDriver, VolumeRef } from '../host/storage/types.ts';
 import { createSimCalls, type SimCalls } from './sim-calls.ts';
@@ -95,6 +95,12 @@ export function createSimStorage(deps: { root: string }): SimStorage {
       const from = src.snapshot ? snapshotPath(src.pool, src.snapshot) : volumePath(src.pool, src.vol);
       await cp(from, volumePath(dst.pool, dst.vol), { recursive: true });
       volumes.set(volKey(dst.pool, dst.vol), {});
+    },
+    async snapshotExists(pool, snap) {
+      return stat(snapshotPath(pool, snap)).then(
+        () => true,
+        () => false,
+      );
     },
     async volumeExists(pool, vol) {
       return volumes.has(volKey(pool, vol));

@@ -11,7 +11,7 @@ import {
   updateImage,
 } from '../../desired/images.ts';
 import type { ImageAliasRow, ImageRow } from '../../desired/schema/index.ts';
-import { optionalString, readJson, stringMap } from '../body.ts';
+import { readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { async, sync } from '../envelope.ts';
@@ -30,53 +30,15 @@ import {
   type ImageRoutesContext,
 } from './image-common.ts';
 import { exportImage } from './image-export.ts';
-import { assertNewImage, cleanFilename, commitImage, removeImage, type ImageOptions } from '../image-commit.ts';
+import { assertNewImage, cleanFilename, commitImage, removeImage } from '../image-commit.ts';
 import { createImageSecrets } from './image-secrets.ts';
 import { receiveUpload, uploadOptions } from './image-upload.ts';
-import { checkSourceUrl, importFromUrl } from './image-url.ts';
-import { parseRemoteSource } from '../remote-source.ts';
-import { checkPublishable, publishContainer } from './image-publish.ts';
+import { CreateBody, createImageFromJson, imageDone, imageOp } from './image-create.ts';
 
-const nullable = <S extends v.GenericSchema>(s: S) => v.nullish(s);
-const AliasInput = v.object({
-  name: v.string('expected a string'),
-  description: nullable(v.string('expected a string')),
-});
-const CreateBody = v.object({
-  filename: optionalString,
-  public: v.optional(v.boolean('expected a boolean')),
-  auto_update: v.optional(v.boolean('expected a boolean')),
-  properties: v.optional(stringMap),
-  aliases: v.optional(v.array(AliasInput, 'expected a list of {name, description}')),
-  compression_algorithm: optionalString,
-  source: v.optional(
-    v.object({
-      type: nullable(v.string('expected a string')),
-      url: nullable(v.string('expected a string')),
-      mode: nullable(v.string('expected a string')),
-      name: nullable(v.string('expected a string')),
-      server: nullable(v.string('expected a string')),
-      protocol: nullable(v.string('expected a string')),
-      alias: nullable(v.string('expected a string')),
-      fingerprint: nullable(v.string('expected a string')),
-      secret: nullable(v.string('expected a string')),
-      certificate: nullable(v.string('expected a string')),
-    }),
-  ),
-});
 const UpdateBody = v.object({
   auto_update: v.optional(v.boolean('expected a boolean')),
   public: v.optional(v.boolean('expected a boolean')),
   properties: v.optional(stringMap),
-});
-
-/** How an image made from a create request's source (a remote, a URL) is recorded. */
-const createOptions = (body: v.InferOutput<typeof CreateBody>): ImageOptions => ({
-  filename: cleanFilename(body.filename),
-  public: body.public ?? false,
-  autoUpdate: body.auto_update ?? false,
-  properties: body.properties ?? {},
-  aliases: (body.aliases ?? []).map((a) => ({ name: a.name, description: a.description ?? '' })),
 });
 
 const editable = (img: ImageRow) => ({ auto_update: img.autoUpdate, properties: img.properties, public: img.public });
@@ -98,13 +60,6 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   };
   const renderOne = async (c: Context<AppEnv>, img: ImageRow) =>
     renderImage(img, await listAliases(db, c.get('project'), { fingerprint: img.fingerprint }));
-  const imageOp = (c: Context<AppEnv>, description: string, fp: string | undefined) => ({
-    class: 'task' as const,
-    description,
-    project: c.get('project'),
-    resources: (fp ? { images: [imageUrl(c, fp)] } : {}) as Record<string, string[]>,
-  });
-  const done = (img: ImageRow, size = img.size) => ({ fingerprint: img.fingerprint, size: String(size) });
 
   registerImageAliasRoutes(app, ictx);
 
@@ -130,7 +85,7 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       const project = c.get('project');
       await imageProjectFor(db, project);
       const contentType = c.req.header('content-type') ?? '';
-      if (/^application\/json\b/i.test(contentType)) return createFromJson(c, await readJson(c, CreateBody));
+      if (/^application\/json\b/i.test(contentType)) return createImageFromJson(ictx, c, await readJson(c, CreateBody));
       const boundary = boundaryOf(contentType);
       if (/^multipart\//i.test(contentType) && !boundary)
         throw new ValidationError('Invalid multipart image: the Content-Type has no boundary');
@@ -145,7 +100,7 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
         if (!(await body.drain())) c.header('Connection', 'close');
         throw e;
       });
-      if (!('temp' in received)) return createFromJson(c, received);
+      if (!('temp' in received)) return createImageFromJson(ictx, c, received);
       const { opts } = received;
       if (received.partFilename && !opts.filename) opts.filename = cleanFilename(received.partFilename);
       try {
@@ -160,7 +115,7 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
           async () => {
             const img = await commitImage(ictx, project, received, opts);
             imageLifecycle(ictx, c, 'image-created', imageUrl(c, img.fingerprint));
-            return done(img);
+            return imageDone(img);
           },
         )
         .catch(async (e: unknown) => {
@@ -170,80 +125,6 @@ export function registerImageRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       return async(c, op);
     },
   });
-
-  async function createFromJson(c: Context<AppEnv>, body: v.InferOutput<typeof CreateBody>): Promise<Response> {
-    const project = c.get('project');
-    const given = body.source?.type ?? '';
-    // LXD 4's clients (`lxc publish` once `instances` is announced) name the source "instance", for a
-    // container or, by a `<container>/<snapshot>` name, a snapshot.
-    const type = given === 'instance' ? (body.source?.name?.includes('/') ? 'snapshot' : 'container') : given;
-    if (type === 'container' || type === 'snapshot') {
-      const name = body.source?.name;
-      if (!name) throw new ValidationError('Missing "source.name": the container to publish');
-      if (type === 'snapshot' && !name.includes('/'))
-        throw new ValidationError('Invalid "source.name": a snapshot is named "<container>/<snapshot>"');
-      if (type === 'container' && name.includes('/'))
-        throw new ValidationError('Invalid "source.name": use source type "snapshot" for "<container>/<snapshot>"');
-      const opts: ImageOptions = {
-        filename: cleanFilename(body.filename),
-        public: body.public ?? false,
-        autoUpdate: false,
-        properties: body.properties ?? {},
-        aliases: (body.aliases ?? []).map((a) => ({ name: a.name, description: a.description ?? '' })),
-      };
-      await checkPublishable(ictx, project, name, body.compression_algorithm);
-      const op = await ops.startTask(
-        {
-          ...imageOp(c, 'Publishing container', undefined),
-          resources: { containers: [`/1.0/containers/${encodeURIComponent(name.split('/')[0]!)}`] },
-        },
-        async (ctx) => {
-          const image = await publishContainer(
-            ictx,
-            project,
-            { name, compression: body.compression_algorithm, opts },
-            ctx.signal,
-          );
-          imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
-          return done(image);
-        },
-      );
-      return async(c, op);
-    }
-    if (type === 'image') {
-      if (body.source?.mode && body.source.mode !== 'pull')
-        throw new ValidationError(`Invalid "source.mode": "${body.source.mode}" (only pull)`);
-      const source = parseRemoteSource(body.source ?? {});
-      const opts = createOptions(body);
-      const op = await ops.startTask(
-        { ...imageOp(c, 'Downloading image', undefined), mayCancel: true },
-        async (ctx) => {
-          const { image, existed } = await deps.imagePulls.pull(
-            project,
-            source,
-            opts,
-            (m) => ctx.setMetadata(m),
-            ctx.signal,
-          );
-          if (!existed) imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
-          return done(image);
-        },
-      );
-      return async(c, op);
-    }
-    if (type !== 'url') {
-      if (!body.source) throw new ValidationError('Missing "source": upload a tarball or give a source of type "url"');
-      throw new ValidationError(`Creating images from a source of type "${type}" is not supported yet`);
-    }
-    const url = checkSourceUrl(body.source?.url ?? undefined);
-    const opts = createOptions(body);
-    const op = await ops.startTask({ ...imageOp(c, 'Downloading image', undefined), mayCancel: true }, async (ctx) => {
-      const { image, existed } = await importFromUrl(ictx, project, url, opts, ctx.signal);
-      if (!existed) imageLifecycle(ictx, c, 'image-created', imageUrl(c, image.fingerprint));
-      return done(image);
-    });
-    return async(c, op);
-  }
 
   const update = (replace: boolean) => async (c: Context<AppEnv>) => {
     const project = c.get('project');

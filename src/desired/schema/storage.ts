@@ -57,6 +57,11 @@ export const storageVolumes = pgTable(
 );
 export type StorageVolumeRow = typeof storageVolumes.$inferSelect;
 
+/**
+ * Custom volumes' snapshots. Two writer modules: `desired/volume-snapshots.ts` (the snapshot verbs), and
+ * `desired/storage-volumes.ts`, which inserts a copy's snapshot rows in the transaction that inserts the
+ * copy's volume row (one desired write: the copy with its snapshots).
+ */
 export const volumeSnapshots = pgTable(
   'volume_snapshots',
   {

@@ -16,7 +16,7 @@ const WRITERS: Record<string, string[]> = {
   containerRuntime: ['desired/container-runtime.ts'],
   containerSnapshots: ['desired/container-snapshots.ts', 'desired/profiles.ts'],
   images: ['desired/images.ts'],
-  imageAliases: ['desired/images.ts'],
+  imageAliases: ['desired/image-aliases.ts'],
   networks: ['desired/networks.ts'],
   operations: ['operations/operation-store.ts'],
   profiles: ['desired/profiles.ts', 'desired/projects.ts', 'desired/storage-pools.ts'],
@@ -26,7 +26,7 @@ const WRITERS: Record<string, string[]> = {
   serverConfig: ['desired/server-config.ts'],
   storagePools: ['desired/storage-pools.ts'],
   storageVolumes: ['desired/storage-volumes.ts'],
-  volumeSnapshots: ['desired/storage-volumes.ts'],
+  volumeSnapshots: ['desired/storage-volumes.ts', 'desired/volume-snapshots.ts'],
   uiLoginTokens: ['ui/ui-sessions.ts'],
   uiSessions: ['ui/ui-sessions.ts'],
 };

@@ -3,7 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { parseInitExit, readInitExit, stopCauseOf } from './init-exit.ts';
+import { parseInitExit, stopCauseOf } from './init-exit.ts';
+import { readInitExit } from './read-init-exit.ts';
 
 // Lines as LXC 5.0.2 writes them (abridged from real logs on a Debian 12 host).
 const ID = 'baab83df-bf6f-4c21-84ab-75b7ab2dc088';

@@ -13,8 +13,6 @@
  * A clean `lxc-stop` looks exactly like a power-off from inside: who asked is told apart by desired
  * state, not here. The stop hooks cannot tell either: LXC_TARGET is `stop` for a kill and a power-off.
  */
-import { open } from 'node:fs/promises';
-
 export type InitExit =
   | { kind: 'signal'; signal: number; name: string }
   | { kind: 'exit'; code: number }
@@ -76,19 +74,4 @@ export function stopCauseOf(exit: InitExit): StopCause {
   if (exit.signal === 1) return 'reboot';
   if (exit.signal === 9) return 'killed';
   return 'crashed';
-}
-
-/** Read the end of `logFile` (the last `maxBytes`) and parse how the run of `pid` ended; a missing log is `unknown`. */
-export async function readInitExit(logFile: string, pid?: number, maxBytes = 512 * 1024): Promise<InitExit> {
-  const fh = await open(logFile, 'r').catch(() => undefined);
-  if (!fh) return { kind: 'unknown' };
-  try {
-    const { size } = await fh.stat();
-    const from = Math.max(0, size - maxBytes);
-    const buf = Buffer.alloc(size - from);
-    await fh.read(buf, 0, buf.length, from);
-    return parseInitExit(buf.toString('utf8'), pid);
-  } finally {
-    await fh.close();
-  }
 }

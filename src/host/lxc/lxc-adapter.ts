@@ -2,6 +2,7 @@
  * The real LXC adapters the reconcilers are given (their interfaces: src/reconcilers/adapters.ts): thin
  * objects over the runners in this folder.
  */
+import type { LxcCgroupsAdapter, LxcMountsAdapter, LxcNicsAdapter } from '../../reconcilers/adapters.ts';
 import { readHostLink } from '../devices/read-host-link.ts';
 import { LXC_COMMON_CONF } from './render-config.ts';
 import {
@@ -54,16 +55,24 @@ export function createLxcAdapter() {
   };
 }
 
-/** A running container's cgroups and mounts. */
-export function createLxcLiveAdapter() {
+/** A running container's cgroups: limits and device access written in place. */
+export function createLxcCgroupsAdapter(): LxcCgroupsAdapter {
   return {
     locateCgroups: locateContainerCgroups,
     applyCgroupSettings,
     setDeviceAccess,
     baseAllowedDevices: () => baseAllowedDevices(LXC_COMMON_CONF),
-    readMounts: readContainerMounts,
-    attachMount,
-    detachMount,
+  };
+}
+
+/** Mounts in a running container, through the mount helper. */
+export function createLxcMountsAdapter(): LxcMountsAdapter {
+  return { readMounts: readContainerMounts, attachMount, detachMount };
+}
+
+/** A running container's nics: veths, macvlan and physical interfaces, and what svcd sets around them. */
+export function createLxcNicsAdapter(): LxcNicsAdapter {
+  return {
     attachNic,
     detachNic,
     readHostVeth: (hostName: string) => readHostVeth(hostName),

@@ -4,7 +4,7 @@
  * new subvolume. Every volume operation first checks the pool is mounted, so nothing is ever written into
  * (or "found absent" in) the bare mount-point directory.
  */
-import { rename } from 'node:fs/promises';
+import { rename, stat } from 'node:fs/promises';
 import {
   deleteSubvolumeTree,
   createSubvolume,
@@ -73,6 +73,13 @@ export function createBtrfsDriver(_opts: BtrfsDriverOptions = {}): StorageDriver
       const p = volumePath(pool, vol);
       for (const q of [p, partialPath(p), restoringPath(p), replacedPath(p)]) await deleteSubvolumeTree(q, signal);
       await removeEmptyDir(snapshotParentIn(btrfsPoolPath(pool), vol));
+    },
+
+    async snapshotExists(pool, snap) {
+      return stat(snapshotPath(pool, snap)).then(
+        () => true,
+        () => false,
+      );
     },
 
     async volumeExists(pool, vol) {

@@ -7,7 +7,7 @@
  * in the background after each such create) by a rename, so its create does not wait for a copy. The
  * spare costs the disk space of one more copy of each image used on the pool; it goes with the image volume.
  */
-import { chmod, mkdir, readdir, rename } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { buildAtomically, cloneTree, partialPath, syncTree } from './copy-tree.ts';
 import { StorageUnsupportedError } from './errors.ts';
@@ -199,6 +199,13 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
         removeTree(partialPath(p)),
         removeEmptyDir(snapshotParentIn(poolPath(pool), vol)),
       ]);
+    },
+
+    async snapshotExists(pool, snap) {
+      return stat(driver.snapshotPath(pool, snap)).then(
+        () => true,
+        () => false,
+      );
     },
 
     async volumeExists(pool, vol) {

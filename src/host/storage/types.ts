@@ -78,6 +78,8 @@ export interface StorageDriver {
   volumeExists(pool: PoolSpec, vol: VolumeRef): Promise<boolean>;
 
   snapshotPath(pool: PoolSpec, snap: SnapshotRef): string;
+  /** Whether the snapshot is on the pool (its path is there). */
+  snapshotExists(pool: PoolSpec, snap: SnapshotRef): Promise<boolean>;
   /** Read-only point-in-time copy (btrfs: subvolume snapshot -r; dir: copy). */
   ensureSnapshot(pool: PoolSpec, snap: SnapshotRef, signal?: AbortSignal): Promise<void>;
   removeSnapshot(pool: PoolSpec, snap: SnapshotRef, signal?: AbortSignal): Promise<void>;

@@ -1,12 +1,11 @@
 import type { TemplateTrigger } from '../../desired/container-metadata.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
-import { readMetadataFile, readTemplateFile } from '../../host/templates/metadata-files.ts';
-import { renderTemplate } from '../../host/templates/render-template.ts';
-import { existsInRoot, writeInRoot } from '../../host/templates/write-in-root.ts';
+import type { RootfsFilesAdapter } from '../adapters.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { parseBool } from '../../util/parse-bool.ts';
 
 export interface ApplyTemplatesInput {
+  files: RootfsFilesAdapter;
   /** The container volume: metadata.yaml, templates/, rootfs/. */
   volumeDir: string;
   rootfs: string;
@@ -28,30 +27,32 @@ const truthy = (v: string | undefined) => parseBool(v);
  * convergence (retrying would not help).
  */
 export async function applyTemplates(input: ApplyTemplatesInput): Promise<string[]> {
-  const metadata = await readMetadataFile(input.volumeDir);
+  const metadata = await input.files.readMetadata(input.volumeDir);
   const c = input.container;
   const written: string[] = [];
   for (const [target, tpl] of Object.entries(metadata.templates).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (!tpl.when.includes(input.trigger)) continue;
     const fail = (why: string) =>
       new TerminalError(`template "${tpl.template}" for ${target} (${input.trigger}): ${why}`);
-    if (tpl.create_only && (await existsInRoot(input.rootfs, target).catch(() => false))) continue;
-    const source = await readTemplateFile(input.volumeDir, tpl.template);
+    if (tpl.create_only && (await input.files.existsInRoot(input.rootfs, target).catch(() => false))) continue;
+    const source = await input.files.readTemplate(input.volumeDir, tpl.template);
     if (!source) throw fail('the template file is missing from templates/');
-    const text = await renderTemplate(source.toString('utf8'), {
-      trigger: input.trigger,
-      path: target,
-      container: {
-        name: c.name,
-        architecture: c.architecture,
-        privileged: String(truthy(input.config['security.privileged'])),
-        ephemeral: String(c.ephemeral),
-      },
-      config: input.config,
-      devices: input.devices,
-      properties: tpl.properties,
-    }).catch((e: Error) => Promise.reject(fail(e.message)));
-    await writeInRoot(input.rootfs, target, text).catch((e: Error) => Promise.reject(fail(e.message)));
+    const text = await input.files
+      .renderTemplate(source.toString('utf8'), {
+        trigger: input.trigger,
+        path: target,
+        container: {
+          name: c.name,
+          architecture: c.architecture,
+          privileged: String(truthy(input.config['security.privileged'])),
+          ephemeral: String(c.ephemeral),
+        },
+        config: input.config,
+        devices: input.devices,
+        properties: tpl.properties,
+      })
+      .catch((e: Error) => Promise.reject(fail(e.message)));
+    await input.files.writeInRoot(input.rootfs, target, text).catch((e: Error) => Promise.reject(fail(e.message)));
     written.push(target);
   }
   return written;

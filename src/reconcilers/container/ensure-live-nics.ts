@@ -7,7 +7,7 @@
  * facts (device → what), like the live mounts.
  */
 import { terminalMessageOf, TerminalError } from '../runtime/index.ts';
-import type { LxcLiveAdapter } from '../adapters.ts';
+import type { LxcNicsAdapter } from '../adapters.ts';
 import type { PhysicalState } from '../../host/lxc/live-nic-types.ts';
 import type { ResolvedNic } from './resolve-nics.ts';
 
@@ -37,7 +37,7 @@ export interface LiveNicRecord {
 }
 
 type NicHost = Pick<
-  LxcLiveAdapter,
+  LxcNicsAdapter,
   | 'attachNic'
   | 'detachNic'
   | 'readHostVeth'
@@ -87,7 +87,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export async function physicalStatesOf(
   nics: readonly ResolvedNic[],
-  lxc: Pick<LxcLiveAdapter, 'readPhysical'>,
+  lxc: Pick<LxcNicsAdapter, 'readPhysical'>,
 ): Promise<Record<string, PhysicalState>> {
   const out: Record<string, PhysicalState> = {};
   for (const n of nics) {

@@ -8,13 +8,13 @@
  * mount table (unmounted behind svcd's back) is mounted again; a changed one is replaced.
  */
 import type { ContainerRow } from '../../desired/schema/index.ts';
-import { cgroupSettingsOf, deviceRuleCovered, deviceRuleOf } from '../../host/lxc/live-cgroup.ts';
+import { cgroupSettingsOf, deviceRuleCovered, deviceRuleOf } from '../../host/lxc/cgroup-settings.ts';
 import { CgroupWriteError, MountHelperMissingError } from '../../host/lxc/lxc-errors.ts';
 import type { LiveMount } from '../../host/lxc/live-mounts.ts';
 import type { LxcDiskMount, LxcLimits, LxcUnixDevice } from '../../host/lxc/types.ts';
 import type { PhysicalState } from '../../host/lxc/live-nic-types.ts';
 import { TerminalError, terminalMessageOf } from '../runtime/index.ts';
-import type { LxcLiveAdapter, ProxyAdapter } from '../adapters.ts';
+import type { LxcCgroupsAdapter, LxcMountsAdapter, LxcNicsAdapter, ProxyAdapter } from '../adapters.ts';
 import { ensureLiveNics, nicNamesOf, type LiveNicRecord } from './ensure-live-nics.ts';
 import { ensureProxies } from './ensure-proxies.ts';
 import { pendingRestartOf, restartViewOf, type RestartView } from './live-keys.ts';
@@ -134,7 +134,9 @@ function wantedMounts(
 }
 
 export interface EnsureLiveInput {
-  lxc: LxcLiveAdapter;
+  liveCgroups: LxcCgroupsAdapter;
+  liveMounts: LxcMountsAdapter;
+  liveNics: LxcNicsAdapter;
   /** Proxy devices' forwarders and nat rules (absent: proxy devices are refused). */
   proxy?: ProxyAdapter | undefined;
   host: HostFacts;
@@ -166,16 +168,16 @@ export interface EnsureLiveInput {
  * cannot reclaim down to, a mount the kernel refuses) are TerminalErrors naming the key or device.
  */
 export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
-  const { c, pid, host, lxc } = input;
+  const { c, pid, host, liveCgroups: cgroups, liveMounts } = input;
   const view = restartViewOf(input.config, input.devices, host.cgroupVersion);
   const wanted = wantedMounts(input.disks, input.unixDevices);
   let changed = false;
 
   // cgroup limits: written where they differ (a fresh start has them from LXC: nothing to write).
-  const cg = await lxc.locateCgroups(pid);
+  const cg = await cgroups.locateCgroups(pid);
   let cgroup: Record<string, string>;
   try {
-    cgroup = lxc.applyCgroupSettings(cg, cgroupSettingsOf(host.cgroupVersion, input.limits, !!host.swapAccounting));
+    cgroup = cgroups.applyCgroupSettings(cg, cgroupSettingsOf(host.cgroupVersion, input.limits, !!host.swapAccounting));
   } catch (e) {
     if (e instanceof CgroupWriteError) throw new TerminalError(e.message, { cause: e });
     throw e;
@@ -185,7 +187,7 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
   if (input.startedNow || !live) {
     // Started now: LXC mounted everything the config names. Started before this svcd knew (no record):
     // what is mounted at a wanted target is taken as that device, and the start config as the current one.
-    const present = input.startedNow ? undefined : lxc.readMounts(pid);
+    const present = input.startedNow ? undefined : liveMounts.readMounts(pid);
     const mounts: Record<string, LiveMountRecord> = {};
     for (const [t, w] of wanted)
       if (!present || present.has(t)) mounts[t] = { key: w.key, ...(w.rule ? { rule: w.rule } : {}) };
@@ -195,7 +197,7 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
   }
 
   if (!input.startedNow) {
-    const present = lxc.readMounts(pid);
+    const present = liveMounts.readMounts(pid);
     const fail = (device: string, what: string, e: unknown): never => {
       if (e instanceof MountHelperMissingError) throw new TerminalError(e.message, { cause: e });
       // A host command's own words (its stderr) when it has them.
@@ -207,7 +209,7 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
       const w = wanted.get(target);
       if (w && w.key === rec.key) continue;
       if (present.has(target))
-        await lxc
+        await liveMounts
           .detachMount(pid, target, { removeFile: !!rec.rule, signal: input.signal })
           .catch((e: unknown) => fail(target, `unmount ${target} from`, e));
       // Its device access goes with it, unless every container has it (/dev/null ...) or another device still needs it.
@@ -216,10 +218,10 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
         rec.rule &&
         host.cgroupVersion === 1 &&
         !stillWanted &&
-        !deviceRuleCovered(rec.rule, lxc.baseAllowedDevices())
+        !deviceRuleCovered(rec.rule, cgroups.baseAllowedDevices())
       ) {
         try {
-          lxc.setDeviceAccess(cg, rec.rule, false);
+          cgroups.setDeviceAccess(cg, rec.rule, false);
         } catch (e) {
           fail(target, 'deny the device in', e);
         }
@@ -234,17 +236,17 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
       const seen = present.get(target);
       if (rec && rec.key === w.key && seen && seen.readonly === !!w.mount.readonly) continue;
       if (seen)
-        await lxc
+        await liveMounts
           .detachMount(pid, target, { signal: input.signal })
           .catch((e: unknown) => fail(w.device, `unmount ${target} from`, e));
       if (w.rule) {
         try {
-          lxc.setDeviceAccess(cg, w.rule, true);
+          cgroups.setDeviceAccess(cg, w.rule, true);
         } catch (e) {
           fail(w.device, 'allow the device in', e);
         }
       }
-      await lxc
+      await liveMounts
         .attachMount(pid, w.mount, input.signal)
         .catch((e: unknown) => fail(w.device, `mount ${target} into`, e));
       live.mounts[target] = { key: w.key, ...(w.rule ? { rule: w.rule } : {}) };
@@ -253,7 +255,7 @@ export async function ensureLive(input: EnsureLiveInput): Promise<boolean> {
   }
 
   const nics = await ensureLiveNics({
-    lxc,
+    lxc: input.liveNics,
     pid,
     startedNow: input.startedNow,
     nics: input.nics,

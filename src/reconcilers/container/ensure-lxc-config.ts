@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { ensureDir } from '../../util/ensure-dir.ts';
 import { validateExpandedDevices } from '../../desired/devices.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import { computeIdmap } from '../../host/idmap/compute-idmap.ts';
@@ -21,13 +19,10 @@ import { ensureUnixDevices } from './ensure-unix-devices.ts';
 import { computeLxcSpec } from './lxc-spec.ts';
 import { resolveDisks } from './resolve-disks.ts';
 import { resolveHwDevices } from './resolve-hw-devices.ts';
-import { findNvidiaTooling } from '../../host/devices/nvidia-tooling.ts';
 import { parseBool } from '../../util/parse-bool.ts';
 import type { KnownIbPort } from './resolve-hw-devices.ts';
-import { HOST_SYSFS } from '../../host/devices/sysfs-roots.ts';
 import { lxcNicsOf, resolveNics, type ResolvedNic } from './resolve-nics.ts';
 import type { ContainerReconcilerDeps } from './types.ts';
-import { writeFileIfChanged } from './write-file-if-changed.ts';
 import { devsvcDirOf, logDirOf, lxcPathOf } from '../../host/layout.ts';
 
 export interface EnsuredLxcConfig {
@@ -48,9 +43,6 @@ export interface EnsuredLxcConfig {
   /** infiniband device → the port it resolved to (recorded in the facts: `knownIb` next time). */
   infiniband: Record<string, KnownIbPort>;
 }
-
-/** Where a running lxcfs serves its /proc files (what lxcfs's LXC mount hook binds into containers). */
-const LXCFS_PROC = '/var/lib/lxcfs/proc';
 
 /** A pure step that can only fail because of the container's own settings: its error is terminal. */
 function terminal<T>(what: string, f: () => T): T {
@@ -79,8 +71,8 @@ export async function ensureLxcConfig(
 ): Promise<EnsuredLxcConfig> {
   const dir = path.join(lxcPathOf(deps.stateDir), c.id);
   const logDir = logDirOf(deps.stateDir, c);
-  await ensureDir(logDir, 0o700);
-  await ensureDir(dir, 0o711);
+  await deps.containerFiles.ensureDir(logDir, 0o700);
+  await deps.containerFiles.ensureDir(dir, 0o711);
 
   // Profiles may have changed since the container was validated.
   terminal('devices', () => validateExpandedDevices(devices));
@@ -103,14 +95,16 @@ export async function ensureLxcConfig(
     }
   }
 
-  const nics = await resolveNics(deps.db, devices, c.id, config);
+  const nics = await resolveNics(deps.db, devices, c.id, config, deps.hostDevices);
   const disks = await resolveDisks(
     deps,
     diskRequestsOf(devices),
-    settings.privileged ? {} : { unprivilegedRoot: { uid: rootUid, gid: rootGid } },
+    settings.privileged
+      ? { host: deps.hostDevices }
+      : { host: deps.hostDevices, unprivilegedRoot: { uid: rootUid, gid: rootGid } },
   );
   const mustExist = c.power !== 'stopped';
-  const hw = await resolveHwDevices({ devices, roots: deps.sysfs ?? HOST_SYSFS, mustExist, known: knownIb });
+  const hw = await resolveHwDevices({ devices, host: deps.hostDevices, mustExist, known: knownIb });
   const unixDevices = await ensureUnixDevices({
     nodes: deps.deviceNodes,
     dir: path.join(dir, 'devices'),
@@ -119,9 +113,14 @@ export async function ensureLxcConfig(
     mustExist,
     signal,
   });
-  const seccompProfile = await ensureSeccompProfile(path.join(dir, 'seccomp'), config, c.architecture);
+  const seccompProfile = await ensureSeccompProfile(
+    deps.containerFiles,
+    path.join(dir, 'seccomp'),
+    config,
+    c.architecture,
+  );
   // nvidia.runtime: the tooling the API saw at the write may have gone since; a container to stay stopped waits.
-  const nvidia = parseBool(config['nvidia.runtime']) ? findNvidiaTooling() : undefined;
+  const nvidia = parseBool(config['nvidia.runtime']) ? deps.hostDevices.nvidiaTooling() : undefined;
   if (nvidia && 'missing' in nvidia && mustExist)
     throw new TerminalError(
       `nvidia.runtime: needs the NVIDIA container tooling, which this host lacks: ${nvidia.missing}`,
@@ -147,8 +146,8 @@ export async function ensureLxcConfig(
   );
   const file = path.join(dir, 'config');
   // Looked at every time: lxcfs may be started (or stopped) while svcd runs.
-  const lxcfs = existsSync(LXCFS_PROC);
-  const written = await writeFileIfChanged(
+  const lxcfs = deps.hostDevices.hasLxcfs();
+  const written = await deps.containerFiles.writeIfChanged(
     file,
     terminal('LXC config', () => renderLxcConfig({ ...spec, lxcfs })),
   );

@@ -1,5 +1,3 @@
-import { existsSync, statSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
@@ -14,9 +12,8 @@ import {
 import { cachedPools } from '../../desired/cached-reads.ts';
 import { storageVolumes, type ContainerRow, type StoragePoolRow } from '../../desired/schema/index.ts';
 import type { ImageFiles } from '../../host/images/inspect-image.ts';
-import { writeMetadataFile } from '../../host/templates/metadata-files.ts';
 import type { PoolSpec, StorageDriver, VolumeRef } from '../../host/storage/types.ts';
-import type { StorageAdapter, UnpackAdapter } from '../adapters.ts';
+import type { RootfsFilesAdapter, StorageAdapter, UnpackAdapter } from '../adapters.ts';
 import type { RootfsState } from './rootfs-state.ts';
 import { isTerminalError, TerminalError, terminalMessageOf } from '../runtime/index.ts';
 import { clearStatus, readFacts, writeFacts, type FactsRecord } from '../status-settler.ts';
@@ -33,14 +30,12 @@ export interface RootfsDeps {
   stateDir: string;
   storage: StorageAdapter;
   unpack: UnpackAdapter;
+  /** The root volumes' files: metadata, templates, files in the rootfs, a backup's tarball. */
+  rootfsFiles: RootfsFilesAdapter;
   imageFiles: (fingerprint: string) => Promise<ImageFiles>;
   /** Per agent: pool health checks, image volume locks (agent.ts creates it). */
   rootfsState: RootfsState;
 }
-
-/** The reconcile kind of image volumes: their facts (`ready`), and their removal (image-volume/reconcile.ts). */
-
-const pathExists = async (p: string) => existsSync(p);
 
 export async function readyPool(deps: RootfsDeps, name: string): Promise<PoolHandle> {
   const row = (await cachedPools(deps.db)).find((p) => p.name === name);
@@ -154,7 +149,7 @@ export async function ensureRootfs(
   const ref: VolumeRef = { id: c.id, type: 'container' };
   // An imported backup: the tarball's presence means it is not unpacked yet. Its snapshots first (oldest
   // first; one already made is kept after a crash), then the container's own data from scratch.
-  if (c.source.type === 'backup' && (await pathExists(c.source.file))) {
+  if (c.source.type === 'backup' && (await deps.rootfsFiles.exists(c.source.file))) {
     const file = c.source.file;
     const unpackInto = async (part: { snapshot?: string }) => {
       await pool.driver.removeVolume(pool.spec, ref, signal);
@@ -163,12 +158,12 @@ export async function ensureRootfs(
     };
     for (const s of c.source.snapshots ?? []) {
       const mine = { volume: ref, id: s.id };
-      if (existsSync(pool.driver.snapshotPath(pool.spec, mine))) continue;
+      if (await pool.driver.snapshotExists(pool.spec, mine)) continue;
       await unpackInto({ snapshot: s.name });
       await pool.driver.ensureSnapshot(pool.spec, mine, signal);
     }
     await unpackInto({});
-    await rm(file, { force: true });
+    await deps.rootfsFiles.remove(file);
   } else {
     if (c.source.type === 'copy' && c.source.snapshots?.length && !hooks.record.facts.snapshotsCopied) {
       await copySnapshotsAlong(deps, c.source.containerId, c.source.snapshots, pool, ref, signal);
@@ -219,7 +214,7 @@ export async function ensureRootfs(
       // No image: empty metadata (LXD shows architecture and creation date), no templates.
       if (c.source.type === 'none') {
         const volumeDir = pool.driver.volumePath(pool.spec, ref);
-        await writeMetadataFile(volumeDir, {
+        await deps.rootfsFiles.writeMetadata(volumeDir, {
           architecture: c.architecture,
           creation_date: Math.floor(c.createdAt.getTime() / 1000),
           expiry_date: 0,
@@ -230,8 +225,7 @@ export async function ensureRootfs(
     }
   }
   const rootfs = path.join(pool.driver.volumePath(pool.spec, ref), 'rootfs');
-  if (!statSync(rootfs, { throwIfNoEntry: false })?.isDirectory())
-    await mkdir(rootfs, { recursive: true, mode: 0o755 });
+  await deps.rootfsFiles.ensureDir(rootfs, 0o755);
   const volumeRow = `${poolName}/${c.project}/${c.name}`;
   if (hooks.record.facts.volumeRow !== volumeRow) {
     await recordContainerVolume(deps.db, { id: c.id, pool: poolName, project: c.project, name: c.name });
@@ -263,7 +257,7 @@ async function copySnapshotsAlong(
   const live = new Set((await allContainerSnapshots(deps.db, src.id)).filter((s) => !s.deletingAt).map((s) => s.id));
   for (const m of snapshots) {
     const mine = { volume: ref, id: m.to };
-    if (existsSync(pool.driver.snapshotPath(pool.spec, mine))) continue;
+    if (await pool.driver.snapshotExists(pool.spec, mine)) continue;
     if (!live.has(m.from))
       throw new TerminalError(`a snapshot of container "${src.name}" was deleted while it was being copied`);
     await pool.driver.removeVolume(pool.spec, ref, signal);

@@ -1,7 +1,6 @@
-import { rm } from 'node:fs/promises';
 import { renderSeccompPolicy, seccompConfigFromKeys } from '../../host/lxc/render-seccomp-policy.ts';
 import { TerminalError } from '../runtime/index.ts';
-import { writeFileIfChanged } from './write-file-if-changed.ts';
+import type { ContainerFilesAdapter } from '../adapters.ts';
 
 /**
  * The container's seccomp policy from its `security.syscalls.*` keys (LXD defaults: the default
@@ -9,6 +8,7 @@ import { writeFileIfChanged } from './write-file-if-changed.ts';
  * ask for no policy at all the file is removed and LXC's common.seccomp (from common.conf) applies.
  */
 export async function ensureSeccompProfile(
+  files: ContainerFilesAdapter,
   file: string,
   config: Record<string, string>,
   architecture: string,
@@ -20,9 +20,9 @@ export async function ensureSeccompProfile(
     throw new TerminalError(`seccomp: ${(e as Error).message}`);
   }
   if (policy === undefined) {
-    await rm(file, { force: true });
+    await files.remove(file);
     return undefined;
   }
-  await writeFileIfChanged(file, policy, 0o644);
+  await files.writeIfChanged(file, policy, 0o644);
   return file;
 }

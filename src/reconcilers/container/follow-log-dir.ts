@@ -4,11 +4,10 @@
  * new name. A running container's LXC keeps writing to it through the files it has open. What a
  * deleted container of the new name left there goes to the trash first.
  */
-import { existsSync } from 'node:fs';
-import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import { logDirOf, stateTrashOf } from '../../host/layout.ts';
 import type { Trash } from '../../host/storage/trash.ts';
+import type { ContainerFilesAdapter } from '../adapters.ts';
 
 export interface LogDirFacts {
   /** The name of the log directory (under `<stateDir>/logs`) its logs are in. */
@@ -21,14 +20,15 @@ export async function followLogDir(
   c: { project: string; name: string },
   facts: LogDirFacts,
   trash: Trash,
+  files: Pick<ContainerFilesAdapter, 'exists' | 'rename'>,
 ): Promise<boolean> {
   const to = logDirOf(stateDir, c);
   const name = path.basename(to);
   if (facts.logDir === name) return false;
   const from = facts.logDir ? path.join(path.dirname(to), facts.logDir) : undefined;
-  if (from && existsSync(from)) {
-    if (existsSync(to)) await trash.discard(to, stateTrashOf(stateDir));
-    await rename(from, to);
+  if (from && files.exists(from)) {
+    if (files.exists(to)) await trash.discard(to, stateTrashOf(stateDir));
+    await files.rename(from, to);
   }
   facts.logDir = name;
   return true;

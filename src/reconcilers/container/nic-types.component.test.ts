@@ -6,6 +6,7 @@ import { after, test } from 'node:test';
 import { useTempDatabase } from '../../db/temp-database.ts';
 import { bumpContainer, bumpContainerAt, insertContainer, readContainerById } from '../../desired/containers.ts';
 import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
+import { createHostDevicesAdapter } from '../../host/devices/host-devices-adapter.ts';
 import { openSimHost, simContainerDeps } from '../../test-support/sim-container-deps.ts';
 import { createSimLxc } from '../../test-support/sim-lxc.ts';
 import { createSimNetwork } from '../../test-support/sim-network.ts';
@@ -224,7 +225,7 @@ test("t17 infiniband nictype=physical: its interface moved in like a physical ni
   }
   const reconciler = createContainerReconciler({
     ...simContainerDeps({ db, stateDir, storage, lxc }),
-    sysfs: { sysRoot: sys, devRoot: path.join(sys, 'dev') },
+    hostDevices: createHostDevicesAdapter({ sysRoot: sys, devRoot: path.join(sys, 'dev') }),
   });
   const once = createReconcileOnce(db);
   const c = await insertContainer(

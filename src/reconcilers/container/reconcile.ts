@@ -1,52 +1,29 @@
-import { existsSync, statSync } from 'node:fs';
-import { rm, truncate } from 'node:fs/promises';
-import path from 'node:path';
-import { eq } from 'drizzle-orm';
 import type { Tx } from '../../db/types.ts';
 import { CONTAINER_KIND, expandStoredContainer, readContainerById } from '../../desired/containers.ts';
-import { containers, storageVolumes, type ContainerRow } from '../../desired/schema/index.ts';
+import { containers, type ContainerRow } from '../../desired/schema/index.ts';
 import { deleteContainerRows } from '../../desired/delete-container-rows.ts';
 import { ContainerStartError } from '../../host/lxc/lxc-errors.ts';
 import type { LxcState } from '../../host/lxc/lxc-args.ts';
 import { TerminalError, type ReconcileResult, type Reconciler } from '../runtime/index.ts';
-import { announceConverged, announceDeleted, type Announced } from './announce.ts';
+import { announceConverged, announceDeleted } from './announce.ts';
 import { openFacts, type FactsRecord } from '../status-settler.ts';
 import { applyTemplates } from './apply-templates.ts';
-import { ensureLive, type LiveFacts } from './ensure-live.ts';
+import { ensureLive } from './ensure-live.ts';
 import { giveBackLiveNics, physicalStatesOf, releaseLiveNics } from './ensure-live-nics.ts';
 import type { PhysicalState } from '../../host/lxc/live-nic-types.ts';
-import type { KnownIbPort } from './resolve-hw-devices.ts';
 import { releaseProxies } from './ensure-proxies.ts';
 import { requireNicParents } from './resolve-nics.ts';
-import {
-  ensureDhcpHosts,
-  removeDhcpHosts,
-  requireNetworksReady,
-  type NetworkNicsFacts,
-} from './ensure-network-nics.ts';
+import { ensureDhcpHosts, requireNetworksReady } from './ensure-network-nics.ts';
 import { ensureLxcConfig } from './ensure-lxc-config.ts';
-import { followLogDir, type LogDirFacts } from './follow-log-dir.ts';
-import { ensureRootfs, readyPool, rootPoolOf, type RootfsFacts } from './ensure-rootfs.ts';
-import { ensureSnapshots, removeSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
+import { followLogDir } from './follow-log-dir.ts';
+import { ensureRootfs, rootPoolOf } from './ensure-rootfs.ts';
+import { ensureSnapshots, restoreSnapshot } from './ensure-snapshots.ts';
 import type { ContainerReconcilerDeps } from './types.ts';
-import { logDirOf, lxcPathOf, stateTrashOf } from '../../host/layout.ts';
+import type { ContainerFacts } from './container-facts.ts';
+import { removeContainer } from './remove-container.ts';
+import { logDirOf, lxcPathOf } from '../../host/layout.ts';
 
 export { logDirOf, lxcPathOf };
-
-interface ContainerFacts extends RootfsFacts, NetworkNicsFacts, LogDirFacts {
-  /** Image templates still to render for the new root volume (recorded before it is filled). */
-  pendingTemplates?: 'create' | 'copy';
-  /** The last power request carried out. */
-  doneSeq?: number;
-  /** The last snapshot restore carried out. */
-  restoredSeq?: number;
-  /** What the last lifecycle announcement said (announce.ts). */
-  announced?: Announced;
-  /** While it runs: what was mounted in it live and the config it was started with (ensure-live.ts). */
-  live?: LiveFacts;
-  /** infiniband device → its InfiniBand device and port, as last resolved (resolve-hw-devices.ts). */
-  infiniband?: Record<string, KnownIbPort>;
-}
 
 /**
  * Converge one container: its root volume, its LXC config, its power state (explicitly desired,
@@ -58,44 +35,6 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
   const lxcPath = lxcPathOf(stateDir);
   const trash = deps.trash;
 
-  async function remove(c: ContainerRow, record: FactsRecord<ContainerFacts>, signal: AbortSignal) {
-    const ref = { name: c.id, lxcPath, signal };
-    // Read together: its root volume's pool, and its state from the host's own records (no process: a stopped
-    // container needs no lxc-stop). `record` is what svcd set up on the host and on its networks for its nics;
-    // it names the volume row it wrote (ensure-rootfs.ts), so the row itself is read only when it does not.
-    const recorded = record.facts.volumeRow?.split('/')[0];
-    const [[vol], now] = await Promise.all([
-      recorded
-        ? [{ pool: recorded }]
-        : db.select({ pool: storageVolumes.pool }).from(storageVolumes).where(eq(storageVolumes.id, c.id)),
-      lxc.state(ref).catch(() => undefined),
-    ]);
-    const movedLive = Object.values(record.facts.live?.nics ?? {}).some((r) => r.movedLive);
-    const pid = movedLive ? now?.pid : undefined;
-    if (pid) await giveBackLiveNics(deps.lxcLive, pid, record.facts.live?.nics, signal).catch(() => undefined);
-    if (now?.state !== 'STOPPED') await lxc.stop({ ...ref, force: true }).catch(() => undefined);
-    // Once it is down, what it held goes at once: each step is independent, and absent is success (a failed
-    // step fails the pass, which is retried whole).
-    await Promise.all([
-      releaseLiveNics(deps.lxcLive, record.facts.live?.nics, signal),
-      // Its LXC directory, once the forwarders its pid files name are stopped: renamed into the state dir's trash
-      // and removed in the background (a rename in the delete, not a walk of the tree). Its log directory stays
-      // (the spec: a deleted container's logs can still be listed and read).
-      (async () => {
-        await releaseProxies(deps.proxy, c.id, record.facts.live?.proxyNat, signal);
-        await trash.discard(path.join(lxcPath, c.id), stateTrashOf(stateDir));
-      })(),
-      removeDhcpHosts(deps, record.facts),
-      deps.devsvc?.remove(c.id),
-      vol &&
-        (async () => {
-          const pool = await readyPool(deps, vol.pool);
-          await removeSnapshots(deps, c, pool, { id: c.id, type: 'container' }, signal);
-          await pool.driver.removeVolume(pool.spec, { id: c.id, type: 'container' }, signal);
-        })(),
-    ]);
-  }
-
   async function converge(id: string, signal: AbortSignal) {
     // The row and the facts together (on PostgreSQL two connections, one round trip). One copy of the facts
     // for the whole reconcile: every step records in it.
@@ -105,7 +44,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     ]);
     if (!c) return {};
     if (c.deletingAt) {
-      await remove(c, record, signal);
+      await removeContainer(deps, c, record, signal);
       // Its rows go with its status row and its operations' settlement, in one transaction (status-settler.ts).
       return {
         observedGeneration: c.generation,
@@ -159,7 +98,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     });
     const volumeDir = pool.driver.volumePath(pool.spec, volRef);
     const templates = (trigger: 'create' | 'copy' | 'start') =>
-      applyTemplates({ volumeDir, rootfs, trigger, container: c, config, devices });
+      applyTemplates({ files: deps.rootfsFiles, volumeDir, rootfs, trigger, container: c, config, devices });
     // A new volume from an image (create) or a container (copy): its templates, once, before any start.
     if (facts.pendingTemplates) {
       await templates(facts.pendingTemplates);
@@ -176,7 +115,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await record.save();
     }
     // Renamed: its logs move to the new name before the config names that directory.
-    if (await followLogDir(stateDir, c, facts, trash)) record.note();
+    if (await followLogDir(stateDir, c, facts, trash, deps.containerFiles)) record.note();
     const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal, facts.infiniband);
     // Which InfiniBand port each infiniband device is: the host stops showing it while the interface is inside.
     if (JSON.stringify(cfg.infiniband) !== JSON.stringify(facts.infiniband ?? {})) {
@@ -199,9 +138,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       await templates('start');
       // LXC appends to the console log: start each run with an empty one (and no rotated part), so
       // it holds this run (the last run once stopped).
-      // (a look first: most starts find nothing to truncate or remove, and pay no thread-pool hand-off)
-      if (statSync(cfg.consoleLogFile, { throwIfNoEntry: false })?.size) await truncate(cfg.consoleLogFile, 0);
-      if (existsSync(`${cfg.consoleLogFile}.1`)) await rm(`${cfg.consoleLogFile}.1`, { force: true });
+      await deps.containerFiles.resetLog(cfg.consoleLogFile);
       return lxc
         .start({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true })
         .catch(async (e: unknown) => {
@@ -220,13 +157,13 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     let startedNow = false;
     let physicalWas: Record<string, PhysicalState> | undefined;
     // Before a stop, the physical nics svcd moved in live go back to the host (LXC knows only its config's).
-    const giveBack = () => (now.pid ? giveBackLiveNics(deps.lxcLive, now.pid, facts.live?.nics, signal) : undefined);
+    const giveBack = () => (now.pid ? giveBackLiveNics(deps.liveNics, now.pid, facts.live?.nics, signal) : undefined);
     // Stopped: what the last run had live goes (what svcd set around its nics, its proxies; a physical nic
     // that came back on its own gets its name again), before any new start needs them.
     const dropLive = async () => {
       deps.live?.delete(id);
       if (!facts.live) return;
-      await releaseLiveNics(deps.lxcLive, facts.live.nics, signal);
+      await releaseLiveNics(deps.liveNics, facts.live.nics, signal);
       await releaseProxies(deps.proxy, id, facts.live.proxyNat, signal);
       delete facts.live;
       record.note();
@@ -243,8 +180,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
         await dropLive();
         // Its managed networks up first: else wait for them (they enqueue it when they converge).
         await requireNetworksReady(db, cfg.live.nics);
-        await requireNicParents(cfg.live.nics, deps.lxcLive);
-        physicalWas = await physicalStatesOf(cfg.live.nics, deps.lxcLive);
+        await requireNicParents(cfg.live.nics, deps.liveNics);
+        physicalWas = await physicalStatesOf(cfg.live.nics, deps.liveNics);
         now = await start();
         startedNow = true;
       }
@@ -268,7 +205,9 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       if (
         pid &&
         (await ensureLive({
-          lxc: deps.lxcLive,
+          liveCgroups: deps.liveCgroups,
+          liveMounts: deps.liveMounts,
+          liveNics: deps.liveNics,
           proxy: deps.proxy,
           host: deps.host,
           c,

@@ -1,15 +1,17 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { storageVolumes } from '../../desired/schema/index.ts';
-import { findUnsearchableDir, listSubmounts, readPathKind } from '../../host/devices/read-host-path.ts';
 import type { LxcDiskMount } from '../../host/lxc/types.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { isTrue, type DiskRequest } from './device-specs.ts';
 import { readyPool, type RootfsDeps } from './ensure-rootfs.ts';
+import type { HostDevicesAdapter } from '../adapters.ts';
 
 /** Custom volumes live in the default project (svcd has no features.storage.volumes yet). */
 const VOLUME_PROJECT = 'default';
 
 export interface DiskContext {
+  /** The host paths' kinds, mounts and modes. */
+  host: Pick<HostDevicesAdapter, 'pathKind' | 'submounts' | 'unsearchableDir'>;
   /** Unprivileged: the host uid/gid the container's root runs as (LXC mounts as that user). */
   unprivilegedRoot?: { uid: number; gid: number } | undefined;
 }
@@ -51,14 +53,14 @@ async function checkBindable(device: string, source: string, recursive: boolean,
   if (!root) return;
   if (!recursive) {
     // The kernel refuses (EINVAL) a non-recursive bind that would uncover what a locked submount hides.
-    const below = await listSubmounts(source);
+    const below = await ctx.host.submounts(source);
     if (below.length > 0) {
       throw new TerminalError(
         `disk "${device}": "${source}" has mounts below it (${below.slice(0, 3).join(', ')}${below.length > 3 ? ', ...' : ''}); an unprivileged container can only bind it with recursive=true`,
       );
     }
   }
-  const blocked = await findUnsearchableDir(source, root.uid, root.gid);
+  const blocked = await ctx.host.unsearchableDir(source, root.uid, root.gid);
   if (blocked) {
     throw new TerminalError(
       `disk "${device}": the unprivileged container's root (host uid ${root.uid}) cannot reach "${source}": "${blocked.dir}" has mode ${blocked.mode.toString(8).padStart(4, '0')} (make it searchable, e.g. chmod o+x, or use security.privileged=true)`,
@@ -98,7 +100,7 @@ export async function resolveDisks(
       });
       continue;
     }
-    const kind = await readPathKind(r.source);
+    const kind = await ctx.host.pathKind(r.source);
     if (!kind) {
       if (r.optional) continue;
       throw new TerminalError(

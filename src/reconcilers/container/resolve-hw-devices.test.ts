@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { readDrmCards } from '../../host/devices/read-drm-cards.ts';
 import { readUsbDevices } from '../../host/devices/read-usb-devices.ts';
 import type { SysfsRoots } from '../../host/devices/sysfs-roots.ts';
+import { createHostDevicesAdapter } from '../../host/devices/host-devices-adapter.ts';
 import { TerminalError } from '../runtime/index.ts';
 import { resolveHwDevices } from './resolve-hw-devices.ts';
 
@@ -109,9 +110,13 @@ test('DRM cards and USB devices read from sysfs', async () => {
 
 test('gpu matching by vendorid, productid, id and pci; nodes passed through as unix-char at the same path', async () => {
   const targets = async (dev: Record<string, string>) =>
-    (await resolveHwDevices({ devices: { g: { type: 'gpu', ...dev } }, roots, mustExist: true })).requests.map(
-      (r) => r.target,
-    );
+    (
+      await resolveHwDevices({
+        devices: { g: { type: 'gpu', ...dev } },
+        host: createHostDevicesAdapter(roots),
+        mustExist: true,
+      })
+    ).requests.map((r) => r.target);
   assert.deepEqual(
     await targets({}),
     ['/dev/dri/card0', '/dev/dri/renderD128', '/dev/dri/card1', '/dev/dri/renderD129'],
@@ -124,7 +129,7 @@ test('gpu matching by vendorid, productid, id and pci; nodes passed through as u
   const [r] = (
     await resolveHwDevices({
       devices: { g: { type: 'gpu', id: '0', uid: '1000', gid: '44', mode: '0666' } },
-      roots,
+      host: createHostDevicesAdapter(roots),
       mustExist: true,
     })
   ).requests;
@@ -145,7 +150,7 @@ test('gpu matching by vendorid, productid, id and pci; nodes passed through as u
 test('usb matching by vendorid and productid', async () => {
   const got = await resolveHwDevices({
     devices: { u: { type: 'usb', vendorid: '0781', required: 'true' }, nic: { type: 'nic', network: 'x' } },
-    roots,
+    host: createHostDevicesAdapter(roots),
     mustExist: true,
   });
   assert.deepEqual(
@@ -162,17 +167,23 @@ test('usb hotplug (required=false, the default): passed through only while its n
   };
   const node = path.join(roots.devRoot, 'bus', 'usb', '001', '003');
   await mkdir(path.dirname(node), { recursive: true });
-  let got = await resolveHwDevices({ devices, roots, mustExist: true });
+  let got = await resolveHwDevices({ devices, host: createHostDevicesAdapter(roots), mustExist: true });
   assert.deepEqual(got.requests, [], 'in sysfs, but no node yet: not plugged, and no error');
   assert.deepEqual(got.watch, [`${path.join(roots.devRoot, 'bus', 'usb')}/`, `${path.dirname(node)}/`]);
   await writeFile(node, ''); // not a char device
-  assert.deepEqual((await resolveHwDevices({ devices, roots, mustExist: true })).requests, []);
+  assert.deepEqual(
+    (await resolveHwDevices({ devices, host: createHostDevicesAdapter(roots), mustExist: true })).requests,
+    [],
+  );
   await rm(node);
   await execFileP('mknod', ['-m', '0600', node, 'c', '189', '7']); // other numbers than sysfs says
-  assert.deepEqual((await resolveHwDevices({ devices, roots, mustExist: true })).requests, []);
+  assert.deepEqual(
+    (await resolveHwDevices({ devices, host: createHostDevicesAdapter(roots), mustExist: true })).requests,
+    [],
+  );
   await rm(node);
   await execFileP('mknod', ['-m', '0600', node, 'c', '189', '2']);
-  got = await resolveHwDevices({ devices, roots, mustExist: true });
+  got = await resolveHwDevices({ devices, host: createHostDevicesAdapter(roots), mustExist: true });
   assert.deepEqual(
     got.requests.map((r) => [r.device, r.source, r.target, r.major, r.minor]),
     [['u.bus-usb-001-003', node, '/dev/bus/usb/001/003', 189, 2]],
@@ -183,7 +194,7 @@ test('usb hotplug (required=false, the default): passed through only while its n
 test('what matches nothing fails naming what is missing; a container to stay stopped leaves it out', async () => {
   const fails = (devices: Record<string, Record<string, string>>, r: SysfsRoots, re: RegExp) =>
     assert.rejects(
-      resolveHwDevices({ devices, roots: r, mustExist: true }),
+      resolveHwDevices({ devices, host: createHostDevicesAdapter(r), mustExist: true }),
       (e: unknown) => e instanceof TerminalError && re.test(e.message),
     );
   await fails(
@@ -214,7 +225,7 @@ test('what matches nothing fails naming what is missing; a container to stay sto
   assert.deepEqual(
     await resolveHwDevices({
       devices: { g: { type: 'gpu', vendorid: '1002' }, ib: { type: 'infiniband', nictype: 'physical', parent: 'ib0' } },
-      roots: empty,
+      host: createHostDevicesAdapter(empty),
       mustExist: false,
     }),
     { requests: [], infiniband: {}, watch: [] },
@@ -258,7 +269,7 @@ test("infiniband nictype=physical: the interface's port found in sysfs, its devi
   await fakeInfiniband(ibRoots.sysRoot);
   const got = await resolveHwDevices({
     devices: { ib: { type: 'infiniband', nictype: 'physical', parent: 'ib1', name: 'ib0' } },
-    roots: ibRoots,
+    host: createHostDevicesAdapter(ibRoots),
     mustExist: true,
   });
   assert.deepEqual(got.infiniband, { ib: { ibdev: 'mlx5_0', port: 2, parent: 'ib1' } });
@@ -274,7 +285,7 @@ test("infiniband nictype=physical: the interface's port found in sysfs, its devi
   const known = { ib: { ibdev: 'mlx5_0', port: 1, parent: 'ib9' } };
   const inside = await resolveHwDevices({
     devices: { ib: { type: 'infiniband', nictype: 'physical', parent: 'ib9' } },
-    roots: ibRoots,
+    host: createHostDevicesAdapter(ibRoots),
     mustExist: true,
     known,
   });
@@ -287,7 +298,7 @@ test("infiniband nictype=physical: the interface's port found in sysfs, its devi
   await assert.rejects(
     resolveHwDevices({
       devices: { ib: { type: 'infiniband', nictype: 'physical', parent: 'ib8' } },
-      roots: ibRoots,
+      host: createHostDevicesAdapter(ibRoots),
       mustExist: true,
       known,
     }),
@@ -295,7 +306,11 @@ test("infiniband nictype=physical: the interface's port found in sysfs, its devi
   );
   const fails = (dev: Record<string, string>, re: RegExp) =>
     assert.rejects(
-      resolveHwDevices({ devices: { ib: { type: 'infiniband', ...dev } }, roots: ibRoots, mustExist: true }),
+      resolveHwDevices({
+        devices: { ib: { type: 'infiniband', ...dev } },
+        host: createHostDevicesAdapter(ibRoots),
+        mustExist: true,
+      }),
       (e: unknown) => e instanceof TerminalError && re.test(e.message),
     );
   await fails(

@@ -9,11 +9,10 @@
  * or without it; the USB node directories are watched (`watch`) so that plugging reconciles the container.
  */
 import path from 'node:path';
-import { readDrmCards } from '../../host/devices/read-drm-cards.ts';
-import { hasUsbNode, readUsbDevices, usbWatchPaths } from '../../host/devices/read-usb-devices.ts';
 import { parseBool } from '../../util/parse-bool.ts';
-import { hasInfiniband, readIbNodes, readIbPortOf, type IbPort } from '../../host/devices/read-infiniband.ts';
+import type { IbPort } from '../../host/devices/read-infiniband.ts';
 import type { SysfsNode, SysfsRoots } from '../../host/devices/sysfs-roots.ts';
+import type { HostDevicesAdapter } from '../adapters.ts';
 import { TerminalError } from '../runtime/index.ts';
 import type { UnixDeviceRequest } from './device-specs.ts';
 
@@ -47,8 +46,9 @@ function passThrough(device: string, dev: Device, node: SysfsNode, roots: SysfsR
   };
 }
 
-async function gpuNodes(device: string, dev: Device, roots: SysfsRoots): Promise<SysfsNode[] | string> {
-  const cards = await readDrmCards(roots);
+async function gpuNodes(device: string, dev: Device, host: HostDevicesAdapter): Promise<SysfsNode[] | string> {
+  const { roots } = host;
+  const cards = await host.drmCards();
   const hit = cards.filter(
     (c) =>
       (dev.vendorid === undefined || c.vendorid === dev.vendorid.toLowerCase()) &&
@@ -64,8 +64,9 @@ async function gpuNodes(device: string, dev: Device, roots: SysfsRoots): Promise
 }
 
 /** The nodes of the USB devices `dev` matches; none (not an error) for a hotplugged one that is not plugged. */
-async function usbNodes(device: string, dev: Device, roots: SysfsRoots): Promise<SysfsNode[] | string> {
-  const all = await readUsbDevices(roots);
+async function usbNodes(device: string, dev: Device, host: HostDevicesAdapter): Promise<SysfsNode[] | string> {
+  const { roots } = host;
+  const all = await host.usbDevices();
   const required = parseBool(dev.required);
   let hit = all.filter(
     (u) =>
@@ -73,7 +74,7 @@ async function usbNodes(device: string, dev: Device, roots: SysfsRoots): Promise
       (dev.productid === undefined || u.productid === dev.productid.toLowerCase()),
   );
   if (!required) {
-    const plugged = await Promise.all(hit.map(hasUsbNode));
+    const plugged = await Promise.all(hit.map((u) => host.hasUsbNode(u)));
     hit = hit.filter((_, i) => plugged[i]);
     return hit.map((u) => u.node);
   }
@@ -93,19 +94,20 @@ async function usbNodes(device: string, dev: Device, roots: SysfsRoots): Promise
 async function infinibandNodes(
   device: string,
   dev: Device,
-  roots: SysfsRoots,
+  host: HostDevicesAdapter,
   known: KnownIbPort | undefined,
 ): Promise<{ requests: UnixDeviceRequest[]; port: KnownIbPort } | string> {
-  if (!(await hasInfiniband(roots)))
+  const { roots } = host;
+  if (!(await host.hasInfiniband()))
     return `infiniband "${device}": the host has no InfiniBand device (${path.join(roots.sysRoot, 'class', 'infiniband')} is missing or empty)`;
   if (dev.nictype === 'sriov')
     return `infiniband "${device}": nictype=sriov is not supported by svcd (it does not allot virtual functions); use nictype=physical`;
   const port =
-    (await readIbPortOf(roots, dev.parent ?? '')) ??
+    (await host.ibPortOf(dev.parent ?? '')) ??
     (known && known.parent === dev.parent ? { ibdev: known.ibdev, port: known.port } : undefined);
   if (!port)
     return `infiniband "${device}": host interface "${dev.parent}" is not an InfiniBand interface (or does not exist)`;
-  const { verbs, mad } = await readIbNodes(roots, port);
+  const { verbs, mad } = await host.ibNodes(port);
   if (verbs.length === 0)
     return `infiniband "${device}": ${port.ibdev} has no verbs device in ${path.join(roots.sysRoot, 'class', 'infiniband_verbs')} (is the ib_uverbs module loaded?)`;
   const requests = [
@@ -123,7 +125,7 @@ async function infinibandNodes(
  */
 export async function resolveHwDevices(input: {
   devices: Record<string, Device>;
-  roots: SysfsRoots;
+  host: HostDevicesAdapter;
   mustExist: boolean;
   /** infiniband device → the port it resolved to before. */
   known?: Record<string, KnownIbPort> | undefined;
@@ -132,10 +134,10 @@ export async function resolveHwDevices(input: {
   const infiniband: Record<string, KnownIbPort> = {};
   for (const [device, dev] of Object.entries(input.devices).sort(([a], [b]) => (a < b ? -1 : 1))) {
     let found: SysfsNode[] | string;
-    if (dev.type === 'gpu') found = await gpuNodes(device, dev, input.roots);
-    else if (dev.type === 'usb') found = await usbNodes(device, dev, input.roots);
+    if (dev.type === 'gpu') found = await gpuNodes(device, dev, input.host);
+    else if (dev.type === 'usb') found = await usbNodes(device, dev, input.host);
     else if (dev.type === 'infiniband') {
-      const ib = await infinibandNodes(device, dev, input.roots, input.known?.[device]);
+      const ib = await infinibandNodes(device, dev, input.host, input.known?.[device]);
       if (typeof ib === 'string') found = ib;
       else {
         requests.push(...ib.requests);
@@ -147,8 +149,8 @@ export async function resolveHwDevices(input: {
       if (input.mustExist) throw new TerminalError(found);
       continue;
     }
-    requests.push(...found.map((n) => passThrough(device, dev, n, input.roots)));
+    requests.push(...found.map((n) => passThrough(device, dev, n, input.host.roots)));
   }
   const hotplug = Object.values(input.devices).some((d) => d.type === 'usb' && !parseBool(d.required));
-  return { requests, infiniband, watch: hotplug ? await usbWatchPaths(input.roots) : [] };
+  return { requests, infiniband, watch: hotplug ? await input.host.usbWatchPaths() : [] };
 }

@@ -1,10 +1,8 @@
 import type { DbOrTx } from '../../db/types.ts';
 import { readManagedNetwork } from '../../desired/network-nics.ts';
-import { readHostLink } from '../../host/devices/read-host-link.ts';
-import { readSriov } from '../../host/devices/read-sriov.ts';
 import { TerminalError } from '../runtime/index.ts';
 import type { LxcNic } from '../../host/lxc/types.ts';
-import type { LxcLiveAdapter } from '../adapters.ts';
+import type { HostDevicesAdapter, LxcNicsAdapter } from '../adapters.ts';
 import { nicsOf, type NicSpec } from './device-specs.ts';
 
 /** A nic resolved for this host: on a managed network (`managed`: its name = the bridge), or on an existing host bridge. */
@@ -25,6 +23,7 @@ export async function resolveNics(
   devices: Record<string, Record<string, string>>,
   containerId: string,
   config: Record<string, string>,
+  host: Pick<HostDevicesAdapter, 'hostLink' | 'sriov'>,
 ): Promise<ResolvedNic[]> {
   const nics = nicsOf(devices, containerId, config);
   const seen = new Map<string, string>();
@@ -43,7 +42,7 @@ export async function resolveNics(
       continue;
     }
     if (nic.nictype === 'sriov') {
-      const r = await readSriov(parent);
+      const r = await host.sriov(parent);
       throw new TerminalError(
         `nic "${device}": nictype=sriov ${r.ok ? `is not supported by svcd yet (parent "${parent}" has virtual functions, but svcd does not allot them)` : `is not available on parent "${parent}": ${r.missing}`}`,
       );
@@ -61,7 +60,7 @@ export async function resolveNics(
     }
     if (nic.ipv4 || nic.ipv6)
       throw new TerminalError(`nic "${device}": a static address needs a managed network; "${parent}" is not one`);
-    const kind = await readHostLink(parent);
+    const kind = await host.hostLink(parent);
     if (kind === undefined)
       throw new TerminalError(
         `nic "${device}": host bridge "${parent}" does not exist (create it, e.g. "ip link add ${parent} type bridge", or change "parent")`,
@@ -93,7 +92,7 @@ const LXC_TYPE = { bridged: 'veth', p2p: 'veth', macvlan: 'macvlan', physical: '
  */
 export async function requireNicParents(
   nics: readonly ResolvedNic[],
-  host: Pick<LxcLiveAdapter, 'hostHasLink'>,
+  host: Pick<LxcNicsAdapter, 'hostHasLink'>,
 ): Promise<void> {
   for (const n of nics)
     if ((n.nictype === 'macvlan' || n.nictype === 'physical') && !(await host.hostHasLink(n.parent)))

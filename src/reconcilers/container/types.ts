@@ -1,18 +1,29 @@
-import type { SysfsRoots } from '../../host/devices/sysfs-roots.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import type { EventBus } from '../../events/index.ts';
 import type { SubidRange } from '../../host/idmap/types.ts';
 import type { ContainerState } from '../../host/lxc/lxc-args.ts';
 import type { LiveRegistry } from './ensure-live.ts';
 import type { RootfsDeps } from './ensure-rootfs.ts';
-import type { DeviceNodesAdapter, LxcAdapter, LxcLiveAdapter, NetworkAdapter, ProxyAdapter } from '../adapters.ts';
+import type {
+  ContainerFilesAdapter,
+  DeviceNodesAdapter,
+  HostDevicesAdapter,
+  LxcAdapter,
+  LxcCgroupsAdapter,
+  LxcMountsAdapter,
+  LxcNicsAdapter,
+  NetworkAdapter,
+  ProxyAdapter,
+} from '../adapters.ts';
 import type { HostFacts } from './lxc-spec.ts';
 import type { Trash } from '../../host/storage/trash.ts';
 
 export interface ContainerReconcilerDeps extends RootfsDeps {
   lxc: LxcAdapter;
-  /** A running container's cgroups, mounts and nics (ensure-live.ts). */
-  lxcLive: LxcLiveAdapter;
+  /** A running container's cgroups, mounts and nics, changed live (ensure-live.ts, ensure-live-nics.ts). */
+  liveCgroups: LxcCgroupsAdapter;
+  liveMounts: LxcMountsAdapter;
+  liveNics: LxcNicsAdapter;
   /** The nodes of unix-char/unix-block devices (ensure-unix-devices.ts). */
   deviceNodes: DeviceNodesAdapter;
   /** Managed networks: the DHCP host entries of the container's nics on them (ensure-network-nics.ts). */
@@ -39,6 +50,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   onHostChange?: (id: string, seen: ContainerState, row?: ContainerRow) => Promise<void>;
   /** Where a removed container's directories go (`<stateDir>/trash`), to be removed in the background (host/storage/trash.ts). */
   trash: Trash;
-  /** Where gpu/usb/infiniband devices are matched (resolve-hw-devices.ts): the host's /sys and /dev by default. */
-  sysfs?: SysfsRoots;
+  /** What the host has for the container's devices: sysfs, interfaces, host paths, lxcfs (resolve-*.ts). */
+  hostDevices: HostDevicesAdapter;
+  /** The container's LXC directory (config, seccomp policy) and its log directory. */
+  containerFiles: ContainerFilesAdapter;
 }

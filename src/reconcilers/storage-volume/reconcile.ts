@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { eq } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/types.ts';
 import {
@@ -172,9 +171,5 @@ export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage
   }
 }
 
-async function exists(p: { spec: PoolSpec; driver: StorageDriver }, snap: SnapshotRef): Promise<boolean> {
-  return stat(p.driver.snapshotPath(p.spec, snap)).then(
-    () => true,
-    () => false,
-  );
-}
+const exists = (p: { spec: PoolSpec; driver: StorageDriver }, snap: SnapshotRef) =>
+  p.driver.snapshotExists(p.spec, snap);

@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, readdir, rm, symlink, utimes, writeFile } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { EXEC_OUTPUT_RETENTION_MS, removeOldExecOutput } from './exec-output-expiry.ts';
+import { EXEC_OUTPUT_RETENTION_MS } from '../observers/exec-output-expiry.ts';
+import { removeOldExecOutput } from './exec-output-files.ts';
 
 test('recorded exec output older than the retention is removed; fresh output, other logs and links stay', async () => {
   const logs = await mkdtemp(path.join(os.tmpdir(), 'exec-expiry-'));

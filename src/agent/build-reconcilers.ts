@@ -1,0 +1,131 @@
+/** The reconcilers of every kind, each given the real host adapters of src/host (reconcilers/adapters.ts). */
+import os from 'node:os';
+import { eq } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import type { DaemonConfig } from '../config/daemon-config.ts';
+import type { Db } from '../db/types.ts';
+import { CONTAINER_KIND } from '../desired/containers.ts';
+import { networkDependents } from '../desired/network-nics.ts';
+import { images } from '../desired/schema/index.ts';
+import type { EventBus } from '../events/index.ts';
+import { createDeviceNodesAdapter } from '../host/devices/device-nodes-adapter.ts';
+import { createHostDevicesAdapter } from '../host/devices/host-devices-adapter.ts';
+import { HOST_SYSFS } from '../host/devices/sysfs-roots.ts';
+import { imageFilesIn } from '../host/images/create-image-store.ts';
+import { imagesDirOf } from '../host/layout.ts';
+import { createContainerFilesAdapter } from '../host/lxc/container-files-adapter.ts';
+import type { readLxcHostFeatures } from '../host/lxc/host-features.ts';
+import {
+  type createLxcAdapter,
+  createLxcCgroupsAdapter,
+  createLxcMountsAdapter,
+  createLxcNicsAdapter,
+} from '../host/lxc/lxc-adapter.ts';
+import { createNetworkAdapter } from '../host/network/network-adapter.ts';
+import { createHostProxyAdapter } from '../host/proxy/host-proxy-adapter.ts';
+import type { StorageDrivers } from '../host/storage/registry.ts';
+import type { Trash } from '../host/storage/trash.ts';
+import { createRootfsFilesAdapter } from '../host/templates/rootfs-files-adapter.ts';
+import { createUnpackAdapter } from '../host/unpack-adapter.ts';
+import type { LiveRegistry } from '../reconcilers/container/ensure-live.ts';
+import { createContainerReconciler } from '../reconcilers/container/reconcile.ts';
+import { createRootfsState } from '../reconcilers/container/rootfs-state.ts';
+import type { ContainerReconcilerDeps } from '../reconcilers/container/types.ts';
+import { createImageVolumeReconciler } from '../reconcilers/image-volume/reconcile.ts';
+import { createNetworkReconciler } from '../reconcilers/network/reconcile.ts';
+import { type Clock, type Reconciler, TerminalError } from '../reconcilers/runtime/index.ts';
+import { createPoolReconciler } from '../reconcilers/storage-pool/reconcile.ts';
+import { createVolumeReconciler } from '../reconcilers/storage-volume/reconcile.ts';
+import type { AgentOptions } from './types.ts';
+
+export interface ReconcilersInput {
+  config: DaemonConfig;
+  opts: AgentOptions;
+  db: Db;
+  /** The relaxed handle: what reconcilers record of the host (Database.relaxed). */
+  recorded: Db;
+  clock: Clock;
+  log: Logger;
+  bus: EventBus;
+  storage: StorageDrivers;
+  lxc: ReturnType<typeof createLxcAdapter>;
+  lxcFeatures: Awaited<ReturnType<typeof readLxcHostFeatures>>;
+  subids: ContainerReconcilerDeps['subids'];
+  trash: Trash;
+  live: LiveRegistry;
+  devsvc: NonNullable<ContainerReconcilerDeps['devsvc']>;
+  bootGate: { mayStart(id: string): boolean };
+  /** A key to reconcile (the reconcile manager's, made after the reconcilers). */
+  enqueue(kind: string, key: string, reason: string): void;
+  /** A pool changed on the host: its observer looks now. */
+  onPoolChange(): Promise<void>;
+  /** What a reconcile left a container as, for the container observer. */
+  observeContainer: NonNullable<ContainerReconcilerDeps['onHostChange']>;
+}
+
+export function buildReconcilers(input: ReconcilersInput) {
+  const { config, opts, db, recorded, clock, log, bus, storage, lxc, lxcFeatures, subids, trash, live } = input;
+  const { devsvc, bootGate, enqueue, onPoolChange, observeContainer } = input;
+  const rootfsDeps = {
+    db: recorded,
+    stateDir: config.stateDir,
+    storage,
+    unpack: createUnpackAdapter(),
+    rootfsFiles: createRootfsFilesAdapter(),
+    rootfsState: createRootfsState({ clock }),
+    imageFiles: async (fp: string) => {
+      const [img] = await db.select({ split: images.split }).from(images).where(eq(images.fingerprint, fp)).limit(1);
+      if (!img) throw new TerminalError(`image ${fp} is not on this host`);
+      return imageFilesIn(imagesDirOf(config.stateDir), fp, img.split);
+    },
+  };
+  const network = createNetworkAdapter();
+  // Proxy devices: one svcd-proxy forwarder per device of a running container, or nat mode's DNAT rules.
+  const proxy = createHostProxyAdapter({ stateDir: config.stateDir });
+  const reconcilers: Reconciler[] = [
+    createNetworkReconciler({
+      db: recorded,
+      stateDir: config.stateDir,
+      network,
+      onRepaired: (name) =>
+        void networkDependents(db, name).then(
+          (ids) => ids.forEach((id) => enqueue(CONTAINER_KIND, id, `network ${name} repaired`)),
+          (err: unknown) => log.error({ err, network: name }, 'cannot list the containers of a repaired network'),
+        ),
+    }),
+    createPoolReconciler({
+      db: recorded,
+      node: config.nodeName,
+      stateDir: config.stateDir,
+      storage,
+      onHostChange: onPoolChange,
+    }),
+    createVolumeReconciler({ db: recorded, stateDir: config.stateDir, storage }),
+    createImageVolumeReconciler(rootfsDeps),
+    createContainerReconciler({
+      ...rootfsDeps,
+      lxc,
+      liveCgroups: createLxcCgroupsAdapter(),
+      liveMounts: createLxcMountsAdapter(),
+      liveNics: createLxcNicsAdapter(),
+      deviceNodes: createDeviceNodesAdapter(),
+      host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
+      subids,
+      onHostChange: observeContainer,
+      boot: bootGate,
+      bus,
+      devsvc,
+      trash,
+      live,
+      network,
+      proxy,
+      hostDevices: createHostDevicesAdapter({
+        sysRoot: config.sysfsRoot ?? HOST_SYSFS.sysRoot,
+        devRoot: config.devRoot ?? HOST_SYSFS.devRoot,
+      }),
+      containerFiles: createContainerFilesAdapter(),
+    }),
+    ...(opts.reconcilers ?? []),
+  ];
+  return { reconcilers, network, proxy };
+}

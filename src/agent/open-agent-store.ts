@@ -1,0 +1,73 @@
+/** The agent's ground: its state dir, event bus, logger, database (with its defaults), certificate and operations. */
+import { chmod, mkdir } from 'node:fs/promises';
+import type { DaemonConfig } from '../config/daemon-config.ts';
+import { openDaemonDatabase } from '../db/open-daemon-database.ts';
+import { ensureDefaultProject } from '../desired/projects.ts';
+import { preloadFacts } from '../desired/reconcile-facts.ts';
+import { ensureDefaultPool } from '../desired/storage-pools.ts';
+import { createEventBus } from '../events/index.ts';
+import { runCommand } from '../host/exec.ts';
+import { readHostInfo } from '../host/host-info.ts';
+import { createPrivatePostgres } from '../host/postgres/private-postgres.ts';
+import { createLogger } from '../log.ts';
+import { createOperations } from '../operations/index.ts';
+import { systemClock } from '../reconcilers/runtime/index.ts';
+import { ensureServerCertificate } from '../tls/ensure-server-certificate.ts';
+import { readServerPki } from '../tls/read-server-pki.ts';
+import type { AgentOptions } from './types.ts';
+
+export type AgentStore = Awaited<ReturnType<typeof openAgentStore>>;
+
+export async function openAgentStore(config: DaemonConfig, opts: AgentOptions) {
+  const clock = opts.clock ?? systemClock;
+  await mkdir(config.stateDir, { recursive: true, mode: 0o711 });
+  // Unprivileged containers' root (a high host uid) must be able to traverse to their rootfs.
+  await chmod(config.stateDir, 0o711);
+  const bus = createEventBus({ location: config.nodeName });
+  const log = createLogger({
+    level: config.logLevel,
+    bus,
+    ...(opts.logDestination ? { destination: opts.logDestination } : {}),
+  });
+  const { database, server: dbServer } = await openDaemonDatabase({
+    stateDir: config.stateDir,
+    databaseUrl: config.databaseUrl,
+    embedded: config.embeddedDatabase,
+    createServer: (d) =>
+      createPrivatePostgres({
+        ...d,
+        binDir: config.postgresBinDir,
+        run: runCommand,
+        log: log.child({ component: 'database' }),
+      }),
+  });
+  const { db } = database;
+  // What reconcilers and observers record of the host commits through `relaxed` (Database.relaxed); what
+  // users ask for, through `db`.
+  const recorded = database.relaxed;
+  if (await ensureDefaultProject(db)) await ensureDefaultPool(db, config.stateDir);
+  await preloadFacts(db);
+  const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
+  const pki = await readServerPki(config.stateDir, serverCert.cert);
+  if (pki)
+    log.info(
+      { crl: !!pki.crl },
+      'PKI mode (server.ca): a client certificate must be issued by the CA, not revoked, and in the trust store',
+    );
+  if (pki?.warning) log.warn(pki.warning);
+
+  const ops = createOperations({
+    db,
+    localWrites: database.localWrites,
+    bus,
+    clock,
+    node: config.nodeName,
+    log: log.child({ component: 'operations' }),
+    ...opts.operations,
+  });
+  const orphaned = await ops.recover();
+  if (orphaned) log.warn({ count: orphaned }, 'operations left running by a previous svcd ended as Failure');
+  ops.start();
+
+  return { clock, bus, log, database, dbServer, db, recorded, serverCert, host, pki, ops };
+}

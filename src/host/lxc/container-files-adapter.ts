@@ -1,0 +1,23 @@
+import { existsSync, statSync } from 'node:fs';
+import { rename, rm, truncate } from 'node:fs/promises';
+import type { ContainerFilesAdapter } from '../../reconcilers/adapters.ts';
+import { ensureDir } from '../ensure-dir.ts';
+import { writeFileIfChanged } from './write-file-if-changed.ts';
+
+/** The real files of containers under the state dir. */
+export function createContainerFilesAdapter(): ContainerFilesAdapter {
+  return {
+    ensureDir,
+    writeIfChanged: writeFileIfChanged,
+    async remove(file) {
+      await rm(file, { force: true });
+    },
+    exists: existsSync,
+    rename,
+    async resetLog(file) {
+      // A look first: most starts find nothing to truncate or remove, and pay no thread-pool hand-off.
+      if (statSync(file, { throwIfNoEntry: false })?.size) await truncate(file, 0);
+      if (existsSync(`${file}.1`)) await rm(`${file}.1`, { force: true });
+    },
+  };
+}
