@@ -87,6 +87,9 @@ import { createTrash } from './host/storage/trash.ts';
 import { probeListen } from './host/proxy/bound-sockets.ts';
 import { createHostProxyAdapter } from './host/proxy/host-proxy-adapter.ts';
 import { createProxyDriftObserver } from './observers/proxy-drift-observer.ts';
+import { ownedOnly } from './cluster/owned-only.ts';
+import { createHeldKeys } from './cluster/held-keys.ts';
+import { startMember } from './cluster/start-member.ts';
 
 export interface Agent {
   config: DaemonConfig;
@@ -155,6 +158,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   // users ask for, through `db`.
   const recorded = database.relaxed;
   if (await ensureDefaultProject(db)) await ensureDefaultPool(db, config.stateDir);
+  const member = await startMember({ db, name: config.nodeName, clock, log: log.child({ component: 'cluster' }) });
   await preloadFacts(db);
   const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
   const pki = await readServerPki(config.stateDir, serverCert.cert);
@@ -238,6 +242,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     },
   };
   const network = createNetworkAdapter();
+  // Members sharing one database: each converges only the containers and volumes it holds.
+  const held = createHeldKeys(db, config.nodeName);
   // Proxy devices: one svcd-proxy forwarder per device of a running container, or nat mode's DNAT rules.
   const proxy = createHostProxyAdapter({ stateDir: config.stateDir });
   const reconcilers: Reconciler[] = [
@@ -258,25 +264,28 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       storage,
       onHostChange: () => observers.runNow('storage-pools').catch(() => {}),
     }),
-    createVolumeReconciler({ db: recorded, stateDir: config.stateDir, storage }),
+    ownedOnly(createVolumeReconciler({ db: recorded, stateDir: config.stateDir, storage }), held.volumes),
     createImageVolumeReconciler(rootfsDeps),
-    createContainerReconciler({
-      ...rootfsDeps,
-      lxc,
-      lxcLive: createLxcLiveAdapter(),
-      deviceNodes: createDeviceNodesAdapter(),
-      host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
-      subids,
-      onHostChange: (id, seen, row) => containerObserver.observe(id, seen, row).catch(() => {}),
-      boot: bootGate,
-      bus,
-      devsvc,
-      trash,
-      live,
-      network,
-      proxy,
-      sysfs: { sysRoot: config.sysfsRoot ?? HOST_SYSFS.sysRoot, devRoot: config.devRoot ?? HOST_SYSFS.devRoot },
-    }),
+    ownedOnly(
+      createContainerReconciler({
+        ...rootfsDeps,
+        lxc,
+        lxcLive: createLxcLiveAdapter(),
+        deviceNodes: createDeviceNodesAdapter(),
+        host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
+        subids,
+        onHostChange: (id, seen, row) => containerObserver.observe(id, seen, row).catch(() => {}),
+        boot: bootGate,
+        bus,
+        devsvc,
+        trash,
+        live,
+        network,
+        proxy,
+        sysfs: { sysRoot: config.sysfsRoot ?? HOST_SYSFS.sysRoot, devRoot: config.devRoot ?? HOST_SYSFS.devRoot },
+      }),
+      held.containers,
+    ),
     ...(opts.reconcilers ?? []),
   ];
   const reconcile = createReconcileManager({
@@ -463,7 +472,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       .sample(AbortSignal.timeout(60_000))
       .catch((e: unknown) => log.warn({ err: e }, 'cannot look at the containers before answering; the observer will'));
     observers.start();
-    const plan = await planContainerBoot({ db, lxcPath, lxc }).catch((e: unknown) => {
+    const plan = await planContainerBoot({ db, node: config.nodeName, lxcPath, lxc }).catch((e: unknown) => {
       log.error({ err: e }, 'cannot plan the container boot order; starting containers without it');
       return { setPower: [], order: [] as { id: string; priority: number; delayMs: number; generation: number }[] };
     });
@@ -502,6 +511,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     await reconcile.stop().catch(() => {});
     await devsvc.close().catch(() => {});
     await ops.stop();
+    member.stop();
     await database.close().catch(() => {});
     dbServer?.close();
     throw e;
@@ -534,8 +544,9 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       hotplug.close();
       await reconcile.stop();
       await devsvc.close();
-      await shutdownContainers({ db, lxcPath, lxc, log });
+      await shutdownContainers({ db, node: config.nodeName, lxcPath, lxc, log });
       await ops.stop();
+      member.stop();
       await database.close();
       await dbServer?.stop();
     },
@@ -548,6 +559,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       await reconcile.stop();
       await devsvc.close();
       await ops.stop();
+      member.stop();
       await database.close();
       // The embedded server keeps running: the next svcd adopts it (as systemd's KillMode=process leaves it).
       dbServer?.close();

@@ -38,6 +38,8 @@ export interface ContainerInput {
   profiles: string[];
   config: Record<string, string>;
   devices: Record<string, Record<string, string>>;
+  /** The member that will hold it (its name): only that member reconciles it. */
+  location?: string;
 }
 
 export function containerUrl(c: { name: string; project: string }): string {
@@ -393,4 +395,14 @@ export async function retireEphemeralContainer(
     deleting ? { power: 'stopped', deletingAt: new Date() } : { power: 'stopped' },
   );
   return row && { row, deleting };
+}
+
+/** Containers held by member `from` are held by `to` (`from` '': rows written before members existed). */
+export async function relocateContainers(tx: DbOrTx, from: string, to: string): Promise<number> {
+  const rows = await tx
+    .update(containers)
+    .set({ location: to })
+    .where(eq(containers.location, from))
+    .returning({ id: containers.id });
+  return rows.length;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { Db, DbOrTx, Tx } from '../db/types.ts';
 import { DRIVERS } from '../host/storage/driver-catalog.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
@@ -7,6 +7,7 @@ import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqu
 import { validateName } from './names.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
 import {
+  containers,
   storageVolumes,
   volumeSnapshots,
   type StoragePoolRow,
@@ -118,6 +119,8 @@ export interface VolumeCreate {
   /** Copy from this volume (or one of its snapshots), and with `snapshots`, its snapshots too. */
   source?: { volumeId: string; snapshotId?: string } | undefined;
   copySnapshots?: boolean | undefined;
+  /** The member that will hold it (its name): only that member reconciles it. */
+  location?: string | undefined;
 }
 
 /** Validate and insert a volume (its generation is 1); the reconciler creates it on the host. */
@@ -156,6 +159,7 @@ export async function insertVolume(
         description: input.description ?? '',
         config,
         source,
+        location: input.location ?? '',
       })
       .returning();
     if (mapped.length)
@@ -392,7 +396,16 @@ export async function recordContainerVolume(
 ): Promise<void> {
   await db
     .insert(storageVolumes)
-    .values({ id: v.id, pool: v.pool, project: v.project, type: 'container', name: v.name, config: {} })
+    .values({
+      id: v.id,
+      pool: v.pool,
+      project: v.project,
+      type: 'container',
+      name: v.name,
+      config: {},
+      // Held where its container is.
+      location: sql`(select ${containers.location} from ${containers} where ${containers.id} = ${v.id})`,
+    })
     .onConflictDoUpdate({ target: storageVolumes.id, set: { name: v.name, project: v.project, pool: v.pool } });
 }
 
@@ -406,4 +419,12 @@ export async function imageVolumeIds(db: DbOrTx, fingerprint: string): Promise<s
     .from(storageVolumes)
     .where(and(eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
   return rows.map((r) => r.id);
+}
+
+/** Custom and container volumes held by member `from` are held by `to` (image volumes are every member's). */
+export async function relocateVolumes(tx: DbOrTx, from: string, to: string): Promise<void> {
+  await tx
+    .update(storageVolumes)
+    .set({ location: to })
+    .where(and(eq(storageVolumes.location, from), ne(storageVolumes.type, 'image')));
 }

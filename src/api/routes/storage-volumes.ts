@@ -103,7 +103,15 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     if (!body.source || body.source.type === 'none' || body.source.type === '') {
       const row = await insertVolume(
         db,
-        { pool, project: VOLUME_PROJECT, type, name: body.name, description: body.description, config: body.config },
+        {
+          pool,
+          project: VOLUME_PROJECT,
+          type,
+          name: body.name,
+          description: body.description,
+          config: body.config,
+          location: deps.node,
+        },
         checkQuota,
       );
       await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation }, async () => {
@@ -132,6 +140,7 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
           config: { ...src.config, ...body.config },
           source: { volumeId: src.id, ...(snap ? { snapshotId: snap.id } : {}) },
           copySnapshots: !body.source!.volume_only,
+          location: deps.node,
         },
         checkQuota,
       );

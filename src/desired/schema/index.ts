@@ -10,3 +10,4 @@ export * from './containers.ts';
 export * from './images.ts';
 export * from './backups.ts';
 export * from './networks.ts';
+export * from './cluster.ts';
