@@ -90,6 +90,8 @@ import { createProxyDriftObserver } from './observers/proxy-drift-observer.ts';
 import { ownedOnly } from './cluster/owned-only.ts';
 import { createHeldKeys } from './cluster/held-keys.ts';
 import { startMember } from './cluster/start-member.ts';
+import { createClusterService } from './cluster/cluster-service.ts';
+import { createMemberImages } from './cluster/member-images.ts';
 
 export interface Agent {
   config: DaemonConfig;
@@ -229,6 +231,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     trash,
     ...(opts.pingMs ? { pingMs: opts.pingMs } : {}),
   });
+  /** Set once the cluster service exists (below): image files fetched from other members. */
+  let memberImages: ReturnType<typeof createMemberImages> | undefined;
   const rootfsDeps = {
     db: recorded,
     stateDir: config.stateDir,
@@ -238,6 +242,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     imageFiles: async (fp: string) => {
       const [img] = await db.select({ split: images.split }).from(images).where(eq(images.fingerprint, fp)).limit(1);
       if (!img) throw new TerminalError(`image ${fp} is not on this host`);
+      // In a cluster, an image imported through another member is fetched from it on first use.
+      if (memberImages) return memberImages.ensureLocal(fp, img.split);
       return imageFilesIn(imagesDirOf(config.stateDir), fp, img.split);
     },
   };
@@ -367,8 +373,25 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   );
 
   const trust = createTrustStore({ db, pki: !!pki });
+  // What the HTTPS listener presents: the server certificate, or the cluster's once this member is clustered.
+  const serving = { ...serverCert };
+  const cluster = createClusterService({
+    db,
+    node: config.nodeName,
+    stateDir: config.stateDir,
+    serving,
+    setCertificate: (c) => listeners!.setCertificate(c),
+  });
+  await cluster.init();
   const resources = createResourcesCache({ ttlMs: 1_000 });
   const imageStore = createImageStore({ stateDir: config.stateDir });
+  memberImages = createMemberImages({
+    node: config.nodeName,
+    cluster,
+    store: imageStore,
+    architectures: host.architectures,
+    log: log.child({ component: 'cluster' }),
+  });
   let listeners: ReturnType<typeof createListeners> | undefined;
   const debugListener = createDebugListener({ log: log.child({ component: 'debug' }) });
   const networkHost = createNetworkHost({});
@@ -403,7 +426,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     trust,
     log,
     host,
-    serverCertificate: serverCert,
+    serverCertificate: serving,
+    cluster,
     resources,
     reconcile,
     convergence,
@@ -411,7 +435,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     containers: {
       // What waits for the next start is part of the state: a config change never looks applied when it is not.
       state: async (row, rt) => ({
-        ...(await readContainerState(row, rt)),
+        // Another member's container: what the database knows (its host's counters are not read here).
+        ...(await readContainerState(row, rt && row.location !== config.nodeName ? { ...rt, pid: 0 } : rt)),
         pending_restart: rt && rt.state !== 'STOPPED' ? (live.get(row.id)?.pendingRestart ?? []) : [],
       }),
       // The network host's probe (cached per process): one answer for networks and container nics.
@@ -458,7 +483,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     ops,
     trust,
     log: log.child({ component: 'api' }),
-    tls: { ...serverCert, ca: pki?.ca, crl: pki?.crl },
+    tls: { ...serving, ca: pki?.ca, crl: pki?.crl },
     ...(opts.pingMs ? { pingMs: opts.pingMs } : {}),
     ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
   });

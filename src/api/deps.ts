@@ -11,6 +11,7 @@ import type { ListenProbe } from '../desired/proxy-checks.ts';
 import type { NicHostProbe } from '../desired/devices-nic.ts';
 import type { TrustStore } from './trust-store.ts';
 import type { ImagePulls } from './image-pulls.ts';
+import type { ClusterService } from '../cluster/cluster-service.ts';
 
 /** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
 export interface ApiDeps {
@@ -51,6 +52,8 @@ export interface ApiDeps {
   imagePulls: ImagePulls;
   /** Host interfaces, their state, dnsmasq's leases and feature probes (managed networks). */
   networks: NetworkHost;
+  /** Bootstrap, join, members, placement and forwarding (absent: a standalone server that cannot cluster). */
+  cluster?: ClusterService;
   storage: {
     /** Can this host run the driver (tools, kernel support)? */
     probeDriver(name: string): Promise<ProbeResult>;

@@ -168,6 +168,13 @@ export function createListeners(deps: ListenerDeps) {
       deps.log.info({ address: next ?? '' }, next ? 'HTTPS listener ready' : 'HTTPS listener closed');
     },
 
+    /** Present another certificate (the cluster's, after a join) on the listener now and on any opened later. */
+    setCertificate(c: { cert: string; key: string }): void {
+      deps.tls = { ...deps.tls, cert: c.cert, key: c.key };
+      const { ca, crl } = deps.tls;
+      httpsServer?.setSecureContext({ cert: c.cert, key: c.key, ...(ca ? { ca, ...(crl ? { crl } : {}) } : {}) });
+    },
+
     /** host:port strings where the HTTPS API can be reached. */
     addresses(): string[] {
       if (!httpsServer || !httpsAddress) return [];

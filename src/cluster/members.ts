@@ -82,7 +82,7 @@ export async function listMembers(db: DbOrTx, opts: { clusteredOnly?: boolean } 
     })
     .from(clusterMembers)
     .where(opts.clusteredOnly ? eq(clusterMembers.clustered, true) : undefined)
-    .orderBy(asc(clusterMembers.createdAt), asc(clusterMembers.name));
+    .orderBy(asc(clusterMembers.name));
   return rows.map((r) => ({ ...r.row, online: !!r.online }));
 }
 
@@ -150,4 +150,21 @@ export async function leastLoadedMember(db: DbOrTx): Promise<string | undefined>
     .groupBy(containers.location);
   const of = new Map(counts.map((r) => [r.location, r.n]));
   return online.reduce((best, m) => ((of.get(m.name) ?? 0) < (of.get(best.name) ?? 0) ? m : best)).name;
+}
+
+/** This member leaves: it stays a daemon on the database, no longer listed as a member. */
+export async function markUnclustered(db: DbOrTx, name: string): Promise<void> {
+  await db
+    .update(clusterMembers)
+    .set({ clustered: false, address: '', roles: [] })
+    .where(eq(clusterMembers.name, name));
+}
+
+/** The names of the clustered members: an object's `location` is shown only once its member is clustered ('none' before, as LXD). */
+export async function clusteredMemberNames(db: DbOrTx): Promise<Set<string>> {
+  const rows = await db
+    .select({ name: clusterMembers.name })
+    .from(clusterMembers)
+    .where(eq(clusterMembers.clustered, true));
+  return new Set(rows.map((r) => r.name));
 }

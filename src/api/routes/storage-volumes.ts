@@ -25,6 +25,7 @@ import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
+import { clusteredMemberNames } from '../../cluster/members.ts';
 import { awaitConverged, writeWithOperation } from '../desired-write.ts';
 import { async, sync } from '../envelope.ts';
 import { checkedWrite, computeEtag } from '../etag.ts';
@@ -61,13 +62,16 @@ const editable = (vol: StorageVolumeRow) => ({ description: vol.description, con
 
 export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, bus } = deps;
+  const locationOf = async (vol: StorageVolumeRow) => ({
+    location: (await clusteredMemberNames(db)).has(vol.location) ? vol.location : 'none',
+  });
   const render = async (vol: StorageVolumeRow, usedBy: UsedByReader = usedByReader(db)) => ({
+    ...(await locationOf(vol)),
     name: vol.name,
     description: vol.description,
     type: vol.type,
     config: vol.config,
     used_by: await usedBy.volume(vol),
-    location: 'none',
     content_type: 'filesystem',
     project: vol.project,
     created_at: vol.createdAt.toISOString(),
