@@ -92,6 +92,7 @@ import { createHeldKeys } from './cluster/held-keys.ts';
 import { startMember } from './cluster/start-member.ts';
 import { createClusterService } from './cluster/cluster-service.ts';
 import { createMemberImages } from './cluster/member-images.ts';
+import { createEventRelay } from './cluster/event-relay.ts';
 
 export interface Agent {
   config: DaemonConfig;
@@ -385,6 +386,12 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   await cluster.init();
   const resources = createResourcesCache({ ttlMs: 1_000 });
   const imageStore = createImageStore({ stateDir: config.stateDir });
+  const eventRelay = createEventRelay({
+    node: config.nodeName,
+    cluster,
+    bus,
+    log: log.child({ component: 'cluster' }),
+  });
   memberImages = createMemberImages({
     node: config.nodeName,
     cluster,
@@ -529,6 +536,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
         .setAddress(debug)
         .catch((e: unknown) => log.error({ err: e, address: debug }, 'cannot open the debug listener'));
     void boot.run();
+    eventRelay.start();
   } catch (e) {
     await listeners.close().catch(() => {});
     await debugListener.close().catch(() => {});
@@ -563,6 +571,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     async shutdownHost() {
       // A host shutdown: nothing may start containers again while they are being stopped.
       log.info('host shutdown: stopping containers');
+      eventRelay.stop();
       await listeners!.close();
       await debugListener.close();
       await observers.stop();
@@ -577,6 +586,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     },
     async stop() {
       log.info('svcd stopping');
+      eventRelay.stop();
       await listeners!.close();
       await debugListener.close();
       await observers.stop();

@@ -80,6 +80,7 @@ const EXPECTED_EXTENSIONS = [
   'unix_device_hotplug',
   'storage_api_local_volume_handling',
   'operation_description',
+  'clustering',
   'event_lifecycle',
   'container_mount_propagation',
   'container_backup',
