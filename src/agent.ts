@@ -93,6 +93,7 @@ import { startMember } from './cluster/start-member.ts';
 import { createClusterService } from './cluster/cluster-service.ts';
 import { createMemberImages } from './cluster/member-images.ts';
 import { createEventRelay } from './cluster/event-relay.ts';
+import { createUpgradeForwarder } from './cluster/forward-upgrade.ts';
 
 export interface Agent {
   config: DaemonConfig;
@@ -493,6 +494,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     tls: { ...serving, ca: pki?.ca, crl: pki?.crl },
     ...(opts.pingMs ? { pingMs: opts.pingMs } : {}),
     ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
+    forwardUpgrade: createUpgradeForwarder({ db, node: config.nodeName, cluster }),
   });
   const socketPath = unixSocketOf(config.stateDir);
   try {

@@ -22,6 +22,9 @@ describe('lxc over a cluster', { skip: !process.env.SVCD_TEST_PG_URL && 'SVCD_TE
     lxc = await lxcCli(b.daemon.stateDir);
   });
   after(async () => {
+    if (process.env.CLUS_DEBUG)
+      for (const h of [a, b, c])
+        console.log(h.name, h.daemon.output().split('\n').filter((l) => /"level":(40|50)|cluster|events/.test(l)).slice(-30).join('\n'));
     for (const n of ['clus-l1', 'clus-l2']) await lxc?.run(['delete', '--force', n]);
     await lxc?.cleanup();
     await stopHosts([a, b, c], [imgDir]);
@@ -62,7 +65,11 @@ describe('lxc over a cluster', { skip: !process.env.SVCD_TEST_PG_URL && 'SVCD_TE
     ]);
     // The default columns of a clustered server include LOCATION.
     assert.match(await lxc.ok(['list']), /LOCATION/);
-    // Verbs on another member's container go there.
+    // Verbs on another member's container go there, exec's websockets too.
+    assert.equal((await lxc.ok(['exec', 'clus-l1', '--', 'echo', 'from-c'])).trim(), 'from-c');
+    assert.equal((await lxc.ok(['exec', 'clus-l1', '--', 'hostname'])).trim(), 'clus-l1');
+    await lxc.ok(['file', 'push', '-', 'clus-l1/root/hello'], 'pushed through b\n');
+    assert.equal(await lxc.ok(['file', 'pull', 'clus-l1/root/hello', '-']), 'pushed through b\n');
     await lxc.ok(['stop', 'clus-l1', '--force']);
     assert.equal((await c.api.get('/1.0/containers/clus-l1/state')).json.metadata.status, 'Stopped');
   });

@@ -52,6 +52,8 @@ export interface ClusterServiceDeps {
 export function createClusterService(deps: ClusterServiceDeps) {
   const { db, node } = deps;
   let cert: ClusterCertificate | undefined;
+  /** Operations answered through a forward, by id: their row may not be written yet when the client asks next. */
+  const opOwners = new Map<string, string>();
 
   async function self(): Promise<MemberView> {
     return readMember(db, node);
@@ -90,6 +92,9 @@ export function createClusterService(deps: ClusterServiceDeps) {
   }
 
   return {
+    /** Awaited before a request is forwarded to a member (the agent relays that member's events first). */
+    beforeForward: async (_m: MemberView): Promise<void> => {},
+
     async init(): Promise<void> {
       if ((await self().catch(() => undefined))?.clustered) cert = await readClusterCertificate(deps.stateDir);
       if (cert) Object.assign(deps.serving, cert);
@@ -257,6 +262,12 @@ export function createClusterService(deps: ClusterServiceDeps) {
 
     /** Where a create without `target` goes: the online member holding fewest containers. */
     placement: async (): Promise<string> => (await leastLoadedMember(db)) ?? node,
+
+    rememberOperation(id: string, member: string): void {
+      opOwners.set(id, member);
+      if (opOwners.size > 10_000) opOwners.delete(opOwners.keys().next().value!);
+    },
+    operationMember: (id: string): string | undefined => opOwners.get(id),
 
     /** A request to another member, with the cluster certificate (a member's own verbs: its removal). */
     async callMember(name: string, method: string, path: string) {

@@ -19,7 +19,9 @@ export function createEventRelay(deps: {
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void };
   checkMs?: number;
 }) {
-  const conns = new Map<string, { ws: WebSocket; address: string }>();
+  const conns = new Map<string, { ws: WebSocket; address: string; open: Promise<void> }>();
+  /** Members whose loss was logged: logged again only after they were back. */
+  const lost = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
@@ -31,7 +33,14 @@ export function createEventRelay(deps: {
       handshakeTimeout: 3_000,
       headers: { 'x-svcd-forwarded': deps.node },
     });
-    conns.set(name, { ws, address });
+    const open = new Promise<void>((resolve) => {
+      ws.once('open', () => resolve());
+      ws.once('close', () => resolve());
+    });
+    conns.set(name, { ws, address, open });
+    ws.once('open', () => {
+      if (lost.delete(name)) deps.log.info({ member: name }, 'relaying the events of this member again');
+    });
     ws.on('upgrade', (res) => {
       const peer = (res.socket as TLSSocket).getPeerX509Certificate?.();
       if (!peer || fingerprintOfDer(peer.raw) !== cert.fingerprint) ws.terminate();
@@ -52,8 +61,11 @@ export function createEventRelay(deps: {
     ws.on('close', drop);
     ws.on('error', (err) => {
       drop();
+      if (lost.has(name)) return;
+      lost.add(name);
       deps.log.warn({ err, member: name }, 'lost the events of this member (reconnected when it is back)');
     });
+    return open;
   }
 
   async function check() {
@@ -79,6 +91,16 @@ export function createEventRelay(deps: {
   };
   return {
     start: loop,
+    /**
+     * Before a request is forwarded to a member: its events are relayed here from then on, so a client
+     * waiting on this member's events for the operation it starts there sees it end.
+     */
+    async ensure(m: { name: string; address: string }): Promise<void> {
+      const cert = deps.cluster.certificate();
+      if (!cert || stopped || m.name === deps.node) return;
+      const c = conns.get(m.name);
+      await (c && c.address === m.address ? c.open : connect(m.name, m.address, cert));
+    },
     stop() {
       stopped = true;
       clearTimeout(timer);

@@ -16,12 +16,7 @@ const HOP_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-e
  * certificate. Everything else (lists, profiles, images, pools...) is served here from the shared database.
  */
 export function createForwarder(deps: { db: Db; node: string; cluster: ClusterService }): MiddlewareHandler<AppEnv> {
-  /** Operations answered through a forward, by id: their row may not be written yet when the client asks next. */
-  const opOwners = new Map<string, string>();
-  const remember = (id: string, member: string) => {
-    opOwners.set(id, member);
-    if (opOwners.size > 10_000) opOwners.delete(opOwners.keys().next().value!);
-  };
+  const remember = (id: string, member: string) => deps.cluster.rememberOperation(id, member);
   return async (c, next) => {
     const cert = deps.cluster.certificate();
     if (!cert || c.get('caller').level !== 'trusted') return next();
@@ -33,10 +28,12 @@ export function createForwarder(deps: { db: Db; node: string; cluster: ClusterSe
     let member: string | undefined;
     if (subject.kind === 'create')
       member = subject.target ?? (subject.placed ? await deps.cluster.placement() : undefined);
-    else if (subject.kind === 'operation') member = opOwners.get(subject.id) ?? (await locateSubject(deps.db, subject));
+    else if (subject.kind === 'operation')
+      member = deps.cluster.operationMember(subject.id) ?? (await locateSubject(deps.db, subject));
     else member = await locateSubject(deps.db, subject);
     if (!member || member === deps.node) return next();
     const to = await deps.cluster.reach(member);
+    await deps.cluster.beforeForward(to);
     const headers: Record<string, string> = { [FORWARDED_HEADER]: deps.node };
     c.req.raw.headers.forEach((v, k) => {
       if (!HOP_HEADERS.has(k) && k !== FORWARDED_HEADER) headers[k] = v;
