@@ -22,9 +22,6 @@ describe('lxc over a cluster', { skip: !process.env.SVCD_TEST_PG_URL && 'SVCD_TE
     lxc = await lxcCli(b.daemon.stateDir);
   });
   after(async () => {
-    if (process.env.CLUS_DEBUG)
-      for (const h of [a, b, c])
-        console.log(h.name, h.daemon.output().split('\n').filter((l) => /"level":(40|50)|cluster|events/.test(l)).slice(-30).join('\n'));
     for (const n of ['clus-l1', 'clus-l2']) await lxc?.run(['delete', '--force', n]);
     await lxc?.cleanup();
     await stopHosts([a, b, c], [imgDir]);
