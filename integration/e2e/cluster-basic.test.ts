@@ -140,6 +140,23 @@ describe('a cluster of three members on one database', {
     assert.match(bad.json.error, /zz/);
   });
 
+  test('concurrent creates of one name through different members give exactly one container', async () => {
+    const body = { name: 'clus-race', source: { type: 'image', alias: 'bb' } };
+    const res = await Promise.all([
+      a.api.post('/1.0/containers?target=a', body),
+      b.api.post('/1.0/containers?target=b', body),
+      c.api.post('/1.0/containers?target=c', body),
+    ]);
+    assert.deepEqual(res.map((r) => r.status).sort(), [202, 409, 409], res.map((r) => r.text).join('\n'));
+    const won = res.find((r) => r.status === 202)!;
+    await a.api.get(`${won.json.operation}/wait?timeout=120`);
+    const list = (await b.api.get('/1.0/containers?recursion=1')).json.metadata.filter(
+      (x: { name: string }) => x.name === 'clus-race',
+    );
+    assert.equal(list.length, 1);
+    await waitOp(c.api, await c.api.delete('/1.0/containers/clus-race'));
+  });
+
   test('without target a create goes to the member holding fewest containers', async () => {
     await waitOp(
       b.api,
@@ -152,6 +169,12 @@ describe('a cluster of three members on one database', {
   test('a killed member goes Offline within the threshold; the others keep serving; it is removed with force', async () => {
     assert.equal((await a.api.patch('/1.0', { config: { 'cluster.offline_threshold': '5' } })).status, 200);
     // Whatever c held goes with it: only a and b's containers are left afterwards.
+    await waitOp(
+      a.api,
+      await a.api.post('/1.0/containers?target=c', { name: 'clus-onc', source: { type: 'image', alias: 'bb' } }),
+    );
+    // A running member is not renamed behind its back (its name is its SVCD_NODE_NAME).
+    assert.match(expectError(await a.api.post('/1.0/cluster/members/c', { server_name: 'c2' }), 400), /running/);
     await c.daemon.kill();
     const t0 = Date.now();
     await eventually(
@@ -166,9 +189,25 @@ describe('a cluster of three members on one database', {
     // a and b keep serving reads and writes.
     await waitOp(a.api, await a.api.put('/1.0/containers/clus-t1/state', { action: 'stop', force: true }));
     assert.equal((await b.api.get('/1.0/containers/clus-t1/state')).json.metadata.status, 'Stopped');
-    // Removal without force is refused; with force it goes (and the list no longer names it).
-    expectError(await b.api.delete('/1.0/cluster/members/c'), 400);
-    await waitOp(b.api, await b.api.delete('/1.0/cluster/members/c?force=1'));
+    // What c holds answers at once, naming it.
+    const t1 = Date.now();
+    const gone = await b.api.get('/1.0/containers/clus-onc/state');
+    assert.equal(gone.status, 503, gone.text);
+    assert.match(gone.json.error, /"c"/);
+    assert.ok(Date.now() - t1 < 2_000, `answered after ${Date.now() - t1} ms`);
+    // Lists are served from the database: c's container is still listed, with its location.
+    const names = (await a.api.get('/1.0/containers?recursion=1')).json.metadata.map(
+      (x: { name: string; location: string }) => `${x.name}@${x.location}`,
+    );
+    assert.ok(names.includes('clus-onc@c'), names.join(' '));
+    // An offline member may be renamed; removal without force is refused; with force it goes, with what it held.
+    assert.equal((await a.api.post('/1.0/cluster/members/c', { server_name: 'c2' })).status, 200);
+    expectError(await b.api.get('/1.0/cluster/members/c'), 404);
+    expectError(await b.api.delete('/1.0/cluster/members/c2'), 400);
+    await waitOp(b.api, await b.api.delete('/1.0/cluster/members/c2?force=1'));
+    expectError(await a.api.get('/1.0/containers/clus-onc'), 404);
+    // An online member removes itself only when it holds nothing (the refusal comes from b itself).
+    assert.match(expectError(await a.api.delete('/1.0/cluster/members/b'), 400), /holds 1 container/);
     assert.deepEqual((await a.api.get('/1.0/cluster/members')).json.metadata, [
       '/1.0/cluster/members/a',
       '/1.0/cluster/members/b',
