@@ -94,6 +94,7 @@ import { createClusterService } from './cluster/cluster-service.ts';
 import { createMemberImages } from './cluster/member-images.ts';
 import { createEventRelay } from './cluster/event-relay.ts';
 import { createUpgradeForwarder } from './cluster/forward-upgrade.ts';
+import { createSharedKindsWatch } from './cluster/shared-kinds-watch.ts';
 
 export interface Agent {
   config: DaemonConfig;
@@ -393,6 +394,14 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     bus,
     log: log.child({ component: 'cluster' }),
   });
+  // A client waiting on this member's events for an operation forwarded to another sees it end.
+  cluster.beforeForward = (m) => eventRelay.ensure(m);
+  const sharedKinds = createSharedKindsWatch({
+    db,
+    clustered: () => !!cluster.certificate(),
+    enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason),
+    log: log.child({ component: 'cluster' }),
+  });
   memberImages = createMemberImages({
     node: config.nodeName,
     cluster,
@@ -539,6 +548,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
         .catch((e: unknown) => log.error({ err: e, address: debug }, 'cannot open the debug listener'));
     void boot.run();
     eventRelay.start();
+    sharedKinds.start();
   } catch (e) {
     await listeners.close().catch(() => {});
     await debugListener.close().catch(() => {});
@@ -574,6 +584,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
       // A host shutdown: nothing may start containers again while they are being stopped.
       log.info('host shutdown: stopping containers');
       eventRelay.stop();
+      sharedKinds.stop();
       await listeners!.close();
       await debugListener.close();
       await observers.stop();
@@ -589,6 +600,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     async stop() {
       log.info('svcd stopping');
       eventRelay.stop();
+      sharedKinds.stop();
       await listeners!.close();
       await debugListener.close();
       await observers.stop();

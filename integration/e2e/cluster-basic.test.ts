@@ -103,6 +103,21 @@ describe('a cluster of three members on one database', {
     expectError(await b.api.put('/1.0/cluster', { server_name: 'b', enabled: true }), 400);
   });
 
+  test('a pool defined through one member is made on every member, Created once all have it', async () => {
+    assert.equal((await a.api.post('/1.0/storage-pools', { name: 'clus-pool', driver: 'dir' })).status, 200);
+    const p = await eventually(
+      async () => {
+        const m = (await b.api.get('/1.0/storage-pools/clus-pool')).json.metadata;
+        return m.status === 'Created' ? m : undefined;
+      },
+      'clus-pool Created on every member',
+      20_000,
+    );
+    assert.deepEqual(p.locations, ['a', 'b', 'c']);
+    for (const h of [a, b, c])
+      assert.ok((await readdir(path.join(h.daemon.stateDir, 'storage-pools'))).includes('clus-pool'), h.name);
+  });
+
   test('a create with target runs on that member, its verbs and operations are forwarded there', async () => {
     // Through c, placed on b: b builds it (with the image fetched from a), nobody else does.
     await waitOp(
