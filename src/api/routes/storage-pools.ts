@@ -48,7 +48,7 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
     if (rt && !rt.ready) return { status: 'Unavailable', status_detail: rt.problem };
     if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
     const on = await membersHaving(p.name);
-    if (on && on.missing.length) return { status: 'Pending', status_detail: `not yet on ${on.missing.join(', ')}` };
+    if (on?.missing.length) return { status: 'Pending', status_detail: `not yet on ${on.missing.join(', ')}` };
     return { status: 'Created', status_detail: '' };
   }
   /** In a cluster: the members whose host shows the pool ready, and those where it is not (yet). */
