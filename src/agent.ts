@@ -351,6 +351,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     createBackupExpiryObserver({
       db: recorded,
       stateDir: config.stateDir,
+      node: config.nodeName,
       ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}),
     }),
   );

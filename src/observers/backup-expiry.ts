@@ -7,6 +7,8 @@ import type { PollObserver } from './types.ts';
 export function createBackupExpiryObserver(deps: {
   db: Db;
   stateDir: string;
+  /** This member: only the backups of the containers it holds are on its host. */
+  node?: string;
   now?: () => Date;
   intervalMs?: number;
 }): PollObserver {
@@ -15,7 +17,7 @@ export function createBackupExpiryObserver(deps: {
     kind: 'poll',
     intervalMs: deps.intervalMs ?? 30_000,
     async sample() {
-      for (const b of await expiredBackups(deps.db, deps.now?.() ?? new Date())) {
+      for (const b of await expiredBackups(deps.db, deps.now?.() ?? new Date(), deps.node)) {
         await removeBackupFile(deps.stateDir, b.containerId, b.id);
         await deleteBackupRow(deps.db, b.id);
       }
