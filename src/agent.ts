@@ -80,7 +80,10 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     trash,
     ...(opts.pingMs ? { pingMs: opts.pingMs } : {}),
   });
+  /** Set once the API's cluster service exists (below): image files fetched from other members. */
+  let memberImages: Awaited<ReturnType<typeof buildApi>>['memberImages'] | undefined;
   const { reconcilers, network, proxy } = buildReconcilers({
+    memberImages: () => memberImages,
     config,
     opts,
     db,
@@ -106,7 +109,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     enqueueAfter: (kind, key, delayMs, reason) => reconcile.enqueueAfter(kind, key, delayMs, reason),
   });
   registerObservers({ config, opts, recorded, observers, containerObserver, drift, live, network, proxy, storage });
-  const { app, listeners, debugListener, migrations } = buildApi({
+  const api = await buildApi({
     config,
     opts,
     store,
@@ -116,6 +119,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     live,
     storage,
   });
+  const { app, listeners, debugListener, migrations, eventRelay, sharedKinds } = api;
+  memberImages = api.memberImages;
   const socketPath = unixSocketOf(config.stateDir);
   const parts: RunningParts = {
     config,
@@ -131,6 +136,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     listeners,
     debugListener,
     migrations,
+    eventRelay,
+    sharedKinds,
     devsvc,
     hotplug,
   };

@@ -84,6 +84,7 @@ const EXPECTED_EXTENSIONS = [
   'unix_device_hotplug',
   'storage_api_local_volume_handling',
   'operation_description',
+  'clustering',
   'event_lifecycle',
   'storage_api_remote_volume_handling',
   'container_mount_propagation',
@@ -376,31 +377,32 @@ describe('every object the API renders has the spec field names and types (real 
     expectError(await overHttps().get('/1.0/cluster'), 403);
   });
 
-  test('PUT /1.0/cluster: only the no-op {enabled: false} is accepted; bootstrap and join are refused clearly', async () => {
+  test('PUT /1.0/cluster on a standalone server: {enabled: false} is a no-op; bad bootstrap and join input is refused', async () => {
     const noop = await api.put('/1.0/cluster', { enabled: false });
     assert.equal(noop.status, 200, noop.text);
     assert.equal(noop.json.type, 'sync');
     assert.equal((await api.put('/1.0/cluster', { server_name: `member-${suffix}`, enabled: false })).status, 200);
     assert.match(
       expectError(await api.put('/1.0/cluster', { server_name: 'other', enabled: true }), 400),
-      /[Cc]lustering is not supported/,
+      /server_name/,
     );
     assert.match(
       expectError(await api.put('/1.0/cluster', { server_name: 'renamed', enabled: false }), 400),
       /name stays/,
     );
+    // A join needs the cluster's certificate (nothing is contacted without it).
     assert.match(
       expectError(
         await api.put('/1.0/cluster', {
           server_name: `member-${suffix}`,
           server_address: '127.0.0.1:8443',
           enabled: true,
-          cluster_address: '10.0.0.1:8443',
+          cluster_address: '127.0.0.1:1',
           cluster_password: 'x',
         }),
         400,
       ),
-      /not supported/,
+      /cluster_certificate/,
     );
     assert.match(
       expectError(await api.put('/1.0/cluster', { enabled: false, cluster_address: '10.0.0.1:8443' }), 400),

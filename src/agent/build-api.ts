@@ -5,6 +5,11 @@ import { createDebugListener } from '../api/debug/debug-listener.ts';
 import { createImagePulls } from '../api/image-pulls.ts';
 import { createListeners } from '../api/listeners.ts';
 import { createTrustStore } from '../api/trust-store.ts';
+import { createClusterService } from '../cluster/cluster-service.ts';
+import { createEventRelay } from '../cluster/event-relay.ts';
+import { createUpgradeForwarder } from '../cluster/forward-upgrade.ts';
+import { createMemberImages } from '../cluster/member-images.ts';
+import { createSharedKindsWatch } from '../cluster/shared-kinds-watch.ts';
 import { createMigrations } from '../migration/create-migrations.ts';
 import { createUiAssets } from '../ui/ui-assets.ts';
 import { createUiSessions } from '../ui/ui-sessions.ts';
@@ -34,7 +39,7 @@ import type { ReconcileManager } from '../reconcilers/runtime/index.ts';
 import type { AgentStore } from './open-agent-store.ts';
 import type { AgentOptions } from './types.ts';
 
-export function buildApi(input: {
+export async function buildApi(input: {
   config: DaemonConfig;
   opts: AgentOptions;
   store: AgentStore;
@@ -49,8 +54,39 @@ export function buildApi(input: {
   // A running container's usage for the state route (observers/adapters.ts).
   const containerStats = createContainerStatsAdapter();
   const trust = createTrustStore({ db, pki: !!pki });
+  // What the HTTPS listener presents: the server certificate, or the cluster's once this member is clustered.
+  const serving = { ...serverCert };
+  const cluster = createClusterService({
+    db,
+    node: config.nodeName,
+    stateDir: config.stateDir,
+    serving,
+    setCertificate: (c) => listeners!.setCertificate(c),
+  });
+  await cluster.init();
   const resources = createResourcesCache({ ttlMs: 1_000 });
   const imageStore = createImageStore({ stateDir: config.stateDir });
+  const eventRelay = createEventRelay({
+    node: config.nodeName,
+    cluster,
+    bus,
+    log: log.child({ component: 'cluster' }),
+  });
+  // A client waiting on this member's events for an operation forwarded to another sees it end.
+  cluster.beforeForward = (m) => eventRelay.ensure(m);
+  const sharedKinds = createSharedKindsWatch({
+    db,
+    clustered: () => !!cluster.certificate(),
+    enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason),
+    log: log.child({ component: 'cluster' }),
+  });
+  const memberImages = createMemberImages({
+    node: config.nodeName,
+    cluster,
+    store: imageStore,
+    architectures: host.architectures,
+    log: log.child({ component: 'cluster' }),
+  });
   // Made after the app, which names it in its settings' callbacks.
   let listeners: ReturnType<typeof createListeners> | undefined;
   const debugListener = createDebugListener({ log: log.child({ component: 'debug' }) });
@@ -80,6 +116,7 @@ export function buildApi(input: {
   );
   const migrations = createMigrations({
     db,
+    node: config.nodeName,
     ops,
     log: log.child({ component: 'migration' }),
     stateDir: config.stateDir,
@@ -98,7 +135,8 @@ export function buildApi(input: {
     trust,
     log,
     host,
-    serverCertificate: serverCert,
+    serverCertificate: serving,
+    cluster,
     resources,
     reconcile,
     convergence,
@@ -106,7 +144,12 @@ export function buildApi(input: {
     containers: {
       // What waits for the next start is part of the state: a config change never looks applied when it is not.
       state: async (row, rt) => ({
-        ...(await readContainerState(containerStats, row, rt)),
+        // Another member's container: what the database knows (its host's counters are not read here).
+        ...(await readContainerState(
+          containerStats,
+          row,
+          rt && row.location !== config.nodeName ? { ...rt, pid: 0 } : rt,
+        )),
         pending_restart: rt && rt.state !== 'STOPPED' ? (live.get(row.id)?.pendingRestart ?? []) : [],
       }),
       // The network host's probe (cached per process): one answer for networks and container nics.
@@ -154,9 +197,10 @@ export function buildApi(input: {
     trust,
     uiSessions,
     log: log.child({ component: 'api' }),
-    tls: { ...serverCert, ca: pki?.ca, crl: pki?.crl },
+    tls: { ...serving, ca: pki?.ca, crl: pki?.crl },
     ...(opts.pingMs ? { pingMs: opts.pingMs } : {}),
     ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
+    forwardUpgrade: createUpgradeForwarder({ db, node: config.nodeName, cluster }),
   });
-  return { app, listeners, debugListener, migrations };
+  return { app, listeners, debugListener, migrations, eventRelay, sharedKinds, memberImages };
 }

@@ -1,4 +1,7 @@
 /** The reconcilers of every kind, each given the real host adapters of src/host (reconcilers/adapters.ts). */
+import { ownedOnly } from '../cluster/owned-only.ts';
+import { createHeldKeys } from '../cluster/held-keys.ts';
+import type { createMemberImages } from '../cluster/member-images.ts';
 import os from 'node:os';
 import { eq } from 'drizzle-orm';
 import type { Logger } from 'pino';
@@ -59,6 +62,8 @@ export interface ReconcilersInput {
   enqueue(kind: string, key: string, reason: string): void;
   /** A pool changed on the host: its observer looks now. */
   onPoolChange(): Promise<void>;
+  /** Image files fetched from other members (set once the cluster service exists). */
+  memberImages(): ReturnType<typeof createMemberImages> | undefined;
   /** What a reconcile left a container as, for the container observer. */
   observeContainer: NonNullable<ContainerReconcilerDeps['onHostChange']>;
 }
@@ -76,10 +81,15 @@ export function buildReconcilers(input: ReconcilersInput) {
     imageFiles: async (fp: string) => {
       const [img] = await db.select({ split: images.split }).from(images).where(eq(images.fingerprint, fp)).limit(1);
       if (!img) throw new TerminalError(`image ${fp} is not on this host`);
+      // In a cluster, an image imported through another member is fetched from it on first use.
+      const fromMembers = input.memberImages();
+      if (fromMembers) return fromMembers.ensureLocal(fp, img.split);
       return imageFilesIn(imagesDirOf(config.stateDir), fp, img.split);
     },
   };
   const network = createNetworkAdapter();
+  // Members sharing one database: each converges only the containers and volumes it holds.
+  const held = createHeldKeys(db, config.nodeName);
   // Proxy devices: one svcd-proxy forwarder per device of a running container, or nat mode's DNAT rules.
   const proxy = createHostProxyAdapter({ stateDir: config.stateDir });
   const reconcilers: Reconciler[] = [
@@ -100,31 +110,34 @@ export function buildReconcilers(input: ReconcilersInput) {
       storage,
       onHostChange: onPoolChange,
     }),
-    createVolumeReconciler({ db: recorded, stateDir: config.stateDir, storage }),
+    ownedOnly(createVolumeReconciler({ db: recorded, stateDir: config.stateDir, storage }), held.volumes),
     createImageVolumeReconciler(rootfsDeps),
-    createContainerReconciler({
-      ...rootfsDeps,
-      lxc,
-      liveCgroups: createLxcCgroupsAdapter(),
-      liveMounts: createLxcMountsAdapter(),
-      liveNics: createLxcNicsAdapter(),
-      deviceNodes: createDeviceNodesAdapter(),
-      host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
-      subids,
-      onHostChange: observeContainer,
-      boot: bootGate,
-      bus,
-      devsvc,
-      trash,
-      live,
-      network,
-      proxy,
-      hostDevices: createHostDevicesAdapter({
-        sysRoot: config.sysfsRoot ?? HOST_SYSFS.sysRoot,
-        devRoot: config.devRoot ?? HOST_SYSFS.devRoot,
+    ownedOnly(
+      createContainerReconciler({
+        ...rootfsDeps,
+        lxc,
+        liveCgroups: createLxcCgroupsAdapter(),
+        liveMounts: createLxcMountsAdapter(),
+        liveNics: createLxcNicsAdapter(),
+        deviceNodes: createDeviceNodesAdapter(),
+        host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
+        subids,
+        onHostChange: observeContainer,
+        boot: bootGate,
+        bus,
+        devsvc,
+        trash,
+        live,
+        network,
+        proxy,
+        hostDevices: createHostDevicesAdapter({
+          sysRoot: config.sysfsRoot ?? HOST_SYSFS.sysRoot,
+          devRoot: config.devRoot ?? HOST_SYSFS.devRoot,
+        }),
+        containerFiles: createContainerFilesAdapter(),
       }),
-      containerFiles: createContainerFilesAdapter(),
-    }),
+      held.containers,
+    ),
     ...(opts.reconcilers ?? []),
   ];
   return { reconcilers, network, proxy };

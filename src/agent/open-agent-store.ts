@@ -4,6 +4,7 @@ import type { DaemonConfig } from '../config/daemon-config.ts';
 import { openDaemonDatabase } from '../db/open-daemon-database.ts';
 import { ensureDefaultProject } from '../desired/projects.ts';
 import { preloadFacts } from '../desired/reconcile-facts.ts';
+import { startMember } from '../cluster/start-member.ts';
 import { ensureDefaultPool } from '../desired/storage-pools.ts';
 import { createEventBus } from '../events/index.ts';
 import { runCommand } from '../host/exec.ts';
@@ -46,6 +47,8 @@ export async function openAgentStore(config: DaemonConfig, opts: AgentOptions) {
   // users ask for, through `db`.
   const recorded = database.relaxed;
   if (await ensureDefaultProject(db)) await ensureDefaultPool(db, config.stateDir);
+  // This daemon's member row and heartbeat (one per daemon on a shared database).
+  const member = await startMember({ db, name: config.nodeName, clock, log: log.child({ component: 'cluster' }) });
   await preloadFacts(db);
   const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
   const pki = await readServerPki(config.stateDir, serverCert.cert);
@@ -69,5 +72,5 @@ export async function openAgentStore(config: DaemonConfig, opts: AgentOptions) {
   if (orphaned) log.warn({ count: orphaned }, 'operations left running by a previous svcd ended as Failure');
   ops.start();
 
-  return { clock, bus, log, database, dbServer, db, recorded, serverCert, host, pki, ops };
+  return { clock, bus, log, database, dbServer, db, recorded, serverCert, host, pki, ops, member };
 }

@@ -53,6 +53,7 @@ export function registerObservers(input: {
     createBackupExpiryObserver({
       db: recorded,
       stateDir: config.stateDir,
+      node: config.nodeName,
       files: expiryFiles,
       ...(opts.backupExpiryMs ? { intervalMs: opts.backupExpiryMs } : {}),
     }),

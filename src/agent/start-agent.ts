@@ -35,6 +35,9 @@ export interface RunningParts {
   devsvc: Devsvc;
   hotplug: { close(): void };
   migrations: { sweep(): Promise<number> };
+  /** Cluster members' events relayed here, and pools and networks written through other members queued here. */
+  eventRelay: { start(): void; stop(): void };
+  sharedKinds: { start(): void; stop(): void };
 }
 
 export async function startAgent(p: RunningParts): Promise<void> {
@@ -50,7 +53,7 @@ export async function startAgent(p: RunningParts): Promise<void> {
       .sample(AbortSignal.timeout(60_000))
       .catch((e: unknown) => log.warn({ err: e }, 'cannot look at the containers before answering; the observer will'));
     observers.start();
-    const plan = await planContainerBoot({ db, lxcPath, lxc }).catch((e: unknown) => {
+    const plan = await planContainerBoot({ db, node: config.nodeName, lxcPath, lxc }).catch((e: unknown) => {
       log.error({ err: e }, 'cannot plan the container boot order; starting containers without it');
       return { setPower: [], order: [] as { id: string; priority: number; delayMs: number; generation: number }[] };
     });
@@ -87,6 +90,8 @@ export async function startAgent(p: RunningParts): Promise<void> {
         .setAddress(debug)
         .catch((e: unknown) => log.error({ err: e, address: debug }, 'cannot open the debug listener'));
     void boot.run();
+    p.eventRelay.start();
+    p.sharedKinds.start();
   } catch (e) {
     await listeners.close().catch(() => {});
     await debugListener.close().catch(() => {});
@@ -94,6 +99,7 @@ export async function startAgent(p: RunningParts): Promise<void> {
     await reconcile.stop().catch(() => {});
     await devsvc.close().catch(() => {});
     await ops.stop();
+    store.member.stop();
     await database.close().catch(() => {});
     dbServer?.close();
     throw e;
@@ -117,14 +123,17 @@ export async function stopAgent(p: RunningParts, host: boolean): Promise<void> {
     // A host shutdown: nothing may start containers again while they are being stopped.
     log.info('host shutdown: stopping containers');
   } else log.info('svcd stopping');
+  p.eventRelay.stop();
+  p.sharedKinds.stop();
   await listeners.close();
   await debugListener.close();
   await observers.stop();
   hotplug.close();
   await reconcile.stop();
   await devsvc.close();
-  if (host) await shutdownContainers({ db, lxcPath, lxc, log: log as Logger });
+  if (host) await shutdownContainers({ db, node: p.config.nodeName, lxcPath, lxc, log: log as Logger });
   await ops.stop();
+  store.member.stop();
   await database.close();
   // The embedded server keeps running after svcd's own stop: the next svcd adopts it (as systemd's
   // KillMode=process leaves it); a host shutdown stops it.

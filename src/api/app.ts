@@ -11,6 +11,7 @@ import { errorBody } from './envelope.ts';
 import { HttpError, statusFor } from './errors.ts';
 import { registerCertificateRoutes } from './routes/certificates.ts';
 import { registerClusterRoutes } from './routes/cluster.ts';
+import { createForwarder } from '../cluster/forward-request.ts';
 import { registerContainerRoutes } from './routes/containers.ts';
 import { registerContainerLogRoutes } from './routes/container-logs.ts';
 import { registerContainerExecRoutes } from './routes/container-exec.ts';
@@ -63,6 +64,8 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
     if (c.req.method !== 'GET' && c.req.path === '/1.0') await refreshCors();
   });
 
+  // A request about an object another member holds is carried out there, before any route reads the host.
+  if (deps.cluster) app.use(createForwarder({ db: deps.db, node: deps.node, cluster: deps.cluster }));
   registerServerRoutes(app, deps);
   registerCertificateRoutes(app, deps);
   registerClusterRoutes(app, deps);

@@ -17,6 +17,7 @@ import type { TrustStore } from './trust-store.ts';
 import type { ImagePulls } from './image-pulls.ts';
 import type { UiSessions } from '../ui/ui-sessions.ts';
 import type { UiAssetsSource } from '../ui/ui-assets.ts';
+import type { ClusterService } from '../cluster/cluster-service.ts';
 
 /** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
 export interface ApiDeps {
@@ -66,6 +67,8 @@ export interface ApiDeps {
   networks: NetworkHost;
   /** The dashboard (src/ui/): its sessions and bundle; without it /ui/ is not served. */
   ui?: { sessions: UiSessions; assets: UiAssetsSource };
+  /** Bootstrap, join, members, placement and forwarding (absent: a standalone server that cannot cluster). */
+  cluster?: ClusterService;
   storage: {
     /** Can this host run the driver (tools, kernel support)? */
     probeDriver(name: string): Promise<ProbeResult>;

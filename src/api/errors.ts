@@ -7,6 +7,7 @@ import {
   isUniqueViolation,
   NotFoundError,
   PreconditionFailedError,
+  UnavailableError,
   ValidationError,
 } from '../desired/errors.ts';
 import {
@@ -29,13 +30,14 @@ export class HttpError extends Error {
 }
 
 /** The one table from domain and host errors to statuses. */
-const TABLE: [new (...a: never[]) => DomainError | HostError, 400 | 403 | 404 | 409 | 412 | 500][] = [
+const TABLE: [new (...a: never[]) => DomainError | HostError, 400 | 403 | 404 | 409 | 412 | 500 | 503][] = [
   [ValidationError, 400],
   [NotFoundError, 404],
   [ConflictError, 409],
   [ForbiddenError, 403],
   [PreconditionFailedError, 412],
   [HostFailureError, 500],
+  [UnavailableError, 503],
   [HostInputError, 400],
   [HostNotFoundError, 404],
   [HostConflictError, 409],
@@ -48,7 +50,7 @@ export function isInvalidInput(e: unknown): e is Error {
 }
 
 export function statusFor(e: unknown): {
-  status: 400 | 401 | 403 | 404 | 409 | 412 | 500;
+  status: 400 | 401 | 403 | 404 | 409 | 412 | 500 | 503;
   message: string;
   known: boolean;
 } {

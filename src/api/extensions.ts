@@ -64,6 +64,7 @@ export const API_EXTENSIONS = [
   'unix_device_hotplug', // required=false on unix-char/unix-block: the host node is watched (inotify), it follows into the running container
   'storage_api_local_volume_handling', // copy and move custom volumes between local pools
   'operation_description', // description on operations
+  'clustering', // several svcd daemons on one PostgreSQL database as one cluster (src/cluster/)
   'event_lifecycle', // lifecycle events
   'storage_api_remote_volume_handling', // custom volumes copy and move between servers (pull, push, relay), snapshots along
   'container_mount_propagation', // propagation on disk devices
@@ -105,8 +106,8 @@ export const API_EXTENSIONS = [
  * - external_net_mgmt: there is no external network manager to integrate with.
  * - Live migration: no CRIU on this host (migration_pre_copy, container_snapshot_stateful_migration); a
  *   stateful snapshot or a live copy is refused.
- * - clustering, clustering_join: clusters are their own piece of work; GET /1.0/cluster describes a standalone
- *   server and PUT refuses bootstrap and join.
+ * - clustering_join: member_config (per-member pool and network keys) is refused at join; members use their
+ *   defaults.
  * - external_authentication, idp_authentication, idp_config, idp_config_key: macaroon and candid authentication
  *   need an identity service that upstream has retired.
  * - gpu types mdev, mig and sriov are refused (no mediated devices, MIG or SR-IOV GPUs here).

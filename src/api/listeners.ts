@@ -34,6 +34,8 @@ export interface ListenerDeps {
   tls: { cert: string; key: string; ca?: string | undefined; crl?: string | undefined };
   pingMs?: number;
   onRequest?: () => void;
+  /** An operation's websocket held by another cluster member: tunnelled there (true), or not (false: refused here). */
+  forwardUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => Promise<boolean>;
 }
 
 /** Listen, resolving once bound and rejecting with the bind error (EADDRINUSE, EACCES...). */
@@ -100,6 +102,7 @@ export function createListeners(deps: ListenerDeps) {
       const opMatch = /^\/1\.0\/operations\/([^/]+)\/websocket$/.exec(url.pathname);
       if (opMatch) {
         const claim = deps.ops.websockets.claim(decodeURIComponent(opMatch[1]!), url.searchParams.get('secret') ?? '');
+        if (!claim && (await deps.forwardUpgrade?.(req, socket, head))) return;
         if (!claim) return refuse(socket, 403, 'not authorized: wrong or already used websocket secret');
         return wss.handleUpgrade(req, socket, head, (ws: WebSocket) => claim.attach(ws));
       }
@@ -177,6 +180,13 @@ export function createListeners(deps: ListenerDeps) {
       httpsAddress = next;
       if (old?.listening) await closeServer(old);
       deps.log.info({ address: next ?? '' }, next ? 'HTTPS listener ready' : 'HTTPS listener closed');
+    },
+
+    /** Present another certificate (the cluster's, after a join) on the listener now and on any opened later. */
+    setCertificate(c: { cert: string; key: string }): void {
+      deps.tls = { ...deps.tls, cert: c.cert, key: c.key };
+      const { ca, crl } = deps.tls;
+      httpsServer?.setSecureContext({ cert: c.cert, key: c.key, ...(ca ? { ca, ...(crl ? { crl } : {}) } : {}) });
     },
 
     /** host:port strings where the HTTPS API can be reached. */

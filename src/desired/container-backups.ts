@@ -3,7 +3,7 @@ import { and, asc, eq, inArray, lt } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { ConflictError, NotFoundError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
-import { containerBackups, type ContainerBackupRow } from './schema/index.ts';
+import { containerBackups, containers, type ContainerBackupRow } from './schema/index.ts';
 
 export async function listBackups(db: DbOrTx, containerId: string): Promise<ContainerBackupRow[]> {
   return db
@@ -71,6 +71,13 @@ export async function deleteBackupRow(db: DbOrTx, id: string): Promise<void> {
   await db.delete(containerBackups).where(eq(containerBackups.id, id));
 }
 
-export async function expiredBackups(db: DbOrTx, now: Date): Promise<ContainerBackupRow[]> {
-  return db.select().from(containerBackups).where(lt(containerBackups.expiresAt, now));
+/** Expired backups of the containers `node` holds (their files are on its host); every one without `node`. */
+export async function expiredBackups(db: DbOrTx, now: Date, node?: string): Promise<ContainerBackupRow[]> {
+  const expired = lt(containerBackups.expiresAt, now);
+  if (node === undefined) return db.select().from(containerBackups).where(expired);
+  const held = db.select({ id: containers.id }).from(containers).where(eq(containers.location, node));
+  return db
+    .select()
+    .from(containerBackups)
+    .where(and(expired, inArray(containerBackups.containerId, held)));
 }

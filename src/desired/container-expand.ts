@@ -13,6 +13,8 @@ export interface ContainerInput {
   profiles: string[];
   config: Record<string, string>;
   devices: Record<string, Record<string, string>>;
+  /** The member that will hold it (its name): only that member reconciles it. */
+  location?: string;
 }
 
 /** The profiles a container names, in its order; a missing one → 400. */

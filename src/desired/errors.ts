@@ -15,6 +15,8 @@ export class ConflictError extends DomainError {}
 export class ForbiddenError extends DomainError {}
 /** The host could not be brought to the requested state; the message says why (→ 500, message shown). */
 export class HostFailureError extends DomainError {}
+/** What the request needs is not reachable now (a cluster member offline); the message names it (→ 503). */
+export class UnavailableError extends DomainError {}
 /** If-Match did not match the current ETag (→ 412). */
 export class PreconditionFailedError extends DomainError {}
 /**

@@ -88,6 +88,10 @@ const SERVER_KEYS: Record<string, { check: ValueCheck; local?: boolean; secret?:
   'images.remote_cache_expiry': { check: nonNegativeNumber },
   'images.compression_algorithm': { check: oneOf(IMAGE_COMPRESSION) },
   'backups.compression_algorithm': { check: oneOf(BACKUP_COMPRESSION) },
+  // Seconds without a heartbeat before a member is shown Offline (cluster-wide).
+  'cluster.offline_threshold': {
+    check: (v) => (/^[1-9]\d{0,5}$/.test(v) ? undefined : 'must be a whole number of seconds'),
+  },
 };
 
 export function validateServerConfig(config: Record<string, string>): void {
@@ -198,4 +202,10 @@ export async function readServerKeys(db: DbOrTx, node: string, keys: string[]): 
     .from(serverConfig)
     .where(and(inArray(serverConfig.key, keys), or(eq(serverConfig.node, ''), eq(serverConfig.node, node))));
   return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+}
+
+/** A member's local keys follow its rename; `to` '' drops them (the member was removed). */
+export async function moveMemberKeys(tx: DbOrTx, from: string, to: string): Promise<void> {
+  if (to === '') await tx.delete(serverConfig).where(eq(serverConfig.node, from));
+  else await tx.update(serverConfig).set({ node: to }).where(eq(serverConfig.node, from));
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, ne, sql } from 'drizzle-orm';
 import type { Db, DbOrTx, Tx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
@@ -9,6 +9,7 @@ import { storageVolumes, volumeSnapshots, type StoragePoolRow, type StorageVolum
 import { volumeKeyTable } from './volume-keys.ts';
 import { listSnapshots } from './volume-snapshots.ts';
 import { livePool, validateVolumeName, volumeUsedBy } from './volume-reads.ts';
+import { containers } from './schema/index.ts';
 
 export const VOLUME_KIND = 'storage-volume';
 export const VOLUME_TYPES = ['custom', 'container', 'image'] as const;
@@ -49,6 +50,8 @@ export interface VolumeCreate {
     id: string;
     snapshots: { id: string; name: string; description: string; config: Record<string, string>; createdAt: Date }[];
   };
+  /** The member that will hold it (its name): only that member reconciles it. */
+  location?: string | undefined;
 }
 
 /** Validate and insert a volume (its generation is 1); the reconciler creates it on the host. */
@@ -87,6 +90,7 @@ export async function insertVolume(
         description: input.description ?? '',
         config,
         source,
+        location: input.location ?? '',
       })
       .returning();
     const received = input.received?.snapshots ?? [];
@@ -245,7 +249,16 @@ export async function recordContainerVolume(
 ): Promise<void> {
   await db
     .insert(storageVolumes)
-    .values({ id: v.id, pool: v.pool, project: v.project, type: 'container', name: v.name, config: {} })
+    .values({
+      id: v.id,
+      pool: v.pool,
+      project: v.project,
+      type: 'container',
+      name: v.name,
+      config: {},
+      // Held where its container is.
+      location: sql`(select ${containers.location} from ${containers} where ${containers.id} = ${v.id})`,
+    })
     .onConflictDoUpdate({ target: storageVolumes.id, set: { name: v.name, project: v.project, pool: v.pool } });
 }
 
@@ -259,4 +272,12 @@ export async function imageVolumeIds(db: DbOrTx, fingerprint: string): Promise<s
     .from(storageVolumes)
     .where(and(eq(storageVolumes.type, 'image'), eq(storageVolumes.name, fingerprint)));
   return rows.map((r) => r.id);
+}
+
+/** Custom and container volumes held by member `from` are held by `to` (image volumes are every member's). */
+export async function relocateVolumes(tx: DbOrTx, from: string, to: string): Promise<void> {
+  await tx
+    .update(storageVolumes)
+    .set({ location: to })
+    .where(and(eq(storageVolumes.location, from), ne(storageVolumes.type, 'image')));
 }

@@ -19,7 +19,8 @@ export interface EventFilter {
 export type EventListener = (e: SvcEvent) => void;
 
 export interface EventBus {
-  publish(e: Omit<SvcEvent, 'timestamp' | 'location'> & { timestamp?: string }): void;
+  /** `location`: only for an event relayed from another cluster member (default: this member). */
+  publish(e: Omit<SvcEvent, 'timestamp' | 'location'> & { timestamp?: string; location?: string }): void;
   subscribe(filter: EventFilter, fn: EventListener): () => void;
   listenerCount(): number;
 }
@@ -33,7 +34,11 @@ export function createEventBus(opts: { location: string; now?: () => Date }): Ev
   const now = opts.now ?? (() => new Date());
   return {
     publish(e) {
-      const event: SvcEvent = { ...e, timestamp: e.timestamp ?? now().toISOString(), location: opts.location };
+      const event: SvcEvent = {
+        ...e,
+        timestamp: e.timestamp ?? now().toISOString(),
+        location: e.location ?? opts.location,
+      };
       for (const [fn, f] of [...listeners]) {
         if (!f.types.has(event.type)) continue;
         if (f.project !== undefined && event.project !== undefined && event.project !== f.project) continue;

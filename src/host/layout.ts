@@ -21,7 +21,22 @@ export function poolSpecOf(
   row: { name: string; driver: string; config: Record<string, string> },
   stateDir: string,
 ): PoolSpec {
-  return { name: row.name, driver: row.driver, config: row.config, stateDir };
+  return { name: row.name, driver: row.driver, config: memberSource(row, stateDir), stateDir };
+}
+
+/**
+ * A source svcd chose itself (no `volatile.initial_source`: the user gave none) is the default place under
+ * the state directory of the member that created the pool; every member of a cluster keeps the pool at that
+ * place under its own state directory instead. A source the user gave is used as it is.
+ */
+function memberSource(row: { name: string; driver: string; config: Record<string, string> }, stateDir: string) {
+  const src = row.config.source;
+  if (!src || row.config['volatile.initial_source']) return row.config;
+  if (row.driver === 'dir' && src.endsWith(`/storage-pools/${row.name}`))
+    return { ...row.config, source: defaultPoolPath(stateDir, row.name) };
+  if (row.driver === 'btrfs' && src.endsWith(`/disks/${row.name}.img`))
+    return { ...row.config, source: loopFilePath(stateDir, row.name) };
+  return row.config;
 }
 
 /** `<stateDir>/storage-pools/<name>`: a pool's directory when no source is given (and btrfs's mount point). */

@@ -18,6 +18,7 @@ import type { ContainerRow, StorageVolumeRow } from '../desired/schema/index.ts'
 
 export interface MigrationOptions {
   db: Db;
+  node: string;
   ops: Operations;
   log: Logger;
   stateDir: string;
@@ -42,6 +43,7 @@ export function createMigrations(o: MigrationOptions) {
   const staging = createStaging({ stateDir: o.stateDir, pools });
   const deps: MigrationDeps = {
     db: o.db,
+    node: o.node,
     ops: o.ops,
     log: o.log,
     reconcile: o.reconcile,

@@ -8,6 +8,8 @@ import type { PoolAccess, StagingStore } from './staging.ts';
 /** What the migration roles need from the agent. */
 export interface MigrationDeps {
   db: Db;
+  /** This member: what it receives is held by it. */
+  node: string;
   ops: Operations;
   log: Logger;
   reconcile: { enqueue(kind: string, key: string, reason: string): void };

@@ -152,7 +152,7 @@ async function receive(
         tx,
         req.project,
         req.name,
-        { ...req.input, config },
+        { ...req.input, config, location: deps.node },
         { type: 'migration' },
         'stopped',
         id,

@@ -83,6 +83,7 @@ export async function receiveVolume(deps: MigrationDeps, req: ReceiveVolumeReque
             name: req.name,
             description: req.description,
             config: req.config,
+            location: deps.node,
             received: {
               id,
               snapshots: got.snapshots.map((s) => ({

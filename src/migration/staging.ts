@@ -12,10 +12,8 @@ interface Mark {
   snapshots: string[];
 }
 
-export interface PoolAccess {
-  /** The pool's spec and driver, once it is ready (throws with the reason otherwise). */
-  (name: string): Promise<{ spec: PoolSpec; driver: StorageDriver }>;
-}
+/** The pool's spec and driver, once it is ready (throws with the reason otherwise). */
+export type PoolAccess = (name: string) => Promise<{ spec: PoolSpec; driver: StorageDriver }>;
 
 /** A volume being received: it has no row until commit, and a mark on disk says so. */
 export interface Staging {

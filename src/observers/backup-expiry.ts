@@ -8,6 +8,8 @@ export function createBackupExpiryObserver(deps: {
   db: Db;
   stateDir: string;
   files: Pick<ExpiryFilesAdapter, 'removeBackupFile'>;
+  /** This member: only the backups of the containers it holds are on its host. */
+  node?: string;
   now?: () => Date;
   intervalMs?: number;
 }): PollObserver {
@@ -16,7 +18,7 @@ export function createBackupExpiryObserver(deps: {
     kind: 'poll',
     intervalMs: deps.intervalMs ?? 30_000,
     async sample() {
-      for (const b of await expiredBackups(deps.db, deps.now?.() ?? new Date())) {
+      for (const b of await expiredBackups(deps.db, deps.now?.() ?? new Date(), deps.node)) {
         await deps.files.removeBackupFile(deps.stateDir, b.containerId, b.id);
         await deleteBackupRow(deps.db, b.id);
       }

@@ -33,6 +33,7 @@ test('a crash loop: killed at once again after each start, the start again is sc
     architecture: 'x86_64',
     source: { type: 'none' },
     power: 'running',
+    location: 'test',
   });
   const now: string[] = [];
   const later: [number, string][] = [];
@@ -84,6 +85,7 @@ test('a container desired running that never came up (its start keeps failing) i
     architecture: 'x86_64',
     source: { type: 'none' },
     power: 'running',
+    location: 'test',
   });
   const reports: string[] = [];
   const observer = createContainerObserver({

@@ -105,6 +105,7 @@ test('with 3 and then 30 running containers, a tick of every observer and a resy
   ];
   const queries = countQueries(db);
   const input = {
+    location: 'n1',
     description: '',
     architecture: 'x86_64',
     ephemeral: false,

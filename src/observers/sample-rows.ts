@@ -1,4 +1,4 @@
-import { eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
 import { readDataVersion } from '../desired/data-versions.ts';
 import { containerRuntime, containers, type ContainerRow } from '../desired/schema/index.ts';
@@ -7,7 +7,7 @@ type RuntimeRow = typeof containerRuntime.$inferSelect;
 
 /** The rows a periodic sample of every container compares with the host. */
 export interface SampleRows {
-  /** Containers not being deleted. */
+  /** This member's containers not being deleted. */
   rows: ContainerRow[];
   /** This node's runtime rows. */
   runtime: RuntimeRow[];
@@ -26,7 +26,10 @@ export function createSampleRows(deps: { db: Db; node: string }): () => Promise<
     const version = await readDataVersion(deps.db, ['containers', 'container_runtime']);
     if (last?.version === version) return last;
     const [rows, runtime] = await Promise.all([
-      deps.db.select().from(containers).where(isNull(containers.deletingAt)),
+      deps.db
+        .select()
+        .from(containers)
+        .where(and(isNull(containers.deletingAt), eq(containers.location, deps.node))),
       deps.db.select().from(containerRuntime).where(eq(containerRuntime.node, deps.node)),
     ]);
     last = { version, rows, runtime };

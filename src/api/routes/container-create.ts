@@ -117,7 +117,14 @@ export async function createContainerRoute(
         ? { ...source, snapshots: copies.map((p) => ({ from: p.from.id, to: p.to })) }
         : source;
     await lockProfiles(tx, pp, input.profiles);
-    const row = await insertContainer(tx, project, body.name, input, withSnapshots, 'stopped');
+    const row = await insertContainer(
+      tx,
+      project,
+      body.name,
+      { ...input, location: deps.node },
+      withSnapshots,
+      'stopped',
+    );
     // The root pool of copied snapshots (none for most creates: no read of the profiles again).
     const rootPool = copies.length
       ? (Object.values((await expandStoredContainer(tx, row)).devices).find((d) => d.type === 'disk' && d.path === '/')

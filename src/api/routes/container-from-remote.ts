@@ -62,7 +62,7 @@ export async function createFromRemote(
         tx,
         project,
         name,
-        { ...input, config: { ...input.config, ...imagePropertyKeys(image.properties) } },
+        { ...input, location: deps.node, config: { ...input.config, ...imagePropertyKeys(image.properties) } },
         { type: 'image', fingerprint: image.fingerprint },
         'stopped',
       );

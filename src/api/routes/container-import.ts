@@ -102,7 +102,7 @@ export async function importBackup(c: Context<AppEnv>, deps: ApiDeps): Promise<R
         await lockProfiles(tx, profileProject, [
           ...new Set([...input.profiles, ...snapRows.flatMap((r) => r.profiles)]),
         ]);
-        const row = await insertContainer(tx, project, name, input, source, 'stopped', id);
+        const row = await insertContainer(tx, project, name, { ...input, location: deps.node }, source, 'stopped', id);
         await insertRestoredSnapshots(tx, row.id, snapRows);
         return {
           operation: {

@@ -4,6 +4,7 @@ import { listProfiles } from '../../desired/profiles.ts';
 import { containerRuntimesOf } from '../../desired/runtime-reads.ts';
 import type { ContainerRow, ProfileRow } from '../../desired/schema/index.ts';
 import { containerStatus } from '../../desired/container-status.ts';
+import { clusteredMemberNames } from '../../cluster/members.ts';
 
 const UNSET = '1970-01-01T00:00:00Z';
 
@@ -13,12 +14,13 @@ const UNSET = '1970-01-01T00:00:00Z';
  */
 export async function renderContainers(db: DbOrTx, profileProject: string, rows: ContainerRow[]) {
   if (rows.length === 0) return [];
-  const [profs, runtime] = await Promise.all([
+  const [profs, runtime, clustered] = await Promise.all([
     listProfiles(db, profileProject),
     containerRuntimesOf(
       db,
       rows.map((r) => r.id),
     ),
+    clusteredMemberNames(db),
   ]);
   const byName = new Map<string, ProfileRow>(profs.map((p) => [p.name, p]));
   const rtById = new Map(runtime.map((r) => [r.id, r]));
@@ -45,7 +47,7 @@ export async function renderContainers(db: DbOrTx, profileProject: string, rows:
         created_at: c.createdAt.toISOString(),
         // Last start, as observed (the runtime row keeps it after a stop).
         last_used_at: (rtById.get(c.id)?.startedAt ?? c.lastUsedAt)?.toISOString() ?? UNSET,
-        location: 'none',
+        location: clustered.has(c.location) ? c.location : 'none',
         project: c.project,
         ...containerStatus(rtById.get(c.id)),
       },

@@ -64,7 +64,7 @@ export function registerServerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
         os_version: host.osVersion,
         project: c.get('project'),
         server: 'svcd',
-        server_clustered: false,
+        server_clustered: (await deps.cluster?.clustered()) ?? false,
         server_name: node,
         server_pid: process.pid,
         server_version: SERVER_VERSION,

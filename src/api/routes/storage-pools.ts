@@ -47,7 +47,21 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
     if (st?.lastError) return { status: 'Unavailable', status_detail: st.lastError };
     if (rt && !rt.ready) return { status: 'Unavailable', status_detail: rt.problem };
     if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
+    const on = await membersHaving(p.name);
+    if (on?.missing.length) return { status: 'Pending', status_detail: `not yet on ${on.missing.join(', ')}` };
     return { status: 'Created', status_detail: '' };
+  }
+  /** In a cluster: the members whose host shows the pool ready, and those where it is not (yet). */
+  async function membersHaving(pool: string): Promise<{ ready: string[]; missing: string[] } | undefined> {
+    if (!deps.cluster || !(await deps.cluster.clustered())) return undefined;
+    const members = await deps.cluster.members();
+    const ready = await Promise.all(
+      members.map(async (m) => (await readPoolRuntime(db, m.name, pool))?.ready === true),
+    );
+    return {
+      ready: members.filter((_, i) => ready[i]).map((m) => m.name),
+      missing: members.filter((_, i) => !ready[i]).map((m) => m.name),
+    };
   }
   const render = async (p: StoragePoolRow, usedBy: UsedByReader = usedByReader(db)) => ({
     name: p.name,
@@ -56,7 +70,7 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
     config: p.config,
     used_by: await usedBy.pool(p.name),
     ...(await statusOf(p)),
-    locations: ['none'],
+    locations: (await membersHaving(p.name))?.ready ?? ['none'],
   });
   const lifecycle = (action: string, name: string) =>
     emitLifecycle(bus, { action: `storage-pool-${action}`, source: poolUrl(name) });

@@ -26,6 +26,7 @@ import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
+import { clusteredMemberNames } from '../../cluster/members.ts';
 import { awaitConverged, writeWithOperation } from '../desired-write.ts';
 import { async, sync } from '../envelope.ts';
 import { checkedWrite, computeEtag } from '../etag.ts';
@@ -72,13 +73,16 @@ const editable = (vol: StorageVolumeRow) => ({ description: vol.description, con
 
 export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, bus } = deps;
+  const locationOf = async (vol: StorageVolumeRow) => ({
+    location: (await clusteredMemberNames(db)).has(vol.location) ? vol.location : 'none',
+  });
   const render = async (vol: StorageVolumeRow, usedBy: UsedByReader = usedByReader(db)) => ({
+    ...(await locationOf(vol)),
     name: vol.name,
     description: vol.description,
     type: vol.type,
     config: vol.config,
     used_by: await usedBy.volume(vol),
-    location: 'none',
     content_type: 'filesystem',
     project: vol.project,
     created_at: vol.createdAt.toISOString(),
@@ -114,7 +118,15 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     if (!body.source || body.source.type === 'none' || body.source.type === '') {
       const row = await insertVolume(
         db,
-        { pool, project: VOLUME_PROJECT, type, name: body.name, description: body.description, config: body.config },
+        {
+          pool,
+          project: VOLUME_PROJECT,
+          type,
+          name: body.name,
+          description: body.description,
+          config: body.config,
+          location: deps.node,
+        },
         checkQuota,
       );
       await awaitConverged(deps, { kind: VOLUME_KIND, key: row.id, generation: row.generation }, async () => {
@@ -171,6 +183,7 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
           config: { ...src.config, ...body.config },
           source: { volumeId: src.id, ...(snap ? { snapshotId: snap.id } : {}) },
           copySnapshots: !body.source!.volume_only,
+          location: deps.node,
         },
         checkQuota,
       );

@@ -82,12 +82,18 @@ export const containers = pgTable(
     restore: jsonb('restore').$type<{ snapshotId: string; seq: number } | null>(),
     /** Block of the host id range for security.idmap.isolated, allocated at create. */
     idmapIndex: integer('idmap_index').notNull().default(0),
+    /** The member that holds it (its name); only that member reconciles it. '' until a member adopts it. */
+    location: text('location').notNull().default(''),
     generation: generation(),
     createdAt: createdAt(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date' }),
     deletingAt: timestamp('deleting_at', { withTimezone: true, mode: 'date' }),
   },
-  (t) => [uniqueIndex('containers_name_idx').on(t.project, t.name), index('containers_project_idx').on(t.project)],
+  (t) => [
+    uniqueIndex('containers_name_idx').on(t.project, t.name),
+    index('containers_project_idx').on(t.project),
+    index('containers_location_idx').on(t.location),
+  ],
 );
 export type ContainerRow = typeof containers.$inferSelect;
 

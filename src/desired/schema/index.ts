@@ -11,3 +11,4 @@ export * from './images.ts';
 export * from './backups.ts';
 export * from './networks.ts';
 export * from './ui-sessions.ts';
+export * from './cluster.ts';

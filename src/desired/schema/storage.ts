@@ -9,6 +9,11 @@ export const storagePools = pgTable('storage_pools', {
   driver: text('driver').notNull(),
   description: text('description').notNull().default(''),
   config: stringMap('config'),
+  /**
+   * Member-specific keys (source, size...) by member name, once clustered; empty on a standalone server,
+   * whose member keys stay in `config`.
+   */
+  memberConfig: jsonb('member_config').$type<Record<string, Record<string, string>>>().notNull().default({}),
   generation: generation(),
   createdAt: createdAt(),
   deletingAt: deletingAt(),
@@ -46,6 +51,8 @@ export const storageVolumes = pgTable(
     } | null>(),
     /** Restore request: the reconciler restores when seq is newer than the last one it applied. */
     restore: jsonb('restore').$type<{ snapshotId: string; seq: number } | null>(),
+    /** The member holding it (custom and container volumes); '' for image volumes, which every member keeps. */
+    location: text('location').notNull().default(''),
     generation: generation(),
     createdAt: createdAt(),
     deletingAt: deletingAt(),

@@ -10,6 +10,7 @@ import * as schema from './index.ts';
  * module is listed only where the table's doc comment (in this folder) says why it is safe.
  */
 const WRITERS: Record<string, string[]> = {
+  clusterMembers: ['cluster/members.ts'],
   containerBackups: ['desired/container-backups.ts'],
   certificates: ['desired/certificates.ts'],
   containers: ['desired/containers.ts', 'desired/profiles.ts'],

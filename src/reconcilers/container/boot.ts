@@ -1,3 +1,4 @@
+import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
 import { bumpContainer } from '../../desired/containers.ts';
 import { expandConfig } from '../../desired/expand.ts';
@@ -5,8 +6,12 @@ import { containers, profiles } from '../../desired/schema/index.ts';
 import type { LxcAdapter } from '../adapters.ts';
 import { computeBootPlan, computeStopGroups, type BootPlan } from './boot-plan.ts';
 
-async function expandedConfigs(db: Db) {
-  const [rows, profs] = await Promise.all([db.select().from(containers), db.select().from(profiles)]);
+/** This member's containers (the others' are another member's to boot), with their expanded config. */
+async function expandedConfigs(db: Db, node: string) {
+  const [rows, profs] = await Promise.all([
+    db.select().from(containers).where(eq(containers.location, node)),
+    db.select().from(profiles),
+  ]);
   const byKey = new Map(profs.map((p) => [`${p.project}/${p.name}`, p]));
   const expanded = new Map<string, Record<string, string>>();
   for (const r of rows) {
@@ -29,12 +34,17 @@ async function observedStates(lxc: Pick<LxcAdapter, 'list'>, lxcPath: string): P
  * power (a desired write on the user's behalf: it is what they configured), and return the start
  * order for the boot sequencer.
  */
-export async function planContainerBoot(deps: { db: Db; lxcPath: string; lxc: Pick<LxcAdapter, 'list'> }): Promise<{
+export async function planContainerBoot(deps: {
+  db: Db;
+  node: string;
+  lxcPath: string;
+  lxc: Pick<LxcAdapter, 'list'>;
+}): Promise<{
   setPower: BootPlan['setPower'];
   order: { id: string; priority: number; delayMs: number; generation: number }[];
 }> {
   const [{ rows, expanded }, states] = await Promise.all([
-    expandedConfigs(deps.db),
+    expandedConfigs(deps.db, deps.node),
     observedStates(deps.lxc, deps.lxcPath),
   ]);
   const plan = computeBootPlan(
@@ -65,12 +75,13 @@ export async function planContainerBoot(deps: { db: Db; lxcPath: string; lxc: Pi
  */
 export async function shutdownContainers(deps: {
   db: Db;
+  node: string;
   lxcPath: string;
   lxc: Pick<LxcAdapter, 'list' | 'stop'>;
   log: { info(o: object, m?: string): void; warn(o: object, m?: string): void };
 }): Promise<void> {
   const [{ rows, expanded }, states] = await Promise.all([
-    expandedConfigs(deps.db),
+    expandedConfigs(deps.db, deps.node),
     observedStates(deps.lxc, deps.lxcPath),
   ]);
   const running = rows

@@ -1,0 +1,231 @@
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CLUSTER_PASSWORD, formCluster, startClusterHosts, type TestCluster } from '../support/cluster.ts';
+import { waitOp } from '../support/container-env.ts';
+import { eventually, expectError } from '../support/http.ts';
+import { importTestImage, stopHosts, type Host } from '../support/two-hosts.ts';
+
+/**
+ * Three svcd daemons on one PostgreSQL database as one cluster: bootstrap, join by trust password, one
+ * certificate, members, placement with and without target, forwarding of a container's verbs and of its
+ * operations, a member killed (Offline within the threshold, the others keep serving, removed with force).
+ */
+describe('a cluster of three members on one database', {
+  skip: !process.env.SVCD_TEST_PG_URL && 'SVCD_TEST_PG_URL unset',
+}, () => {
+  let cl: TestCluster;
+  let a: Host;
+  let b: Host;
+  let c: Host;
+  let imgDir: string | undefined;
+  let fingerprint: string;
+  /** The LXC containers on a member's host. */
+  const onHost = (h: Host) => readdir(path.join(h.daemon.stateDir, 'containers')).catch(() => [] as string[]);
+
+  before(async () => {
+    cl = await startClusterHosts(3);
+    [a, b, c] = cl.hosts as [Host, Host, Host];
+    ({ dir: imgDir, fingerprint } = await importTestImage(a, { alias: 'bb' }));
+  });
+  after(async () => {
+    for (const h of [a, b]) {
+      const list = (await h?.api.get('/1.0/containers?recursion=1').catch(() => undefined))?.json?.metadata;
+      for (const ct of Array.isArray(list) ? list : []) {
+        if (ct.location !== h.name) continue;
+        await h.api
+          .put(`/1.0/containers/${ct.name}/state`, { action: 'stop', force: true })
+          .then((r) => h.api.get(`${r.json.operation}/wait?timeout=60`))
+          .catch(() => {});
+        await h.api
+          .delete(`/1.0/containers/${ct.name}`)
+          .then((r) => h.api.get(`${r.json.operation}/wait?timeout=60`))
+          .catch(() => {});
+      }
+    }
+    await stopHosts([a, b, c], [imgDir]);
+    await cl?.drop();
+  });
+
+  test('bootstrap and join: one certificate, every member listed Online', async () => {
+    // Bad input first: a join without the password, with the wrong one, to a cluster not bootstrapped.
+    expectError(
+      await b.api.put('/1.0/cluster', {
+        enabled: true,
+        cluster_address: `127.0.0.1:${a.port}`,
+        cluster_certificate: a.cert,
+      }),
+      400,
+    );
+    expectError(await b.api.put('/1.0/cluster', { enabled: true, server_name: 'other' }), 400);
+    await formCluster(a, []);
+    const wrong = await b.api.put('/1.0/cluster', {
+      server_name: 'b',
+      enabled: true,
+      server_address: `127.0.0.1:${b.port}`,
+      cluster_address: `127.0.0.1:${a.port}`,
+      cluster_certificate: a.cert,
+      cluster_password: 'nope',
+    });
+    expectError(wrong, 403);
+    assert.equal((await b.api.get('/1.0/cluster')).json.metadata.enabled, false);
+    const { joinCluster } = await import('../support/cluster.ts');
+    await joinCluster(b, a, CLUSTER_PASSWORD);
+    await joinCluster(c, a, CLUSTER_PASSWORD);
+    for (const h of [a, b, c]) {
+      const env = (await h.api.get('/1.0')).json.metadata.environment;
+      assert.equal(env.server_clustered, true, h.name);
+      assert.equal(env.server_name, h.name);
+      assert.equal(env.certificate, a.cert, `${h.name} presents the cluster certificate`);
+      assert.equal((await h.api.get('/1.0/cluster')).json.metadata.enabled, true);
+    }
+    const members = (await c.api.get('/1.0/cluster/members?recursion=1')).json.metadata;
+    assert.deepEqual(
+      members.map((m: { server_name: string; status: string; url: string }) => [m.server_name, m.status, m.url]),
+      [
+        ['a', 'Online', `https://127.0.0.1:${a.port}`],
+        ['b', 'Online', `https://127.0.0.1:${b.port}`],
+        ['c', 'Online', `https://127.0.0.1:${c.port}`],
+      ],
+    );
+    assert.deepEqual((await a.api.get('/1.0/cluster/members')).json.metadata, [
+      '/1.0/cluster/members/a',
+      '/1.0/cluster/members/b',
+      '/1.0/cluster/members/c',
+    ]);
+    const one = (await b.api.get('/1.0/cluster/members/a')).json.metadata;
+    assert.equal(one.name, 'a');
+    assert.equal(one.state, 'Online');
+    assert.equal(one.database, true);
+    expectError(await b.api.get('/1.0/cluster/members/nope'), 404);
+    // A member joins only once.
+    expectError(await b.api.put('/1.0/cluster', { server_name: 'b', enabled: true }), 400);
+  });
+
+  test('a pool defined through one member is made on every member, Created once all have it', async () => {
+    assert.equal((await a.api.post('/1.0/storage-pools', { name: 'clus-pool', driver: 'dir' })).status, 200);
+    const p = await eventually(
+      async () => {
+        const m = (await b.api.get('/1.0/storage-pools/clus-pool')).json.metadata;
+        return m.status === 'Created' ? m : undefined;
+      },
+      'clus-pool Created on every member',
+      20_000,
+    );
+    assert.deepEqual(p.locations, ['a', 'b', 'c']);
+    for (const h of [a, b, c])
+      assert.ok((await readdir(path.join(h.daemon.stateDir, 'storage-pools'))).includes('clus-pool'), h.name);
+  });
+
+  test('a create with target runs on that member, its verbs and operations are forwarded there', async () => {
+    // Through c, placed on b: b builds it (with the image fetched from a), nobody else does.
+    await waitOp(
+      c.api,
+      await c.api.post('/1.0/containers?target=b', { name: 'clus-t1', source: { type: 'image', alias: 'bb' } }),
+    );
+    const row = (await a.api.get('/1.0/containers/clus-t1')).json.metadata;
+    assert.equal(row.location, 'b');
+    // Started through a: the state change, its operation and /wait all go to b.
+    await waitOp(a.api, await a.api.put('/1.0/containers/clus-t1/state', { action: 'start' }));
+    for (const h of [a, b, c])
+      assert.equal((await h.api.get('/1.0/containers/clus-t1/state')).json.metadata.status, 'Running', h.name);
+    const onB = await onHost(b);
+    assert.equal(onB.length, 1, 'b holds it');
+    assert.deepEqual(await onHost(a), []);
+    assert.deepEqual(await onHost(c), []);
+    // b fetched the image from a, where it was imported.
+    assert.ok((await readdir(path.join(b.daemon.stateDir, 'images'))).includes(fingerprint));
+    // The list through any member shows every member's containers with their location.
+    const listed = (await c.api.get('/1.0/containers?recursion=1')).json.metadata.map(
+      (x: { name: string; location: string; status: string }) => [x.name, x.location, x.status],
+    );
+    assert.deepEqual(listed, [['clus-t1', 'b', 'Running']]);
+    // A name is unique across the cluster.
+    expectError(
+      await a.api.post('/1.0/containers?target=c', { name: 'clus-t1', source: { type: 'image', alias: 'bb' } }),
+      409,
+    );
+    // An unknown target is refused, naming it.
+    const bad = await a.api.post('/1.0/containers?target=zz', {
+      name: 'clus-t2',
+      source: { type: 'image', alias: 'bb' },
+    });
+    expectError(bad, 404);
+    assert.match(bad.json.error, /zz/);
+  });
+
+  test('concurrent creates of one name through different members give exactly one container', async () => {
+    const body = { name: 'clus-race', source: { type: 'image', alias: 'bb' } };
+    const res = await Promise.all([
+      a.api.post('/1.0/containers?target=a', body),
+      b.api.post('/1.0/containers?target=b', body),
+      c.api.post('/1.0/containers?target=c', body),
+    ]);
+    assert.deepEqual(res.map((r) => r.status).sort(), [202, 409, 409], res.map((r) => r.text).join('\n'));
+    const won = res.find((r) => r.status === 202)!;
+    await a.api.get(`${won.json.operation}/wait?timeout=120`);
+    const list = (await b.api.get('/1.0/containers?recursion=1')).json.metadata.filter(
+      (x: { name: string }) => x.name === 'clus-race',
+    );
+    assert.equal(list.length, 1);
+    await waitOp(c.api, await c.api.delete('/1.0/containers/clus-race'));
+  });
+
+  test('without target a create goes to the member holding fewest containers', async () => {
+    await waitOp(
+      b.api,
+      await b.api.post('/1.0/containers', { name: 'clus-p1', source: { type: 'image', alias: 'bb' } }),
+    );
+    const at = (await b.api.get('/1.0/containers/clus-p1')).json.metadata.location;
+    assert.notEqual(at, 'b', 'b already holds one');
+  });
+
+  test('a killed member goes Offline within the threshold; the others keep serving; it is removed with force', async () => {
+    assert.equal((await a.api.patch('/1.0', { config: { 'cluster.offline_threshold': '5' } })).status, 200);
+    // Whatever c held goes with it: only a and b's containers are left afterwards.
+    await waitOp(
+      a.api,
+      await a.api.post('/1.0/containers?target=c', { name: 'clus-onc', source: { type: 'image', alias: 'bb' } }),
+    );
+    // A running member is not renamed behind its back (its name is its SVCD_NODE_NAME).
+    assert.match(expectError(await a.api.post('/1.0/cluster/members/c', { server_name: 'c2' }), 400), /running/);
+    await c.daemon.kill();
+    const t0 = Date.now();
+    await eventually(
+      async () => {
+        const m = (await a.api.get('/1.0/cluster/members/c')).json.metadata;
+        return m.status === 'Offline' ? m : undefined;
+      },
+      'c shown Offline',
+      15_000,
+    );
+    assert.ok(Date.now() - t0 < 5_000 + 3_000 + 2_000, `Offline after ${Date.now() - t0} ms`);
+    // a and b keep serving reads and writes.
+    await waitOp(a.api, await a.api.put('/1.0/containers/clus-t1/state', { action: 'stop', force: true }));
+    assert.equal((await b.api.get('/1.0/containers/clus-t1/state')).json.metadata.status, 'Stopped');
+    // What c holds answers at once, naming it.
+    const t1 = Date.now();
+    const gone = await b.api.get('/1.0/containers/clus-onc/state');
+    assert.equal(gone.status, 503, gone.text);
+    assert.match(gone.json.error, /"c"/);
+    assert.ok(Date.now() - t1 < 2_000, `answered after ${Date.now() - t1} ms`);
+    // Lists are served from the database: c's container is still listed, with its location.
+    const names = (await a.api.get('/1.0/containers?recursion=1')).json.metadata.map(
+      (x: { name: string; location: string }) => `${x.name}@${x.location}`,
+    );
+    assert.ok(names.includes('clus-onc@c'), names.join(' '));
+    // An offline member may be renamed; removal without force is refused; with force it goes, with what it held.
+    assert.equal((await a.api.post('/1.0/cluster/members/c', { server_name: 'c2' })).status, 200);
+    expectError(await b.api.get('/1.0/cluster/members/c'), 404);
+    expectError(await b.api.delete('/1.0/cluster/members/c2'), 400);
+    await waitOp(b.api, await b.api.delete('/1.0/cluster/members/c2?force=1'));
+    expectError(await a.api.get('/1.0/containers/clus-onc'), 404);
+    // An online member removes itself only when it holds nothing (the refusal comes from b itself).
+    assert.match(expectError(await a.api.delete('/1.0/cluster/members/b'), 400), /holds 1 container/);
+    assert.deepEqual((await a.api.get('/1.0/cluster/members')).json.metadata, [
+      '/1.0/cluster/members/a',
+      '/1.0/cluster/members/b',
+    ]);
+  });
+});
