@@ -6,6 +6,7 @@ import { profileProjectOf } from '../../desired/projects.ts';
 import type { ContainerRow } from '../../desired/schema/index.ts';
 import { deviceMap, optionalString, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
+import { MigrationTarget } from '../migration-bodies.ts';
 import type { ApiDeps } from '../deps.ts';
 import { containerResources } from '../instance-collection.ts';
 import { param } from '../router.ts';
@@ -58,13 +59,7 @@ export const RenameBody = v.object({
   container_only: v.optional(v.boolean('expected a boolean')),
   instance_only: v.optional(v.boolean('expected a boolean')),
   allow_inconsistent: v.optional(v.boolean('expected a boolean')),
-  target: v.optional(
-    v.object({
-      operation: optionalString,
-      secrets: v.optional(stringMap),
-      certificate: optionalString,
-    }),
-  ),
+  target: MigrationTarget,
 });
 export const StateBody = v.object({
   action: v.picklist(

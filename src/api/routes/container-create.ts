@@ -17,6 +17,7 @@ import { lockProfiles } from '../../desired/profiles.ts';
 import type { ContainerSource } from '../../desired/schema/index.ts';
 import { readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
+import { migrationMode, pullSource } from '../migration-bodies.ts';
 import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
 import { async } from '../envelope.ts';
@@ -73,9 +74,7 @@ export async function createContainerRoute(
   await checkContainerProxies(db, undefined, expanded.devices, deps.containers.listenProbe);
   if (migrating) {
     const s = body.source!;
-    const mode = s.mode ?? 'pull';
-    if (mode !== 'pull' && mode !== 'push')
-      throw new ValidationError(`Migration source mode "${mode}" is not supported (pull or push)`);
+    const mode = migrationMode(s.mode);
     if (s.refresh) throw new ValidationError('Refreshing an existing container from another server is not supported');
     const pool = Object.values(expanded.devices).find((d) => d.type === 'disk' && d.path === '/')?.pool ?? '';
     const baseImage = s['base-image'] || body.config?.['volatile.base_image'];
@@ -88,9 +87,7 @@ export async function createContainerRoute(
         profileProject: pp,
         pool,
         mode,
-        ...(s.operation ? { operation: s.operation } : {}),
-        ...(s.secrets ? { secrets: s.secrets } : {}),
-        ...(s.certificate ? { certificate: s.certificate } : {}),
+        ...pullSource(s),
         live: s.live ?? false,
         containerOnly: s.container_only ?? s.instance_only ?? false,
         ...(baseImage ? { baseImage } : {}),

@@ -16,8 +16,9 @@ import { expandConfig } from '../../desired/expand.ts';
 import { lockProfiles } from '../../desired/profiles.ts';
 import { profileProjectOf } from '../../desired/projects.ts';
 import type { ContainerRow, ContainerSnapshotRow, ProfileRow } from '../../desired/schema/index.ts';
-import { optionalString, readJson, stringMap } from '../body.ts';
+import { optionalString, readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
+import { MigrationTarget, targetOf } from '../migration-bodies.ts';
 import type { ApiDeps } from '../deps.ts';
 import { writeWithOperation } from '../desired-write.ts';
 import { async, sync } from '../envelope.ts';
@@ -35,9 +36,7 @@ const PostBody = v.object({
   migration: v.optional(v.boolean('expected a boolean')),
   live: v.optional(v.boolean('expected a boolean')),
   // migration: true with a target is push mode: the sink's operation, which svcd dials
-  target: v.optional(
-    v.object({ operation: optionalString, secrets: v.optional(stringMap), certificate: optionalString }),
-  ),
+  target: MigrationTarget,
 });
 
 const UNSET = '1970-01-01T00:00:00Z';
@@ -156,15 +155,7 @@ export function registerContainerSnapshotRoutes(app: Hono<AppEnv>, deps: ApiDeps
             live: false,
             containerOnly: true,
             snapshot: { id: s.id, name: s.name },
-            ...(t
-              ? {
-                  target: {
-                    operation: t.operation ?? '',
-                    secrets: t.secrets ?? {},
-                    ...(t.certificate ? { certificate: t.certificate } : {}),
-                  },
-                }
-              : {}),
+            ...targetOf(t),
           }),
         );
       }

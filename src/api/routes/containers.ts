@@ -24,6 +24,7 @@ import { readJson } from '../body.ts';
 import { requestSignal } from '../request-signal.ts';
 import type { Tx } from '../../db/types.ts';
 import type { AppEnv } from '../context.ts';
+import { targetOf } from '../migration-bodies.ts';
 import type { ApiDeps } from '../deps.ts';
 import { writeAndConverge, writeWithOperation } from '../desired-write.ts';
 import { async, sync, syncRaw } from '../envelope.ts';
@@ -252,15 +253,7 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
           await deps.migration.sendContainer(cur, {
             live: body.live ?? false,
             containerOnly: body.container_only ?? body.instance_only ?? false,
-            ...(target
-              ? {
-                  target: {
-                    operation: target.operation ?? '',
-                    secrets: target.secrets ?? {},
-                    ...(target.certificate ? { certificate: target.certificate } : {}),
-                  },
-                }
-              : {}),
+            ...targetOf(target),
           }),
         );
       }

@@ -29,6 +29,7 @@ import type { ApiDeps } from '../deps.ts';
 import { clusteredMemberNames } from '../../cluster/members.ts';
 import { awaitConverged, writeWithOperation } from '../desired-write.ts';
 import { async, sync } from '../envelope.ts';
+import { MigrationTarget, migrationMode, pullSource, targetOf } from '../migration-bodies.ts';
 import { checkedWrite, computeEtag } from '../etag.ts';
 import { HttpError } from '../errors.ts';
 import { renderCollection } from '../query.ts';
@@ -62,9 +63,7 @@ const PostBody = v.object({
   migration: v.optional(v.boolean('expected a boolean')),
   volume_only: v.optional(v.boolean('expected a boolean')),
   // migration: true with a target is push mode: the sink's operation, which svcd dials
-  target: v.optional(
-    v.object({ operation: optionalString, secrets: v.optional(stringMap), certificate: optionalString }),
-  ),
+  target: MigrationTarget,
 });
 
 /** Custom volumes live in the default project (svcd has no features.storage.volumes yet). */
@@ -139,9 +138,7 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
     }
     if (body.source.type === 'migration') {
       const s = body.source;
-      const mode = s.mode ?? 'pull';
-      if (mode !== 'pull' && mode !== 'push')
-        throw new ValidationError(`Migration source mode "${mode}" is not supported (pull or push)`);
+      const mode = migrationMode(s.mode);
       if (s.refresh) throw new ValidationError('Refreshing an existing volume from another server is not supported');
       if (type !== 'custom') throw new ValidationError(`Only custom volumes migrate (got type "${type}")`);
       // what another server keeps for itself (volatile.*) stays there
@@ -156,9 +153,7 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
           description: body.description ?? '',
           config,
           mode,
-          ...(s.operation ? { operation: s.operation } : {}),
-          ...(s.secrets ? { secrets: s.secrets } : {}),
-          ...(s.certificate ? { certificate: s.certificate } : {}),
+          ...pullSource(s),
           volumeOnly: s.volume_only ?? false,
         }),
       );
@@ -258,15 +253,7 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
           c,
           await deps.migration.sendVolume(cur, {
             volumeOnly: body.volume_only ?? false,
-            ...(t
-              ? {
-                  target: {
-                    operation: t.operation ?? '',
-                    secrets: t.secrets ?? {},
-                    ...(t.certificate ? { certificate: t.certificate } : {}),
-                  },
-                }
-              : {}),
+            ...targetOf(t),
           }),
         );
       }
