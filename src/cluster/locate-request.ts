@@ -17,7 +17,8 @@ export function parseRequestSubject(method: string, pathname: string, query: URL
   const seg = pathname.split('/').slice(1).map(decodeURIComponent);
   if (seg[0] !== '1.0') return undefined;
   const target = query.get('target') || undefined;
-  if (seg[1] === 'containers') {
+  // /1.0/instances is the same API (LXD 4+ clients, lxc once `instances` is announced)
+  if (seg[1] === 'containers' || seg[1] === 'instances') {
     // A create is placed (target, else the least loaded member); every other verb goes where the container is.
     if (seg.length === 2) return method === 'POST' ? { kind: 'create', target, placed: true } : undefined;
     if (seg[2]) return { kind: 'container', project: query.get('project') || 'default', name: seg[2] };
