@@ -46,8 +46,17 @@ const tmp = await mkdtemp(path.join(os.tmpdir(), 'mig-bench-'));
 const dirs: string[] = [tmp];
 const cli = await lxcCli(a.daemon.stateDir);
 // lxc without the test helper's 60 s limit: ten big copies at once take longer
+// (stdin closed: lxc init and launch read a config from a stdin that is not a terminal)
 const lxcRun = (args: string[]) =>
-  run('lxc', args, { env: { ...process.env, LXD_CONF: cli.conf }, maxBuffer: 64 * 1024 * 1024 }).then((r) => r.stdout);
+  new Promise<string>((resolve, reject) => {
+    const child = execFile(
+      'lxc',
+      args,
+      { env: { ...process.env, LXD_CONF: cli.conf }, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => (err ? reject(new Error(`lxc ${args.join(' ')}: ${stderr}`)) : resolve(stdout)),
+    );
+    child.stdin?.end();
+  });
 const lxc = { ok: lxcRun, run: (args: string[]) => lxcRun(args).catch(() => undefined), cleanup: () => cli.cleanup() };
 try {
   for (const h of [a, b]) {
