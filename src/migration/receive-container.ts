@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { ContainerInput } from '../desired/containers.ts';
 import { CONTAINER_KIND, containerUrl, insertContainer, readContainer } from '../desired/containers.ts';
 import { insertRestoredSnapshots } from '../desired/container-snapshots.ts';
-import { ConflictError, HostFailureError, NotFoundError, ValidationError } from '../desired/errors.ts';
+import { ConflictError, HostFailureError, NotFoundError } from '../desired/errors.ts';
 import { validateContainerName } from '../desired/names.ts';
 import { lockProfiles } from '../desired/profiles.ts';
 import { shiftRules } from '../host/migration/shift-tree.ts';
 import type { OperationRow } from '../desired/schema/index.ts';
-import { acceptChannels, dialChannels, type MigrationChannels } from './migration-channels.ts';
+import type { MigrationChannels } from './migration-channels.ts';
+import { peerOf, refusedLive, startMigrationTask } from './migration-task.ts';
 import type { MigrationDeps } from './migration-deps.ts';
 import { snapshotFromWire } from './snapshot-wire.ts';
 import { STAGING_KIND, type Staging } from './staging.ts';
@@ -34,11 +35,6 @@ export interface ReceiveContainerRequest {
   baseImage?: string;
 }
 
-const refusedLive = () =>
-  new ValidationError(
-    'Unable to perform container live migration: CRIU is not available on this server (use --stateless, or stop the container)',
-  );
-
 /**
  * The sink of a container migration (`POST /1.0/containers` with source type `migration`): one task
  * that connects the channels (pull: dials the source's operation; push: serves its own secrets), answers
@@ -50,14 +46,7 @@ const refusedLive = () =>
 export async function receiveContainer(deps: MigrationDeps, req: ReceiveContainerRequest): Promise<OperationRow> {
   validateContainerName(req.name);
   if (req.live) throw refusedLive();
-  let pullSecrets: { control: string; fs: string } | undefined;
-  if (req.mode === 'pull') {
-    if (!req.operation) throw new ValidationError('Missing "source.operation": the source server\'s operation URL');
-    const s = req.secrets ?? {};
-    if (s.criu) throw refusedLive();
-    if (!s.control || !s.fs) throw new ValidationError('Missing "source.secrets": the control and fs secrets');
-    pullSecrets = { control: s.control, fs: s.fs };
-  }
+  const peer = req.mode === 'pull' ? peerOf('source', req, refusedLive) : undefined;
   await readContainer(deps.db, req.project, req.name).then(
     () => {
       throw new ConflictError(`Container "${req.name}" already exists`);
@@ -66,33 +55,20 @@ export async function receiveContainer(deps: MigrationDeps, req: ReceiveContaine
       if (!(e instanceof NotFoundError)) throw e;
     },
   );
-  const opId = randomUUID();
-  const accept = req.mode === 'push' ? acceptChannels(deps.ops.websockets, opId) : undefined;
-  const spec = {
-    id: opId,
-    class: req.mode === 'push' ? ('websocket' as const) : ('task' as const),
-    description: 'Creating container',
-    project: req.project,
-    resources: { containers: [containerUrl({ name: req.name, project: req.project })] },
-    ...(accept ? { metadata: { ...accept.secrets } } : {}),
-  };
-  try {
-    return await deps.ops.startTask(spec, async (ctx) => {
-      const channels = accept
-        ? await accept.connected(ctx.signal)
-        : await dialChannels(req.operation!, pullSecrets!, req.certificate, ctx.signal);
-      try {
-        const id = await receive(deps, req, channels, ctx);
-        const converged = await deps.convergence.wait(CONTAINER_KIND, id.row, id.generation, CONVERGE_MS);
-        if (!converged.ok) throw new HostFailureError(converged.error);
-      } finally {
-        channels.close();
-      }
-    });
-  } catch (e) {
-    deps.ops.websockets.revoke(opId);
-    throw e;
-  }
+  return startMigrationTask(
+    deps,
+    {
+      description: 'Creating container',
+      project: req.project,
+      resources: { containers: [containerUrl({ name: req.name, project: req.project })] },
+    },
+    peer,
+    async (channels, ctx) => {
+      const id = await receive(deps, req, channels, ctx);
+      const converged = await deps.convergence.wait(CONTAINER_KIND, id.row, id.generation, CONVERGE_MS);
+      if (!converged.ok) throw new HostFailureError(converged.error);
+    },
+  );
 }
 
 async function receive(

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConflictError, HostFailureError, NotFoundError, ValidationError } from '../desired/errors.ts';
 import type { OperationRow } from '../desired/schema/index.ts';
 import { insertVolume, readVolume, VOLUME_KIND, volumeUrl } from '../desired/storage-volumes.ts';
-import { acceptChannels, dialChannels } from './migration-channels.ts';
+import { peerOf, startMigrationTask } from './migration-task.ts';
 import type { MigrationDeps } from './migration-deps.ts';
 import { STAGING_KIND, type Staging } from './staging.ts';
 import { receiveStream } from './volume-stream.ts';
@@ -28,13 +28,10 @@ export interface ReceiveVolumeRequest {
  * one insert (receive-container.ts has the same shape and the reasons).
  */
 export async function receiveVolume(deps: MigrationDeps, req: ReceiveVolumeRequest): Promise<OperationRow> {
-  let pull: { control: string; fs: string } | undefined;
-  if (req.mode === 'pull') {
-    if (!req.operation) throw new ValidationError('Missing "source.operation": the source server\'s operation URL');
-    const s = req.secrets ?? {};
-    if (!s.control || !s.fs) throw new ValidationError('Missing "source.secrets": the control and fs secrets');
-    pull = { control: s.control, fs: s.fs };
-  }
+  const peer =
+    req.mode === 'pull'
+      ? peerOf('source', req, () => new ValidationError('Live migration is not supported for volumes'))
+      : undefined;
   await readVolume(deps.db, req.pool, req.project, 'custom', req.name).then(
     () => {
       throw new ConflictError(`Storage volume "${req.name}" already exists`);
@@ -44,75 +41,62 @@ export async function receiveVolume(deps: MigrationDeps, req: ReceiveVolumeReque
     },
   );
   await deps.pools(req.pool);
-  const opId = randomUUID();
-  const accept = req.mode === 'push' ? acceptChannels(deps.ops.websockets, opId) : undefined;
-  try {
-    return await deps.ops.startTask(
-      {
-        id: opId,
-        class: accept ? 'websocket' : 'task',
-        description: 'Creating storage volume',
-        project: req.project,
-        resources: { storage_volumes: [volumeUrl({ ...req, type: 'custom' })] },
-        ...(accept ? { metadata: { ...accept.secrets } } : {}),
-      },
-      async (ctx) => {
-        const channels = accept
-          ? await accept.connected(ctx.signal)
-          : await dialChannels(req.operation!, pull!, req.certificate, ctx.signal);
-        let staging: Staging | undefined;
-        try {
-          const id = randomUUID();
-          const got = await receiveStream(
-            channels,
-            {
-              features: deps.rsyncFeatures,
-              volumeOnly: req.volumeOnly,
-              stage: () => deps.staging.begin({ kind: STAGING_KIND.custom, id, pool: req.pool }),
-              shift: false,
-              name: req.name,
-            },
-            ctx,
-          );
-          staging = got.staging;
-          const now = new Date();
-          const row = await insertVolume(deps.db, {
-            pool: req.pool,
-            project: req.project,
-            type: 'custom',
+  return startMigrationTask(
+    deps,
+    {
+      description: 'Creating storage volume',
+      project: req.project,
+      resources: { storage_volumes: [volumeUrl({ ...req, type: 'custom' })] },
+    },
+    peer,
+    async (channels, ctx) => {
+      let staging: Staging | undefined;
+      try {
+        const id = randomUUID();
+        const got = await receiveStream(
+          channels,
+          {
+            features: deps.rsyncFeatures,
+            volumeOnly: req.volumeOnly,
+            stage: () => deps.staging.begin({ kind: STAGING_KIND.custom, id, pool: req.pool }),
+            shift: false,
             name: req.name,
-            description: req.description,
-            config: req.config,
-            location: deps.node,
-            received: {
-              id,
-              snapshots: got.snapshots.map((s) => ({
-                id: s.id,
-                name: s.name,
-                description: '',
-                config: Object.fromEntries((s.wire?.localConfig ?? []).map((e) => [e.key, e.value])),
-                createdAt: s.wire?.creationDate ? new Date(s.wire.creationDate * 1000) : now,
-              })),
-            },
-          });
-          await staging.commit();
-          staging = undefined;
-          deps.reconcile.enqueue(VOLUME_KIND, row.id, 'migration received');
-          await channels.report(undefined);
-          const converged = await deps.convergence.wait(VOLUME_KIND, row.id, row.generation, CONVERGE_MS);
-          if (!converged.ok) throw new HostFailureError(converged.error);
-        } catch (e) {
-          const err = e instanceof Error ? e : new Error(String(e));
-          await channels.report(err);
-          await staging?.abort().catch((x: unknown) => deps.log.error({ err: x }, 'removing a failed migration'));
-          throw err;
-        } finally {
-          channels.close();
-        }
-      },
-    );
-  } catch (e) {
-    deps.ops.websockets.revoke(opId);
-    throw e;
-  }
+          },
+          ctx,
+        );
+        staging = got.staging;
+        const now = new Date();
+        const row = await insertVolume(deps.db, {
+          pool: req.pool,
+          project: req.project,
+          type: 'custom',
+          name: req.name,
+          description: req.description,
+          config: req.config,
+          location: deps.node,
+          received: {
+            id,
+            snapshots: got.snapshots.map((s) => ({
+              id: s.id,
+              name: s.name,
+              description: '',
+              config: Object.fromEntries((s.wire?.localConfig ?? []).map((e) => [e.key, e.value])),
+              createdAt: s.wire?.creationDate ? new Date(s.wire.creationDate * 1000) : now,
+            })),
+          },
+        });
+        await staging.commit();
+        staging = undefined;
+        deps.reconcile.enqueue(VOLUME_KIND, row.id, 'migration received');
+        await channels.report(undefined);
+        const converged = await deps.convergence.wait(VOLUME_KIND, row.id, row.generation, CONVERGE_MS);
+        if (!converged.ok) throw new HostFailureError(converged.error);
+      } catch (e) {
+        const err = e instanceof Error ? e : new Error(String(e));
+        await channels.report(err);
+        await staging?.abort().catch((x: unknown) => deps.log.error({ err: x }, 'removing a failed migration'));
+        throw err;
+      }
+    },
+  );
 }

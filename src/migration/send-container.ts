@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { allContainerSnapshots } from '../desired/container-snapshots.ts';
 import { containerUrl, expandStoredContainer } from '../desired/containers.ts';
 import { ValidationError } from '../desired/errors.ts';
 import { readContainerRuntime } from '../desired/runtime-reads.ts';
 import type { ContainerRow, OperationRow } from '../desired/schema/index.ts';
 import type { IdMapEntry } from '../host/migration/migration-codec.ts';
-import { acceptChannels, dialChannels, type MigrationChannels } from './migration-channels.ts';
+import type { MigrationChannels } from './migration-channels.ts';
+import { peerOf, refusedLive, reportingFailure, startMigrationTask } from './migration-task.ts';
 import type { MigrationDeps } from './migration-deps.ts';
 import { snapshotToWire } from './snapshot-wire.ts';
 import { sendStream, type TaskCtx } from './volume-stream.ts';
@@ -33,16 +33,8 @@ export async function sendContainer(
   req: SendContainerRequest,
 ): Promise<OperationRow> {
   const running = !req.snapshot && (await readContainerRuntime(deps.db, ct.id))?.state === 'RUNNING';
-  if (req.live && running)
-    throw new ValidationError(
-      'Unable to perform container live migration: CRIU is not available on this server (use --stateless, or stop the container)',
-    );
-  if (req.target) {
-    const s = req.target.secrets ?? {};
-    if (s.criu) throw new ValidationError('Live migration is not supported: the target asked for a criu channel');
-    if (!s.control || !s.fs) throw new ValidationError('Missing "target.secrets": the control and fs secrets');
-    if (!req.target.operation) throw new ValidationError('Missing "target.operation"');
-  }
+  if (req.live && running) throw refusedLive();
+  const peer = req.target && peerOf('target', req.target, refusedLive);
   const { devices, config } = await expandStoredContainer(deps.db, ct);
   const rootPool = Object.values(devices).find((d) => d.type === 'disk' && d.path === '/')?.pool;
   if (!rootPool) throw new ValidationError(`Container "${ct.name}" has no root disk`);
@@ -53,41 +45,13 @@ export async function sendContainer(
       : (await allContainerSnapshots(deps.db, ct.id))
           .filter((s) => !s.deletingAt)
           .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
-  const opId = randomUUID();
-  const accept = req.target ? undefined : acceptChannels(deps.ops.websockets, opId);
-  const spec = {
-    id: opId,
-    class: accept ? ('websocket' as const) : ('task' as const),
-    description: 'Migrating container',
-    project: ct.project,
-    resources: { containers: [containerUrl(ct)] },
-    ...(accept ? { metadata: { ...accept.secrets } } : {}),
-  };
   const ref = { id: ct.id, type: 'container' as const };
-  try {
-    return await deps.ops.startTask(spec, async (ctx) => {
-      const channels = accept
-        ? await accept.connected(ctx.signal)
-        : await dialChannels(
-            req.target!.operation,
-            { control: req.target!.secrets.control!, fs: req.target!.secrets.fs! },
-            req.target!.certificate,
-            ctx.signal,
-          );
-      try {
-        await send(channels, ctx);
-      } catch (e) {
-        const err = e instanceof Error ? e : new Error(String(e));
-        await channels.report(err);
-        throw err;
-      } finally {
-        channels.close();
-      }
-    });
-  } catch (e) {
-    deps.ops.websockets.revoke(opId);
-    throw e;
-  }
+  return startMigrationTask(
+    deps,
+    { description: 'Migrating container', project: ct.project, resources: { containers: [containerUrl(ct)] } },
+    peer,
+    (channels, ctx) => reportingFailure(channels, () => send(channels, ctx)),
+  );
 
   async function send(channels: MigrationChannels, ctx: TaskCtx) {
     const bwlimit = pool.spec.config['rsync.bwlimit'];

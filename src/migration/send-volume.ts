@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { ValidationError } from '../desired/errors.ts';
 import type { OperationRow, StorageVolumeRow } from '../desired/schema/index.ts';
 import { listSnapshots, volumeUrl } from '../desired/storage-volumes.ts';
-import { acceptChannels, dialChannels } from './migration-channels.ts';
+import { peerOf, reportingFailure, startMigrationTask } from './migration-task.ts';
 import type { MigrationDeps } from './migration-deps.ts';
 import { sendStream } from './volume-stream.ts';
 
@@ -23,80 +22,50 @@ export async function sendVolume(
   req: SendVolumeRequest,
 ): Promise<OperationRow> {
   if (vol.type !== 'custom') throw new ValidationError(`Only custom volumes migrate (this one is "${vol.type}")`);
-  if (req.target) {
-    const s = req.target.secrets ?? {};
-    if (!s.control || !s.fs) throw new ValidationError('Missing "target.secrets": the control and fs secrets');
-    if (!req.target.operation) throw new ValidationError('Missing "target.operation"');
-  }
+  const peer =
+    req.target &&
+    peerOf('target', req.target, () => new ValidationError('Live migration is not supported for volumes'));
   const pool = await deps.pools(vol.pool);
   const snapshots = req.volumeOnly
     ? []
     : [...(await listSnapshots(deps.db, vol.id))].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
-  const opId = randomUUID();
-  const accept = req.target ? undefined : acceptChannels(deps.ops.websockets, opId);
   const ref = { id: vol.id, type: 'custom' as const };
-  try {
-    return await deps.ops.startTask(
-      {
-        id: opId,
-        class: accept ? 'websocket' : 'task',
-        description: 'Migrating storage volume',
-        project: vol.project,
-        resources: { storage_volumes: [volumeUrl(vol)] },
-        ...(accept ? { metadata: { ...accept.secrets } } : {}),
-      },
-      async (ctx) => {
-        const t = req.target;
-        const channels = accept
-          ? await accept.connected(ctx.signal)
-          : await dialChannels(
-              t!.operation,
-              { control: t!.secrets.control!, fs: t!.secrets.fs! },
-              t!.certificate,
-              ctx.signal,
-            );
-        try {
-          const bwlimit = pool.spec.config['rsync.bwlimit'];
-          await sendStream(
-            channels,
-            {
-              header: {
-                snapshotNames: snapshots.map((s) => s.name),
-                snapshots: snapshots.map((s) => ({
-                  name: s.name,
-                  localConfig: Object.entries(s.config).map(([key, value]) => ({ key, value })),
-                  profiles: [],
-                  ephemeral: false,
-                  localDevices: [],
-                  architecture: 0,
-                  stateful: false,
-                  creationDate: Math.floor(s.createdAt.getTime() / 1000),
-                  lastUsedDate: 0,
-                  expiryDate: 0,
-                })),
-              },
-              dirs: [
-                ...snapshots.map((s) => pool.driver.snapshotPath(pool.spec, { volume: ref, id: s.id })),
-                pool.driver.volumePath(pool.spec, ref),
-              ],
-              running: false,
-              features: deps.rsyncFeatures,
-              ...(bwlimit ? { bwlimit } : {}),
-              name: vol.name,
+  return startMigrationTask(
+    deps,
+    { description: 'Migrating storage volume', project: vol.project, resources: { storage_volumes: [volumeUrl(vol)] } },
+    peer,
+    (channels, ctx) =>
+      reportingFailure(channels, async () => {
+        const bwlimit = pool.spec.config['rsync.bwlimit'];
+        await sendStream(
+          channels,
+          {
+            header: {
+              snapshotNames: snapshots.map((s) => s.name),
+              snapshots: snapshots.map((s) => ({
+                name: s.name,
+                localConfig: Object.entries(s.config).map(([key, value]) => ({ key, value })),
+                profiles: [],
+                ephemeral: false,
+                localDevices: [],
+                architecture: 0,
+                stateful: false,
+                creationDate: Math.floor(s.createdAt.getTime() / 1000),
+                lastUsedDate: 0,
+                expiryDate: 0,
+              })),
             },
-            ctx,
-          );
-        } catch (e) {
-          const err = e instanceof Error ? e : new Error(String(e));
-          await channels.report(err);
-          throw err;
-        } finally {
-          channels.close();
-        }
-      },
-    );
-  } catch (e) {
-    deps.ops.websockets.revoke(opId);
-    throw e;
-  }
+            dirs: [
+              ...snapshots.map((s) => pool.driver.snapshotPath(pool.spec, { volume: ref, id: s.id })),
+              pool.driver.volumePath(pool.spec, ref),
+            ],
+            running: false,
+            features: deps.rsyncFeatures,
+            ...(bwlimit ? { bwlimit } : {}),
+            name: vol.name,
+          },
+          ctx,
+        );
+      }),
+  );
 }
