@@ -20,7 +20,8 @@ import { createAgentReconcileManager } from './agent/create-agent-reconcile-mana
 import { openAgentStore } from './agent/open-agent-store.ts';
 import { registerObservers } from './agent/register-observers.ts';
 import { type RunningParts, startAgent, stopAgent } from './agent/start-agent.ts';
-import type { Agent, AgentOptions } from './agent/types.ts';
+import type { Agent, AgentOptions, AgentRestart } from './agent/types.ts';
+import type { Listeners } from './api/listeners.ts';
 
 export type { Agent, AgentOptions } from './agent/types.ts';
 
@@ -29,6 +30,70 @@ export type { Agent, AgentOptions } from './agent/types.ts';
  * src/agent/), and every piece of per-agent state. Tests use it too.
  */
 export async function createAgent(config: DaemonConfig, opts: AgentOptions = {}): Promise<Agent> {
+  let current: Built;
+  let restarting: Promise<unknown> = Promise.resolve();
+  /**
+   * Replace the agent by a new one inside the same listeners (requests wait meanwhile, none is refused): when
+   * what the agent is built on changes, as the database does when this daemon joins a cluster. `prepare` runs
+   * between the old agent's stop and the new one's start; `undo` when the new one cannot start, after which
+   * the agent starts again as it was.
+   */
+  const restart: AgentRestart = (reason, steps = {}) => {
+    // From this call on, requests wait for the new agent (the caller's own answer is already being made).
+    current.parts.listeners.pause();
+    const run = restarting.then(async () => {
+      const old = current;
+      old.store.log.info({ reason }, 'restarting the agent');
+      await stopAgent(old.parts, false, { keepListeners: true, stopDatabaseServer: steps.stopDatabaseServer });
+      await steps.prepare?.();
+      try {
+        current = await buildAgent(config, opts, old.parts.listeners, restart);
+      } catch (e) {
+        old.store.log.error({ err: e, reason }, 'the restarted agent did not start; starting it as it was');
+        await steps.undo?.();
+        current = await buildAgent(config, opts, old.parts.listeners, restart);
+        throw e;
+      }
+      return { ops: current.store.ops };
+    });
+    restarting = run.catch(() => {});
+    return run;
+  };
+  current = await buildAgent(config, opts, undefined, restart);
+  return {
+    config,
+    get app() {
+      return current.api.app;
+    },
+    get database() {
+      return current.store.database;
+    },
+    get bus() {
+      return current.store.bus;
+    },
+    get ops() {
+      return current.store.ops;
+    },
+    get log() {
+      return current.store.log;
+    },
+    get reconcile() {
+      return current.parts.reconcile;
+    },
+    socketPath: unixSocketOf(config.stateDir),
+    shutdownHost: () => restarting.then(() => stopAgent(current.parts, true)),
+    stop: () => restarting.then(() => stopAgent(current.parts, false)),
+  };
+}
+
+type Built = Awaited<ReturnType<typeof buildAgent>>;
+
+async function buildAgent(
+  config: DaemonConfig,
+  opts: AgentOptions,
+  handover: Listeners | undefined,
+  restart: AgentRestart,
+) {
   const store = await openAgentStore(config, opts);
   const { clock, bus, log, database, db, recorded, ops } = store;
 
@@ -112,6 +177,8 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
   const api = await buildApi({
     config,
     opts,
+    handover,
+    restart,
     store,
     reconcile,
     convergence,
@@ -119,7 +186,7 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     live,
     storage,
   });
-  const { app, listeners, debugListener, migrations, eventRelay, sharedKinds } = api;
+  const { listeners, debugListener, migrations, eventRelay, sharedKinds } = api;
   memberImages = api.memberImages;
   const socketPath = unixSocketOf(config.stateDir);
   const parts: RunningParts = {
@@ -141,17 +208,6 @@ export async function createAgent(config: DaemonConfig, opts: AgentOptions = {})
     devsvc,
     hotplug,
   };
-  await startAgent(parts);
-  return {
-    config,
-    app,
-    database,
-    bus,
-    ops,
-    log,
-    reconcile,
-    socketPath,
-    shutdownHost: () => stopAgent(parts, true),
-    stop: () => stopAgent(parts, false),
-  };
+  await startAgent(parts, { handover: !!handover });
+  return { parts, store, api };
 }

@@ -31,7 +31,8 @@ export async function formCluster(first: Host, others: Host[]): Promise<void> {
   for (const h of others) await joinCluster(h, first);
 }
 
-export async function joinCluster(h: Host, via: Host, password = CLUSTER_PASSWORD) {
+/** Join `h` through member `via`, which presents `clusterCert` (the bootstrap member's certificate). */
+export async function joinCluster(h: Host, via: Host, password = CLUSTER_PASSWORD, clusterCert = via.cert) {
   return waitOp(
     h.api,
     await h.api.put('/1.0/cluster', {
@@ -39,7 +40,7 @@ export async function joinCluster(h: Host, via: Host, password = CLUSTER_PASSWOR
       enabled: true,
       server_address: `127.0.0.1:${h.port}`,
       cluster_address: `127.0.0.1:${via.port}`,
-      cluster_certificate: via.cert,
+      cluster_certificate: clusterCert,
       cluster_password: password,
       member_config: [],
     }),

@@ -3,7 +3,8 @@ import type { DaemonConfig } from '../config/daemon-config.ts';
 import { createApp } from '../api/app.ts';
 import { createDebugListener } from '../api/debug/debug-listener.ts';
 import { createImagePulls } from '../api/image-pulls.ts';
-import { createListeners } from '../api/listeners.ts';
+import { createListeners, type ListenerDeps, type Listeners } from '../api/listeners.ts';
+import { createDatabaseTunnelEndpoint } from '../cluster/database-tunnel-endpoint.ts';
 import { createTrustStore } from '../api/trust-store.ts';
 import { createClusterService } from '../cluster/cluster-service.ts';
 import { createEventRelay } from '../cluster/event-relay.ts';
@@ -37,11 +38,14 @@ import type { LiveRegistry } from '../reconcilers/container/ensure-live.ts';
 import type { Convergence } from '../reconcilers/convergence.ts';
 import type { ReconcileManager } from '../reconcilers/runtime/index.ts';
 import type { AgentStore } from './open-agent-store.ts';
-import type { AgentOptions } from './types.ts';
+import type { AgentOptions, AgentRestart } from './types.ts';
 
 export async function buildApi(input: {
   config: DaemonConfig;
   opts: AgentOptions;
+  /** The listeners of the agent this one replaces (a restart): served by this agent from its start on. */
+  handover?: Listeners | undefined;
+  restart: AgentRestart;
   store: AgentStore;
   reconcile: ReconcileManager;
   convergence: Convergence;
@@ -49,7 +53,7 @@ export async function buildApi(input: {
   live: LiveRegistry;
   storage: StorageDrivers;
 }) {
-  const { config, opts, store, reconcile, convergence, observers, live, storage } = input;
+  const { config, opts, store, reconcile, convergence, observers, live, storage, restart } = input;
   const { db, recorded, database, pki, log, serverCert, host, ops, bus } = store;
   // A running container's usage for the state route (observers/adapters.ts).
   const containerStats = createContainerStatsAdapter();
@@ -62,6 +66,8 @@ export async function buildApi(input: {
     stateDir: config.stateDir,
     serving,
     setCertificate: (c) => listeners!.setCertificate(c),
+    restart,
+    databaseServed: !!store.dbServer && !config.databaseUrl,
   });
   await cluster.init();
   const resources = createResourcesCache({ ttlMs: 1_000 });
@@ -88,7 +94,7 @@ export async function buildApi(input: {
     log: log.child({ component: 'cluster' }),
   });
   // Made after the app, which names it in its settings' callbacks.
-  let listeners: ReturnType<typeof createListeners> | undefined;
+  let listeners: Listeners | undefined;
   const debugListener = createDebugListener({ log: log.child({ component: 'debug' }) });
   const networkHost = createNetworkHost({});
   // The protocols a pull can use, by the name a source gives (src/api/remote-source.ts maps `lxd` to svc).
@@ -189,7 +195,7 @@ export async function buildApi(input: {
       addresses: () => listeners?.addresses() ?? [],
     },
   });
-  listeners = createListeners({
+  const listenerDeps: ListenerDeps = {
     app,
     db,
     bus,
@@ -201,6 +207,8 @@ export async function buildApi(input: {
     ...(opts.pingMs ? { pingMs: opts.pingMs } : {}),
     ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
     forwardUpgrade: createUpgradeForwarder({ db, node: config.nodeName, cluster }),
-  });
+    protocolUpgrade: createDatabaseTunnelEndpoint({ cluster, stateDir: config.stateDir, log }),
+  };
+  listeners = input.handover ? input.handover.adopt(listenerDeps) : createListeners(listenerDeps);
   return { app, listeners, debugListener, migrations, eventRelay, sharedKinds, memberImages };
 }

@@ -4,6 +4,9 @@ import type { DaemonConfig } from '../config/daemon-config.ts';
 import { openDaemonDatabase } from '../db/open-daemon-database.ts';
 import { ensureDefaultProject } from '../desired/projects.ts';
 import { preloadFacts } from '../desired/reconcile-facts.ts';
+import { readClusterCertificate } from '../cluster/cluster-certificate.ts';
+import { readClusterDatabase } from '../cluster/cluster-database-file.ts';
+import { dialDatabaseTunnel } from '../cluster/database-tunnel.ts';
 import { startMember } from '../cluster/start-member.ts';
 import { ensureDefaultPool } from '../desired/storage-pools.ts';
 import { createEventBus } from '../events/index.ts';
@@ -16,6 +19,25 @@ import { systemClock } from '../reconcilers/runtime/index.ts';
 import { ensureServerCertificate } from '../tls/ensure-server-certificate.ts';
 import { readServerPki } from '../tls/read-server-pki.ts';
 import type { AgentOptions } from './types.ts';
+
+/**
+ * A cluster on the embedded engine: this daemon's private server serves it, or another member's does
+ * (reached through the database tunnel with the cluster certificate). DATABASE_URL, when set, is the
+ * cluster's database instead.
+ */
+async function clusterDatabaseOf(config: DaemonConfig) {
+  if (config.databaseUrl) return undefined;
+  const record = await readClusterDatabase(config.stateDir);
+  if (!record) return undefined;
+  if (record.mode === 'served') return { served: true as const };
+  const client = await readClusterCertificate(config.stateDir);
+  if (!client) throw new Error(`${config.stateDir} names the cluster's database but holds no cluster certificate`);
+  const { user, password, database, address, pin } = record;
+  return {
+    url: `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@cluster/${encodeURIComponent(database)}`,
+    connect: () => dialDatabaseTunnel({ address, pin, client, timeoutMs: 10_000 }),
+  };
+}
 
 export type AgentStore = Awaited<ReturnType<typeof openAgentStore>>;
 
@@ -34,6 +56,7 @@ export async function openAgentStore(config: DaemonConfig, opts: AgentOptions) {
     stateDir: config.stateDir,
     databaseUrl: config.databaseUrl,
     embedded: config.embeddedDatabase,
+    cluster: await clusterDatabaseOf(config),
     createServer: (d) =>
       createPrivatePostgres({
         ...d,

@@ -40,13 +40,14 @@ export interface RunningParts {
   sharedKinds: { start(): void; stop(): void };
 }
 
-export async function startAgent(p: RunningParts): Promise<void> {
+export async function startAgent(p: RunningParts, how: { handover?: boolean } = {}): Promise<void> {
   const { config, store, lxc, lxcPath, socketPath, bootGate, containerObserver, observers, reconcile } = p;
   const { convergence, listeners, debugListener, devsvc } = p;
   const { db, log, ops, database, dbServer } = store;
   try {
-    // Before anything touches the host: another svcd serving this state directory refuses this one.
-    await assertUnixFree(socketPath);
+    // Before anything touches the host: another svcd serving this state directory refuses this one (a
+    // restarted agent serves it already, in the same listeners).
+    if (!how.handover) await assertUnixFree(socketPath);
     // One look at every container before the API answers: its runtime rows are then what the host shows now,
     // not what they were when svcd last stopped (a host reboot, a kill -9, a container stopped meanwhile).
     await containerObserver
@@ -116,7 +117,11 @@ export async function startAgent(p: RunningParts): Promise<void> {
 }
 
 /** svcd's own stop (containers keep running), or with `host` a host shutdown: containers stopped by boot.stop.priority first. */
-export async function stopAgent(p: RunningParts, host: boolean): Promise<void> {
+export async function stopAgent(
+  p: RunningParts,
+  host: boolean,
+  restart: { keepListeners?: boolean; stopDatabaseServer?: boolean | undefined } = {},
+): Promise<void> {
   const { store, lxc, lxcPath, observers, reconcile, listeners, debugListener, devsvc, hotplug } = p;
   const { db, log, ops, database, dbServer } = store;
   if (host) {
@@ -125,7 +130,7 @@ export async function stopAgent(p: RunningParts, host: boolean): Promise<void> {
   } else log.info('svcd stopping');
   p.eventRelay.stop();
   p.sharedKinds.stop();
-  await listeners.close();
+  if (!restart.keepListeners) await listeners.close();
   await debugListener.close();
   await observers.stop();
   hotplug.close();
@@ -137,6 +142,6 @@ export async function stopAgent(p: RunningParts, host: boolean): Promise<void> {
   await database.close();
   // The embedded server keeps running after svcd's own stop: the next svcd adopts it (as systemd's
   // KillMode=process leaves it); a host shutdown stops it.
-  if (host) await dbServer?.stop();
+  if (host || restart.stopDatabaseServer) await dbServer?.stop();
   else dbServer?.close();
 }

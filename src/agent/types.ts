@@ -44,3 +44,14 @@ export interface AgentOptions {
   /** Called for every API request (the process's idle GC watches it). */
   onRequest?: () => void;
 }
+
+/** Restart the agent in place (see createAgent): resolves, with the new one's operations, once it serves. */
+export type AgentRestart = (
+  reason: string,
+  steps?: {
+    prepare?: () => Promise<void>;
+    undo?: () => Promise<void>;
+    /** Stop this daemon's private database server too (it no longer serves: the cluster's database is elsewhere). */
+    stopDatabaseServer?: boolean;
+  },
+) => Promise<{ ops: Operations }>;

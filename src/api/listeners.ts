@@ -36,6 +36,8 @@ export interface ListenerDeps {
   onRequest?: () => void;
   /** An operation's websocket held by another cluster member: tunnelled there (true), or not (false: refused here). */
   forwardUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => Promise<boolean>;
+  /** Upgrades to other protocols on the HTTPS listener (a cluster member's database tunnel): taken (true) or not. */
+  protocolUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => Promise<boolean>;
 }
 
 /** Listen, resolving once bound and rejecting with the bind error (EADDRINUSE, EACCES...). */
@@ -63,7 +65,12 @@ export function parseListenAddress(addr: string): { host: string; port: number }
  * The unix socket and HTTPS listeners, both serving the hono app and websocket upgrades
  * (events, operation websockets). HTTPS can be opened, moved and closed live.
  */
-export function createListeners(deps: ListenerDeps) {
+export function createListeners(initial: ListenerDeps): Listeners {
+  /** What requests are served with: replaced as a whole when the agent restarts inside these listeners (rebind). */
+  let deps = initial;
+  /** While the agent restarts, requests and upgrades wait here (the sockets stay bound: nothing is refused). */
+  let paused: { promise: Promise<void>; resume: () => void } | undefined;
+  let pending: ListenerDeps | undefined;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
   let unixServer: http.Server | undefined;
   let httpsServer: https.Server | undefined;
@@ -72,10 +79,9 @@ export function createListeners(deps: ListenerDeps) {
 
   const handlerFor = (listener: 'unix' | 'https') => {
     const requestListener = getRequestListener((req, env) => deps.app.fetch(req, { ...env, listener }));
-    const onRequest = deps.onRequest;
-    if (!onRequest) return requestListener;
     return (req: http.IncomingMessage, res: http.ServerResponse) => {
-      onRequest();
+      if (paused) return void paused.promise.then(() => requestListener(req, res));
+      deps.onRequest?.();
       return requestListener(req, res);
     };
   };
@@ -89,7 +95,10 @@ export function createListeners(deps: ListenerDeps) {
 
   const onUpgrade = (listener: 'unix' | 'https') => async (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => {});
+    if (paused) await paused.promise;
     try {
+      if (listener === 'https' && req.headers.upgrade?.toLowerCase() !== 'websocket')
+        if (await deps.protocolUpgrade?.(req, socket, head)) return;
       const url = new URL(req.url ?? '/', 'http://svcd');
       const certCaller = await identifyCaller(req, listener, deps.trust);
       const header = (n: string) => {
@@ -142,7 +151,41 @@ export function createListeners(deps: ListenerDeps) {
   }
 
   return {
+    /** Hold new requests and upgrades until rebind (the agent behind these listeners is being replaced). */
+    pause(): void {
+      if (paused) return;
+      let resume!: () => void;
+      const promise = new Promise<void>((r) => (resume = r));
+      paused = { promise, resume };
+      // Event streams and operation websockets belong to the agent that goes: their clients reconnect.
+      for (const ws of wss.clients) ws.close(1012, 'service restart');
+    },
+
+    /** Serve with a new agent's parts from now on, and let the held requests through. */
+    rebind(next: ListenerDeps): void {
+      const certChanged = next.tls.cert !== deps.tls.cert;
+      deps = next;
+      if (certChanged) this.setCertificate(next.tls);
+      const held = paused;
+      paused = undefined;
+      held?.resume();
+    },
+
+    /**
+     * A restarted agent's parts, served from its listenUnix on (the point where a fresh start would open the
+     * socket: after its pools and networks' first pass), so requests wait rather than meet a half-started agent.
+     */
+    adopt(next: ListenerDeps): Listeners {
+      pending = next;
+      return this as Listeners;
+    },
+
     async listenUnix(path: string): Promise<void> {
+      if (pending && unixServer?.listening) {
+        const next = pending;
+        pending = undefined;
+        return this.rebind(next);
+      }
       await assertUnixFree(path);
       await rm(path, { force: true });
       unixServer = http.createServer(handlerFor('unix'));
@@ -214,7 +257,16 @@ export function createListeners(deps: ListenerDeps) {
     },
   };
 }
-export type Listeners = ReturnType<typeof createListeners>;
+export interface Listeners {
+  pause(): void;
+  rebind(next: ListenerDeps): void;
+  adopt(next: ListenerDeps): Listeners;
+  listenUnix(path: string): Promise<void>;
+  setHttpsAddress(address: string | undefined): Promise<void>;
+  setCertificate(c: { cert: string; key: string }): void;
+  addresses(): string[];
+  close(): Promise<void>;
+}
 
 /** A live socket at `path` means another daemon owns this state directory: refused. */
 export async function assertUnixFree(path: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fingerprintOfDer } from '../desired/certificates.ts';
 
@@ -33,4 +33,9 @@ export async function writeClusterCertificate(stateDir: string, c: { cert: strin
     await writeFile(`${p}.tmp`, body, { mode });
     await rename(`${p}.tmp`, p);
   }
+}
+
+/** The member left the cluster: it presents its own certificate again. */
+export async function removeClusterCertificate(stateDir: string): Promise<void> {
+  await Promise.all([certPath(stateDir), keyPath(stateDir)].map((p) => rm(p, { force: true })));
 }

@@ -1,14 +1,19 @@
+import type { AgentRestart } from '../agent/types.ts';
 import type { Db } from '../db/types.ts';
 import { addCertificate, listCertificates } from '../desired/certificates.ts';
-import { ConflictError, ForbiddenError, NotFoundError, UnavailableError, ValidationError } from '../desired/errors.ts';
-import { readServerKeys, verifyPassword } from '../desired/server-config.ts';
+import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../desired/errors.ts';
+import { readServerKeys } from '../desired/server-config.ts';
 import {
   fingerprintOfPem,
   readClusterCertificate,
+  removeClusterCertificate,
   writeClusterCertificate,
   type ClusterCertificate,
 } from './cluster-certificate.ts';
+import { readClusterDatabase, removeClusterDatabase, writeClusterDatabase } from './cluster-database-file.ts';
+import { acceptMember, CLUSTER_CERT_NAME, joinCluster, type JoinContext, type JoinRequest } from './cluster-join.ts';
 import { requestMember } from './member-client.ts';
+import { sweepMemberRoles } from './member-roles.ts';
 import {
   countHeld,
   deleteMember,
@@ -22,17 +27,7 @@ import {
 } from './members.ts';
 import { removeHeldRows } from './remove-held-rows.ts';
 
-/** The trust store's name for the cluster certificate: members call each other with it. */
-export const CLUSTER_CERT_NAME = 'svcd-cluster';
-
-export interface JoinRequest {
-  server_name?: string | undefined;
-  server_address?: string | undefined;
-  cluster_address?: string | undefined;
-  cluster_certificate?: string | undefined;
-  cluster_password?: string | undefined;
-  member_config?: unknown[] | undefined;
-}
+export { CLUSTER_CERT_NAME, type JoinRequest } from './cluster-join.ts';
 
 export interface ClusterServiceDeps {
   db: Db;
@@ -42,6 +37,10 @@ export interface ClusterServiceDeps {
   serving: { cert: string; key: string; fingerprint: string };
   /** Present another certificate on the HTTPS listener (the cluster's, after a join). */
   setCertificate(c: { cert: string; key: string }): void;
+  /** Replace the agent in place (src/agent.ts): when what it is built on changes (its database). */
+  restart: AgentRestart;
+  /** This daemon's database is its own private server (the embedded engine, no DATABASE_URL). */
+  databaseServed: boolean;
 }
 
 /**
@@ -75,14 +74,6 @@ export function createClusterService(deps: ClusterServiceDeps) {
     return address;
   }
 
-  async function checkEmpty(): Promise<void> {
-    const held = await countHeld(db, node);
-    if (held.containers || held.volumes)
-      throw new ValidationError(
-        `This member holds ${held.containers} container(s) and ${held.volumes} custom volume(s): only an empty server can join a cluster`,
-      );
-  }
-
   async function trustClusterCertificate(pem: string): Promise<void> {
     const fp = fingerprintOfPem(pem);
     if ((await listCertificates(db)).some((c) => c.fingerprint === fp)) return;
@@ -91,14 +82,54 @@ export function createClusterService(deps: ClusterServiceDeps) {
     });
   }
 
+  /** A restart the request's answer must not wait for: started by restartIfPending once that answer is made. */
+  let pendingRestart: string | undefined;
+  const restartSoon = (reason: string) => {
+    pendingRestart = reason;
+  };
+  const joinContext = (): JoinContext => ({
+    db,
+    node,
+    stateDir: deps.stateDir,
+    embedded: deps.databaseServed || tunnelled,
+    serving: deps.serving,
+    cert: () => cert,
+    setCert: (c) => (cert = c),
+    setCertificate: deps.setCertificate,
+    restart: deps.restart,
+    ownAddress,
+  });
+  /** This daemon's database is another member's private server, through the tunnel. */
+  let tunnelled = false;
+
   return {
     /** Awaited before a request is forwarded to a member (the agent relays that member's events first). */
     beforeForward: async (_m: MemberView): Promise<void> => {},
 
     async init(): Promise<void> {
-      if ((await self().catch(() => undefined))?.clustered) cert = await readClusterCertificate(deps.stateDir);
+      const record = deps.databaseServed ? undefined : await readClusterDatabase(deps.stateDir).catch(() => undefined);
+      tunnelled = record?.mode === 'member';
+      const me = await self().catch(() => undefined);
+      if (me?.clustered) cert = await readClusterCertificate(deps.stateDir);
       if (cert) Object.assign(deps.serving, cert);
+      // The serving member drops the roles of members that are gone (only its role may).
+      if (cert && this.servesDatabase())
+        await sweepMemberRoles(
+          db,
+          (await listMembers(db, { clusteredOnly: true })).map((m) => m.name),
+        );
     },
+    /**
+     * Start the restart that bootstrap, leave or removal asked for, once the route has made its answer (an
+     * operation of this agent): from here on requests wait for the new agent.
+     */
+    restartIfPending(): void {
+      const reason = pendingRestart;
+      pendingRestart = undefined;
+      if (reason) void deps.restart(reason).catch(() => {});
+    },
+    /** This member's private server is the cluster's database (the tunnel endpoint serves it). */
+    servesDatabase: (): boolean => deps.databaseServed && !!cert,
     /** No query: only this service changes whether this member is clustered (an online member is never force-removed). */
     async clustered(): Promise<boolean> {
       return !!cert;
@@ -121,86 +152,20 @@ export function createClusterService(deps: ClusterServiceDeps) {
       await trustClusterCertificate(own.cert);
       await markClustered(db, node, { address, roles: ['database'] });
       cert = { ...own, fingerprint: fingerprintOfPem(own.cert) };
+      if (deps.databaseServed) {
+        // Its private server becomes the cluster's database: opened again as a shared one, whose other
+        // writers' commits are listened for (until now it was this process's alone).
+        await writeClusterDatabase(deps.stateDir, { mode: 'served' });
+        restartSoon('this server bootstrapped a cluster: its database is shared from now on');
+      }
     },
 
-    async join(req: JoinRequest): Promise<void> {
-      if (req.server_name && req.server_name !== node)
-        throw new ValidationError(`Invalid "server_name": this member is "${node}" (its SVCD_NODE_NAME)`);
-      if ((await self()).clustered) throw new ValidationError('This server is already clustered');
-      if (!req.cluster_certificate)
-        throw new ValidationError('Invalid "cluster_certificate": the cluster\'s certificate is required');
-      if (!req.cluster_password)
-        throw new ValidationError('Invalid "cluster_password": the cluster\'s trust password is required');
-      if (req.member_config?.length)
-        throw new ValidationError(
-          'Invalid "member_config": member-specific pool and network keys are not supported at join',
-        );
-      let pin: string;
-      try {
-        pin = fingerprintOfPem(req.cluster_certificate);
-      } catch {
-        throw new ValidationError('Invalid "cluster_certificate": not a PEM certificate');
-      }
-      const address = await ownAddress(req.server_address);
-      await checkEmpty();
-      let res: Awaited<ReturnType<typeof requestMember>>;
-      try {
-        res = await requestMember({
-          address: req.cluster_address ?? '',
-          pin,
-          client: deps.serving,
-          method: 'POST',
-          path: '/internal/cluster/accept',
-          headers: { 'content-type': 'application/json' },
-          body: Buffer.from(
-            JSON.stringify({ server_name: node, server_address: address, password: req.cluster_password }),
-          ),
-          timeoutMs: 15_000,
-        });
-      } catch (e) {
-        throw new ValidationError(
-          `Invalid "cluster_address": cannot reach the cluster at "${req.cluster_address}": ${(e as Error).message}`,
-        );
-      }
-      const answer = JSON.parse(res.body.toString() || '{}') as {
-        error?: string;
-        metadata?: { certificate?: string; key?: string };
-      };
-      if (res.status === 403)
-        throw new ForbiddenError(
-          `The cluster refused to accept this member: ${answer.error ?? 'wrong trust password'}`,
-        );
-      if (res.status !== 200 || !answer.metadata?.certificate || !answer.metadata.key)
-        throw new ValidationError(
-          `The cluster refused to accept this member: ${answer.error ?? `status ${res.status}`}`,
-        );
-      // One database: the cluster certificate the bootstrap member trusts must be in this member's database too.
-      const fp = fingerprintOfPem(answer.metadata.certificate);
-      if (!(await listCertificates(db)).some((c) => c.fingerprint === fp && c.name === CLUSTER_CERT_NAME))
-        throw new ValidationError(
-          "The cluster keeps its state in another database: start this member with the cluster's DATABASE_URL to join it (joining over the embedded engine is not supported)",
-        );
-      await writeClusterCertificate(deps.stateDir, { cert: answer.metadata.certificate, key: answer.metadata.key });
-      cert = { cert: answer.metadata.certificate, key: answer.metadata.key, fingerprint: fp };
-      await markClustered(db, node, { address, roles: ['database'] });
-      Object.assign(deps.serving, cert);
-      deps.setCertificate(cert);
-    },
+    /** Join a cluster (cluster-join.ts); on the embedded engine this daemon restarts onto its database. */
+    join: (req: JoinRequest) => joinCluster(joinContext(), req),
 
     /** On the cluster's side of a join: the trust password checked, the joiner gets the certificate and key. */
-    async accept(req: { server_name?: string; password?: string }): Promise<{ certificate: string; key: string }> {
-      if (!cert || !(await self()).clustered) throw new ValidationError('This server is not clustered');
-      const { 'core.trust_password': hash } = await readServerKeys(db, node, ['core.trust_password']);
-      if (!req.password || !(await verifyPassword(req.password, hash)))
-        throw new ForbiddenError('not authorized: wrong or missing trust password');
-      const joiner = (await listMembers(db)).find((m) => m.name === req.server_name);
-      if (!joiner)
-        throw new ValidationError(
-          `No daemon named "${req.server_name}" uses the cluster's database: start it with the cluster's DATABASE_URL`,
-        );
-      if (joiner.clustered) throw new ConflictError(`Cluster member "${req.server_name}" already exists`);
-      return { certificate: cert.cert, key: cert.key };
-    },
+    accept: (req: { server_name?: string; server_address?: string; password?: string; embedded?: boolean }) =>
+      acceptMember(joinContext(), req),
 
     /** {enabled: false}: the last member may leave (the cluster ends); with others, remove this member instead. */
     async leave(): Promise<void> {
@@ -212,6 +177,12 @@ export function createClusterService(deps: ClusterServiceDeps) {
         );
       await markUnclustered(db, node);
       cert = undefined;
+      await removeClusterCertificate(deps.stateDir);
+      if (deps.databaseServed) {
+        // Alone again: its database is its own, opened as such.
+        await removeClusterDatabase(deps.stateDir);
+        restartSoon('this server left its cluster: its database is its own again');
+      }
     },
 
     members: () => listMembers(db, { clusteredOnly: true }),
@@ -249,6 +220,12 @@ export function createClusterService(deps: ClusterServiceDeps) {
           throw new ValidationError(`Cluster member "${name}" is the last member: disable clustering instead`);
         await markUnclustered(db, node);
         cert = undefined;
+        await removeClusterCertificate(deps.stateDir);
+        // A member on the serving member's database goes back to its own private server.
+        if (tunnelled) {
+          await removeClusterDatabase(deps.stateDir);
+          restartSoon('this member left the cluster: back on its own database');
+        }
         return;
       }
       if (m.online) throw new ConflictError(`Cluster member "${name}" is online: the request goes to it`);
@@ -258,6 +235,11 @@ export function createClusterService(deps: ClusterServiceDeps) {
         );
       await removeHeldRows(db, name);
       await deleteMember(db, name);
+      if (this.servesDatabase())
+        await sweepMemberRoles(
+          db,
+          (await this.members()).map((o) => o.name),
+        );
     },
 
     /** Where a create without `target` goes: the online member holding fewest containers. */

@@ -2,7 +2,7 @@ import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { relocateContainers } from '../desired/containers.ts';
 import { ConflictError, NotFoundError } from '../desired/errors.ts';
-import { moveMemberKeys } from '../desired/server-config.ts';
+import { moveMemberKeys, writeMemberKey } from '../desired/server-config.ts';
 import { relocateVolumes } from '../desired/storage-volumes.ts';
 import {
   clusterMembers,
@@ -90,6 +90,18 @@ export async function readMember(db: DbOrTx, name: string): Promise<MemberView> 
   const m = (await listMembers(db)).find((r) => r.name === name);
   if (!m) throw new NotFoundError(`Cluster member "${name}" not found`);
   return m;
+}
+
+/**
+ * A member accepted into a cluster whose database it does not use yet (it reaches it once it has restarted
+ * on it): its row, clustered, with its address and the member-local `core.https_address` it serves on.
+ */
+export async function admitMember(tx: DbOrTx, m: { name: string; address: string; roles: string[] }): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(${MEMBERS_LOCK})`);
+  const [clash] = await tx.select().from(clusterMembers).where(eq(clusterMembers.name, m.name));
+  if (clash) throw new ConflictError(`Cluster member "${m.name}" already exists`);
+  await tx.insert(clusterMembers).values({ name: m.name, address: m.address, clustered: true, roles: m.roles });
+  await writeMemberKey(tx, m.name, 'core.https_address', m.address);
 }
 
 /** Bootstrap or join: this member is clustered, reachable at `address`. */

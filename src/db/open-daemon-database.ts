@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import { isStaleServerError } from '../host/postgres/compute-server-adoption.ts';
 import type { PrivatePostgres, PrivatePostgresDeps } from '../host/postgres/private-postgres.ts';
 import { openDatabase } from './open-database.ts';
@@ -25,7 +26,24 @@ export async function openDaemonDatabase(deps: {
   databaseUrl?: string | undefined;
   embedded?: 'postgres' | 'pglite' | undefined;
   createServer: (d: Pick<PrivatePostgresDeps, 'stateDir'>) => PrivatePostgres;
+  /**
+   * A cluster on the embedded engine (cluster/cluster-database-file.ts): `served`, this daemon's private
+   * server is the cluster's database, shared with the other members (their commits are listened for); or
+   * the cluster's database of another member, reached by `connect` (a tunnel) as the role in `url`.
+   */
+  cluster?: { served: true } | { url: string; connect: () => Promise<Duplex> } | undefined;
 }): Promise<{ database: Database; server?: PrivatePostgres }> {
+  const cluster = deps.cluster;
+  if (cluster && 'connect' in cluster)
+    return {
+      database: await openDatabase({
+        stateDir: deps.stateDir,
+        databaseUrl: cluster.url,
+        connect: cluster.connect,
+        poolMax: PRIVATE_POOL_MAX,
+        idleTimeoutS: PRIVATE_IDLE_TIMEOUT_S,
+      }),
+    };
   if (deps.databaseUrl || deps.embedded !== 'postgres')
     return { database: await openDatabase({ stateDir: deps.stateDir, databaseUrl: deps.databaseUrl }) };
   const server = deps.createServer({ stateDir: deps.stateDir });
@@ -36,7 +54,7 @@ export async function openDaemonDatabase(deps: {
       databaseUrl: url,
       poolMax: PRIVATE_POOL_MAX,
       idleTimeoutS: PRIVATE_IDLE_TIMEOUT_S,
-      soleWriter: true,
+      soleWriter: !cluster,
     });
   let database: Database;
   try {

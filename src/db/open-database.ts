@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -65,9 +66,21 @@ export async function openDatabase(opts: {
    * directory): like PGlite, it counts its own writes instead of listening for other writers' commits.
    */
   soleWriter?: boolean;
+  /**
+   * Each connection's stream, made by the caller instead of a TCP or unix socket (a cluster member's tunnel
+   * to the serving member's private server: cluster/database-tunnel.ts); the URL then names only the role,
+   * password and database.
+   */
+  connect?: () => Promise<Duplex>;
 }): Promise<Database> {
   if (opts.databaseUrl)
-    return openPostgres(opts.databaseUrl, opts.poolMax ?? 10, opts.idleTimeoutS, opts.soleWriter ?? false);
+    return openPostgres(
+      opts.databaseUrl,
+      opts.poolMax ?? 10,
+      opts.idleTimeoutS,
+      opts.soleWriter ?? false,
+      opts.connect,
+    );
   return openPglite(path.join(opts.stateDir, 'database'));
 }
 
@@ -117,6 +130,7 @@ async function openPostgres(
   poolMax: number,
   idleTimeoutS: number | undefined,
   soleWriter: boolean,
+  connect?: () => Promise<Duplex>,
 ): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
@@ -124,7 +138,7 @@ async function openPostgres(
   // Migrations run on a single-connection client holding a session advisory lock, so that several
   // hosts starting at once against the same server do not race.
   const target = parsePostgresUrl(url);
-  const socket = target.host ? { host: target.host } : {};
+  const socket = connect ? { socket: connect } : target.host ? { host: target.host } : {};
   const migrator = postgres(target.url, { max: 1, onnotice: () => {}, connect_timeout: 10, ...socket });
   try {
     await migrator`select pg_advisory_lock(${MIGRATION_LOCK})`;

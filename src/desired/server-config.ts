@@ -204,6 +204,14 @@ export async function readServerKeys(db: DbOrTx, node: string, keys: string[]): 
   return Object.fromEntries(rows.map((r) => [r.key, r.value]));
 }
 
+/** One member-local key of a member (written when the cluster accepts it, before it runs on the database). */
+export async function writeMemberKey(tx: DbOrTx, node: string, key: string, value: string): Promise<void> {
+  await tx
+    .insert(serverConfig)
+    .values({ node, key, value })
+    .onConflictDoUpdate({ target: [serverConfig.node, serverConfig.key], set: { value } });
+}
+
 /** A member's local keys follow its rename; `to` '' drops them (the member was removed). */
 export async function moveMemberKeys(tx: DbOrTx, from: string, to: string): Promise<void> {
   if (to === '') await tx.delete(serverConfig).where(eq(serverConfig.node, from));

@@ -20,7 +20,13 @@ const PutBody = v.object({
   member_config: v.optional(v.array(v.unknown(), 'expected a list')),
 });
 const RenameBody = v.object({ server_name: optionalString });
-const AcceptBody = v.object({ server_name: optionalString, server_address: optionalString, password: optionalString });
+const AcceptBody = v.object({
+  server_name: optionalString,
+  server_address: optionalString,
+  password: optionalString,
+  // The joiner runs on the embedded engine (it can move onto a cluster's embedded database).
+  embedded: v.optional(v.boolean()),
+});
 
 const memberUrl = (name: string) => `/1.0/cluster/members/${encodeURIComponent(name)}`;
 
@@ -53,8 +59,12 @@ export function renderMember(m: MemberView) {
 export function registerClusterRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { node, cluster } = deps;
   // A completed operation: lxc waits on one for PUT /1.0/cluster; the work itself was done (or refused) before.
-  const done = (description: string) =>
-    deps.ops.startTask({ class: 'task', description, project: 'default' }, async () => {});
+  const done = async (description: string) => {
+    const op = await deps.ops.startTask({ class: 'task', description, project: 'default' }, async () => {});
+    // A change of where this member's database is restarts the agent: after the operation is made.
+    cluster?.restartIfPending();
+    return op;
+  };
   route(app, '/1.0/cluster', {
     GET: {
       auth: 'untrusted',
@@ -84,7 +94,17 @@ export function registerClusterRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       }
       if (!body.enabled) throw new ValidationError('Invalid "enabled": true to bootstrap or join, false to leave');
       if (body.cluster_address) {
-        await cluster.join(body);
+        const moved = await cluster.join(body);
+        // Joined onto another member's database: this agent restarted on it, so the operation is the new
+        // agent's (one of the old would not be found there); the join is complete when it is answered.
+        if (moved)
+          return async(
+            c,
+            await moved.ops.startTask(
+              { class: 'task', description: 'Joining cluster', project: 'default' },
+              async () => {},
+            ),
+          );
         return async(c, await done('Joining cluster'));
       }
       const joinOnly = (['cluster_certificate', 'cluster_password'] as const).filter((k) => body[k]);

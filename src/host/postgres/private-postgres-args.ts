@@ -28,8 +28,9 @@ export function renderPrivatePostgresConf(dataDir: string): string {
     ['unix_socket_directories', `'${dataDir.replaceAll("'", "''")}'`],
     ['unix_socket_permissions', '0700'],
     ['port', PORT],
-    // svcd's pool (open-database.ts) plus a few for an operator's psql.
-    ['max_connections', 20],
+    // svcd's pool (open-database.ts) plus a few for an operator's psql; when the server is a cluster's
+    // database (cluster/database-tunnel.ts), every member's pool too (each member's backends close when idle).
+    ['max_connections', 64],
     ['superuser_reserved_connections', 2],
     // The whole database is a few MiB: PostgreSQL's 128 MiB default would only grow every backend's PSS.
     ['shared_buffers', "'16MB'"],
@@ -70,6 +71,20 @@ export function renderPrivatePostgresConf(dataDir: string): string {
   return `# Written by svcd on every start (src/host/postgres/private-postgres-args.ts); edits are lost.\n${settings.map(([k, v]) => `${k} = ${v}`).join('\n')}\n`;
 }
 
+/**
+ * pg_hba.conf of the private server (written on every start and adoption). svcd's own superuser logs in
+ * over the 0700 socket unchecked; any other role, which only cluster members use (through the database
+ * tunnel, which never lets the superuser through), with its password.
+ */
+export function renderPrivatePostgresHba(): string {
+  return [
+    '# Written by svcd on every start (src/host/postgres/private-postgres-args.ts); edits are lost.',
+    `local all ${PRIVATE_POSTGRES_USER} trust`,
+    'local all all scram-sha-256',
+    '',
+  ].join('\n');
+}
+
 /** initdb: UTF-8, C locale, a `svcd` superuser, local connections trusted. */
 export function initdbArgs(dataDir: string): string[] {
   return ['-D', dataDir, '-U', PRIVATE_POSTGRES_USER, '--auth=trust', '-E', 'UTF8', '--locale=C'];
@@ -78,6 +93,10 @@ export function initdbArgs(dataDir: string): string[] {
 /** pg_ctl start: waits until the server accepts connections; the server detaches (its own session). */
 export function pgCtlStartArgs(dataDir: string, logFile: string): string[] {
   return ['start', '-D', dataDir, '-l', logFile, '-w', '-t', '60', '-s'];
+}
+
+export function pgCtlReloadArgs(dataDir: string): string[] {
+  return ['reload', '-D', dataDir, '-s'];
 }
 
 export function pgCtlStopArgs(dataDir: string): string[] {

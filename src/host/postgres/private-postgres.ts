@@ -26,12 +26,14 @@ import {
   initdbArgs,
   parsePasswdUser,
   parsePostmasterPid,
+  pgCtlReloadArgs,
   pgCtlStartArgs,
   pgCtlStopArgs,
   POSTGRES_ROOT,
   privatePostgresDirOf,
   privatePostgresUrl,
   renderPrivatePostgresConf,
+  renderPrivatePostgresHba,
 } from './private-postgres-args.ts';
 import {
   chooseInstalledServer,
@@ -159,6 +161,16 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     return pm && (await alive(pm.pid)) ? pm.pid : undefined;
   };
 
+  /** Write pg_hba.conf when it differs from svcd's; true when it was written. */
+  async function writeHba(user: { uid: number; gid: number }): Promise<boolean> {
+    const file = path.join(dataDir, 'pg_hba.conf');
+    const want = renderPrivatePostgresHba();
+    if ((await readFile(file, 'utf8').catch(() => '')) === want) return false;
+    await writeFile(file, want, { mode: 0o600 });
+    await chown(file, user.uid, user.gid);
+    return true;
+  }
+
   async function doEnsure(forceRestart?: string): Promise<{ url: string; pid: number; how: PrivatePostgresStart }> {
     const user = await owner();
     const as = { uid: user.uid, gid: user.gid };
@@ -187,6 +199,9 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     if (decision.action === 'refuse') throw new EmbeddedDatabaseRefused(decision.message);
     const reason = decision.action === 'restart' ? decision.reason : adopted ? forceRestart : undefined;
     if (adopted && decision.action === 'adopt' && !reason) {
+      // A server started by an older svcd may have initdb's rules: the current ones, read again at once.
+      if (await writeHba(user))
+        await deps.run(path.join(bin, 'pg_ctl'), pgCtlReloadArgs(dataDir), { ...as, timeoutMs: 30_000 });
       postmaster = adopted;
       serving = bin;
       deps.log.info({ postmaster: adopted, dataDir, how: 'adopted' }, 'embedded PostgreSQL server running');
@@ -240,6 +255,7 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     const conf = path.join(dataDir, 'postgresql.conf');
     await writeFile(conf, renderPrivatePostgresConf(dataDir), { mode: 0o600 });
     await chown(conf, user.uid, user.gid);
+    await writeHba(user);
     await chmod(dataDir, 0o700);
     await deps
       .run(path.join(bin, 'pg_ctl'), pgCtlStartArgs(dataDir, logFile), { ...as, timeoutMs: 90_000 })
