@@ -30,6 +30,12 @@ export function defineHistoryAndProjectTests(env: DashboardEnv): void {
       assert.ok(failed.err, 'the failure has an error text');
       const listed = (await api.get('/1.0/operations')).json.metadata as Record<string, string[]> | string[];
       assert.ok(!JSON.stringify(listed).includes(failed.id), 'the API still lists running operations only');
+      const history = (await api.get('/ui/api/operations?container=ui-hist')).json.metadata;
+      assert.deepEqual(
+        history.map((o: { description: string; status: string }) => `${o.description}: ${o.status}`),
+        ['Freezing container: Failure', 'Creating container: Success'],
+      );
+      assert.equal((await api.get('/ui/api/operations?limit=0')).status, 400);
 
       await page.goto(`${url}/ui/#/operations`);
       const ops = page.locator('table').filter({ has: page.getByText('Operations, running and recent') });

@@ -230,9 +230,12 @@ export function subscribe(f: () => void): () => void {
   return () => subscribers.delete(f);
 }
 
+/** The rows are of the URL's project (a page of a project just chosen renders before startContainers() runs). */
+const current = () => project === currentProject();
+
 export const snapshot = () => ({
-  rows: [...rows.values()].sort((a, b) => (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0)),
-  loaded,
-  loadError,
+  rows: current() ? [...rows.values()].sort((a, b) => (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0)) : [],
+  loaded: loaded && current(),
+  loadError: current() ? loadError : '',
 });
-export const rowOf = (name: string) => rows.get(name);
+export const rowOf = (name: string) => (current() ? rows.get(name) : undefined);
