@@ -7,8 +7,10 @@ import {
   expireOperations,
   failOrphanedOperations,
   listActiveOperations,
+  listFinishedOperations,
   pruneOperations,
 } from '../../src/operations/operation-store.ts';
+import { eventually } from '../support/http.ts';
 import { makeOps, mustReadOperation, operationRow as row, seed, sorted, type SuiteContext } from './helpers.ts';
 
 /** Rows of the given operations (whatever their state), to check what a store function changed. */
@@ -156,5 +158,86 @@ export function defineOperationStoreTests(ctx: SuiteContext): void {
     assert.equal(kept.length, 4);
     assert.equal(await pruneOperations(db, cutoff), 0, 'a second prune finds nothing');
     assert.equal((await db.select().from(operations).where(eq(operations.id, activeOld.id))).length, 1);
+  });
+
+  test('listFinishedOperations: finished ones of the project, the last to end first, by resource if asked', async () => {
+    const db = ctx.db();
+    const t = (s: number) => at('2022-01-01T00:00:00Z', s * 1000);
+    const P = 'ops-finished';
+    const of = (name: string) => ({ containers: [`/1.0/containers/${name}?project=${P}`] });
+    const failed = row({
+      project: P,
+      statusCode: 400,
+      err: 'disk full',
+      resources: of('c1'),
+      createdAt: t(1),
+      updatedAt: t(9),
+    });
+    const done = row({ project: P, statusCode: 200, resources: of('c2'), createdAt: t(2), updatedAt: t(5) });
+    const cancelled = row({ project: P, statusCode: 401, resources: of('c1'), createdAt: t(3), updatedAt: t(7) });
+    const running = row({ project: P, statusCode: 103, resources: of('c1'), createdAt: t(4) });
+    const elsewhere = row({ project: 'ops-finished-other', statusCode: 200, createdAt: t(5) });
+    await seed(db, [failed, done, cancelled, running, elsewhere]);
+
+    const ids = (rows: OperationRow[]) => rows.map((r) => r.id);
+    assert.deepEqual(ids(await listFinishedOperations(db, P, { limit: 10 })), [failed.id, cancelled.id, done.id]);
+    assert.deepEqual(ids(await listFinishedOperations(db, P, { limit: 2 })), [failed.id, cancelled.id]);
+    const c1 = { type: 'containers', urls: [`/1.0/containers/c1?project=${P}`, '/1.0/containers/c1'] };
+    const mine = await listFinishedOperations(db, P, { limit: 10, resource: c1 });
+    assert.deepEqual(ids(mine), [failed.id, cancelled.id]);
+    assert.equal(mine[0]!.err, 'disk full');
+    const none = { type: 'containers', urls: ['/1.0/containers/c1'] };
+    assert.deepEqual(await listFinishedOperations(db, P, { limit: 10, resource: none }), []);
+  });
+
+  test('pruneOperations with a count keeps the last finished operations of that member only', async () => {
+    const db = ctx.db();
+    const t = (s: number) => at('2023-01-01T00:00:00Z', s * 1000);
+    const N = 'prune-count-node';
+    const finished = [1, 2, 3, 4, 5].map((s) => row({ node: N, statusCode: 200, createdAt: t(0), updatedAt: t(s) }));
+    const active = row({ node: N, statusCode: 103, createdAt: t(0) });
+    const otherNode = [1, 2, 3, 4].map((s) =>
+      row({ node: `${N}-other`, statusCode: 400, createdAt: t(0), updatedAt: t(s) }),
+    );
+    await seed(db, [...finished, active, ...otherNode]);
+
+    assert.equal(await pruneOperations(db, at('2000-01-01T00:00:00Z'), { node: N, count: 3 }), 2);
+    const left = await readOperationsByIds(
+      db,
+      [...finished, active, ...otherNode].map((r) => r.id),
+    );
+    assert.deepEqual(
+      sorted(left.map((r) => r.id)),
+      sorted([...finished.slice(2), active, ...otherNode].map((r) => r.id)),
+      'the two oldest of the member are gone; its running one and the other member stay',
+    );
+  });
+
+  test('history: a failed task with its error, before and after its end is written, by resource', async () => {
+    const db = ctx.db();
+    const P = 'ops-history';
+    const url = `/1.0/containers/h1?project=${P}`;
+    const { ops } = makeOps(db, 'history-node');
+    const spec = (description: string, name: string) => ({
+      class: 'task' as const,
+      description,
+      project: P,
+      resources: { containers: [`/1.0/containers/${name}?project=${P}`] },
+    });
+    const failed = await ops.startTask(spec('Starting h1', 'h1'), async () => {
+      throw new Error('no rootfs');
+    });
+    const other = await ops.startTask(spec('Starting h2', 'h2'), async () => {});
+    const mine = { type: 'containers', urls: [url] };
+    const read = async (o: typeof ops) => {
+      const all = await o.history(P, { limit: 10, resource: mine });
+      return all.map((r) => [r.id, r.statusCode, r.err]);
+    };
+    await eventually(async () => (await read(ops))[0]?.[1] === 400, 'the task failed');
+    assert.deepEqual(await read(ops), [[failed.id, 400, 'no rootfs']], 'ended here, from memory');
+    assert.deepEqual(sorted((await ops.history(P, { limit: 10 })).map((r) => r.id)), sorted([other.id, failed.id]));
+    await ops.stop();
+    const fresh = makeOps(db, 'history-node').ops;
+    assert.deepEqual(await read(fresh), [[failed.id, 400, 'no rootfs']], 'written: from the table');
   });
 }

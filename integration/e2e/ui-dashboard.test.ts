@@ -4,7 +4,8 @@
  * with real LXC containers: login by `svcd ui` URL (once, and not without one), the live containers table
  * after API changes and after a container is killed behind svcd's back, the detail view, Stop with its
  * confirmation, a failed action's API error, the terminal, navigation by mouse and keyboard, no console
- * errors or failed requests, and 1,000 rows. SVCD_UI_SCREENSHOT=<file> also writes the screenshot of
+ * errors or failed requests, 1,000 rows, and (ui-dashboard-history.ts) the operations history and the
+ * project selector. SVCD_UI_SCREENSHOT=<file> also writes the screenshot of
  * docs/dashboard.png.
  */
 import assert from 'node:assert/strict';
@@ -24,6 +25,7 @@ import { makeClientCertificate } from '../support/certs.ts';
 import { freeSubnet24, safeNetworkConfig } from '../support/networks.ts';
 import { request } from '../support/http.ts';
 import { pemBody, startHost, type Host } from '../support/two-hosts.ts';
+import { defineHistoryAndProjectTests } from './ui-dashboard-history.ts';
 import WebSocket from 'ws';
 
 const run = promisify(execFile);
@@ -122,7 +124,7 @@ describe('the dashboard in chromium', { skip }, () => {
     assert.match(await p.locator('main').innerText(), /svcd ui/);
     const data = await p.evaluate<Record<string, number>>(`(async () => {
       const out = {};
-      for (const u of ['/1.0/containers', '/ui/api/convergence', '/1.0/operations'])
+      for (const u of ['/1.0/containers', '/ui/api/convergence', '/ui/api/operations', '/1.0/operations'])
         out[u] = (await fetch(u, { headers: { 'X-SVC-UI': '1' } })).status;
       out.events = await new Promise((resolve) => {
         const ws = new WebSocket('wss://' + location.host + '/1.0/events');
@@ -131,7 +133,13 @@ describe('the dashboard in chromium', { skip }, () => {
       });
       return out;
     })()`);
-    assert.deepEqual(data, { '/1.0/containers': 403, '/ui/api/convergence': 403, '/1.0/operations': 403, events: 0 });
+    assert.deepEqual(data, {
+      '/1.0/containers': 403,
+      '/ui/api/convergence': 403,
+      '/ui/api/operations': 403,
+      '/1.0/operations': 403,
+      events: 0,
+    });
     // A made-up token logs nobody in.
     const bogus = await p.goto(`${host.url}/ui/login?token=${'A'.repeat(43)}`);
     assert.equal(bogus?.status(), 403);
@@ -343,6 +351,8 @@ describe('the dashboard in chromium', { skip }, () => {
     assert.equal(stdout.trim(), 'ui-42', 'the command ran in the container');
     await page.getByRole('button', { name: 'Close terminal' }).click();
   });
+
+  defineHistoryAndProjectTests({ host: () => host, ctx: () => ctx });
 
   test('navigation reaches every page, by mouse and by keyboard; tables have headers, buttons names', async () => {
     const pages: [string, RegExp][] = [

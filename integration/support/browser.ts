@@ -31,6 +31,8 @@ export function newContext(browser: Browser, opts: Parameters<Browser['newContex
   return browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1400, height: 900 }, ...opts });
 }
 
+const NETWORK_CHANGED = 'net::ERR_NETWORK_CHANGED';
+
 export interface PageProblems {
   /** Console errors, page errors, failed requests and answers ≥ 400, as text. */
   list: string[];
@@ -40,13 +42,16 @@ export interface PageProblems {
 export function watchPage(page: Page, allow: (url: string) => boolean = () => false): PageProblems {
   const problems: PageProblems = { list: [] };
   page.on('console', (m) => {
-    if (m.type() === 'error' && !allow(m.location().url))
+    if (m.type() === 'error' && !allow(m.location().url) && !m.text().includes(NETWORK_CHANGED))
       problems.list.push(`console: ${m.text()} (${m.location().url})`);
   });
   page.on('pageerror', (e) => problems.list.push(`page error: ${e.message}`));
   page.on('requestfailed', (r) => {
     // A page left (navigation, reload) cancels what it had in flight: not a failure of the server.
-    if (r.failure()?.errorText !== 'net::ERR_ABORTED')
+    // Chromium also drops what is in flight when the host's addresses change (another test's bridge or veth
+    // on this shared machine): not the server's doing either; the dashboard reads again (app/api.ts).
+    const error = r.failure()?.errorText;
+    if (error !== 'net::ERR_ABORTED' && error !== NETWORK_CHANGED)
       problems.list.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
   });
   page.on('response', (r) => {

@@ -83,7 +83,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerContainerBackupRoutes(app, deps);
   registerContainerFileRoutes(app, deps);
   registerImageRoutes(app, deps);
-  if (deps.ui) registerUiRoutes(app, { db: deps.db, node: deps.node, ...deps.ui });
+  if (deps.ui) registerUiRoutes(app, { db: deps.db, node: deps.node, ops: deps.ops, ...deps.ui });
 
   // Errors can be answered before the request body was read: drop it first (see discardUnreadBody).
   const unreadBodyDropped = async (c: Context<AppEnv>) => {

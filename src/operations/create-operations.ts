@@ -12,8 +12,10 @@ import {
   failTargetOperations,
   insertOperation,
   listActiveOperations,
+  listFinishedOperations,
   pruneOperations,
   readOperation,
+  type ResourceFilter,
   settleConvergedOperations,
   transitionOperation,
 } from './operation-store.ts';
@@ -26,6 +28,7 @@ import { createTaskEndWriter, type OperationPatch } from './task-end-writer.ts';
 import { createWebsocketSecrets } from './websocket-secrets.ts';
 
 export type { OperationSpec } from './new-operation-row.ts';
+export type { ResourceFilter } from './operation-store.ts';
 export type { TaskContext, TaskFn } from './run-operation-task.ts';
 
 export interface OperationsOptions {
@@ -38,8 +41,10 @@ export interface OperationsOptions {
   log: { warn(o: object, m?: string): void; error(o: object, m?: string): void };
   /** Default time a desired-write operation waits for convergence. */
   defaultDeadlineMs?: number;
-  /** How long finished operations stay readable. */
+  /** How long finished operations stay readable (and listed by history()). */
   retentionMs?: number;
+  /** How many finished operations of this member are kept at most, the last to end. */
+  retentionCount?: number;
   sweepIntervalMs?: number;
   /** How long after its end a task's final row is written (see task-end-writer.ts). */
   writeBehindMs?: number;
@@ -53,7 +58,8 @@ export interface OperationsOptions {
 export function createOperations(opts: OperationsOptions) {
   const { db, bus, clock, node, log } = opts;
   const defaultDeadlineMs = opts.defaultDeadlineMs ?? 10 * 60_000;
-  const retentionMs = opts.retentionMs ?? 15 * 60_000;
+  const retentionMs = opts.retentionMs ?? RETENTION_MS;
+  const retentionCount = opts.retentionCount ?? RETENTION_COUNT;
   const cancelHooks = new Map<string, AbortController>();
   const websockets = createWebsocketSecrets<unknown>();
   const waiters = createOperationWaiters({ clock });
@@ -128,6 +134,25 @@ export function createOperations(opts: OperationsOptions) {
       return [...rows, ...unlisted].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
     },
 
+    /**
+     * Running and recently finished operations of a project, newest first, at most `limit`: what the
+     * dashboard shows as history (GET /1.0/operations lists the running ones only, as the spec says).
+     * Those that ended here a moment ago count as finished before their end is written.
+     */
+    async history(project: string, opts: { limit: number; resource?: ResourceFilter }): Promise<OperationRow[]> {
+      const { resource } = opts;
+      const names = (r: OperationRow) =>
+        !resource || resource.urls.some((u) => r.resources[resource.type]?.includes(u));
+      const limit = Math.min(opts.limit, retentionCount);
+      const [active, finished] = await Promise.all([
+        service.list(project),
+        listFinishedOperations(db, project, { limit, resource }),
+      ]);
+      const byId = new Map<string, OperationRow>();
+      for (const r of [...active, ...finished]) if (names(r)) byId.set(r.id, r);
+      for (const r of memory.ends()) if (r.project === project && names(r)) byId.set(r.id, r);
+      return [...byId.values()].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).slice(0, limit);
+    },
     /** Resolve once the operation is final, or after timeoutMs (negative = no limit), or on abort. */
     async wait(id: string, timeoutMs: number, signal?: AbortSignal, project?: string): Promise<OperationRow> {
       // The first read may be what this process announced of it (operation-memory.ts); the others are get()'s.
@@ -176,7 +201,7 @@ export function createOperations(opts: OperationsOptions) {
     async sweep(): Promise<void> {
       memory.forgetOldEnds();
       announceAll(await expireOperations(db, now()));
-      await pruneOperations(db, new Date(clock.now() - retentionMs));
+      await pruneOperations(db, new Date(clock.now() - retentionMs), { node, count: retentionCount });
     },
 
     start(): void {
@@ -198,5 +223,9 @@ export function createOperations(opts: OperationsOptions) {
   return service;
 }
 export type Operations = ReturnType<typeof createOperations>;
+
+/** Finished operations are kept a day, and at most the last 1,000 of each member (docs/dashboard.md). */
+const RETENTION_MS = 24 * 60 * 60_000;
+const RETENTION_COUNT = 1000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -56,6 +56,8 @@ export function createOperationMemory({ clock, onlyWriter }: OperationMemoryDeps
       finals.get(id)?.row ?? tasks.get(id) ?? (onlyWriter ? live.get(id)?.row : undefined),
     /** For a wait's first read: also what this process last announced of it (see above). */
     announced: (id: string): OperationRow | undefined => finals.get(id)?.row ?? tasks.get(id) ?? live.get(id)?.row,
+    /** The operations this process saw end lately (some perhaps not written yet: task-end-writer.ts). */
+    ends: (): OperationRow[] => [...finals.values()].map((f) => f.row),
     /** Whether this process saw the operation end (lately). */
     ended: (id: string): boolean => finals.has(id),
     /**

@@ -1,10 +1,11 @@
-import { and, desc, eq, isNull, lt, lte, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { operations, type OperationRow } from '../desired/schema/index.ts';
 
 export type NewOperation = typeof operations.$inferInsert;
 
 const ACTIVE = sql`${operations.statusCode} < 200`;
+const FINISHED = sql`${operations.statusCode} >= 200`;
 
 export async function insertOperation(db: DbOrTx, row: NewOperation): Promise<OperationRow> {
   const [out] = await db.insert(operations).values(row).returning();
@@ -110,11 +111,55 @@ export async function failOrphanedOperations(
     .returning();
 }
 
-/** Delete finished operations last updated before `before`. */
-export async function pruneOperations(db: DbOrTx, before: Date): Promise<number> {
+/** Which operations name one of `urls` among their resources of `type` (e.g. containers). */
+export interface ResourceFilter {
+  type: string;
+  urls: string[];
+}
+
+const namesResource = ({ type, urls }: ResourceFilter) =>
+  or(...urls.map((u) => sql`${operations.resources} @> ${JSON.stringify({ [type]: [u] })}::jsonb`));
+
+/** Finished operations of a project, the last to end first, at most `limit`; those naming a resource if asked. */
+export async function listFinishedOperations(
+  db: DbOrTx,
+  project: string,
+  opts: { limit: number; resource?: ResourceFilter | undefined },
+): Promise<OperationRow[]> {
+  const filters = [FINISHED, eq(operations.project, project)];
+  if (opts.resource) filters.push(namesResource(opts.resource)!);
+  return db
+    .select()
+    .from(operations)
+    .where(and(...filters))
+    .orderBy(desc(operations.updatedAt), desc(operations.id))
+    .limit(opts.limit);
+}
+
+/**
+ * Delete finished operations last updated before `before` (any member's), and those of `keep.node`
+ * beyond its `keep.count` last to end: what is kept is bounded in time and, per member, in number.
+ */
+export async function pruneOperations(
+  db: DbOrTx,
+  before: Date,
+  keep?: { node: string; count: number },
+): Promise<number> {
+  const old = and(FINISHED, lt(operations.updatedAt, before));
+  const beyond = keep
+    ? inArray(
+        operations.id,
+        db
+          .select({ id: operations.id })
+          .from(operations)
+          .where(and(FINISHED, eq(operations.node, keep.node)))
+          .orderBy(desc(operations.updatedAt), desc(operations.id))
+          .offset(keep.count),
+      )
+    : undefined;
   const rows = await db
     .delete(operations)
-    .where(and(sql`${operations.statusCode} >= 200`, lt(operations.updatedAt, before)))
+    .where(beyond ? or(old, beyond) : old)
     .returning({ id: operations.id });
   return rows.length;
 }

@@ -6,6 +6,8 @@ import { parseListenAddress } from '../api/listeners.ts';
 import { route } from '../api/router.ts';
 import type { Db } from '../db/types.ts';
 import { listContainerConvergence } from '../desired/container-convergence.ts';
+import { containerUrl } from '../desired/containers.ts';
+import { type Operations, renderOperation } from '../operations/index.ts';
 import { readServerKeys } from '../desired/server-config.ts';
 import { clearedCookie, cookieValue, SESSION_COOKIE, sessionCookie } from './ui-auth.ts';
 import type { UiAssetsSource } from './ui-assets.ts';
@@ -15,9 +17,14 @@ import type { UiSessions } from './ui-sessions.ts';
 export interface UiDeps {
   db: Db;
   node: string;
+  ops: Pick<Operations, 'history'>;
   sessions: UiSessions;
   assets: UiAssetsSource;
 }
+
+/** How many operations the history answers by default, and at most (the daemon keeps 1,000 per member). */
+const HISTORY_DEFAULT = 200;
+const HISTORY_MAX = 1000;
 
 const page = (c: Context<AppEnv>, html: string, status: 200 | 403 = 200) => {
   for (const [k, v] of Object.entries(PAGE_HEADERS)) c.header(k, v);
@@ -130,6 +137,23 @@ export function registerUiRoutes(app: Hono<AppEnv>, deps: UiDeps): void {
     GET: async (c) => sync(c, await listContainerConvergence(deps.db, c.get('project'), c.req.query('name'))),
   });
 
+  // The other read the dashboard needs: finished operations, which GET /1.0/operations does not list (the
+  // spec: running or queued). `?container=` keeps those naming that container.
+  route(app, '/ui/api/operations', {
+    GET: async (c) => {
+      const project = c.get('project');
+      const name = c.req.query('container');
+      const limit = parseLimit(c.req.query('limit'));
+      const resource = name
+        ? {
+            type: 'containers',
+            urls: [...new Set([containerUrl({ name, project }), containerUrl({ name, project: 'default' })])],
+          }
+        : undefined;
+      return sync(c, (await deps.ops.history(project, { limit, resource })).map(renderOperation));
+    },
+  });
+
   route(app, '/ui/tokens', {
     POST: async (c) => {
       unixOnly(c);
@@ -164,4 +188,12 @@ export function urlHostOf(httpsAddress: string): string {
   const { host, port } = parseListenAddress(httpsAddress);
   const h = host === '::' || host === '0.0.0.0' || host === '' ? '127.0.0.1' : host;
   return h.includes(':') ? `[${h}]:${port}` : `${h}:${port}`;
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return HISTORY_DEFAULT;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > HISTORY_MAX)
+    throw new HttpError(400, `Invalid limit "${raw}": expected a whole number from 1 to ${HISTORY_MAX}`);
+  return n;
 }

@@ -1,3 +1,5 @@
+import { inProject } from './project.ts';
+
 /**
  * The dashboard's one way to the daemon: the same REST API as any client, with the session cookie and
  * the X-SVC-UI header (what makes the daemon accept the cookie). Errors come back with the API's message.
@@ -12,13 +14,20 @@ export interface ApiResult<T = unknown> {
 const HEADERS = { 'X-SVC-UI': '1' };
 
 export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
-  let res: Response;
-  try {
-    res = await fetch(path, {
+  const send = () =>
+    fetch(path, {
       method,
       credentials: 'same-origin',
       headers: body === undefined ? HEADERS : { ...HEADERS, 'Content-Type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  let res: Response;
+  try {
+    // A read that never got an answer is asked once more: the browser drops what is in flight when the
+    // machine's network changes (an interface or address coming or going). A write is never sent twice.
+    res = await send().catch((e: unknown) => {
+      if (method !== 'GET') throw e;
+      return new Promise<Response>((resolve, reject) => setTimeout(() => send().then(resolve, reject), 500));
     });
   } catch (e) {
     return {
@@ -66,5 +75,6 @@ export function whenUnauthorized(f: (status: number) => void): void {
   unauthorized = f;
 }
 
-/** `/1.0/containers/<name>` with the name escaped. */
-export const containerPath = (name: string, rest = '') => `/1.0/containers/${encodeURIComponent(name)}${rest}`;
+/** `/1.0/containers/<name><rest>` with the name escaped, in the current project. */
+export const containerPath = (name: string, rest = '') =>
+  inProject(`/1.0/containers/${encodeURIComponent(name)}${rest}`);

@@ -5,7 +5,8 @@ import { ContainersPage } from './containers-page.tsx';
 import { followOperations, onConnection } from './events.ts';
 import { EventsPage, followEvents } from './events-page.tsx';
 import { ImagesPage, NetworksPage, OperationsPage, ProfilesPage, StoragePage } from './resource-pages.tsx';
-import { useRoute } from './router.ts';
+import { ProjectSelect } from './project-select.tsx';
+import { pageHref, type Route, useRoute } from './router.ts';
 
 const NAV: [string, string][] = [
   ['containers', 'Containers'],
@@ -44,13 +45,14 @@ export function App() {
           <ul>
             {NAV.map(([page, label]) => (
               <li key={page}>
-                <a href={`#/${page}`} aria-current={current === page ? 'page' : undefined}>
+                <a href={pageHref(page)} aria-current={current === page ? 'page' : undefined}>
                   {label}
                 </a>
               </li>
             ))}
           </ul>
         </nav>
+        <ProjectSelect route={route} />
         <span class={`live ${live ? 'on' : 'off'}`} role="status">
           {live ? '● live' : '○ reconnecting…'}
         </span>
@@ -64,13 +66,14 @@ export function App() {
             Not logged in, or the session ended. Run <code>svcd ui</code> on the host for a new login URL.
           </p>
         ) : null}
-        <Page route={route} />
+        <Page key={route.project} route={route} />
       </main>
     </>
   );
 }
 
-function Page({ route }: { route: ReturnType<typeof useRoute> }) {
+/** The current page; a new project mounts it anew (its reads and its state are the other project's). */
+function Page({ route }: { route: Route }) {
   switch (route.page) {
     case 'container':
       return <ContainerDetail key={route.name} name={route.name!} />;

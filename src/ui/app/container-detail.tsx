@@ -12,6 +12,8 @@ import {
   subscribe,
 } from './containers-store.ts';
 import { type Operation, operationsWith } from './events.ts';
+import { currentProject, inProject } from './project.ts';
+import { pageHref } from './router.ts';
 import { Terminal } from './terminal.tsx';
 import { ConvergenceCell, Status } from './status.tsx';
 import { KeyValues, Table } from './table.tsx';
@@ -48,7 +50,8 @@ export function ContainerDetail({ name }: { name: string }) {
   }, [name]);
   const aboutMe = (ev: { type: string; metadata: unknown }) => containersOfEvent(ev).includes(name);
   const snaps = useData<Snapshot[]>(containerPath(name, '/snapshots?recursion=1'), aboutMe);
-  const ops = useData<Operation[]>('/1.0/operations?recursion=1', aboutMe);
+  // Its operations from the daemon's history (by their resources), with what the stream told since.
+  const ops = useData<Operation[]>(inProject(`/ui/api/operations?container=${encodeURIComponent(name)}`), aboutMe);
   const [busy, setBusy] = useState<Action | undefined>(undefined);
   const [error, setError] = useState('');
   const [done, setDone] = useState('');
@@ -77,7 +80,7 @@ export function ContainerDetail({ name }: { name: string }) {
       <section>
         <h1>{name}</h1>
         <p role="status">
-          Deleted. <a href="#/containers">Back to the containers</a>
+          Deleted. <a href={pageHref('containers')}>Back to the containers</a>
         </p>
       </section>
     );
@@ -86,7 +89,7 @@ export function ContainerDetail({ name }: { name: string }) {
       <section>
         <h1>{name}</h1>
         <p role="status">
-          Loading… (or no such container: <a href="#/containers">back to the list</a>)
+          Loading… (or no such container: <a href={pageHref('containers')}>back to the list</a>)
         </p>
       </section>
     );
@@ -115,16 +118,14 @@ export function ContainerDetail({ name }: { name: string }) {
     pendingRestart: st?.pending_restart ?? [],
     network: st?.network ?? undefined,
   });
-  const myOps = operationsWith(Array.isArray(ops.result?.data) ? ops.result.data : []).filter((o) =>
-    (o.resources?.containers ?? o.resources?.instances ?? []).some(
-      (u) => u === containerPath(name) || u.startsWith(`${containerPath(name)}/`),
-    ),
+  const myOps = operationsWith(Array.isArray(ops.result?.data) ? ops.result.data : [], currentProject(), (o) =>
+    containersOfEvent({ type: 'operation', metadata: o }).includes(name),
   );
 
   return (
     <section aria-labelledby="detail-title">
       <p>
-        <a href="#/containers">← Containers</a>
+        <a href={pageHref('containers')}>← Containers</a>
       </p>
       <h1 id="detail-title">{name}</h1>
       <p>
@@ -210,14 +211,14 @@ export function ContainerDetail({ name }: { name: string }) {
 
       <h2>Operations</h2>
       <Table
-        caption="Operations on this container since the dashboard opened, and running ones, newest first"
+        caption="Operations on this container, running and recent, newest first"
         head={['Created', 'Description', 'Status', 'Error']}
         rows={myOps.map((o) => ({
           key: o.id,
           class: o.err ? 'differs' : '',
           cells: [o.created_at, o.description, o.status, o.err || '–'],
         }))}
-        empty="No operations kept for this container."
+        empty="No recent operations on this container."
       />
 
       <h2>Console log</h2>

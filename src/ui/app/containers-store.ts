@@ -1,6 +1,8 @@
 import { containersOfEvent, cpuPercent } from '../view/format.ts';
+import { withProject } from '../view/location.ts';
 import { get } from './api.ts';
 import { onEvent } from './events.ts';
+import { currentProject } from './project.ts';
 
 export interface ContainerState {
   status: string;
@@ -58,6 +60,8 @@ const subscribers = new Set<() => void>();
 let loaded = false;
 let loadError = '';
 let rev = 0;
+/** The project the rows are of: a read started for another one is dropped when it answers. */
+let project = 'default';
 
 function put(c: Container, conv: Convergence | undefined): void {
   const usageNs = c.state?.cpu?.usage ?? 0;
@@ -84,11 +88,13 @@ function changed(): void {
  * convergence verdict.
  */
 export async function loadAll(): Promise<void> {
+  const p = project;
   const [list, live, conv] = await Promise.all([
-    get<Container[]>('/1.0/containers?recursion=1'),
-    get<Container[]>(`/1.0/containers?recursion=2&filter=${encodeURIComponent('status ne Stopped')}`),
-    get<Convergence[]>('/ui/api/convergence'),
+    get<Container[]>(withProject('/1.0/containers?recursion=1', p)),
+    get<Container[]>(withProject(`/1.0/containers?recursion=2&filter=${encodeURIComponent('status ne Stopped')}`, p)),
+    get<Convergence[]>(withProject('/ui/api/convergence', p)),
   ]);
+  if (p !== project) return;
   // The test of 1,000 rows measures rendering from here (the data is in) to the rows in the document.
   performance.mark('svcd-containers-data');
   if (!list.ok) {
@@ -111,12 +117,13 @@ export async function loadAll(): Promise<void> {
 
 /** One container again, after an event about it; a filtered list, so a deleted one is an empty answer, not a 404. */
 export async function loadOne(name: string): Promise<void> {
+  const p = project;
   const filter = encodeURIComponent(`name eq ${JSON.stringify(name)}`);
   const [list, conv] = await Promise.all([
-    get<Container[]>(`/1.0/containers?recursion=2&filter=${filter}`),
-    get<Convergence[]>(`/ui/api/convergence?name=${encodeURIComponent(name)}`),
+    get<Container[]>(withProject(`/1.0/containers?recursion=2&filter=${filter}`, p)),
+    get<Convergence[]>(withProject(`/ui/api/convergence?name=${encodeURIComponent(name)}`, p)),
   ]);
-  if (!list.ok) return;
+  if (!list.ok || p !== project) return;
   const c = list.data.find((x) => x.name === name);
   if (!c) rows.delete(name);
   else put(c, conv.ok ? conv.data[0] : undefined);
@@ -177,12 +184,27 @@ function refreshSoon(name: string): void {
 }
 
 let started = false;
-/** Load, follow the event stream, and poll every 5 s for CPU and memory use (which no event reports). */
+/**
+ * Load the URL's project, follow the event stream, and poll every 5 s for CPU and memory use (which no
+ * event reports). Called again after the project changed, it starts over with the other one's rows.
+ */
 export function startContainers(): void {
-  if (started) return;
+  if (started && project === currentProject()) return;
+  project = currentProject();
+  if (started) {
+    rows.clear();
+    samples.clear();
+    loaded = false;
+    loadError = '';
+    changed();
+    void reloadAll();
+    return;
+  }
   started = true;
   void reloadAll();
   onEvent((ev) => {
+    // The stream tells of every project; a container of another one may have the same name.
+    if (ev.project !== undefined && ev.project !== project) return;
     const names = containersOfEvent(ev);
     // A lifecycle event says what the host did (the observer's word, also for what happened behind svcd's
     // back): the row shows it at once, and the read that follows fills in the rest.
@@ -208,9 +230,12 @@ export function subscribe(f: () => void): () => void {
   return () => subscribers.delete(f);
 }
 
+/** The rows are of the URL's project (a page of a project just chosen renders before startContainers() runs). */
+const current = () => project === currentProject();
+
 export const snapshot = () => ({
-  rows: [...rows.values()].sort((a, b) => (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0)),
-  loaded,
-  loadError,
+  rows: current() ? [...rows.values()].sort((a, b) => (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0)) : [],
+  loaded: loaded && current(),
+  loadError: current() ? loadError : '',
 });
-export const rowOf = (name: string) => rows.get(name);
+export const rowOf = (name: string) => (current() ? rows.get(name) : undefined);

@@ -1,6 +1,10 @@
+import { mergeOperations } from '../view/operations.ts';
+
 /** The event stream (/1.0/events), reconnected after a second when it drops. */
 export interface DaemonEvent {
   type: string;
+  /** The project the event is about; none for server-wide ones. */
+  project?: string;
   timestamp: string;
   metadata: unknown;
 }
@@ -22,7 +26,7 @@ function connect(): void {
     } catch {
       return;
     }
-    if (ev.type === 'operation') remember(ev.metadata as Operation);
+    if (ev.type === 'operation') remember(ev.metadata as Operation, ev.project);
     for (const l of listeners) l(ev);
   };
   socket.onclose = () => {
@@ -60,24 +64,23 @@ export interface Operation {
 }
 
 /**
- * Operations as the event stream told of them since the dashboard opened, latest state of each: the API
- * lists only the running ones, so finished ones (and their errors) are kept here.
+ * Operations as the event stream told of them since the dashboard opened, latest state of each, with
+ * their project: they update the lists (the daemon's history, GET /ui/api/operations) between two reads.
  */
-const seenOperations = new Map<string, Operation>();
+const seenOperations = new Map<string, { op: Operation; project: string }>();
 const KEEP_OPERATIONS = 500;
 
-function remember(op: Operation | undefined): void {
+function remember(op: Operation | undefined, project = 'default'): void {
   if (!op?.id) return;
   seenOperations.delete(op.id);
-  seenOperations.set(op.id, op);
+  seenOperations.set(op.id, { op, project });
   if (seenOperations.size > KEEP_OPERATIONS) seenOperations.delete(seenOperations.keys().next().value!);
 }
 
-/** The remembered operations and the API's running ones, newest first (the API's answer wins for one it lists). */
-export function operationsWith(running: Operation[]): Operation[] {
-  const all = new Map(seenOperations);
-  for (const op of running) all.set(op.id, op);
-  return [...all.values()].sort((a, b) => b.created_at.localeCompare(a.created_at));
+/** The daemon's list and the operations of `project` the stream told of since, newest first. */
+export function operationsWith(listed: Operation[], project: string, keep: (op: Operation) => boolean = () => true) {
+  const seen = [...seenOperations.values()].filter((s) => s.project === project && keep(s.op)).map((s) => s.op);
+  return mergeOperations(listed, seen);
 }
 
 /** Start listening (the App does at its start, so operations are remembered whatever page shows). */

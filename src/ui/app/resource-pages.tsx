@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { formatBytes } from '../view/format.ts';
 import { get } from './api.ts';
 import { type Operation, operationsWith } from './events.ts';
+import { currentProject, inProject } from './project.ts';
 import { Table } from './table.tsx';
 import { useData } from './use-data.ts';
 
@@ -55,13 +56,13 @@ interface NetState {
 }
 
 export function NetworksPage() {
-  const { result } = useData<Network[]>('/1.0/networks?recursion=1', anyOf('lifecycle'));
+  const { result } = useData<Network[]>(inProject('/1.0/networks?recursion=1'), anyOf('lifecycle'));
   const nets = result?.data ?? [];
   const managed = nets.filter((n) => n.managed).map((n) => n.name);
-  const leases = useEach<Lease[]>(managed, (n) => `/1.0/networks/${encodeURIComponent(n)}/leases`);
+  const leases = useEach<Lease[]>(managed, (n) => inProject(`/1.0/networks/${encodeURIComponent(n)}/leases`));
   const states = useEach<NetState>(
     nets.map((n) => n.name),
-    (n) => `/1.0/networks/${encodeURIComponent(n)}/state`,
+    (n) => inProject(`/1.0/networks/${encodeURIComponent(n)}/state`),
   );
   return (
     <section>
@@ -125,7 +126,9 @@ export function StoragePage() {
   const pools = result?.data ?? [];
   const names = pools.map((p) => p.name);
   const res = useEach<PoolResources>(names, (n) => `/1.0/storage-pools/${encodeURIComponent(n)}/resources`);
-  const vols = useEach<Volume[]>(names, (n) => `/1.0/storage-pools/${encodeURIComponent(n)}/volumes?recursion=1`);
+  const vols = useEach<Volume[]>(names, (n) =>
+    inProject(`/1.0/storage-pools/${encodeURIComponent(n)}/volumes?recursion=1`),
+  );
   return (
     <section>
       <h1>Storage</h1>
@@ -175,7 +178,7 @@ interface Image {
 }
 
 export function ImagesPage() {
-  const { result } = useData<Image[]>('/1.0/images?recursion=1', anyOf('lifecycle'));
+  const { result } = useData<Image[]>(inProject('/1.0/images?recursion=1'), anyOf('lifecycle'));
   return (
     <section>
       <h1>Images</h1>
@@ -210,7 +213,7 @@ interface Profile {
 }
 
 export function ProfilesPage() {
-  const { result } = useData<Profile[]>('/1.0/profiles?recursion=1', anyOf('lifecycle'));
+  const { result } = useData<Profile[]>(inProject('/1.0/profiles?recursion=1'), anyOf('lifecycle'));
   return (
     <section>
       <h1>Profiles</h1>
@@ -239,8 +242,9 @@ export function ProfilesPage() {
 }
 
 export function OperationsPage() {
-  const { result } = useData<Operation[]>('/1.0/operations?recursion=1', anyOf('operation'));
-  const ops = operationsWith(Array.isArray(result?.data) ? result.data : []);
+  // The daemon's history (running and finished ones, with their errors), and what the stream told since.
+  const { result } = useData<Operation[]>(inProject('/ui/api/operations'), anyOf('operation'));
+  const ops = operationsWith(Array.isArray(result?.data) ? result.data : [], currentProject());
   return (
     <section>
       <h1>Operations</h1>

@@ -1,17 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
+import { hashOf, parseHash, type Route } from '../view/location.ts';
+import { currentProject } from './project.ts';
 
-/** The page a location hash names: `#/`, `#/containers/<name>`, `#/networks`… */
-export interface Route {
-  page: string;
-  name?: string;
-}
+export type { Route } from '../view/location.ts';
 
-export function parseHash(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
-  if (parts[0] === 'containers' && parts[1]) return { page: 'container', name: parts[1] };
-  return { page: parts[0] || 'containers' };
-}
-
+/** The page a location hash names: `#/`, `#/containers/<name>`, `#/networks`…, with `?project=`. */
 export function useRoute(): Route {
   const [route, setRoute] = useState(() => parseHash(location.hash));
   useEffect(() => {
@@ -22,4 +15,8 @@ export function useRoute(): Route {
   return route;
 }
 
-export const containerHref = (name: string) => `#/containers/${encodeURIComponent(name)}`;
+/** A link to another page of the current project. */
+export const pageHref = (page: string, name?: string) =>
+  hashOf(name === undefined ? { page, project: currentProject() } : { page, name, project: currentProject() });
+
+export const containerHref = (name: string) => pageHref('container', name);

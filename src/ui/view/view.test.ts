@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { compareContainer } from './compare.ts';
 import { containersOfEvent, cpuPercent, formatBytes, imageOf, ipv4Of } from './format.ts';
+import { hashOf, parseHash, projectOfUrl, withProject } from './location.ts';
+import { mergeOperations } from './operations.ts';
 
 test('numbers, addresses and images as the table writes them', () => {
   assert.equal(formatBytes(0), '–');
@@ -79,4 +81,40 @@ test('desired against observed marks what differs', () => {
     running.filter((r) => r.differs).map((r) => r.what),
     ['nic eth0'],
   );
+});
+
+test('the page and the project in the hash, and API paths in a project', () => {
+  assert.deepEqual(parseHash(''), { page: 'containers', project: 'default' });
+  assert.deepEqual(parseHash('#/networks'), { page: 'networks', project: 'default' });
+  assert.deepEqual(parseHash('#/images?project=dev'), { page: 'images', project: 'dev' });
+  assert.deepEqual(parseHash('#/containers/a%20b?project=p%2F1'), { page: 'container', name: 'a b', project: 'p/1' });
+  assert.deepEqual(parseHash('#/containers/%E0%A4'), { page: 'container', name: '%E0%A4', project: 'default' });
+  assert.deepEqual(parseHash('#/?project='), { page: 'containers', project: 'default' });
+  assert.equal(hashOf({ page: 'images', project: 'default' }), '#/images');
+  assert.equal(hashOf({ page: 'container', name: 'a b', project: 'p/1' }), '#/containers/a%20b?project=p%2F1');
+  for (const r of [
+    { page: 'profiles', project: 'dev' },
+    { page: 'container', name: 'web?x', project: 'a&b' },
+  ])
+    assert.deepEqual(parseHash(hashOf(r)), r, 'a hash reads back as its route');
+  assert.equal(withProject('/1.0/images?recursion=1', 'default'), '/1.0/images?recursion=1');
+  assert.equal(withProject('/1.0/images?recursion=1', 'dev'), '/1.0/images?recursion=1&project=dev');
+  assert.equal(withProject('/ui/api/operations', 'a&b'), '/ui/api/operations?project=a%26b');
+  assert.equal(projectOfUrl('/1.0/projects/a%26b'), 'a&b');
+});
+
+test("operations: one entry each, the latest update's state, newest first", () => {
+  const op = (id: string, created: number, updated: number, status: string) => ({
+    id,
+    created_at: new Date(created * 1000).toISOString(),
+    updated_at: new Date(updated * 1000).toISOString(),
+    status,
+  });
+  const listed = [op('b', 2, 2, 'Running'), op('a', 1, 5, 'Failure')];
+  const seen = [op('b', 2, 3, 'Success'), op('a', 1, 4, 'Running'), op('c', 3, 3, 'Running')];
+  assert.deepEqual(
+    mergeOperations(listed, seen).map((o) => `${o.id} ${o.status}`),
+    ['c Running', 'b Success', 'a Failure'],
+  );
+  assert.equal(mergeOperations([op('x', 1, 1, 'Running')], [op('x', 1, 1, 'Success')])[0]!.status, 'Running');
 });
