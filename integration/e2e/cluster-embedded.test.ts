@@ -23,7 +23,16 @@ describe('a cluster of three members on the embedded engine', () => {
   let imgDir: string | undefined;
   const psqlOnA = async (query: string) =>
     (
-      await execa('psql', ['-h', path.join(a.daemon.stateDir, 'postgres'), '-U', 'svcd', '-d', 'postgres', '-Atc', query])
+      await execa('psql', [
+        '-h',
+        path.join(a.daemon.stateDir, 'postgres'),
+        '-U',
+        'svcd',
+        '-d',
+        'postgres',
+        '-Atc',
+        query,
+      ])
     ).stdout;
   const postmasterOf = async (h: Host) => {
     const pid = Number(
@@ -103,7 +112,10 @@ describe('a cluster of three members on the embedded engine', () => {
       const file = path.join(h.daemon.stateDir, 'cluster-database.json');
       assert.equal((await stat(file)).mode & 0o777, 0o600);
       const record = JSON.parse(await readFile(file, 'utf8'));
-      assert.deepEqual([record.mode, record.user, record.address], ['member', `svcd_member_${h.name}`, `127.0.0.1:${a.port}`]);
+      assert.deepEqual(
+        [record.mode, record.user, record.address],
+        ['member', `svcd_member_${h.name}`, `127.0.0.1:${a.port}`],
+      );
       // Its own private server is stopped: the cluster's database is a's.
       assert.equal(await postmasterOf(h), undefined, `${h.name}'s private server is stopped`);
     }
@@ -187,6 +199,9 @@ describe('a cluster of three members on the embedded engine', () => {
       '/1.0/cluster/members/a',
       '/1.0/cluster/members/c',
     ]);
-    assert.equal(await psqlOnA("select rolname from pg_roles where rolname like 'svcd_member_%' order by 1"), 'svcd_member_c');
+    assert.equal(
+      await psqlOnA("select rolname from pg_roles where rolname like 'svcd_member_%' order by 1"),
+      'svcd_member_c',
+    );
   });
 });
