@@ -49,6 +49,12 @@ describe('a cluster of three members on the embedded engine', () => {
     }
   };
 
+  const onlyContainer = async (h: Host) => {
+    const [id] = await readdir(path.join(h.daemon.stateDir, 'containers'));
+    assert.ok(id, `${h.name} holds a container`);
+    return id;
+  };
+
   before(async () => {
     await ensureRootSubids();
     [a, b, c] = (await startHosts(3)) as [Host, Host, Host];
@@ -176,6 +182,39 @@ describe('a cluster of three members on the embedded engine', () => {
       dialDatabaseTunnel({ address: `127.0.0.1:${a.port}`, pin: 'f'.repeat(64), client }),
       /does not present the cluster certificate/,
     );
+  });
+
+  test('the serving member killed: writes elsewhere answer 503 at once, containers keep running, all recover', async () => {
+    await a.daemon.kill();
+    const t0 = Date.now();
+    const write = await b.api.post('/1.0/profiles', { name: 'emb-down' });
+    assert.equal(write.status, 503, write.text);
+    assert.match(write.json.error, /database cannot be reached/);
+    assert.ok(Date.now() - t0 < 15_000, `refused within the connect timeout (${Date.now() - t0} ms)`);
+    // c's container runs on, on its host, without the database.
+    const { stdout } = await execa('lxc-info', [
+      '-P',
+      path.join(c.daemon.stateDir, 'containers'),
+      '-n',
+      await onlyContainer(c),
+      '-s',
+    ]);
+    assert.match(stdout, /RUNNING/);
+    await a.daemon.restart();
+    await eventually(
+      async () => ((await b.api.post('/1.0/profiles', { name: 'emb-down' })).status === 200 ? true : undefined),
+      'b writes again once a is back',
+      30_000,
+    );
+    assert.equal((await a.api.get('/1.0/profiles/emb-down')).status, 200);
+    await c.api.delete('/1.0/profiles/emb-down');
+    for (const h of [b, c])
+      await eventually(
+        async () =>
+          (await a.api.get(`/1.0/cluster/members/${h.name}`)).json.metadata.status === 'Online' ? true : undefined,
+        `${h.name} Online`,
+        30_000,
+      );
   });
 
   test('a joiner killed and started again reaches the database again; a dead one is removed with force', async () => {

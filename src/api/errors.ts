@@ -3,6 +3,7 @@ import {
   type DomainError,
   ForbiddenError,
   HostFailureError,
+  isDatabaseUnreachable,
   isForeignKeyViolation,
   isUniqueViolation,
   NotFoundError,
@@ -56,6 +57,12 @@ export function statusFor(e: unknown): {
 } {
   if (e instanceof HttpError) return { status: e.status, message: e.message, known: true };
   for (const [cls, status] of TABLE) if (e instanceof cls) return { status, message: e.message, known: true };
+  if (isDatabaseUnreachable(e))
+    return {
+      status: 503,
+      message: 'The database cannot be reached just now; try again',
+      known: true,
+    };
   if (isUniqueViolation(e)) return { status: 409, message: 'An object with this name already exists', known: true };
   // A safety net: refusals are checked where they happen, with a precise message; a foreign key that
   // still catches one (a concurrent change) is a conflict, not an internal error.

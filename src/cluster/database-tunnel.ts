@@ -36,7 +36,7 @@ export function dialDatabaseTunnel(opts: {
     const fail = (e: Error) => {
       clearTimeout(timer);
       socket.destroy();
-      reject(e);
+      reject(Object.assign(e, { code: 'CLUSTER_DATABASE_UNREACHABLE' }));
     };
     const timer = setTimeout(
       () =>

@@ -31,13 +31,41 @@ export class StaleWriteError extends ConflictError {
 }
 
 /** Whether `e` or an error it wraps (drizzle wraps the driver's in `cause`) carries PostgreSQL error `code`. */
-function hasPgCode(e: unknown, code: string): boolean {
+function hasPgCode(e: unknown, code: string | ((c: string) => boolean)): boolean {
+  const match = typeof code === 'string' ? (c: string) => c === code : code;
   for (let cur: unknown = e, depth = 0; cur && depth < 5; depth++) {
-    if (typeof cur === 'object' && (cur as { code?: unknown }).code === code) return true;
+    const c = typeof cur === 'object' ? (cur as { code?: unknown }).code : undefined;
+    if (typeof c === 'string' && match(c)) return true;
     cur = (cur as { cause?: unknown }).cause;
   }
   return false;
 }
+
+/**
+ * The client's connection codes (postgres.js), the socket's, and the server's own for "not now" (class 08,
+ * connection exceptions; 57P01-57P03, shut down or starting): the database cannot be reached, which says
+ * nothing about the request. The cluster's database tunnel raises CLUSTER_DATABASE_UNREACHABLE.
+ */
+const UNREACHABLE = new Set([
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOENT',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'CLUSTER_DATABASE_UNREACHABLE',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
+
+/** The database (DATABASE_URL's server, or a cluster's) cannot be reached just now: a 503, not a 500. */
+export const isDatabaseUnreachable = (e: unknown): boolean =>
+  hasPgCode(e, (c) => UNREACHABLE.has(c) || /^08...$/.test(c));
 
 /** PostgreSQL unique violation (23505), whichever driver raised it. */
 export const isUniqueViolation = (e: unknown): boolean => hasPgCode(e, '23505');
