@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { execa } from 'execa';
@@ -21,6 +22,9 @@ describe('a cluster of three members on the embedded engine', () => {
   let b: Host;
   let c: Host;
   let imgDir: string | undefined;
+  let srcA: string | undefined;
+  let srcB: string | undefined;
+  let srcC: string | undefined;
   const psqlOnA = async (query: string) =>
     (
       await execa('psql', [
@@ -71,7 +75,7 @@ describe('a cluster of three members on the embedded engine', () => {
         .then((r) => a.api.get(`${r.json.operation}/wait?timeout=60`))
         .catch(() => {});
     }
-    await stopHosts([a, b, c], [imgDir]);
+    await stopHosts([a, b, c], [imgDir, srcA, srcB, srcC]);
   });
 
   test('bootstrap, then joins by password (one through a member that does not serve the database)', async () => {
@@ -90,9 +94,58 @@ describe('a cluster of three members on the embedded engine', () => {
     assert.equal((await b.api.get('/1.0/cluster')).json.metadata.enabled, false);
     assert.deepEqual((await a.api.get('/1.0/cluster/members')).json.metadata, ['/1.0/cluster/members/a']);
 
-    await joinCluster(b, a);
+    // A pool whose source the user gave: each joiner gives its own (member_config), as GET /1.0/cluster asks.
+    srcA = await mkdtemp(path.join(os.tmpdir(), 'svcd-src-a-'));
+    srcB = await mkdtemp(path.join(os.tmpdir(), 'svcd-src-b-'));
+    assert.equal(
+      (await a.api.post('/1.0/storage-pools', { name: 'emb-src', driver: 'dir', config: { source: srcA } })).status,
+      200,
+    );
+    const asked = (await a.api.get('/1.0/cluster')).json.metadata.member_config;
+    assert.deepEqual(
+      asked.filter((k: { name: string }) => k.name === 'emb-src'),
+      [
+        {
+          entity: 'storage-pool',
+          name: 'emb-src',
+          key: 'source',
+          description: '"source" property for storage pool "emb-src"',
+        },
+      ],
+    );
+    const join = (member_config: unknown[]) =>
+      b.api.put('/1.0/cluster', {
+        server_name: 'b',
+        enabled: true,
+        server_address: `127.0.0.1:${b.port}`,
+        cluster_address: `127.0.0.1:${a.port}`,
+        cluster_certificate: a.cert,
+        cluster_password: CLUSTER_PASSWORD,
+        member_config,
+      });
+    // Bad member_config: a key that is not member-specific, a pool the cluster does not have; nothing changes.
+    assert.match(
+      expectError(await join([{ entity: 'storage-pool', name: 'emb-src', key: 'rsync.bwlimit', value: '1' }]), 400),
+      /rsync.bwlimit/,
+    );
+    assert.match(
+      expectError(await join([{ entity: 'storage-pool', name: 'nope', key: 'source', value: srcB }]), 400),
+      /nope/,
+    );
+    assert.equal((await b.api.get('/1.0/cluster')).json.metadata.enabled, false);
+    assert.deepEqual((await a.api.get('/1.0/cluster/members')).json.metadata, ['/1.0/cluster/members/a']);
+    await waitOp(
+      b.api,
+      await join([
+        { entity: 'storage-pool', name: 'emb-src', key: 'source', value: srcB },
+        { entity: 'storage-pool', name: 'default', key: 'source', value: '' },
+      ]),
+    );
     // c asks b, which passes the request to a (only a's server makes roles).
-    await joinCluster(c, b, CLUSTER_PASSWORD, a.cert);
+    srcC = await mkdtemp(path.join(os.tmpdir(), 'svcd-src-c-'));
+    await joinCluster(c, b, CLUSTER_PASSWORD, a.cert, [
+      { entity: 'storage-pool', name: 'emb-src', key: 'source', value: srcC },
+    ]);
     for (const h of [a, b, c]) {
       const env = (await h.api.get('/1.0')).json.metadata.environment;
       assert.equal(env.server_clustered, true, h.name);
@@ -109,6 +162,19 @@ describe('a cluster of three members on the embedded engine', () => {
         h.name,
       );
     }
+    // Each member made emb-src at its own source; it is Created once all have it.
+    for (const dir of [srcA, srcB, srcC])
+      await eventually(
+        async () => ((await readdir(dir!)).length > 0 ? true : undefined),
+        `emb-src made in ${dir}`,
+        20_000,
+      );
+    await eventually(
+      async () =>
+        (await a.api.get('/1.0/storage-pools/emb-src')).json.metadata.status === 'Created' ? true : undefined,
+      'emb-src Created',
+      20_000,
+    );
     // Each joiner has its own role on a's server, and its record of it is root's alone.
     assert.deepEqual(
       (await psqlOnA("select rolname from pg_roles where rolname like 'svcd_member_%' order by 1")).split('\n'),

@@ -85,6 +85,7 @@ const EXPECTED_EXTENSIONS = [
   'storage_api_local_volume_handling',
   'operation_description',
   'clustering',
+  'clustering_join',
   'event_lifecycle',
   'storage_api_remote_volume_handling',
   'container_mount_propagation',

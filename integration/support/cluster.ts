@@ -32,7 +32,13 @@ export async function formCluster(first: Host, others: Host[]): Promise<void> {
 }
 
 /** Join `h` through member `via`, which presents `clusterCert` (the bootstrap member's certificate). */
-export async function joinCluster(h: Host, via: Host, password = CLUSTER_PASSWORD, clusterCert = via.cert) {
+export async function joinCluster(
+  h: Host,
+  via: Host,
+  password = CLUSTER_PASSWORD,
+  clusterCert = via.cert,
+  memberConfig: unknown[] = [],
+) {
   return waitOp(
     h.api,
     await h.api.put('/1.0/cluster', {
@@ -42,7 +48,7 @@ export async function joinCluster(h: Host, via: Host, password = CLUSTER_PASSWOR
       cluster_address: `127.0.0.1:${via.port}`,
       cluster_certificate: clusterCert,
       cluster_password: password,
-      member_config: [],
+      member_config: memberConfig,
     }),
   );
 }

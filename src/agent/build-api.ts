@@ -169,6 +169,7 @@ export async function buildApi(input: {
     containerHost: createContainerHost({
       db,
       stateDir: config.stateDir,
+      node: config.nodeName,
       driverFor: storage.driverFor,
       images: imageStore,
       readContainerWithPool,

@@ -74,6 +74,7 @@ export function buildReconcilers(input: ReconcilersInput) {
   const rootfsDeps = {
     db: recorded,
     stateDir: config.stateDir,
+    node: config.nodeName,
     storage,
     unpack: createUnpackAdapter(),
     rootfsFiles: createRootfsFilesAdapter(),
@@ -96,6 +97,7 @@ export function buildReconcilers(input: ReconcilersInput) {
     createNetworkReconciler({
       db: recorded,
       stateDir: config.stateDir,
+      node: config.nodeName,
       network,
       onRepaired: (name) =>
         void networkDependents(db, name).then(
@@ -110,7 +112,10 @@ export function buildReconcilers(input: ReconcilersInput) {
       storage,
       onHostChange: onPoolChange,
     }),
-    ownedOnly(createVolumeReconciler({ db: recorded, stateDir: config.stateDir, storage }), held.volumes),
+    ownedOnly(
+      createVolumeReconciler({ db: recorded, stateDir: config.stateDir, node: config.nodeName, storage }),
+      held.volumes,
+    ),
     createImageVolumeReconciler(rootfsDeps),
     ownedOnly(
       createContainerReconciler({

@@ -6,7 +6,7 @@ import { ensureDefaultProject } from '../desired/projects.ts';
 import { preloadFacts } from '../desired/reconcile-facts.ts';
 import { readClusterCertificate } from '../cluster/cluster-certificate.ts';
 import { readClusterDatabase } from '../cluster/cluster-database-file.ts';
-import { dialDatabaseTunnel } from '../cluster/database-tunnel.ts';
+import { tunnelSocketForDriver } from '../cluster/database-tunnel.ts';
 import { startMember } from '../cluster/start-member.ts';
 import { ensureDefaultPool } from '../desired/storage-pools.ts';
 import { createEventBus } from '../events/index.ts';
@@ -35,7 +35,7 @@ async function clusterDatabaseOf(config: DaemonConfig) {
   const { user, password, database, address, pin } = record;
   return {
     url: `postgres://${encodeURIComponent(user)}:${encodeURIComponent(password)}@cluster/${encodeURIComponent(database)}`,
-    connect: () => dialDatabaseTunnel({ address, pin, client, timeoutMs: 10_000 }),
+    connect: () => tunnelSocketForDriver({ address, pin, client, timeoutMs: 10_000 }),
   };
 }
 

@@ -63,6 +63,7 @@ export function registerObservers(input: {
     createNetworkObserver({
       db: recorded,
       stateDir: config.stateDir,
+      node: config.nodeName,
       network,
       report: drift.report,
       ...(opts.networkObserveMs ? { intervalMs: opts.networkObserveMs } : {}),

@@ -64,7 +64,8 @@ export const API_EXTENSIONS = [
   'unix_device_hotplug', // required=false on unix-char/unix-block: the host node is watched (inotify), it follows into the running container
   'storage_api_local_volume_handling', // copy and move custom volumes between local pools
   'operation_description', // description on operations
-  'clustering', // several svcd daemons on one PostgreSQL database as one cluster (src/cluster/)
+  'clustering', // several svcd daemons as one cluster on one PostgreSQL database: the embedded engine's or DATABASE_URL's (src/cluster/)
+  'clustering_join', // GET /1.0/cluster lists the member-specific keys; a join's member_config gives a member its own pool source/size and bridge.external_interfaces
   'event_lifecycle', // lifecycle events
   'storage_api_remote_volume_handling', // custom volumes copy and move between servers (pull, push, relay), snapshots along
   'container_mount_propagation', // propagation on disk devices
@@ -106,8 +107,6 @@ export const API_EXTENSIONS = [
  * - external_net_mgmt: there is no external network manager to integrate with.
  * - Live migration: no CRIU on this host (migration_pre_copy, container_snapshot_stateful_migration); a
  *   stateful snapshot or a live copy is refused.
- * - clustering_join: member_config (per-member pool and network keys) is refused at join; members use their
- *   defaults.
  * - external_authentication, idp_authentication, idp_config, idp_config_key: macaroon and candid authentication
  *   need an identity service that upstream has retired.
  * - gpu types mdev, mig and sriov are refused (no mediated devices, MIG or SR-IOV GPUs here).

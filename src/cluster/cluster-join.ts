@@ -7,6 +7,12 @@
  */
 import { listCertificates } from '../desired/certificates.ts';
 import { ConflictError, ForbiddenError, ValidationError } from '../desired/errors.ts';
+import {
+  checkMemberSources,
+  type MemberConfigEntry,
+  parseMemberConfig,
+  writeMemberConfig,
+} from '../desired/member-config.ts';
 import { readServerKeys, verifyPassword } from '../desired/server-config.ts';
 import type { AgentRestart } from '../agent/types.ts';
 import type { Db } from '../db/types.ts';
@@ -33,6 +39,15 @@ export interface JoinRequest {
   cluster_address?: string | undefined;
   cluster_certificate?: string | undefined;
   cluster_password?: string | undefined;
+  member_config?: unknown[] | undefined;
+}
+
+/** What a joiner asks the cluster (POST /internal/cluster/accept). */
+export interface AcceptRequest {
+  server_name?: string | undefined;
+  server_address?: string | undefined;
+  password?: string | undefined;
+  embedded?: boolean | undefined;
   member_config?: unknown[] | undefined;
 }
 
@@ -72,10 +87,9 @@ export async function joinCluster(ctx: JoinContext, req: JoinRequest): Promise<{
     throw new ValidationError('Invalid "cluster_certificate": the cluster\'s certificate is required');
   if (!req.cluster_password)
     throw new ValidationError('Invalid "cluster_password": the cluster\'s trust password is required');
-  if (req.member_config?.length)
-    throw new ValidationError(
-      'Invalid "member_config": member-specific pool and network keys are not supported at join',
-    );
+  // Checked here for their form and this host's state directory; the cluster checks the pools and networks named.
+  const memberConfig = parseMemberConfig(req.member_config);
+  checkMemberSources(memberConfig, ctx.stateDir);
   let pin: string;
   try {
     pin = fingerprintOfPem(req.cluster_certificate);
@@ -96,6 +110,7 @@ export async function joinCluster(ctx: JoinContext, req: JoinRequest): Promise<{
       server_address: address,
       password: req.cluster_password,
       embedded: ctx.embedded,
+      member_config: memberConfig,
     },
   );
   const fp = fingerprintOfPem(answer.certificate);
@@ -132,7 +147,13 @@ export async function joinCluster(ctx: JoinContext, req: JoinRequest): Promise<{
 async function askToJoin(
   ctx: JoinContext,
   at: { address: string; pin: string },
-  body: { server_name: string; server_address: string; password: string; embedded: boolean },
+  body: {
+    server_name: string;
+    server_address: string;
+    password: string;
+    embedded: boolean;
+    member_config: MemberConfigEntry[];
+  },
 ): Promise<Admission> {
   let res: Awaited<ReturnType<typeof requestMember>>;
   try {
@@ -166,10 +187,7 @@ async function askToJoin(
  * embedded engine the serving member makes the joiner's row and role (another member passes the request
  * on to it: only it may make roles).
  */
-export async function acceptMember(
-  ctx: JoinContext,
-  req: { server_name?: string; server_address?: string; password?: string; embedded?: boolean },
-): Promise<Admission> {
+export async function acceptMember(ctx: JoinContext, req: AcceptRequest): Promise<Admission> {
   const { db, node } = ctx;
   const cert = ctx.cert();
   if (!cert || !(await readMember(db, node)).clustered) throw new ValidationError('This server is not clustered');
@@ -179,6 +197,7 @@ export async function acceptMember(
   const name = req.server_name ?? '';
   if (!/^[A-Za-z0-9][A-Za-z0-9.-]{0,62}$/.test(name))
     throw new ValidationError(`Invalid "server_name": "${name}" is not a member name`);
+  const memberConfig = parseMemberConfig(req.member_config);
   const record = ctx.embedded ? await readClusterDatabase(ctx.stateDir) : undefined;
   if (record?.mode === 'member') return passToServingMember(ctx, cert, record.address, req);
   if (record?.mode === 'served') {
@@ -190,6 +209,7 @@ export async function acceptMember(
     const own = await readMember(db, node);
     const role = await db.transaction(async (tx) => {
       await admitMember(tx, { name, address, roles: ['database'] });
+      await writeMemberConfig(tx, name, memberConfig);
       return createMemberRole(tx, name);
     });
     await sweepMemberRoles(db, [...(await listMembers(db, { clusteredOnly: true })).map((m) => m.name)]);
@@ -205,6 +225,7 @@ export async function acceptMember(
       `No daemon named "${name}" uses the cluster's database: start it with the cluster's DATABASE_URL`,
     );
   if (joiner.clustered) throw new ConflictError(`Cluster member "${name}" already exists`);
+  await db.transaction((tx) => writeMemberConfig(tx, name, memberConfig));
   return { certificate: cert.cert, key: cert.key };
 }
 

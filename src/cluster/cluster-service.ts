@@ -2,6 +2,7 @@ import type { AgentRestart } from '../agent/types.ts';
 import type { Db } from '../db/types.ts';
 import { addCertificate, listCertificates } from '../desired/certificates.ts';
 import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../desired/errors.ts';
+import { listMemberConfigKeys } from '../desired/member-config.ts';
 import { readServerKeys } from '../desired/server-config.ts';
 import {
   fingerprintOfPem,
@@ -11,7 +12,14 @@ import {
   type ClusterCertificate,
 } from './cluster-certificate.ts';
 import { readClusterDatabase, removeClusterDatabase, writeClusterDatabase } from './cluster-database-file.ts';
-import { acceptMember, CLUSTER_CERT_NAME, joinCluster, type JoinContext, type JoinRequest } from './cluster-join.ts';
+import {
+  type AcceptRequest,
+  acceptMember,
+  CLUSTER_CERT_NAME,
+  joinCluster,
+  type JoinContext,
+  type JoinRequest,
+} from './cluster-join.ts';
 import { requestMember } from './member-client.ts';
 import { sweepMemberRoles } from './member-roles.ts';
 import {
@@ -138,7 +146,7 @@ export function createClusterService(deps: ClusterServiceDeps) {
     certificate: () => cert,
 
     async info() {
-      return { server_name: node, enabled: !!cert, member_config: [] as unknown[] };
+      return { server_name: node, enabled: !!cert, member_config: cert ? await listMemberConfigKeys(db) : [] };
     },
 
     async bootstrap(req: { server_name?: string | undefined; server_address?: string | undefined }): Promise<void> {
@@ -164,8 +172,7 @@ export function createClusterService(deps: ClusterServiceDeps) {
     join: (req: JoinRequest) => joinCluster(joinContext(), req),
 
     /** On the cluster's side of a join: the trust password checked, the joiner gets the certificate and key. */
-    accept: (req: { server_name?: string; server_address?: string; password?: string; embedded?: boolean }) =>
-      acceptMember(joinContext(), req),
+    accept: (req: AcceptRequest) => acceptMember(joinContext(), req),
 
     /** {enabled: false}: the last member may leave (the cluster ends); with others, remove this member instead. */
     async leave(): Promise<void> {

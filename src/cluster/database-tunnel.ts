@@ -6,7 +6,7 @@
  * through it to the server's unix socket, logging in as its own role with its own password.
  */
 import net from 'node:net';
-import type { Duplex } from 'node:stream';
+import { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { fingerprintOfDer } from '../desired/certificates.ts';
 import { MEMBER_CONNECT_MS, splitAddress } from './member-client.ts';
@@ -89,6 +89,29 @@ export function dialDatabaseTunnel(opts: {
     };
     socket.on('data', onData);
   });
+}
+
+/**
+ * The database driver's socket factory: the tunnel, or, when it cannot be opened, a stream that fails as
+ * a refused TCP connection does (an error, then close). postgres.js handles a factory that rejects by
+ * leaving that connection "connecting" for ever, with its queries waiting on it.
+ */
+export async function tunnelSocketForDriver(opts: Parameters<typeof dialDatabaseTunnel>[0]): Promise<Duplex> {
+  try {
+    return await dialDatabaseTunnel(opts);
+  } catch (e) {
+    const failed = new Duplex({
+      read() {},
+      write(_chunk, _encoding, done) {
+        done();
+      },
+    });
+    setImmediate(() => {
+      failed.emit('error', e);
+      failed.destroy();
+    });
+    return failed;
+  }
 }
 
 /** Answer an upgrade that is refused, in the API's error envelope. */

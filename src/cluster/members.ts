@@ -3,6 +3,8 @@ import type { DbOrTx } from '../db/types.ts';
 import { relocateContainers } from '../desired/containers.ts';
 import { ConflictError, NotFoundError } from '../desired/errors.ts';
 import { moveMemberKeys, writeMemberKey } from '../desired/server-config.ts';
+import { moveNetworkMemberConfig } from '../desired/networks.ts';
+import { movePoolMemberConfig } from '../desired/storage-pools.ts';
 import { relocateVolumes } from '../desired/storage-volumes.ts';
 import {
   clusterMembers,
@@ -140,6 +142,8 @@ export async function renameMember(db: DbOrTx, from: string, to: string): Promis
     await relocateContainers(tx, from, to);
     await relocateVolumes(tx, from, to);
     await moveMemberKeys(tx, from, to);
+    await movePoolMemberConfig(tx, from, to);
+    await moveNetworkMemberConfig(tx, from, to);
   });
 }
 
@@ -149,6 +153,8 @@ export async function deleteMember(db: DbOrTx, name: string): Promise<void> {
     const done = await tx.delete(clusterMembers).where(eq(clusterMembers.name, name)).returning();
     if (!done.length) throw new NotFoundError(`Cluster member "${name}" not found`);
     await moveMemberKeys(tx, name, '');
+    await movePoolMemberConfig(tx, name, '');
+    await moveNetworkMemberConfig(tx, name, '');
   });
 }
 

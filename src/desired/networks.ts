@@ -238,3 +238,27 @@ export function mergeLeases(statics: NetworkLease[], dynamic: NetworkLease[]): N
   const fixed = new Set(statics.map((l) => l.hwaddr.toLowerCase()).filter((h) => h !== ''));
   return [...statics, ...dynamic.filter((l) => !fixed.has(l.hwaddr.toLowerCase()))];
 }
+
+/** A member's own values of member-specific keys (desired/member-config.ts): replaced as a whole. */
+export async function setNetworkMemberConfig(
+  tx: DbOrTx,
+  name: string,
+  member: string,
+  values: Record<string, string>,
+): Promise<void> {
+  await tx
+    .update(networks)
+    .set({
+      memberConfig: sql`${networks.memberConfig} || jsonb_build_object(${member}::text, ${JSON.stringify(values)}::jsonb)`,
+      generation: sql`${networks.generation} + 1`,
+    })
+    .where(eq(networks.name, name));
+}
+
+/** A member renamed (`to`) or removed (`to` ''): its values follow it or go. */
+export async function moveNetworkMemberConfig(tx: DbOrTx, from: string, to: string): Promise<void> {
+  const moved = to
+    ? sql`(${networks.memberConfig} - ${from}::text) || jsonb_build_object(${to}::text, ${networks.memberConfig} -> ${from}::text)`
+    : sql`${networks.memberConfig} - ${from}::text`;
+  await tx.update(networks).set({ memberConfig: moved }).where(sql`${networks.memberConfig} ? ${from}::text`);
+}

@@ -270,3 +270,27 @@ export async function ensureDefaultPool(db: Db, stateDir: string): Promise<void>
       .where(and(eq(profiles.project, 'default'), eq(profiles.name, 'default')));
   });
 }
+
+/** A member's own values of member-specific keys (desired/member-config.ts): replaced as a whole. */
+export async function setPoolMemberConfig(
+  tx: DbOrTx,
+  pool: string,
+  member: string,
+  values: Record<string, string>,
+): Promise<void> {
+  await tx
+    .update(storagePools)
+    .set({
+      memberConfig: sql`${storagePools.memberConfig} || jsonb_build_object(${member}::text, ${JSON.stringify(values)}::jsonb)`,
+      generation: sql`${storagePools.generation} + 1`,
+    })
+    .where(eq(storagePools.name, pool));
+}
+
+/** A member renamed (`to`) or removed (`to` ''): its values follow it or go. */
+export async function movePoolMemberConfig(tx: DbOrTx, from: string, to: string): Promise<void> {
+  const moved = to
+    ? sql`(${storagePools.memberConfig} - ${from}::text) || jsonb_build_object(${to}::text, ${storagePools.memberConfig} -> ${from}::text)`
+    : sql`${storagePools.memberConfig} - ${from}::text`;
+  await tx.update(storagePools).set({ memberConfig: moved }).where(sql`${storagePools.memberConfig} ? ${from}::text`);
+}

@@ -18,9 +18,22 @@ export const logsRootOf = (stateDir: string) => path.join(stateDir, 'logs');
 
 /** What a storage driver needs to find a pool. */
 export function poolSpecOf(
-  row: { name: string; driver: string; config: Record<string, string> },
+  row: {
+    name: string;
+    driver: string;
+    config: Record<string, string>;
+    memberConfig?: Record<string, Record<string, string>>;
+  },
   stateDir: string,
+  /** The member whose host this is: its own `source` and `size`, given when it joined, replace the pool's. */
+  node: string,
 ): PoolSpec {
+  const own = row.memberConfig?.[node];
+  if (own && Object.keys(own).length) {
+    // A source of its own is the user's: it is used as it is (volatile.initial_source marks a given one).
+    const config = { ...row.config, ...own, ...(own.source ? { 'volatile.initial_source': own.source } : {}) };
+    return { name: row.name, driver: row.driver, config: memberSource({ ...row, config }, stateDir), stateDir };
+  }
   return { name: row.name, driver: row.driver, config: memberSource(row, stateDir), stateDir };
 }
 

@@ -34,7 +34,7 @@ export function createMigrations(o: MigrationOptions) {
   const pools: MigrationDeps['pools'] = async (name) => {
     const row = (await cachedPools(o.db)).find((p) => p.name === name);
     if (!row) throw new Error(`Storage pool "${name}" does not exist`);
-    const spec = poolSpecOf(row, o.stateDir);
+    const spec = poolSpecOf(row, o.stateDir, o.node);
     const driver = o.storage.driverFor(row.driver);
     const health = await driver.poolHealth(spec);
     if (!health.ready) throw new Error(`Storage pool "${name}" is not ready: ${health.problem ?? 'not mounted'}`);

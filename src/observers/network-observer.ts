@@ -15,6 +15,7 @@ import type { PollObserver } from './types.ts';
 export function createNetworkObserver(deps: {
   db: Db;
   stateDir: string;
+  node?: string;
   network: Pick<NetworkAdapter, 'health'>;
   report: (kind: string, key: string, what: string) => void;
   intervalMs?: number;
@@ -43,7 +44,7 @@ export function createNetworkObserver(deps: {
       for (const row of rows) {
         seen.add(row.id);
         const problem = await deps.network
-          .health(specOfRow(deps.stateDir, row))
+          .health(specOfRow(deps.stateDir, row, deps.node))
           .catch((e: unknown) => (e as Error).message);
         if (problem === undefined) {
           reported.delete(row.id);

@@ -26,7 +26,7 @@ export function createPoolObserver(deps: {
     async sample() {
       for (const row of await listPools(deps.db)) {
         if (row.deletingAt) continue;
-        const spec = poolSpecOf(row, deps.stateDir);
+        const spec = poolSpecOf(row, deps.stateDir, deps.node);
         const driver = deps.driverFor(row.driver);
         const health = await driver
           .poolHealth(spec)

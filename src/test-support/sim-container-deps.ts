@@ -47,6 +47,7 @@ export function simContainerDeps(opts: {
   return {
     db: opts.db,
     stateDir: opts.stateDir,
+    node: 'sim',
     storage: opts.storage,
     unpack: {
       unpackImage: async () => assert.fail('no image unpack expected'),

@@ -26,6 +26,7 @@ const AcceptBody = v.object({
   password: optionalString,
   // The joiner runs on the embedded engine (it can move onto a cluster's embedded database).
   embedded: v.optional(v.boolean()),
+  member_config: v.optional(v.array(v.unknown(), 'expected a list')),
 });
 
 const memberUrl = (name: string) => `/1.0/cluster/members/${encodeURIComponent(name)}`;

@@ -1,4 +1,4 @@
-import { pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, generation, stringMap } from './columns.ts';
 
 /**
@@ -17,6 +17,8 @@ export const networks = pgTable(
     type: text('type').notNull().default('bridge'),
     description: text('description').notNull().default(''),
     config: stringMap('config'),
+    /** Member-specific keys (bridge.external_interfaces) by member name, given when each member joined. */
+    memberConfig: jsonb('member_config').$type<Record<string, Record<string, string>>>().notNull().default({}),
     generation: generation(),
     createdAt: createdAt(),
     deletingAt: timestamp('deleting_at', { withTimezone: true, mode: 'date' }),

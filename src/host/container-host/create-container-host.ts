@@ -15,6 +15,7 @@ import { createVolumePaths } from './volume-paths.ts';
 export interface ContainerHostDeps {
   db: DbOrTx;
   stateDir: string;
+  node: string;
   driverFor(name: string): StorageDriver;
   /** Where published images are packed. */
   images: ImageStore;
@@ -26,8 +27,15 @@ export interface ContainerHostDeps {
  * The host side of the containers' imperative API endpoints (src/api/host-service.ts ContainerHost),
  * created once per agent: its caches live as long as it does.
  */
-export function createContainerHost({ db, stateDir, driverFor, images, readContainerWithPool }: ContainerHostDeps) {
-  const paths = createVolumePaths({ stateDir, driverFor });
+export function createContainerHost({
+  db,
+  stateDir,
+  node,
+  driverFor,
+  images,
+  readContainerWithPool,
+}: ContainerHostDeps) {
+  const paths = createVolumePaths({ stateDir, node, driverFor });
   const locate = createLocateContainer({ db, paths, readContainerWithPool });
   return {
     locate,

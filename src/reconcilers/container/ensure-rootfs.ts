@@ -28,6 +28,8 @@ export interface PoolHandle {
 export interface RootfsDeps {
   db: Db;
   stateDir: string;
+  /** This member (its own pool sources, given at join). */
+  node: string;
   storage: StorageAdapter;
   unpack: UnpackAdapter;
   /** The root volumes' files: metadata, templates, files in the rootfs, a backup's tarball. */
@@ -40,7 +42,7 @@ export interface RootfsDeps {
 export async function readyPool(deps: RootfsDeps, name: string): Promise<PoolHandle> {
   const row = (await cachedPools(deps.db)).find((p) => p.name === name);
   if (!row) throw new TerminalError(`storage pool "${name}" does not exist`);
-  const spec = poolSpecOf(row, deps.stateDir);
+  const spec = poolSpecOf(row, deps.stateDir, deps.node);
   const driver = deps.storage.driverFor(row.driver);
   const health = await deps.rootfsState.recentHealth(JSON.stringify(spec), () => driver.poolHealth(spec));
   if (!health.ready) throw new Error(`storage pool "${name}" is not ready: ${health.problem ?? 'not mounted'}`);

@@ -19,6 +19,8 @@ interface NetworkFacts {
 export interface NetworkReconcilerDeps {
   db: Db;
   stateDir: string;
+  /** This member: its own member-specific keys apply here. */
+  node?: string;
   network: NetworkAdapter;
   /**
    * Called after a network that was broken on the host (its bridge gone, its dnsmasq dead) was repaired:
@@ -27,9 +29,19 @@ export interface NetworkReconcilerDeps {
   onRepaired?: (name: string) => void;
 }
 
-/** The host spec of a network row (its directory from the layout). */
-export const specOfRow = (stateDir: string, row: Pick<NetworkRow, 'id' | 'name' | 'config'>): NetworkSpec =>
-  networkSpecOf(row, networkDirOf(stateDir, row.name));
+/**
+ * The host spec of a network row (its directory from the layout), on member `node`: its own member-specific
+ * keys (bridge.external_interfaces, given when it joined) replace the network's.
+ */
+export const specOfRow = (
+  stateDir: string,
+  row: Pick<NetworkRow, 'id' | 'name' | 'config'> & { memberConfig?: NetworkRow['memberConfig'] },
+  node?: string,
+): NetworkSpec => {
+  const own = node ? row.memberConfig?.[node] : undefined;
+  const config = own ? { ...row.config, ...own } : row.config;
+  return networkSpecOf({ ...row, config }, networkDirOf(stateDir, row.name));
+};
 
 /**
  * Converge one managed network (key: its id): its bridge, addresses, tunnels, routes and sysctls, its
@@ -48,7 +60,7 @@ export function createNetworkReconciler(deps: NetworkReconcilerDeps): Reconciler
     firewall.run('table', async () => {
       const rows = await liveRows();
       await network.applyFirewall(
-        rows.map((r) => specOfRow(stateDir, r)),
+        rows.map((r) => specOfRow(stateDir, r, deps.node)),
         signal,
       );
     });
@@ -78,7 +90,7 @@ export function createNetworkReconciler(deps: NetworkReconcilerDeps): Reconciler
       }
       // Recorded before the host is touched: a crash half-way still knows which bridge to remove.
       if (facts.bridge !== row.name) await writeFacts(db, NETWORK_KIND, id, { ...facts, bridge: row.name });
-      const spec = specOfRow(stateDir, row);
+      const spec = specOfRow(stateDir, row, deps.node);
       // Broken after it had converged once (a bridge deleted behind svcd's back): its containers need their nics back.
       const broken = facts.bridge === row.name ? await network.health(spec) : undefined;
       await network.ensureNetwork(spec, ctx.signal);

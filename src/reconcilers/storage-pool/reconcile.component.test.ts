@@ -33,7 +33,7 @@ function setup() {
     storage,
     onHostChange: async (p) => void changed.push(p),
   });
-  const volumes = createVolumeReconciler({ db, stateDir: root, storage });
+  const volumes = createVolumeReconciler({ db, stateDir: root, node: 'n1', storage });
   return { db, storage, pools, volumes, changed, once: createReconcileOnce(db) };
 }
 

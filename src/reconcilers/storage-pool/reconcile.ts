@@ -32,7 +32,7 @@ export function createPoolReconciler(deps: {
     async reconcile(name, ctx) {
       const [row] = await db.select().from(storagePools).where(eq(storagePools.name, name));
       if (!row) return {};
-      const spec = poolSpecOf(row, stateDir);
+      const spec = poolSpecOf(row, stateDir, deps.node);
       const driver = storage.driverFor(row.driver);
       if (row.deletingAt) {
         const left = await volumesOnPool(db, name);

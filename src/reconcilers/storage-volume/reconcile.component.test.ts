@@ -35,7 +35,11 @@ after(() => rm(root, { recursive: true, force: true }));
 
 function setup() {
   const { db } = temp.database;
-  return { db, volumes: createVolumeReconciler({ db, stateDir: root, storage }), once: createReconcileOnce(db) };
+  return {
+    db,
+    volumes: createVolumeReconciler({ db, stateDir: root, node: 'n1', storage }),
+    once: createReconcileOnce(db),
+  };
 }
 const custom = (id: string): VolumeRef => ({ id, type: 'custom' });
 const pool = { name: 'vp', driver: 'dir', config: {}, stateDir: '' };

@@ -34,13 +34,18 @@ const refOf = (v: StorageVolumeRow): VolumeRef => ({ id: v.id, type: v.type as V
  * moved from where it was), its quota applied, its snapshots made or removed, a requested restore
  * done; or, once marked for deletion, removed with its snapshots and then its rows.
  */
-export function createVolumeReconciler(deps: { db: Db; stateDir: string; storage: StorageAdapter }): Reconciler {
+export function createVolumeReconciler(deps: {
+  db: Db;
+  stateDir: string;
+  node: string;
+  storage: StorageAdapter;
+}): Reconciler {
   const { db, stateDir, storage } = deps;
 
   async function readyPool(name: string): Promise<{ row: StoragePoolRow; spec: PoolSpec; driver: StorageDriver }> {
     const [row] = await db.select().from(storagePools).where(eq(storagePools.name, name));
     if (!row) throw new TerminalError(`storage pool "${name}" does not exist`);
-    const spec = poolSpecOf(row, stateDir);
+    const spec = poolSpecOf(row, stateDir, deps.node);
     const driver = storage.driverFor(row.driver);
     const health = await driver.poolHealth(spec);
     if (!health.ready) throw new Error(`storage pool "${name}" is not ready: ${health.problem ?? 'not mounted'}`);

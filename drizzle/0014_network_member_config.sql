@@ -1,0 +1,1 @@
+ALTER TABLE "networks" ADD COLUMN "member_config" jsonb DEFAULT '{}'::jsonb NOT NULL;
