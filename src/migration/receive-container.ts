@@ -88,7 +88,8 @@ async function receive(
         check: (offer) => {
           if (offer.criu === 'CRIU_RSYNC' || offer.criu === 'PHAUL') throw refusedLive();
         },
-        stage: () => deps.staging.begin({ kind: STAGING_KIND.container, id, pool: req.pool }),
+        subvolumes: (await deps.pools(req.pool)).driver.subvolumeStreams !== undefined,
+        stage: (o) => deps.staging.begin({ kind: STAGING_KIND.container, id, pool: req.pool }, o),
         shift: true,
         name: req.name,
       },

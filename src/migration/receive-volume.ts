@@ -58,7 +58,8 @@ export async function receiveVolume(deps: MigrationDeps, req: ReceiveVolumeReque
           {
             features: deps.rsyncFeatures,
             volumeOnly: req.volumeOnly,
-            stage: () => deps.staging.begin({ kind: STAGING_KIND.custom, id, pool: req.pool }),
+            subvolumes: (await deps.pools(req.pool)).driver.subvolumeStreams !== undefined,
+            stage: (o) => deps.staging.begin({ kind: STAGING_KIND.custom, id, pool: req.pool }, o),
             shift: false,
             name: req.name,
           },
