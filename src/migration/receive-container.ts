@@ -118,7 +118,7 @@ async function receive(
           ephemeral: s?.ephemeral ?? false,
           profiles: s?.profiles ?? req.input.profiles,
           config: withoutVolatile(s?.config ?? req.input.config),
-          devices: s?.devices ?? req.input.devices,
+          devices: s ? onPool(s.devices, req.pool) : req.input.devices,
           createdAt: s?.createdAt ?? now,
         };
       });
@@ -149,6 +149,16 @@ async function receive(
     await staging?.abort().catch((x: unknown) => deps.log.error({ err: x }, 'removing a failed migration'));
     throw err;
   }
+}
+
+/**
+ * A snapshot's own root disk names the sender's pool: here it is the container's (as LXD's sink does),
+ * or a restore would move the container's root to a pool that does not hold it.
+ */
+function onPool(devices: Record<string, Record<string, string>>, pool: string) {
+  return Object.fromEntries(
+    Object.entries(devices).map(([k, d]) => [k, d.type === 'disk' && d.path === '/' && d.pool ? { ...d, pool } : d]),
+  );
 }
 
 /** volatile.* keys are the sending host's own: a received snapshot starts without them. */
