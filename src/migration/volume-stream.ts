@@ -76,14 +76,20 @@ export async function sendStream(channels: MigrationChannels, s: SendStream, ctx
     (v) => (v.success ? undefined : new Error(v.message || 'the target reported a failure')),
     () => undefined,
   );
+  // the sink's failure stops the data at once: a sender blocked on a stream nobody reads would wait forever
+  const stop = new AbortController();
+  const cancel = () => stop.abort(ctx.signal.reason);
+  ctx.signal.addEventListener('abort', cancel, { once: true });
+  void failed.then((e) => e && stop.abort(e));
+  const signal = stop.signal;
   try {
     if (transport.fs === 'BTRFS') {
-      const io = { signal: ctx.signal, onBytes: progress.bytes };
+      const io = { signal, onBytes: progress.bytes };
       await sendSubvolumes(channels, s.btrfs!, s.header.snapshotNames ?? [], transport.btrfs, io);
     } else {
       const opts = {
         features: transport.rsync,
-        signal: ctx.signal,
+        signal,
         onBytes: progress.bytes,
         ...(s.bwlimit ? { bwlimit: s.bwlimit } : {}),
       };
@@ -94,6 +100,8 @@ export async function sendStream(channels: MigrationChannels, s: SendStream, ctx
     // the sink's own words, when it said why, beat "the stream broke"
     const theirs = await Promise.race([failed, new Promise<undefined>((r) => setTimeout(r, 500, undefined))]);
     throw theirs ?? e;
+  } finally {
+    ctx.signal.removeEventListener('abort', cancel);
   }
   await progress.flush();
   const v = await verdict;

@@ -78,12 +78,12 @@ export async function sendSubvolume(
   o: StreamOptions,
 ): Promise<void> {
   o.signal.throwIfAborted();
-  const out = channel.outbound();
   const proc = await spawnProcess('btrfs', btrfsArgs.send(p, parent), {
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
   });
+  const out = channel.outbound();
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
   let failure: Error | undefined;
@@ -93,6 +93,9 @@ export async function sendSubvolume(
   const fail = (e: Error) => {
     failure ??= e;
     proc.kill('SIGKILL');
+    // what it wrote is read away: the helper reports the exit only after the output before it
+    proc.stdout!.unpipe();
+    proc.stdout!.resume();
     stop();
   };
   const abort = () => fail(o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted'));
@@ -127,8 +130,9 @@ export async function receiveSubvolume(channel: FsChannel, dir: string, o: Strea
   o.signal.throwIfAborted();
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const before = new Set(await readdir(dir));
-  const input: Readable = channel.inbound();
   const proc = await spawnProcess('btrfs', btrfsArgs.receive(dir), { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' });
+  // taken only now, with its listeners at once: an error must never find the stream unheard
+  const input: Readable = channel.inbound();
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
   proc.stdout!.resume();

@@ -91,10 +91,15 @@ export class FsChannel {
 
   /** A stream one way only, to the peer: ending it sends the barrier; the peer sends nothing back. */
   outbound(): Writable {
+    const ws = this.ws;
+    // a socket gone mid-stream fails the stream, also while a write waits for the socket to drain
+    const gone = () => stream.destroy(new Error('the migration websocket is closed'));
     const stream = new Writable({
       write: (chunk: Buffer, _enc, done) => this.write(stream, chunk, done),
       final: (done) => this.barrier(done),
     });
+    ws.once('close', gone);
+    stream.once('close', () => ws.off('close', gone));
     return stream;
   }
 
