@@ -6,11 +6,11 @@
  * read-only send snapshot is gone too.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { teardownContainers, waitOp } from '../support/container-env.ts';
+import { receivedUuids } from '../support/btrfs-subvolumes.ts';
 import { eventually } from '../support/http.ts';
 import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
@@ -19,27 +19,6 @@ import { importTestImage, startTwoHosts, stopHosts, type Host } from '../support
 
 const skip = await lxcSkipReason();
 const PASSWORD = 'bt-mig-s3cret';
-
-/** Every subvolume under `dir` with its received uuid ('-' when it was not received). */
-export function receivedUuids(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string, depth: number) => {
-    let entries: import('node:fs').Dirent[] = [];
-    try {
-      entries = readdirSync(d, { withFileTypes: true });
-    } catch {}
-    for (const e of entries) {
-      if (!e.isDirectory()) continue;
-      const p = path.join(d, e.name);
-      if (depth === 0) {
-        const show = execFileSync('btrfs', ['subvolume', 'show', p], { encoding: 'utf8' });
-        out.set(p, /Received UUID:\s+(\S+)/.exec(show)?.[1] ?? '-');
-      } else walk(p, depth - 1);
-    }
-  };
-  walk(dir, 1);
-  return out;
-}
 
 describe('migration between btrfs pools by btrfs send/receive', { skip }, () => {
   let a: Host;
@@ -176,6 +155,7 @@ describe('migration between btrfs pools by btrfs send/receive', { skip }, () => 
 
   test('btrfs → dir falls back to rsync', async () => {
     await lxc.ok(['copy', 'a:c1', 'b:todir', '--storage', 'default']);
+    assert.match(b.daemon.output(), /"container":"todir","fs":"RSYNC","snapshots":2,"msg":"container received"/);
     const ct = (await b.api.get('/1.0/containers/todir')).json.metadata;
     assert.equal(ct.expanded_devices.root.pool, 'default');
     await checkCopy(b, 'todir');

@@ -128,6 +128,8 @@ export interface Received {
   staging: Staging;
   /** The snapshots made, oldest first, with what the offer said of each (absent from older peers). */
   snapshots: { id: string; name: string; wire: SnapshotEntry | undefined }[];
+  /** How the data came: btrfs send/receive or rsync. */
+  fs: 'BTRFS' | 'RSYNC';
 }
 
 /** The sink's side, up to the data landed in a staged volume (the caller commits the rows, then reports). */
@@ -177,7 +179,7 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
       if (said && !said.success) throw new Error(said.message || 'the source reported a failure');
       await progress.flush();
       const snapshots = names.map((name, i) => ({ id: ids[i]!, name, wire: byName.get(name) }));
-      return { offer, staging, snapshots };
+      return { offer, staging, snapshots, fs: 'BTRFS' };
     }
     // A tree owned by the sender's host ids (LXD shifts root filesystems on disk) comes into container ids,
     // the form svcd keeps (idmapped mounts map it at start): after each session, before a snapshot is taken,
@@ -197,7 +199,7 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     await session();
     if (finalSync) await session();
     await progress.flush();
-    return { offer, staging, snapshots };
+    return { offer, staging, snapshots, fs: 'RSYNC' };
   } catch (e) {
     await staging.abort().catch(() => undefined);
     throw e;
