@@ -134,13 +134,21 @@ describe('migration between btrfs pools by btrfs send/receive', { skip }, () => 
     assert.equal(srcSnaps.size, 2, 'the source keeps its two snapshots and nothing else');
   });
 
-  test('a running container copied statelessly (lxc copy --stateless), and a custom volume', async () => {
+  test('a running container copied statelessly (lxc copy --stateless), a snapshot as a container, a custom volume', async () => {
     await state(a, 'c1', 'start');
     await lxc.ok(['copy', 'a:c1', 'b:run1', '--stateless', '--storage', 'bt']);
     await state(a, 'c1', 'stop');
     await state(b, 'run1', 'start');
     assert.equal((await exec(b, 'run1', ['cat', '/root/three'])).out, 'three\n');
     await state(b, 'run1', 'stop');
+
+    // one snapshot as a container of its own: sent as it is (read-only already), no snapshots along
+    await lxc.ok(['copy', 'a:c1/s1', 'b:froms1', '--storage', 'bt']);
+    assert.deepEqual((await b.api.get('/1.0/containers/froms1/snapshots')).json.metadata, []);
+    await state(b, 'froms1', 'start');
+    assert.equal((await exec(b, 'froms1', ['cat', '/root/one'])).out, 'one\n');
+    assert.notEqual((await exec(b, 'froms1', ['test', '-e', '/root/two'])).code, 0);
+    await state(b, 'froms1', 'stop');
 
     await lxc.ok(['storage', 'volume', 'create', 'a:bt', 'v1']);
     await lxc.ok(['storage', 'volume', 'snapshot', 'a:bt', 'v1', 'vs1']);
