@@ -196,4 +196,35 @@ describe('migration between btrfs pools by btrfs send/receive', { skip }, () => 
       await cutter.close();
     }
   });
+
+  test('a receiver error (the sink pool full): both fail, nothing is left on either side', async () => {
+    const r = await b.api.post('/1.0/storage-pools', { name: 'tinybt', driver: 'btrfs', config: { size: '128MiB' } });
+    assert.equal(r.status, 200, r.text);
+    await lxc.ok(['init', 'a:bb', 'a:big', '--storage', 'bt']);
+    await state(a, 'big', 'start');
+    await exec(a, 'big', ['sh', '-c', 'head -c 150000000 /dev/urandom > /root/blob']);
+    await waitOp(a.api, await a.api.post('/1.0/containers/big/snapshots', { name: 's0' }));
+    await state(a, 'big', 'stop');
+    const ops = await startCopy('big', 'full', { pool: 'tinybt' });
+    const sink = await ended(b, ops.sink);
+    assert.equal(sink.status, 'Failure');
+    assert.match(sink.err, /space/i);
+    assert.equal((await ended(a, ops.source)).status, 'Failure');
+    assert.equal((await b.api.get('/1.0/containers/full')).status, 404);
+    const tiny = poolDir(b, 'tinybt');
+    await eventually(
+      async () =>
+        readdirSync(path.join(tiny, 'containers')).length === 0 &&
+        receivedUuids(path.join(tiny, 'containers-snapshots')).size === 0 &&
+        readdirSync(path.join(b.daemon.stateDir, 'migrations')).length === 0,
+      'no volume, landing directory, snapshot or mark of the failed copy on the sink',
+      20_000,
+    );
+    await eventually(
+      async () => receivedUuids(snapshotsDir(a)).size === 3,
+      'the source keeps its snapshots, and its send snapshot is gone',
+      20_000,
+    );
+    await lxc.ok(['delete', 'a:big']);
+  });
 });
