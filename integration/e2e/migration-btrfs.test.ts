@@ -161,6 +161,14 @@ describe('migration between btrfs pools by btrfs send/receive', { skip }, () => 
     assert.match(made[0]![1], /^[0-9a-f-]{36}$/);
   });
 
+  test('push and relay (lxc copy --mode): the same streams, dialled by the source or joined by lxc', async () => {
+    for (const mode of ['push', 'relay']) {
+      await lxc.ok(['copy', 'a:c1', `b:${mode}1`, '--mode', mode, '--storage', 'bt']);
+      assert.match(b.daemon.output(), new RegExp(`"container":"${mode}1","fs":"BTRFS","snapshots":2`));
+      await checkCopy(b, `${mode}1`);
+    }
+  });
+
   test('btrfs → dir falls back to rsync', async () => {
     await lxc.ok(['copy', 'a:c1', 'b:todir', '--storage', 'default']);
     assert.match(b.daemon.output(), /"container":"todir","fs":"RSYNC","snapshots":2,"msg":"container received"/);

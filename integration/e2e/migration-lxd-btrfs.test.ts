@@ -6,7 +6,7 @@
  * adoption, so owners inside stay what they were.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -115,5 +115,26 @@ describe('btrfs send/receive between svcd and LXD 5.0.2', { skip }, () => {
     assert.deepEqual(mine.map(([p]) => path.basename(p)).sort(), ['snap0', 'snap1']);
     for (const [p, uuid] of mine) assert.match(uuid, UUID, `${p} came by btrfs receive`);
     await check('l', 'fromsvcd');
+  });
+
+  test('custom volumes with a snapshot, both ways, push mode one way', async () => {
+    await lxc.ok(['storage', 'volume', 'create', 'l:default', 'lvol']);
+    const ldir = path.join(l.dir, 'storage-pools', 'default', 'custom', 'default_lvol');
+    await writeFile(path.join(ldir, 'data'), 'first\n');
+    await lxc.ok(['storage', 'volume', 'snapshot', 'l:default', 'lvol', 'ls1']);
+    await writeFile(path.join(ldir, 'data'), 'second\n');
+    await lxc.ok(['storage', 'volume', 'copy', 'l:default/lvol', 's:bt/lvol']);
+    assert.match(s.daemon.output(), /"volume":"lvol","fs":"BTRFS","snapshots":1/);
+    assert.deepEqual((await s.api.get('/1.0/storage-pools/bt/volumes/custom/lvol/snapshots')).json.metadata, [
+      '/1.0/storage-pools/bt/volumes/custom/lvol/snapshots/ls1',
+    ]);
+    assert.equal((await s.api.put('/1.0/storage-pools/bt/volumes/custom/lvol', { restore: 'ls1' })).status, 200);
+    await lxc.ok(['storage', 'volume', 'copy', 's:bt/lvol', 'l:default/back', '--mode', 'push']);
+    const back = path.join(l.dir, 'storage-pools', 'default', 'custom', 'default_back');
+    assert.equal(await readFile(path.join(back, 'data'), 'utf8'), 'first\n');
+    const snaps = receivedUuids(path.join(l.dir, 'storage-pools', 'default', 'custom-snapshots'));
+    const mine = [...snaps].filter(([p]) => p.includes('default_back'));
+    assert.equal(mine.length, 1);
+    assert.match(mine[0]![1], UUID, 'LXD received the snapshot by btrfs receive');
   });
 });
