@@ -131,8 +131,12 @@ test('one-way streams: the sender barriers each, the receiver sends nothing back
   assert.deepEqual(back, [], 'nothing came back to the sender');
   // cut: no barrier came, so the stream is not whole even though the socket closed cleanly
   const cut = fb.inbound();
-  fa.outbound().write(Buffer.from('half'));
+  const half = fa.outbound();
+  const halfFailed = new Promise<Error>((r) => half.once('error', r));
+  half.write(Buffer.from('half'));
   await new Promise((r) => setTimeout(r, 50));
   a.close(1000);
   await assert.rejects(readAll(cut), /hung up before the end of the stream/);
+  // and the sender's unfinished stream fails too: its socket is gone
+  assert.match((await halfFailed).message, /websocket is closed/);
 });
