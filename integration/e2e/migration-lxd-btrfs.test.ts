@@ -137,4 +137,13 @@ describe('btrfs send/receive between svcd and LXD 5.0.2', { skip }, () => {
     assert.equal(mine.length, 1);
     assert.match(mine[0]![1], UUID, 'LXD received the snapshot by btrfs receive');
   });
+
+  test('rsync when either side is not btrfs: svcd btrfs → LXD dir, LXD btrfs → svcd dir', async () => {
+    await lxc.ok(['storage', 'create', 'l:ldir', 'dir']);
+    await lxc.ok(['copy', 's:fromsvcd', 'l:todir', '--storage', 'ldir']);
+    await check('l', 'todir');
+    await lxc.ok(['copy', 'l:fromlxd', 's:todir', '--storage', 'default']);
+    assert.match(s.daemon.output(), /"container":"todir","fs":"RSYNC","snapshots":2/);
+    await check('s', 'todir');
+  });
 });
