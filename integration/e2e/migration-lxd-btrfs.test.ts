@@ -117,6 +117,18 @@ describe('btrfs send/receive between svcd and LXD 5.0.2', { skip }, () => {
     await check('l', 'fromsvcd');
   });
 
+  test('a running container, --stateless, both ways: one send of a snapshot of that moment', async () => {
+    await lxc.ok(['start', 'l:fromlxd']);
+    await lxc.ok(['copy', 'l:fromlxd', 's:runlxd', '--stateless', '--storage', 'bt']);
+    await lxc.ok(['stop', 'l:fromlxd', '--force']);
+    assert.match(s.daemon.output(), /"container":"runlxd","fs":"BTRFS","snapshots":2/);
+    await check('s', 'runlxd');
+    await lxc.ok(['start', 's:fromsvcd']);
+    await lxc.ok(['copy', 's:fromsvcd', 'l:runsvcd', '--stateless']);
+    await lxc.ok(['stop', 's:fromsvcd', '--force']);
+    await check('l', 'runsvcd');
+  });
+
   test('custom volumes with a snapshot, both ways, push mode one way', async () => {
     await lxc.ok(['storage', 'volume', 'create', 'l:default', 'lvol']);
     const ldir = path.join(l.dir, 'storage-pools', 'default', 'custom', 'default_lvol');
