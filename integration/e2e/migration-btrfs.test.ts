@@ -2,8 +2,8 @@
  * Migration between two svcd daemons' btrfs pools by btrfs send/receive (LXD's BTRFS transfer), and
  * the rsync fallback when one side's pool is a directory. That btrfs carried the data shows on the
  * sink: its snapshot subvolumes have a received uuid (`btrfs subvolume show`), which only `btrfs
- * receive` sets. A stream cut mid-way leaves no row, mark or subvolume on the sink, and the source's
- * read-only send snapshot is gone too.
+ * receive` sets. A stream cut mid-way, a full pool on the sink and a sink killed -9 mid-stream leave
+ * no row, mark or subvolume on the sink, and the source's read-only send snapshot is gone too.
  */
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
@@ -231,6 +231,34 @@ describe('migration between btrfs pools by btrfs send/receive', { skip }, () => 
     await eventually(
       async () => receivedUuids(snapshotsDir(a)).size === 3,
       'the source keeps its snapshots, and its send snapshot is gone',
+      20_000,
+    );
+  });
+
+  test('the sink killed -9 mid-stream: the restarted sink sweeps the landing directory and the volume', async () => {
+    const containers = path.join(poolDir(b), 'containers');
+    const had = readdirSync(containers).sort();
+    const ops = await startCopy('big', 'killed');
+    // the streams land next to the volume: kill as soon as they do
+    const deadline = Date.now() + 30_000;
+    while (!readdirSync(containers).some((n) => n.endsWith('.receiving'))) {
+      assert.ok(Date.now() < deadline, 'the receive never started');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await b.daemon.kill();
+    assert.equal((await ended(a, ops.source)).status, 'Failure');
+    await b.daemon.restart();
+    assert.equal((await b.api.get('/1.0/containers/killed')).status, 404);
+    await eventually(
+      async () =>
+        JSON.stringify(readdirSync(containers).sort()) === JSON.stringify(had) &&
+        readdirSync(path.join(b.daemon.stateDir, 'migrations')).length === 0,
+      'no volume, landing directory or mark of the killed copy',
+      20_000,
+    );
+    await eventually(
+      async () => receivedUuids(snapshotsDir(a)).size === 3,
+      "the source's send snapshot is gone",
       20_000,
     );
     await lxc.ok(['delete', 'a:big']);
