@@ -1,6 +1,6 @@
 /**
  * Debian's LXD 5.0.2 as a peer for interop tests (migration, `svcd apply` against LXD): one daemon per
- * call, with its own LXD_DIR under /tmp, a `dir` pool named `default`, no network, and HTTPS on
+ * call, with its own LXD_DIR under /tmp, a `dir` (or btrfs) pool named `default`, no network, and HTTPS on
  * 127.0.0.1:<free port>. Skip the test when `lxdAvailable()` is false.
  *
  * LXD fetches instance types from images.linuxcontainers.org at start. Its HTTP client honours the proxy
@@ -43,7 +43,8 @@ export function lxdAvailable(): boolean {
 
 const closedProxy = 'http://127.0.0.1:9';
 
-export async function startLxd(name: string): Promise<LxdHost> {
+/** `pool: 'btrfs'`: the default pool is btrfs on a loop file LXD makes in its LXD_DIR (1 GiB, sparse). */
+export async function startLxd(name: string, opts: { pool?: 'dir' | 'btrfs' } = {}): Promise<LxdHost> {
   // Short path: LXD's unix socket lives in LXD_DIR.
   const dir = await mkdtemp(`/tmp/lxd-${name}-`);
   const env = {
@@ -87,7 +88,7 @@ export async function startLxd(name: string): Promise<LxdHost> {
       '  images.auto_update_interval: "0"',
       'storage_pools:',
       '- name: default',
-      '  driver: dir',
+      ...(opts.pool === 'btrfs' ? ['  driver: btrfs', '  config: {size: 1GiB}'] : ['  driver: dir']),
       'profiles:',
       '- name: default',
       '  devices:',

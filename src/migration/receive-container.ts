@@ -88,7 +88,8 @@ async function receive(
         check: (offer) => {
           if (offer.criu === 'CRIU_RSYNC' || offer.criu === 'PHAUL') throw refusedLive();
         },
-        stage: () => deps.staging.begin({ kind: STAGING_KIND.container, id, pool: req.pool }),
+        subvolumes: (await deps.pools(req.pool)).driver.subvolumeStreams !== undefined,
+        stage: (o) => deps.staging.begin({ kind: STAGING_KIND.container, id, pool: req.pool }, o),
         shift: true,
         name: req.name,
       },
@@ -102,6 +103,7 @@ async function receive(
       // the map the tree is on disk in now: container ids (shifted from the sender's map after each session)
       'volatile.last_state.idmap': '[]',
     };
+    deps.log.info({ container: req.name, fs: got.fs, snapshots: got.snapshots.length }, 'container received');
     if (shiftRules(got.offer.idmap ?? []).length > 0)
       deps.log.info(
         { container: req.name, idmap: got.offer.idmap },
@@ -117,7 +119,7 @@ async function receive(
           ephemeral: s?.ephemeral ?? false,
           profiles: s?.profiles ?? req.input.profiles,
           config: withoutVolatile(s?.config ?? req.input.config),
-          devices: s?.devices ?? req.input.devices,
+          devices: s ? onPool(s.devices, req.pool) : req.input.devices,
           createdAt: s?.createdAt ?? now,
         };
       });
@@ -148,6 +150,16 @@ async function receive(
     await staging?.abort().catch((x: unknown) => deps.log.error({ err: x }, 'removing a failed migration'));
     throw err;
   }
+}
+
+/**
+ * A snapshot's own root disk names the sender's pool: here it is the container's (as LXD's sink does),
+ * or a restore would move the container's root to a pool that does not hold it.
+ */
+function onPool(devices: Record<string, Record<string, string>>, pool: string) {
+  return Object.fromEntries(
+    Object.entries(devices).map(([k, d]) => [k, d.type === 'disk' && d.path === '/' && d.pool ? { ...d, pool } : d]),
+  );
 }
 
 /** volatile.* keys are the sending host's own: a received snapshot starts without them. */

@@ -58,13 +58,15 @@ export async function receiveVolume(deps: MigrationDeps, req: ReceiveVolumeReque
           {
             features: deps.rsyncFeatures,
             volumeOnly: req.volumeOnly,
-            stage: () => deps.staging.begin({ kind: STAGING_KIND.custom, id, pool: req.pool }),
+            subvolumes: (await deps.pools(req.pool)).driver.subvolumeStreams !== undefined,
+            stage: (o) => deps.staging.begin({ kind: STAGING_KIND.custom, id, pool: req.pool }, o),
             shift: false,
             name: req.name,
           },
           ctx,
         );
         staging = got.staging;
+        deps.log.info({ volume: req.name, fs: got.fs, snapshots: got.snapshots.length }, 'storage volume received');
         const now = new Date();
         const row = await insertVolume(deps.db, {
           pool: req.pool,

@@ -55,6 +55,8 @@ export async function sendContainer(
 
   async function send(channels: MigrationChannels, ctx: TaskCtx) {
     const bwlimit = pool.spec.config['rsync.bwlimit'];
+    const snapshotDirs = snapshots.map((s) => pool.driver.snapshotPath(pool.spec, { volume: ref, id: s.id }));
+    const one = req.snapshot && pool.driver.snapshotPath(pool.spec, { volume: ref, id: req.snapshot.id });
     await sendStream(
       channels,
       {
@@ -65,12 +67,14 @@ export async function sendContainer(
           snapshots: snapshots.map((s) => snapshotToWire(s)),
           predump: false,
         },
-        dirs: [
-          ...snapshots.map((s) => pool.driver.snapshotPath(pool.spec, { volume: ref, id: s.id })),
-          req.snapshot
-            ? pool.driver.snapshotPath(pool.spec, { volume: ref, id: req.snapshot.id })
-            : pool.driver.volumePath(pool.spec, ref),
-        ],
+        dirs: [...snapshotDirs, one || pool.driver.volumePath(pool.spec, ref)],
+        btrfs: pool.driver.subvolumeStreams && {
+          snapshots: snapshotDirs,
+          // a snapshot is read-only already; the volume is sent from a read-only snapshot of this moment
+          volume: one
+            ? async () => ({ path: one, release: async () => {} })
+            : (signal) => deps.staging.hold(pool.spec.name, ref, signal),
+        },
         running,
         features: deps.rsyncFeatures,
         ...(bwlimit ? { bwlimit } : {}),

@@ -37,6 +37,7 @@ export async function sendVolume(
     (channels, ctx) =>
       reportingFailure(channels, async () => {
         const bwlimit = pool.spec.config['rsync.bwlimit'];
+        const snapshotDirs = snapshots.map((s) => pool.driver.snapshotPath(pool.spec, { volume: ref, id: s.id }));
         await sendStream(
           channels,
           {
@@ -55,10 +56,11 @@ export async function sendVolume(
                 expiryDate: 0,
               })),
             },
-            dirs: [
-              ...snapshots.map((s) => pool.driver.snapshotPath(pool.spec, { volume: ref, id: s.id })),
-              pool.driver.volumePath(pool.spec, ref),
-            ],
+            dirs: [...snapshotDirs, pool.driver.volumePath(pool.spec, ref)],
+            btrfs: pool.driver.subvolumeStreams && {
+              snapshots: snapshotDirs,
+              volume: (signal) => deps.staging.hold(vol.pool, ref, signal),
+            },
             running: false,
             features: deps.rsyncFeatures,
             ...(bwlimit ? { bwlimit } : {}),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PoolSpec, StorageDriver, VolumeRef } from '../host/storage/types.ts';
@@ -5,12 +6,10 @@ import type { PoolSpec, StorageDriver, VolumeRef } from '../host/storage/types.t
 export const STAGING_KIND = { container: 'container', custom: 'custom' } as const;
 type StagingKind = (typeof STAGING_KIND)[keyof typeof STAGING_KIND];
 
-interface Mark {
-  kind: StagingKind;
-  id: string;
-  pool: string;
-  snapshots: string[];
-}
+/** A volume being received, or (`held`) a read-only snapshot a source sends from and removes after. */
+type Mark =
+  | { kind: StagingKind; id: string; pool: string; snapshots: string[] }
+  | { kind: 'held'; id: string; pool: string; volume: VolumeRef };
 
 /** The pool's spec and driver, once it is ready (throws with the reason otherwise). */
 export type PoolAccess = (name: string) => Promise<{ spec: PoolSpec; driver: StorageDriver }>;
@@ -22,6 +21,17 @@ export interface Staging {
     path: string;
     /** Snapshot the volume as it is now under `id` (called after each snapshot's session). */
     snapshot(id: string, signal: AbortSignal): Promise<void>;
+  };
+  /** On a pool of subvolumes, when streams are asked for: where they land and how they are adopted. */
+  streams?: {
+    landing: string;
+    adoptSnapshot(
+      id: string,
+      from: string,
+      edit?: (path: string) => Promise<void>,
+      signal?: AbortSignal,
+    ): Promise<void>;
+    adoptVolume(from: string, signal?: AbortSignal): Promise<void>;
   };
   /** Record a snapshot id before it is made, so a crash removes it too. */
   addSnapshot(id: string): Promise<void>;
@@ -46,22 +56,36 @@ export function createStaging(opts: { stateDir: string; pools: PoolAccess }) {
     await writeFile(tmp, JSON.stringify(m), { mode: 0o600, flush: true });
     await rename(tmp, markPath(m.id));
   };
-  const refOf = (m: Mark): VolumeRef => ({ id: m.id, type: m.kind === 'container' ? 'container' : 'custom' });
+  const refOf = (m: { id: string; kind: StagingKind }): VolumeRef => ({
+    id: m.id,
+    type: m.kind === 'container' ? 'container' : 'custom',
+  });
   const remove = async (m: Mark) => {
     const { spec, driver } = await opts.pools(m.pool);
+    if (m.kind === 'held') {
+      await driver.removeSnapshot(spec, { volume: m.volume, id: m.id });
+      await rm(markPath(m.id), { force: true });
+      return;
+    }
     const ref = refOf(m);
     for (const s of m.snapshots) await driver.removeSnapshot(spec, { volume: ref, id: s });
     await driver.removeVolume(spec, ref);
     await rm(markPath(m.id), { force: true });
   };
   return {
-    async begin(m: Omit<Mark, 'snapshots'>): Promise<Staging> {
-      const mark: Mark = { ...m, snapshots: [] };
+    /**
+     * Stage a volume. With `streams` on a pool of subvolumes, no volume is made up front: the streams
+     * land in its landing path and are adopted (the caller asks only when the pool offers it).
+     */
+    async begin(m: { kind: StagingKind; id: string; pool: string }, o: { streams?: boolean } = {}): Promise<Staging> {
+      const mark = { ...m, snapshots: [] as string[] };
       const { spec, driver } = await opts.pools(m.pool);
+      const sv = o.streams ? driver.subvolumeStreams : undefined;
+      if (o.streams && !sv) throw new Error(`Storage pool "${m.pool}" cannot receive subvolume streams`);
       await writeMark(mark);
       const ref = refOf(mark);
       try {
-        await driver.ensureVolume(spec, ref, {});
+        if (!sv) await driver.ensureVolume(spec, ref, {});
       } catch (e) {
         await remove(mark).catch(() => undefined);
         throw e;
@@ -71,6 +95,16 @@ export function createStaging(opts: { stateDir: string; pools: PoolAccess }) {
           path: driver.volumePath(spec, ref),
           snapshot: (id, signal) => driver.ensureSnapshot(spec, { volume: ref, id }, signal),
         },
+        ...(sv
+          ? {
+              streams: {
+                landing: sv.landingPath(spec, ref),
+                adoptSnapshot: (id, from, edit, signal) =>
+                  sv.adoptSnapshot(spec, { volume: ref, id }, from, edit, signal),
+                adoptVolume: (from, signal) => sv.adoptVolume(spec, ref, from, signal),
+              },
+            }
+          : {}),
         async addSnapshot(id) {
           mark.snapshots.push(id);
           await writeMark(mark);
@@ -78,6 +112,29 @@ export function createStaging(opts: { stateDir: string; pools: PoolAccess }) {
         commit: () => rm(markPath(mark.id), { force: true }),
         abort: () => remove(mark),
       };
+    },
+
+    /**
+     * A read-only snapshot of the volume as it is now, for a source to send from (a running container
+     * keeps writing to the volume itself); `release` removes it, and so does a sweep after a crash.
+     */
+    async hold(
+      pool: string,
+      volume: VolumeRef,
+      signal?: AbortSignal,
+    ): Promise<{ path: string; release(): Promise<void> }> {
+      const mark: Mark = { kind: 'held', id: randomUUID(), pool, volume };
+      const { spec, driver } = await opts.pools(pool);
+      await writeMark(mark);
+      const snap = { volume, id: mark.id };
+      const release = () => remove(mark);
+      try {
+        await driver.ensureSnapshot(spec, snap, signal);
+      } catch (e) {
+        await release().catch(() => undefined);
+        throw e;
+      }
+      return { path: driver.snapshotPath(spec, snap), release };
     },
 
     /** Remove what failed migrations left (marks whose row does not exist); keep the committed ones. */
@@ -91,7 +148,7 @@ export function createStaging(opts: { stateDir: string; pools: PoolAccess }) {
         }
         if (!name.endsWith('.json')) continue;
         const mark = JSON.parse(await readFile(path.join(dir, name), 'utf8')) as Mark;
-        if (await hasRow(mark.kind, mark.id)) await rm(markPath(mark.id), { force: true });
+        if (mark.kind !== 'held' && (await hasRow(mark.kind, mark.id))) await rm(markPath(mark.id), { force: true });
         else {
           await remove(mark);
           removed++;

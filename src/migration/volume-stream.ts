@@ -6,20 +6,35 @@ import {
   type MigrationHeader,
   type SnapshotEntry,
 } from '../host/migration/migration-codec.ts';
-import { negotiateRsyncFeatures, offerRsyncFeatures } from '../host/migration/negotiate-transport.ts';
+import {
+  type BtrfsFeature,
+  negotiateRsyncFeatures,
+  negotiateTransport,
+  offerBtrfsFeatures,
+  offerRsyncFeatures,
+} from '../host/migration/negotiate-transport.ts';
 import type { RsyncFeature } from '../host/migration/rsync-args.ts';
 import { receiveTree, sendTree } from '../host/migration/rsync-transfer.ts';
-import { shiftTree } from '../host/migration/shift-tree.ts';
+import { shiftRules, shiftTree } from '../host/migration/shift-tree.ts';
+import { type BtrfsSource, receiveSubvolumes, sendSubvolumes } from './btrfs-stream.ts';
 import type { MigrationChannels } from './migration-channels.ts';
 import { progressReporter } from './progress.ts';
 import type { Staging } from './staging.ts';
 
 /**
  * The stream of one volume with its snapshots, shared by containers and custom volumes: the header
- * exchange (rsync, the features both sides have, no index frame), one rsync session per snapshot
- * (oldest first), one for the volume, a final one when the source runs (criu NONE), and the sink's
+ * exchange (the transfer method and its features both sides have, no index frame), then the data:
+ * between two btrfs pools btrfs send/receive (btrfs-stream.ts); otherwise one rsync session per snapshot
+ * (oldest first), one for the volume, a final one when the source runs (criu NONE). Then the sink's
  * MigrationControl verdict.
  */
+
+/**
+ * The btrfs features svcd has: the JSON header. Not `header_subvolumes` (nested subvolumes in a volume:
+ * LXD then refuses a volume holding some, and svcd's own never hold any it sends) nor
+ * `header_subvolume_uuids` (only for refreshes, which svcd refuses).
+ */
+const BTRFS_FEATURES: readonly BtrfsFeature[] = ['migration_header'];
 
 export interface TaskCtx {
   signal: AbortSignal;
@@ -37,32 +52,56 @@ export interface SendStream {
   bwlimit?: string;
   /** fs_progress names this volume. */
   name: string;
+  /** On a btrfs pool, every subvolume in place: offer BTRFS, and send these if the sink agrees. */
+  btrfs?: BtrfsSource | undefined;
 }
 
 /** The source's side; resolves once the sink reported success, rejects with the sink's words when it failed. */
 export async function sendStream(channels: MigrationChannels, s: SendStream, ctx: TaskCtx): Promise<void> {
   await channels.control.send(
-    encodeMigrationHeader({ fs: 'RSYNC', rsyncFeatures: offerRsyncFeatures(s.features), ...s.header }),
+    encodeMigrationHeader({
+      fs: s.btrfs ? 'BTRFS' : 'RSYNC',
+      ...(s.btrfs ? { btrfsFeatures: offerBtrfsFeatures(BTRFS_FEATURES) } : {}),
+      // with BTRFS too: the rsync fallback's features, for a sink that cannot take btrfs streams
+      rsyncFeatures: offerRsyncFeatures(s.features),
+      ...s.header,
+    }),
   );
   const answer = decodeMigrationHeader(await channels.control.receive());
-  if (answer.fs !== 'RSYNC')
-    throw new Error(`The target answered with transfer method ${answer.fs}; this server sends rsync only`);
-  const features = negotiateRsyncFeatures(s.features, answer.rsyncFeatures);
+  const transport = negotiateTransport(answer, { btrfs: s.btrfs && BTRFS_FEATURES, rsync: s.features });
   const progress = progressReporter(ctx, s.name);
-  const opts = { features, signal: ctx.signal, onBytes: progress.bytes, ...(s.bwlimit ? { bwlimit: s.bwlimit } : {}) };
   // the verdict may come early (the sink failed): read it alongside the data
   const verdict = channels.control.receive().then((b) => decodeMigrationControl(b));
   const failed = verdict.then(
     (v) => (v.success ? undefined : new Error(v.message || 'the target reported a failure')),
     () => undefined,
   );
+  // the sink's failure stops the data at once: a sender blocked on a stream nobody reads would wait forever
+  const stop = new AbortController();
+  const cancel = () => stop.abort(ctx.signal.reason);
+  ctx.signal.addEventListener('abort', cancel, { once: true });
+  void failed.then((e) => e && stop.abort(e));
+  const signal = stop.signal;
   try {
-    for (const dir of s.dirs) await sendTree(channels.fs, dir, opts);
-    if (s.running && answer.criu === 'NONE') await sendTree(channels.fs, s.dirs[s.dirs.length - 1]!, opts);
+    if (transport.fs === 'BTRFS') {
+      const io = { signal, onBytes: progress.bytes };
+      await sendSubvolumes(channels, s.btrfs!, s.header.snapshotNames ?? [], transport.btrfs, io);
+    } else {
+      const opts = {
+        features: transport.rsync,
+        signal,
+        onBytes: progress.bytes,
+        ...(s.bwlimit ? { bwlimit: s.bwlimit } : {}),
+      };
+      for (const dir of s.dirs) await sendTree(channels.fs, dir, opts);
+      if (s.running && answer.criu === 'NONE') await sendTree(channels.fs, s.dirs[s.dirs.length - 1]!, opts);
+    }
   } catch (e) {
     // the sink's own words, when it said why, beat "the stream broke"
     const theirs = await Promise.race([failed, new Promise<undefined>((r) => setTimeout(r, 500, undefined))]);
     throw theirs ?? e;
+  } finally {
+    ctx.signal.removeEventListener('abort', cancel);
   }
   await progress.flush();
   const v = await verdict;
@@ -75,8 +114,10 @@ export interface ReceiveStream {
   volumeOnly: boolean;
   /** Refuse what this side cannot do with the offer (a live migration), before answering. */
   check?(offer: MigrationHeader): void;
-  /** Stage the volume once the header is agreed. */
-  stage(): Promise<Staging>;
+  /** The pool takes subvolume streams (btrfs): answer a BTRFS offer with BTRFS. */
+  subvolumes: boolean;
+  /** Stage the volume once the header is agreed (`streams`: it will be adopted from btrfs streams). */
+  stage(o: { streams: boolean }): Promise<Staging>;
   /** Shift each session's tree from the sender's on-disk map (containers). */
   shift: boolean;
   name: string;
@@ -87,20 +128,24 @@ export interface Received {
   staging: Staging;
   /** The snapshots made, oldest first, with what the offer said of each (absent from older peers). */
   snapshots: { id: string; name: string; wire: SnapshotEntry | undefined }[];
+  /** How the data came: btrfs send/receive or rsync. */
+  fs: 'BTRFS' | 'RSYNC';
 }
 
 /** The sink's side, up to the data landed in a staged volume (the caller commits the rows, then reports). */
 export async function receiveStream(channels: MigrationChannels, r: ReceiveStream, ctx: TaskCtx): Promise<Received> {
   const offer = decodeMigrationHeader(await channels.control.receive());
   r.check?.(offer);
-  const finalSync = offer.criu === 'NONE';
+  const transport = negotiateTransport(offer, { btrfs: r.subvolumes ? BTRFS_FEATURES : undefined, rsync: r.features });
   const features = negotiateRsyncFeatures(r.features, offer.rsyncFeatures);
+  const finalSync = offer.criu === 'NONE' && transport.fs === 'RSYNC';
   const wanted = r.volumeOnly ? [] : (offer.snapshots ?? []);
   // Older peers list names only.
   const names = r.volumeOnly ? [] : (offer.snapshotNames ?? wanted.map((s) => s.name));
   await channels.control.send(
     encodeMigrationHeader({
-      fs: 'RSYNC',
+      fs: transport.fs,
+      ...(transport.fs === 'BTRFS' ? { btrfsFeatures: offerBtrfsFeatures(transport.btrfs) } : {}),
       rsyncFeatures: offerRsyncFeatures(features),
       snapshotNames: names,
       snapshots: wanted,
@@ -108,13 +153,34 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
       refresh: false,
       // no index frame: our answer 0 makes the source skip it
       indexHeaderVersion: 0,
-      ...(finalSync ? { criu: 'NONE' as const } : {}),
+      // the source says it runs: LXD's sink answers NONE whatever the transfer
+      ...(offer.criu === 'NONE' ? { criu: 'NONE' as const } : {}),
     }),
   );
-  const staging = await r.stage();
+  const staging = await r.stage({ streams: transport.fs === 'BTRFS' });
   try {
     const { target } = staging;
     const progress = progressReporter(ctx, r.name);
+    const byName = new Map(wanted.map((s) => [s.name, s]));
+    if (transport.fs === 'BTRFS') {
+      const idmap = offer.idmap ?? [];
+      const shift =
+        r.shift && shiftRules(idmap).length > 0
+          ? async (dir: string) => void (await shiftTree(dir, idmap, ctx.signal))
+          : undefined;
+      const io = { signal: ctx.signal, onBytes: progress.bytes, shift };
+      // LXD's sender ends a stream with a barrier even when its btrfs send failed, then says so here
+      const theirs = channels.control.receive().then(
+        (b) => decodeMigrationControl(b),
+        () => undefined,
+      );
+      const ids = await receiveSubvolumes(channels, staging, names, transport.btrfs, io);
+      const said = await Promise.race([theirs, new Promise<undefined>((r) => setTimeout(r, 100, undefined))]);
+      if (said && !said.success) throw new Error(said.message || 'the source reported a failure');
+      await progress.flush();
+      const snapshots = names.map((name, i) => ({ id: ids[i]!, name, wire: byName.get(name) }));
+      return { offer, staging, snapshots, fs: 'BTRFS' };
+    }
     // A tree owned by the sender's host ids (LXD shifts root filesystems on disk) comes into container ids,
     // the form svcd keeps (idmapped mounts map it at start): after each session, before a snapshot is taken,
     // so snapshots never need a shift. The next session's rsync then only re-owns, it sends no data again.
@@ -122,7 +188,6 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
       await receiveTree(channels.fs, target.path, { features, signal: ctx.signal, onBytes: progress.bytes });
       if (r.shift) await shiftTree(target.path, offer.idmap ?? [], ctx.signal);
     };
-    const byName = new Map(wanted.map((s) => [s.name, s]));
     const snapshots: Received['snapshots'] = [];
     for (const name of names) {
       const id = randomUUID();
@@ -134,7 +199,7 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     await session();
     if (finalSync) await session();
     await progress.flush();
-    return { offer, staging, snapshots };
+    return { offer, staging, snapshots, fs: 'RSYNC' };
   } catch (e) {
     await staging.abort().catch(() => undefined);
     throw e;

@@ -53,6 +53,7 @@ export interface RsyncFeatures {
 export interface BtrfsFeatures {
   migrationHeader?: boolean;
   headerSubvolumes?: boolean;
+  headerSubvolumeUuids?: boolean;
 }
 export interface MigrationHeader {
   fs: MigrationFsType;

@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   LiveMigrationRefused,
+  btrfsFeaturesOf,
   negotiateCriu,
-  negotiateFsType,
   negotiateRsyncFeatures,
+  negotiateTransport,
+  offerBtrfsFeatures,
   offerRsyncFeatures,
 } from './negotiate-transport.ts';
+import { decodeMigrationHeader, encodeMigrationHeader } from './migration-codec.ts';
 
 test('rsync features: the ones both sides offer', () => {
   assert.deepEqual(
@@ -47,12 +50,42 @@ test('our offer always says bidirectional and every feature explicitly', () => {
   });
 });
 
-test('btrfs only when offered and both pools are btrfs, else rsync', () => {
-  assert.equal(negotiateFsType('BTRFS', true, true), 'BTRFS');
-  assert.equal(negotiateFsType('BTRFS', true, false), 'RSYNC');
-  assert.equal(negotiateFsType('BTRFS', false, true), 'RSYNC');
-  assert.equal(negotiateFsType('RSYNC', true, true), 'RSYNC');
-  assert.equal(negotiateFsType('ZFS', false, false), 'RSYNC');
+test('btrfs features: what LXD 5.0.2 sets in its offer, and what a header says', () => {
+  // TypesToHeader: migration_header and header_subvolumes always present (false when absent), uuids only when had
+  assert.deepEqual(offerBtrfsFeatures(['migration_header']), { migrationHeader: true, headerSubvolumes: false });
+  assert.deepEqual(offerBtrfsFeatures(['migration_header', 'header_subvolumes', 'header_subvolume_uuids']), {
+    migrationHeader: true,
+    headerSubvolumes: true,
+    headerSubvolumeUuids: true,
+  });
+  assert.deepEqual(btrfsFeaturesOf({ migrationHeader: true, headerSubvolumes: false }), ['migration_header']);
+  assert.deepEqual(btrfsFeaturesOf(undefined), []);
+});
+
+test('transport: btrfs with the common features when their header says BTRFS and we are btrfs, else rsync', () => {
+  // what LXD 5.0.2 sends from a btrfs pool: BTRFS preferred, its rsync features for the fallback
+  const lxdOffer = encodeMigrationHeader({
+    fs: 'BTRFS',
+    btrfsFeatures: { migrationHeader: true, headerSubvolumes: true, headerSubvolumeUuids: true },
+    rsyncFeatures: { xattrs: true, delete: true, compress: true, bidirectional: true },
+  });
+  const offer = decodeMigrationHeader(lxdOffer);
+  const ours = { btrfs: ['migration_header'] as const, rsync: ['xattrs', 'delete'] as const };
+  assert.deepEqual(negotiateTransport(offer, ours), { fs: 'BTRFS', btrfs: ['migration_header'] });
+  // a dir pool has no btrfs: the rsync fallback with the common rsync features
+  assert.deepEqual(negotiateTransport(offer, { rsync: ['xattrs', 'delete'] }), {
+    fs: 'RSYNC',
+    rsync: ['xattrs', 'delete'],
+  });
+  // they offer (or answer) RSYNC only: rsync, even between btrfs pools
+  const rsyncOnly = decodeMigrationHeader(
+    encodeMigrationHeader({ fs: 'RSYNC', rsyncFeatures: { xattrs: true, delete: false, bidirectional: true } }),
+  );
+  assert.deepEqual(negotiateTransport(rsyncOnly, ours), { fs: 'RSYNC', rsync: ['xattrs'] });
+  // an older btrfs peer without the header feature: btrfs still, no header frame
+  assert.deepEqual(negotiateTransport({ fs: 'BTRFS' }, ours), { fs: 'BTRFS', btrfs: [] });
+  // ZFS is not ours: the rsync fallback
+  assert.deepEqual(negotiateTransport({ fs: 'ZFS' }, ours).fs, 'RSYNC');
 });
 
 test('criu: none for a stateless copy, a live one refused', () => {

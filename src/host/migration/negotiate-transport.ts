@@ -1,4 +1,4 @@
-import type { CriuType, MigrationFsType, RsyncFeatures } from './migration-codec.ts';
+import type { BtrfsFeatures, CriuType, MigrationHeader, RsyncFeatures } from './migration-codec.ts';
 import type { RsyncFeature } from './rsync-args.ts';
 
 /**
@@ -25,16 +25,48 @@ export function offerRsyncFeatures(ours: readonly RsyncFeature[]): Required<Rsyn
   };
 }
 
+/** LXD's btrfs transfer features, by their wire names (lxd/migration/utils.go). */
+export type BtrfsFeature = 'migration_header' | 'header_subvolumes' | 'header_subvolume_uuids';
+
 /**
- * The transfer method: btrfs send/receive only when the peer offers it and both pools are btrfs
- * (a subvolume stream cannot land anywhere else); rsync, which every side supports, otherwise.
+ * The btrfsFeatures message for the features we have, filled as LXD's TypesToHeader does: the first two
+ * always said (false when absent), the uuids only when had.
  */
-export function negotiateFsType(
-  offered: MigrationFsType,
-  ourPoolIsBtrfs: boolean,
-  theirPoolIsBtrfs: boolean,
-): MigrationFsType {
-  return offered === 'BTRFS' && ourPoolIsBtrfs && theirPoolIsBtrfs ? 'BTRFS' : 'RSYNC';
+export function offerBtrfsFeatures(ours: readonly BtrfsFeature[]): BtrfsFeatures {
+  return {
+    migrationHeader: ours.includes('migration_header'),
+    headerSubvolumes: ours.includes('header_subvolumes'),
+    ...(ours.includes('header_subvolume_uuids') ? { headerSubvolumeUuids: true } : {}),
+  };
+}
+
+/** The btrfs features a header says it has. */
+export function btrfsFeaturesOf(f: BtrfsFeatures | undefined): BtrfsFeature[] {
+  const out: BtrfsFeature[] = [];
+  if (f?.migrationHeader) out.push('migration_header');
+  if (f?.headerSubvolumes) out.push('header_subvolumes');
+  if (f?.headerSubvolumeUuids) out.push('header_subvolume_uuids');
+  return out;
+}
+
+export type Transport = { fs: 'BTRFS'; btrfs: BtrfsFeature[] } | { fs: 'RSYNC'; rsync: RsyncFeature[] };
+
+/**
+ * The transfer method, from the other side's header, as LXD's MatchTypes picks it with rsync as the
+ * fallback: btrfs send/receive when that header says BTRFS and our side can send or receive subvolume
+ * streams (`ours.btrfs`: a btrfs pool), with the btrfs features both have; else rsync, which every side
+ * speaks, with the common rsync features. The sink answers with the result and the source, reading that
+ * answer, comes to the same one: offering RSYNC only is how a side makes the other fall back.
+ */
+export function negotiateTransport(
+  theirs: MigrationHeader,
+  ours: { btrfs?: readonly BtrfsFeature[] | undefined; rsync: readonly RsyncFeature[] },
+): Transport {
+  if (theirs.fs === 'BTRFS' && ours.btrfs) {
+    const offered = btrfsFeaturesOf(theirs.btrfsFeatures);
+    return { fs: 'BTRFS', btrfs: ours.btrfs.filter((f) => offered.includes(f)) };
+  }
+  return { fs: 'RSYNC', rsync: negotiateRsyncFeatures(ours.rsync, theirs.rsyncFeatures) };
 }
 
 export class LiveMigrationRefused extends Error {

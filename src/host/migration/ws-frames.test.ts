@@ -115,3 +115,28 @@ test('control messages: one binary websocket message each; text there is an erro
   a.close();
   await assert.rejects(ca.receive(), /closed the control channel/);
 });
+
+test('one-way streams: the sender barriers each, the receiver sends nothing back; a close before the barrier fails it', async () => {
+  const [a, b] = await socketPair();
+  const fa = new FsChannel(a);
+  const fb = new FsChannel(b);
+  const back: number[] = [];
+  a.on('message', (d) => back.push((d as Buffer).length));
+  for (const text of ['{"subvolumes":[]}', 'stream one']) {
+    const out = fa.outbound();
+    out.end(Buffer.from(text));
+    assert.equal((await readAll(fb.inbound())).toString(), text);
+  }
+  await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(back, [], 'nothing came back to the sender');
+  // cut: no barrier came, so the stream is not whole even though the socket closed cleanly
+  const cut = fb.inbound();
+  const half = fa.outbound();
+  const halfFailed = new Promise<Error>((r) => half.once('error', r));
+  half.write(Buffer.from('half'));
+  await new Promise((r) => setTimeout(r, 50));
+  a.close(1000);
+  await assert.rejects(readAll(cut), /hung up before the end of the stream/);
+  // and the sender's unfinished stream fails too: its socket is gone
+  assert.match((await halfFailed).message, /websocket is closed/);
+});

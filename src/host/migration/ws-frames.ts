@@ -1,4 +1,4 @@
-import { Duplex } from 'node:stream';
+import { Duplex, Readable, Writable } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 
 /**
@@ -21,7 +21,9 @@ const HIGH_WATER = 1024 * 1024;
 export class FsChannel {
   private readonly frames: Frame[] = [];
   private queued = 0;
-  private current: Duplex | undefined;
+  private current: Readable | undefined;
+  /** The current stream must end at a barrier: a socket closed before it is a cut stream, not its end. */
+  private strict = false;
   /** The session's reader asked for more (its read() ran) and push has not said stop since. */
   private wanted = false;
 
@@ -49,6 +51,7 @@ export class FsChannel {
         // a closed socket ends every later session too: the frame stays queued
         this.current = undefined;
         if (frame.closed) s.destroy(frame.closed);
+        else if (this.strict) s.destroy(new Error('the migration peer hung up before the end of the stream'));
         else s.push(null);
         return;
       }
@@ -69,31 +72,66 @@ export class FsChannel {
    * ours. Sessions follow each other; the next one starts where the previous barrier left off.
    */
   session(): Duplex {
-    if (this.current) throw new Error('an fs stream session is already open on this channel');
-    const ws = this.ws;
     const stream = new Duplex({
-      read: () => {
-        this.wanted = true;
-        this.flush();
-      },
-      write: (chunk: Buffer, _enc, done) => {
-        if (ws.readyState !== ws.OPEN) return done(new Error('the migration websocket is closed'));
-        // wait for the socket only when its buffer is full: ws's bufferedAmount is what is not yet sent
-        if (ws.bufferedAmount >= HIGH_WATER) return ws.send(chunk, { binary: true }, (e) => done(e ?? null));
-        ws.send(chunk, { binary: true }, (e) => {
-          if (e) stream.destroy(e);
-        });
-        done();
-      },
-      final: (done) => {
-        if (ws.readyState !== ws.OPEN) return done(new Error('the migration websocket is closed'));
-        ws.send('', { binary: false }, (e) => done(e ?? null));
-      },
+      read: () => this.wantMore(),
+      write: (chunk: Buffer, _enc, done) => this.write(stream, chunk, done),
+      final: (done) => this.barrier(done),
     });
+    return this.attach(stream);
+  }
+
+  /**
+   * A stream one way only, from the peer (a btrfs send stream, a JSON header frame): reads end at the
+   * peer's barrier, and no barrier goes back (LXD's sender of such a stream reads nothing). A socket
+   * closed before the barrier fails the stream: `btrfs receive` cannot tell a cut stream from a whole one.
+   */
+  inbound(): Readable {
+    return this.attach(new Readable({ read: () => this.wantMore() }), true);
+  }
+
+  /** A stream one way only, to the peer: ending it sends the barrier; the peer sends nothing back. */
+  outbound(): Writable {
+    const ws = this.ws;
+    // a socket gone mid-stream fails the stream, also while a write waits for the socket to drain
+    const gone = () => stream.destroy(new Error('the migration websocket is closed'));
+    const stream = new Writable({
+      write: (chunk: Buffer, _enc, done) => this.write(stream, chunk, done),
+      final: (done) => this.barrier(done),
+    });
+    ws.once('close', gone);
+    stream.once('close', () => ws.off('close', gone));
+    return stream;
+  }
+
+  private attach<T extends Readable>(stream: T, strict = false): T {
+    if (this.current) throw new Error('an fs stream session is already open on this channel');
     this.current = stream;
+    this.strict = strict;
     this.wanted = false;
     queueMicrotask(() => this.flush());
     return stream;
+  }
+
+  private wantMore(): void {
+    this.wanted = true;
+    this.flush();
+  }
+
+  private write(stream: Writable, chunk: Buffer, done: (e?: Error | null) => void): void {
+    const ws = this.ws;
+    if (ws.readyState !== ws.OPEN) return done(new Error('the migration websocket is closed'));
+    // wait for the socket only when its buffer is full: ws's bufferedAmount is what is not yet sent
+    if (ws.bufferedAmount >= HIGH_WATER) return ws.send(chunk, { binary: true }, (e) => done(e ?? null));
+    ws.send(chunk, { binary: true }, (e) => {
+      if (e) stream.destroy(e);
+    });
+    done();
+  }
+
+  private barrier(done: (e?: Error | null) => void): void {
+    const ws = this.ws;
+    if (ws.readyState !== ws.OPEN) return done(new Error('the migration websocket is closed'));
+    ws.send('', { binary: false }, (e) => done(e ?? null));
   }
 }
 

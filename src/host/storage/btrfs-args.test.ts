@@ -11,6 +11,10 @@ describe('btrfsArgs', () => {
     assert.deepEqual(btrfsArgs.qgroupLimit(undefined, '/v'), ['qgroup', 'limit', 'none', '/v']);
     assert.deepEqual(btrfsArgs.resizeMax('/m'), ['filesystem', 'resize', 'max', '/m']);
     assert.deepEqual(btrfsArgs.quotaEnable('/m'), ['quota', 'enable', '/m']);
+    assert.deepEqual(btrfsArgs.setReadOnly('/s'), ['property', 'set', '-ts', '/s', 'ro', 'true']);
+    assert.deepEqual(btrfsArgs.send('/s2'), ['send', '/s2']);
+    assert.deepEqual(btrfsArgs.send('/s2', '/s1'), ['send', '-p', '/s1', '/s2']);
+    assert.deepEqual(btrfsArgs.receive('/in'), ['receive', '-e', '/in']);
   });
 });
 

@@ -23,6 +23,12 @@ export const btrfsArgs = {
   /** Only the path's own qgroup (`-f`), with its referenced limit (`-r`), in bytes. */
   qgroupShow: (p: string) => ['qgroup', 'show', '-rf', '--raw', p],
   resizeMax: (mountPoint: string) => ['filesystem', 'resize', 'max', mountPoint],
+  /** A snapshot made writable is made read-only again (a received one's flag is not touched: it would lose its received uuid). */
+  setReadOnly: (p: string) => ['property', 'set', '-ts', p, 'ro', 'true'],
+  /** A subvolume stream, incremental on `parent` when given (LXD's migration sends exactly this). */
+  send: (p: string, parent?: string) => ['send', ...(parent ? ['-p', parent] : []), p],
+  /** One stream into `dir`, ending at the stream's end marker (`-e`, as LXD receives). */
+  receive: (dir: string) => ['receive', '-e', dir],
 };
 
 /**

@@ -40,6 +40,10 @@ export async function snapshotSubvolume(
   await btrfs(btrfsArgs.snapshot(src, dst, readOnly), signal);
 }
 
+export async function setReadOnly(p: string, signal?: AbortSignal): Promise<void> {
+  await btrfs(btrfsArgs.setReadOnly(p), signal);
+}
+
 /** Subvolumes nested anywhere below `dir` (not descending into them: their own nesting is theirs). */
 async function nestedSubvolumes(dir: string): Promise<string[]> {
   const found: string[] = [];

@@ -11,6 +11,7 @@ import {
   isSubvolume,
   readQgroupLimit,
   setQgroupLimit,
+  setReadOnly,
   snapshotSubvolume,
 } from './btrfs-subvolume.ts';
 import {
@@ -35,6 +36,11 @@ export function restoringPath(volumePath: string): string {
 
 export function replacedPath(volumePath: string): string {
   return `${volumePath}.old`;
+}
+
+/** Where a migration's subvolume streams land before they become the volume and its snapshots. */
+export function landingPath(volumePath: string): string {
+  return `${volumePath}.receiving`;
 }
 
 /** The btrfs driver takes no options today; the object keeps the factory signature uniform. */
@@ -71,7 +77,8 @@ export function createBtrfsDriver(_opts: BtrfsDriverOptions = {}): StorageDriver
     async removeVolume(pool, vol, signal) {
       await requireMounted(pool);
       const p = volumePath(pool, vol);
-      for (const q of [p, partialPath(p), restoringPath(p), replacedPath(p)]) await deleteSubvolumeTree(q, signal);
+      for (const q of [p, partialPath(p), restoringPath(p), replacedPath(p), landingPath(p)])
+        await deleteSubvolumeTree(q, signal);
       await removeEmptyDir(snapshotParentIn(btrfsPoolPath(pool), vol));
     },
 
@@ -144,6 +151,29 @@ export function createBtrfsDriver(_opts: BtrfsDriverOptions = {}): StorageDriver
       if (await pathExists(vol)) await rename(vol, old);
       await rename(restoring, vol);
       await deleteSubvolumeTree(old, signal);
+    },
+
+    subvolumeStreams: {
+      landingPath: (pool, vol) => landingPath(volumePath(pool, vol)),
+
+      async adoptSnapshot(pool, snap, from, edit, signal) {
+        await requireMounted(pool);
+        const p = snapshotPath(pool, snap);
+        await deleteSubvolumeTree(p, signal);
+        await makeDirs(snapshotParentIn(btrfsPoolPath(pool), snap.volume), 0o711);
+        if (!edit) return snapshotSubvolume(from, p, true, signal);
+        await snapshotSubvolume(from, p, false, signal);
+        await edit(p);
+        await setReadOnly(p, signal);
+      },
+
+      async adoptVolume(pool, vol, from, signal) {
+        await requireMounted(pool);
+        const p = volumePath(pool, vol);
+        await deleteSubvolumeTree(p, signal);
+        await snapshotSubvolume(from, p, false, signal);
+        await deleteSubvolumeTree(landingPath(p), signal);
+      },
     },
   };
   return driver;

@@ -85,6 +85,31 @@ export interface StorageDriver {
   removeSnapshot(pool: PoolSpec, snap: SnapshotRef, signal?: AbortSignal): Promise<void>;
   /** Replace the volume's content with the snapshot's. */
   restoreSnapshot(pool: PoolSpec, snap: SnapshotRef, signal?: AbortSignal): Promise<void>;
+  /** Only drivers whose volumes are btrfs subvolumes: migration by `btrfs send`/`receive`. */
+  subvolumeStreams?: SubvolumeStreams;
+}
+
+/**
+ * How received subvolume streams become a pool's own volume and snapshots. Streams land in a directory
+ * of the pool (the volume's landing path, which removeVolume removes too) as read-only subvolumes;
+ * adopting makes the pool's usual subvolumes from them: a writable volume, read-only snapshots.
+ */
+export interface SubvolumeStreams {
+  landingPath(pool: PoolSpec, vol: VolumeRef): string;
+  /**
+   * The snapshot, as a read-only snapshot of `from` (a read-only one keeps its received uuid, which the
+   * next incremental stream finds its parent by). With `edit`, a writable snapshot is edited in place
+   * (the id shift of a tree from LXD), then made read-only.
+   */
+  adoptSnapshot(
+    pool: PoolSpec,
+    snap: SnapshotRef,
+    from: string,
+    edit?: (path: string) => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<void>;
+  /** The volume, as a writable snapshot of `from`; the landing path is removed after. */
+  adoptVolume(pool: PoolSpec, vol: VolumeRef, from: string, signal?: AbortSignal): Promise<void>;
 }
 
 /** Capabilities as data: what each driver name can do here, and what config keys it accepts. */

@@ -1,0 +1,173 @@
+import { mkdir, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { spawnProcess } from '../exec.ts';
+import { btrfsArgs } from '../storage/btrfs-args.ts';
+import type { FsChannel } from './ws-frames.ts';
+
+/**
+ * btrfs send/receive over the fs channel, as LXD 5.0.2 frames it: each subvolume is one `btrfs send
+ * [-p parent]` stream in binary messages, closed by a barrier from the sender; the receiver sends
+ * nothing back. The JSON header before the streams is one more such frame.
+ */
+
+export interface StreamOptions {
+  signal: AbortSignal;
+  /** Bytes of this stream so far (fs_progress). */
+  onBytes?: (total: number) => void;
+}
+
+class BtrfsStreamFailed extends Error {
+  constructor(role: string, code: number | undefined, stderr: string) {
+    super(
+      `btrfs ${role} failed${code !== undefined ? ` with exit code ${code}` : ''}: ${stderr.trim() || 'no output'}`,
+    );
+    this.name = 'BtrfsStreamFailed';
+  }
+}
+
+const tail = (s: string) => (s.length > 4096 ? s.slice(-4096) : s);
+
+const counter = (onBytes: ((n: number) => void) | undefined) => {
+  let total = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      total += chunk.length;
+      onBytes?.(total);
+      done(null, chunk);
+    },
+  });
+};
+
+const broke = (e: Error) => new Error(`the migration stream broke: ${e.message}`);
+
+/** One frame to the peer (the JSON header), closed by a barrier. */
+export async function sendFrame(channel: FsChannel, bytes: Uint8Array): Promise<void> {
+  const out = channel.outbound();
+  await new Promise<void>((resolve, reject) => {
+    out.once('error', reject);
+    out.end(bytes, () => resolve());
+  });
+}
+
+/** The peer's next frame, up to its barrier, at most `limit` bytes. */
+export async function receiveFrame(channel: FsChannel, limit = 16 * 1024 * 1024): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  const input = channel.inbound();
+  for await (const c of input as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > limit) {
+      input.destroy();
+      throw new Error(`the migration peer's header frame is over ${limit} bytes`);
+    }
+    parts.push(c);
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * Send the read-only subvolume at `p` as one stream, incremental on `parent` (a read-only subvolume the
+ * receiver has: the snapshot sent before). The barrier goes only after `btrfs send` succeeded: a stream
+ * cut short must never look whole to the receiver.
+ */
+export async function sendSubvolume(
+  channel: FsChannel,
+  p: string,
+  parent: string | undefined,
+  o: StreamOptions,
+): Promise<void> {
+  o.signal.throwIfAborted();
+  const proc = await spawnProcess('btrfs', btrfsArgs.send(p, parent), {
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const out = channel.outbound();
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
+  let failure: Error | undefined;
+  let stop = () => {};
+  // every byte handed to `out` (or the send failed: then nothing waits for the rest)
+  const drained = new Promise<void>((resolve) => (stop = resolve));
+  const fail = (e: Error) => {
+    failure ??= e;
+    proc.kill('SIGKILL');
+    // what it wrote is read away: the helper reports the exit only after the output before it
+    proc.stdout!.unpipe();
+    proc.stdout!.resume();
+    stop();
+  };
+  const abort = () => fail(o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted'));
+  o.signal.addEventListener('abort', abort, { once: true });
+  out.on('error', (e) => fail(broke(e)));
+  const count = counter(o.onBytes);
+  count.once('end', () => stop());
+  proc.stdout!.pipe(count).pipe(out, { end: false });
+  try {
+    const exit = await proc.exited;
+    await drained;
+    if (failure) throw failure;
+    if (exit.exitCode !== 0) throw new BtrfsStreamFailed('send', exit.exitCode ?? undefined, stderr);
+    await new Promise<void>((resolve, reject) => {
+      out.once('error', (e) => reject(broke(e)));
+      out.end(() => resolve());
+    });
+  } catch (e) {
+    out.destroy();
+    throw e;
+  } finally {
+    o.signal.removeEventListener('abort', abort);
+  }
+}
+
+/**
+ * Receive one stream into `dir` (made here, on the pool: the subvolume is created in it under the
+ * sender's name); resolves with the received subvolume's path once `btrfs receive` finished and the
+ * sender's barrier came. The subvolume is read-only, with the sender's uuid as its received uuid.
+ */
+export async function receiveSubvolume(channel: FsChannel, dir: string, o: StreamOptions): Promise<string> {
+  o.signal.throwIfAborted();
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const before = new Set(await readdir(dir));
+  const proc = await spawnProcess('btrfs', btrfsArgs.receive(dir), { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' });
+  // taken only now, with its listeners at once: an error must never find the stream unheard
+  const input: Readable = channel.inbound();
+  let stderr = '';
+  proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
+  proc.stdout!.resume();
+  let failure: Error | undefined;
+  const fail = (e: Error) => {
+    failure ??= e;
+    proc.kill('SIGKILL');
+  };
+  const abort = () => fail(o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted'));
+  o.signal.addEventListener('abort', abort, { once: true });
+  const stdin = proc.stdin!;
+  // -e: receive exits at the stream's end marker, maybe before the barrier: the rest is drained
+  stdin.on('error', () => {});
+  const ended = new Promise<void>((resolve) => {
+    input.once('end', resolve);
+    input.once('error', (e) => {
+      fail(broke(e));
+      resolve();
+    });
+  });
+  input.pipe(counter(o.onBytes)).pipe(stdin);
+  try {
+    const exit = await proc.exited;
+    if (exit.exitCode !== 0 || failure) {
+      input.destroy();
+      throw failure ?? new BtrfsStreamFailed('receive', exit.exitCode ?? undefined, stderr);
+    }
+    input.unpipe();
+    input.resume();
+    await ended;
+    if (failure) throw failure;
+  } finally {
+    o.signal.removeEventListener('abort', abort);
+  }
+  const made = (await readdir(dir)).filter((n) => !before.has(n));
+  if (made.length !== 1) throw new Error(`btrfs receive into ${dir} made ${made.length} subvolumes, not one`);
+  return path.join(dir, made[0]!);
+}
