@@ -8,42 +8,21 @@
  * upgrade replaced is restarted on the installed one (fast shutdown, then start), at adoption and while
  * supervised; data of a major version not installed is refused, untouched, with what to do.
  */
-import {
-  access,
-  chmod,
-  chown,
-  constants,
-  mkdir,
-  readdir,
-  readFile,
-  readlink,
-  rm,
-  stat,
-  writeFile,
-} from 'node:fs/promises';
+import { access, chmod, chown, mkdir, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   initdbArgs,
-  parsePasswdUser,
   parsePostmasterPid,
   pgCtlReloadArgs,
   pgCtlStartArgs,
   pgCtlStopArgs,
-  POSTGRES_ROOT,
   privatePostgresDirOf,
   privatePostgresUrl,
   renderPrivatePostgresConf,
   renderPrivatePostgresHba,
 } from './private-postgres-args.ts';
-import {
-  chooseInstalledServer,
-  computeServerAdoption,
-  debianServerDirs,
-  EmbeddedDatabaseRefused,
-  parsePgVersionFile,
-  parsePostgresVersion,
-  type InstalledServer,
-} from './compute-server-adoption.ts';
+import { computeServerAdoption, EmbeddedDatabaseRefused } from './compute-server-adoption.ts';
+import { alive, createServerBinaries } from './private-postgres-binaries.ts';
 
 export interface PrivatePostgresDeps {
   stateDir: string;
@@ -91,18 +70,6 @@ export interface PrivatePostgres {
   pid(): number | undefined;
 }
 
-const alive = async (pid: number): Promise<boolean> => {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A reused pid is not our postmaster: it must be a postgres process whose stat is not a zombie's.
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  const close = stat.lastIndexOf(')');
-  return stat.slice(stat.indexOf('(') + 1, close) === 'postgres' && stat[close + 2] !== 'Z';
-};
-
 export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgres {
   const dataDir = privatePostgresDirOf(deps.stateDir);
   const logFile = path.join(dataDir, 'server.log');
@@ -112,50 +79,7 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
   let serving: string | undefined;
   let ensuring: Promise<{ url: string; pid: number; how: PrivatePostgresStart }> | undefined;
 
-  const owner = async () => {
-    const user = parsePasswdUser(await readFile('/etc/passwd', 'utf8'), 'postgres');
-    if (!user)
-      throw new Error(
-        'the embedded database needs the postgres system user and PostgreSQL server binaries: apt-get install postgresql-15 (scripts/start.sh does)',
-      );
-    return user;
-  };
-  const executable = (f: string) =>
-    access(f, constants.X_OK).then(
-      () => true,
-      () => false,
-    );
-  const hasServer = async (dir: string) =>
-    (await executable(path.join(dir, 'pg_ctl'))) && (await executable(path.join(dir, 'postgres')));
-  /** The server binaries installed, by major version; a configured bin dir is the only one. */
-  const installedServers = async (as: { uid: number; gid: number }): Promise<InstalledServer[]> => {
-    if (deps.binDir) {
-      if (!(await hasServer(deps.binDir))) return [];
-      const out = await deps.run(path.join(deps.binDir, 'postgres'), ['--version'], { ...as, timeoutMs: 10_000 });
-      const v = parsePostgresVersion(out);
-      if (!v)
-        throw new Error(
-          `${deps.binDir}/postgres --version answered ${JSON.stringify(out.trim())}, not a PostgreSQL version`,
-        );
-      return [{ dir: deps.binDir, major: v.major }];
-    }
-    const root = deps.postgresRoot ?? POSTGRES_ROOT;
-    const all = debianServerDirs(root, await readdir(root).catch(() => []));
-    const present = await Promise.all(all.map((s) => hasServer(s.dir)));
-    return all.filter((_, i) => present[i]);
-  };
-  /** Which binaries serve this data directory (same major, or refused with what to do: the data is never touched). */
-  const chooseServer = async (as: { uid: number; gid: number }) => {
-    const dataMajor = parsePgVersionFile(await readFile(path.join(dataDir, 'PG_VERSION'), 'utf8').catch(() => ''));
-    const chosen = chooseInstalledServer({
-      dataDir,
-      dataMajor,
-      installed: await installedServers(as),
-      configured: deps.binDir,
-    });
-    if ('refuse' in chosen) throw new EmbeddedDatabaseRefused(chosen.refuse);
-    return { server: chosen.server, dataMajor };
-  };
+  const { owner, chooseServer } = createServerBinaries(deps, dataDir);
   const runningPid = async (): Promise<number | undefined> => {
     const pm = parsePostmasterPid(await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => ''));
     return pm && (await alive(pm.pid)) ? pm.pid : undefined;
