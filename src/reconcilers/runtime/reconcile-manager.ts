@@ -126,35 +126,52 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
 
   const idOf = (kind: string, key: string): string => `${kind}\u0000${key}`;
 
-  async function sweep(
-    reason: string,
-    onKey?: (id: string) => void,
-    reconcilers = [...byKind.values()],
-  ): Promise<void> {
-    await Promise.all(
+  /** Every key of the given kinds (a kind whose listing fails is skipped, and said so). */
+  async function listAll(reason: string, reconcilers: Reconciler[]): Promise<{ kind: string; keys: string[] }[]> {
+    const lists = await Promise.all(
       reconcilers.map(async (r) => {
-        let keys: string[];
         try {
-          keys = await r.listKeys();
+          return { kind: r.kind, keys: await r.listKeys() };
         } catch (err) {
           log.error({ err, kind: r.kind, reason }, 'listKeys failed; kind skipped in this sweep');
-          return;
+          return undefined;
         }
-        for (const key of keys) {
-          onKey?.(idOf(r.kind, key));
-          queue.add(r.kind, key, reason);
-        }
-        log.debug({ kind: r.kind, reason, keys: keys.length }, 'keys enqueued');
       }),
     );
+    return lists.filter((l) => l !== undefined);
+  }
+
+  function addListed(lists: { kind: string; keys: string[] }[], reason: string, onKey?: (id: string) => void): void {
+    for (const { kind, keys } of lists) {
+      for (const key of keys) {
+        onKey?.(idOf(kind, key));
+        queue.add(kind, key, reason);
+      }
+      log.debug({ kind, reason, keys: keys.length }, 'keys enqueued');
+    }
+  }
+
+  async function sweep(reason: string, onKey?: (id: string) => void, reconcilers = [...byKind.values()]) {
+    addListed(await listAll(reason, reconcilers), reason, onKey);
+  }
+
+  /** What was enqueued for a startup tier now reached: queued now. */
+  function releaseWaiting(): void {
+    for (const [kind, key, reason] of beforeStart.splice(0)) add(kind, key, reason);
   }
 
   /** Every key of one startup tier queued and run once (whatever the outcome), or the tier's time is up. */
-  async function runStartupTier(tier: number, kinds: Reconciler[]): Promise<void> {
+  async function runStartupTier(
+    tier: number,
+    kinds: Reconciler[],
+    listed: { kind: string; keys: string[] }[],
+  ): Promise<void> {
     const tierPass = createResyncPass({ clock });
     startupPass = tierPass;
     const done = tierPass.begin(`startup tier ${tier}`);
-    await sweep('startup', (id) => tierPass.add(id), kinds).finally(() => tierPass.listed());
+    releaseWaiting();
+    addListed(listed, 'startup', (id) => tierPass.add(id));
+    tierPass.listed();
     const timeoutMs = deps.startupTierTimeoutMs ?? DEFAULTS.startupTierTimeoutMs;
     let timer: TimerHandle | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
@@ -305,15 +322,18 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
       log.info({ kinds: [...byKind.keys()] }, 'reconcile manager starting');
       const tiers = [...new Set([...byKind.values()].map((r) => tierOf(r.kind)))].sort((a, b) => a - b);
       for (const [i, tier] of tiers.entries()) {
-        startupTierNow = i === tiers.length - 1 ? Number.POSITIVE_INFINITY : tier;
-        const waiting = beforeStart.splice(0);
-        for (const [kind, key, reason] of waiting) add(kind, key, reason);
         const kinds = [...byKind.values()].filter((r) => tierOf(r.kind) === tier);
+        // Listed while what was enqueued for this tier still waits, then queued with it in one go: a key is
+        // run once for both (a container's drift seen at start and the sweep), not once for each.
+        const listed = await listAll('startup', kinds);
+        if (phase !== 'started') return;
+        startupTierNow = i === tiers.length - 1 ? Number.POSITIVE_INFINITY : tier;
         if (startupTierNow === Number.POSITIVE_INFINITY) {
-          await sweep('startup', undefined, kinds);
+          releaseWaiting();
+          addListed(listed, 'startup');
           break;
         }
-        await runStartupTier(tier, kinds);
+        await runStartupTier(tier, kinds, listed);
         if (phase !== 'started') return;
       }
       if (phase === 'started') scheduleResync();
