@@ -23,7 +23,7 @@ test('one priority is released together; the next waits for the whole wave, then
       { id: 'a3', priority: 10, delayMs: 30 },
       { id: 'b1', priority: 0, delayMs: 0 },
     ],
-    concurrency: 2,
+    concurrency: 3,
     enqueue: (id) => events.push(`enqueue ${id}`),
     waitSettled: (id) => new Promise<boolean>((r) => waiters.set(id, r)),
     sleep: async (ms) => void events.push(`sleep ${ms}`),
@@ -35,7 +35,7 @@ test('one priority is released together; the next waits for the whole wave, then
   assert.deepEqual(
     [seq.mayStart('a1'), seq.mayStart('a2'), seq.mayStart('a3')],
     [true, true, true],
-    'the whole wave at once',
+    'the whole wave at once (as many as start at once)',
   );
   assert.equal(seq.mayStart('b1'), false, 'the lower priority waits for the whole wave');
   waiters.get('a2')!(true);
@@ -82,7 +82,7 @@ test('the lxc-starts of the plan run at most `concurrency` at once, in the order
   assert.deepEqual(await Promise.all(results), ['a', 'b', 'c', 'd', 'other']);
 });
 
-test('a big wave is released a few at a time: the next as soon as one is past its lxc-start, or settled without one', async () => {
+test('a big wave is released a few at a time: the next as soon as one is at its lxc-start, or settled without one', async () => {
   const waiters = new Map<string, (ok: boolean) => void>();
   const seq = createBootSequencer({
     order: ['a', 'b', 'c', 'd'].map((id) => ({ id, priority: 0, delayMs: 0 })),
@@ -94,14 +94,20 @@ test('a big wave is released a few at a time: the next as soon as one is past it
   const running = seq.run();
   await tick();
   const allowed = () => ['a', 'b', 'c', 'd'].filter((id) => seq.mayStart(id));
-  assert.deepEqual(allowed(), ['a', 'b'], 'twice the concurrency');
-  await seq.start('a', async () => 'started');
+  assert.deepEqual(allowed(), ['a'], 'as many as start at once');
+  let finishA!: () => void;
+  const a = seq.start('a', () => new Promise<void>((r) => (finishA = r)));
   await tick();
-  assert.deepEqual(allowed(), ['a', 'b', 'c'], 'a is past its lxc-start (not converged yet)');
+  assert.deepEqual(allowed(), ['a', 'b'], 'a is at its lxc-start (still running)');
   waiters.get('b')!(false);
   await tick();
   await tick();
-  assert.deepEqual(allowed(), ['a', 'b', 'c', 'd'], 'b failed before any start');
+  assert.deepEqual(allowed(), ['a', 'b', 'c'], 'b failed before any start');
+  const c = seq.start('c', async () => {});
+  await tick();
+  assert.deepEqual(allowed(), ['a', 'b', 'c', 'd'], 'c waits for a start slot, prepared');
+  finishA();
+  await Promise.all([a, c]);
   for (const id of ['a', 'c', 'd']) waiters.get(id)!(true);
   await running;
   assert.equal(seq.isDone(), true);

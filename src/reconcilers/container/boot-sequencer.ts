@@ -13,7 +13,7 @@ export interface BootGate {
  * it in priority-then-name order waits that long after it started (not after a failed start, as LXD 5.0).
  * What bounds a wave is the host's part of a start: at most `concurrency` `lxc-start`s at once (`start`). svcd's
  * own part (config, rootfs, nics, the records) of the next ones goes on meanwhile, so the host is not left idle
- * between two starts: a wave is released a few at a time, the next one as soon as one is past its lxc-start. The reconciler asks `mayStart` before it does anything for a container it would
+ * between two starts: a wave is released a few at a time, the next one as soon as one is at its lxc-start. The reconciler asks `mayStart` before it does anything for a container it would
  * power up; containers that are not in the plan (created later, or already running) may start at once and are
  * not bounded. A container that fails to start does not hold the others up.
  */
@@ -31,15 +31,16 @@ export function createBootSequencer(deps: {
   let done = deps.order.length === 0;
   const concurrency = Math.max(1, Math.floor(deps.concurrency));
   /**
-   * Containers of a wave released and not yet past their lxc-start: enough that one is always ready when a start
-   * slot frees, few enough that the first ones are not slowed by the preparation of all the others.
+   * Containers of a wave released and still being prepared (not at their lxc-start yet): as many as start at
+   * once, so the first ones are not slowed by the preparation of all the others, and the prepared ones queue for
+   * a start slot.
    */
-  const window = 2 * concurrency;
+  const window = concurrency;
   let starting = 0;
   const slotWaiters: (() => void)[] = [];
-  /** Released containers whose lxc-start has not returned yet: called when it has (or it settled without one). */
+  /** Released containers not at their lxc-start yet: called when one gets there (or settled without one). */
   const passing = new Map<string, () => void>();
-  /** Released; resolves with whether it settled well, and `passed` once it is past its lxc-start. */
+  /** Released; `settled` resolves with whether it settled well, `past` once it is at its lxc-start or settled. */
   const release = (id: string) => {
     let passed!: () => void;
     const past = new Promise<void>((r) => (passed = r));
@@ -54,6 +55,7 @@ export function createBootSequencer(deps: {
     mayStart: (id: string) => done || released.has(id) || !planned.has(id),
     async start<T>(id: string, run: () => Promise<T>): Promise<T> {
       if (done || !planned.has(id)) return run();
+      passing.get(id)?.();
       while (starting >= concurrency) await new Promise<void>((r) => slotWaiters.push(r));
       starting++;
       try {
@@ -61,7 +63,6 @@ export function createBootSequencer(deps: {
       } finally {
         starting--;
         slotWaiters.shift()?.();
-        passing.get(id)?.();
       }
     },
     async run(): Promise<void> {
