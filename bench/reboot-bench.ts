@@ -109,8 +109,11 @@ try {
     lxcLeaseRows.push(performance.now() - t1);
     await d.restart();
     for (const name of names) await eventually(() => leased(name, prefix3), `${name} leased`, 60_000);
+    const part = svcdRows.at(-1)! - apiRows.at(-1)!;
     console.error(
-      `round ${round}: svcd ${(svcdRows.at(-1)! / 1000).toFixed(2)} s, lxc-start ${(lxcRows.at(-1)! / 1000).toFixed(2)} s`,
+      `round ${round}: svcd ${(svcdRows.at(-1)! / 1000).toFixed(2)} s (containers ${(part / 1000).toFixed(2)} s), ` +
+        `lxc-start to every lease ${(lxcLeaseRows.at(-1)! / 1000).toFixed(2)} s: ${(part / lxcLeaseRows.at(-1)!).toFixed(2)}×, ` +
+        `load ${os.loadavg()[0]!.toFixed(2)}`,
     );
   }
 } finally {
