@@ -5,12 +5,12 @@
  * managed bridge (no NAT, no IPv6, dnsmasq never forwarding). Each round: the simulated reboot (daemon tree and
  * its private server killed, containers stopped, bridge, nft tables, mounts and loops gone), then svcd started
  * again, timed until every container has a fresh DHCP lease (dnsmasq's lease file) and the API shows it Running
- * with that address; then, with svcd stopped (containers left as they are), every container stopped and started
- * again by `lxc-start` two at a time, timed until each is RUNNING, and until each has a fresh lease. Both sides
- * look for the leases the same way, in the file: polling svcd's API for them would cost svcd what it measures.
- * Run by hand (root), never as a test. `--trace`: the daemon logs at debug, and each round prints its boot
- * timeline (the daemon's log lines about the boot and the containers' reconciles, and when each lease was seen),
- * in ms from the restart.
+ * with that address (one `GET /1.0/containers?recursion=2`, as `lxc list`); then, with svcd stopped (containers
+ * left as they are), every container stopped and started again by `lxc-start` two at a time, timed until each
+ * is RUNNING, and until each has a fresh lease. Both sides look for the leases the same way, in the file:
+ * polling svcd's API for them would cost svcd what it measures. Run by hand (root), never as a test.
+ * `--trace`: the daemon logs at debug, and each round prints its boot timeline (the daemon's log lines about the
+ * boot and the containers' reconciles, and when each lease was seen), in ms from the restart.
  */
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
@@ -37,13 +37,10 @@ const names = Array.from({ length: count }, (_, i) => `rbb${i}`);
 const lxcPath = path.join(d.stateDir, 'containers');
 const leasesFile = path.join(d.stateDir, 'networks', net, 'dnsmasq.leases');
 const state = async (name: string) => (await api.get(`/1.0/containers/${name}/state`)).json.metadata;
-const leased = async (name: string, prefix3: string) => {
-  const s = await state(name);
-  return (
-    s.status === 'Running' &&
-    (s.network?.eth0?.addresses ?? []).some((a: any) => a.family === 'inet' && a.address.startsWith(`${prefix3}.`))
-  );
-};
+const isLeased = (s: any, prefix3: string) =>
+  s?.status === 'Running' &&
+  (s.network?.eth0?.addresses ?? []).some((a: any) => a.family === 'inet' && a.address.startsWith(`${prefix3}.`));
+const leased = async (name: string, prefix3: string) => isLeased(await state(name), prefix3);
 const svcdRows: number[] = [];
 const apiRows: number[] = [];
 const lxcRows: number[] = [];
@@ -71,15 +68,20 @@ try {
     await d.restart();
     apiRows.push(performance.now() - t0);
     // Every lease from dnsmasq's file first (as for raw LXC below: looking costs svcd nothing), then every
-    // container Running with its address as the API says.
+    // container Running with its address as the API says, in one listing with their state (as `lxc list`).
     const seen = await freshLeases(wallT0, names.length);
-    await Promise.all(
-      names.map(async (name) => {
-        await eventually(() => leased(name, prefix3), `${name} back`, 120_000);
-        seen.push([Date.now() - wallT0, `${name} Running with its lease (API)`]);
-      }),
+    await eventually(
+      async () => {
+        const up = ((await api.get('/1.0/containers?recursion=2')).json.metadata as any[]).filter(
+          (c) => names.includes(c.name) && isLeased(c.state, prefix3),
+        );
+        return up.length === names.length;
+      },
+      'every container Running with its lease',
+      120_000,
     );
     svcdRows.push(performance.now() - t0);
+    seen.push([svcdRows.at(-1)!, 'every container Running with its lease (API)']);
     if (trace) printTimeline(d.output(), wallT0, apiRows.at(-1)!, seen, await namesById(lxcPath));
 
     // Raw LXC on the same containers, with the bridge and pool svcd just brought back.
