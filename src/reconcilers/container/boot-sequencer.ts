@@ -13,9 +13,10 @@ export interface BootGate {
  * it in priority-then-name order waits that long after it started (not after a failed start, as LXD 5.0).
  * What bounds a wave is the host's part of a start: at most `concurrency` `lxc-start`s at once (`start`). svcd's
  * own part (config, rootfs, nics, the records) of the next ones goes on meanwhile, so the host is not left idle
- * between two starts: a wave is released a few at a time, the next one as soon as one is at its lxc-start. The reconciler asks `mayStart` before it does anything for a container it would
- * power up; containers that are not in the plan (created later, or already running) may start at once and are
- * not bounded. A container that fails to start does not hold the others up.
+ * between two starts: a wave is released a few at a time, the next one as soon as one is at its lxc-start. The
+ * reconciler asks `mayStart` before it does anything for a container it would power up; containers that are not
+ * in the plan (created later, or already running) may start at once and are not bounded. A container that fails
+ * to start does not hold the others up.
  */
 export function createBootSequencer(deps: {
   order: { id: string; priority: number; delayMs: number }[];
