@@ -1,12 +1,16 @@
 /**
  * Time to all-back after a simulated host reboot, against raw LXC starting the same containers, in one run:
- *   node --import tsx bench/reboot-bench.ts [--count 12] [--rounds 3]
+ *   node --import tsx bench/reboot-bench.ts [--count 12] [--rounds 3] [--trace]
  * svcd runs from the checkout (through tsx) in a temp state dir with a btrfs pool on a loop file and a
  * managed bridge (no NAT, no IPv6, dnsmasq never forwarding). Each round: the simulated reboot (daemon tree and
  * its private server killed, containers stopped, bridge, nft tables, mounts and loops gone), then svcd started
- * again, timed until every container is Running with a DHCP lease; then, with svcd stopped (containers left
- * as they are), every container stopped and started again by `lxc-start` two at a time, timed until each is
- * RUNNING. Run by hand (root), never as a test.
+ * again, timed until every container has a fresh DHCP lease (dnsmasq's lease file) and the API shows it Running
+ * with that address (one `GET /1.0/containers?recursion=2`, as `lxc list`); then, with svcd stopped (containers
+ * left as they are), every container stopped and started again by `lxc-start` two at a time, timed until each
+ * is RUNNING, and until each has a fresh lease. Both sides look for the leases the same way, in the file:
+ * polling svcd's API for them would cost svcd what it measures. Run by hand (root), never as a test.
+ * `--trace`: the daemon logs at debug, and each round prints its boot timeline (the daemon's log lines about the
+ * boot and the containers' reconciles, and when each lease was seen), in ms from the restart.
  */
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
@@ -25,20 +29,18 @@ const arg = (name: string, dflt: number) => {
 };
 const count = arg('count', 12);
 const rounds = arg('rounds', 3);
+const trace = process.argv.includes('--trace');
 
-const { d, api, imgDir } = await startBusyboxDaemon();
+const { d, api, imgDir } = await startBusyboxDaemon(trace ? { SVCD_LOG_LEVEL: 'debug' } : {});
 const net = `rbb${process.pid % 100000}`;
 const names = Array.from({ length: count }, (_, i) => `rbb${i}`);
 const lxcPath = path.join(d.stateDir, 'containers');
 const leasesFile = path.join(d.stateDir, 'networks', net, 'dnsmasq.leases');
 const state = async (name: string) => (await api.get(`/1.0/containers/${name}/state`)).json.metadata;
-const leased = async (name: string, prefix3: string) => {
-  const s = await state(name);
-  return (
-    s.status === 'Running' &&
-    (s.network?.eth0?.addresses ?? []).some((a: any) => a.family === 'inet' && a.address.startsWith(`${prefix3}.`))
-  );
-};
+const isLeased = (s: any, prefix3: string) =>
+  s?.status === 'Running' &&
+  (s.network?.eth0?.addresses ?? []).some((a: any) => a.family === 'inet' && a.address.startsWith(`${prefix3}.`));
+const leased = async (name: string, prefix3: string) => isLeased(await state(name), prefix3);
 const svcdRows: number[] = [];
 const apiRows: number[] = [];
 const lxcRows: number[] = [];
@@ -62,10 +64,25 @@ try {
     // The reboot.
     await simulateReboot(d, [net]);
     const t0 = performance.now();
+    const wallT0 = Date.now();
     await d.restart();
     apiRows.push(performance.now() - t0);
-    await Promise.all(names.map((name) => eventually(() => leased(name, prefix3), `${name} back`, 120_000)));
+    // Every lease from dnsmasq's file first (as for raw LXC below: looking costs svcd nothing), then every
+    // container Running with its address as the API says, in one listing with their state (as `lxc list`).
+    const seen = await freshLeases(wallT0, names.length);
+    await eventually(
+      async () => {
+        const up = ((await api.get('/1.0/containers?recursion=2')).json.metadata as any[]).filter(
+          (c) => names.includes(c.name) && isLeased(c.state, prefix3),
+        );
+        return up.length === names.length;
+      },
+      'every container Running with its lease',
+      120_000,
+    );
     svcdRows.push(performance.now() - t0);
+    seen.push([svcdRows.at(-1)!, 'every container Running with its lease (API)']);
+    if (trace) printTimeline(d.output(), wallT0, apiRows.at(-1)!, seen, await namesById(lxcPath));
 
     // Raw LXC on the same containers, with the bridge and pool svcd just brought back.
     await d.stop();
@@ -89,27 +106,88 @@ try {
       ),
     );
     lxcRows.push(performance.now() - t1);
-    // With its network too: a lease taken after this start (dnsmasq's file: expiry = when taken + the lease time).
-    const since = Math.floor(wallT1 / 1000);
-    await eventually(
-      async () => {
-        const fresh = (await readFile(leasesFile, 'utf8'))
-          .split('\n')
-          .filter((l) => Number(l.split(' ')[0]) >= since + LEASE_SECONDS);
-        return fresh.length >= ids.length;
-      },
-      'every container leased again',
-      60_000,
-    );
+    // With its network too.
+    await freshLeases(wallT1, ids.length);
     lxcLeaseRows.push(performance.now() - t1);
     await d.restart();
     for (const name of names) await eventually(() => leased(name, prefix3), `${name} leased`, 60_000);
+    const part = svcdRows.at(-1)! - apiRows.at(-1)!;
     console.error(
-      `round ${round}: svcd ${(svcdRows.at(-1)! / 1000).toFixed(2)} s, lxc-start ${(lxcRows.at(-1)! / 1000).toFixed(2)} s`,
+      `round ${round}: svcd ${(svcdRows.at(-1)! / 1000).toFixed(2)} s (containers ${(part / 1000).toFixed(2)} s), ` +
+        `lxc-start to every lease ${(lxcLeaseRows.at(-1)! / 1000).toFixed(2)} s: ${(part / lxcLeaseRows.at(-1)!).toFixed(2)}×, ` +
+        `load ${os.loadavg()[0]!.toFixed(2)}`,
     );
   }
 } finally {
   await teardownContainers(d, api, [imgDir]);
+}
+
+/**
+ * Waits until `count` leases were taken since `sinceMs` (dnsmasq's file: expiry = when taken + the lease time),
+ * looking every 50 ms; returns when each host name's lease was first seen, in ms from `sinceMs`.
+ */
+async function freshLeases(sinceMs: number, count: number): Promise<[number, string][]> {
+  const since = Math.floor(sinceMs / 1000);
+  const seen = new Map<string, number>();
+  await eventually(
+    async () => {
+      for (const line of (await readFile(leasesFile, 'utf8').catch(() => '')).split('\n')) {
+        const [expiry, , , host] = line.split(' ');
+        if (host && Number(expiry) >= since + LEASE_SECONDS && !seen.has(host)) seen.set(host, Date.now() - sinceMs);
+      }
+      return seen.size >= count;
+    },
+    'every container leased again',
+    60_000,
+  );
+  return [...seen].map(([host, t]) => [t, `${host} leased (dnsmasq)`]);
+}
+
+/** Container name by LXC name (svcd's id), from each rendered config's `lxc.uts.name`. */
+async function namesById(lxcPath: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const id of await readdir(lxcPath)) {
+    const cfg = await readFile(path.join(lxcPath, id, 'config'), 'utf8').catch(() => '');
+    const m = /^lxc\.uts\.name = (.+)$/m.exec(cfg);
+    if (m) out.set(id, m[1]!);
+  }
+  return out;
+}
+
+/** The boot's timeline from the daemon's JSON log lines (container keys shortened), with the bench's own looks. */
+function printTimeline(
+  output: string,
+  wallT0: number,
+  apiMs: number,
+  seen: [number, string][],
+  names: Map<string, string>,
+) {
+  const lines: [number, string][] = [
+    [apiMs, 'bench: API answered'],
+    ...seen.map(([t, n]): [number, string] => [t, `bench: ${n}`]),
+  ];
+  for (const raw of output.split('\n')) {
+    let o: any;
+    try {
+      o = JSON.parse(raw);
+    } catch {
+      continue;
+    }
+    if (o.kind && o.kind !== 'container' && o.msg !== 'reconcile start' && o.msg !== 'reconciled') continue;
+    const what = [
+      o.msg,
+      o.kind,
+      names.get(o.key) ?? o.key?.slice(0, 8),
+      o.reason,
+      o.tookMs && `${o.tookMs} ms`,
+      o.err?.message,
+    ]
+      .filter(Boolean)
+      .join(' ');
+    lines.push([o.time - wallT0, what]);
+  }
+  for (const [t, what] of lines.sort((a, b) => a[0] - b[0]))
+    console.error(`${String(Math.round(t)).padStart(6)} ${what}`);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;

@@ -22,6 +22,7 @@ import { registerObservers } from './agent/register-observers.ts';
 import { type RunningParts, startAgent, stopAgent } from './agent/start-agent.ts';
 import type { Agent, AgentOptions, AgentRestart } from './agent/types.ts';
 import type { Listeners } from './api/listeners.ts';
+import type { BootGate } from './reconcilers/container/boot-sequencer.ts';
 
 export type { Agent, AgentOptions } from './agent/types.ts';
 
@@ -101,7 +102,7 @@ async function buildAgent(
   const lxc = createLxcAdapter();
   const lxcPath = lxcPathOf(config.stateDir);
   /** Until the boot sequencer runs, no container is powered up by the startup sweep. */
-  const bootGate = { mayStart: (_id: string) => false };
+  const bootGate: BootGate = { mayStart: () => false, start: (_id, run) => run() };
   const lxcFeatures = await readLxcHostFeatures();
   const subids = {
     subuid: parseSubids(await readFile('/etc/subuid', 'utf8').catch(() => '')),

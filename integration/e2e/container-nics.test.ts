@@ -15,6 +15,7 @@ import type { Daemon } from '../support/daemon.ts';
 import { eventually, expectError, type Client } from '../support/http.ts';
 import { lxcSkipReason } from '../support/lxc-host.ts';
 import { defaultHostName } from '../../src/reconcilers/container/device-specs.ts';
+import { nicIfbOf } from '../../src/host/lxc/nic-limits.ts';
 
 const run = promisify(execFile);
 const skip = await lxcSkipReason();
@@ -198,5 +199,33 @@ describe('container nics on an unmanaged bridge', { skip }, () => {
     const pid2 = await runningPid('nics', pid);
     assert.equal((await api.get('/1.0/containers/nics')).json.metadata.config['volatile.eth0.hwaddr'], mac0);
     assert.equal((await linksIn(pid2)).get('eth0'), mac0);
+  });
+  test('a nic with limits at start: htb on its new veth and an ifb of its own; the ifb goes with the stop', async () => {
+    const limits = { 'limits.ingress': '10Mbit', 'limits.egress': '2Mbit' };
+    await waitOp(
+      api,
+      await api.post('/1.0/containers', {
+        name: 'limited',
+        source: { type: 'image', alias: 'bb' },
+        devices: { eth0: { type: 'nic', nictype: 'bridged', parent: bridge, ...limits } },
+      }),
+    );
+    await waitOp(api, await api.put('/1.0/containers/limited/state', { action: 'start' }));
+    const host = defaultHostName(await lxcIdOf(d.stateDir, 'limited'), 'eth0');
+    const ifb = nicIfbOf(host);
+    const tc = async (what: string, dev: string) => (await run('tc', [what, 'show', 'dev', dev])).stdout;
+    assert.match(await tc('class', host), /rate 10Mbit/, 'ingress: htb on the host veth');
+    assert.match(await tc('qdisc', host), /qdisc ingress ffff:/);
+    assert.match(await tc('class', ifb), /rate 2Mbit/, 'egress: htb on the ifb');
+    await waitOp(api, await api.put('/1.0/containers/limited/state', { action: 'stop', force: true }));
+    await eventually(
+      async () =>
+        readFile(`/sys/class/net/${ifb}/ifindex`, 'utf8').then(
+          () => undefined,
+          () => true,
+        ),
+      'the ifb removed with the stop',
+      15_000,
+    );
   });
 });

@@ -39,6 +39,7 @@ import { createNetworkReconciler } from '../reconcilers/network/reconcile.ts';
 import { type Clock, type Reconciler, TerminalError } from '../reconcilers/runtime/index.ts';
 import { createPoolReconciler } from '../reconcilers/storage-pool/reconcile.ts';
 import { createVolumeReconciler } from '../reconcilers/storage-volume/reconcile.ts';
+import type { BootGate } from '../reconcilers/container/boot-sequencer.ts';
 import type { AgentOptions } from './types.ts';
 
 export interface ReconcilersInput {
@@ -57,7 +58,7 @@ export interface ReconcilersInput {
   trash: Trash;
   live: LiveRegistry;
   devsvc: NonNullable<ContainerReconcilerDeps['devsvc']>;
-  bootGate: { mayStart(id: string): boolean };
+  bootGate: BootGate;
   /** A key to reconcile (the reconcile manager's, made after the reconcilers). */
   enqueue(kind: string, key: string, reason: string): void;
   /** A pool changed on the host: its observer looks now. */

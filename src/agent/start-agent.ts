@@ -14,7 +14,7 @@ import type { createLxcAdapter } from '../host/lxc/lxc-adapter.ts';
 import type { createContainerObserver } from '../observers/container-observer.ts';
 import type { createObserverRunner } from '../observers/index.ts';
 import { planContainerBoot, shutdownContainers } from '../reconcilers/container/boot.ts';
-import { createBootSequencer } from '../reconcilers/container/boot-sequencer.ts';
+import { type BootGate, createBootSequencer } from '../reconcilers/container/boot-sequencer.ts';
 import type { Convergence } from '../reconcilers/convergence.ts';
 import type { ReconcileManager } from '../reconcilers/runtime/index.ts';
 import type { AgentStore } from './open-agent-store.ts';
@@ -25,7 +25,7 @@ export interface RunningParts {
   lxc: ReturnType<typeof createLxcAdapter>;
   lxcPath: string;
   socketPath: string;
-  bootGate: { mayStart(id: string): boolean };
+  bootGate: BootGate;
   containerObserver: ReturnType<typeof createContainerObserver>;
   observers: ReturnType<typeof createObserverRunner>;
   reconcile: ReconcileManager;
@@ -60,7 +60,7 @@ export async function startAgent(p: RunningParts, how: { handover?: boolean } = 
     });
     const boot = createBootSequencer({
       order: plan.order,
-      // Starting a container is mostly the host's work (forks, mounts, cgroups): as many at once as it has cores.
+      // lxc-start is the host's work (forks, mounts, cgroups): as many at once as it has cores.
       concurrency: Math.max(2, os.availableParallelism()),
       enqueue: (id) => reconcile.enqueue(CONTAINER_KIND, id, 'boot'),
       waitSettled: async (id) =>
@@ -68,6 +68,10 @@ export async function startAgent(p: RunningParts, how: { handover?: boolean } = 
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     });
     bootGate.mayStart = boot.mayStart;
+    bootGate.start = boot.start;
+    // Released now, its first wave is queued with the containers' startup tier (after the pools and networks),
+    // so each of its containers is reconciled once, with its start, while the API comes up.
+    void boot.run();
     // The start reconciles pools and networks first (their startup tier), every one once on this boot, before
     // anything that uses them is queued: a client's first look never finds its pool Pending or not mounted, and
     // a container's first DHCP request finds its network's dnsmasq serving. It waits at most 10 s for them.
@@ -90,7 +94,6 @@ export async function startAgent(p: RunningParts, how: { handover?: boolean } = 
       await debugListener
         .setAddress(debug)
         .catch((e: unknown) => log.error({ err: e, address: debug }, 'cannot open the debug listener'));
-    void boot.run();
     p.eventRelay.start();
     p.sharedKinds.start();
   } catch (e) {

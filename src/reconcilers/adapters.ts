@@ -95,8 +95,8 @@ export interface LxcNicsAdapter {
     nic: Pick<LiveNic, 'hostName' | 'name'>,
     signal?: AbortSignal,
   ): Promise<{ hwaddr: string; mtu: number } | undefined>;
-  /** tc limits on a host-side veth (none: cleared; host/lxc/nic-limits.ts). */
-  applyNicLimits(hostName: string, limits: NicLimits, signal?: AbortSignal): Promise<void>;
+  /** tc limits on a host-side veth (none: cleared; `fresh`: made by the container's start just now; host/lxc/nic-limits.ts). */
+  applyNicLimits(hostName: string, limits: NicLimits, signal?: AbortSignal, fresh?: boolean): Promise<void>;
   /** security.mac_filtering in the `bridge svcd` table: set (nic) or removed (undefined) (host/lxc/nic-filter.ts). */
   applyNicFilter(hostName: string, nic: FilteredNic | undefined, signal?: AbortSignal): Promise<void>;
   /** A nic's host routes via its static address on the bridge, or (no `via`: p2p) to its host side: set (replace) or removed (del). */

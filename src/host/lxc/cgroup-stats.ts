@@ -3,9 +3,10 @@
  * init's pid → /proc/<pid>/cgroup → the container's cgroup → the controller files. Works on v1, unified
  * (v2) and hybrid hosts: a v1 controller is used when mounted, the cgroup2 file otherwise.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { readMounts, type MountEntry } from '../storage/mountinfo.ts';
+import type { MountEntry } from '../storage/mountinfo.ts';
+import { cgroupMounts } from './live-cgroup.ts';
 import {
   cgroupDir,
   cgroupMountsFrom,
@@ -37,18 +38,33 @@ export interface ReadCgroupStatsInput {
   mounts?: readonly MountEntry[];
 }
 
+/** cgroupfs and procfs are generated in memory: read synchronously (no thread-pool round trip for each file). */
+const readText = (file: string): string | undefined => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+};
+
 const readNumber = async (file: string): Promise<number | undefined> => {
-  const text = await readFile(file, 'utf8').catch(() => undefined);
+  const text = readText(file);
   const v = text?.trim();
   return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
 };
 
 /** Count tasks in a cgroup and its children from cgroup.procs (slower fallback). */
 async function countProcs(dir: string): Promise<number | undefined> {
-  const procs = await readFile(path.join(dir, 'cgroup.procs'), 'utf8').catch(() => undefined);
+  const procs = readText(path.join(dir, 'cgroup.procs'));
   if (procs === undefined) return undefined;
   let n = procs.split('\n').filter(Boolean).length;
-  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+  let entries: { isDirectory(): boolean; name: string }[] = [];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    // gone meanwhile: no more processes there
+  }
+  for (const e of entries) {
     if (e.isDirectory()) n += (await countProcs(path.join(dir, e.name))) ?? 0;
   }
   return n;
@@ -67,17 +83,16 @@ function dirFor(mounts: CgroupMounts, proc: ProcCgroups, controller?: string): s
 /** Read the container's cgroup counters; a counter the host does not provide is left out. Rejects if the pid is gone. */
 export async function readCgroupStats(input: ReadCgroupStatsInput): Promise<CgroupStats> {
   const procRoot = input.procRoot ?? '/proc';
-  const proc = parseProcCgroup(await readFile(path.join(procRoot, String(input.pid), 'cgroup'), 'utf8'));
-  const mounts = cgroupMountsFrom(input.mounts ?? (await readMounts()));
+  const proc = parseProcCgroup(readFileSync(path.join(procRoot, String(input.pid), 'cgroup'), 'utf8'));
+  // The hierarchies do not move while svcd runs: the mount table read once (live-cgroup.ts).
+  const mounts = input.mounts ? cgroupMountsFrom(input.mounts) : await cgroupMounts();
   const v2 = dirFor(mounts, proc);
   const stats: CgroupStats = {};
 
   const cpuacct = dirFor(mounts, proc, 'cpuacct');
   stats.cpuUsageNs = cpuacct ? await readNumber(path.join(cpuacct, CGROUP_V1.cpuUsage)) : undefined;
   if (stats.cpuUsageNs === undefined && v2) {
-    const usec = parseFlatKeyed(await readFile(path.join(v2, CGROUP_V2.cpuStat), 'utf8').catch(() => '')).get(
-      'usage_usec',
-    );
+    const usec = parseFlatKeyed(readText(path.join(v2, CGROUP_V2.cpuStat)) ?? '').get('usage_usec');
     if (usec !== undefined) stats.cpuUsageNs = usec * 1000;
   }
 

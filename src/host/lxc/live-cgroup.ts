@@ -48,7 +48,7 @@ export interface ContainerCgroups {
 
 let mountsOnce: Promise<CgroupMounts> | undefined;
 /** cgroup hierarchies do not move while svcd runs: read the mount table once. */
-const cgroupMounts = () =>
+export const cgroupMounts = () =>
   (mountsOnce ??= readMounts()
     .then(cgroupMountsFrom)
     .catch((e) => {

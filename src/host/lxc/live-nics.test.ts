@@ -167,6 +167,9 @@ test('nic limits: htb on the veth for ingress, an ifb of its own with htb for eg
     ['tc', 'qdisc', 'del', 'dev', 'veth1', 'ingress'],
     ['ip', 'link', 'del', ifb],
   ]);
+  // What cannot be there is not cleared: a fresh (or gone) veth has no qdisc, an absent ifb needs no del.
+  assert.deepEqual(clearNicLimitsCommands('veth1', { qdiscs: false, ifb: true }), [['ip', 'link', 'del', ifb]]);
+  assert.deepEqual(clearNicLimitsCommands('veth1', { qdiscs: false, ifb: false }), []);
 });
 
 test('mac filtering: one chain per nic in bridge svcd, dispatched by input interface; removal is idempotent', () => {

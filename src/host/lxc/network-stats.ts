@@ -3,7 +3,7 @@
  * the container's network namespace) and its /sys — no process spawned, no netns entered. Addresses
  * come from if_inet6 (IPv6) and fib_trie + route (IPv4), best effort.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseLinkFlags } from './parse-link-flags.ts';
 import {
@@ -37,11 +37,18 @@ export interface NetworkRoots {
   sysRoot?: string;
 }
 
-const read = (file: string) =>
-  readFile(file, 'utf8').then(
-    (t) => t.trim(),
-    () => undefined,
-  );
+/**
+ * procfs and sysfs are generated in memory: read synchronously (~20 µs a file, where each async read is four
+ * thread-pool round trips: a state request reads some thirty files).
+ */
+const readText = (file: string): string | undefined => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+};
+const read = async (file: string) => readText(file)?.trim();
 const num = (s: string | undefined) => (s !== undefined && /^\d+$/.test(s) ? Number(s) : undefined);
 
 /** What /sys/class/net/<name> says about an interface (under `sysNet`, a `class/net` directory). */
@@ -79,15 +86,34 @@ export async function readHostInterface(name: string, sysRoot = '/sys'): Promise
   return state;
 }
 
-/** Host interface names by ifindex. */
+/** Host interface names by ifindex, as last read in full (per sysfs root). */
+const hostNamesByIndex = new Map<string, Map<number, string>>();
+
+/** Host interface names by ifindex: every host interface's ifindex read (one file each). */
 async function hostIfindexes(sysRoot: string): Promise<Map<number, string>> {
   const out = new Map<number, string>();
   const dir = path.join(sysRoot, 'class/net');
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const idx = num(await read(path.join(dir, name, 'ifindex')));
-    if (idx !== undefined) out.set(idx, name);
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    // no sysfs there: no names
   }
+  const idx = await Promise.all(names.map((name) => read(path.join(dir, name, 'ifindex')).then(num)));
+  names.forEach((name, i) => idx[i] !== undefined && out.set(idx[i]!, name));
+  hostNamesByIndex.set(sysRoot, out);
   return out;
+}
+
+/**
+ * The host interface with ifindex `index` (a veth's host side), undefined when there is none. The last full
+ * read answers when that name still has that index (one file read, where a full read is one per host
+ * interface: many on a host with many containers, for every state request); else the host is read again.
+ */
+async function hostNameOfIndex(sysRoot: string, index: number): Promise<string | undefined> {
+  const known = hostNamesByIndex.get(sysRoot)?.get(index);
+  if (known && num(await read(path.join(sysRoot, 'class/net', known, 'ifindex'))) === index) return known;
+  return (await hostIfindexes(sysRoot)).get(index);
 }
 
 /** Where one network namespace is read: its proc `net` directory and the `class/net` directory of a sysfs showing it. */
@@ -105,10 +131,8 @@ export async function readNamespaceInterfaces(
   dirs: NamespaceDirs,
   only?: string,
 ): Promise<Map<string, InterfaceStats & { peerIndex?: number }>> {
-  const [devText, inet6, route, trie] = await Promise.all([
-    readFile(path.join(dirs.net, 'dev'), 'utf8'),
-    ...['if_inet6', 'route', 'fib_trie'].map((f) => readFile(path.join(dirs.net, f), 'utf8').catch(() => '')),
-  ]);
+  const devText = readFileSync(path.join(dirs.net, 'dev'), 'utf8');
+  const [inet6, route, trie] = ['if_inet6', 'route', 'fib_trie'].map((f) => readText(path.join(dirs.net, f)) ?? '');
   const addresses = [
     ...ipv4AddressesByInterface(parseFibTrieLocal(trie!), parseIpv4Routes(route!)),
     ...parseIfInet6(inet6!),
@@ -128,13 +152,14 @@ export async function readNamespaceInterfaces(
 export async function readNetworkStats(pid: number, roots: NetworkRoots = {}): Promise<Record<string, InterfaceStats>> {
   const procPid = path.join(roots.procRoot ?? '/proc', String(pid));
   // The container's own sysfs (mounted in its mount namespace) describes its interfaces.
-  const [ifaces, hostIdx] = await Promise.all([
-    readNamespaceInterfaces({ net: path.join(procPid, 'net'), sysNet: path.join(procPid, 'root/sys/class/net') }),
-    hostIfindexes(roots.sysRoot ?? '/sys'),
-  ]);
+  const ifaces = await readNamespaceInterfaces({
+    net: path.join(procPid, 'net'),
+    sysNet: path.join(procPid, 'root/sys/class/net'),
+  });
   const out: Record<string, InterfaceStats> = {};
   for (const [name, { peerIndex, ...stats }] of ifaces) {
-    if (peerIndex !== undefined && hostIdx.has(peerIndex)) stats.hostName = hostIdx.get(peerIndex)!;
+    const hostName = peerIndex !== undefined ? await hostNameOfIndex(roots.sysRoot ?? '/sys', peerIndex) : undefined;
+    if (hostName) stats.hostName = hostName;
     out[name] = stats;
   }
   return out;

@@ -255,7 +255,9 @@ export async function ensureLiveNics(
     if (!rec || rec.inside || rec.extras === extrasKey(n)) continue;
     try {
       if (rec.routes.length) await lxc.applyNicRoutes('del', rec.routes, viaOf(rec), rec.parent, signal);
-      await lxc.applyNicLimits(n.hostName, { ingressBits: n.ingressBits, egressBits: n.egressBits }, signal);
+      // Started now: LXC made the veth, which has no qdisc yet.
+      const limits = { ingressBits: n.ingressBits, egressBits: n.egressBits };
+      await lxc.applyNicLimits(n.hostName, limits, signal, input.startedNow);
       if (n.macFiltering || rec.filtered) await lxc.applyNicFilter(n.hostName, n.macFiltering ? n : undefined, signal);
       if (n.routes.length) await lxc.applyNicRoutes('replace', n.routes, viaOf(n), routeDevOf(n), signal);
     } catch (e) {

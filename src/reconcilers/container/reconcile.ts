@@ -56,6 +56,10 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
         },
       };
     }
+    // Desired up but not its boot wave's turn yet: nothing to do before then (the boot sequencer queues it when
+    // its turn comes; the requeue is only a safety net), so the wave under way has the host to itself.
+    if ((c.power === 'running' || c.power === 'frozen') && deps.boot && !deps.boot.mayStart(c.id))
+      return { requeueAfterMs: 1_000 };
     const { config, devices } = await expandStoredContainer(db, c);
     // What must be on disk before the next step (a fill under way, copied snapshots, a restore) is saved at
     // once; the rest (noted: what a crash would only redo) with the convergence, or when the reconcile ends
@@ -139,15 +143,15 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       // LXC appends to the console log: start each run with an empty one (and no rotated part), so
       // it holds this run (the last run once stopped).
       await deps.containerFiles.resetLog(cfg.consoleLogFile);
-      return lxc
-        .start({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true })
-        .catch(async (e: unknown) => {
-          if (!(e instanceof ContainerStartError)) throw e;
-          // A failed start leaves LXC's empty monitor cgroups behind: remove them.
-          await lxc.removeLeftovers(c.id).catch(() => undefined);
-          // LXC refused this config: retrying the same desired state will not help.
-          throw new TerminalError(e.message);
-        });
+      const run = () => lxc.start({ ...ref, configFile: cfg.file, logFile: cfg.logFile, knownStopped: true });
+      // At boot, the host's part of a start is bounded (boot-sequencer.ts); the rest of this reconcile is not.
+      return (deps.boot ? deps.boot.start(c.id, run) : run()).catch(async (e: unknown) => {
+        if (!(e instanceof ContainerStartError)) throw e;
+        // A failed start leaves LXC's empty monitor cgroups behind: remove them.
+        await lxc.removeLeftovers(c.id).catch(() => undefined);
+        // LXC refused this config: retrying the same desired state will not help.
+        throw new TerminalError(e.message);
+      });
     };
     // What LXC shows now, kept up to date by each step: the observer is told the outcome (no second look).
     // A config this reconcile created was never there to start from: STOPPED without asking.
@@ -174,8 +178,6 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       now = { state: 'STOPPED' };
     }
     if (c.power === 'running' || c.power === 'frozen') {
-      // Not this container's turn in the boot order yet: come back shortly (nothing else waits on it).
-      if (now.state === 'STOPPED' && deps.boot && !deps.boot.mayStart(c.id)) return { requeueAfterMs: 1_000 };
       if (now.state === 'STOPPED') {
         await dropLive();
         // Its managed networks up first: else wait for them (they enqueue it when they converge).

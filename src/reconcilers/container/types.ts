@@ -15,6 +15,7 @@ import type {
   NetworkAdapter,
   ProxyAdapter,
 } from '../adapters.ts';
+import type { BootGate } from './boot-sequencer.ts';
 import type { HostFacts } from './lxc-spec.ts';
 import type { Trash } from '../../host/storage/trash.ts';
 
@@ -32,8 +33,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   proxy?: ProxyAdapter;
   host: HostFacts;
   subids: { subuid: SubidRange[]; subgid: SubidRange[] };
-  /** At svcd start, containers power up one after another (boot.autostart.priority order). */
-  boot?: { mayStart(id: string): boolean };
+  /** At svcd start, containers power up by boot.autostart.priority, a wave at a time (boot-sequencer.ts). */
+  boot?: BootGate;
   /** Lifecycle events (container-created, -renamed, -updated, -deleted) once converged. */
   bus?: EventBus;
   /** The guest-facing socket (devsvc): open while the container is desired up, removed with it. */

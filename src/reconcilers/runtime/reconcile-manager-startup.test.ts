@@ -36,6 +36,27 @@ describe('reconcile manager: startup tiers', () => {
     await t.manager.stop();
   });
 
+  it('a key enqueued before its tier and listed by its sweep runs once, with the first reason', async () => {
+    const t = createManagerHarness({ pool: ['p1'], container: ['c1', 'c2'] });
+    t.r('pool').startupTier = 0;
+    t.manager.enqueue('container', 'c1', 'drift');
+    t.manager.enqueue('pool', 'p1', 'drift');
+    await t.manager.start();
+    await t.manager.idle();
+    assert.deepEqual(
+      t.r('container').calls.map((c) => [c.key, c.reason]),
+      [
+        ['c1', 'drift'],
+        ['c2', 'startup'],
+      ],
+    );
+    assert.deepEqual(
+      t.r('pool').calls.map((c) => [c.key, c.reason]),
+      [['p1', 'drift']],
+    );
+    await t.manager.stop();
+  });
+
   it('a tier that does not finish in time lets the next one go, and says so; a failing key counts as run', async () => {
     const t = createManagerHarness({ pool: ['stuck', 'broken'], container: ['c1'] }, { startupTierTimeoutMs: 1000 });
     t.r('pool').startupTier = 0;

@@ -1,61 +1,15 @@
 import { AbandonedRunError, awaitWithGrace } from './await-with-grace.ts';
-import { computeBackoff, type BackoffOptions } from './backoff.ts';
-import type { Clock, TimerHandle } from './clock.ts';
+import { computeBackoff } from './backoff.ts';
+import type { TimerHandle } from './clock.ts';
 import { createKeyedQueue, type QueueItem } from './keyed-queue.ts';
 import { createResyncPass, type ResyncPassResult } from './resync-pass.ts';
 import { isTerminalError, terminalMessageOf } from './terminal-error.ts';
-import type { ReconcileResult, Reconciler, RuntimeLogger, Settler } from './types.ts';
-import { createWatchFanout, type Watch } from './watches.ts';
+import type { ReconcileResult, Reconciler, RuntimeLogger } from './types.ts';
+import type { KeyStatus, ReconcileManager, ReconcileManagerDeps } from './reconcile-manager-types.ts';
+import { listKeysOf, queueListed, type KeyLists } from './list-keys.ts';
+import { createWatchFanout } from './watches.ts';
 
-export interface ReconcileManagerDeps {
-  clock: Clock;
-  reconcilers: readonly Reconciler[];
-  settler: Settler;
-  log: RuntimeLogger;
-  /** Keys reconciled at once across all kinds (default 4). */
-  concurrency?: number;
-  /** Retry backoff after transient failures (default 500 ms .. 60 s). */
-  backoff?: BackoffOptions;
-  /** How long a startup tier may take before the next one is queued anyway (default 10 s). */
-  startupTierTimeoutMs?: number;
-  /** Period of the full resync of every key (default 5 min). */
-  resyncIntervalMs?: number;
-  /** A run taking longer is aborted and counts as a transient failure (default 10 min). */
-  reconcileTimeoutMs?: number;
-  /** How long an aborted run may take to settle before it is abandoned (default 30 s). */
-  abortGraceMs?: number;
-  /** Kinds others depend on: when a key of one converges, what it maps to is queued at once (watches.ts). */
-  watches?: readonly Watch[];
-}
-
-export interface KeyStatus {
-  /** Consecutive transient failures (0 after a terminal failure). */
-  failures: number;
-  lastError?: string;
-  /** Clock time of the scheduled retry, if one is scheduled. */
-  nextRetryAt?: number;
-}
-
-export interface ReconcileManager {
-  /** Startup sweep of every kind's keys, then periodic resync. */
-  start(): Promise<void>;
-  /** A full resync pass now (the periodic one early): resolves when every key listed has run once; rejects while one is under way. */
-  resync(reason: string): Promise<ResyncPassResult>;
-  /** Queues a key (API desired writes, observer drift). Throws for an unknown kind. */
-  enqueue(kind: string, key: string, reason: string): void;
-  /**
-   * Queues a key after `delayMs` on the clock (an observer's backoff, e.g. a crash loop): it runs
-   * then without any poll. An earlier-due delayed add of the key wins; any run of the key before
-   * then decides what comes next and drops it. Throws for an unknown kind.
-   */
-  enqueueAfter(kind: string, key: string, delayMs: number, reason: string): void;
-  /** Stops timers, aborts in-flight runs and waits for them. */
-  stop(): Promise<void>;
-  /** Resolves when no key is waiting or running (delayed retries don't count). */
-  idle(): Promise<void>;
-  /** Failure bookkeeping for a key; undefined when none is recorded (never failed, or succeeded since). */
-  status(kind: string, key: string): KeyStatus | undefined;
-}
+export type { KeyStatus, ReconcileManager, ReconcileManagerDeps };
 
 const DEFAULTS = {
   concurrency: 4,
@@ -126,35 +80,25 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
 
   const idOf = (kind: string, key: string): string => `${kind}\u0000${key}`;
 
-  async function sweep(
-    reason: string,
-    onKey?: (id: string) => void,
-    reconcilers = [...byKind.values()],
-  ): Promise<void> {
-    await Promise.all(
-      reconcilers.map(async (r) => {
-        let keys: string[];
-        try {
-          keys = await r.listKeys();
-        } catch (err) {
-          log.error({ err, kind: r.kind, reason }, 'listKeys failed; kind skipped in this sweep');
-          return;
-        }
-        for (const key of keys) {
-          onKey?.(idOf(r.kind, key));
-          queue.add(r.kind, key, reason);
-        }
-        log.debug({ kind: r.kind, reason, keys: keys.length }, 'keys enqueued');
-      }),
-    );
+  const addListed = (lists: KeyLists, reason: string, onKey?: (id: string) => void) =>
+    queueListed(lists, reason, { add: queue.add, idOf, log }, onKey);
+
+  const sweep = async (reason: string, onKey?: (id: string) => void, reconcilers = [...byKind.values()]) =>
+    addListed(await listKeysOf(reconcilers, reason, log), reason, onKey);
+
+  /** What was enqueued for a startup tier now reached: queued now. */
+  function releaseWaiting(): void {
+    for (const [kind, key, reason] of beforeStart.splice(0)) add(kind, key, reason);
   }
 
   /** Every key of one startup tier queued and run once (whatever the outcome), or the tier's time is up. */
-  async function runStartupTier(tier: number, kinds: Reconciler[]): Promise<void> {
+  async function runStartupTier(tier: number, kinds: Reconciler[], listed: KeyLists): Promise<void> {
     const tierPass = createResyncPass({ clock });
     startupPass = tierPass;
     const done = tierPass.begin(`startup tier ${tier}`);
-    await sweep('startup', (id) => tierPass.add(id), kinds).finally(() => tierPass.listed());
+    releaseWaiting();
+    addListed(listed, 'startup', (id) => tierPass.add(id));
+    tierPass.listed();
     const timeoutMs = deps.startupTierTimeoutMs ?? DEFAULTS.startupTierTimeoutMs;
     let timer: TimerHandle | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
@@ -305,15 +249,18 @@ export function createReconcileManager(deps: ReconcileManagerDeps): ReconcileMan
       log.info({ kinds: [...byKind.keys()] }, 'reconcile manager starting');
       const tiers = [...new Set([...byKind.values()].map((r) => tierOf(r.kind)))].sort((a, b) => a - b);
       for (const [i, tier] of tiers.entries()) {
-        startupTierNow = i === tiers.length - 1 ? Number.POSITIVE_INFINITY : tier;
-        const waiting = beforeStart.splice(0);
-        for (const [kind, key, reason] of waiting) add(kind, key, reason);
         const kinds = [...byKind.values()].filter((r) => tierOf(r.kind) === tier);
+        // Listed while what was enqueued for this tier still waits, then queued with it in one go: a key is
+        // run once for both (a container's drift seen at start and the sweep), not once for each.
+        const listed = await listKeysOf(kinds, 'startup', log);
+        if (phase !== 'started') return;
+        startupTierNow = i === tiers.length - 1 ? Number.POSITIVE_INFINITY : tier;
         if (startupTierNow === Number.POSITIVE_INFINITY) {
-          await sweep('startup', undefined, kinds);
+          releaseWaiting();
+          addListed(listed, 'startup');
           break;
         }
-        await runStartupTier(tier, kinds);
+        await runStartupTier(tier, kinds, listed);
         if (phase !== 'started') return;
       }
       if (phase === 'started') scheduleResync();
