@@ -80,6 +80,8 @@ export interface ReceiveStream {
   /** Shift each session's tree from the sender's on-disk map (containers). */
   shift: boolean;
   name: string;
+  /** The id each snapshot is made under, by name (a move keeps its rows); default a fresh one. */
+  snapshotId?(name: string): string;
 }
 
 export interface Received {
@@ -125,7 +127,7 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     const byName = new Map(wanted.map((s) => [s.name, s]));
     const snapshots: Received['snapshots'] = [];
     for (const name of names) {
-      const id = randomUUID();
+      const id = r.snapshotId?.(name) ?? randomUUID();
       await staging.addSnapshot(id);
       await session();
       await target.snapshot(id, ctx.signal);
