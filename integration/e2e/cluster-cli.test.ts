@@ -71,6 +71,24 @@ describe('lxc over a cluster', { skip: !process.env.SVCD_TEST_PG_URL && 'SVCD_TE
     assert.equal((await c.api.get('/1.0/containers/clus-l1/state')).json.metadata.status, 'Stopped');
   });
 
+  test('lxc move --target moves a container to another member', async () => {
+    // clus-l2 is stopped on a; lxc sends {name, migration: true, live: true} to ?target=b.
+    await lxc.ok(['file', 'push', '-', 'clus-l2/root/moved'], 'before the move\n');
+    await lxc.ok(['snapshot', 'clus-l2', 'snap0']);
+    await lxc.ok(['move', 'clus-l2', '--target', 'b']);
+    assert.equal((await lxc.ok(['list', 'clus-l2', '--format', 'csv', '-c', 'nsL'])).trim(), 'clus-l2,STOPPED,b');
+    assert.match(await lxc.ok(['info', 'clus-l2']), /snap0/);
+    await lxc.ok(['start', 'clus-l2']);
+    assert.equal(await lxc.ok(['file', 'pull', 'clus-l2/root/moved', '-']), 'before the move\n');
+    // Running: a live move is refused, naming --stateless; with it, the container is moved and runs there.
+    const live = await lxc.run(['move', 'clus-l2', '--target', 'a']);
+    assert.notEqual(live.code, 0);
+    assert.match(live.stderr, /--stateless/);
+    await lxc.ok(['move', 'clus-l2', '--target', 'a', '--stateless']);
+    assert.equal((await lxc.ok(['list', 'clus-l2', '--format', 'csv', '-c', 'nsL'])).trim(), 'clus-l2,RUNNING,a');
+    await lxc.ok(['stop', 'clus-l2', '--force']);
+  });
+
   test('lxc cluster remove --force removes a dead member', async () => {
     await lxc.ok(['delete', 'clus-l1']);
     await c.daemon.kill();
