@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -122,11 +123,58 @@ describe('moving a container between cluster members', {
     await eventually(async () => (!(await lxcDirs(b)).length ? true : undefined), "b's copy removed", 15_000);
   });
 
+  test('the target killed mid-transfer: the move fails, nothing changed, its staging swept at its next start', async () => {
+    const before = new Set(await lxcDirs(a));
+    await waitOp(
+      a.api,
+      await a.api.post('/1.0/containers?target=a', { name: 'mv2', source: { type: 'image', alias: 'bb' } }),
+    );
+    await waitOp(a.api, await a.api.put('/1.0/containers/mv2/state', { action: 'start' }));
+    await waitOp(a.api, await a.api.put('/1.0/containers/mv2/state', { action: 'stop', force: true }));
+    const id = (await lxcDirs(a)).find((d) => !before.has(d))!;
+    // 24 MB at 4 MB/s (the pool's rsync.bwlimit, which the source applies): a few seconds to cut it.
+    await writeFile(pool(a, 'containers', id, 'rootfs', 'big'), randomBytes(24 << 20));
+    assert.equal((await a.api.patch('/1.0/storage-pools/default', { config: { 'rsync.bwlimit': '4MB' } })).status, 200);
+    try {
+      const started = await a.api.post('/1.0/containers/mv2?target=b', { migration: true, live: false });
+      assert.equal(started.status, 202, started.text);
+      await eventually(
+        async () => ((await exists(pool(b, 'containers', id))) ? true : undefined),
+        'staging on b',
+        20_000,
+      );
+      await b.daemon.kill();
+      const end = (await a.api.get(`${started.json.operation}/wait?timeout=60`)).json.metadata;
+      assert.equal(end.status, 'Failure');
+      assert.match(end.err, /Moving container "mv2" to member "b" failed/);
+    } finally {
+      await a.api.patch('/1.0/storage-pools/default', { config: { 'rsync.bwlimit': '1000MB' } });
+    }
+    // Nothing changed: still a's, its copy whole, no mark left.
+    assert.equal(await location(a, 'mv2'), 'a');
+    assert.equal((await stat(pool(a, 'containers', id, 'rootfs', 'big'))).size, 24 << 20);
+    assert.ok((await lxcDirs(a)).includes(id));
+    assert.deepEqual(await readdir(path.join(a.daemon.stateDir, 'migrations')).catch(() => []), []);
+    // b at its next start removes what it had staged.
+    await b.daemon.restart();
+    await eventually(
+      async () => ((await a.api.get('/1.0/cluster/members/b')).json.metadata.status === 'Online' ? true : undefined),
+      'b Online again',
+      30_000,
+    );
+    await eventually(async () => (!(await exists(pool(b, 'containers', id))) ? true : undefined), 'b swept', 20_000);
+    assert.deepEqual(await readdir(path.join(b.daemon.stateDir, 'migrations')).catch(() => []), []);
+    // And the move works now.
+    await waitOp(a.api, await a.api.post('/1.0/containers/mv2?target=b', { migration: true }));
+    assert.equal(await location(a, 'mv2'), 'b');
+    assert.equal((await stat(pool(b, 'containers', id, 'rootfs', 'big'))).size, 24 << 20);
+  });
+
   test('refusals: same member, unknown member, an offline target; nothing changes', async () => {
     await waitOp(a.api, await a.api.put('/1.0/containers/mv1/state', { action: 'stop', force: true }));
     assert.match(expectError(await b.api.post('/1.0/containers/mv1?target=a', { migration: true }), 400), /different/);
     expectError(await b.api.post('/1.0/containers/mv1?target=nosuch', { migration: true }), 404);
-    assert.equal((await a.api.patch('/1.0', { config: { 'cluster.offline_threshold': '3' } })).status, 200);
+    assert.equal((await a.api.patch('/1.0', { config: { 'cluster.offline_threshold': '5' } })).status, 200);
     await c.daemon.kill();
     await eventually(
       async () => ((await a.api.get('/1.0/cluster/members/c')).json.metadata.status === 'Offline' ? true : undefined),

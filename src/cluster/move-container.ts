@@ -70,7 +70,9 @@ export function createContainerMover(deps: ContainerMoverDeps) {
         async () => {
           if (running) await runMemberOperation(peers.self, 'PUT', statePath, { action: 'stop', timeout: 30 });
           try {
-            await transfer(ct.id, peers);
+            await transfer(ct.id, peers).catch((e: unknown) => {
+              throw new Error(`Moving container "${ct.name}" to member "${target}" failed: ${(e as Error).message}`);
+            });
           } catch (e) {
             if (!(await movedTo(ct.id, target))) {
               await deps.leaving.remove(ct.id);
