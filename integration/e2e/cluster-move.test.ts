@@ -170,6 +170,25 @@ describe('moving a container between cluster members', {
     assert.equal((await stat(pool(b, 'containers', id, 'rootfs', 'big'))).size, 24 << 20);
   });
 
+  test('a copy to another member (source type copy, ?target=) is pulled from the holder', async () => {
+    // mv1 runs on a; the copy is asked of c and placed on b, with its snapshot.
+    assert.equal(await location(c, 'mv1'), 'a');
+    await waitOp(
+      c.api,
+      await c.api.post('/1.0/containers?target=b', { name: 'cp1', source: { type: 'copy', source: 'mv1' } }),
+    );
+    assert.equal(await location(a, 'cp1'), 'b');
+    assert.equal(await location(a, 'mv1'), 'a');
+    assert.deepEqual((await a.api.get('/1.0/containers/cp1/snapshots')).json.metadata, [
+      '/1.0/containers/cp1/snapshots/snap0',
+    ]);
+    await waitOp(a.api, await a.api.put('/1.0/containers/cp1/state', { action: 'start' }));
+    assert.equal((await b.api.get('/1.0/containers/cp1/state')).json.metadata.status, 'Running');
+    assert.equal((await a.api.get('/1.0/containers/cp1/files?path=/root/before-move')).text, 'written on a\n');
+    await waitOp(a.api, await a.api.put('/1.0/containers/cp1/state', { action: 'stop', force: true }));
+    await waitOp(a.api, await a.api.delete('/1.0/containers/cp1'));
+  });
+
   test('refusals: same member, unknown member, an offline target; nothing changes', async () => {
     await waitOp(a.api, await a.api.put('/1.0/containers/mv1/state', { action: 'stop', force: true }));
     assert.match(expectError(await b.api.post('/1.0/containers/mv1?target=a', { migration: true }), 400), /different/);

@@ -11,6 +11,7 @@ import type { ReceiveMoveRequest } from '../migration/receive-moved-container.ts
 import type { SendContainerRequest } from '../migration/send-container.ts';
 import type { Operations } from '../operations/index.ts';
 import type { ClusterService } from './cluster-service.ts';
+import { copySourceOnMember } from './copy-from-member.ts';
 import { runMemberOperation, type MemberEndpoint } from './member-operations.ts';
 
 export interface ContainerMoverDeps {
@@ -54,6 +55,10 @@ export function createContainerMover(deps: ContainerMoverDeps) {
   }
 
   return {
+    /** The other member's migration source of a copy from a container it holds (copy-from-member.ts). */
+    copySource: (project: string, source: string, containerOnly: boolean) =>
+      copySourceOnMember(deps, project, source, containerOnly),
+
     async move(ct: ContainerRow, target: string, req: { live: boolean; name?: string | undefined }) {
       const peers = await check(ct, target, req.name);
       const rt = await readContainerRuntime(deps.db, ct.id);
