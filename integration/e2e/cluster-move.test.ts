@@ -193,6 +193,9 @@ describe('moving a container between cluster members', {
     await waitOp(a.api, await a.api.put('/1.0/containers/mv1/state', { action: 'stop', force: true }));
     assert.match(expectError(await b.api.post('/1.0/containers/mv1?target=a', { migration: true }), 400), /different/);
     expectError(await b.api.post('/1.0/containers/mv1?target=nosuch', { migration: true }), 404);
+    await waitOp(a.api, await a.api.post('/1.0/containers/mv1/backups', { name: 'bk0' }));
+    assert.match(expectError(await b.api.post('/1.0/containers/mv1?target=b', { migration: true }), 400), /backups/);
+    await waitOp(a.api, await a.api.delete('/1.0/containers/mv1/backups/bk0'));
     assert.equal((await a.api.patch('/1.0', { config: { 'cluster.offline_threshold': '5' } })).status, 200);
     await c.daemon.kill();
     await eventually(
