@@ -64,7 +64,7 @@ export function createContainerMover(deps: ContainerMoverDeps) {
       const rt = await readContainerRuntime(deps.db, ct.id);
       const running = ct.power !== 'stopped' || (!!rt && rt.state !== 'STOPPED');
       if (running && req.live) throw new ValidationError(LIVE_REFUSED);
-      const statePath = `${containerUrl(ct)}/state`;
+      const statePath = `/1.0/containers/${encodeURIComponent(ct.name)}/state?project=${encodeURIComponent(ct.project)}`;
       return deps.ops.startTask(
         {
           class: 'task',
