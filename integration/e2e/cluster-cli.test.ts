@@ -22,7 +22,7 @@ describe('lxc over a cluster', { skip: !process.env.SVCD_TEST_PG_URL && 'SVCD_TE
     lxc = await lxcCli(b.daemon.stateDir);
   });
   after(async () => {
-    for (const n of ['clus-l1', 'clus-l2']) await lxc?.run(['delete', '--force', n]);
+    for (const n of ['clus-l1', 'clus-l2', 'clus-l3']) await lxc?.run(['delete', '--force', n]);
     await lxc?.cleanup();
     await stopHosts([a, b, c], [imgDir]);
     await cl?.drop();
@@ -69,6 +69,31 @@ describe('lxc over a cluster', { skip: !process.env.SVCD_TEST_PG_URL && 'SVCD_TE
     assert.equal(await lxc.ok(['file', 'pull', 'clus-l1/root/hello', '-']), 'pushed through b\n');
     await lxc.ok(['stop', 'clus-l1', '--force']);
     assert.equal((await c.api.get('/1.0/containers/clus-l1/state')).json.metadata.status, 'Stopped');
+  });
+
+  test('lxc move --target moves a container to another member', async () => {
+    // clus-l2 is stopped on a; lxc sends {name, migration: true, live: true} to ?target=b.
+    await lxc.ok(['file', 'push', '-', 'clus-l2/root/moved'], 'before the move\n');
+    await lxc.ok(['snapshot', 'clus-l2', 'snap0']);
+    await lxc.ok(['move', 'clus-l2', '--target', 'b']);
+    assert.equal((await lxc.ok(['list', 'clus-l2', '--format', 'csv', '-c', 'nsL'])).trim(), 'clus-l2,STOPPED,b');
+    assert.match(await lxc.ok(['info', 'clus-l2']), /snap0/);
+    await lxc.ok(['start', 'clus-l2']);
+    assert.equal(await lxc.ok(['file', 'pull', 'clus-l2/root/moved', '-']), 'before the move\n');
+    // Running: a live move is refused, naming --stateless; with it, the container is moved and runs there.
+    const live = await lxc.run(['move', 'clus-l2', '--target', 'a']);
+    assert.notEqual(live.code, 0);
+    assert.match(live.stderr, /--stateless/);
+    await lxc.ok(['move', 'clus-l2', '--target', 'a', '--stateless']);
+    assert.equal((await lxc.ok(['list', 'clus-l2', '--format', 'csv', '-c', 'nsL'])).trim(), 'clus-l2,RUNNING,a');
+    await lxc.ok(['stop', 'clus-l2', '--force']);
+    // A copy placed on another member than the source's.
+    await lxc.ok(['copy', 'clus-l2', 'clus-l3', '--target', 'c']);
+    assert.equal((await lxc.ok(['list', 'clus-l3', '--format', 'csv', '-c', 'nsL'])).trim(), 'clus-l3,STOPPED,c');
+    assert.match(await lxc.ok(['info', 'clus-l3']), /snap0/);
+    await lxc.ok(['start', 'clus-l3']);
+    assert.equal(await lxc.ok(['file', 'pull', 'clus-l3/root/moved', '-']), 'before the move\n');
+    await lxc.ok(['delete', '--force', 'clus-l3']);
   });
 
   test('lxc cluster remove --force removes a dead member', async () => {

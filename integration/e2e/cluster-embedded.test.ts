@@ -218,6 +218,18 @@ describe('a cluster of three members on the embedded engine', () => {
     assert.equal((await a.api.get('/1.0/containers/emb-t1')).json.metadata.location, 'c');
   });
 
+  test('a running container moves to the serving member and back (stateless), through a third member', async () => {
+    const lxcDirs = async (h: Host) => (await readdir(path.join(h.daemon.stateDir, 'containers'))).length;
+    await waitOp(b.api, await b.api.post('/1.0/containers/emb-t1?target=a', { migration: true, live: false }));
+    assert.equal((await c.api.get('/1.0/containers/emb-t1')).json.metadata.location, 'a');
+    assert.equal((await a.api.get('/1.0/containers/emb-t1/state')).json.metadata.status, 'Running');
+    await eventually(async () => ((await lxcDirs(c)) === 0 ? true : undefined), "c's copy removed", 15_000);
+    await waitOp(b.api, await b.api.post('/1.0/containers/emb-t1?target=c', { migration: true, live: false }));
+    assert.equal((await a.api.get('/1.0/containers/emb-t1')).json.metadata.location, 'c');
+    assert.equal((await c.api.get('/1.0/containers/emb-t1/state')).json.metadata.status, 'Running');
+    await eventually(async () => ((await lxcDirs(a)) === 0 ? true : undefined), "a's copy removed", 15_000);
+  });
+
   test("the database tunnel: the cluster certificate is required, and the server's superuser never passes", async () => {
     const noCert = await a.guest().get('/internal/cluster/database', undefined, {
       Connection: 'Upgrade',

@@ -10,8 +10,10 @@ import { createClusterService } from '../cluster/cluster-service.ts';
 import { createEventRelay } from '../cluster/event-relay.ts';
 import { createUpgradeForwarder } from '../cluster/forward-upgrade.ts';
 import { createMemberImages } from '../cluster/member-images.ts';
+import { createContainerMover } from '../cluster/move-container.ts';
 import { createSharedKindsWatch } from '../cluster/shared-kinds-watch.ts';
 import { createMigrations } from '../migration/create-migrations.ts';
+import { createLeavingMarks } from '../migration/leaving-marks.ts';
 import { createUiAssets } from '../ui/ui-assets.ts';
 import { createUiSessions } from '../ui/ui-sessions.ts';
 import { createOwnVacuum } from '../db/own-vacuum.ts';
@@ -129,10 +131,22 @@ export async function buildApi(input: {
     storage,
     reconcile,
     convergence,
+    leaving: createLeavingMarks(config.stateDir),
+  });
+  const moves = createContainerMover({
+    db,
+    node: config.nodeName,
+    ops,
+    log: log.child({ component: 'cluster' }),
+    cluster,
+    migration: migrations,
+    leaving: createLeavingMarks(config.stateDir),
+    reconcile,
   });
   const uiSessions = createUiSessions({ db });
   const app = createApp({
     migration: migrations,
+    moves,
     ui: { sessions: uiSessions, assets: createUiAssets() },
     db,
     node: config.nodeName,

@@ -1,6 +1,8 @@
 /** The reconcilers of every kind, each given the real host adapters of src/host (reconcilers/adapters.ts). */
 import { ownedOnly } from '../cluster/owned-only.ts';
 import { createHeldKeys } from '../cluster/held-keys.ts';
+import { createLeavingMarks } from '../migration/leaving-marks.ts';
+import { createMovedRelease } from '../reconcilers/container/release-moved.ts';
 import type { createMemberImages } from '../cluster/member-images.ts';
 import os from 'node:os';
 import { eq } from 'drizzle-orm';
@@ -94,6 +96,29 @@ export function buildReconcilers(input: ReconcilersInput) {
   const held = createHeldKeys(db, config.nodeName);
   // Proxy devices: one svcd-proxy forwarder per device of a running container, or nat mode's DNAT rules.
   const proxy = createHostProxyAdapter({ stateDir: config.stateDir });
+  const containerDeps: ContainerReconcilerDeps = {
+    ...rootfsDeps,
+    lxc,
+    liveCgroups: createLxcCgroupsAdapter(),
+    liveMounts: createLxcMountsAdapter(),
+    liveNics: createLxcNicsAdapter(),
+    deviceNodes: createDeviceNodesAdapter(),
+    host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
+    subids,
+    onHostChange: observeContainer,
+    boot: bootGate,
+    bus,
+    devsvc,
+    trash,
+    live,
+    network,
+    proxy,
+    hostDevices: createHostDevicesAdapter({
+      sysRoot: config.sysfsRoot ?? HOST_SYSFS.sysRoot,
+      devRoot: config.devRoot ?? HOST_SYSFS.devRoot,
+    }),
+    containerFiles: createContainerFilesAdapter(),
+  };
   const reconcilers: Reconciler[] = [
     createNetworkReconciler({
       db: recorded,
@@ -118,32 +143,11 @@ export function buildReconcilers(input: ReconcilersInput) {
       held.volumes,
     ),
     createImageVolumeReconciler(rootfsDeps),
-    ownedOnly(
-      createContainerReconciler({
-        ...rootfsDeps,
-        lxc,
-        liveCgroups: createLxcCgroupsAdapter(),
-        liveMounts: createLxcMountsAdapter(),
-        liveNics: createLxcNicsAdapter(),
-        deviceNodes: createDeviceNodesAdapter(),
-        host: { ...lxcFeatures, cpuCount: os.cpus().length, memoryBytes: os.totalmem() },
-        subids,
-        onHostChange: observeContainer,
-        boot: bootGate,
-        bus,
-        devsvc,
-        trash,
-        live,
-        network,
-        proxy,
-        hostDevices: createHostDevicesAdapter({
-          sysRoot: config.sysfsRoot ?? HOST_SYSFS.sysRoot,
-          devRoot: config.devRoot ?? HOST_SYSFS.devRoot,
-        }),
-        containerFiles: createContainerFilesAdapter(),
-      }),
-      held.containers,
-    ),
+    ownedOnly(createContainerReconciler(containerDeps), {
+      ...held.containers,
+      // A container moved to another member: its copy here goes once the move committed.
+      release: createMovedRelease(containerDeps, createLeavingMarks(config.stateDir)),
+    }),
     ...(opts.reconcilers ?? []),
   ];
   return { reconcilers, network, proxy };

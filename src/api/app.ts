@@ -11,6 +11,7 @@ import { errorBody } from './envelope.ts';
 import { HttpError, statusFor } from './errors.ts';
 import { registerCertificateRoutes } from './routes/certificates.ts';
 import { registerClusterRoutes } from './routes/cluster.ts';
+import { registerContainerMoveRoutes } from './routes/container-move.ts';
 import { createForwarder } from '../cluster/forward-request.ts';
 import { registerContainerRoutes } from './routes/containers.ts';
 import { registerContainerLogRoutes } from './routes/container-logs.ts';
@@ -69,6 +70,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   registerServerRoutes(app, deps);
   registerCertificateRoutes(app, deps);
   registerClusterRoutes(app, deps);
+  registerContainerMoveRoutes(app, deps);
   registerProfileRoutes(app, deps);
   registerProjectRoutes(app, deps);
   registerOperationRoutes(app, deps);

@@ -18,6 +18,8 @@ import type { ImagePulls } from './image-pulls.ts';
 import type { UiSessions } from '../ui/ui-sessions.ts';
 import type { UiAssetsSource } from '../ui/ui-assets.ts';
 import type { ClusterService } from '../cluster/cluster-service.ts';
+import type { ContainerMover } from '../cluster/move-container.ts';
+import type { ReceiveMoveRequest } from '../migration/receive-moved-container.ts';
 
 /** What the API needs from the rest of the agent (narrow interfaces; tests pass their own). */
 export interface ApiDeps {
@@ -58,7 +60,11 @@ export interface ApiDeps {
     receiveContainer(req: ReceiveContainerRequest): Promise<OperationRow>;
     sendVolume(vol: StorageVolumeRow, req: SendVolumeRequest): Promise<OperationRow>;
     receiveVolume(req: ReceiveVolumeRequest): Promise<OperationRow>;
+    /** The receiving member of a move inside the cluster (src/migration/receive-moved-container.ts). */
+    receiveMovedContainer(req: ReceiveMoveRequest): Promise<OperationRow>;
   };
+  /** Moves of containers between members (`POST /1.0/containers/<name>?target=`); absent when it cannot cluster. */
+  moves?: ContainerMover;
   /** The image store (uploads, URL imports, exports). */
   images: ImageHost;
   /** Pulls from other servers and refreshes (src/api/image-pulls.ts; one per daemon: single flight per fingerprint). */

@@ -13,6 +13,8 @@ export function ownedOnly(
     /** The member holding the key's object, or undefined when its row is gone. */
     locationOf(key: string): Promise<string | undefined>;
     node: string;
+    /** What this host still has of an object another member holds now (one that moved away) is removed. */
+    release?(key: string, signal: AbortSignal): Promise<void>;
   },
 ): Reconciler {
   return {
@@ -20,7 +22,10 @@ export function ownedOnly(
     listKeys: deps.listOwned,
     async reconcile(key, ctx) {
       const at = await deps.locationOf(key);
-      if (at !== undefined && at !== deps.node) return {};
+      if (at !== undefined && at !== deps.node) {
+        await deps.release?.(key, ctx.signal);
+        return {};
+      }
       return r.reconcile(key, ctx);
     },
   };

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/types.ts';
 import { cachedPools } from '../desired/cached-reads.ts';
-import { readContainerById } from '../desired/containers.ts';
+import { CONTAINER_KIND, readContainerById } from '../desired/containers.ts';
 import { poolSpecOf } from '../host/layout.ts';
 import type { RsyncFeature } from '../host/migration/rsync-args.ts';
 import type { StorageDriver } from '../host/storage/types.ts';
@@ -14,6 +14,8 @@ import { receiveVolume, type ReceiveVolumeRequest } from './receive-volume.ts';
 import { sendVolume, type SendVolumeRequest } from './send-volume.ts';
 import { readVolumeById } from '../desired/storage-volumes.ts';
 import { createStaging } from './staging.ts';
+import type { LeavingMarks } from './leaving-marks.ts';
+import { receiveMovedContainer, type ReceiveMoveRequest } from './receive-moved-container.ts';
 import type { ContainerRow, StorageVolumeRow } from '../desired/schema/index.ts';
 
 export interface MigrationOptions {
@@ -27,6 +29,8 @@ export interface MigrationOptions {
   convergence: Pick<Convergence, 'wait'>;
   /** The rsync features offered (default xattrs and delete: see MigrationDeps.rsyncFeatures). */
   rsyncFeatures?: readonly RsyncFeature[];
+  /** Containers moving from this member to another (leaving-marks.ts). */
+  leaving: LeavingMarks;
 }
 
 /** The migration service of one daemon: its roles, and the sweep of what failed transfers left. */
@@ -57,13 +61,25 @@ export function createMigrations(o: MigrationOptions) {
     receiveContainer: (req: ReceiveContainerRequest) => receiveContainer(deps, req),
     sendVolume: (vol: StorageVolumeRow, req: SendVolumeRequest) => sendVolume(deps, vol, req),
     receiveVolume: (req: ReceiveVolumeRequest) => receiveVolume(deps, req),
-    /** At start, once pools are up: remove volumes whose transfer never committed. */
-    sweep: () =>
-      staging.sweep(async (kind, id) =>
-        kind === 'container'
-          ? (await readContainerById(o.db, id)) !== undefined
-          : (await readVolumeById(o.db, id)) !== undefined,
-      ),
+    receiveMovedContainer: (req: ReceiveMoveRequest) => receiveMovedContainer(deps, req),
+    /**
+     * At start, once pools are up: remove volumes whose transfer never committed (a container's is this
+     * member's only once its row says so: a move stages under the id of a row another member holds), and
+     * the copies of containers that moved away while this member was down.
+     */
+    async sweep(): Promise<number> {
+      const removed = await staging.sweep(async (kind, id) => {
+        if (kind !== 'container') return (await readVolumeById(o.db, id)) !== undefined;
+        const row = await readContainerById(o.db, id);
+        return !!row && (row.location === o.node || row.location === '');
+      });
+      for (const id of await o.leaving.list()) {
+        const row = await readContainerById(o.db, id);
+        if (row?.location === o.node) await o.leaving.remove(id);
+        else o.reconcile.enqueue(CONTAINER_KIND, id, 'moved to another member: its copy here goes');
+      }
+      return removed;
+    },
   };
 }
 export type Migrations = ReturnType<typeof createMigrations>;

@@ -146,7 +146,8 @@ export function createStaging(opts: { stateDir: string; pools: PoolAccess }) {
           await rm(path.join(dir, name), { force: true });
           continue;
         }
-        if (!name.endsWith('.json')) continue;
+        // a container leaving this member has a mark of its own (leaving-marks.ts)
+        if (!name.endsWith('.json') || name.startsWith('leaving-')) continue;
         const mark = JSON.parse(await readFile(path.join(dir, name), 'utf8')) as Mark;
         if (mark.kind !== 'held' && (await hasRow(mark.kind, mark.id))) await rm(markPath(mark.id), { force: true });
         else {

@@ -121,6 +121,8 @@ export interface ReceiveStream {
   /** Shift each session's tree from the sender's on-disk map (containers). */
   shift: boolean;
   name: string;
+  /** The id each snapshot is made under, by name (a move keeps its rows); default a fresh one. */
+  snapshotId?(name: string): string;
 }
 
 export interface Received {
@@ -190,7 +192,7 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     };
     const snapshots: Received['snapshots'] = [];
     for (const name of names) {
-      const id = randomUUID();
+      const id = r.snapshotId?.(name) ?? randomUUID();
       await staging.addSnapshot(id);
       await session();
       await target.snapshot(id, ctx.signal);

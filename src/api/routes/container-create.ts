@@ -102,6 +102,26 @@ export async function createContainerRoute(
       profileProject: pp,
       source: parseRemoteSource(body.source),
     });
+  // A copy of a container another member holds: pulled from it, as a migration.
+  const s = body.source;
+  const fromMember =
+    s?.type === 'copy' && s.source && (await deps.moves?.copySource(project, s.source, s.container_only ?? false));
+  if (fromMember)
+    return async(
+      c,
+      await deps.migration.receiveContainer({
+        project,
+        name: body.name,
+        // the source's volatile keys are its host's, as for any migration
+        input: { ...input, config: splitVolatile(input.config).rest },
+        profileProject: pp,
+        pool: Object.values(expanded.devices).find((d) => d.type === 'disk' && d.path === '/')?.pool ?? '',
+        mode: 'pull',
+        ...fromMember,
+        live: false,
+        containerOnly: s?.container_only ?? false,
+      }),
+    );
   const source = await resolveSource(body.source);
   const operation = await writeWithOperation(deps, async (tx) => {
     // A copy of a whole container takes its snapshots along (unless container_only).

@@ -42,6 +42,7 @@ import { backupsOf } from '../../desired/container-backups.ts';
 import { createContainerRouteContext, editable, PutBody, RenameBody } from './container-bodies.ts';
 import { createContainerRoute } from './container-create.ts';
 import { registerContainerStateRoutes } from './container-state-route.ts';
+import { moveContainerToMember } from './container-move.ts';
 import { readContainerSnapshot, snapshotsOf } from '../../desired/container-snapshots.ts';
 
 /** The container API: every write is desired state plus an operation settled by the container reconciler. */
@@ -246,6 +247,8 @@ export function registerContainerRoutes(app: Hono<AppEnv>, deps: ApiDeps): void 
     POST: async (c) => {
       const cur = await one(c);
       const body = await readJson(c, RenameBody);
+      const member = c.req.query('target');
+      if (body.migration && member) return moveContainerToMember(c, deps, cur, member, body);
       if (body.migration) {
         const target = body.target;
         return async(

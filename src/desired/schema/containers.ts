@@ -58,7 +58,8 @@ export interface PowerRequest {
  * the observer's power-off and ephemeral retirement, the reconciler's final delete), except one:
  * `desired/profiles.ts` bumps the generation of the containers using a profile, in the profile write's
  * transaction. Safe together: each write bumps `generation`, and the observer's writes are conditional on
- * the generation it read (`bumpIfUnchanged`), so a newer desire is never overwritten.
+ * the generation it read (`bumpIfUnchanged`), so a newer desire is never overwritten. A move between
+ * members (`desired/move-container-rows.ts`) changes `location` conditional on the generation too.
  */
 export const containers = pgTable(
   'containers',

@@ -26,7 +26,8 @@ export type StoragePoolRow = typeof storagePools.$inferSelect;
  *
  * One writer module, `desired/storage-volumes.ts`: the API's custom volumes, and the rows of the volumes
  * the container reconciler makes (container root volumes, image volumes; recordContainerVolume,
- * ensureImageVolumeRow, deleteVolumeRow).
+ * ensureImageVolumeRow, deleteVolumeRow); and `desired/move-container-rows.ts`, which moves a container
+ * volume's `location` with its container's, in the move's transaction.
  */
 export const storageVolumes = pgTable(
   'storage_volumes',

@@ -20,3 +20,13 @@ export interface ContainerFacts extends RootfsFacts, NetworkNicsFacts, LogDirFac
   /** infiniband device → its InfiniBand device and port, as last resolved (resolve-hw-devices.ts). */
   infiniband?: Record<string, KnownIbPort>;
 }
+
+/**
+ * The facts a container keeps when it moves to another member: what describes its volume and its requests
+ * carried out (so no restore or power request is done twice, pending templates still apply), without what
+ * describes the old member's host (its live state, DHCP entries, log directory, InfiniBand ports).
+ */
+export function movedFacts(f: ContainerFacts): ContainerFacts {
+  const { live: _live, dhcpHosts: _dhcp, logDir: _log, infiniband: _ib, ...kept } = f;
+  return kept;
+}
