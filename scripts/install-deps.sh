@@ -28,6 +28,13 @@ if [ "${1:-}" != "--test" ] && ! dpkg-query -W -f='${Status}' postgresql-common 
   mkdir -p /etc/postgresql-common
   echo 'create_main_cluster = false' > /etc/postgresql-common/createcluster.conf
 fi
+# Unprivileged containers map their root to a range of the host's ids owned by root. Written before any
+# package is installed: Debian's lxd (its preinst) gives root a range of its own after the existing ones,
+# and svcd uses root's first range.
+for f in /etc/subuid /etc/subgid; do
+  grep -q '^root:' "$f" 2>/dev/null || echo 'root:1000000:1000000000' >> "$f"
+done
+
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "svcd: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
@@ -35,10 +42,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Unprivileged containers map their root to a range of the host's ids owned by root.
-for f in /etc/subuid /etc/subgid; do
-  grep -q '^root:' "$f" 2>/dev/null || echo 'root:1000000:1000000000' >> "$f"
-done
 
 # The mount helper: adds and removes devices in running containers (node cannot enter a mount namespace).
 if [ ! -x .build/svcd-mountns ] || [ src/host/native/svcd-mountns.c -nt .build/svcd-mountns ]; then
