@@ -8,6 +8,7 @@ import { resolveNetworkAddresses } from './network-addresses.ts';
 import { nicsOnNetwork } from './network-nics.ts';
 import { checkNetworkConfig, type NetworkProbes } from './network-config.ts';
 import { networks, reconcileStatus, type NetworkRow } from './schema/index.ts';
+import { withMemberMoved, withMemberValues } from './member-config-sql.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
 
 export const NETWORK_KIND = 'network';
@@ -249,7 +250,7 @@ export async function setNetworkMemberConfig(
   await tx
     .update(networks)
     .set({
-      memberConfig: sql`${networks.memberConfig} || jsonb_build_object(${member}::text, ${JSON.stringify(values)}::jsonb)`,
+      memberConfig: withMemberValues(networks.memberConfig, member, values),
       generation: sql`${networks.generation} + 1`,
     })
     .where(eq(networks.name, name));
@@ -257,8 +258,6 @@ export async function setNetworkMemberConfig(
 
 /** A member renamed (`to`) or removed (`to` ''): its values follow it or go. */
 export async function moveNetworkMemberConfig(tx: DbOrTx, from: string, to: string): Promise<void> {
-  const moved = to
-    ? sql`(${networks.memberConfig} - ${from}::text) || jsonb_build_object(${to}::text, ${networks.memberConfig} -> ${from}::text)`
-    : sql`${networks.memberConfig} - ${from}::text`;
+  const moved = withMemberMoved(networks.memberConfig, from, to);
   await tx.update(networks).set({ memberConfig: moved }).where(sql`${networks.memberConfig} ? ${from}::text`);
 }

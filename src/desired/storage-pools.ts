@@ -7,6 +7,7 @@ import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqu
 import { validateName } from './names.ts';
 import { deleteStatusRow, forgetFacts } from './reconcile-facts.ts';
 import { profiles, storagePools, type StoragePoolRow } from './schema/index.ts';
+import { withMemberMoved, withMemberValues } from './member-config-sql.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
 import { parseSize } from '../util/size.ts';
 import { defaultPoolPath, loopFilePath } from '../host/layout.ts';
@@ -281,7 +282,7 @@ export async function setPoolMemberConfig(
   await tx
     .update(storagePools)
     .set({
-      memberConfig: sql`${storagePools.memberConfig} || jsonb_build_object(${member}::text, ${JSON.stringify(values)}::jsonb)`,
+      memberConfig: withMemberValues(storagePools.memberConfig, member, values),
       generation: sql`${storagePools.generation} + 1`,
     })
     .where(eq(storagePools.name, pool));
@@ -289,8 +290,6 @@ export async function setPoolMemberConfig(
 
 /** A member renamed (`to`) or removed (`to` ''): its values follow it or go. */
 export async function movePoolMemberConfig(tx: DbOrTx, from: string, to: string): Promise<void> {
-  const moved = to
-    ? sql`(${storagePools.memberConfig} - ${from}::text) || jsonb_build_object(${to}::text, ${storagePools.memberConfig} -> ${from}::text)`
-    : sql`${storagePools.memberConfig} - ${from}::text`;
+  const moved = withMemberMoved(storagePools.memberConfig, from, to);
   await tx.update(storagePools).set({ memberConfig: moved }).where(sql`${storagePools.memberConfig} ? ${from}::text`);
 }
