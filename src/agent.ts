@@ -11,6 +11,9 @@ import { createInitExitAdapter } from './host/lxc/observer-adapters.ts';
 import { createStorageDrivers } from './host/storage/registry.ts';
 import { createTrash } from './host/storage/trash.ts';
 import { createContainerObserver } from './observers/container-observer.ts';
+import { createOfflineKeeper } from './observers/offline-keeper.ts';
+import { createContainerFilesAdapter } from './host/lxc/container-files-adapter.ts';
+import { probeDatabase } from './agent/database-probe.ts';
 import { createDriftReporter, createObserverRunner } from './observers/index.ts';
 import { createLiveRegistry } from './reconcilers/container/ensure-live.ts';
 import { createConvergence } from './reconcilers/convergence.ts';
@@ -146,6 +149,17 @@ async function buildAgent(
     trash,
     ...(opts.pingMs ? { pingMs: opts.pingMs } : {}),
   });
+  // While the database cannot be reached, containers are kept on what was last desired (observers/offline-keeper.ts).
+  const keeper = createOfflineKeeper({
+    lxc,
+    lxcPath,
+    containerFiles: createContainerFilesAdapter(),
+    initExit: createInitExitAdapter(),
+    probe: () => probeDatabase(db),
+    onBack: () => void reconcile.resync('the database answers again').catch(() => undefined),
+    log: log.child({ component: 'observers', observer: 'offline-keeper' }),
+  });
+  observers.register(keeper);
   /** Set once the API's cluster service exists (below): image files fetched from other members. */
   let memberImages: Awaited<ReturnType<typeof buildApi>>['memberImages'] | undefined;
   const { reconcilers, network, proxy } = buildReconcilers({
@@ -168,6 +182,7 @@ async function buildAgent(
     enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason),
     onPoolChange: () => observers.runNow('storage-pools').catch(() => {}),
     observeContainer: (id, seen, row) => containerObserver.observe(id, seen, row).catch(() => {}),
+    keeper,
   });
   const reconcile = createAgentReconcileManager({ clock, reconcilers, db, recorded, ops, convergence, log });
   const drift = createDriftReporter({

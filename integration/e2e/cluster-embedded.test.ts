@@ -269,15 +269,22 @@ describe('a cluster of three members on the embedded engine', () => {
     assert.equal(write.status, 503, write.text);
     assert.match(write.json.error, /database cannot be reached/);
     assert.ok(Date.now() - t0 < 15_000, `refused within the connect timeout (${Date.now() - t0} ms)`);
-    // c's container runs on, on its host, without the database.
-    const { stdout } = await execa('lxc-info', [
-      '-P',
-      path.join(c.daemon.stateDir, 'containers'),
-      '-n',
-      await onlyContainer(c),
-      '-s',
-    ]);
-    assert.match(stdout, /RUNNING/);
+    // c's container runs on, on its host, without the database; killed behind c's back, c starts it again.
+    const onC = await onlyContainer(c);
+    const info = async () =>
+      (await execa('lxc-info', ['-P', path.join(c.daemon.stateDir, 'containers'), '-n', onC, '-s', '-p'])).stdout;
+    const was = await info();
+    assert.match(was, /RUNNING/);
+    const pid = Number(/PID:\s*(\d+)/.exec(was)?.[1]);
+    process.kill(pid, 'SIGKILL');
+    await eventually(
+      async () => {
+        const now = await info();
+        return /RUNNING/.test(now) && Number(/PID:\s*(\d+)/.exec(now)?.[1]) !== pid ? true : undefined;
+      },
+      "c's container running again without the database",
+      10_000,
+    );
     await a.daemon.restart();
     await eventually(
       async () => ((await b.api.post('/1.0/profiles', { name: 'emb-down' })).status === 200 ? true : undefined),

@@ -67,13 +67,15 @@ export interface ReconcilersInput {
   onPoolChange(): Promise<void>;
   /** Image files fetched from other members (set once the cluster service exists). */
   memberImages(): ReturnType<typeof createMemberImages> | undefined;
+  /** Keeps containers on their last desired state while the database cannot be reached. */
+  keeper: NonNullable<ContainerReconcilerDeps['keeper']>;
   /** What a reconcile left a container as, for the container observer. */
   observeContainer: NonNullable<ContainerReconcilerDeps['onHostChange']>;
 }
 
 export function buildReconcilers(input: ReconcilersInput) {
   const { config, opts, db, recorded, clock, log, bus, storage, lxc, lxcFeatures, subids, trash, live } = input;
-  const { devsvc, bootGate, enqueue, onPoolChange, observeContainer } = input;
+  const { devsvc, bootGate, enqueue, onPoolChange, observeContainer, keeper } = input;
   const rootfsDeps = {
     db: recorded,
     stateDir: config.stateDir,
@@ -118,6 +120,7 @@ export function buildReconcilers(input: ReconcilersInput) {
       devRoot: config.devRoot ?? HOST_SYSFS.devRoot,
     }),
     containerFiles: createContainerFilesAdapter(),
+    keeper,
   };
   const reconcilers: Reconciler[] = [
     createNetworkReconciler({

@@ -42,6 +42,8 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       readContainerById(db, id),
       openFacts<ContainerFacts>(db, CONTAINER_KIND, id),
     ]);
+    if (!c || c.deletingAt) deps.keeper?.forget(id);
+    else deps.keeper?.remember(c);
     if (!c) return {};
     if (c.deletingAt) {
       await removeContainer(deps, c, record, signal);
@@ -121,6 +123,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     // Renamed: its logs move to the new name before the config names that directory.
     if (await followLogDir(stateDir, c, facts, trash, deps.containerFiles)) record.note();
     const cfg = await ensureLxcConfig(deps, c, config, devices, rootfs, signal, facts.infiniband);
+    deps.keeper?.remember(c, { configFile: cfg.file, logFile: cfg.logFile, consoleLogFile: cfg.consoleLogFile });
     // Which InfiniBand port each infiniband device is: the host stops showing it while the interface is inside.
     if (JSON.stringify(cfg.infiniband) !== JSON.stringify(facts.infiniband ?? {})) {
       if (Object.keys(cfg.infiniband).length) facts.infiniband = cfg.infiniband;

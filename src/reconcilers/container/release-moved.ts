@@ -19,6 +19,8 @@ export interface LeavingFacts {
  */
 export function createMovedRelease(deps: ContainerReconcilerDeps, leaving: LeavingFacts) {
   return async (id: string, signal: AbortSignal): Promise<void> => {
+    // Held by another member now: never started here again, whatever this host's database does.
+    deps.keeper?.forget(id);
     const facts = await leaving.read(id);
     if (!facts) return;
     const c = await readContainerById(deps.db, id);

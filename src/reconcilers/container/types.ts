@@ -19,6 +19,22 @@ import type { BootGate } from './boot-sequencer.ts';
 import type { HostFacts } from './lxc-spec.ts';
 import type { Trash } from '../../host/storage/trash.ts';
 
+/** The files a container is started from: its LXC config, LXC's log and the console log. */
+export interface KeptFiles {
+  configFile: string;
+  logFile: string;
+  consoleLogFile: string;
+}
+
+/**
+ * What each reconcile tells the offline keeper (observers/offline-keeper.ts): the power state last desired,
+ * and the config it wrote, so the host is kept on them while the database cannot be reached.
+ */
+export interface ContainerKeeper {
+  remember(c: Pick<ContainerRow, 'id' | 'name' | 'power'>, files?: KeptFiles): void;
+  forget(id: string): void;
+}
+
 export interface ContainerReconcilerDeps extends RootfsDeps {
   lxc: LxcAdapter;
   /** A running container's cgroups, mounts and nics, changed live (ensure-live.ts, ensure-live-nics.ts). */
@@ -49,6 +65,8 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   live?: LiveRegistry;
   /** Tell the observer what a reconcile left the container as (it records and judges it like any look). */
   onHostChange?: (id: string, seen: ContainerState, row?: ContainerRow) => Promise<void>;
+  /** Keeps the host on the last desired state while the database cannot be reached. */
+  keeper?: ContainerKeeper;
   /** Where a removed container's directories go (`<stateDir>/trash`), to be removed in the background (host/storage/trash.ts). */
   trash: Trash;
   /** What the host has for the container's devices: sysfs, interfaces, host paths, lxcfs (resolve-*.ts). */
