@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { CLUSTER_PASSWORD, formCluster, startClusterHosts, type TestCluster } from '../support/cluster.ts';
 import { waitOp } from '../support/container-env.ts';
 import { eventually, expectError } from '../support/http.ts';
+import { subscribeEvents } from '../support/events.ts';
 import { importTestImage, stopHosts, type Host } from '../support/two-hosts.ts';
 
 /**
@@ -179,6 +180,28 @@ describe('a cluster of three members on one database', {
     );
     const at = (await b.api.get('/1.0/containers/clus-p1')).json.metadata.location;
     assert.notEqual(at, 'b', 'b already holds one');
+  });
+
+  test('a member restarted: what it emitted before the others were back reaches them, once', async () => {
+    const watch = await subscribeEvents(a.daemon.socketPath, '?type=lifecycle');
+    try {
+      await b.daemon.kill();
+      await b.daemon.restart();
+      // At once through b's own socket: a's relay has most likely not reconnected to b's new process yet.
+      const name = `evt-replay-${process.pid}`;
+      assert.equal((await b.api.post('/1.0/profiles', { name })).status, 200);
+      const mine = () =>
+        watch.events.filter(
+          (e) =>
+            e.location === 'b' && e.metadata?.action === 'profile-created' && e.metadata?.source?.endsWith(`/${name}`),
+        );
+      await eventually(() => (mine().length ? true : undefined), "b's event on a's events socket", 15_000);
+      await new Promise((r) => setTimeout(r, 2_500));
+      assert.equal(mine().length, 1, 'once');
+      await b.api.delete(`/1.0/profiles/${name}`);
+    } finally {
+      watch.close();
+    }
   });
 
   test('a killed member goes Offline within the threshold; the others keep serving; it is removed with force', async () => {

@@ -8,6 +8,7 @@ import { createDatabaseTunnelEndpoint } from '../cluster/database-tunnel-endpoin
 import { createTrustStore } from '../api/trust-store.ts';
 import { createClusterService } from '../cluster/cluster-service.ts';
 import { createEventRelay } from '../cluster/event-relay.ts';
+import { createEventJournal, MEMBER_EVENTS_PATH } from '../cluster/event-journal.ts';
 import { createUpgradeForwarder } from '../cluster/forward-upgrade.ts';
 import { createMemberImages } from '../cluster/member-images.ts';
 import { createContainerMover } from '../cluster/move-container.ts';
@@ -74,6 +75,8 @@ export async function buildApi(input: {
   await cluster.init();
   const resources = createResourcesCache({ ttlMs: 1_000 });
   const imageStore = createImageStore({ stateDir: config.stateDir });
+  // What this member emitted lately, replayed to a member that reconnects (cluster/event-journal.ts).
+  const journal = createEventJournal({ bus, node: config.nodeName });
   const eventRelay = createEventRelay({
     node: config.nodeName,
     cluster,
@@ -223,6 +226,8 @@ export async function buildApi(input: {
     ...(opts.onRequest ? { onRequest: opts.onRequest } : {}),
     forwardUpgrade: createUpgradeForwarder({ db, node: config.nodeName, cluster }),
     protocolUpgrade: createDatabaseTunnelEndpoint({ cluster, stateDir: config.stateDir, log }),
+    memberSocket: (req, url) =>
+      url.pathname === MEMBER_EVENTS_PATH ? journal.serve(req, url, cluster.certificate()?.fingerprint) : undefined,
   };
   listeners = input.handover ? input.handover.adopt(listenerDeps) : createListeners(listenerDeps);
   return { app, listeners, debugListener, migrations, eventRelay, sharedKinds, memberImages };

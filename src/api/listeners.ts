@@ -38,6 +38,8 @@ export interface ListenerDeps {
   forwardUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => Promise<boolean>;
   /** Upgrades to other protocols on the HTTPS listener (a cluster member's database tunnel): taken (true) or not. */
   protocolUpgrade?: (req: http.IncomingMessage, socket: Duplex, head: Buffer) => Promise<boolean>;
+  /** Websockets of the cluster's own on the HTTPS listener (`/internal/cluster/...`): a handler, or a refusal's text. */
+  memberSocket?: (req: http.IncomingMessage, url: URL) => ((ws: WebSocket) => void) | string | undefined;
 }
 
 /** Listen, resolving once bound and rejecting with the bind error (EADDRINUSE, EACCES...). */
@@ -115,6 +117,9 @@ export function createListeners(initial: ListenerDeps): Listeners {
         if (!claim) return refuse(socket, 403, 'not authorized: wrong or already used websocket secret');
         return wss.handleUpgrade(req, socket, head, (ws: WebSocket) => claim.attach(ws));
       }
+      const member = listener === 'https' ? deps.memberSocket?.(req, url) : undefined;
+      if (typeof member === 'string') return refuse(socket, 403, member);
+      if (member) return wss.handleUpgrade(req, socket, head, member);
       if (url.pathname === '/1.0/events') {
         if (caller.level !== 'trusted') return refuse(socket, 403, 'not authorized');
         const types = parseEventTypes(url.searchParams.get('type'));

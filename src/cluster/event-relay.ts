@@ -3,14 +3,17 @@ import WebSocket from 'ws';
 import { fingerprintOfDer } from '../desired/certificates.ts';
 import type { EventBus, SvcEvent } from '../events/index.ts';
 import type { ClusterService } from './cluster-service.ts';
+import { MEMBER_EVENTS_PATH, type JournalMessage } from './event-journal.ts';
 
 /** How often the set of members listened to is compared with the online members (and a lost one reconnected). */
 const RELAY_CHECK_MS = 2_000;
 
 /**
  * Events from every member reach every member's /1.0/events: this member listens to each other online
- * member's events socket (with the cluster certificate) and publishes on its own bus what that member
- * itself emitted (its `location`), never what it relayed, so no event goes round twice.
+ * member's journal (event-journal.ts, with the cluster certificate) and publishes on its own bus what that
+ * member itself emitted (its `location`), never what it relayed, so no event goes round twice. Where it got
+ * to in each member's journal is kept, so a connection lost and made again replays what was missed. A member
+ * of an older svcd, without the journal, is listened to on its /1.0/events (no replay).
  */
 export function createEventRelay(deps: {
   node: string;
@@ -20,13 +23,21 @@ export function createEventRelay(deps: {
   checkMs?: number;
 }) {
   const conns = new Map<string, { ws: WebSocket; address: string; open: Promise<void> }>();
+  /** Where this member got to in each other member's journal (`epoch:seq`). */
+  const cursors = new Map<string, { epoch: string; seq: number }>();
+  /** Members that answered 404 for the journal (an older svcd): their /1.0/events. */
+  const legacy = new Set<string>();
   /** Members whose loss was logged: logged again only after they were back. */
   const lost = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
   function connect(name: string, address: string, cert: { cert: string; key: string; fingerprint: string }) {
-    const ws = new WebSocket(`wss://${address}/1.0/events?type=operation,lifecycle`, {
+    const at = cursors.get(name);
+    const url = legacy.has(name)
+      ? `wss://${address}/1.0/events?type=operation,lifecycle`
+      : `wss://${address}${MEMBER_EVENTS_PATH}${at ? `?after=${encodeURIComponent(`${at.epoch}:${at.seq}`)}` : ''}`;
+    const ws = new WebSocket(url, {
       cert: cert.cert,
       key: cert.key,
       rejectUnauthorized: false,
@@ -45,14 +56,23 @@ export function createEventRelay(deps: {
       const peer = (res.socket as TLSSocket).getPeerX509Certificate?.();
       if (!peer || fingerprintOfDer(peer.raw) !== cert.fingerprint) ws.terminate();
     });
+    ws.on('unexpected-response', (_req, res) => {
+      if (res.statusCode === 404 && !legacy.has(name)) legacy.add(name);
+      ws.terminate();
+    });
     ws.on('message', (data) => {
-      let ev: SvcEvent;
+      let m: JournalMessage & Partial<SvcEvent>;
       try {
-        ev = JSON.parse(String(data)) as SvcEvent;
+        m = JSON.parse(String(data)) as JournalMessage & Partial<SvcEvent>;
       } catch {
         return;
       }
-      if (ev.location !== name) return;
+      const ev = legacy.has(name) ? (m as SvcEvent) : m.event;
+      if (!legacy.has(name) && typeof m.epoch === 'string' && Number.isInteger(m.seq)) {
+        const cur = cursors.get(name);
+        cursors.set(name, { epoch: m.epoch, seq: cur?.epoch === m.epoch ? Math.max(cur.seq, m.seq) : m.seq });
+      }
+      if (!ev || ev.location !== name) return;
       deps.bus.publish(ev);
     });
     const drop = () => {
