@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { execa } from 'execa';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CLUSTER_PASSWORD, formCluster, startClusterHosts, type TestCluster } from '../support/cluster.ts';
@@ -117,6 +118,143 @@ describe('a cluster of three members on one database', {
     assert.deepEqual(p.locations, ['a', 'b', 'c']);
     for (const h of [a, b, c])
       assert.ok((await readdir(path.join(h.daemon.stateDir, 'storage-pools'))).includes('clus-pool'), h.name);
+  });
+
+  test('a pool defined member by member (?target=) is Pending, on no host, then created on all with their own sources', async () => {
+    const src = (h: Host) => path.join(path.dirname(h.daemon.stateDir), `${path.basename(h.daemon.stateDir)}-two-step`);
+    // Two members defined at once through different members: one pending row with both.
+    const [ra, rb] = await Promise.all([
+      c.api.post('/1.0/storage-pools?target=a', { name: 'two-step', driver: 'dir', config: { source: src(a) } }),
+      b.api.post('/1.0/storage-pools?target=b', { name: 'two-step', driver: 'dir', config: { source: src(b) } }),
+    ]);
+    assert.equal(ra.status, 200, ra.text);
+    assert.equal(rb.status, 200, rb.text);
+    assert.match(
+      expectError(await a.api.post('/1.0/storage-pools?target=a', { name: 'two-step', driver: 'dir' }), 400),
+      /already defined on member "a"/,
+    );
+    assert.match(
+      expectError(
+        await a.api.post('/1.0/storage-pools?target=c', {
+          name: 'two-step',
+          driver: 'dir',
+          config: { 'rsync.bwlimit': '1MB' },
+        }),
+        400,
+      ),
+      /may not be used as member-specific key/,
+    );
+    assert.match(
+      expectError(await a.api.post('/1.0/storage-pools?target=c', { name: 'two-step', driver: 'btrfs' }), 400),
+      /doesn't match driver/,
+    );
+    expectError(await a.api.post('/1.0/storage-pools?target=nope', { name: 'two-step', driver: 'dir' }), 404);
+    const pending = (await c.api.get('/1.0/storage-pools/two-step')).json.metadata;
+    assert.equal(pending.status, 'Pending');
+    assert.deepEqual(pending.locations, ['a', 'b']);
+    assert.equal((await a.api.get('/1.0/storage-pools/two-step?target=b')).json.metadata.config.source, src(b));
+    // Not yet on every member: refused, and nothing on any host.
+    assert.match(
+      expectError(await a.api.post('/1.0/storage-pools', { name: 'two-step', driver: 'dir' }), 400),
+      /not defined on nodes: c/,
+    );
+    // Nothing may be put on it meanwhile.
+    expectError(await a.api.post('/1.0/storage-pools/two-step/volumes/custom', { name: 'v' }), 400);
+    assert.equal((await a.api.post('/1.0/storage-pools?target=c', { name: 'two-step', driver: 'dir' })).status, 200);
+    assert.match(
+      expectError(
+        await a.api.post('/1.0/storage-pools', { name: 'two-step', driver: 'dir', config: { source: '/x' } }),
+        400,
+      ),
+      /cluster member specific/,
+    );
+    for (const h of [a, b])
+      assert.equal(
+        await stat(src(h)).then(
+          () => true,
+          () => false,
+        ),
+        false,
+        `nothing made on ${h.name} yet`,
+      );
+    // Created: on every member, each with its own source (c with the place svcd chooses).
+    const done = await b.api.post('/1.0/storage-pools', { name: 'two-step', driver: 'dir' });
+    assert.equal(done.status, 200, done.text);
+    const p = await eventually(
+      async () => {
+        const m = (await c.api.get('/1.0/storage-pools/two-step')).json.metadata;
+        return m.status === 'Created' ? m : undefined;
+      },
+      'two-step Created on every member',
+      20_000,
+    );
+    assert.deepEqual(p.locations, ['a', 'b', 'c']);
+    for (const h of [a, b]) assert.ok((await stat(src(h))).isDirectory(), `${h.name}'s own source`);
+    assert.ok((await readdir(path.join(c.daemon.stateDir, 'storage-pools'))).includes('two-step'));
+    expectError(await a.api.post('/1.0/storage-pools?target=a', { name: 'two-step', driver: 'dir' }), 400);
+    // Removed as any pool; a pending one only loses its row.
+    assert.equal((await a.api.delete('/1.0/storage-pools/two-step')).status, 200);
+    assert.equal((await a.api.post('/1.0/storage-pools?target=c', { name: 'two-left', driver: 'dir' })).status, 200);
+    assert.equal((await b.api.delete('/1.0/storage-pools/two-left')).status, 200);
+    expectError(await c.api.get('/1.0/storage-pools/two-left'), 404);
+  });
+
+  test('a network defined member by member (?target=) is Pending, on no host, then created', async () => {
+    const net = `tsn${process.pid % 100000}`;
+    // Each member's own external interface: a veth pair this test makes (and removes with the bridge).
+    const ext = (h: Host) => ({ 'bridge.external_interfaces': `${net}${h.name}` });
+    for (const h of [a, b])
+      await execa('ip', ['link', 'add', `${net}${h.name}`, 'type', 'veth', 'peer', 'name', `${net}${h.name}p`]);
+    for (const h of [a, b])
+      assert.equal((await c.api.post(`/1.0/networks?target=${h.name}`, { name: net, config: ext(h) })).status, 200);
+    expectError(await a.api.post(`/1.0/networks?target=a`, { name: net }), 400);
+    assert.match(
+      expectError(await a.api.post('/1.0/networks?target=c', { name: net, config: { 'ipv4.nat': 'false' } }), 400),
+      /may not be used as member-specific key/,
+    );
+    const pending = (await b.api.get(`/1.0/networks/${net}`)).json.metadata;
+    assert.equal(pending.status, 'Pending');
+    assert.deepEqual(pending.locations, ['a', 'b']);
+    assert.equal(
+      (await c.api.get(`/1.0/networks/${net}?target=b`)).json.metadata.config['bridge.external_interfaces'],
+      `${net}b`,
+    );
+    const global = { 'ipv4.address': 'none', 'ipv6.address': 'none' };
+    assert.match(
+      expectError(await a.api.post('/1.0/networks', { name: net, config: global }), 400),
+      /not defined on nodes: c/,
+    );
+    expectError(await a.api.patch(`/1.0/networks/${net}`, { config: { 'ipv4.nat': 'false' } }), 400);
+    const link = await stat(`/sys/class/net/${net}`).then(
+      () => true,
+      () => false,
+    );
+    assert.equal(link, false, 'no bridge while pending');
+    assert.equal((await a.api.post('/1.0/networks?target=c', { name: net })).status, 200);
+    assert.match(
+      expectError(await a.api.post('/1.0/networks', { name: net, config: { ...global, ...ext(a) } }), 400),
+      /cluster member specific/,
+    );
+    // The members share this machine's kernel: one bridge, made by whichever member comes first.
+    const done = await b.api.post('/1.0/networks', { name: net, config: global });
+    assert.equal(done.status, 200, done.text);
+    const n = (await c.api.get(`/1.0/networks/${net}`)).json.metadata;
+    assert.equal(n.status, 'Created');
+    assert.equal(n.config['ipv4.address'], 'none');
+    assert.ok((await stat(`/sys/class/net/${net}`)).isDirectory());
+    // a's and b's own interfaces are in it (c gave none).
+    for (const h of [a, b])
+      await eventually(
+        () => stat(`/sys/class/net/${net}/brif/${net}${h.name}`).then(() => true),
+        `${h.name}'s own interface in the bridge (each member converges it)`,
+        15_000,
+      );
+    assert.equal((await a.api.delete(`/1.0/networks/${net}`)).status, 200);
+    for (const h of [a, b]) await execa('ip', ['link', 'del', `${net}${h.name}`]).catch(() => {});
+    // A pending one only loses its row.
+    assert.equal((await a.api.post('/1.0/networks?target=a', { name: `${net}x` })).status, 200);
+    assert.equal((await c.api.delete(`/1.0/networks/${net}x`)).status, 200);
+    expectError(await b.api.get(`/1.0/networks/${net}x`), 404);
   });
 
   test('a create with target runs on that member, its verbs and operations are forwarded there', async () => {

@@ -71,6 +71,20 @@ describe('lxc over a cluster', { skip: !process.env.SVCD_TEST_PG_URL && 'SVCD_TE
     assert.equal((await c.api.get('/1.0/containers/clus-l1/state')).json.metadata.status, 'Stopped');
   });
 
+  test('lxc storage create --target on each member, then without: one pool, Created on every member', async () => {
+    for (const h of [a, b, c]) await lxc.ok(['storage', 'create', 'cli-two', 'dir', '--target', h.name]);
+    assert.match(await lxc.ok(['storage', 'list', '--format', 'csv']), /cli-two,dir,.*PENDING/);
+    await lxc.ok(['storage', 'create', 'cli-two', 'dir']);
+    await eventually(
+      async () =>
+        (await a.api.get('/1.0/storage-pools/cli-two')).json.metadata.status === 'Created' ? true : undefined,
+      'cli-two Created',
+      20_000,
+    );
+    assert.match(await lxc.ok(['storage', 'show', 'cli-two', '--target', 'c']), /source: .*storage-pools\/cli-two/);
+    await lxc.ok(['storage', 'delete', 'cli-two']);
+  });
+
   test('lxc move --target moves a container to another member', async () => {
     // clus-l2 is stopped on a; lxc sends {name, migration: true, live: true} to ?target=b.
     await lxc.ok(['file', 'push', '-', 'clus-l2/root/moved'], 'before the move\n');

@@ -107,6 +107,7 @@ export async function networkReadiness(
   const [row] = await db.select().from(networks).where(eq(networks.name, name));
   if (!row) return { ready: false, why: 'it does not exist' };
   if (row.deletingAt) return { ready: false, why: 'it is being deleted' };
+  if (row.pending) return { ready: false, why: 'it is pending: defined on some members only' };
   const [st] = await db
     .select()
     .from(reconcileStatus)

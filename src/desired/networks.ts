@@ -77,17 +77,24 @@ export async function prepareNetwork(
   db: DbOrTx,
   input: NetworkInput,
   host: NetworkHostView,
+  /** The pending row being created (desired/network-pending.ts): its name is its own. */
+  pendingId?: string,
 ): Promise<{ name: string; type: string; description: string; config: Record<string, string> }> {
   const name = validateNetworkName(input.name);
   const type = input.type || 'bridge';
   if (type !== 'bridge') throw new ValidationError(`Network type "${type}" is not supported (supported: bridge)`);
-  await checkNameFree(db, name, host);
+  if (!pendingId) await checkNameFree(db, name, host);
   const config = Object.fromEntries(Object.entries(input.config ?? {}).filter(([, v]) => v !== ''));
   for (const f of ['ipv4', 'ipv6']) {
     config[`${f}.address`] ??= 'auto';
     if (config[`${f}.address`] === 'auto') config[`${f}.nat`] ??= 'true';
   }
-  return { name, type, description: input.description ?? '', config: await settleConfig(db, name, config, host) };
+  return {
+    name,
+    type,
+    description: input.description ?? '',
+    config: await settleConfig(db, name, config, host, pendingId),
+  };
 }
 
 /** The config an update will store: validated, `auto` resolved; `cur` is the network as read. */

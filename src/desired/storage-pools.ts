@@ -81,6 +81,20 @@ function checkSource(source: string, stateDir: string, others: StoragePoolRow[])
         throw new ValidationError(`Invalid source "${source}": it overlaps storage pool "${o.name}" (${p})`);
 }
 
+/** A driver svcd knows, supports and finds on this host: else a 400 saying which it is not. */
+export async function checkDriverUsable(driver: string, probeDriver: (driver: string) => Promise<ProbeResult>) {
+  const info = DRIVERS[driver];
+  if (!info)
+    throw new ValidationError(`Unknown storage driver "${driver}" (known: ${Object.keys(DRIVERS).join(', ')})`);
+  const probe = await probeDriver(driver);
+  if (!probe.ok)
+    throw new ValidationError(
+      `The ${driver} storage driver is not available on this host: missing ${probe.missing.join(', ')}`,
+    );
+  if (info.available !== 'yes')
+    throw new ValidationError(`The ${driver} storage driver is not supported by svcd yet (supported: dir, btrfs)`);
+}
+
 /**
  * Validate a new pool against the driver catalog and what this host can run (`probe`, passed in: validation
  * does not look at the host itself); returns the config to store.
@@ -92,18 +106,7 @@ export async function preparePool(
   probeDriver: (driver: string) => Promise<ProbeResult>,
 ): Promise<Record<string, string>> {
   validateName('Storage pool', input.name);
-  const info = DRIVERS[input.driver];
-  if (!info)
-    throw new ValidationError(`Unknown storage driver "${input.driver}" (known: ${Object.keys(DRIVERS).join(', ')})`);
-  const probe = await probeDriver(input.driver);
-  if (!probe.ok)
-    throw new ValidationError(
-      `The ${input.driver} storage driver is not available on this host: missing ${probe.missing.join(', ')}`,
-    );
-  if (info.available !== 'yes')
-    throw new ValidationError(
-      `The ${input.driver} storage driver is not supported by svcd yet (supported: dir, btrfs)`,
-    );
+  await checkDriverUsable(input.driver, probeDriver);
   const config = { ...(input.config ?? {}) };
   for (const k of Object.keys(config))
     if (k.startsWith('volatile.')) throw new ValidationError(`Storage pool config key "${k}" is read-only`);

@@ -5,6 +5,7 @@ import { NotFoundError } from './errors.ts';
 import { validateName } from './names.ts';
 import { type StoragePoolRow, type StorageVolumeRow, storageVolumes } from './schema/index.ts';
 import { readPool } from './storage-pools.ts';
+import { requireUsablePool } from './pool-pending.ts';
 import { usedByReader } from './used-by.ts';
 
 export function volumeUrl(v: { pool: string; type: string; name: string; project: string }): string {
@@ -18,9 +19,7 @@ export function validateVolumeName(name: unknown): string {
 
 /** A usable (not deleting) pool. */
 export async function livePool(db: DbOrTx, name: string): Promise<StoragePoolRow> {
-  const pool = await readPool(db, name);
-  if (pool.deletingAt) throw new NotFoundError(`Storage pool "${name}" not found`);
-  return pool;
+  return requireUsablePool(await readPool(db, name));
 }
 
 export async function listVolumes(

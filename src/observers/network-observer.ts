@@ -1,4 +1,4 @@
-import { isNull } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
 import { cachedLocalRead } from '../desired/cached-reads.ts';
 import { NETWORK_KIND } from '../desired/networks.ts';
@@ -36,9 +36,14 @@ export function createNetworkObserver(deps: {
       // notified commits while they are heard: migration 0010): no query per tick.
       const rows = await cachedLocalRead(deps.db, 'observed networks', ['networks'], () =>
         deps.db
-          .select({ id: networks.id, name: networks.name, config: networks.config })
+          .select({
+            id: networks.id,
+            name: networks.name,
+            config: networks.config,
+            memberConfig: networks.memberConfig,
+          })
           .from(networks)
-          .where(isNull(networks.deletingAt)),
+          .where(and(isNull(networks.deletingAt), eq(networks.pending, false))),
       );
       const seen = new Set<string>();
       for (const row of rows) {

@@ -25,7 +25,7 @@ export function createPoolObserver(deps: {
     intervalMs: deps.intervalMs ?? 10_000,
     async sample() {
       for (const row of await listPools(deps.db)) {
-        if (row.deletingAt) continue;
+        if (row.deletingAt || row.pending) continue;
         const spec = poolSpecOf(row, deps.stateDir, deps.node);
         const driver = deps.driverFor(row.driver);
         const health = await driver

@@ -23,7 +23,9 @@ import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
+import { clusterTargetOf } from '../cluster-target.ts';
 import { awaitConverged } from '../desired-write.ts';
+import { defineNetworkOnMember, deletePendingNetwork, finishPendingNetwork } from '../../desired/network-pending.ts';
 import { renamedResponse, sync } from '../envelope.ts';
 import { checkedWrite, computeEtag } from '../etag.ts';
 import type { HostInterface } from '../host-service.ts';
@@ -54,12 +56,14 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
 
   /** Created once the reconciler converged it, Errored (with why) when its last reconcile failed. */
   async function statusOf(n: NetworkRow): Promise<{ status: string; status_detail: string }> {
+    if (n.pending) return { status: 'Pending', status_detail: `defined on ${Object.keys(n.memberConfig).join(', ')}` };
     const st = await readNetworkReconcileStatus(db, n.id);
     if (st?.lastError) return { status: 'Errored', status_detail: st.lastError };
     if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
     return { status: 'Created', status_detail: '' };
   }
-  const render = async (l: Listed, usedBy: UsedByReader = usedByReader(db)) => {
+  /** `target`: a member's view, its own keys (bridge.external_interfaces) in the config. */
+  const render = async (l: Listed, usedBy: UsedByReader = usedByReader(db), target?: string) => {
     if ('host' in l)
       return {
         name: l.host.name,
@@ -77,10 +81,10 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       description: n.description,
       type: n.type,
       managed: true,
-      config: n.config,
+      config: target ? { ...n.config, ...n.memberConfig[target] } : n.config,
       used_by: await usedBy.network(n.name),
       ...(await statusOf(n)),
-      locations: ['none'],
+      locations: n.pending ? Object.keys(n.memberConfig).sort() : ['none'],
     };
   };
   const lifecycle = (action: string, name: string, context: Record<string, unknown> = {}) =>
@@ -108,6 +112,16 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     return l.managed;
   };
 
+  /** A managed network that is on the hosts: a pending one (defined on some members only) is a 400. */
+  const created = async (name: string): Promise<NetworkRow> => {
+    const n = await managed(name);
+    if (n.pending)
+      throw new ValidationError(
+        `Network "${name}" is pending: it is defined on some members only (create it without target to finish)`,
+      );
+    return n;
+  };
+
   route(app, '/1.0/networks', {
     GET: async (c) => {
       const rows = (await listNetworks(db)).filter((n) => !n.deletingAt);
@@ -124,14 +138,21 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     },
     POST: async (c) => {
       const body = await readJson(c, CreateBody);
-      const row = await insertNetwork(db, await prepareNetwork(db, body, host));
+      const { target, members } = await clusterTargetOf(c, deps.cluster);
+      c.header('Location', networkUrl(body.name));
+      // In a cluster, LXD's two steps: defined member by member, then created on all (desired/network-pending.ts).
+      if (target) {
+        await defineNetworkOnMember(db, body, target);
+        return sync(c, {});
+      }
+      const finished = members.length ? await finishPendingNetwork(db, body, members, host) : undefined;
+      const row = finished ?? (await insertNetwork(db, await prepareNetwork(db, body, host)));
       // Sync endpoint over the reconciler: wait for the host; on failure tear down whatever was made.
       await awaitConverged(deps, { kind: NETWORK_KIND, key: row.id, generation: row.generation }, async () => {
         const gone = await markNetworkDeleting(db, row.id);
         await awaitConverged(deps, { kind: NETWORK_KIND, key: row.id, generation: gone.generation });
       });
       lifecycle('created', row.name);
-      c.header('Location', networkUrl(row.name));
       return sync(c, {});
     },
   });
@@ -143,7 +164,7 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     // Check, merge, validate and write as one step: the write is conditional on the generation read.
     const row = await checkedWrite(
       c.req.header('if-match'),
-      () => managed(name),
+      () => created(name),
       (n) => computeEtag(editable(n)),
       async (n) => {
         cur = n;
@@ -175,14 +196,15 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   route(app, '/1.0/networks/:name', {
     GET: async (c) => {
       const l = await lookup(param(c, 'name'));
-      return sync(c, await render(l), {
+      const { target } = await clusterTargetOf(c, deps.cluster);
+      return sync(c, await render(l, usedByReader(db), target), {
         etag: computeEtag('managed' in l ? editable(l.managed) : { description: '', config: {} }),
       });
     },
     PUT: update(true),
     PATCH: update(false),
     POST: async (c) => {
-      const n = await managed(param(c, 'name'));
+      const n = await created(param(c, 'name'));
       const { name: newName } = await readJson(c, RenameBody);
       const row = await renameNetwork(db, n.id, newName, host);
       await awaitConverged(deps, { kind: NETWORK_KIND, key: row.id, generation: row.generation });
@@ -191,6 +213,10 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     },
     DELETE: async (c) => {
       const n = await managed(param(c, 'name'));
+      if (await deletePendingNetwork(db, n.name)) {
+        lifecycle('deleted', n.name);
+        return sync(c, {});
+      }
       const row = await markNetworkDeleting(db, n.id);
       await awaitConverged(deps, { kind: NETWORK_KIND, key: row.id, generation: row.generation });
       lifecycle('deleted', row.name);

@@ -2,6 +2,12 @@ import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { HostFailureError, NotFoundError } from '../../desired/errors.ts';
+import {
+  definePoolOnMember,
+  deletePendingPool,
+  finishPendingPool,
+  requireUsablePool,
+} from '../../desired/pool-pending.ts';
 import { readPoolReconcileStatus, readPoolRuntime } from '../../desired/runtime-reads.ts';
 import type { StoragePoolRow } from '../../desired/schema/index.ts';
 import {
@@ -19,6 +25,7 @@ import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
+import { clusterTargetOf } from '../cluster-target.ts';
 import { awaitConverged } from '../desired-write.ts';
 import { sync } from '../envelope.ts';
 import { checkedWrite, computeEtag } from '../etag.ts';
@@ -42,6 +49,7 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   /** Status from what the host shows (observer) and how the last reconcile went. */
   async function statusOf(p: StoragePoolRow): Promise<{ status: string; status_detail: string }> {
     if (p.deletingAt) return { status: 'Deleting', status_detail: '' };
+    if (p.pending) return { status: 'Pending', status_detail: `defined on ${Object.keys(p.memberConfig).join(', ')}` };
     const rt = await readPoolRuntime(db, node, p.name);
     const st = await readPoolReconcileStatus(db, p.name);
     if (st?.lastError) return { status: 'Unavailable', status_detail: st.lastError };
@@ -63,15 +71,17 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
       missing: members.filter((_, i) => !ready[i]).map((m) => m.name),
     };
   }
-  const render = async (p: StoragePoolRow, usedBy: UsedByReader = usedByReader(db)) => ({
+  /** `target`: a member's view, its own keys (source, size) in the config. */
+  const render = async (p: StoragePoolRow, usedBy: UsedByReader = usedByReader(db), target?: string) => ({
     name: p.name,
     description: p.description,
     driver: p.driver,
-    config: p.config,
+    config: target ? { ...p.config, ...p.memberConfig[target] } : p.config,
     used_by: await usedBy.pool(p.name),
     ...(await statusOf(p)),
-    locations: (await membersHaving(p.name))?.ready ?? ['none'],
+    locations: p.pending ? Object.keys(p.memberConfig).sort() : ((await membersHaving(p.name))?.ready ?? ['none']),
   });
+  const targetOf = (c: Context<AppEnv>) => clusterTargetOf(c, deps.cluster);
   const lifecycle = (action: string, name: string) =>
     emitLifecycle(bus, { action: `storage-pool-${action}`, source: poolUrl(name) });
   /** A live (not deleting) pool. */
@@ -95,15 +105,24 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
     },
     POST: async (c) => {
       const body = await readJson(c, CreateBody);
-      const config = await preparePool(db, deps.stateDir, body, deps.storage.probeDriver);
-      const row = await insertPool(db, body, config);
+      const { target, members } = await targetOf(c);
+      c.header('Location', poolUrl(body.name));
+      // In a cluster, LXD's two steps: defined member by member, then created on all (desired/pool-pending.ts).
+      if (target) {
+        await definePoolOnMember(db, body, target, deps.storage.probeDriver);
+        return sync(c, {});
+      }
+      const finished = members.length
+        ? await finishPendingPool(db, deps.stateDir, body, members, deps.storage.probeDriver)
+        : undefined;
+      const row =
+        finished ?? (await insertPool(db, body, await preparePool(db, deps.stateDir, body, deps.storage.probeDriver)));
       // Sync endpoint over the reconciler: wait for the host; on failure tear down whatever was made.
       await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: row.generation }, async () => {
         const gone = await markPoolDeleting(db, row.name);
         await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: gone.generation });
       });
       lifecycle('created', row.name);
-      c.header('Location', poolUrl(row.name));
       return sync(c, {});
     },
   });
@@ -115,7 +134,7 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
     let cur!: StoragePoolRow;
     const row = await checkedWrite(
       c.req.header('if-match'),
-      () => livePool(name),
+      async () => requireUsablePool(await livePool(name)),
       (p) => computeEtag(editable(p)),
       (p) => {
         cur = p;
@@ -143,12 +162,17 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   route(app, '/1.0/storage-pools/:name', {
     GET: async (c) => {
       const p = await livePool(param(c, 'name'));
-      return sync(c, await render(p), { etag: computeEtag(editable(p)) });
+      const { target } = await targetOf(c);
+      return sync(c, await render(p, usedByReader(db), target), { etag: computeEtag(editable(p)) });
     },
     PUT: update(true),
     PATCH: update(false),
     DELETE: async (c) => {
       await livePool(param(c, 'name'));
+      if (await deletePendingPool(db, param(c, 'name'))) {
+        lifecycle('deleted', param(c, 'name'));
+        return sync(c, {});
+      }
       const row = await markPoolDeleting(db, param(c, 'name'));
       await awaitConverged(deps, { kind: POOL_KIND, key: row.name, generation: row.generation });
       lifecycle('deleted', row.name);

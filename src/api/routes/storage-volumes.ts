@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { NotFoundError, ValidationError } from '../../desired/errors.ts';
 import type { StorageVolumeRow } from '../../desired/schema/index.ts';
-import { readPool } from '../../desired/storage-pools.ts';
+import { livePool } from '../../desired/volume-reads.ts';
 import {
   bumpVolumeAt,
   insertVolume,
@@ -143,7 +143,7 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
       if (type !== 'custom') throw new ValidationError(`Only custom volumes migrate (got type "${type}")`);
       // what another server keeps for itself (volatile.*) stays there
       const config = Object.fromEntries(Object.entries(body.config ?? {}).filter(([k]) => !k.startsWith('volatile.')));
-      await readPool(db, pool);
+      await livePool(db, pool);
       return async(
         c,
         await deps.migration.receiveVolume({
@@ -258,7 +258,7 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
         );
       }
       if (body.pool && body.pool !== cur.pool) {
-        await readPool(db, body.pool);
+        await livePool(db, body.pool);
         const op = await writeWithOperation(deps, async (tx) => {
           const row = await moveVolume(tx, cur, body.pool!, body.name);
           return {

@@ -1,4 +1,4 @@
-import { jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, generation, stringMap } from './columns.ts';
 
 /**
@@ -19,6 +19,11 @@ export const networks = pgTable(
     config: stringMap('config'),
     /** Member-specific keys (bridge.external_interfaces) by member name, given when each member joined. */
     memberConfig: jsonb('member_config').$type<Record<string, Record<string, string>>>().notNull().default({}),
+    /**
+     * Defined member by member (`POST ?target=`) and not yet created: as storage_pools.pending. Its second
+     * writer, desired/network-pending.ts, writes only pending rows and the step that makes one an ordinary network.
+     */
+    pending: boolean('pending').notNull().default(false),
     generation: generation(),
     createdAt: createdAt(),
     deletingAt: timestamp('deleting_at', { withTimezone: true, mode: 'date' }),

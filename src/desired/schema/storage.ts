@@ -1,4 +1,4 @@
-import { index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { boolean, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { createdAt, generation, stringMap } from './columns.ts';
 
 const deletingAt = () => timestamp('deleting_at', { withTimezone: true, mode: 'date' });
@@ -14,6 +14,13 @@ export const storagePools = pgTable('storage_pools', {
    * whose member keys stay in `config`.
    */
   memberConfig: jsonb('member_config').$type<Record<string, Record<string, string>>>().notNull().default({}),
+  /**
+   * Defined member by member (`POST ?target=`, LXD's two steps) and not yet created: nothing of it is on any
+   * host, no reconciler or observer looks at it, and the members in `member_config` are those it is defined on.
+   * Its second writer, desired/pool-pending.ts, writes only pending rows (each write conditional on `pending`),
+   * and the one step that makes a pending row an ordinary pool; storage-pools.ts writes the rest.
+   */
+  pending: boolean('pending').notNull().default(false),
   generation: generation(),
   createdAt: createdAt(),
   deletingAt: deletingAt(),

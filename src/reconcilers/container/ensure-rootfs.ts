@@ -42,6 +42,7 @@ export interface RootfsDeps {
 export async function readyPool(deps: RootfsDeps, name: string): Promise<PoolHandle> {
   const row = (await cachedPools(deps.db)).find((p) => p.name === name);
   if (!row) throw new TerminalError(`storage pool "${name}" does not exist`);
+  if (row.pending) throw new TerminalError(`storage pool "${name}" is pending: defined on some members only`);
   const spec = poolSpecOf(row, deps.stateDir, deps.node);
   const driver = deps.storage.driverFor(row.driver);
   const health = await deps.rootfsState.recentHealth(JSON.stringify(spec), () => driver.poolHealth(spec));

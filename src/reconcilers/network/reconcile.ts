@@ -1,4 +1,4 @@
-import { eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import type { Db, Tx } from '../../db/types.ts';
 import { nicsOnNetwork } from '../../desired/network-nics.ts';
 import { deleteNetworkRow, NETWORK_KIND } from '../../desired/networks.ts';
@@ -54,7 +54,12 @@ export function createNetworkReconciler(deps: NetworkReconcilerDeps): Reconciler
   const { db, stateDir, network } = deps;
   const firewall = createKeyedMutex();
 
-  const liveRows = () => db.select().from(networks).where(isNull(networks.deletingAt));
+  // What is on the host: not being removed, and not only defined on some members (desired/network-pending.ts).
+  const liveRows = () =>
+    db
+      .select()
+      .from(networks)
+      .where(and(isNull(networks.deletingAt), eq(networks.pending, false)));
   /** Serialized: a concurrent reconcile that read the networks earlier cannot put an older table back. */
   const syncFirewall = (signal: AbortSignal) =>
     firewall.run('table', async () => {
@@ -70,11 +75,11 @@ export function createNetworkReconciler(deps: NetworkReconcilerDeps): Reconciler
     // Before what uses them: at start, containers and volumes are converged only once these are on the host.
     startupTier: 0,
     async listKeys() {
-      return (await db.select({ id: networks.id }).from(networks)).map((r) => r.id);
+      return (await db.select({ id: networks.id }).from(networks).where(eq(networks.pending, false))).map((r) => r.id);
     },
     async reconcile(id, ctx) {
       const [row] = await db.select().from(networks).where(eq(networks.id, id));
-      if (!row) return {};
+      if (!row || row.pending) return {};
       const facts = (await readFacts(db, NETWORK_KIND, id)) as NetworkFacts;
       // Renamed: the bridge of the old name goes first (a network in use cannot be renamed).
       if (facts.bridge && facts.bridge !== row.name) {

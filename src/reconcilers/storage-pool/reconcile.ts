@@ -27,11 +27,12 @@ export function createPoolReconciler(deps: {
     // Before what uses them: at start, containers and volumes are converged only once these are on the host.
     startupTier: 0,
     async listKeys() {
-      return (await listPools(db)).map((p) => p.name);
+      return (await listPools(db)).filter((p) => !p.pending).map((p) => p.name);
     },
     async reconcile(name, ctx) {
       const [row] = await db.select().from(storagePools).where(eq(storagePools.name, name));
-      if (!row) return {};
+      // Defined on some members only (desired/pool-pending.ts): on no host yet.
+      if (!row || row.pending) return {};
       const spec = poolSpecOf(row, stateDir, deps.node);
       const driver = storage.driverFor(row.driver);
       if (row.deletingAt) {
