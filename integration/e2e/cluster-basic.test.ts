@@ -238,8 +238,16 @@ describe('a cluster of three members on one database', {
     // The members share this machine's kernel: one bridge, made by whichever member comes first.
     const done = await b.api.post('/1.0/networks', { name: net, config: global });
     assert.equal(done.status, 200, done.text);
-    const n = (await c.api.get(`/1.0/networks/${net}`)).json.metadata;
-    assert.equal(n.status, 'Created');
+    // Created once every member's host shows it (network_runtime), each member's row its own.
+    const n = await eventually(
+      async () => {
+        const m = (await c.api.get(`/1.0/networks/${net}`)).json.metadata;
+        return m.status === 'Created' ? m : undefined;
+      },
+      `${net} Created on every member`,
+      15_000,
+    );
+    assert.deepEqual(n.locations, ['a', 'b', 'c']);
     assert.equal(n.config['ipv4.address'], 'none');
     assert.ok((await stat(`/sys/class/net/${net}`)).isDirectory());
     // a's and b's own interfaces are in it (c gave none).

@@ -3,6 +3,7 @@ import type { DbOrTx } from '../db/types.ts';
 import { POOL_KIND } from './storage-pools.ts';
 import {
   containerRuntime,
+  networkRuntime,
   poolRuntime,
   reconcileStatus,
   storagePools,
@@ -46,4 +47,9 @@ export async function readPoolReconcileStatus(db: DbOrTx, pool: string) {
 /** The storage drivers some pool uses. */
 export async function usedPoolDrivers(db: DbOrTx): Promise<{ driver: string }[]> {
   return db.selectDistinct({ driver: storagePools.driver }).from(storagePools);
+}
+
+/** What each member's host shows of a managed network (network_runtime): one row per member that looked. */
+export async function readNetworkRuntimes(db: DbOrTx, networkId: string) {
+  return db.select().from(networkRuntime).where(eq(networkRuntime.networkId, networkId));
 }

@@ -2,7 +2,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
 import { cachedLocalRead } from '../desired/cached-reads.ts';
 import { NETWORK_KIND } from '../desired/networks.ts';
-import { networks } from '../desired/schema/index.ts';
+import { networkRuntime, networks } from '../desired/schema/index.ts';
 import type { NetworkAdapter } from '../reconcilers/adapters.ts';
 import { specOfRow } from '../reconcilers/network/reconcile.ts';
 import type { PollObserver } from './types.ts';
@@ -10,7 +10,9 @@ import type { PollObserver } from './types.ts';
 /**
  * Managed networks' health on the host, sampled without spawning (sysfs, the dnsmasq pid file and
  * /proc): a bridge deleted or a dnsmasq killed behind svcd's back triggers the network's reconciler at
- * once, and again every `repeatMs` while it stays broken (a repair that did not hold).
+ * once, and again every `repeatMs` while it stays broken (a repair that did not hold). What each look found is
+ * this member's network_runtime row, written when it changed: in a cluster the API shows a network Created once
+ * every member's host has it.
  */
 export function createNetworkObserver(deps: {
   db: Db;
@@ -26,6 +28,21 @@ export function createNetworkObserver(deps: {
   const repeatMs = deps.repeatMs ?? 5_000;
   /** Network id → its problem when last reported, and when (absent: healthy at the last look). */
   const reported = new Map<string, { what: string; at: number }>();
+  /** Network id → the problem last written to its runtime row ('' when ready). */
+  const written = new Map<string, string>();
+  /** This member's row of a network, when what its host shows changed (a network removed meanwhile has none). */
+  async function record(id: string, problem: string | undefined): Promise<void> {
+    if (!deps.node || written.get(id) === (problem ?? '')) return;
+    const values = { ready: problem === undefined, problem: problem ?? '', observedAt: new Date() };
+    await deps.db
+      .insert(networkRuntime)
+      .values({ node: deps.node, networkId: id, ...values })
+      .onConflictDoUpdate({ target: [networkRuntime.node, networkRuntime.networkId], set: values })
+      .then(
+        () => written.set(id, problem ?? ''),
+        () => undefined,
+      );
+  }
   return {
     name: 'networks',
     kind: 'poll',
@@ -51,6 +68,7 @@ export function createNetworkObserver(deps: {
         const problem = await deps.network
           .health(specOfRow(deps.stateDir, row, deps.node))
           .catch((e: unknown) => (e as Error).message);
+        await record(row.id, problem);
         if (problem === undefined) {
           reported.delete(row.id);
           continue;
@@ -63,6 +81,7 @@ export function createNetworkObserver(deps: {
         deps.report(NETWORK_KIND, row.id, what);
       }
       for (const id of reported.keys()) if (!seen.has(id)) reported.delete(id);
+      for (const id of written.keys()) if (!seen.has(id)) written.delete(id);
     },
   };
 }

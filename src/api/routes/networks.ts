@@ -24,6 +24,7 @@ import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { clusterTargetOf } from '../cluster-target.ts';
+import { readNetworkRuntimes } from '../../desired/runtime-reads.ts';
 import { awaitConverged } from '../desired-write.ts';
 import { defineNetworkOnMember, deletePendingNetwork, finishPendingNetwork } from '../../desired/network-pending.ts';
 import { renamedResponse, sync } from '../envelope.ts';
@@ -60,7 +61,19 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     const st = await readNetworkReconcileStatus(db, n.id);
     if (st?.lastError) return { status: 'Errored', status_detail: st.lastError };
     if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
+    const on = await membersHaving(n.id);
+    if (on?.missing.length) return { status: 'Pending', status_detail: `not yet on ${on.missing.join(', ')}` };
     return { status: 'Created', status_detail: '' };
+  }
+  /** In a cluster: the members whose host shows the network up (network_runtime), and those where it is not (yet). */
+  async function membersHaving(id: string): Promise<{ ready: string[]; missing: string[] } | undefined> {
+    if (!deps.cluster || !(await deps.cluster.clustered())) return undefined;
+    const [members, rows] = await Promise.all([deps.cluster.members(), readNetworkRuntimes(db, id)]);
+    const up = new Set(rows.filter((r) => r.ready).map((r) => r.node));
+    return {
+      ready: members.filter((m) => up.has(m.name)).map((m) => m.name),
+      missing: members.filter((m) => !up.has(m.name)).map((m) => m.name),
+    };
   }
   /** `target`: a member's view, its own keys (bridge.external_interfaces) in the config. */
   const render = async (l: Listed, usedBy: UsedByReader = usedByReader(db), target?: string) => {
@@ -84,7 +97,7 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       config: target ? { ...n.config, ...n.memberConfig[target] } : n.config,
       used_by: await usedBy.network(n.name),
       ...(await statusOf(n)),
-      locations: n.pending ? Object.keys(n.memberConfig).sort() : ['none'],
+      locations: n.pending ? Object.keys(n.memberConfig).sort() : ((await membersHaving(n.id))?.ready ?? ['none']),
     };
   };
   const lifecycle = (action: string, name: string, context: Record<string, unknown> = {}) =>

@@ -1,4 +1,5 @@
-import { bigint, boolean, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, boolean, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { networks } from './networks.ts';
 
 /**
  * What the host shows of each pool on each member. Written by the pool observer; the storage-pool reconciler
@@ -22,3 +23,23 @@ export const poolRuntime = pgTable(
   (t) => [primaryKey({ columns: [t.node, t.pool] })],
 );
 export type PoolRuntimeRow = typeof poolRuntime.$inferSelect;
+
+/**
+ * What the host shows of each managed network on each member (its bridge up, its dnsmasq running): written
+ * by the network observer when it changes, on every member, so that in a cluster a network is Created once
+ * every member's host has it, with `locations` the members that do. The row goes with its network.
+ */
+export const networkRuntime = pgTable(
+  'network_runtime',
+  {
+    node: text('node').notNull(),
+    networkId: uuid('network_id')
+      .notNull()
+      .references(() => networks.id, { onDelete: 'cascade' }),
+    ready: boolean('ready').notNull().default(false),
+    problem: text('problem').notNull().default(''),
+    observedAt: timestamp('observed_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.node, t.networkId] })],
+);
+export type NetworkRuntimeRow = typeof networkRuntime.$inferSelect;

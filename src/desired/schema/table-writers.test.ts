@@ -19,6 +19,7 @@ const WRITERS: Record<string, string[]> = {
   images: ['desired/images.ts'],
   imageAliases: ['desired/image-aliases.ts'],
   networks: ['desired/network-pending.ts', 'desired/networks.ts'],
+  networkRuntime: ['observers/network-observer.ts'],
   operations: ['operations/operation-store.ts'],
   profiles: ['desired/profiles.ts', 'desired/projects.ts', 'desired/storage-pools.ts'],
   projects: ['desired/projects.ts'],
