@@ -5,6 +5,7 @@ import { createAgent } from './agent.ts';
 import { DaemonConfigError, loadDaemonConfig } from './config/daemon-config.ts';
 import { runCommand } from './host/exec.ts';
 import { EmbeddedDatabaseRefused, REFUSED_EXIT_CODE } from './host/postgres/compute-server-adoption.ts';
+import { SchemaTooNewError } from './db/schema-compat.ts';
 import { createSdNotify, notifyHelperPath } from './host/systemd/sd-notify.ts';
 import { createIdleGc } from './idle-gc.mjs';
 
@@ -27,8 +28,9 @@ export async function main(): Promise<void> {
   // requests at least, so that a client polling now and then does not cost a compacting collection each time.
   const idleGc = createIdleGc(2_000, { minActivity: 50 });
   const agent = await createAgent(config, { onRequest: idleGc.activity }).catch((e: unknown) => {
-    // Data another PostgreSQL major version made: starting again cannot help (the unit does not restart this code).
-    if (!(e instanceof EmbeddedDatabaseRefused)) throw e;
+    // Data another PostgreSQL major version made, or a schema a newer svcd made incompatible with this one:
+    // starting again cannot help (the unit does not restart this code).
+    if (!(e instanceof EmbeddedDatabaseRefused) && !(e instanceof SchemaTooNewError)) throw e;
     process.stderr.write(`svcd: ${e.message}\n`);
     process.exit(REFUSED_EXIT_CODE);
   });

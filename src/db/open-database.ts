@@ -2,6 +2,7 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { migrateCompatibly } from './schema-compat.ts';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { Sql } from 'postgres';
@@ -107,7 +108,12 @@ async function openPglite(dir: string): Promise<Database> {
   const writes = countLocalWrites(client as never);
   attachDatabaseState(db, createDatabaseState(writes));
   try {
-    await migrate(db, { migrationsFolder });
+    // An older svcd on a newer database refuses here, before anything is changed (schema-compat.ts).
+    await migrateCompatibly(
+      async (text) => (await client.query<Record<string, unknown>>(text)).rows,
+      migrationsFolder,
+      () => migrate(db, { migrationsFolder }),
+    );
     await client.exec(DATA_VERSION_TRIGGERS_OFF);
     const keys = (await client.query<ForeignKey>(REACH_QUERIES.keys)).rows;
     const triggers = (await client.query<{ table: string; fn: string }>(REACH_QUERIES.triggers)).rows;
@@ -116,12 +122,14 @@ async function openPglite(dir: string): Promise<Database> {
     await client.close().catch(() => {});
     throw e;
   }
+  let closing: Promise<void> | undefined;
   return {
     db: db as unknown as Db,
     relaxed: db as unknown as Db,
     driver: 'pglite',
     localWrites: writes,
-    close: () => client.close(),
+    // Once: a second close (a shutdown path after a failed restart) is the first one's outcome.
+    close: () => (closing ??= client.close()),
   };
 }
 
@@ -142,7 +150,12 @@ async function openPostgres(
   const migrator = postgres(target.url, { max: 1, onnotice: () => {}, connect_timeout: 10, ...socket });
   try {
     await migrator`select pg_advisory_lock(${MIGRATION_LOCK})`;
-    await migrate(drizzle(migrator, { schema }), { migrationsFolder });
+    // A member whose svcd is too old for the database's schema refuses here, changing nothing (schema-compat.ts).
+    await migrateCompatibly(
+      async (text) => [...(await migrator.unsafe(text))] as Record<string, unknown>[],
+      migrationsFolder,
+      () => migrate(drizzle(migrator, { schema }), { migrationsFolder }),
+    );
     await migrator.unsafe(soleWriter ? DATA_VERSION_TRIGGERS_OFF : DATA_VERSION_TRIGGERS_ON);
     await migrator`select pg_advisory_unlock(${MIGRATION_LOCK})`;
   } finally {
