@@ -30,7 +30,7 @@ function suite(name: string, open: OpenTarget, skip?: string) {
       assert.equal((await reopened.db.execute('select 1 as one' as never)) !== undefined, true);
       await reopened.close();
       // The newer svcd's next migration is breaking: the floor is past this svcd.
-      await db.exec(`update svcd_schema_floor set floor = ${newest.idx + 1}`);
+      await db.exec(`update drizzle.svcd_schema_floor set floor = ${newest.idx + 1}`);
       await assert.rejects(db.open(), (e: unknown) => {
         assert.ok(e instanceof SchemaTooNewError, String(e));
         assert.match(e.message, new RegExp(`needs migration ${newest.idx + 1} or later`));
@@ -38,7 +38,7 @@ function suite(name: string, open: OpenTarget, skip?: string) {
         return true;
       });
       // A svcd whose migrations reach the floor opens it again (the floor is never lowered by an older one).
-      await db.exec(`update svcd_schema_floor set floor = ${Math.max(floorOf(local), newest.idx)}`);
+      await db.exec(`update drizzle.svcd_schema_floor set floor = ${Math.max(floorOf(local), newest.idx)}`);
       await (await db.open()).close();
     });
   });

@@ -3,7 +3,7 @@
  * forward, and an older one keeps running beside it while the schema still allows it. What allows it is
  * recorded in the database itself, since an older svcd cannot know what a newer one's migrations did: the
  * newest migration an older svcd cannot run against (drizzle/compat.json's `breaking`), as the least
- * migration a member must have (`svcd_schema_floor`). At start, before migrating, a member compares it
+ * migration a member must have (`drizzle.svcd_schema_floor`). At start, before migrating, a member compares it
  * and the migrations applied with its own journal; one that is too old refuses to start, changing nothing,
  * and says why. The other members are not affected.
  */
@@ -56,19 +56,19 @@ export function judgeSchema(local: LocalSchema, applied: readonly number[], floo
 
 /** The table of the floor: one row, raised by each svcd that migrates, never lowered. */
 const FLOOR_TABLE_SQL =
-  'create table if not exists svcd_schema_floor (id int primary key default 1 check (id = 1), floor int not null)';
+  'create table if not exists drizzle.svcd_schema_floor (id int primary key default 1 check (id = 1), floor int not null)';
 
 type Query = (text: string) => Promise<Record<string, unknown>[]>;
 
 /** What the database has: the migrations applied (drizzle's record) and the floor (none on a new database). */
 export async function readDatabaseSchema(query: Query): Promise<{ applied: number[]; floor: number | undefined }> {
   const [t] = await query(
-    "select to_regclass('drizzle.__drizzle_migrations')::text as applied, to_regclass('svcd_schema_floor')::text as floor",
+    "select to_regclass('drizzle.__drizzle_migrations')::text as applied, to_regclass('drizzle.svcd_schema_floor')::text as floor",
   );
   const applied = t?.applied
     ? (await query('select created_at::bigint::text as w from drizzle.__drizzle_migrations')).map((r) => Number(r.w))
     : [];
-  const floor = t?.floor ? (await query('select floor from svcd_schema_floor'))[0]?.floor : undefined;
+  const floor = t?.floor ? (await query('select floor from drizzle.svcd_schema_floor'))[0]?.floor : undefined;
   return { applied, floor: floor === undefined ? undefined : Number(floor) };
 }
 
@@ -76,7 +76,7 @@ export async function readDatabaseSchema(query: Query): Promise<{ applied: numbe
 export async function raiseFloor(query: Query, floor: number): Promise<void> {
   await query(FLOOR_TABLE_SQL);
   await query(
-    `insert into svcd_schema_floor (id, floor) values (1, ${Math.trunc(floor)}) on conflict (id) do update set floor = greatest(svcd_schema_floor.floor, excluded.floor)`,
+    `insert into drizzle.svcd_schema_floor as f (id, floor) values (1, ${Math.trunc(floor)}) on conflict (id) do update set floor = greatest(f.floor, excluded.floor)`,
   );
 }
 
