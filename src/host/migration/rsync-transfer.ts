@@ -128,12 +128,45 @@ export async function sendTree(channel: FsChannel, dir: string, o: TransferOptio
   }
 }
 
-/** Receive one session into `dir` (which exists). */
+/**
+ * Receive one session into `dir` (which exists). The receiving rsync's stdin and stdout are one connection to
+ * a socket svcd listens on (the spawn helper connects it): the stream reaches rsync without a relay through
+ * the helper, which had cost two copies and a framed round trip per chunk.
+ */
 export async function receiveTree(channel: FsChannel, dir: string, o: TransferOptions): Promise<void> {
   o.signal.throwIfAborted();
   const session = channel.session();
   const args = rsyncReceiveArgs({ targetPath: dir, features: o.features, skipSelinuxXattrs: await skipSelinux() });
-  const proc = await spawnProcess('rsync', args, { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' });
+  const sockDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-mig-'));
+  const sockPath = path.join(sockDir, 'rsync.sock');
+  const server = net.createServer();
+  try {
+    const connected = new Promise<net.Socket>((resolve) => server.once('connection', resolve));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(sockPath, () => resolve());
+    });
+    const target = { socket: sockPath };
+    const proc = await spawnProcess('rsync', args, { stdin: target, stdout: target, stderr: 'pipe' });
+    const sock = await Promise.race([
+      connected,
+      proc.exited.then((e) => Promise.reject(new RsyncFailed('receiver', e.exitCode ?? undefined, 'not started'))),
+    ]);
+    server.close();
+    sock.on('error', () => {});
+    await receiveWith(session, proc, sock, o);
+  } finally {
+    server.close();
+    await rm(sockDir, { recursive: true, force: true });
+  }
+}
+
+async function receiveWith(
+  session: Duplex,
+  proc: Awaited<ReturnType<typeof spawnProcess>>,
+  sock: net.Socket,
+  o: TransferOptions,
+): Promise<void> {
   let stderr = '';
   proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
   const abort = () => {
@@ -141,18 +174,24 @@ export async function receiveTree(channel: FsChannel, dir: string, o: TransferOp
     session.destroy(o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted'));
   };
   o.signal.addEventListener('abort', abort, { once: true });
-  const joined = joinSession(session, proc.stdout!, proc.stdin!, o.onBytes);
+  // Whether the peer's stream broke (rather than rsync's socket, reset by rsync dying with data unread).
+  // (A reset of rsync's socket also destroys the session, through the pipeline: that is not the peer's.)
+  let localBroke = false;
+  let peerBroke = false;
+  sock.once('error', () => (localBroke = true));
+  session.once('error', () => (peerBroke = !localBroke));
+  const joined = joinSession(session, sock, sock, o.onBytes);
   // the peer hanging up mid-session must not leave rsync waiting for it
   joined.catch(() => proc.kill('SIGKILL'));
   try {
     const exit = await proc.exited;
     o.signal.throwIfAborted();
     if (exit.exitCode !== 0) {
-      // a broken stream is the cause when it already broke; else rsync's own words (a full disk, say).
+      // a broken stream is the cause when the peer's broke; else rsync's own words (a full disk, say).
       // The peer's barrier is not waited for: its rsync may wait for ours forever.
       const broke = await settledWithin(joined, 200);
       session.destroy();
-      throw broke ?? new RsyncFailed('receiver', exit.exitCode ?? undefined, stderr);
+      throw (peerBroke ? broke : undefined) ?? new RsyncFailed('receiver', exit.exitCode ?? undefined, stderr);
     }
     await joined;
   } finally {

@@ -28,8 +28,10 @@
 #include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -70,6 +72,28 @@ enum { R_SPAWN_FAILED = 1, R_TIMED_OUT = 2, R_CANCELED = 4, R_EXITED = 8, R_SIGN
  */
 #define TTY_SETTLE_MS 1000
 #define TTY_LOOK_MS 5
+
+/* A blocking connection to the unix socket at `path` (close-on-exec until dup2), or -1 with errno set. */
+static int connect_unix(const char *path) {
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof a.sun_path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  strcpy(a.sun_path, path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  while (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+    if (errno == EINTR) continue;
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
 
 static void *xrealloc(void *p, size_t n) {
   void *q = realloc(p, n ? n : 1);
@@ -333,7 +357,7 @@ static void write_stdin(struct proc *p) {
 struct start {
   char *file, *cwd, *copy_in, *stdio_path[3];
   char **argv, **envp;
-  int stdio_kind[3]; /* 0 pipe, 1 ignore, 2 append to stdio_path */
+  int stdio_kind[3]; /* 0 pipe, 1 ignore, 2 append to stdio_path, 3 a connection to the unix socket stdio_path */
   int pty, have_env, extend_env, have_uid, have_gid, bad;
   uint32_t uid, gid;
   uint16_t cols, rows;
@@ -557,6 +581,15 @@ static pid_t start_process(struct start *s, struct proc *p, const char *program)
     for (int i = 0; i < 3 && !err; i++) {
       if (s->stdio_kind[i] == 0) {
         if (pipe2(fds[i], O_CLOEXEC) < 0) err = errno;
+      } else if (s->stdio_kind[i] == 3) {
+        /* A bulk stream (rsync's) straight to the socket svcd listens on: no relay through this helper. Streams
+           naming one socket share one connection. */
+        int same = -1;
+        for (int j = 0; j < i; j++)
+          if (s->stdio_kind[j] == 3 && strcmp(s->stdio_path[j], s->stdio_path[i]) == 0) same = j;
+        int fd = same >= 0 ? fcntl(fds[same][0], F_DUPFD_CLOEXEC, 0) : connect_unix(s->stdio_path[i]);
+        if (fd < 0) err = errno;
+        fds[i][0] = fds[i][1] = fd;
       } else {
         int fd = s->stdio_kind[i] == 1 ? open("/dev/null", O_RDWR | O_CLOEXEC)
                                        /* an existing file (svcd created it), never through a symlink */
@@ -660,7 +693,7 @@ static int decode_start(struct reader *r, struct start *s, int run) {
   for (int i = 0; i < 3; i++) {
     s->stdio_kind[i] = r_u8(r);
     s->stdio_path[i] = r_str(r, &s->bad);
-    if (s->stdio_kind[i] > 2) s->bad = 1;
+    if (s->stdio_kind[i] > 3) s->bad = 1;
   }
   return 0;
 }

@@ -82,7 +82,7 @@ class Writer {
 const envList = (env: Record<string, string> | undefined): string[] =>
   Object.entries(env ?? {}).map(([k, v]) => `${k}=${v}`);
 const stdioKind = (t: StdioTarget): [number, string] =>
-  t === 'pipe' ? [0, ''] : t === 'ignore' ? [1, ''] : [2, t.appendTo];
+  t === 'pipe' ? [0, ''] : t === 'ignore' ? [1, ''] : 'appendTo' in t ? [2, t.appendTo] : [3, t.socket];
 
 /** One message from svcd as the frame the helper reads. */
 export function encodeFrame(m: ParentMessage): Buffer {

@@ -4,8 +4,12 @@
  * between them. Each message carries the `id` that the parent gave the command or process it is about.
  */
 
-/** A standard stream of a streamed process: a pipe, the null device, or appended to a file (an existing one, never through a symlink). */
-export type StdioTarget = 'pipe' | 'ignore' | { appendTo: string };
+/**
+ * A standard stream of a streamed process: a pipe, the null device, appended to a file (an existing one, never
+ * through a symlink), or a connection to a unix socket svcd listens on (streams naming one socket share one
+ * connection): a bulk stream then bypasses the helper.
+ */
+export type StdioTarget = 'pipe' | 'ignore' | { appendTo: string } | { socket: string };
 
 // --- parent → helper ------------------------------------------------------------------------
 

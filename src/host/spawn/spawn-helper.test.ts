@@ -51,6 +51,45 @@ test('a helper that dies fails the commands in flight, and the next command star
   assert.equal(await runCommand('echo', ['again']), 'again');
 });
 
+test('a stream joined to a unix socket svcd listens on: stdin and stdout share one connection, byte-exact', async () => {
+  const { createHash, randomBytes } = await import('node:crypto');
+  const { mkdtemp, rm } = await import('node:fs/promises');
+  const net = await import('node:net');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const { spawnStreamed } = await import('./spawn-helper.ts');
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'svcd-spawn-sock-'));
+  const sockPath = path.join(dir, 's.sock');
+  const server = net.createServer();
+  const connections: import('node:net').Socket[] = [];
+  server.on('connection', (c) => connections.push(c));
+  await new Promise<void>((r) => server.listen(sockPath, r));
+  try {
+    const data = randomBytes(4 * 1024 * 1024);
+    const target = { socket: sockPath };
+    const p = await spawnStreamed('cat', [], { stdin: target, stdout: target, stderr: 'ignore' });
+    assert.equal(p.stdin, null);
+    assert.equal(p.stdout, null);
+    while (!connections.length) await new Promise((r) => setTimeout(r, 10));
+    const sock = connections[0]!;
+    const out = createHash('sha256');
+    const done = new Promise<void>((resolve) => sock.on('end', resolve));
+    sock.on('data', (d: Buffer) => out.update(d));
+    sock.end(data);
+    await done;
+    assert.deepEqual(await p.exited, { exitCode: 0 });
+    assert.equal(out.digest('hex'), createHash('sha256').update(data).digest('hex'));
+    assert.equal(connections.length, 1, 'one connection for both streams');
+    // A socket nobody listens on: the start fails, nothing runs.
+    await assert.rejects(
+      spawnStreamed('cat', [], { stdin: { socket: path.join(dir, 'none.sock') }, stdout: 'ignore', stderr: 'ignore' }),
+    );
+  } finally {
+    server.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('streamed pipes: stdin to stdout byte-exact with backpressure, stderr apart, exit code and signal', async () => {
   const { createHash, randomBytes } = await import('node:crypto');
   const { spawnStreamed } = await import('./spawn-helper.ts');
