@@ -72,3 +72,16 @@ export const isUniqueViolation = (e: unknown): boolean => hasPgCode(e, '23505');
 
 /** PostgreSQL foreign key violation (23503): a row still referenced, or a reference to a row that is gone. */
 export const isForeignKeyViolation = (e: unknown): boolean => hasPgCode(e, '23503');
+
+/**
+ * `fn`, run once more when it lost a race to insert the same row (a unique violation): the second run finds
+ * the row the other writer committed. Any other error, or a second violation, is thrown.
+ */
+export async function retryOnceIfRaced<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (!isUniqueViolation(e)) throw e;
+    return fn();
+  }
+}

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
-import { ConflictError, isUniqueViolation, ValidationError } from './errors.ts';
+import { ConflictError, retryOnceIfRaced, ValidationError } from './errors.ts';
 import { withMemberValues } from './member-config-sql.ts';
 import { parseMemberConfig } from './member-config.ts';
 import { type NetworkHostView, type NetworkInput, prepareNetwork, validateNetworkName } from './networks.ts';
@@ -35,36 +35,31 @@ export async function defineNetworkOnMember(db: Db, input: NetworkInput, member:
     if (!MEMBER_KEYS.includes(key))
       throw new ValidationError(`Config key "${key}" may not be used as member-specific key`);
   parseMemberConfig(Object.entries(config).map(([key, value]) => ({ entity: 'network', name, key, value })));
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await db.transaction(async (tx) => {
-        const [cur] = await tx.select().from(networks).where(eq(networks.name, name)).for('update');
-        if (!cur) {
-          await tx.insert(networks).values({
-            id: randomUUID(),
-            name,
-            type: typeOf(input),
-            description: input.description ?? '',
-            config: {},
-            memberConfig: { [member]: config },
-            pending: true,
-          });
-          return;
-        }
-        if (!cur.pending || cur.deletingAt) throw new ValidationError('The network is already created');
-        checkType(input, cur);
-        if (cur.memberConfig[member]) throw new ValidationError(`The network is already defined on member "${member}"`);
-        await tx
-          .update(networks)
-          .set({ memberConfig: withMemberValues(networks.memberConfig, member, config) })
-          .where(eq(networks.id, cur.id));
-      });
-    } catch (e) {
-      // Another member's first definition committed meanwhile: this one joins it.
-      if (isUniqueViolation(e) && attempt === 0) continue;
-      throw e;
-    }
-  }
+  // Another member's first definition committed meanwhile: this one joins it.
+  return retryOnceIfRaced(() =>
+    db.transaction(async (tx) => {
+      const [cur] = await tx.select().from(networks).where(eq(networks.name, name)).for('update');
+      if (!cur) {
+        await tx.insert(networks).values({
+          id: randomUUID(),
+          name,
+          type: typeOf(input),
+          description: input.description ?? '',
+          config: {},
+          memberConfig: { [member]: config },
+          pending: true,
+        });
+        return;
+      }
+      if (!cur.pending || cur.deletingAt) throw new ValidationError('The network is already created');
+      checkType(input, cur);
+      if (cur.memberConfig[member]) throw new ValidationError(`The network is already defined on member "${member}"`);
+      await tx
+        .update(networks)
+        .set({ memberConfig: withMemberValues(networks.memberConfig, member, config) })
+        .where(eq(networks.id, cur.id));
+    }),
+  );
 }
 
 /**

@@ -9,7 +9,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
 import type { ProbeResult } from '../host/storage/driver-catalog.ts';
-import { ConflictError, isUniqueViolation, NotFoundError, ValidationError } from './errors.ts';
+import { ConflictError, retryOnceIfRaced, NotFoundError, ValidationError } from './errors.ts';
 import { withMemberValues } from './member-config-sql.ts';
 import { parseMemberConfig } from './member-config.ts';
 import { validateName } from './names.ts';
@@ -37,40 +37,34 @@ export async function definePoolOnMember(
     Object.entries(config).map(([key, value]) => ({ entity: 'storage-pool', name: input.name, key, value })),
   );
   const values = config.source ? { ...config, 'volatile.initial_source': config.source } : config;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await db.transaction(async (tx) => {
-        const [cur] = await tx.select().from(storagePools).where(eq(storagePools.name, input.name)).for('update');
-        if (!cur) {
-          await tx.insert(storagePools).values({
-            name: input.name,
-            driver: input.driver,
-            description: input.description ?? '',
-            config: {},
-            memberConfig: { [member]: values },
-            pending: true,
-          });
-          await deleteStatusRow(tx, 'storage-pool', input.name);
-          return;
-        }
-        if (!cur.pending || cur.deletingAt) throw new ValidationError('The storage pool is already created');
-        if (cur.driver !== input.driver)
-          throw new ValidationError(
-            `Requested storage pool driver "${input.driver}" doesn't match driver in existing database record "${cur.driver}"`,
-          );
-        if (cur.memberConfig[member])
-          throw new ValidationError(`The storage pool already defined on member "${member}"`);
-        await tx
-          .update(storagePools)
-          .set({ memberConfig: withMemberValues(storagePools.memberConfig, member, values) })
-          .where(eq(storagePools.name, input.name));
-      });
-    } catch (e) {
-      // Another member's first definition committed meanwhile: this one joins it.
-      if (isUniqueViolation(e) && attempt === 0) continue;
-      throw e;
-    }
-  }
+  // Another member's first definition committed meanwhile: this one joins it.
+  return retryOnceIfRaced(() =>
+    db.transaction(async (tx) => {
+      const [cur] = await tx.select().from(storagePools).where(eq(storagePools.name, input.name)).for('update');
+      if (!cur) {
+        await tx.insert(storagePools).values({
+          name: input.name,
+          driver: input.driver,
+          description: input.description ?? '',
+          config: {},
+          memberConfig: { [member]: values },
+          pending: true,
+        });
+        await deleteStatusRow(tx, 'storage-pool', input.name);
+        return;
+      }
+      if (!cur.pending || cur.deletingAt) throw new ValidationError('The storage pool is already created');
+      if (cur.driver !== input.driver)
+        throw new ValidationError(
+          `Requested storage pool driver "${input.driver}" doesn't match driver in existing database record "${cur.driver}"`,
+        );
+      if (cur.memberConfig[member]) throw new ValidationError(`The storage pool already defined on member "${member}"`);
+      await tx
+        .update(storagePools)
+        .set({ memberConfig: withMemberValues(storagePools.memberConfig, member, values) })
+        .where(eq(storagePools.name, input.name));
+    }),
+  );
 }
 
 /**

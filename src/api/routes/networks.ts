@@ -56,12 +56,14 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, bus, networks: host } = deps;
 
   /** Created once the reconciler converged it, Errored (with why) when its last reconcile failed. */
-  async function statusOf(n: NetworkRow): Promise<{ status: string; status_detail: string }> {
+  async function statusOf(
+    n: NetworkRow,
+    on: { missing: string[] } | undefined,
+  ): Promise<{ status: string; status_detail: string }> {
     if (n.pending) return { status: 'Pending', status_detail: `defined on ${Object.keys(n.memberConfig).join(', ')}` };
     const st = await readNetworkReconcileStatus(db, n.id);
     if (st?.lastError) return { status: 'Errored', status_detail: st.lastError };
     if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
-    const on = await membersHaving(n.id);
     if (on?.missing.length) return { status: 'Pending', status_detail: `not yet on ${on.missing.join(', ')}` };
     return { status: 'Created', status_detail: '' };
   }
@@ -89,6 +91,8 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
         locations: [],
       };
     const n = l.managed;
+    // Read once for both the status and the locations.
+    const on = n.pending ? undefined : await membersHaving(n.id);
     return {
       name: n.name,
       description: n.description,
@@ -96,8 +100,8 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       managed: true,
       config: target ? { ...n.config, ...n.memberConfig[target] } : n.config,
       used_by: await usedBy.network(n.name),
-      ...(await statusOf(n)),
-      locations: n.pending ? Object.keys(n.memberConfig).sort() : ((await membersHaving(n.id))?.ready ?? ['none']),
+      ...(await statusOf(n, on)),
+      locations: n.pending ? Object.keys(n.memberConfig).sort() : (on?.ready ?? ['none']),
     };
   };
   const lifecycle = (action: string, name: string, context: Record<string, unknown> = {}) =>
