@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CLUSTER_PASSWORD, formCluster, startClusterHosts, type TestCluster } from '../support/cluster.ts';
@@ -120,8 +120,10 @@ describe('a cluster of three members on one database', {
       assert.ok((await readdir(path.join(h.daemon.stateDir, 'storage-pools'))).includes('clus-pool'), h.name);
   });
 
-  test('a pool defined member by member (?target=) is Pending, on no host, then created on all with their own sources', async () => {
+  test('a pool defined member by member (?target=) is Pending, on no host, then created on all with their own sources', async (t) => {
     const src = (h: Host) => path.join(path.dirname(h.daemon.stateDir), `${path.basename(h.daemon.stateDir)}-two-step`);
+    // The sources given are the user's: they outlive the pool, and go with the test, also when it fails.
+    t.after(() => Promise.all([a, b].map((h) => rm(src(h), { recursive: true, force: true }))));
     // Two members defined at once through different members: one pending row with both.
     const [ra, rb] = await Promise.all([
       c.api.post('/1.0/storage-pools?target=a', { name: 'two-step', driver: 'dir', config: { source: src(a) } }),
