@@ -7,7 +7,7 @@ import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqu
 import { resolveNetworkAddresses } from './network-addresses.ts';
 import { nicsOnNetwork } from './network-nics.ts';
 import { checkNetworkConfig, type NetworkProbes } from './network-config.ts';
-import { networks, reconcileStatus, type NetworkRow } from './schema/index.ts';
+import { networks, type NetworkRow } from './schema/index.ts';
 import { withMemberMoved, withMemberValues } from './member-config-sql.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
 
@@ -138,15 +138,6 @@ export async function readNetwork(db: DbOrTx, name: string): Promise<NetworkRow>
 export async function readNetworkById(db: DbOrTx, id: string): Promise<NetworkRow | undefined> {
   const [row] = await db.select().from(networks).where(eq(networks.id, id));
   return row;
-}
-
-/** How the last reconcile of a network went (absent before its first). */
-export async function readNetworkReconcileStatus(db: DbOrTx, id: string) {
-  const [st] = await db
-    .select()
-    .from(reconcileStatus)
-    .where(and(eq(reconcileStatus.kind, NETWORK_KIND), eq(reconcileStatus.key, id)));
-  return st;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
+import { NETWORK_KIND } from './networks.ts';
 import { POOL_KIND } from './storage-pools.ts';
 import {
   containerRuntime,
@@ -9,6 +10,10 @@ import {
   storagePools,
   type ContainerRuntimeRow,
 } from './schema/index.ts';
+
+type ReconcileStatusRow = typeof reconcileStatus.$inferSelect;
+type PoolRuntimeRow = typeof poolRuntime.$inferSelect;
+type NetworkRuntimeRow = typeof networkRuntime.$inferSelect;
 
 /**
  * Reads the API makes of rows other modules write (runtime facts from the observers, reconcile
@@ -35,21 +40,50 @@ export async function readPoolRuntime(db: DbOrTx, node: string, pool: string) {
   return rt;
 }
 
-/** How the last reconcile of a pool went. */
-export async function readPoolReconcileStatus(db: DbOrTx, pool: string) {
-  const [st] = await db
-    .select()
-    .from(reconcileStatus)
-    .where(and(eq(reconcileStatus.kind, POOL_KIND), eq(reconcileStatus.key, pool)));
-  return st;
-}
-
 /** The storage drivers some pool uses. */
 export async function usedPoolDrivers(db: DbOrTx): Promise<{ driver: string }[]> {
   return db.selectDistinct({ driver: storagePools.driver }).from(storagePools);
 }
 
-/** What each member's host shows of a managed network (network_runtime): one row per member that looked. */
-export async function readNetworkRuntimes(db: DbOrTx, networkId: string) {
-  return db.select().from(networkRuntime).where(eq(networkRuntime.networkId, networkId));
+/**
+ * How pools and networks stand, for one render of one or many of them: each table is read once, on first
+ * use, whatever the number of pools, networks and members (a list must not query per item).
+ */
+export interface StandingReader {
+  poolStatus(pool: string): Promise<ReconcileStatusRow | undefined>;
+  networkStatus(networkId: string): Promise<ReconcileStatusRow | undefined>;
+  /** What `node`'s pool observer last saw of `pool`. */
+  poolRuntime(node: string, pool: string): Promise<PoolRuntimeRow | undefined>;
+  /** What each member's host shows of a network: one row per member that looked. */
+  networkRuntimes(networkId: string): Promise<NetworkRuntimeRow[]>;
+}
+
+function once<T>(load: () => PromiseLike<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= Promise.resolve(load()));
+}
+
+export function standingReader(db: DbOrTx): StandingReader {
+  const statuses = (kind: string) =>
+    once(async () => {
+      const rows = await db.select().from(reconcileStatus).where(eq(reconcileStatus.kind, kind));
+      return new Map(rows.map((r) => [r.key, r]));
+    });
+  const pools = statuses(POOL_KIND);
+  const networks = statuses(NETWORK_KIND);
+  const poolRuntimes = once(async () => {
+    const rows = await db.select().from(poolRuntime);
+    return new Map(rows.map((r) => [`${r.node}\0${r.pool}`, r]));
+  });
+  const networkRuntimes = once(async () => {
+    const out = new Map<string, NetworkRuntimeRow[]>();
+    for (const r of await db.select().from(networkRuntime)) out.set(r.networkId, [...(out.get(r.networkId) ?? []), r]);
+    return out;
+  });
+  return {
+    poolStatus: async (pool) => (await pools()).get(pool),
+    networkStatus: async (id) => (await networks()).get(id),
+    poolRuntime: async (node, pool) => (await poolRuntimes()).get(`${node}\0${pool}`),
+    networkRuntimes: async (id) => (await networkRuntimes()).get(id) ?? [],
+  };
 }

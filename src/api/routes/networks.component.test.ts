@@ -18,6 +18,7 @@ import type { NetworkLease } from '../../host/network/types.ts';
 import { Hono } from 'hono';
 import type { AppEnv } from '../context.ts';
 import { errorBody } from '../envelope.ts';
+import { countQueries } from '../../test-support/count-queries.ts';
 import { statusFor } from '../errors.ts';
 import { registerNetworkRoutes } from './networks.ts';
 import type { ApiDeps } from '../deps.ts';
@@ -229,4 +230,25 @@ test('rename 204 + Location, 409 on a taken name; delete; state and refusals on 
     { managed: eth0.managed, type: eth0.type, config: eth0.config },
     { managed: false, type: 'physical', config: {} },
   );
+});
+
+test('a recursive list reads each table once, however many networks it renders', async () => {
+  const queries = countQueries(database.db);
+  const cost = async () => {
+    queries.reset();
+    const r = await call('GET', '/1.0/networks?recursion=1');
+    assert.equal(r.status, 200);
+    return { listed: (r.json.metadata as unknown[]).length, queries: queries.count };
+  };
+  try {
+    assert.equal((await call('POST', '/1.0/networks', { name: 'brq0', config: SAFE })).status, 200);
+    const few = await cost();
+    for (const name of ['brq1', 'brq2', 'brq3'])
+      assert.equal((await call('POST', '/1.0/networks', { name, config: SAFE })).status, 200);
+    const more = await cost();
+    assert.equal(more.listed, few.listed + 3);
+    assert.equal(more.queries, few.queries, 'the same statements for 3 more networks');
+  } finally {
+    queries.restore();
+  }
 });

@@ -12,19 +12,16 @@ import {
   prepareNetwork,
   prepareNetworkUpdate,
   readNetwork,
-  readNetworkReconcileStatus,
   renameNetwork,
   staticLeases,
   updateNetwork,
 } from '../../desired/networks.ts';
 import type { NetworkRow } from '../../desired/schema/index.ts';
-import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
 import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
-import { clusterTargetOf } from '../cluster-target.ts';
-import { readNetworkRuntimes } from '../../desired/runtime-reads.ts';
+import { clusterTargetOf, renderReads, type RenderReads } from '../cluster-target.ts';
 import { awaitConverged } from '../desired-write.ts';
 import { defineNetworkOnMember, deletePendingNetwork, finishPendingNetwork } from '../../desired/network-pending.ts';
 import { renamedResponse, sync } from '../envelope.ts';
@@ -55,30 +52,31 @@ const nameOf = (l: Listed) => ('managed' in l ? l.managed.name : l.host.name);
 export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, bus, networks: host } = deps;
 
+  const readsFor = () => renderReads(db, deps.cluster);
+  type Reads = RenderReads;
+
   /** Created once the reconciler converged it, Errored (with why) when its last reconcile failed. */
   async function statusOf(
     n: NetworkRow,
     on: { missing: string[] } | undefined,
+    reads: Reads,
   ): Promise<{ status: string; status_detail: string }> {
     if (n.pending) return { status: 'Pending', status_detail: `defined on ${Object.keys(n.memberConfig).join(', ')}` };
-    const st = await readNetworkReconcileStatus(db, n.id);
+    const st = await reads.standing.networkStatus(n.id);
     if (st?.lastError) return { status: 'Errored', status_detail: st.lastError };
     if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
     if (on?.missing.length) return { status: 'Pending', status_detail: `not yet on ${on.missing.join(', ')}` };
     return { status: 'Created', status_detail: '' };
   }
   /** In a cluster: the members whose host shows the network up (network_runtime), and those where it is not (yet). */
-  async function membersHaving(id: string): Promise<{ ready: string[]; missing: string[] } | undefined> {
-    if (!deps.cluster || !(await deps.cluster.clustered())) return undefined;
-    const [members, rows] = await Promise.all([deps.cluster.members(), readNetworkRuntimes(db, id)]);
+  async function membersHaving(id: string, reads: Reads): Promise<{ ready: string[]; missing: string[] } | undefined> {
+    const [members, rows] = await Promise.all([reads.members(), reads.standing.networkRuntimes(id)]);
+    if (!members) return undefined;
     const up = new Set(rows.filter((r) => r.ready).map((r) => r.node));
-    return {
-      ready: members.filter((m) => up.has(m.name)).map((m) => m.name),
-      missing: members.filter((m) => !up.has(m.name)).map((m) => m.name),
-    };
+    return { ready: members.filter((m) => up.has(m)), missing: members.filter((m) => !up.has(m)) };
   }
   /** `target`: a member's view, its own keys (bridge.external_interfaces) in the config. */
-  const render = async (l: Listed, usedBy: UsedByReader = usedByReader(db), target?: string) => {
+  const render = async (l: Listed, reads: Reads = readsFor(), target?: string) => {
     if ('host' in l)
       return {
         name: l.host.name,
@@ -86,21 +84,21 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
         type: l.host.type,
         managed: false,
         config: {},
-        used_by: await usedBy.network(l.host.name),
+        used_by: await reads.usedBy.network(l.host.name),
         status: '',
         locations: [],
       };
     const n = l.managed;
     // Read once for both the status and the locations.
-    const on = n.pending ? undefined : await membersHaving(n.id);
+    const on = n.pending ? undefined : await membersHaving(n.id, reads);
     return {
       name: n.name,
       description: n.description,
       type: n.type,
       managed: true,
       config: target ? { ...n.config, ...n.memberConfig[target] } : n.config,
-      used_by: await usedBy.network(n.name),
-      ...(await statusOf(n, on)),
+      used_by: await reads.usedBy.network(n.name),
+      ...(await statusOf(n, on, reads)),
       locations: n.pending ? Object.keys(n.memberConfig).sort() : (on?.ready ?? ['none']),
     };
   };
@@ -147,10 +145,10 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
       const all: Listed[] = [...rows.map((managed) => ({ managed })), ...hostOnly.map((h) => ({ host: h }))].sort(
         (a, b) => (nameOf(a) < nameOf(b) ? -1 : nameOf(a) > nameOf(b) ? 1 : 0),
       );
-      const usedBy = usedByReader(db);
+      const reads = readsFor();
       return sync(
         c,
-        await renderCollection(c, all, { url: (l) => networkUrl(nameOf(l)), render: (l) => render(l, usedBy) }),
+        await renderCollection(c, all, { url: (l) => networkUrl(nameOf(l)), render: (l) => render(l, reads) }),
       );
     },
     POST: async (c) => {
@@ -214,7 +212,7 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     GET: async (c) => {
       const l = await lookup(param(c, 'name'));
       const { target } = await clusterTargetOf(c, deps.cluster);
-      return sync(c, await render(l, usedByReader(db), target), {
+      return sync(c, await render(l, readsFor(), target), {
         etag: computeEtag('managed' in l ? editable(l.managed) : { description: '', config: {} }),
       });
     },

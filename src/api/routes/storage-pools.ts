@@ -8,7 +8,7 @@ import {
   finishPendingPool,
   requireUsablePool,
 } from '../../desired/pool-pending.ts';
-import { readPoolReconcileStatus, readPoolRuntime } from '../../desired/runtime-reads.ts';
+import { readPoolRuntime } from '../../desired/runtime-reads.ts';
 import type { StoragePoolRow } from '../../desired/schema/index.ts';
 import {
   insertPool,
@@ -20,12 +20,11 @@ import {
   revertPool,
   updatePool,
 } from '../../desired/storage-pools.ts';
-import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
 import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
-import { clusterTargetOf } from '../cluster-target.ts';
+import { clusterTargetOf, renderReads, type RenderReads } from '../cluster-target.ts';
 import { awaitConverged } from '../desired-write.ts';
 import { sync } from '../envelope.ts';
 import { checkedWrite, computeEtag } from '../etag.ts';
@@ -46,41 +45,50 @@ const editable = (p: StoragePoolRow) => ({ description: p.description, config: p
 export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, bus, node } = deps;
 
+  const readsFor = () => renderReads(db, deps.cluster);
+  type Reads = RenderReads;
+
   /** Status from what the host shows (observer) and how the last reconcile went. */
-  async function statusOf(p: StoragePoolRow): Promise<{ status: string; status_detail: string }> {
+  async function statusOf(
+    p: StoragePoolRow,
+    on: { missing: string[] } | undefined,
+    reads: Reads,
+  ): Promise<{ status: string; status_detail: string }> {
     if (p.deletingAt) return { status: 'Deleting', status_detail: '' };
     if (p.pending) return { status: 'Pending', status_detail: `defined on ${Object.keys(p.memberConfig).join(', ')}` };
-    const rt = await readPoolRuntime(db, node, p.name);
-    const st = await readPoolReconcileStatus(db, p.name);
+    const [rt, st] = await Promise.all([reads.standing.poolRuntime(node, p.name), reads.standing.poolStatus(p.name)]);
     if (st?.lastError) return { status: 'Unavailable', status_detail: st.lastError };
     if (rt && !rt.ready) return { status: 'Unavailable', status_detail: rt.problem };
     if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
-    const on = await membersHaving(p.name);
     if (on?.missing.length) return { status: 'Pending', status_detail: `not yet on ${on.missing.join(', ')}` };
     return { status: 'Created', status_detail: '' };
   }
   /** In a cluster: the members whose host shows the pool ready, and those where it is not (yet). */
-  async function membersHaving(pool: string): Promise<{ ready: string[]; missing: string[] } | undefined> {
-    if (!deps.cluster || !(await deps.cluster.clustered())) return undefined;
-    const members = await deps.cluster.members();
+  async function membersHaving(
+    pool: string,
+    reads: Reads,
+  ): Promise<{ ready: string[]; missing: string[] } | undefined> {
+    const members = await reads.members();
+    if (!members) return undefined;
     const ready = await Promise.all(
-      members.map(async (m) => (await readPoolRuntime(db, m.name, pool))?.ready === true),
+      members.map(async (m) => (await reads.standing.poolRuntime(m, pool))?.ready === true),
     );
-    return {
-      ready: members.filter((_, i) => ready[i]).map((m) => m.name),
-      missing: members.filter((_, i) => !ready[i]).map((m) => m.name),
-    };
+    return { ready: members.filter((_, i) => ready[i]), missing: members.filter((_, i) => !ready[i]) };
   }
   /** `target`: a member's view, its own keys (source, size) in the config. */
-  const render = async (p: StoragePoolRow, usedBy: UsedByReader = usedByReader(db), target?: string) => ({
-    name: p.name,
-    description: p.description,
-    driver: p.driver,
-    config: target ? { ...p.config, ...p.memberConfig[target] } : p.config,
-    used_by: await usedBy.pool(p.name),
-    ...(await statusOf(p)),
-    locations: p.pending ? Object.keys(p.memberConfig).sort() : ((await membersHaving(p.name))?.ready ?? ['none']),
-  });
+  const render = async (p: StoragePoolRow, reads: Reads = readsFor(), target?: string) => {
+    // Read once for both the status and the locations.
+    const on = p.pending ? undefined : await membersHaving(p.name, reads);
+    return {
+      name: p.name,
+      description: p.description,
+      driver: p.driver,
+      config: target ? { ...p.config, ...p.memberConfig[target] } : p.config,
+      used_by: await reads.usedBy.pool(p.name),
+      ...(await statusOf(p, on, reads)),
+      locations: p.pending ? Object.keys(p.memberConfig).sort() : (on?.ready ?? ['none']),
+    };
+  };
   const targetOf = (c: Context<AppEnv>) => clusterTargetOf(c, deps.cluster);
   const lifecycle = (action: string, name: string) =>
     emitLifecycle(bus, { action: `storage-pool-${action}`, source: poolUrl(name) });
@@ -93,13 +101,13 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
 
   route(app, '/1.0/storage-pools', {
     GET: async (c) => {
-      const usedBy = usedByReader(db);
+      const reads = readsFor();
       return sync(
         c,
         await renderCollection(
           c,
           (await listPools(db)).filter((p) => !p.deletingAt),
-          { url: (p) => poolUrl(p.name), render: (p) => render(p, usedBy) },
+          { url: (p) => poolUrl(p.name), render: (p) => render(p, reads) },
         ),
       );
     },
@@ -163,7 +171,7 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
     GET: async (c) => {
       const p = await livePool(param(c, 'name'));
       const { target } = await targetOf(c);
-      return sync(c, await render(p, usedByReader(db), target), { etag: computeEtag(editable(p)) });
+      return sync(c, await render(p, readsFor(), target), { etag: computeEtag(editable(p)) });
     },
     PUT: update(true),
     PATCH: update(false),
