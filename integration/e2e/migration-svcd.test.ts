@@ -5,16 +5,20 @@
  * starts on the other host with its files; `lxc move` deletes the source only after the sink succeeded.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
 import { teardownContainers, waitOp } from '../support/container-env.ts';
 import { eventually } from '../support/http.ts';
 import { lxcCli, type LxcCli } from '../support/lxc-cli.ts';
 import { ensureRootSubids, lxcSkipReason } from '../support/lxc-host.ts';
-import { importTestImage, startTwoHosts, stopHosts, type Host } from '../support/two-hosts.ts';
+import { importTestImage, receivedLine, startTwoHosts, stopHosts, type Host } from '../support/two-hosts.ts';
 
+const run = promisify(execFile);
 const skip = await lxcSkipReason();
+
 const PASSWORD = 'mig-s3cret';
 
 describe('container migration between two svcd hosts', { skip }, () => {
@@ -98,6 +102,10 @@ describe('container migration between two svcd hosts', { skip }, () => {
     await prepare(a, 'pull1');
     await lxc.ok(['copy', 'a:pull1', 'b:pull1']);
     await checkCopy(b, 'pull1');
+    // two svcd sides agree on xxh128 (svcd's own rsyncFeatures field) when their rsync has it
+    const received = receivedLine(b, 'pull1');
+    const hasXxh = /Checksum list:\s*\n\s*[^\n]*\bxxh128\b/.test((await run('rsync', ['--version'])).stdout);
+    assert.equal(received.rsync, hasXxh ? 'xattrs,delete,xxh128' : 'xattrs,delete', JSON.stringify(received));
     // the source is untouched
     assert.equal((await a.api.get('/1.0/containers/pull1')).status, 200);
   });

@@ -149,3 +149,14 @@ export async function stopHosts(hosts: (Host | undefined)[], dirs: (string | und
   await Promise.all(hosts.map((h) => h?.daemon.destroy()));
   await Promise.all(dirs.filter((d): d is string => !!d).map((d) => rm(d, { recursive: true, force: true })));
 }
+
+/** The sink's log line for a received container. */
+export function receivedLine(h: Host, name: string): Record<string, unknown> {
+  const line = h.daemon
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"container received"') && l.includes(`"container":"${name}"`))
+    .at(-1);
+  assert.ok(line, `no "container received" line for ${name}`);
+  return JSON.parse(line) as Record<string, unknown>;
+}

@@ -103,7 +103,10 @@ async function receive(
       // the map the tree is on disk in now: container ids (shifted from the sender's map after each session)
       'volatile.last_state.idmap': '[]',
     };
-    deps.log.info({ container: req.name, fs: got.fs, snapshots: got.snapshots.length }, 'container received');
+    deps.log.info(
+      { container: req.name, fs: got.fs, rsync: got.rsync.join(','), snapshots: got.snapshots.length },
+      'container received',
+    );
     if (shiftRules(got.offer.idmap ?? []).length > 0)
       deps.log.info(
         { container: req.name, idmap: got.offer.idmap },

@@ -66,7 +66,10 @@ export async function receiveVolume(deps: MigrationDeps, req: ReceiveVolumeReque
           ctx,
         );
         staging = got.staging;
-        deps.log.info({ volume: req.name, fs: got.fs, snapshots: got.snapshots.length }, 'storage volume received');
+        deps.log.info(
+          { volume: req.name, fs: got.fs, rsync: got.rsync.join(','), snapshots: got.snapshots.length },
+          'storage volume received',
+        );
         const now = new Date();
         const row = await insertVolume(deps.db, {
           pool: req.pool,

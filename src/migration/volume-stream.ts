@@ -14,7 +14,7 @@ import {
   offerRsyncFeatures,
 } from '../host/migration/negotiate-transport.ts';
 import type { RsyncFeature } from '../host/migration/rsync-args.ts';
-import { receiveTree, sendTree } from '../host/migration/rsync-transfer.ts';
+import { receiveTree, sendTree, withLocalRsyncFeatures } from '../host/migration/rsync-transfer.ts';
 import { shiftRules, shiftTree } from '../host/migration/shift-tree.ts';
 import { type BtrfsSource, receiveSubvolumes, sendSubvolumes } from './btrfs-stream.ts';
 import type { MigrationChannels } from './migration-channels.ts';
@@ -58,17 +58,18 @@ export interface SendStream {
 
 /** The source's side; resolves once the sink reported success, rejects with the sink's words when it failed. */
 export async function sendStream(channels: MigrationChannels, s: SendStream, ctx: TaskCtx): Promise<void> {
+  const ours = await withLocalRsyncFeatures(s.features);
   await channels.control.send(
     encodeMigrationHeader({
       fs: s.btrfs ? 'BTRFS' : 'RSYNC',
       ...(s.btrfs ? { btrfsFeatures: offerBtrfsFeatures(BTRFS_FEATURES) } : {}),
       // with BTRFS too: the rsync fallback's features, for a sink that cannot take btrfs streams
-      rsyncFeatures: offerRsyncFeatures(s.features),
+      rsyncFeatures: offerRsyncFeatures(ours),
       ...s.header,
     }),
   );
   const answer = decodeMigrationHeader(await channels.control.receive());
-  const transport = negotiateTransport(answer, { btrfs: s.btrfs && BTRFS_FEATURES, rsync: s.features });
+  const transport = negotiateTransport(answer, { btrfs: s.btrfs && BTRFS_FEATURES, rsync: ours });
   const progress = progressReporter(ctx, s.name);
   // the verdict may come early (the sink failed): read it alongside the data
   const verdict = channels.control.receive().then((b) => decodeMigrationControl(b));
@@ -132,14 +133,17 @@ export interface Received {
   snapshots: { id: string; name: string; wire: SnapshotEntry | undefined }[];
   /** How the data came: btrfs send/receive or rsync. */
   fs: 'BTRFS' | 'RSYNC';
+  /** The rsync features both sides ran with (none for btrfs streams). */
+  rsync: RsyncFeature[];
 }
 
 /** The sink's side, up to the data landed in a staged volume (the caller commits the rows, then reports). */
 export async function receiveStream(channels: MigrationChannels, r: ReceiveStream, ctx: TaskCtx): Promise<Received> {
   const offer = decodeMigrationHeader(await channels.control.receive());
   r.check?.(offer);
-  const transport = negotiateTransport(offer, { btrfs: r.subvolumes ? BTRFS_FEATURES : undefined, rsync: r.features });
-  const features = negotiateRsyncFeatures(r.features, offer.rsyncFeatures);
+  const ours = await withLocalRsyncFeatures(r.features);
+  const transport = negotiateTransport(offer, { btrfs: r.subvolumes ? BTRFS_FEATURES : undefined, rsync: ours });
+  const features = negotiateRsyncFeatures(ours, offer.rsyncFeatures);
   const finalSync = offer.criu === 'NONE' && transport.fs === 'RSYNC';
   const wanted = r.volumeOnly ? [] : (offer.snapshots ?? []);
   // Older peers list names only.
@@ -181,7 +185,7 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
       if (said && !said.success) throw new Error(said.message || 'the source reported a failure');
       await progress.flush();
       const snapshots = names.map((name, i) => ({ id: ids[i]!, name, wire: byName.get(name) }));
-      return { offer, staging, snapshots, fs: 'BTRFS' };
+      return { offer, staging, snapshots, fs: 'BTRFS', rsync: [] };
     }
     // A tree owned by the sender's host ids (LXD shifts root filesystems on disk) comes into container ids,
     // the form svcd keeps (idmapped mounts map it at start): after each session, before a snapshot is taken,
@@ -201,7 +205,7 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     await session();
     if (finalSync) await session();
     await progress.flush();
-    return { offer, staging, snapshots, fs: 'RSYNC' };
+    return { offer, staging, snapshots, fs: 'RSYNC', rsync: features };
   } catch (e) {
     await staging.abort().catch(() => undefined);
     throw e;

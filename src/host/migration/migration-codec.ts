@@ -49,6 +49,8 @@ export interface RsyncFeatures {
   delete?: boolean;
   compress?: boolean;
   bidirectional?: boolean;
+  /** svcd's own (field 1000): the rsync here verifies with xxh128 (LXD peers neither send nor echo it). */
+  svcdXxh128?: boolean;
 }
 export interface BtrfsFeatures {
   migrationHeader?: boolean;

@@ -94,3 +94,32 @@ test('criu: none for a stateless copy, a live one refused', () => {
   assert.throws(() => negotiateCriu(true, 'NONE'), LiveMigrationRefused);
   assert.throws(() => negotiateCriu(false, 'CRIU_RSYNC'), /CRIU/);
 });
+
+test("xxh128 is svcd's own: offered in field 1000 only when had, agreed only with a peer that said it", () => {
+  assert.deepEqual(offerRsyncFeatures(['xattrs', 'xxh128']), {
+    xattrs: true,
+    delete: false,
+    compress: false,
+    bidirectional: true,
+    svcdXxh128: true,
+  });
+  // an LXD peer never says it: MD5, as LXD's rsync runs
+  const lxd = { xattrs: true, delete: true, compress: false, bidirectional: true };
+  assert.deepEqual(negotiateRsyncFeatures(['xattrs', 'delete', 'xxh128'], lxd), ['xattrs', 'delete']);
+  assert.deepEqual(negotiateRsyncFeatures(['xattrs', 'delete', 'xxh128'], { ...lxd, svcdXxh128: true }), [
+    'xattrs',
+    'delete',
+    'xxh128',
+  ]);
+  // nor does a peer from before negotiation
+  assert.deepEqual(negotiateRsyncFeatures(['xattrs', 'xxh128'], { svcdXxh128: true }), ['xattrs']);
+  // on the wire: field 1000 (varint tag 0x1f40 → c0 3e), which LXD's decoder skips as unknown
+  const bytes = encodeMigrationHeader({ fs: 'RSYNC', rsyncFeatures: offerRsyncFeatures(['xxh128']) });
+  assert.match(Buffer.from(bytes).toString('hex'), /c03e01/);
+  assert.equal(decodeMigrationHeader(bytes).rsyncFeatures?.svcdXxh128, true);
+  assert.equal(
+    decodeMigrationHeader(encodeMigrationHeader({ fs: 'RSYNC', rsyncFeatures: offerRsyncFeatures(['xattrs']) }))
+      .rsyncFeatures?.svcdXxh128,
+    undefined,
+  );
+});

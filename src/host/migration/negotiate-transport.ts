@@ -4,6 +4,7 @@ import type { RsyncFeature } from './rsync-args.ts';
 /**
  * The rsync features both sides use. A peer that does not say `bidirectional` predates negotiation
  * (LXD ≤ 3.7) and always runs with xattrs, delete and compress: LXD assumes exactly that list for it.
+ * `xxh128` only when the peer said svcdXxh128 (an svcd peer): LXD never does.
  */
 export function negotiateRsyncFeatures(
   ours: readonly RsyncFeature[],
@@ -12,16 +13,21 @@ export function negotiateRsyncFeatures(
   const offered: RsyncFeature[] = theirs?.bidirectional
     ? (['xattrs', 'delete', 'compress'] as const).filter((f) => theirs[f] === true)
     : ['xattrs', 'delete', 'compress'];
+  if (theirs?.bidirectional && theirs.svcdXxh128 === true) offered.push('xxh128');
   return ours.filter((f) => offered.includes(f));
 }
 
-/** What we offer: every feature we run with set explicitly, and always `bidirectional` (see above). */
-export function offerRsyncFeatures(ours: readonly RsyncFeature[]): Required<RsyncFeatures> {
+/**
+ * What we offer: LXD's features set explicitly, and always `bidirectional` (see above); svcd's own field
+ * only when true, so what an LXD peer reads is what LXD itself sends.
+ */
+export function offerRsyncFeatures(ours: readonly RsyncFeature[]): RsyncFeatures {
   return {
     xattrs: ours.includes('xattrs'),
     delete: ours.includes('delete'),
     compress: ours.includes('compress'),
     bidirectional: true,
+    ...(ours.includes('xxh128') ? { svcdXxh128: true } : {}),
   };
 }
 

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { rsyncFeatureArgs, rsyncReceiveArgs, rsyncSendArgs, rsyncSkipsSelinuxXattrs, socketRsh } from './rsync-args.ts';
+import {
+  rsyncFeatureArgs,
+  rsyncHasXxh128,
+  rsyncReceiveArgs,
+  rsyncSendArgs,
+  rsyncSkipsSelinuxXattrs,
+  socketRsh,
+} from './rsync-args.ts';
 
 const rsh = socketRsh('/run/svcd/mig/1.sock');
 
@@ -26,7 +33,7 @@ test('the sending side runs the client LXD runs, all features agreed', () => {
       '/var/lib/svcd/pool/c1/rootfs/',
       'localhost:/tmp/foo',
       '-e',
-      'sh -c "exec socat - UNIX-CONNECT:/run/svcd/mig/1.sock"',
+      'sh -c "exec socat -b 262144 - UNIX-CONNECT:/run/svcd/mig/1.sock"',
     ],
   );
 });
@@ -68,6 +75,19 @@ test('the receiving side runs the server LXD runs, features in the same order', 
 
 test('feature flags are identical whichever side builds them', () => {
   assert.deepEqual(rsyncFeatureArgs(['delete'], { skipSelinuxXattrs: true }), ['--delete']);
+  assert.deepEqual(rsyncFeatureArgs(['delete', 'xxh128'], { skipSelinuxXattrs: true }), [
+    '--delete',
+    '--checksum-choice=xxh128',
+  ]);
+});
+
+test('xxh128 is had when rsync --version lists it among its checksums', () => {
+  const v = (list: string) =>
+    `rsync  version 3.2.7  protocol version 31\nChecksum list:\n    ${list}\nCompress list:\n    zstd\n`;
+  assert.equal(rsyncHasXxh128(v('xxh128 xxh3 xxh64 (xxhash) md5 md4 none')), true);
+  assert.equal(rsyncHasXxh128(v('md5 md4 none')), false);
+  assert.equal(rsyncHasXxh128('rsync  version 3.1.3  protocol version 31\n'), false);
+  assert.equal(rsyncHasXxh128(''), false);
 });
 
 test('the selinux filter needs rsync 3.1.3 or later', () => {

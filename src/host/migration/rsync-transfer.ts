@@ -6,6 +6,7 @@ import { Transform, type Duplex, type Readable, type Writable } from 'node:strea
 import { pipeline } from 'node:stream/promises';
 import { runCommand, spawnProcess } from '../exec.ts';
 import {
+  rsyncHasXxh128,
   rsyncReceiveArgs,
   rsyncSendArgs,
   rsyncSkipsSelinuxXattrs,
@@ -30,13 +31,17 @@ export interface TransferOptions {
   bwlimit?: string;
 }
 
-let selinuxFilter: Promise<boolean> | undefined;
-/** Whether rsync here is 3.1.3 or later (LXD then filters security.selinux xattrs): asked once. */
-const skipSelinux = () =>
-  (selinuxFilter ??= runCommand('rsync', ['--version']).then(
-    (out) => rsyncSkipsSelinuxXattrs(out),
-    () => false,
-  ));
+let version: Promise<string> | undefined;
+/** `rsync --version` here, asked once ('' when it cannot be run). */
+const rsyncVersion = () => (version ??= runCommand('rsync', ['--version']).catch(() => ''));
+/** Whether rsync here is 3.1.3 or later (LXD then filters security.selinux xattrs). */
+const skipSelinux = async () => rsyncSkipsSelinuxXattrs(await rsyncVersion());
+
+/** `features` with svcd's own `xxh128` added when the rsync here has that checksum (see RsyncFeature). */
+export async function withLocalRsyncFeatures(features: readonly RsyncFeature[]): Promise<RsyncFeature[]> {
+  const has = rsyncHasXxh128(await rsyncVersion());
+  return has && !features.includes('xxh128') ? [...features, 'xxh128'] : [...features];
+}
 
 const counter = (onBytes: ((n: number) => void) | undefined) => {
   let total = 0;
