@@ -135,12 +135,16 @@ describe('migration faults leave nothing half-made', { skip }, () => {
   test('the sink killed -9 mid-transfer: the source fails; the restarted sink holds nothing', async () => {
     const ops = await startCopy('big', 'killsink');
     await flowing(ops.sink);
+    const killed = b.daemon.proc.pid;
+    const socketDirs = () => readdirSync(os.tmpdir()).filter((d) => d.startsWith(`svcd-mig-${killed}-`));
+    assert.equal(socketDirs().length, 1, "the receiving rsync's socket directory, mid-transfer");
     await b.daemon.kill();
     const src = await ended(a, ops.source);
     assert.equal(src.status, 'Failure');
     assert.ok(src.err.length > 0);
     await b.daemon.restart();
     assert.equal((await b.api.get('/1.0/containers/killsink')).status, 404);
+    await eventually(() => socketDirs().length === 0, "the killed sink's socket directory swept at its start");
     await clean();
   });
 

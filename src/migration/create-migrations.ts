@@ -4,6 +4,7 @@ import { cachedPools } from '../desired/cached-reads.ts';
 import { CONTAINER_KIND, readContainerById } from '../desired/containers.ts';
 import { poolSpecOf } from '../host/layout.ts';
 import type { RsyncFeature } from '../host/migration/rsync-args.ts';
+import { sweepTransferDirs } from '../host/migration/rsync-transfer.ts';
 import type { StorageDriver } from '../host/storage/types.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from '../reconcilers/convergence.ts';
@@ -68,6 +69,7 @@ export function createMigrations(o: MigrationOptions) {
      * the copies of containers that moved away while this member was down.
      */
     async sweep(): Promise<number> {
+      await sweepTransferDirs();
       const removed = await staging.sweep(async (kind, id) => {
         if (kind !== 'container') return (await readVolumeById(o.db, id)) !== undefined;
         const row = await readContainerById(o.db, id);

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -73,13 +73,40 @@ const settledWithin = (p: Promise<void>, ms: number): Promise<Error | undefined>
     new Promise<undefined>((r) => setTimeout(r, ms, undefined)),
   ]);
 
+/** A session's socket directory in the temp dir: `svcd-mig-<pid>-XXXXXX`, removed when the session ends. */
+const DIR_PREFIX = 'svcd-mig-';
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Remove the socket directories of sessions whose svcd is gone (killed mid-transfer, so it never removed
+ * them); those of live processes (other daemons on this machine) are left alone. Returns how many went.
+ */
+export async function sweepTransferDirs(tmp = os.tmpdir()): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(tmp).catch(() => [] as string[])) {
+    const m = new RegExp(`^${DIR_PREFIX}(\\d+)-`).exec(name);
+    if (!m || alive(Number(m[1]))) continue;
+    await rm(path.join(tmp, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
+
 const tail = (s: string) => (s.length > 4096 ? s.slice(-4096) : s);
 
 /** Send the contents of `dir` (a snapshot or volume) as one session. */
 export async function sendTree(channel: FsChannel, dir: string, o: TransferOptions): Promise<void> {
   o.signal.throwIfAborted();
   const session = channel.session();
-  const sockDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-mig-'));
+  const sockDir = await mkdtemp(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
   const sockPath = path.join(sockDir, 'rsh.sock');
   let bridged: Promise<void> | undefined;
   let proc: Awaited<ReturnType<typeof spawnProcess>> | undefined;
@@ -142,7 +169,7 @@ export async function receiveTree(channel: FsChannel, dir: string, o: TransferOp
   o.signal.throwIfAborted();
   const session = channel.session();
   const args = rsyncReceiveArgs({ targetPath: dir, features: o.features, skipSelinuxXattrs: await skipSelinux() });
-  const sockDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-mig-'));
+  const sockDir = await mkdtemp(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
   const sockPath = path.join(sockDir, 'rsync.sock');
   const server = net.createServer();
   try {
