@@ -1,5 +1,6 @@
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
+import { cachedLocalRead } from '../desired/cached-reads.ts';
 import { relocateContainers } from '../desired/containers.ts';
 import { ConflictError, NotFoundError } from '../desired/errors.ts';
 import { moveMemberKeys, writeMemberKey } from '../desired/server-config.ts';
@@ -178,11 +179,18 @@ export async function markUnclustered(db: DbOrTx, name: string): Promise<void> {
     .where(eq(clusterMembers.name, name));
 }
 
-/** The names of the clustered members: an object's `location` is shown only once its member is clustered ('none' before, as LXD). */
-export async function clusteredMemberNames(db: DbOrTx): Promise<Set<string>> {
-  const rows = await db
-    .select({ name: clusterMembers.name })
-    .from(clusterMembers)
-    .where(eq(clusterMembers.clustered, true));
-  return new Set(rows.map((r) => r.name));
+/**
+ * The names of the clustered members: an object's `location` is shown only once its member is clustered ('none'
+ * before, as LXD). Every list and get of containers and volumes asks: on the embedded engine it is read again
+ * only after a write of the table (a heartbeat every 3 s), not once per request (cachedLocalRead). The set is
+ * shared: callers must not change it.
+ */
+export function clusteredMemberNames(db: DbOrTx): Promise<ReadonlySet<string>> {
+  return cachedLocalRead(db, 'clustered member names', ['cluster_members'], async () => {
+    const rows = await db
+      .select({ name: clusterMembers.name })
+      .from(clusterMembers)
+      .where(eq(clusterMembers.clustered, true));
+    return new Set(rows.map((r) => r.name));
+  });
 }

@@ -21,7 +21,7 @@ import {
   validateVolumeName,
   volumeUrl,
 } from '../../desired/storage-volumes.ts';
-import { usedByReader, type UsedByReader } from '../../desired/used-by.ts';
+import { usedByReader } from '../../desired/used-by.ts';
 import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
@@ -72,16 +72,15 @@ const editable = (vol: StorageVolumeRow) => ({ description: vol.description, con
 
 export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, bus } = deps;
-  const locationOf = async (vol: StorageVolumeRow) => ({
-    location: (await clusteredMemberNames(db)).has(vol.location) ? vol.location : 'none',
-  });
-  const render = async (vol: StorageVolumeRow, usedBy: UsedByReader = usedByReader(db)) => ({
-    ...(await locationOf(vol)),
+  /** What one render reads besides the volume rows, once however many volumes it renders. */
+  const readsFor = () => ({ usedBy: usedByReader(db), clustered: clusteredMemberNames(db) });
+  const render = async (vol: StorageVolumeRow, reads = readsFor()) => ({
+    location: (await reads.clustered).has(vol.location) ? vol.location : 'none',
     name: vol.name,
     description: vol.description,
     type: vol.type,
     config: vol.config,
-    used_by: await usedBy.volume(vol),
+    used_by: await reads.usedBy.volume(vol),
     content_type: 'filesystem',
     project: vol.project,
     created_at: vol.createdAt.toISOString(),
@@ -104,8 +103,8 @@ export function registerStorageVolumeRoutes(app: Hono<AppEnv>, deps: ApiDeps): v
 
   const list = (typed: boolean) => async (c: Context<AppEnv>) => {
     const rows = await listVolumes(db, param(c, 'pool'), VOLUME_PROJECT, typed ? typeParam(c) : undefined);
-    const usedBy = usedByReader(db);
-    return sync(c, await renderCollection(c, rows, { url: volumeUrl, render: (v) => render(v, usedBy) }));
+    const reads = readsFor();
+    return sync(c, await renderCollection(c, rows, { url: volumeUrl, render: (v) => render(v, reads) }));
   };
 
   const create = (typed: boolean) => async (c: Context<AppEnv>) => {
