@@ -104,7 +104,8 @@ async function receive(
       'volatile.last_state.idmap': '[]',
     };
     deps.log.info(
-      { container: req.name, fs: got.fs, rsync: got.rsync.join(','), snapshots: got.snapshots.length },
+      // rsync first: tests match the fields that follow as they were
+      { rsync: got.rsync.join(','), container: req.name, fs: got.fs, snapshots: got.snapshots.length },
       'container received',
     );
     if (shiftRules(got.offer.idmap ?? []).length > 0)

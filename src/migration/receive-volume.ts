@@ -67,7 +67,7 @@ export async function receiveVolume(deps: MigrationDeps, req: ReceiveVolumeReque
         );
         staging = got.staging;
         deps.log.info(
-          { volume: req.name, fs: got.fs, rsync: got.rsync.join(','), snapshots: got.snapshots.length },
+          { rsync: got.rsync.join(','), volume: req.name, fs: got.fs, snapshots: got.snapshots.length },
           'storage volume received',
         );
         const now = new Date();
