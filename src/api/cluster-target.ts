@@ -1,8 +1,5 @@
 import type { Context } from 'hono';
-import type { DbOrTx } from '../db/types.ts';
 import { NotFoundError, ValidationError } from '../desired/errors.ts';
-import { standingReader } from '../desired/runtime-reads.ts';
-import { usedByReader } from '../desired/used-by.ts';
 import type { AppEnv } from './context.ts';
 import type { ApiDeps } from './deps.ts';
 
@@ -21,22 +18,3 @@ export async function clusterTargetOf(
   if (target && !members.includes(target)) throw new NotFoundError(`Cluster member "${target}" not found`);
   return { target, members };
 }
-
-/**
- * What one render of pools or networks reads besides their rows: each table once (used-by, reconcile status,
- * the observers' runtime rows, the members), however many it renders.
- */
-export function renderReads(db: DbOrTx, cluster: ApiDeps['cluster']) {
-  let members: Promise<string[] | undefined> | undefined;
-  return {
-    usedBy: usedByReader(db),
-    standing: standingReader(db),
-    /** The cluster's members, or undefined when not clustered. */
-    members: () =>
-      (members ??= (async () => {
-        if (!cluster || !(await cluster.clustered())) return undefined;
-        return (await cluster.members()).map((m) => m.name);
-      })()),
-  };
-}
-export type RenderReads = ReturnType<typeof renderReads>;

@@ -1,5 +1,6 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
+import { lazy } from '../util/lazy.ts';
 import { NETWORK_KIND } from './networks.ts';
 import { POOL_KIND } from './storage-pools.ts';
 import {
@@ -58,24 +59,19 @@ export interface StandingReader {
   networkRuntimes(networkId: string): Promise<NetworkRuntimeRow[]>;
 }
 
-function once<T>(load: () => PromiseLike<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= Promise.resolve(load()));
-}
-
 export function standingReader(db: DbOrTx): StandingReader {
   const statuses = (kind: string) =>
-    once(async () => {
+    lazy(async () => {
       const rows = await db.select().from(reconcileStatus).where(eq(reconcileStatus.kind, kind));
       return new Map(rows.map((r) => [r.key, r]));
     });
   const pools = statuses(POOL_KIND);
   const networks = statuses(NETWORK_KIND);
-  const poolRuntimes = once(async () => {
+  const poolRuntimes = lazy(async () => {
     const rows = await db.select().from(poolRuntime);
     return new Map(rows.map((r) => [`${r.node}\0${r.pool}`, r]));
   });
-  const networkRuntimes = once(async () => {
+  const networkRuntimes = lazy(async () => {
     const out = new Map<string, NetworkRuntimeRow[]>();
     for (const r of await db.select().from(networkRuntime)) out.set(r.networkId, [...(out.get(r.networkId) ?? []), r]);
     return out;

@@ -2,6 +2,7 @@ import { and, asc, eq, isNull } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { nicParentOf } from './devices.ts';
 import { DEFAULT_PROJECT, profileProjectOf } from './profile-project.ts';
+import { lazy } from '../util/lazy.ts';
 import { containers, containerSnapshots, images, profiles, projects, storageVolumes } from './schema/index.ts';
 
 /**
@@ -39,12 +40,6 @@ export const usedByUrls = {
   volume: (v: { pool: string; type: string; name: string; project: string }) =>
     `/1.0/storage-pools/${enc(v.pool)}/volumes/${enc(v.type)}/${enc(v.name)}${q(v.project)}`,
 };
-
-/** Run `load` once, on first use. */
-function lazy<T>(load: () => PromiseLike<T>): () => Promise<T> {
-  let p: Promise<T> | undefined;
-  return () => (p ??= Promise.resolve(load()));
-}
 
 function groupBy<T>(rows: T[], key: (r: T) => string): Map<string, T[]> {
   const out = new Map<string, T[]>();

@@ -104,7 +104,7 @@ async function receive(
       'volatile.last_state.idmap': '[]',
     };
     deps.log.info(
-      // rsync first: tests match the fields that follow as they were
+      // rsync first: the fields after it keep the order that readers of this line match
       { rsync: got.rsync.join(','), container: req.name, fs: got.fs, snapshots: got.snapshots.length },
       'container received',
     );

@@ -21,7 +21,8 @@ import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
-import { clusterTargetOf, renderReads, type RenderReads } from '../cluster-target.ts';
+import { clusterTargetOf } from '../cluster-target.ts';
+import { renderReads, type RenderReads } from '../render-reads.ts';
 import { awaitConverged } from '../desired-write.ts';
 import { defineNetworkOnMember, deletePendingNetwork, finishPendingNetwork } from '../../desired/network-pending.ts';
 import { renamedResponse, sync } from '../envelope.ts';
@@ -53,13 +54,12 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
   const { db, bus, networks: host } = deps;
 
   const readsFor = () => renderReads(db, deps.cluster);
-  type Reads = RenderReads;
 
   /** Created once the reconciler converged it, Errored (with why) when its last reconcile failed. */
   async function statusOf(
     n: NetworkRow,
     on: { missing: string[] } | undefined,
-    reads: Reads,
+    reads: RenderReads,
   ): Promise<{ status: string; status_detail: string }> {
     if (n.pending) return { status: 'Pending', status_detail: `defined on ${Object.keys(n.memberConfig).join(', ')}` };
     const st = await reads.standing.networkStatus(n.id);
@@ -69,14 +69,17 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     return { status: 'Created', status_detail: '' };
   }
   /** In a cluster: the members whose host shows the network up (network_runtime), and those where it is not (yet). */
-  async function membersHaving(id: string, reads: Reads): Promise<{ ready: string[]; missing: string[] } | undefined> {
+  async function membersHaving(
+    id: string,
+    reads: RenderReads,
+  ): Promise<{ ready: string[]; missing: string[] } | undefined> {
     const [members, rows] = await Promise.all([reads.members(), reads.standing.networkRuntimes(id)]);
     if (!members) return undefined;
     const up = new Set(rows.filter((r) => r.ready).map((r) => r.node));
     return { ready: members.filter((m) => up.has(m)), missing: members.filter((m) => !up.has(m)) };
   }
   /** `target`: a member's view, its own keys (bridge.external_interfaces) in the config. */
-  const render = async (l: Listed, reads: Reads = readsFor(), target?: string) => {
+  const render = async (l: Listed, reads: RenderReads = readsFor(), target?: string) => {
     if ('host' in l)
       return {
         name: l.host.name,

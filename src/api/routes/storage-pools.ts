@@ -24,7 +24,8 @@ import { emitLifecycle } from '../../events/index.ts';
 import { optionalString, readJson, stringMap } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
-import { clusterTargetOf, renderReads, type RenderReads } from '../cluster-target.ts';
+import { clusterTargetOf } from '../cluster-target.ts';
+import { renderReads, type RenderReads } from '../render-reads.ts';
 import { awaitConverged } from '../desired-write.ts';
 import { sync } from '../envelope.ts';
 import { checkedWrite, computeEtag } from '../etag.ts';
@@ -46,13 +47,12 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   const { db, bus, node } = deps;
 
   const readsFor = () => renderReads(db, deps.cluster);
-  type Reads = RenderReads;
 
   /** Status from what the host shows (observer) and how the last reconcile went. */
   async function statusOf(
     p: StoragePoolRow,
     on: { missing: string[] } | undefined,
-    reads: Reads,
+    reads: RenderReads,
   ): Promise<{ status: string; status_detail: string }> {
     if (p.deletingAt) return { status: 'Deleting', status_detail: '' };
     if (p.pending) return { status: 'Pending', status_detail: `defined on ${Object.keys(p.memberConfig).join(', ')}` };
@@ -66,7 +66,7 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   /** In a cluster: the members whose host shows the pool ready, and those where it is not (yet). */
   async function membersHaving(
     pool: string,
-    reads: Reads,
+    reads: RenderReads,
   ): Promise<{ ready: string[]; missing: string[] } | undefined> {
     const members = await reads.members();
     if (!members) return undefined;
@@ -76,7 +76,7 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
     return { ready: members.filter((_, i) => ready[i]), missing: members.filter((_, i) => !ready[i]) };
   }
   /** `target`: a member's view, its own keys (source, size) in the config. */
-  const render = async (p: StoragePoolRow, reads: Reads = readsFor(), target?: string) => {
+  const render = async (p: StoragePoolRow, reads: RenderReads = readsFor(), target?: string) => {
     // Read once for both the status and the locations.
     const on = p.pending ? undefined : await membersHaving(p.name, reads);
     return {
