@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { databaseStateOf, type RowMemory } from '../db/database-state.ts';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { reconcileStatus } from './schema/index.ts';
@@ -142,4 +142,15 @@ export async function recordFailed(
 /** Delete (kind, key)'s status row, in the caller's transaction if it has one; the caller forgets its facts (forgetFacts). */
 export async function deleteStatusRow(db: DbOrTx, kind: string, key: string): Promise<void> {
   await db.delete(reconcileStatus).where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
+}
+
+/**
+ * Delete the status rows of `kinds` and return them (member-status.ts: kinds that became one row per member
+ * take an earlier svcd's shared rows at start). Forgets nothing: called before the facts are preloaded.
+ */
+export async function takeStatusRowsOfKinds(tx: DbOrTx, kinds: readonly string[]) {
+  return tx
+    .delete(reconcileStatus)
+    .where(inArray(reconcileStatus.kind, [...kinds]))
+    .returning();
 }

@@ -24,6 +24,7 @@ const WRITERS: Record<string, string[]> = {
   profiles: ['desired/profiles.ts', 'desired/projects.ts', 'desired/storage-pools.ts'],
   projects: ['desired/projects.ts'],
   reconcileStatus: ['desired/reconcile-facts.ts'],
+  memberStatus: ['desired/member-status.ts'],
   poolRuntime: ['observers/pool-observer.ts', 'reconcilers/storage-pool/reconcile.ts'],
   serverConfig: ['desired/server-config.ts'],
   storagePools: ['desired/pool-pending.ts', 'desired/storage-pools.ts'],
