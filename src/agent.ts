@@ -118,7 +118,7 @@ async function buildAgent(
     onError: (err, dir) => log.warn({ err, dir }, 'cannot empty the trash (tried again at the next removal)'),
   });
   trash.sweep(stateTrashOf(config.stateDir)).catch((err: unknown) => log.warn({ err }, 'cannot empty the trash'));
-  const convergence = createConvergence({ db });
+  const convergence = createConvergence({ db, node: config.nodeName });
   const observers = createObserverRunner({ clock, log: log.child({ component: 'observers' }) });
   // Reconcilers tell this observer what they left each container as; its drift reports go to the reconcile manager below.
   const containerObserver = createContainerObserver({
@@ -184,7 +184,16 @@ async function buildAgent(
     observeContainer: (id, seen, row) => containerObserver.observe(id, seen, row).catch(() => {}),
     keeper,
   });
-  const reconcile = createAgentReconcileManager({ clock, reconcilers, db, recorded, ops, convergence, log });
+  const reconcile = createAgentReconcileManager({
+    clock,
+    reconcilers,
+    db,
+    recorded,
+    ops,
+    convergence,
+    log,
+    node: config.nodeName,
+  });
   const drift = createDriftReporter({
     enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason),
     enqueueAfter: (kind, key, delayMs, reason) => reconcile.enqueueAfter(kind, key, delayMs, reason),

@@ -411,7 +411,7 @@ export function defineDesiredTests(ctx: SuiteContext): void {
   test('status settler: observed_generation never goes backwards; convergence clears last_error', async () => {
     const db = ctx.db();
     const { ops } = makeOps(db);
-    const settler = createStatusSettler({ db, ops });
+    const settler = createStatusSettler({ db, node: 'n1', ops });
     const key = 'default/settle';
     await createProfile(db, 'default', 'settle', input());
     const g2 = await bumpProfileWithOperation(db, ops, 'default', 'settle');
@@ -450,7 +450,7 @@ export function defineDesiredTests(ctx: SuiteContext): void {
   test("status settler, a removal: the object's rows, its status row and its operations' settlement commit together, announced after the commit; a failed delete leaves all three", async () => {
     const db = ctx.db();
     const { ops, events } = makeOps(db);
-    const settler = createStatusSettler({ db, ops });
+    const settler = createStatusSettler({ db, node: 'n1', ops });
     const profileRows = async (name: string) =>
       db
         .select()

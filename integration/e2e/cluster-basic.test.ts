@@ -118,6 +118,25 @@ describe('a cluster of three members on one database', {
     assert.deepEqual(p.locations, ['a', 'b', 'c']);
     for (const h of [a, b, c])
       assert.ok((await readdir(path.join(h.daemon.stateDir, 'storage-pools'))).includes('clus-pool'), h.name);
+    // Deleted through one member: every member removes its own part, and the name is free once all did.
+    assert.equal((await c.api.delete('/1.0/storage-pools/clus-pool')).status, 200);
+    expectError(await a.api.get('/1.0/storage-pools/clus-pool'), 404);
+    for (const h of [a, b, c])
+      await eventually(
+        async () => !(await readdir(path.join(h.daemon.stateDir, 'storage-pools'))).includes('clus-pool') || undefined,
+        `clus-pool removed from ${h.name}'s host`,
+        15_000,
+      );
+    const again = await eventually(
+      async () => {
+        const r = await b.api.post('/1.0/storage-pools', { name: 'clus-pool', driver: 'dir' });
+        return r.status === 200 ? r : undefined;
+      },
+      'clus-pool made again once every member removed its part',
+      15_000,
+    );
+    assert.equal(again.status, 200);
+    assert.equal((await a.api.delete('/1.0/storage-pools/clus-pool')).status, 200);
   });
 
   test('a pool defined member by member (?target=) is Pending, on no host, then created on all with their own sources', async (t) => {
@@ -259,7 +278,18 @@ describe('a cluster of three members on one database', {
         `${h.name}'s own interface in the bridge (each member converges it)`,
         15_000,
       );
+    const netDir = (h: Host) => path.join(h.daemon.stateDir, 'networks', net);
+    const dirOn = (h: Host) =>
+      stat(netDir(h)).then(
+        () => true,
+        () => false,
+      );
+    for (const h of [a, b, c])
+      await eventually(async () => (await dirOn(h)) || undefined, `${net}'s directory on ${h.name}`, 15_000);
     assert.equal((await a.api.delete(`/1.0/networks/${net}`)).status, 200);
+    // Every member removes its own part (its directory, its dnsmasq), not only the member asked.
+    for (const h of [a, b, c])
+      await eventually(async () => !(await dirOn(h)) || undefined, `${net} removed from ${h.name}'s host`, 15_000);
     for (const h of [a, b]) await execa('ip', ['link', 'del', `${net}${h.name}`]).catch(() => {});
     // A pending one only loses its row.
     assert.equal((await a.api.post('/1.0/networks?target=a', { name: `${net}x` })).status, 200);

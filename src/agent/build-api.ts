@@ -71,6 +71,7 @@ export async function buildApi(input: {
     setCertificate: (c) => listeners!.setCertificate(c),
     restart,
     databaseServed: !!store.dbServer && !config.databaseUrl,
+    onMemberRemoved: () => sharedKinds.requeueDeleting(),
   });
   await cluster.init();
   const resources = createResourcesCache({ ttlMs: 1_000 });

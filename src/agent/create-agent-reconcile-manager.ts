@@ -20,14 +20,22 @@ export function createAgentReconcileManager(input: {
   ops: Operations;
   convergence: Convergence;
   log: Logger;
+  /** This member (its own status rows of pools and networks). */
+  node: string;
 }) {
-  const { clock, reconcilers, db, recorded, ops, convergence, log } = input;
+  const { clock, reconcilers, db, recorded, ops, convergence, log, node } = input;
   return createReconcileManager({
     clock,
     reconcilers,
     // Most reconcile time is spent waiting for host commands (lxc-start, tar, rsync): run many at once.
     concurrency: 16,
-    settler: createStatusSettler({ db: recorded, ops, convergence, notifyFirst: (kind) => kind === CONTAINER_KIND }),
+    settler: createStatusSettler({
+      db: recorded,
+      node,
+      ops,
+      convergence,
+      notifyFirst: (kind) => kind === CONTAINER_KIND,
+    }),
     log: log.child({ component: 'reconcile' }),
     // What is on a pool waits for it: reconciled at once when it converges, not at the next backoff.
     watches: [

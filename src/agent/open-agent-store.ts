@@ -3,6 +3,7 @@ import { chmod, mkdir } from 'node:fs/promises';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { openDaemonDatabase } from '../db/open-daemon-database.ts';
 import { ensureDefaultProject } from '../desired/projects.ts';
+import { adoptSharedStatuses } from '../desired/member-status.ts';
 import { preloadFacts } from '../desired/reconcile-facts.ts';
 import { readClusterCertificate } from '../cluster/cluster-certificate.ts';
 import { readClusterDatabase } from '../cluster/cluster-database-file.ts';
@@ -72,6 +73,9 @@ export async function openAgentStore(config: DaemonConfig, opts: AgentOptions) {
   if (await ensureDefaultProject(db)) await ensureDefaultPool(db, config.stateDir);
   // This daemon's member row and heartbeat (one per daemon on a shared database).
   const member = await startMember({ db, name: config.nodeName, clock, log: log.child({ component: 'cluster' }) });
+  // Before the facts are preloaded: an earlier svcd's one status row per pool and network becomes this member's.
+  const adopted = await adoptSharedStatuses(db, config.nodeName);
+  if (adopted) log.info({ rows: adopted }, 'status rows of pools and networks are now kept per member');
   await preloadFacts(db);
   const [serverCert, host] = await Promise.all([ensureServerCertificate(config.stateDir), readHostInfo()]);
   const pki = await readServerPki(config.stateDir, serverCert.cert);

@@ -49,6 +49,8 @@ export interface ClusterServiceDeps {
   restart: AgentRestart;
   /** This daemon's database is its own private server (the embedded engine, no DATABASE_URL). */
   databaseServed: boolean;
+  /** After a member was removed with force (what waited for its part of pools and networks goes on). */
+  onMemberRemoved?: () => Promise<void>;
 }
 
 /**
@@ -242,6 +244,7 @@ export function createClusterService(deps: ClusterServiceDeps) {
         );
       await removeHeldRows(db, name);
       await deleteMember(db, name);
+      await deps.onMemberRemoved?.();
       if (this.servesDatabase())
         await sweepMemberRoles(
           db,

@@ -1,4 +1,5 @@
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import { dropMemberStatuses, renameMemberStatuses } from '../desired/member-status.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { cachedLocalRead } from '../desired/cached-reads.ts';
 import { relocateContainers } from '../desired/containers.ts';
@@ -145,10 +146,11 @@ export async function renameMember(db: DbOrTx, from: string, to: string): Promis
     await moveMemberKeys(tx, from, to);
     await movePoolMemberConfig(tx, from, to);
     await moveNetworkMemberConfig(tx, from, to);
+    await renameMemberStatuses(tx, from, to);
   });
 }
 
-/** Remove a member's row (and its member-local server keys). */
+/** Remove a member's row (and its member-local server keys, and its status rows of pools and networks). */
 export async function deleteMember(db: DbOrTx, name: string): Promise<void> {
   await db.transaction(async (tx) => {
     const done = await tx.delete(clusterMembers).where(eq(clusterMembers.name, name)).returning();
@@ -156,6 +158,8 @@ export async function deleteMember(db: DbOrTx, name: string): Promise<void> {
     await moveMemberKeys(tx, name, '');
     await movePoolMemberConfig(tx, name, '');
     await moveNetworkMemberConfig(tx, name, '');
+    // Deletions of pools and networks no longer wait for its part (the next reconcile of each finishes them).
+    await dropMemberStatuses(tx, name);
   });
 }
 

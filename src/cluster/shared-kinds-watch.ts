@@ -1,3 +1,4 @@
+import { isNotNull } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
 import { readDataVersion } from '../desired/data-versions.ts';
 import { NETWORK_KIND } from '../desired/networks.ts';
@@ -60,6 +61,18 @@ export function createSharedKindsWatch(deps: {
     stop() {
       stopped = true;
       clearTimeout(timer);
+    },
+    /**
+     * A member was removed: deletions that waited for its part (desired/member-status.ts) can finish now, at
+     * this member's next reconcile of each, not at the next resync.
+     */
+    async requeueDeleting(): Promise<void> {
+      const [pools, nets] = await Promise.all([
+        deps.db.select({ key: storagePools.name }).from(storagePools).where(isNotNull(storagePools.deletingAt)),
+        deps.db.select({ key: networks.id }).from(networks).where(isNotNull(networks.deletingAt)),
+      ]);
+      for (const r of pools) deps.enqueue(POOL_KIND, r.key, 'a member was removed');
+      for (const r of nets) deps.enqueue(NETWORK_KIND, r.key, 'a member was removed');
     },
   };
 }

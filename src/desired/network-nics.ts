@@ -5,7 +5,7 @@
  * The networks table itself is written only by desired/networks.ts.
  */
 import { BlockList, isIPv4 } from 'node:net';
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { parseBool } from '../util/parse-bool.ts';
 import { nicParentOf } from './devices.ts';
@@ -13,7 +13,8 @@ import { nicTypeOf } from './devices-nic.ts';
 import { ValidationError } from './errors.ts';
 import { expandConfig } from './expand.ts';
 import { profileProjectOf } from './profile-project.ts';
-import { containers, networks, profiles, projects, reconcileStatus, type NetworkRow } from './schema/index.ts';
+import { readMemberStatus } from './member-status.ts';
+import { containers, networks, profiles, projects, type NetworkRow } from './schema/index.ts';
 
 type Devices = Record<string, Record<string, string>>;
 
@@ -98,20 +99,18 @@ export async function readManagedNetwork(db: DbOrTx, name: string): Promise<Netw
 
 /**
  * Whether a managed network is up for its containers: its row exists and is not being deleted, and its
- * reconcile (kind `network`, key = its id) converged its generation without an error. `why` otherwise.
+ * reconcile on `node` (kind `network`, key = its id) converged its generation without an error. `why` otherwise.
  */
 export async function networkReadiness(
   db: DbOrTx,
   name: string,
+  node: string,
 ): Promise<{ ready: true; network: NetworkRow } | { ready: false; why: string }> {
   const [row] = await db.select().from(networks).where(eq(networks.name, name));
   if (!row) return { ready: false, why: 'it does not exist' };
   if (row.deletingAt) return { ready: false, why: 'it is being deleted' };
   if (row.pending) return { ready: false, why: 'it is pending: defined on some members only' };
-  const [st] = await db
-    .select()
-    .from(reconcileStatus)
-    .where(and(eq(reconcileStatus.kind, 'network'), eq(reconcileStatus.key, row.id)));
+  const st = await readMemberStatus(db, node, 'network', row.id);
   if (st?.lastError) return { ready: false, why: st.lastError };
   if (!st || st.observedGeneration < row.generation) return { ready: false, why: 'it is not set up yet' };
   return { ready: true, network: row };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { networkDirOf } from '../host/layout.ts';
 import type { HostInterface, NetworkLease } from '../host/network/types.ts';
@@ -211,8 +211,21 @@ export async function markNetworkDeleting(db: Db, id: string): Promise<NetworkRo
 }
 
 /** Delete a network's row after its teardown (the reconciler). */
-export async function deleteNetworkRow(db: DbOrTx, id: string): Promise<void> {
-  await db.delete(networks).where(eq(networks.id, id));
+/**
+ * A network's row locked until the transaction ends: FOR SHARE by a member about to make it on its host (a
+ * deletion waits for it), FOR UPDATE before its removal (desired/member-status.ts).
+ */
+export async function lockNetworkRow(
+  tx: DbOrTx,
+  id: string,
+  mode: 'share' | 'update',
+): Promise<NetworkRow | undefined> {
+  const [row] = await tx.select().from(networks).where(eq(networks.id, id)).for(mode);
+  return row;
+}
+
+export async function deleteNetworkRow(db: DbOrTx, id: string, onlyIf?: SQL): Promise<void> {
+  await db.delete(networks).where(and(eq(networks.id, id), onlyIf));
 }
 
 /** Where the host keeps a network's dnsmasq files (its leases among them). */

@@ -13,7 +13,7 @@ import { ConflictError, retryOnceIfRaced, NotFoundError, ValidationError } from 
 import { withMemberValues } from './member-config-sql.ts';
 import { parseMemberConfig } from './member-config.ts';
 import { validateName } from './names.ts';
-import { deleteStatusRow, forgetFacts } from './reconcile-facts.ts';
+import { deleteMemberStatuses } from './member-status.ts';
 import { storagePools, type StoragePoolRow } from './schema/index.ts';
 import { checkDriverUsable, type PoolInput, preparePool } from './storage-pools.ts';
 
@@ -50,7 +50,7 @@ export async function definePoolOnMember(
           memberConfig: { [member]: values },
           pending: true,
         });
-        await deleteStatusRow(tx, 'storage-pool', input.name);
+        await deleteMemberStatuses(tx, 'storage-pool', input.name);
         return;
       }
       if (!cur.pending || cur.deletingAt) throw new ValidationError('The storage pool is already created');
@@ -90,28 +90,24 @@ export async function finishPendingPool(
   const missing = members.filter((m) => !cur.memberConfig[m]);
   if (missing.length) throw new ValidationError(`Pool not defined on nodes: ${missing.join(', ')}`);
   const config = await preparePool(db, stateDir, input, probeDriver);
-  try {
-    const [row] = await db
-      .update(storagePools)
-      .set({
-        pending: false,
-        config,
-        description: input.description ?? cur.description,
-        generation: sql`${storagePools.generation} + 1`,
-      })
-      .where(
-        and(
-          eq(storagePools.name, input.name),
-          eq(storagePools.pending, true),
-          eq(storagePools.generation, cur.generation),
-        ),
-      )
-      .returning();
-    if (!row) throw new ConflictError(`Storage pool "${input.name}" changed meanwhile; try again`);
-    return row;
-  } finally {
-    await forgetFacts(db, 'storage-pool', input.name);
-  }
+  const [row] = await db
+    .update(storagePools)
+    .set({
+      pending: false,
+      config,
+      description: input.description ?? cur.description,
+      generation: sql`${storagePools.generation} + 1`,
+    })
+    .where(
+      and(
+        eq(storagePools.name, input.name),
+        eq(storagePools.pending, true),
+        eq(storagePools.generation, cur.generation),
+      ),
+    )
+    .returning();
+  if (!row) throw new ConflictError(`Storage pool "${input.name}" changed meanwhile; try again`);
+  return row;
 }
 
 /** A pending pool's removal: its row (nothing of it is on any host). False when it is not pending. */

@@ -9,6 +9,7 @@ import { useTempDatabase } from '../db/temp-database.ts';
 import { forgetFacts, preloadFacts, readFacts, writeFacts } from './reconcile-facts.ts';
 import { reconcileStatus } from './schema/index.ts';
 import { insertPool, POOL_KIND } from './storage-pools.ts';
+import { readMemberFacts, writeMemberFacts } from './member-status.ts';
 
 const temp = useTempDatabase('svcd-facts-');
 
@@ -35,10 +36,10 @@ test('facts: written, read back as copies; forgotten after their row is deleted;
   forgetFacts(db, 'thing', 'a');
   assert.deepEqual(await readFacts(db, 'thing', 'a'), {}, 'gone with its row');
 
-  // A pool's facts (its mount options), then the pool is created again under the same name.
-  await writeFacts(db, POOL_KIND, 'again', { mountOptions: 'compress=zstd' });
+  // A pool's facts (its mount options, one member's), then the pool is created again under the same name.
+  await writeMemberFacts(db, 'n1', POOL_KIND, 'again', { mountOptions: 'compress=zstd' });
   await insertPool(db, { name: 'again', driver: 'dir', description: '', config: {} }, {});
-  assert.deepEqual(await readFacts(db, POOL_KIND, 'again'), {}, 'the new pool does not inherit them');
+  assert.equal(await readMemberFacts(db, 'n1', POOL_KIND, 'again'), undefined, 'the new pool does not inherit them');
 });
 
 test('preloaded facts: every stored key read at once, none read after; a write during the preload wins', async () => {

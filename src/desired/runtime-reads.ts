@@ -1,18 +1,18 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { lazy } from '../util/lazy.ts';
+import { memberStatusesOf } from './member-status.ts';
 import { NETWORK_KIND } from './networks.ts';
 import { POOL_KIND } from './storage-pools.ts';
 import {
   containerRuntime,
   networkRuntime,
   poolRuntime,
-  reconcileStatus,
   storagePools,
+  type MemberStatusRow,
   type ContainerRuntimeRow,
 } from './schema/index.ts';
 
-type ReconcileStatusRow = typeof reconcileStatus.$inferSelect;
 type PoolRuntimeRow = typeof poolRuntime.$inferSelect;
 type NetworkRuntimeRow = typeof networkRuntime.$inferSelect;
 
@@ -51,8 +51,9 @@ export async function usedPoolDrivers(db: DbOrTx): Promise<{ driver: string }[]>
  * use, whatever the number of pools, networks and members (a list must not query per item).
  */
 export interface StandingReader {
-  poolStatus(pool: string): Promise<ReconcileStatusRow | undefined>;
-  networkStatus(networkId: string): Promise<ReconcileStatusRow | undefined>;
+  /** How each member's reconcile of the pool went: one row per member that made (or tried) its part. */
+  poolStatus(pool: string): Promise<MemberStatusRow[]>;
+  networkStatus(networkId: string): Promise<MemberStatusRow[]>;
   /** What `node`'s pool observer last saw of `pool`. */
   poolRuntime(node: string, pool: string): Promise<PoolRuntimeRow | undefined>;
   /** What each member's host shows of a network: one row per member that looked. */
@@ -62,8 +63,10 @@ export interface StandingReader {
 export function standingReader(db: DbOrTx): StandingReader {
   const statuses = (kind: string) =>
     lazy(async () => {
-      const rows = await db.select().from(reconcileStatus).where(eq(reconcileStatus.kind, kind));
-      return new Map(rows.map((r) => [r.key, r]));
+      const out = new Map<string, MemberStatusRow[]>();
+      for (const r of (await memberStatusesOf(db, kind)).sort((a, b) => a.node.localeCompare(b.node)))
+        out.set(r.key, [...(out.get(r.key) ?? []), r]);
+      return out;
     });
   const pools = statuses(POOL_KIND);
   const networks = statuses(NETWORK_KIND);
@@ -77,8 +80,8 @@ export function standingReader(db: DbOrTx): StandingReader {
     return out;
   });
   return {
-    poolStatus: async (pool) => (await pools()).get(pool),
-    networkStatus: async (id) => (await networks()).get(id),
+    poolStatus: async (pool) => (await pools()).get(pool) ?? [],
+    networkStatus: async (id) => (await networks()).get(id) ?? [],
     poolRuntime: async (node, pool) => (await poolRuntimes()).get(`${node}\0${pool}`),
     networkRuntimes: async (id) => (await networkRuntimes()).get(id) ?? [],
   };

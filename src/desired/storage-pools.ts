@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { DRIVERS, type ProbeResult } from '../host/storage/driver-catalog.ts';
 import { isAny, isBool, isSize, type KeyTable, type ValueCheck, validateConfig } from './config-keys.ts';
 import { ConflictError, NotFoundError, StaleWriteError, ValidationError, isUniqueViolation } from './errors.ts';
 import { validateName } from './names.ts';
-import { deleteStatusRow, forgetFacts } from './reconcile-facts.ts';
+import { deleteMemberStatuses } from './member-status.ts';
 import { profiles, storagePools, type StoragePoolRow } from './schema/index.ts';
 import { withMemberMoved, withMemberValues } from './member-config-sql.ts';
 import { describeUsers, usedByReader } from './used-by.ts';
@@ -133,17 +133,15 @@ export async function preparePool(
 
 export async function insertPool(db: Db, input: PoolInput, config: Record<string, string>): Promise<StoragePoolRow> {
   try {
-    return await db
-      .transaction(async (tx) => {
-        const [row] = await tx
-          .insert(storagePools)
-          .values({ name: input.name, driver: input.driver, description: input.description ?? '', config })
-          .returning();
-        // A pool of the same name may have existed before: its status must not count for this one.
-        await deleteStatusRow(tx, POOL_KIND, input.name);
-        return row!;
-      })
-      .finally(() => forgetFacts(db, POOL_KIND, input.name));
+    return await db.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(storagePools)
+        .values({ name: input.name, driver: input.driver, description: input.description ?? '', config })
+        .returning();
+      // A pool of the same name may have existed before: no member's status of it may count for this one.
+      await deleteMemberStatuses(tx, POOL_KIND, input.name);
+      return row!;
+    });
   } catch (e) {
     if (isUniqueViolation(e)) throw new ConflictError(`Storage pool "${input.name}" already exists`);
     throw e;
@@ -246,8 +244,12 @@ export async function markPoolDeleting(db: Db, name: string): Promise<StoragePoo
 }
 
 /** Delete a pool row after teardown, and a failed creation's row. */
-export async function deletePoolRow(db: DbOrTx, name: string): Promise<void> {
-  await db.delete(storagePools).where(eq(storagePools.name, name));
+/** A pool's row locked until the transaction ends (FOR SHARE or UPDATE: desired/member-status.ts says why). */
+export const lockPoolRow = async (tx: DbOrTx, name: string, mode: 'share' | 'update') =>
+  (await tx.select().from(storagePools).where(eq(storagePools.name, name)).for(mode))[0];
+
+export async function deletePoolRow(db: DbOrTx, name: string, onlyIf?: SQL): Promise<void> {
+  await db.delete(storagePools).where(and(eq(storagePools.name, name), onlyIf));
 }
 
 /**

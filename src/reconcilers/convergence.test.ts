@@ -14,7 +14,7 @@ const noDb = new Proxy(
 ) as unknown as Db;
 
 test('watch: a convergence noted between the watch and until() counts; an older one does not', async () => {
-  const conv = createConvergence({ db: noDb });
+  const conv = createConvergence({ db: noDb, node: 'n1' });
   const w = conv.watch('container', 'a');
   conv.notify('container', 'a', { observed: 7 });
   assert.deepEqual(await w.until(7), { ok: true });
@@ -25,7 +25,7 @@ test('watch: a convergence noted between the watch and until() counts; an older 
 });
 
 test('watch: terminalOnly waits through retried failures, and ends at a terminal one', async () => {
-  const conv = createConvergence({ db: noDb });
+  const conv = createConvergence({ db: noDb, node: 'n1' });
   const w = conv.watch('container', 'a');
   const plain = conv.watch('container', 'a');
   const waiting = w.until(3, { terminalOnly: true });
@@ -43,7 +43,7 @@ test('watch: terminalOnly waits through retried failures, and ends at a terminal
 });
 
 test('watch: an abort ends the wait; close() stops listening', async () => {
-  const conv = createConvergence({ db: noDb });
+  const conv = createConvergence({ db: noDb, node: 'n1' });
   const w = conv.watch('container', 'a');
   const ac = new AbortController();
   const waiting = w.until(2, { signal: ac.signal });

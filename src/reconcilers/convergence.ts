@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
+import { isMemberScoped, readMemberStatus } from '../desired/member-status.ts';
 import { reconcileStatus } from '../desired/schema/index.ts';
 
 export type ConvergenceOutcome = { ok: true } | { ok: false; error: string; terminal: boolean };
@@ -8,7 +9,16 @@ export type ConvergenceOutcome = { ok: true } | { ok: false; error: string; term
  * Lets a synchronous API call (pool create, volume create...) wait until the reconciler converged
  * the generation it just wrote, or failed trying. The settler calls `notify` after recording the outcome.
  */
-export function createConvergence({ db }: { db: Db }) {
+export function createConvergence({ db, node }: { db: Db; node: string }) {
+  /** How far (kind, key) converged here: a pool's or network's own row of this member. */
+  const observedHere = async (kind: string, key: string) => {
+    if (isMemberScoped(kind)) return (await readMemberStatus(db, node, kind, key))?.observedGeneration;
+    const [row] = await db
+      .select()
+      .from(reconcileStatus)
+      .where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
+    return row?.observedGeneration;
+  };
   const waiters = new Map<string, Set<(o: { observed?: number; error?: string; terminal?: boolean }) => void>>();
   const id = (kind: string, key: string) => `${kind}\u0000${key}`;
   return {
@@ -33,11 +43,7 @@ export function createConvergence({ db }: { db: Db }) {
       );
       try {
         // It may have converged before we started listening.
-        const [row] = await db
-          .select()
-          .from(reconcileStatus)
-          .where(and(eq(reconcileStatus.kind, kind), eq(reconcileStatus.key, key)));
-        if (row && row.observedGeneration >= generation) done({ ok: true });
+        if (((await observedHere(kind, key)) ?? -1) >= generation) done({ ok: true });
         return await result;
       } finally {
         clearTimeout(timer);

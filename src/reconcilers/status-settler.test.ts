@@ -20,6 +20,7 @@ test('a convergence records the generation, clears the error, and writes the fac
   const settled: [string, string, number][] = [];
   const settler = createStatusSettler({
     db,
+    node: 'n1',
     // Settled through the settler's own database, and announced once written.
     ops: {
       convergedIn: async (tx, k, key, g) => (assert.equal(tx, db), () => void settled.push([k, key, g])),
@@ -62,6 +63,7 @@ test('notifyFirst: a sync waiter of such a kind is woken before the status write
   const gate = new Promise<void>((r) => (release = r));
   const settler = createStatusSettler({
     db,
+    node: 'n1',
     ops: {
       convergedIn: async (_tx, kind) => {
         order.push(`ops ${kind}`);

@@ -1,5 +1,5 @@
 import { leaveInFlight } from '../db/leave-in-flight.ts';
-import type { Db } from '../db/types.ts';
+import type { Db, Tx } from '../db/types.ts';
 import {
   deleteStatusRow,
   forgetFacts,
@@ -8,6 +8,12 @@ import {
   recordFailed,
   writeFacts,
 } from '../desired/reconcile-facts.ts';
+import {
+  isMemberScoped,
+  leaveMemberStatus,
+  recordMemberConverged,
+  recordMemberFailed,
+} from '../desired/member-status.ts';
 import type { Operations } from '../operations/index.ts';
 import type { Convergence } from './convergence.ts';
 import type { RemoveRows, Settler } from './runtime/index.ts';
@@ -18,11 +24,17 @@ import type { RemoveRows, Settler } from './runtime/index.ts';
  */
 export function createStatusSettler({
   db,
+  node,
   ops,
   convergence,
   notifyFirst,
 }: {
   db: Db;
+  /**
+   * This member: pools and networks, which every member makes on its own host, are recorded in its own
+   * member_status row (desired/member-status.ts); the other kinds in their one reconcile_status row.
+   */
+  node: string;
   ops: Pick<Operations, 'convergedIn' | 'failed'>;
   convergence?: Pick<Convergence, 'notify'>;
   /**
@@ -40,13 +52,13 @@ export function createStatusSettler({
   async function removeTogether(kind: string, key: string, observedGeneration: number, removeRows?: RemoveRows) {
     forgetFacts(db, kind, key);
     let statements: Promise<[unknown, void, () => void]> | undefined;
+    // A pool's or network's rows go only with the last member's part (removeRows asks lastMemberOut); this
+    // member's own status row goes now.
+    const deleteStatus = (tx: Tx) =>
+      isMemberScoped(kind) ? leaveMemberStatus(tx, node, kind, key) : deleteStatusRow(tx, kind, key);
     await db.transaction(async (tx) => {
       statements = leaveInFlight(
-        Promise.all([
-          removeRows?.(tx),
-          deleteStatusRow(tx, kind, key),
-          ops.convergedIn(tx, kind, key, observedGeneration),
-        ]),
+        Promise.all([removeRows?.(tx), deleteStatus(tx), ops.convergedIn(tx, kind, key, observedGeneration)]),
       );
     });
     forgetFacts(db, kind, key);
@@ -65,7 +77,9 @@ export function createStatusSettler({
       else {
         // The settlement through `db` too (agent.ts gives the settler Database.relaxed), then announced.
         const [, announce] = await Promise.all([
-          recordConverged(db, kind, key, observedGeneration, facts),
+          isMemberScoped(kind)
+            ? recordMemberConverged(db, node, kind, key, observedGeneration, facts)
+            : recordConverged(db, kind, key, observedGeneration, facts),
           ops.convergedIn(db, kind, key, observedGeneration),
         ]);
         announce();
@@ -73,7 +87,12 @@ export function createStatusSettler({
       if (!first) convergence?.notify(kind, key, { observed: observedGeneration });
     },
     async failed(kind, key, message, terminal) {
-      await Promise.all([recordFailed(db, kind, key, message, terminal), ops.failed(kind, key, message, terminal)]);
+      await Promise.all([
+        isMemberScoped(kind)
+          ? recordMemberFailed(db, node, kind, key, message, terminal)
+          : recordFailed(db, kind, key, message, terminal),
+        ops.failed(kind, key, message, terminal),
+      ]);
       convergence?.notify(kind, key, { error: message, terminal });
     },
   };

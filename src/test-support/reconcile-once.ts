@@ -4,10 +4,11 @@ import { createStatusSettler } from '../reconcilers/status-settler.ts';
 
 /**
  * Test support: run one reconcile of a key as the reconcile manager does (its result settled through the
- * real status settler, so the facts handed with a convergence are written), without queue or retries.
+ * real status settler, so the facts handed with a convergence are written), without queue or retries. `node`:
+ * the member whose pools and networks it settles (the reconcilers' own `node`).
  */
-export function createReconcileOnce(db: Db) {
-  const settler = createStatusSettler({ db, ops: { convergedIn: async () => () => {}, failed: async () => {} } });
+export function createReconcileOnce(db: Db, node = 'n1') {
+  const settler = createStatusSettler({ db, node, ops: { convergedIn: async () => () => {}, failed: async () => {} } });
   return async function reconcileOnce(r: Reconciler, key: string): Promise<ReconcileResult> {
     const ctx = { kind: r.kind, key, attempt: 0, signal: new AbortController().signal, reason: 'test' };
     try {

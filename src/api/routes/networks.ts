@@ -2,6 +2,7 @@ import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { NotFoundError, StaleWriteError, ValidationError } from '../../desired/errors.ts';
+import { standingOf } from '../../desired/member-status.ts';
 import {
   insertNetwork,
   listNetworks,
@@ -62,9 +63,9 @@ export function registerNetworkRoutes(app: Hono<AppEnv>, deps: ApiDeps): void {
     reads: RenderReads,
   ): Promise<{ status: string; status_detail: string }> {
     if (n.pending) return { status: 'Pending', status_detail: `defined on ${Object.keys(n.memberConfig).join(', ')}` };
-    const st = await reads.standing.networkStatus(n.id);
-    if (st?.lastError) return { status: 'Errored', status_detail: st.lastError };
-    if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
+    const st = standingOf(await reads.standing.networkStatus(n.id), on !== undefined);
+    if (st.error) return { status: 'Errored', status_detail: st.error };
+    if (!st.converged) return { status: 'Pending', status_detail: '' };
     if (on?.missing.length) return { status: 'Pending', status_detail: `not yet on ${on.missing.join(', ')}` };
     return { status: 'Created', status_detail: '' };
   }

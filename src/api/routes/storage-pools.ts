@@ -2,6 +2,7 @@ import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { mergeConfig } from '../../desired/config-keys.ts';
 import { HostFailureError, NotFoundError } from '../../desired/errors.ts';
+import { standingOf } from '../../desired/member-status.ts';
 import {
   definePoolOnMember,
   deletePendingPool,
@@ -56,10 +57,11 @@ export function registerStoragePoolRoutes(app: Hono<AppEnv>, deps: ApiDeps): voi
   ): Promise<{ status: string; status_detail: string }> {
     if (p.deletingAt) return { status: 'Deleting', status_detail: '' };
     if (p.pending) return { status: 'Pending', status_detail: `defined on ${Object.keys(p.memberConfig).join(', ')}` };
-    const [rt, st] = await Promise.all([reads.standing.poolRuntime(node, p.name), reads.standing.poolStatus(p.name)]);
-    if (st?.lastError) return { status: 'Unavailable', status_detail: st.lastError };
+    const [rt, rows] = await Promise.all([reads.standing.poolRuntime(node, p.name), reads.standing.poolStatus(p.name)]);
+    const st = standingOf(rows, on !== undefined);
+    if (st.error) return { status: 'Unavailable', status_detail: st.error };
     if (rt && !rt.ready) return { status: 'Unavailable', status_detail: rt.problem };
-    if (!st || st.observedGeneration < 1) return { status: 'Pending', status_detail: '' };
+    if (!st.converged) return { status: 'Pending', status_detail: '' };
     if (on?.missing.length) return { status: 'Pending', status_detail: `not yet on ${on.missing.join(', ')}` };
     return { status: 'Created', status_detail: '' };
   }

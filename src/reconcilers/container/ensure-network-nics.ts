@@ -34,10 +34,11 @@ export interface NetworkNicsDeps {
 /** Throws (retryable) when a managed network one of `nics` joins is not ready: "network X is not ready: <why>". */
 export async function requireNetworksReady(
   db: DbOrTx,
+  node: string,
   nics: readonly Pick<ResolvedNic, 'managed' | 'parent'>[],
 ): Promise<void> {
   for (const name of new Set(nics.filter((n) => n.managed).map((n) => n.parent))) {
-    const r = await networkReadiness(db, name);
+    const r = await networkReadiness(db, name, node);
     if (!r.ready) throw new Error(`network "${name}" is not ready: ${r.why}`);
   }
 }

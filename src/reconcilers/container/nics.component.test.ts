@@ -10,7 +10,8 @@ import {
   markContainerDeleting,
   readContainerById,
 } from '../../desired/containers.ts';
-import { readFacts, recordConverged, recordFailed, writeFacts } from '../../desired/reconcile-facts.ts';
+import { recordMemberConverged, recordMemberFailed } from '../../desired/member-status.ts';
+import { readFacts, writeFacts } from '../../desired/reconcile-facts.ts';
 import { networks } from '../../desired/schema/index.ts';
 import { networkDirOf } from '../../host/layout.ts';
 import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
@@ -69,7 +70,7 @@ test('nics on a managed network: wait for it, DHCP host entries, live attach, re
     (e: Error) => /network "n1" is not ready: it is not set up yet/.test(e.message) && !('terminal' in e && e.terminal),
   );
   assert.equal(lxc.calls.start, undefined);
-  await recordConverged(db, 'network', netId, net!.generation);
+  await recordMemberConverged(db, 'sim', 'network', netId, net!.generation);
   await once(reconciler, c.id);
   const sim = lxc.containers.get(c.id)!;
   assert.equal(sim.state, 'RUNNING');
@@ -127,13 +128,13 @@ test('nics on a managed network: wait for it, DHCP host entries, live attach, re
     powerRequest: { action: 'stop', force: false, timeout: -1, seq: 2 },
   });
   await once(reconciler, c.id);
-  await recordFailed(db, 'network', netId, 'subnet 10.55.1.0/24 is taken', false);
+  await recordMemberFailed(db, 'sim', 'network', netId, 'subnet 10.55.1.0/24 is taken', false);
   await bumpContainer(db, c.id, {
     power: 'running',
     powerRequest: { action: 'start', force: false, timeout: -1, seq: 3 },
   });
   await assert.rejects(once(reconciler, c.id), /network "n1" is not ready: subnet 10\.55\.1\.0\/24 is taken/);
-  await recordConverged(db, 'network', netId, net!.generation);
+  await recordMemberConverged(db, 'sim', 'network', netId, net!.generation);
   await once(reconciler, c.id);
   assert.equal(lxc.containers.get(c.id)!.state, 'RUNNING');
 
@@ -145,7 +146,7 @@ test('nics on a managed network: wait for it, DHCP host entries, live attach, re
 
 test('a running container whose nics have LXC-named veths (an svcd before stable names) is adopted: renamed, not attached twice; a MAC that differs is replaced', async () => {
   const { db, lxc, reconciler, once, netId, net } = await simHostWithNetwork('n2', '10.55.2.1/24');
-  await recordConverged(db, 'network', netId, net.generation);
+  await recordMemberConverged(db, 'sim', 'network', netId, net.generation);
   const c = await insertContainer(
     db,
     'default',

@@ -10,7 +10,7 @@ import {
   markContainerDeleting,
   readContainerById,
 } from '../../desired/containers.ts';
-import { recordConverged } from '../../desired/reconcile-facts.ts';
+import { recordMemberConverged } from '../../desired/member-status.ts';
 import { networks } from '../../desired/schema/index.ts';
 import { networkDirOf } from '../../host/layout.ts';
 import { createProxyDriftObserver } from '../../observers/proxy-drift-observer.ts';
@@ -164,7 +164,7 @@ test('t17 nat proxies: DNAT rules to the static address of a managed nic, change
     .values({ id: netId, name: 't17n', config: { 'ipv4.address': '10.57.1.1/24' } })
     .returning();
   await network.ensureNetwork({ name: 't17n', dir: networkDirOf(stateDir, 't17n') } as never);
-  await recordConverged(db, 'network', netId, net!.generation);
+  await recordMemberConverged(db, 'sim', 'network', netId, net!.generation);
   const eth0 = { type: 'nic', network: 't17n', 'ipv4.address': '10.57.1.10' };
   const nat = { type: 'proxy', nat: 'true', listen: 'tcp:127.0.0.1:8080-8081', connect: 'tcp:0.0.0.0:80' };
   const c = await insertContainer(

@@ -184,7 +184,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
       if (now.state === 'STOPPED') {
         await dropLive();
         // Its managed networks up first: else wait for them (they enqueue it when they converge).
-        await requireNetworksReady(db, cfg.live.nics);
+        await requireNetworksReady(db, deps.node, cfg.live.nics);
         await requireNicParents(cfg.live.nics, deps.liveNics);
         physicalWas = await physicalStatesOf(cfg.live.nics, deps.liveNics);
         now = await start();
@@ -206,7 +206,7 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
     if (now.state === 'RUNNING' || now.state === 'FROZEN') {
       // Running: the config reaches it now, not at its next start.
       const pid = now.pid ?? (await lxc.state(ref)).pid;
-      const beforeAttachNic = (nic: (typeof cfg.live.nics)[number]) => requireNetworksReady(db, [nic]);
+      const beforeAttachNic = (nic: (typeof cfg.live.nics)[number]) => requireNetworksReady(db, deps.node, [nic]);
       if (
         pid &&
         (await ensureLive({

@@ -6,7 +6,7 @@ import { ensureDefaultProject } from '../../desired/projects.ts';
 import { createNetworkObserver } from '../../observers/network-observer.ts';
 import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
 import { createSimNetwork } from '../../test-support/sim-network.ts';
-import { readFacts } from '../status-settler.ts';
+import { readMemberFacts } from '../../desired/member-status.ts';
 import { createNetworkReconciler } from './reconcile.ts';
 
 const temp = useTempDatabase('svcd-net-rec-', ensureDefaultProject);
@@ -19,6 +19,7 @@ function setup() {
   const reconciler = createNetworkReconciler({
     db,
     stateDir: STATE,
+    node: 'n1',
     network,
     onRepaired: (n) => void repaired.push(n),
   });
@@ -46,7 +47,7 @@ test('a network converges to its spec, the firewall holds every live network, a 
     network.firewall.includes('rc-a') && network.firewall.includes('rc-b'),
     'the table is rendered from every live network',
   );
-  assert.deepEqual(await readFacts(db, 'network', a.id), { bridge: 'rc-a' });
+  assert.deepEqual(await readMemberFacts(db, 'n1', 'network', a.id), { bridge: 'rc-a' });
   await once(reconciler, b.id);
   assert.equal(network.networks.get('rc-b')!.spec.ipv4?.nat, true);
   await once(reconciler, a.id);
@@ -102,7 +103,7 @@ test('a rename removes the old bridge; a delete removes the network, its firewal
   await once(reconciler, n.id);
   assert.equal(network.bridges.has('rc-old'), false);
   assert.ok(network.bridges.has('rc-new'));
-  assert.deepEqual(await readFacts(db, 'network', n.id), { bridge: 'rc-new' });
+  assert.deepEqual(await readMemberFacts(db, 'n1', 'network', n.id), { bridge: 'rc-new' });
   const gone = await markNetworkDeleting(db, renamed.id);
   assert.deepEqual(await once(reconciler, n.id), { observedGeneration: gone.generation, gone: true });
   assert.equal(network.bridges.has('rc-new'), false);

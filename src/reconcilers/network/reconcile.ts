@@ -1,14 +1,14 @@
 import { and, eq, isNull } from 'drizzle-orm';
-import type { Db, Tx } from '../../db/types.ts';
+import type { Db, DbOrTx, Tx } from '../../db/types.ts';
 import { nicsOnNetwork } from '../../desired/network-nics.ts';
-import { deleteNetworkRow, NETWORK_KIND } from '../../desired/networks.ts';
+import { claimMemberStatus, noOtherMemberHas, readMemberFacts, writeMemberFacts } from '../../desired/member-status.ts';
+import { deleteNetworkRow, lockNetworkRow, NETWORK_KIND } from '../../desired/networks.ts';
 import { networks, type NetworkRow } from '../../desired/schema/index.ts';
 import { networkDirOf } from '../../host/layout.ts';
 import type { NetworkSpec } from '../../host/network/types.ts';
 import { createKeyedMutex } from '../../util/keyed-mutex.ts';
 import type { NetworkAdapter } from '../adapters.ts';
 import type { Reconciler } from '../runtime/index.ts';
-import { readFacts, writeFacts } from '../status-settler.ts';
 import { networkSpecOf } from './network-spec.ts';
 
 interface NetworkFacts {
@@ -19,8 +19,8 @@ interface NetworkFacts {
 export interface NetworkReconcilerDeps {
   db: Db;
   stateDir: string;
-  /** This member: its own member-specific keys apply here. */
-  node?: string;
+  /** This member: its own member-specific keys apply here, and its own status row (desired/member-status.ts). */
+  node: string;
   network: NetworkAdapter;
   /**
    * Called after a network that was broken on the host (its bridge gone, its dnsmasq dead) was repaired:
@@ -80,24 +80,43 @@ export function createNetworkReconciler(deps: NetworkReconcilerDeps): Reconciler
     async reconcile(id, ctx) {
       const [row] = await db.select().from(networks).where(eq(networks.id, id));
       if (!row || row.pending) return {};
-      const facts = (await readFacts(db, NETWORK_KIND, id)) as NetworkFacts;
+      const { node } = deps;
+      let facts = (await readMemberFacts(db, node, NETWORK_KIND, id)) as NetworkFacts | undefined;
+      // Converged here before under this name: a bridge missing now was deleted behind svcd's back.
+      const madeBefore = facts?.bridge === row.name;
       // Renamed: the bridge of the old name goes first (a network in use cannot be renamed).
-      if (facts.bridge && facts.bridge !== row.name) {
+      if (facts?.bridge && facts.bridge !== row.name) {
         await network.removeNetwork(facts.bridge, networkDirOf(stateDir, facts.bridge), ctx.signal);
         delete facts.bridge;
-        await writeFacts(db, NETWORK_KIND, id, { ...facts });
+        await writeMemberFacts(db, node, NETWORK_KIND, id, { ...facts });
       }
       if (row.deletingAt) {
         await network.removeNetwork(row.name, networkDirOf(stateDir, row.name), ctx.signal);
         await syncFirewall(ctx.signal);
-        // Its row goes with its status row and its operations' settlement, in one transaction (status-settler.ts).
-        return { observedGeneration: row.generation, gone: true, removeRows: (tx: Tx) => deleteNetworkRow(tx, id) };
+        // This member's part is gone (its status row goes with the settlement, status-settler.ts); the row goes
+        // with the last member's.
+        // Both statements are sent at once (the settler leaves them in flight), the row's lock first.
+        const removeRows = (tx: Tx) =>
+          Promise.all([
+            lockNetworkRow(tx, id, 'update'),
+            deleteNetworkRow(tx, id, noOtherMemberHas(node, NETWORK_KIND, id)),
+          ]);
+        return { observedGeneration: row.generation, gone: true, removeRows };
       }
-      // Recorded before the host is touched: a crash half-way still knows which bridge to remove.
-      if (facts.bridge !== row.name) await writeFacts(db, NETWORK_KIND, id, { ...facts, bridge: row.name });
+      // Recorded before the host is touched: a crash half-way still knows which bridge to remove, and a
+      // deletion knows this member has its part to remove (unless the network is being deleted already).
+      if (!facts) {
+        facts = { bridge: row.name };
+        const live = async (tx: DbOrTx) => {
+          const r = await lockNetworkRow(tx, id, 'share');
+          return !!r && !r.deletingAt && !r.pending;
+        };
+        if (!(await claimMemberStatus(db, node, NETWORK_KIND, id, { ...facts }, live))) return {};
+      } else if (facts.bridge !== row.name)
+        await writeMemberFacts(db, node, NETWORK_KIND, id, { ...facts, bridge: row.name });
       const spec = specOfRow(stateDir, row, deps.node);
       // Broken after it had converged once (a bridge deleted behind svcd's back): its containers need their nics back.
-      const broken = facts.bridge === row.name ? await network.health(spec) : undefined;
+      const broken = madeBefore ? await network.health(spec) : undefined;
       await network.ensureNetwork(spec, ctx.signal);
       await syncFirewall(ctx.signal);
       // The containers' nics write their own entries (before they start); what is left of gone ones goes here.

@@ -11,7 +11,7 @@ import { insertPool, markPoolDeleting } from '../../desired/storage-pools.ts';
 import { insertVolume, markVolumeDeleting, readVolume } from '../../desired/storage-volumes.ts';
 import { createReconcileOnce } from '../../test-support/reconcile-once.ts';
 import { createSimStorage } from '../../test-support/sim-storage.ts';
-import { readFacts } from '../status-settler.ts';
+import { readMemberFacts } from '../../desired/member-status.ts';
 import { createVolumeReconciler } from '../storage-volume/reconcile.ts';
 import { createPoolReconciler } from './reconcile.ts';
 
@@ -42,7 +42,7 @@ test('a new pool is created, a second reconcile changes nothing, and the pool is
   const row = await insertPool(db, { name: 'p-create', driver: 'dir' }, { source: path.join(root, 'src-a') });
   assert.deepEqual(await once(pools, 'p-create'), { observedGeneration: row.generation });
   assert.ok(storage.pools.has('p-create'));
-  assert.deepEqual(await readFacts(db, 'storage-pool', 'p-create'), { mountOptions: '' });
+  assert.deepEqual(await readMemberFacts(db, 'n1', 'storage-pool', 'p-create'), { mountOptions: '' });
   assert.deepEqual(await once(pools, 'p-create'), { observedGeneration: row.generation });
   assert.deepEqual([...storage.pools], ['p-create']);
   assert.deepEqual(changed, ['p-create', 'p-create'], 'the observers are told each time');

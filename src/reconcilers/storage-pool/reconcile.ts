@@ -1,13 +1,13 @@
 import { and, eq } from 'drizzle-orm';
-import type { Db, Tx } from '../../db/types.ts';
+import type { Db, DbOrTx, Tx } from '../../db/types.ts';
 import { poolRuntime, storagePools } from '../../desired/schema/index.ts';
-import { deletePoolRow, listPools, POOL_KIND } from '../../desired/storage-pools.ts';
+import { claimMemberStatus, noOtherMemberHas, readMemberFacts, writeMemberFacts } from '../../desired/member-status.ts';
+import { deletePoolRow, listPools, lockPoolRow, POOL_KIND } from '../../desired/storage-pools.ts';
 import { volumesOnPool } from '../../desired/storage-volumes.ts';
 import { poolSpecOf } from '../../host/layout.ts';
 import { parseSize } from '../../util/size.ts';
 import type { Reconciler } from '../runtime/index.ts';
 import type { StorageAdapter } from '../adapters.ts';
-import { readFacts, writeFacts } from '../status-settler.ts';
 
 /**
  * Converge one storage pool: created, attached and mounted while desired; unmounted, detached and
@@ -21,7 +21,7 @@ export function createPoolReconciler(deps: {
   /** Called after a pool changed on the host, so observers refresh its health and usage now. */
   onHostChange?: (pool: string) => Promise<void>;
 }): Reconciler {
-  const { db, stateDir, storage } = deps;
+  const { db, stateDir, storage, node } = deps;
   return {
     kind: POOL_KIND,
     // Before what uses them: at start, containers and volumes are converged only once these are on the host.
@@ -39,21 +39,35 @@ export function createPoolReconciler(deps: {
         const left = await volumesOnPool(db, name);
         if (left.length) throw new Error(`waiting for ${left.length} volume(s) on pool "${name}" to be removed`);
         await driver.removePool(spec, ctx.signal);
-        // Its rows go with its status row and its operations' settlement, in one transaction (status-settler.ts).
+        // This member's part is gone: its runtime row goes with its status row and the settlement, in one
+        // transaction (status-settler.ts); the pool's row with the last member's part.
+        // Every statement is sent at once (the settler leaves them in flight), the row's lock first.
         const removeRows = (tx: Tx) =>
           Promise.all([
-            deletePoolRow(tx, name),
-            tx.delete(poolRuntime).where(and(eq(poolRuntime.pool, name), eq(poolRuntime.node, deps.node))),
+            lockPoolRow(tx, name, 'update'),
+            deletePoolRow(tx, name, noOtherMemberHas(node, POOL_KIND, name)),
+            tx.delete(poolRuntime).where(and(eq(poolRuntime.pool, name), eq(poolRuntime.node, node))),
           ]);
         return { observedGeneration: row.generation, gone: true, removeRows };
       }
-      await driver.ensurePool(spec, ctx.signal);
-      // Mount options changed since they were last applied: remount in place.
-      const facts = (await readFacts(db, POOL_KIND, name)) as { mountOptions?: string };
       const wanted = row.config['btrfs.mount_options'] ?? '';
+      let facts = (await readMemberFacts(db, node, POOL_KIND, name)) as { mountOptions?: string } | undefined;
+      // Recorded before the host is touched: a deletion then knows this member has its part to remove
+      // (unless the pool is being deleted already).
+      if (!facts) {
+        facts = { mountOptions: wanted };
+        const live = async (tx: DbOrTx) => {
+          const r = await lockPoolRow(tx, name, 'share');
+          return !!r && !r.deletingAt && !r.pending;
+        };
+        if (!(await claimMemberStatus(db, node, POOL_KIND, name, { ...facts }, live))) return {};
+      }
+      await driver.ensurePool(spec, ctx.signal);
+      // Mount options changed since they were last applied (on this member's host): remount in place.
       if (driver.remountPool && facts.mountOptions !== undefined && facts.mountOptions !== wanted)
         await driver.remountPool(spec, ctx.signal);
-      if (facts.mountOptions !== wanted) await writeFacts(db, POOL_KIND, name, { ...facts, mountOptions: wanted });
+      if (facts.mountOptions !== wanted)
+        await writeMemberFacts(db, node, POOL_KIND, name, { ...facts, mountOptions: wanted });
       if (driver.resizePool && row.config.size && !row.config['volatile.initial_source']) {
         const usage = await driver.poolUsage(spec);
         // Only grow when the configured size is clearly above what the filesystem has.
