@@ -66,7 +66,7 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
   });
 
   // A request about an object another member holds is carried out there, before any route reads the host.
-  if (deps.cluster) app.use(createForwarder({ db: deps.db, node: deps.node, cluster: deps.cluster }));
+  if (deps.cluster) app.use(createForwarder({ db: deps.db, node: deps.node, cluster: deps.cluster, log: deps.log }));
   registerServerRoutes(app, deps);
   registerCertificateRoutes(app, deps);
   registerClusterRoutes(app, deps);

@@ -82,10 +82,22 @@ export async function discardUnreadBody(c: Context): Promise<boolean> {
   return dropRest(body.getReader(), 0).catch(() => false);
 }
 
+/** Bodies read before their route (a placed create that was to be forwarded, then served here after all). */
+const readEarlier = new WeakMap<Request, Buffer>();
+/** The whole body of `c`, read by a middleware: its route reads this instead of the spent stream. */
+export function keepReadBody(c: Context, body: Buffer): void {
+  readEarlier.set(c.req.raw, body);
+}
+
 /** Read the raw body, refusing it once it grows past `limit` bytes. */
 export async function readBodyLimited(c: Context, limit: number): Promise<Uint8Array> {
   const declared = Number(c.req.header('content-length') ?? '0');
   if (declared > limit) throw new HttpError(400, `Request body too large (limit ${limit} bytes)`);
+  const kept = readEarlier.get(c.req.raw);
+  if (kept) {
+    if (kept.length > limit) throw new HttpError(400, `Request body too large (limit ${limit} bytes)`);
+    return kept;
+  }
   const incoming = incomingOf(c);
   if (incoming) {
     const got = await readIncoming(incoming, limit);

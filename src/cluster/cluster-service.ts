@@ -252,8 +252,8 @@ export function createClusterService(deps: ClusterServiceDeps) {
         );
     },
 
-    /** Where a create without `target` goes: the online member holding fewest containers. */
-    placement: async (): Promise<string> => (await leastLoadedMember(db)) ?? node,
+    /** Where a create without `target` goes: the online member holding fewest containers (not one in `skip`). */
+    placement: async (skip?: ReadonlySet<string>): Promise<string> => (await leastLoadedMember(db, skip)) ?? node,
 
     rememberOperation(id: string, member: string): void {
       opOwners.set(id, member);

@@ -5,6 +5,44 @@ import { fingerprintOfDer } from '../desired/certificates.ts';
 /** A member that does not answer within this is reported at once: a request never hangs on a dead member. */
 export const MEMBER_CONNECT_MS = 3_000;
 
+/**
+ * The request never reached the member: no connection (refused, unreachable, or none within MEMBER_CONNECT_MS),
+ * or the peer is not the cluster. Nothing was sent, so a caller may safely send it elsewhere.
+ */
+export class MemberNotReached extends Error {}
+
+/**
+ * Connections to members are kept and reused (a forwarded create+start is four requests: one TLS handshake
+ * instead of four). One agent per client certificate and pin; idle connections close after IDLE_MS, well
+ * within the listener's keep-alive (api/listeners.ts), so a reused one is not being closed by the other side.
+ */
+const IDLE_MS = 20_000;
+const agents = new Map<string, https.Agent>();
+/** Sockets whose peer presented the pinned certificate: reused without a new check. */
+const verified = new WeakSet<object>();
+function agentFor(client: { cert: string; key: string }, pin: string): https.Agent {
+  const key = `${pin}\0${client.cert}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    if (agents.size >= 16) {
+      for (const old of agents.values()) old.destroy();
+      agents.clear();
+    }
+    // Verified by pin (requestMember): cluster certificates are self-signed.
+    // No TLS session resumption: every new connection presents the certificate the pin checks.
+    agent = new https.Agent({
+      maxCachedSessions: 0,
+      keepAlive: true,
+      timeout: IDLE_MS,
+      cert: client.cert,
+      key: client.key,
+      rejectUnauthorized: false,
+    });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
 export interface MemberResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -35,12 +73,8 @@ export function requestMember(opts: {
         port,
         method: opts.method,
         path: opts.path,
-        cert: opts.client.cert,
-        key: opts.client.key,
-        // Verified below by pin: cluster certificates are self-signed.
-        rejectUnauthorized: false,
         headers: { ...opts.headers, ...(opts.body ? { 'content-length': String(opts.body.length) } : {}) },
-        agent: false,
+        agent: agentFor(opts.client, opts.pin),
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -51,22 +85,30 @@ export function requestMember(opts: {
         res.on('error', reject);
       },
     );
+    let reached = false;
     const connectTimer = setTimeout(
-      () => req.destroy(new Error(`no answer from ${opts.address} within ${MEMBER_CONNECT_MS / 1000} s`)),
+      () => req.destroy(new MemberNotReached(`no answer from ${opts.address} within ${MEMBER_CONNECT_MS / 1000} s`)),
       MEMBER_CONNECT_MS,
     );
     req.setTimeout(opts.timeoutMs ?? 60_000, () => req.destroy(new Error(`request to ${opts.address} timed out`)));
-    req.on('socket', (s) =>
+    req.on('socket', (s) => {
+      if (verified.has(s)) {
+        clearTimeout(connectTimer);
+        reached = true;
+        return;
+      }
       s.once('secureConnect', () => {
         clearTimeout(connectTimer);
         const peer = (s as TLSSocket).getPeerX509Certificate?.();
         if (!peer || fingerprintOfDer(peer.raw) !== opts.pin)
-          req.destroy(new Error(`${opts.address} does not present the cluster certificate`));
-      }),
-    );
+          return req.destroy(new MemberNotReached(`${opts.address} does not present the cluster certificate`));
+        verified.add(s);
+        reached = true;
+      });
+    });
     req.on('error', (e) => {
       clearTimeout(connectTimer);
-      reject(e);
+      reject(reached || e instanceof MemberNotReached ? e : new MemberNotReached(e.message, { cause: e }));
     });
     req.on('close', () => clearTimeout(connectTimer));
     req.end(opts.body);

@@ -163,9 +163,15 @@ export async function deleteMember(db: DbOrTx, name: string): Promise<void> {
   });
 }
 
-/** The member a create without `target` goes to: the online clustered member holding fewest containers. */
-export async function leastLoadedMember(db: DbOrTx): Promise<string | undefined> {
-  const online = (await listMembers(db, { clusteredOnly: true })).filter((m) => m.online);
+/**
+ * The member a create without `target` goes to: the online clustered member holding fewest containers, other
+ * than those in `skip` (members a create could not reach just now).
+ */
+export async function leastLoadedMember(
+  db: DbOrTx,
+  skip: ReadonlySet<string> = new Set(),
+): Promise<string | undefined> {
+  const online = (await listMembers(db, { clusteredOnly: true })).filter((m) => m.online && !skip.has(m.name));
   if (!online.length) return undefined;
   const counts = await db
     .select({ location: containers.location, n: sql<number>`count(*)::int` })
