@@ -1,5 +1,5 @@
 /**
- * svcd on a PostgreSQL server (DATABASE_URL) that is stopped for a while (issue 36 §6): the containers are
+ * svcd on a PostgreSQL server (DATABASE_URL) that is stopped for a while: the containers are
  * kept on their last desired state meanwhile (observers/offline-keeper.ts), writes answer 503 at once, and
  * once the server is back svcd converges what was asked before and after.
  *

@@ -1,5 +1,5 @@
 /**
- * Members of different svcd versions on one database (issue 36 §7): a newer svcd migrates the schema
+ * Members of different svcd versions on one database: a newer svcd migrates the schema
  * forward, and an older one keeps running beside it while the schema still allows it. What allows it is
  * recorded in the database itself, since an older svcd cannot know what a newer one's migrations did: the
  * newest migration an older svcd cannot run against (drizzle/compat.json's `breaking`), as the least

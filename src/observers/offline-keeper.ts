@@ -1,5 +1,5 @@
 /**
- * Containers kept converged while the database cannot be reached (issue 36 §6). Every reconcile reads its
+ * Containers kept converged while the database cannot be reached. Every reconcile reads its
  * container's row, so a member whose database went away (its server stopped, the cluster's serving member
  * down) could converge nothing: a container killed behind its back stayed down until the database came
  * back. The keeper remembers, for each container this process reconciled, the power state last desired
