@@ -1,7 +1,7 @@
 import type { AgentRestart } from '../agent/types.ts';
 import type { Db } from '../db/types.ts';
 import { addCertificate, listCertificates } from '../desired/certificates.ts';
-import { ConflictError, NotFoundError, UnavailableError, ValidationError } from '../desired/errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../desired/errors.ts';
 import { listMemberConfigKeys } from '../desired/member-config.ts';
 import { readServerKeys } from '../desired/server-config.ts';
 import {
@@ -21,6 +21,7 @@ import {
   type JoinRequest,
 } from './cluster-join.ts';
 import { requestMember } from './member-client.ts';
+import { createMemberReach } from './member-reach.ts';
 import { sweepMemberRoles } from './member-roles.ts';
 import {
   countHeld,
@@ -63,6 +64,7 @@ export function createClusterService(deps: ClusterServiceDeps) {
   let cert: ClusterCertificate | undefined;
   /** Operations answered through a forward, by id: their row may not be written yet when the client asks next. */
   const opOwners = new Map<string, string>();
+  const reachMember = createMemberReach(db);
 
   async function self(): Promise<MemberView> {
     return readMember(db, node);
@@ -276,19 +278,7 @@ export function createClusterService(deps: ClusterServiceDeps) {
     },
 
     /** A member to forward to: online and reachable, or a clear error naming it. */
-    async reach(name: string): Promise<MemberView> {
-      const m = await readMember(db, name).catch(() => undefined);
-      if (!m?.clustered) throw new NotFoundError(`Cluster member "${name}" not found`);
-      if (!m.online) throw new MemberOfflineError(name);
-      return m;
-    },
+    reach: reachMember,
   };
 }
 export type ClusterService = ReturnType<typeof createClusterService>;
-
-/** A request for an object on a member that has not renewed its heartbeat: answered at once, never after a timeout. */
-export class MemberOfflineError extends UnavailableError {
-  constructor(readonly member: string) {
-    super(`Cluster member "${member}" is offline: it holds this object, try again when it is back`);
-  }
-}
