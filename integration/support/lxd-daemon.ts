@@ -43,8 +43,11 @@ export function lxdAvailable(): boolean {
 
 const closedProxy = 'http://127.0.0.1:9';
 
-/** `pool: 'btrfs'`: the default pool is btrfs on a loop file LXD makes in its LXD_DIR (1 GiB, sparse). */
-export async function startLxd(name: string, opts: { pool?: 'dir' | 'btrfs' } = {}): Promise<LxdHost> {
+/**
+ * `pool: 'btrfs'`: the default pool is btrfs on a loop file LXD makes in its LXD_DIR (1 GiB, sparse).
+ * `init: false`: no preseed (no pool, profile or HTTPS address): a daemon that can join a cluster.
+ */
+export async function startLxd(name: string, opts: { pool?: 'dir' | 'btrfs'; init?: boolean } = {}): Promise<LxdHost> {
   // Short path: LXD's unix socket lives in LXD_DIR.
   const dir = await mkdtemp(`/tmp/lxd-${name}-`);
   const env = {
@@ -95,8 +98,10 @@ export async function startLxd(name: string, opts: { pool?: 'dir' | 'btrfs' } = 
       '    root: {path: /, pool: default, type: disk}',
       '',
     ].join('\n');
-    const init = spawnSync('lxd', ['init', '--preseed'], { env, input: preseed, encoding: 'utf8' });
-    assert.equal(init.status, 0, `lxd init: ${init.stderr}`);
+    if (opts.init !== false) {
+      const init = spawnSync('lxd', ['init', '--preseed'], { env, input: preseed, encoding: 'utf8' });
+      assert.equal(init.status, 0, `lxd init: ${init.stderr}`);
+    }
     const socketPath = path.join(dir, 'unix.socket');
     const api = client({ socketPath });
     const cert = (await api.get('/1.0')).json.metadata.environment.certificate as string;
