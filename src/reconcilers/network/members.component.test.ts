@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { admitMember, deleteMember } from '../../cluster/members.ts';
 import { useTempDatabase } from '../../db/temp-database.ts';
 import { readMemberFacts, readMemberStatus } from '../../desired/member-status.ts';
 import { insertNetwork, markNetworkDeleting, readNetworkById, renameNetwork } from '../../desired/networks.ts';
@@ -78,6 +79,27 @@ test('a network deleted through one member goes from every member that made it; 
   await b.once(b.net, n.id);
   assert.equal(b.network.bridges.has('mb-del'), false);
   assert.equal(await readNetworkById(db, n.id), undefined, 'gone with the last member that had it');
+});
+
+test('a member removed while a deletion waits for its part: the next reconcile of the deletion finishes it', async () => {
+  const { db } = temp.database;
+  const [a, b] = [member('a'), member('b')];
+  await admitMember(db, { name: 'b', address: '127.0.0.1:1', roles: [] });
+  const n = await makeNet('mb-gone');
+  await a.once(a.net, n.id);
+  await b.once(b.net, n.id);
+  // b dies; the network is deleted through a.
+  await markNetworkDeleting(db, n.id);
+  await a.once(a.net, n.id);
+  assert.ok(await readNetworkById(db, n.id), "the row waits for b's part");
+  await a.once(a.net, n.id);
+  assert.ok(await readNetworkById(db, n.id), 'still, however often a looks');
+  // b removed with force: its status rows go with it, and a's next look (requeued) removes the row.
+  await deleteMember(db, 'b');
+  assert.equal(await readMemberStatus(db, 'b', 'network', n.id), undefined);
+  await a.once(a.net, n.id);
+  assert.equal(await readNetworkById(db, n.id), undefined);
+  assert.equal((await makeNet('mb-gone')).name, 'mb-gone', 'the name is free again');
 });
 
 test('a member that first looks at a network being deleted makes nothing of it', async () => {
