@@ -115,10 +115,10 @@ for (let r = 0; r < Number(values.rounds); r++)
   for (const v of ['a', 'b'] as const) {
     const m = await round(values[v]!, Number(values.n));
     all[v].push(m);
-    console.log(`round ${r + 1} ${v}: ${STEPS.map((s) => `${s} ${m[s].toFixed(1)} ms`).join(', ')}`);
+    console.log(`round ${r + 1} ${v}: ${STEPS.map((s) => `${s} ${m[s].toFixed(m[s] < 10 ? 2 : 1)} ms`).join(', ')}`);
   }
 console.log("\n| step (median of the rounds' medians) | a | b | b ÷ a |\n|---|---|---|---|");
 for (const s of STEPS) {
   const [a, b] = [median(all.a.map((m) => m[s])), median(all.b.map((m) => m[s]))];
-  console.log(`| ${s} | ${a.toFixed(1)} ms | ${b.toFixed(1)} ms | ${(b / a).toFixed(2)}× |`);
+  console.log(`| ${s} | ${a.toFixed(a < 10 ? 2 : 1)} ms | ${b.toFixed(b < 10 ? 2 : 1)} ms | ${(b / a).toFixed(2)}× |`);
 }
