@@ -24,10 +24,8 @@ function agentFor(client: { cert: string; key: string }, pin: string): https.Age
   const key = `${pin}\0${client.cert}`;
   let agent = agents.get(key);
   if (!agent) {
-    if (agents.size >= 16) {
-      for (const old of agents.values()) old.destroy();
-      agents.clear();
-    }
+    // Forgotten, not destroyed: requests under way on it finish; its idle connections close after IDLE_MS.
+    if (agents.size >= 16) agents.delete(agents.keys().next().value!);
     // Verified by pin (requestMember): cluster certificates are self-signed.
     // No TLS session resumption: every new connection presents the certificate the pin checks.
     agent = new https.Agent({
