@@ -110,15 +110,20 @@ describe('lxc over a cluster', { skip: !process.env.SVCD_TEST_PG_URL && 'SVCD_TE
     await lxc.ok(['delete', '--force', 'clus-l3']);
   });
 
-  test('lxc cluster remove --force removes a dead member', async () => {
+  test('lxc cluster rename (refused for a running member) and remove --force of a dead member', async () => {
     await lxc.ok(['delete', 'clus-l1']);
+    const running = await lxc.run(['cluster', 'rename', 'c', 'c2']);
+    assert.notEqual(running.code, 0);
+    assert.match(running.stderr, /running/);
     await c.daemon.kill();
     await eventually(
       async () => ((await lxc.ok(['cluster', 'list', '--format', 'csv'])).includes('OFFLINE') ? true : undefined),
       'c shown OFFLINE',
       30_000,
     );
-    await lxc.ok(['cluster', 'remove', 'c', '--force', '--yes']);
-    assert.doesNotMatch(await lxc.ok(['cluster', 'list', '--format', 'csv']), /^c,/m);
+    await lxc.ok(['cluster', 'rename', 'c', 'c2']);
+    assert.match(await lxc.ok(['cluster', 'list', '--format', 'csv']), /^c2,.*OFFLINE/m);
+    await lxc.ok(['cluster', 'remove', 'c2', '--force', '--yes']);
+    assert.doesNotMatch(await lxc.ok(['cluster', 'list', '--format', 'csv']), /^c2?,/m);
   });
 });
