@@ -94,6 +94,24 @@ describe('a cluster of three members on the embedded engine', () => {
     assert.equal((await b.api.get('/1.0/cluster')).json.metadata.enabled, false);
     assert.deepEqual((await a.api.get('/1.0/cluster/members')).json.metadata, ['/1.0/cluster/members/a']);
 
+    // A server holding something cannot join (as in LXD): refused naming what it holds, nothing joined.
+    const [pool] = (await b.api.get('/1.0/storage-pools')).json.metadata as string[];
+    assert.ok(pool, 'b has a pool');
+    const volumes = `${pool}/volumes/custom`;
+    assert.equal((await b.api.post(volumes, { name: 'emb-held' })).status, 200);
+    const held = await b.api.put('/1.0/cluster', {
+      server_name: 'b',
+      enabled: true,
+      server_address: `127.0.0.1:${b.port}`,
+      cluster_address: `127.0.0.1:${a.port}`,
+      cluster_certificate: a.cert,
+      cluster_password: CLUSTER_PASSWORD,
+    });
+    assert.match(expectError(held, 400), /holds 0 container\(s\) and 1 custom volume\(s\): only an empty server/);
+    assert.equal((await b.api.get('/1.0/cluster')).json.metadata.enabled, false);
+    assert.deepEqual((await a.api.get('/1.0/cluster/members')).json.metadata, ['/1.0/cluster/members/a']);
+    assert.equal((await b.api.delete(`${volumes}/emb-held`)).status, 200);
+
     // A pool whose source the user gave: each joiner gives its own (member_config), as GET /1.0/cluster asks.
     srcA = await mkdtemp(path.join(os.tmpdir(), 'svcd-src-a-'));
     srcB = await mkdtemp(path.join(os.tmpdir(), 'svcd-src-b-'));
