@@ -1,7 +1,7 @@
 /**
  * Time to all-back after a simulated host reboot, against raw LXC starting the same containers, in one run:
- *   node --import tsx bench/reboot-bench.ts [--count 12] [--rounds 3] [--trace]
- * svcd runs from the checkout (through tsx) in a temp state dir with a btrfs pool on a loop file and a
+ *   node --import tsx bench/reboot-bench.ts [--count 12] [--rounds 3] [--trace] [--tsx]
+ * svcd runs as bin/svcd runs it (the build in dist/, made if stale; `--tsx`: src/main.ts through tsx) in a temp state dir with a btrfs pool on a loop file and a
  * managed bridge (no NAT, no IPv6, dnsmasq never forwarding). Each round: the simulated reboot (daemon tree and
  * its private server killed, containers stopped, bridge, nft tables, mounts and loops gone), then svcd started
  * again, timed until every container has a fresh DHCP lease (dnsmasq's lease file) and the API shows it Running
@@ -20,6 +20,7 @@ import { promisify } from 'node:util';
 import { startBusyboxDaemon, teardownContainers, waitOp } from '../integration/support/container-env.ts';
 import { eventually } from '../integration/support/http.ts';
 import { freeSubnet24, safeNetworkConfig } from '../integration/support/networks.ts';
+import { repoRoot } from '../integration/support/daemon.ts';
 import { simulateReboot } from '../integration/support/simulate-reboot.ts';
 
 const run = promisify(execFile);
@@ -31,7 +32,14 @@ const count = arg('count', 12);
 const rounds = arg('rounds', 3);
 const trace = process.argv.includes('--trace');
 
-const { d, api, imgDir } = await startBusyboxDaemon(trace ? { SVCD_LOG_LEVEL: 'debug' } : {});
+// The built daemon, as bin/svcd and the systemd unit run it (plain node on dist/, no transpiling at start or at
+// a module's first import); `--tsx`: the checkout's src/main.ts through tsx, as the test suites run it.
+const tsx = process.argv.includes('--tsx');
+if (!tsx) await run('bash', [path.join(repoRoot, 'scripts/build.sh'), '--if-stale']);
+const command = tsx
+  ? undefined
+  : [process.execPath, '--max-semi-space-size=2', path.join(repoRoot, 'dist/cli/svcd.js'), 'daemon'];
+const { d, api, imgDir } = await startBusyboxDaemon(trace ? { SVCD_LOG_LEVEL: 'debug' } : {}, { command });
 const net = `rbb${process.pid % 100000}`;
 const names = Array.from({ length: count }, (_, i) => `rbb${i}`);
 const lxcPath = path.join(d.stateDir, 'containers');

@@ -35,14 +35,16 @@ export async function uploadBusybox(api: Client, dir: string): Promise<{ fingerp
 /**
  * The usual start of a container suite: root's subordinate ids in place, a daemon (info logs) with
  * the busybox image uploaded as `bb`, built in a temp dir that {@link teardownContainers} removes.
- * `env`: more daemon settings (SVCD_SYSFS_ROOT, SVCD_DEV_ROOT for a fake hardware tree).
+ * `env`: more daemon settings (SVCD_SYSFS_ROOT, SVCD_DEV_ROOT for a fake hardware tree); `command`: the argv
+ * that starts it (support/daemon.ts's default: src/main.ts through tsx).
  */
 export async function startBusyboxDaemon(
   env: Record<string, string> = {},
+  opts: { command?: string[] } = {},
 ): Promise<{ d: Daemon; api: Client; imgDir: string; image: { fingerprint: string; file: string } }> {
   await ensureRootSubids();
   const imgDir = await mkdtemp(path.join(os.tmpdir(), 'svcd-img-'));
-  const d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info', ...env } });
+  const d = await startDaemon({ env: { SVCD_LOG_LEVEL: 'info', ...env }, ...opts });
   const api = client({ socketPath: d.socketPath });
   return { d, api, imgDir, image: await uploadBusybox(api, imgDir) };
 }
