@@ -220,10 +220,14 @@ describe('a cluster of three members on one database', {
     expectError(await c.api.get('/1.0/storage-pools/two-left'), 404);
   });
 
-  test('a network defined member by member (?target=) is Pending, on no host, then created', async () => {
+  test('a network defined member by member (?target=) is Pending, on no host, then created', async (t) => {
     const net = `tsn${process.pid % 100000}`;
     // Each member's own external interface: a veth pair this test makes (and removes with the bridge).
     const ext = (h: Host) => ({ 'bridge.external_interfaces': `${net}${h.name}` });
+    // Also when an assertion fails half-way: the veths and the bridge go (the daemons' own parts go with them).
+    t.after(async () => {
+      for (const link of [`${net}a`, `${net}b`, net]) await execa('ip', ['link', 'del', link]).catch(() => {});
+    });
     for (const h of [a, b])
       await execa('ip', ['link', 'add', `${net}${h.name}`, 'type', 'veth', 'peer', 'name', `${net}${h.name}p`]);
     for (const h of [a, b])
