@@ -64,6 +64,7 @@ after(() => {
 async function transfer(
   dst: string,
   features: RsyncFeature[],
+  o: { from?: string; basis?: { dir: string; mode: 'link' | 'copy' } } = {},
 ): Promise<{ sentBarrier: boolean; receivedBarrier: boolean }> {
   const accepted = once(server, 'connection') as Promise<[WebSocket]>;
   const client = new WebSocket(`ws://127.0.0.1:${(server.address() as net.AddressInfo).port}/`);
@@ -90,17 +91,21 @@ async function transfer(
   });
   listener.listen(name);
   await once(listener, 'listening');
-  const receiver = await spawnProcess('rsync', rsyncReceiveArgs({ targetPath: dst, features, skipSelinuxXattrs }), {
-    stdin: 'pipe',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
+  const receiver = await spawnProcess(
+    'rsync',
+    rsyncReceiveArgs({ targetPath: dst, features, skipSelinuxXattrs, basis: o.basis }),
+    {
+      stdin: 'pipe',
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+  );
   const r = peerChannel.session();
   r.pipe(receiver.stdin!);
   receiver.stdout!.pipe(r);
   const sender = await spawnProcess(
     'rsync',
-    rsyncSendArgs({ sourcePath: src, features, skipSelinuxXattrs, rsh: socketRsh(name) }),
+    rsyncSendArgs({ sourcePath: o.from ?? src, features, skipSelinuxXattrs, rsh: socketRsh(name) }),
     { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' },
   );
   let errs = '';
@@ -150,4 +155,37 @@ test('a second session with --delete sends the delta: a file removed at the sour
   assert.ok(sentBarrier && receivedBarrier);
   assert.equal(fs.existsSync(path.join(dst, 'doomed')), false);
   assert.equal(fs.readFileSync(path.join(dst, 'new'), 'utf8'), 'fresh');
+});
+
+test('a snapshot chain: unchanged files are linked to the snapshot before, the volume gets copies of its own', async () => {
+  const from = path.join(root, 'chain-src');
+  fs.mkdirSync(path.join(from, 'etc'), { recursive: true });
+  fs.writeFileSync(path.join(from, 'big'), Buffer.alloc(256 * 1024, 7));
+  fs.writeFileSync(path.join(from, 'etc/hostname'), 'one\n');
+  fs.chownSync(path.join(from, 'big'), 1000000, 1000000);
+  const [s1, s2, vol] = ['chain-s1', 'chain-s2', 'chain-vol'].map((d) => path.join(root, d)) as [
+    string,
+    string,
+    string,
+  ];
+  for (const d of [s1, s2, vol]) fs.mkdirSync(d);
+  await transfer(s1, ['xattrs', 'delete'], { from });
+  fs.writeFileSync(path.join(from, 'etc/hostname'), 'two, longer\n');
+  fs.writeFileSync(path.join(from, 'new'), 'fresh');
+  await transfer(s2, ['xattrs', 'delete'], { from, basis: { dir: s1, mode: 'link' } });
+  await transfer(vol, ['xattrs', 'delete'], { from, basis: { dir: s2, mode: 'copy' } });
+  const ino = (d: string, f: string) => fs.statSync(path.join(d, f)).ino;
+  assert.equal(ino(s2, 'big'), ino(s1, 'big'), 'an unchanged file is a link to the snapshot before');
+  assert.notEqual(ino(s2, 'etc/hostname'), ino(s1, 'etc/hostname'));
+  assert.equal(fs.readFileSync(path.join(s1, 'etc/hostname'), 'utf8'), 'one\n', 'the snapshot before is untouched');
+  assert.equal(fs.readFileSync(path.join(s2, 'etc/hostname'), 'utf8'), 'two, longer\n');
+  assert.equal(fs.existsSync(path.join(s1, 'new')), false);
+  for (const f of ['big', 'etc/hostname', 'new']) {
+    assert.notEqual(ino(vol, f), ino(s2, f), `${f}: the volume's own file, no link to a snapshot`);
+    assert.deepEqual(fs.readFileSync(path.join(vol, f)), fs.readFileSync(path.join(from, f)));
+  }
+  assert.equal(fs.statSync(path.join(vol, 'big')).uid, 1000000);
+  // written to, the volume leaves the snapshots as they were
+  fs.writeFileSync(path.join(vol, 'big'), 'changed');
+  assert.equal(fs.statSync(path.join(s1, 'big')).size, 256 * 1024);
 });

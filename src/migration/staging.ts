@@ -21,6 +21,11 @@ export interface Staging {
     path: string;
     /** Snapshot the volume as it is now under `id` (called after each snapshot's session). */
     snapshot(id: string, signal: AbortSignal): Promise<void>;
+    /**
+     * On a pool whose snapshots are copies (dir): where snapshot `id`'s own session lands, then `adopt`, which
+     * puts it in place and returns its path (the next session's basis).
+     */
+    landSnapshot?(id: string): Promise<{ path: string; adopt(): Promise<string> }>;
   };
   /** On a pool of subvolumes, when streams are asked for: where they land and how they are adopted. */
   streams?: {
@@ -84,6 +89,11 @@ export function createStaging(opts: { stateDir: string; pools: PoolAccess }) {
       if (o.streams && !sv) throw new Error(`Storage pool "${m.pool}" cannot receive subvolume streams`);
       await writeMark(mark);
       const ref = refOf(mark);
+      const landing = (l: NonNullable<StorageDriver['snapshotLanding']>) => async (id: string) => {
+        const snap = { volume: ref, id };
+        const at = await l.begin(spec, snap);
+        return { path: at, adopt: () => l.adopt(spec, snap).then(() => driver.snapshotPath(spec, snap)) };
+      };
       try {
         if (!sv) await driver.ensureVolume(spec, ref, {});
       } catch (e) {
@@ -94,6 +104,7 @@ export function createStaging(opts: { stateDir: string; pools: PoolAccess }) {
         target: {
           path: driver.volumePath(spec, ref),
           snapshot: (id, signal) => driver.ensureSnapshot(spec, { volume: ref, id }, signal),
+          ...(driver.snapshotLanding && !sv ? { landSnapshot: landing(driver.snapshotLanding) } : {}),
         },
         ...(sv
           ? {

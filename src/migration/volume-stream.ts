@@ -14,7 +14,12 @@ import {
   offerRsyncFeatures,
 } from '../host/migration/negotiate-transport.ts';
 import type { RsyncFeature } from '../host/migration/rsync-args.ts';
-import { receiveTree, sendTree, withLocalRsyncFeatures } from '../host/migration/rsync-transfer.ts';
+import {
+  receiveTree,
+  sendTree,
+  type TransferOptions,
+  withLocalRsyncFeatures,
+} from '../host/migration/rsync-transfer.ts';
 import { shiftRules, shiftTree } from '../host/migration/shift-tree.ts';
 import { type BtrfsSource, receiveSubvolumes, sendSubvolumes } from './btrfs-stream.ts';
 import type { MigrationChannels } from './migration-channels.ts';
@@ -190,20 +195,31 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     // A tree owned by the sender's host ids (LXD shifts root filesystems on disk) comes into container ids,
     // the form svcd keeps (idmapped mounts map it at start): after each session, before a snapshot is taken,
     // so snapshots never need a shift. The next session's rsync then only re-owns, it sends no data again.
-    const session = async () => {
-      await receiveTree(channels.fs, target.path, { features, signal: ctx.signal, onBytes: progress.bytes });
-      if (r.shift) await shiftTree(target.path, offer.idmap ?? [], ctx.signal);
+    const session = async (dir: string, basis?: TransferOptions['basis']) => {
+      await receiveTree(channels.fs, dir, { features, signal: ctx.signal, onBytes: progress.bytes, basis });
+      if (r.shift) await shiftTree(dir, offer.idmap ?? [], ctx.signal);
     };
+    // Where snapshots are copies (dir), each lands in its own place, its unchanged files hard links to the
+    // one before (snapshots are never written to), and the volume's are copied from the last: each byte is
+    // written once for the snapshots and once for the volume, not once more for every snapshot after it.
+    // (A file the shift re-owned differs from the one sent, so it is never linked.)
+    let basis: string | undefined;
     const snapshots: Received['snapshots'] = [];
     for (const name of names) {
       const id = r.snapshotId?.(name) ?? randomUUID();
       await staging.addSnapshot(id);
-      await session();
-      await target.snapshot(id, ctx.signal);
+      if (target.landSnapshot) {
+        const land = await target.landSnapshot(id);
+        await session(land.path, basis ? { dir: basis, mode: 'link' } : undefined);
+        basis = await land.adopt();
+      } else {
+        await session(target.path);
+        await target.snapshot(id, ctx.signal);
+      }
       snapshots.push({ id, name, wire: byName.get(name) });
     }
-    await session();
-    if (finalSync) await session();
+    await session(target.path, basis ? { dir: basis, mode: 'copy' } : undefined);
+    if (finalSync) await session(target.path);
     await progress.flush();
     return { offer, staging, snapshots, fs: 'RSYNC', rsync: features };
   } catch (e) {

@@ -103,3 +103,10 @@ test('the -e command refuses a socket path that could break out of its quotes', 
   assert.throws(() => socketRsh('/run/../etc/x'), TypeError);
   assert.throws(() => socketRsh('relative.sock'), TypeError);
 });
+
+test('a basis tree goes to the receiver as --link-dest or --copy-dest, before the paths', () => {
+  const args = (mode: 'link' | 'copy') =>
+    rsyncReceiveArgs({ targetPath: '/dst', features: [], skipSelinuxXattrs: false, basis: { dir: '/s1', mode } });
+  assert.deepEqual(args('link').slice(-3), ['--link-dest=/s1', '.', '/dst']);
+  assert.deepEqual(args('copy').slice(-3), ['--copy-dest=/s1', '.', '/dst']);
+});

@@ -82,6 +82,12 @@ export interface RsyncReceiveOptions {
   targetPath: string;
   features: readonly RsyncFeature[];
   skipSelinuxXattrs: boolean;
+  /**
+   * A tree already received (the snapshot before) that unchanged files come from instead of the wire:
+   * `link`, hard links to its files (read-only snapshots only, never a volume that is written to); `copy`,
+   * local copies of them. Receiver-side options only, which the sender never learns of (LXD's too).
+   */
+  basis?: { dir: string; mode: 'link' | 'copy' } | undefined;
 }
 
 /** The receiving side's server argv (after `rsync`): stdin/stdout are the fs websocket. */
@@ -94,6 +100,7 @@ export function rsyncReceiveArgs(o: RsyncReceiveOptions): string[] {
     '--partial',
     '--sparse',
     ...rsyncFeatureArgs(o.features, o),
+    ...(o.basis ? [`--${o.basis.mode}-dest=${o.basis.dir}`] : []),
     '.',
     o.targetPath,
   ];

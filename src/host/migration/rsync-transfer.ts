@@ -12,6 +12,7 @@ import {
   rsyncSkipsSelinuxXattrs,
   socketRsh,
   type RsyncFeature,
+  type RsyncReceiveOptions,
 } from './rsync-args.ts';
 import type { FsChannel } from './ws-frames.ts';
 
@@ -29,6 +30,8 @@ export interface TransferOptions {
   onBytes?: (total: number) => void;
   /** rsync's --bwlimit (the pool's rsync.bwlimit). */
   bwlimit?: string;
+  /** The receiver only: where unchanged files come from (rsyncReceiveArgs). */
+  basis?: RsyncReceiveOptions['basis'];
 }
 
 let version: Promise<string> | undefined;
@@ -168,7 +171,12 @@ export async function sendTree(channel: FsChannel, dir: string, o: TransferOptio
 export async function receiveTree(channel: FsChannel, dir: string, o: TransferOptions): Promise<void> {
   o.signal.throwIfAborted();
   const session = channel.session();
-  const args = rsyncReceiveArgs({ targetPath: dir, features: o.features, skipSelinuxXattrs: await skipSelinux() });
+  const args = rsyncReceiveArgs({
+    targetPath: dir,
+    features: o.features,
+    skipSelinuxXattrs: await skipSelinux(),
+    basis: o.basis,
+  });
   const sockDir = await mkdtemp(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
   const sockPath = path.join(sockDir, 'rsync.sock');
   const server = net.createServer();

@@ -257,6 +257,19 @@ export function createDirDriver(opts: DirDriverOptions = {}): StorageDriver {
       });
     },
 
+    // a received snapshot lands in its own place, not in the volume, which would then be copied (migration)
+    snapshotLanding: {
+      async begin(pool, snap) {
+        await existingVolume(pool, snap.volume);
+        await makeDirs(snapshotParentIn(poolPath(pool), snap.volume), DIR_MODE);
+        const p = partialPath(driver.snapshotPath(pool, snap));
+        await removeTree(p);
+        await mkdirOne(p);
+        return p;
+      },
+      adopt: (pool, snap) => rename(partialPath(driver.snapshotPath(pool, snap)), driver.snapshotPath(pool, snap)),
+    },
+
     async removeSnapshot(pool, snap) {
       const p = driver.snapshotPath(pool, snap);
       await removeTree(p);

@@ -87,6 +87,14 @@ export interface StorageDriver {
   restoreSnapshot(pool: PoolSpec, snap: SnapshotRef, signal?: AbortSignal): Promise<void>;
   /** Only drivers whose volumes are btrfs subvolumes: migration by `btrfs send`/`receive`. */
   subvolumeStreams?: SubvolumeStreams;
+  /**
+   * Only drivers whose snapshots are full copies (dir): a snapshot built in place. `begin` makes its empty
+   * `.partial` directory (which removeSnapshot removes too) and returns it; `adopt` moves it into place.
+   */
+  snapshotLanding?: {
+    begin(pool: PoolSpec, snap: SnapshotRef): Promise<string>;
+    adopt(pool: PoolSpec, snap: SnapshotRef): Promise<void>;
+  };
 }
 
 /**
