@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, copyFile, mkdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { runCommand } from '../../src/host/exec.ts';
@@ -183,6 +183,8 @@ async function sha256(files: readonly string[]): Promise<string> {
  */
 export async function buildBusyboxImage(opts: BusyboxImageOptions): Promise<BusyboxImage> {
   const build = path.join(opts.dir, 'build');
+  // From empty each time: a second run into the same directory (the README's command, run again) rebuilds.
+  await rm(build, { recursive: true, force: true });
   await mkdir(build, { recursive: true });
   const { version } = await buildBusyboxRootfs({ dir: path.join(build, 'rootfs') });
   const metadata: BusyboxImageMetadata = {
