@@ -386,8 +386,8 @@ run_svcd() { # engine
   esac
   state_dir "$SVCD_STATE"
   log "starting svcd on $SVCD_STATE ($what), in a network namespace of its own"
-  # The built daemon, started as scripts/start.sh and the systemd unit start it.
-  env "${env[@]}" setsid "${NS_WRAP[@]}" node --max-semi-space-size=2 "$REPO/dist/cli/svcd.js" daemon >"$WORK/svcd-$1.log" 2>&1 &
+  # The built daemon, started as scripts/start.sh and the systemd unit start it (bin/svcd: its V8 flags).
+  env "${env[@]}" setsid "${NS_WRAP[@]}" "$REPO/bin/svcd" daemon >"$WORK/svcd-$1.log" 2>&1 &
   SVCD_PID=$!
   if ! wait_answer "$SVCD_STATE/unix.socket" 90 "$SVCD_PID"; then
     log "svcd ($1) did not answer on $SVCD_STATE/unix.socket:"; tail -n 20 "$WORK/svcd-$1.log" >&2

@@ -36,9 +36,7 @@ const trace = process.argv.includes('--trace');
 // a module's first import); `--tsx`: the checkout's src/main.ts through tsx, as the test suites run it.
 const tsx = process.argv.includes('--tsx');
 if (!tsx) await run('bash', [path.join(repoRoot, 'scripts/build.sh'), '--if-stale']);
-const command = tsx
-  ? undefined
-  : [process.execPath, '--max-semi-space-size=2', path.join(repoRoot, 'dist/cli/svcd.js'), 'daemon'];
+const command = tsx ? undefined : [path.join(repoRoot, 'bin/svcd'), 'daemon'];
 const { d, api, imgDir } = await startBusyboxDaemon(trace ? { SVCD_LOG_LEVEL: 'debug' } : {}, { command });
 const net = `rbb${process.pid % 100000}`;
 const names = Array.from({ length: count }, (_, i) => `rbb${i}`);

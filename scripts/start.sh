@@ -5,7 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh --if-stale
-# exec: the daemon takes this shell's pid; plain node runs the build (no npm, no tsx in its tree). A 2 MiB
-# young generation: V8's default semi-spaces grow to 16 MiB each in a burst and are never given back
-# (docs/database.md, "Embedded database and idle memory").
-exec node --max-semi-space-size=2 dist/cli/svcd.js daemon
+# exec: the daemon takes this shell's pid; bin/svcd runs the build with plain node (no npm, no tsx in its
+# tree) and sets the daemon's V8 flags.
+exec bin/svcd daemon
