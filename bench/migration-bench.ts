@@ -1,8 +1,11 @@
 /**
  * Container migration, svcd → svcd against LXD 5.0.2 → LXD 5.0.2 on this host, in one run:
  *   node --import tsx bench/migration-bench.ts [--rounds 2] [--big-mib 512] [--snap-mib 64] [--pool dir|btrfs]
- * Two svcd daemons (from the checkout, through tsx) and two Debian LXD daemons, each with its own state
- * dir and HTTPS port on 127.0.0.1, driven by one Debian lxc. The container: a stopped busybox one holding
+ * Two svcd daemons (the build in dist/, made if stale, run by bin/svcd as the systemd unit runs it; `--tsx`:
+ * src/main.ts through tsx, as the test suites run it) and two Debian LXD daemons, each with its own state
+ * dir and HTTPS port on 127.0.0.1, driven by one Debian lxc. `--pool btrfs`: every container lives on a
+ * btrfs pool `mb` on a sparse loop file that each daemon makes (`dir`, the default: each daemon's default
+ * dir pool). The container: a stopped busybox one holding
  * a `--big-mib` random file and 3 snapshots, each taken after writing one more `--snap-mib` random file.
  * Timed: `lxc copy a:c b:cN` and `lxc copy l1:c l2:cN`; a plain local `rsync -a` of the same tree (the
  * svcd container's volume and its snapshots); then a container holding one 1 GiB file, copied svcd →
@@ -11,7 +14,7 @@
  * Run by hand (root), never as a test. Everything stays on loopback.
  */
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -20,6 +23,7 @@ import { lxcCli } from '../integration/support/lxc-cli.ts';
 import { startLxd } from '../integration/support/lxd-daemon.ts';
 import { ensureRootSubids } from '../integration/support/lxc-host.ts';
 import { importTestImage, startTwoHosts, stopHosts } from '../integration/support/two-hosts.ts';
+import { repoRoot } from '../integration/support/daemon.ts';
 
 const run = promisify(execFile);
 const arg = (name: string, dflt: string) => {
@@ -29,6 +33,8 @@ const arg = (name: string, dflt: string) => {
 const rounds = Number(arg('rounds', '2'));
 const bigMib = Number(arg('big-mib', '512'));
 const snapMib = Number(arg('snap-mib', '64'));
+const poolDriver = arg('pool', 'dir');
+if (poolDriver !== 'dir' && poolDriver !== 'btrfs') throw new Error(`--pool: dir or btrfs, not ${poolDriver}`);
 const PASSWORD = 'bench-pw';
 
 const secs = async (f: () => Promise<unknown>) => {
@@ -39,7 +45,9 @@ const secs = async (f: () => Promise<unknown>) => {
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 
 await ensureRootSubids();
-const [a, b] = await startTwoHosts();
+const tsx = process.argv.includes('--tsx');
+if (!tsx) await run('bash', [path.join(repoRoot, 'scripts/build.sh'), '--if-stale']);
+const [a, b] = await startTwoHosts(tsx ? {} : { command: [path.join(repoRoot, 'bin/svcd'), 'daemon'] });
 const l1 = await startLxd('b1');
 const l2 = await startLxd('b2');
 const tmp = await mkdtemp(path.join(os.tmpdir(), 'mig-bench-'));
@@ -73,8 +81,13 @@ try {
     await lxc.ok(['remote', 'add', name, l.url, '--password', l.trustPassword, '--accept-certificate']);
     await lxc.ok(['image', 'import', img.file, `${name}:`, '--alias', 'bb']);
   }
+  // the pool every container lives on (`-s` on launch and copy)
+  const poolName = poolDriver === 'btrfs' ? 'mb' : 'default';
+  if (poolDriver === 'btrfs')
+    for (const r of ['a', 'b', 'l1', 'l2']) await lxc.ok(['storage', 'create', `${r}:mb`, 'btrfs', 'size=24GiB']);
+  const onPool = ['-s', poolName];
   const fill = async (r: string, name: string, big: number) => {
-    await lxc.ok(['launch', `${r}:bb`, `${r}:${name}`]);
+    await lxc.ok(['launch', `${r}:bb`, `${r}:${name}`, ...onPool]);
     await lxc.ok(['exec', `${r}:${name}`, '--', 'sh', '-c', `head -c ${big * 1048576} /dev/urandom > /root/big`]);
     if (name === 'c')
       for (let i = 1; i <= 3; i++) {
@@ -96,12 +109,11 @@ try {
   const svcd: number[] = [];
   const lxd: number[] = [];
   for (let i = 0; i < rounds; i++) {
-    svcd.push(await secs(() => lxc.ok(['copy', 'a:c', `b:c${i}`])));
-    lxd.push(await secs(() => lxc.ok(['copy', 'l1:c', `l2:c${i}`])));
+    svcd.push(await secs(() => lxc.ok(['copy', 'a:c', `b:c${i}`, ...onPool])));
+    lxd.push(await secs(() => lxc.ok(['copy', 'l1:c', `l2:c${i}`, ...onPool])));
   }
   // the same tree, locally: the volume and its three snapshots
-  const pool = path.join(a.daemon.stateDir, 'storage-pools', 'default');
-  const [vol] = (await readdir(path.join(pool, 'containers'))).slice(-1);
+  const pool = path.join(a.daemon.stateDir, 'storage-pools', poolName);
   const local: number[] = [];
   for (let i = 0; i < rounds; i++) {
     const dst = path.join(tmp, `local${i}`);
@@ -117,13 +129,12 @@ try {
     );
     await rm(dst, { recursive: true, force: true });
   }
-  void vol;
 
   // one 1 GiB file: svcd → svcd throughput against rsync over a socket pair
   await fill('a', 'g', 1024);
   const gib = 1024 * 1024 * 1024;
   const svcdG: number[] = [];
-  for (let i = 0; i < rounds; i++) svcdG.push(await secs(() => lxc.ok(['copy', 'a:g', `b:g${i}`])));
+  for (let i = 0; i < rounds; i++) svcdG.push(await secs(() => lxc.ok(['copy', 'a:g', `b:g${i}`, ...onPool])));
   const rsh = path.join(tmp, 'rsh.sh');
   await writeFile(rsh, '#!/bin/sh\nshift\nexec "$@"\n');
   await chmod(rsh, 0o755);
@@ -138,7 +149,7 @@ try {
 
   // 10 concurrent copies between the two svcd hosts
   const results = await Promise.allSettled(
-    Array.from({ length: 10 }, (_, i) => lxc.ok(['copy', 'a:c', `b:par${i}`, '--instance-only'])),
+    Array.from({ length: 10 }, (_, i) => lxc.ok(['copy', 'a:c', `b:par${i}`, '--instance-only', ...onPool])),
   );
   const failed = results.filter((r) => r.status === 'rejected').length;
 
@@ -146,7 +157,7 @@ try {
   const rows = [
     `| case | median of ${rounds} (s) | ratio |`,
     '| --- | --- | --- |',
-    `| lxd → lxd, ${bigMib} MiB + 3 × ${snapMib} MiB snapshots | ${m.lxd.toFixed(2)} | 1 |`,
+    `| lxd → lxd (${poolDriver} pools), ${bigMib} MiB + 3 × ${snapMib} MiB snapshots | ${m.lxd.toFixed(2)} | 1 |`,
     `| svcd → svcd, same container | ${m.svcd.toFixed(2)} | ${(m.svcd / m.lxd).toFixed(2)} × lxd (target ≤ 0.33) |`,
     `| local rsync -a of the same tree | ${m.local.toFixed(2)} | svcd = ${(m.svcd / m.local).toFixed(2)} × local (moonshot ≤ 2) |`,
     `| 1 GiB file svcd → svcd | ${median(svcdG).toFixed(2)} | ${(1024 / median(svcdG)).toFixed(0)} MiB/s |`,

@@ -33,7 +33,7 @@ test('the sending side runs the client LXD runs, all features agreed', () => {
       '/var/lib/svcd/pool/c1/rootfs/',
       'localhost:/tmp/foo',
       '-e',
-      'sh -c "exec socat -b 262144 - UNIX-CONNECT:/run/svcd/mig/1.sock"',
+      'sh -c "exec socat -t 0.01 -b 262144 - UNIX-CONNECT:/run/svcd/mig/1.sock"',
     ],
   );
 });

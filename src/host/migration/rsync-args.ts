@@ -49,11 +49,16 @@ const SOCKET_PATH = /^\/[A-Za-z0-9._/-]{1,100}$/;
  * listens on (a path in a private directory: the spawn helper's children may not share svcd's network
  * namespace, where abstract sockets live) and copies to the websocket. rsync itself splits this string
  * (quotes honoured); the path is restricted to a safe alphabet so it cannot leave its quotes.
+ * `-t 0.01`: a session ends with the socket's EOF (the receiver has exited), and rsync only closes its end
+ * once socat has exited (it waits for its `-e` child first), so socat's default half-close wait of 0.5 s was
+ * spent on every session (4 of a container with 3 snapshots). By then rsync has written its last message
+ * (its final NDX_DONE, which the receiver reads before it exits), and what socat already read is delivered
+ * before the EOF.
  */
 export function socketRsh(socketPath: string): string {
   if (!SOCKET_PATH.test(socketPath) || socketPath.includes('..'))
     throw new TypeError(`invalid socket path: ${socketPath}`);
-  return `sh -c "exec socat -b 262144 - UNIX-CONNECT:${socketPath}"`;
+  return `sh -c "exec socat -t 0.01 -b 262144 - UNIX-CONNECT:${socketPath}"`;
 }
 
 export interface RsyncSendOptions {
