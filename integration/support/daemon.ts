@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from './http.ts';
+import { cleanupHostUnder } from './host-cleanup.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -100,7 +101,10 @@ export async function startDaemon(opts: DaemonOptions = {}): Promise<Daemon> {
     async destroy() {
       if (proc.exitCode === null && proc.signalCode === null) await daemon.stop();
       await stopPrivatePostgres(stateDir);
-      if (!opts.stateDir) await rm(stateDir, { recursive: true, force: true });
+      if (opts.stateDir) return;
+      // a pool on a loop file (btrfs) stays mounted after the daemon stops: unmount it first
+      await cleanupHostUnder(stateDir);
+      await rm(stateDir, { recursive: true, force: true });
     },
   };
   return daemon;

@@ -1,8 +1,9 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
-import { spawnProcess } from '../exec.ts';
+import { Transform, type Readable, type Writable } from 'node:stream';
+import { type SpawnedProcess, spawnProcess } from '../exec.ts';
 import { btrfsArgs } from '../storage/btrfs-args.ts';
+import { stdioSocket } from './stdio-socket.ts';
 import type { FsChannel } from './ws-frames.ts';
 
 /**
@@ -78,14 +79,34 @@ export async function sendSubvolume(
   o: StreamOptions,
 ): Promise<void> {
   o.signal.throwIfAborted();
-  const proc = await spawnProcess('btrfs', btrfsArgs.send(p, parent), {
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
+  const sock = await stdioSocket('send.sock');
+  try {
+    const proc = await spawnProcess('btrfs', btrfsArgs.send(p, parent), {
+      stdin: 'ignore',
+      stdout: sock.target,
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
+    const data = await sock.accept(proc.exited);
+    if (!data) {
+      const exit = await proc.exited;
+      throw new BtrfsStreamFailed('send', exit.exitCode ?? undefined, stderr);
+    }
+    await sendFrom(channel, proc, data, o, () => stderr);
+  } finally {
+    await sock.close();
+  }
+}
+
+async function sendFrom(
+  channel: FsChannel,
+  proc: SpawnedProcess,
+  data: Readable,
+  o: StreamOptions,
+  stderr: () => string,
+): Promise<void> {
   const out = channel.outbound();
-  let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
   let failure: Error | undefined;
   let stop = () => {};
   // every byte handed to `out` (or the send failed: then nothing waits for the rest)
@@ -93,9 +114,7 @@ export async function sendSubvolume(
   const fail = (e: Error) => {
     failure ??= e;
     proc.kill('SIGKILL');
-    // what it wrote is read away: the helper reports the exit only after the output before it
-    proc.stdout!.unpipe();
-    proc.stdout!.resume();
+    data.destroy();
     stop();
   };
   const abort = () => fail(o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted'));
@@ -103,12 +122,12 @@ export async function sendSubvolume(
   out.on('error', (e) => fail(broke(e)));
   const count = counter(o.onBytes);
   count.once('end', () => stop());
-  proc.stdout!.pipe(count).pipe(out, { end: false });
+  data.pipe(count).pipe(out, { end: false });
   try {
     const exit = await proc.exited;
+    if (exit.exitCode !== 0 && !failure) fail(new BtrfsStreamFailed('send', exit.exitCode ?? undefined, stderr()));
     await drained;
     if (failure) throw failure;
-    if (exit.exitCode !== 0) throw new BtrfsStreamFailed('send', exit.exitCode ?? undefined, stderr);
     await new Promise<void>((resolve, reject) => {
       out.once('error', (e) => reject(broke(e)));
       out.end(() => resolve());
@@ -130,12 +149,39 @@ export async function receiveSubvolume(channel: FsChannel, dir: string, o: Strea
   o.signal.throwIfAborted();
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const before = new Set(await readdir(dir));
-  const proc = await spawnProcess('btrfs', btrfsArgs.receive(dir), { stdin: 'pipe', stdout: 'pipe', stderr: 'pipe' });
+  const sock = await stdioSocket('receive.sock');
+  try {
+    const proc = await spawnProcess('btrfs', btrfsArgs.receive(dir), {
+      stdin: sock.target,
+      stdout: 'ignore',
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
+    const stdin = await sock.accept(proc.exited);
+    if (!stdin) {
+      const exit = await proc.exited;
+      throw new BtrfsStreamFailed('receive', exit.exitCode ?? undefined, stderr);
+    }
+    await receiveInto(channel, proc, stdin, o, () => stderr);
+  } finally {
+    await sock.close();
+  }
+  const made = (await readdir(dir)).filter((n) => !before.has(n));
+  if (made.length !== 1) throw new Error(`btrfs receive into ${dir} made ${made.length} subvolumes, not one`);
+  return path.join(dir, made[0]!);
+}
+
+/** The peer's stream into `btrfs receive`'s stdin, up to the sender's barrier. */
+async function receiveInto(
+  channel: FsChannel,
+  proc: SpawnedProcess,
+  stdin: Writable,
+  o: StreamOptions,
+  stderr: () => string,
+): Promise<void> {
   // taken only now, with its listeners at once: an error must never find the stream unheard
   const input: Readable = channel.inbound();
-  let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
-  proc.stdout!.resume();
   let failure: Error | undefined;
   const fail = (e: Error) => {
     failure ??= e;
@@ -143,9 +189,6 @@ export async function receiveSubvolume(channel: FsChannel, dir: string, o: Strea
   };
   const abort = () => fail(o.signal.reason instanceof Error ? o.signal.reason : new Error('aborted'));
   o.signal.addEventListener('abort', abort, { once: true });
-  const stdin = proc.stdin!;
-  // -e: receive exits at the stream's end marker, maybe before the barrier: the rest is drained
-  stdin.on('error', () => {});
   const ended = new Promise<void>((resolve) => {
     input.once('end', resolve);
     input.once('error', (e) => {
@@ -153,12 +196,13 @@ export async function receiveSubvolume(channel: FsChannel, dir: string, o: Strea
       resolve();
     });
   });
+  // -e: receive exits at the stream's end marker, maybe before the barrier: the rest is drained
   input.pipe(counter(o.onBytes)).pipe(stdin);
   try {
     const exit = await proc.exited;
     if (exit.exitCode !== 0 || failure) {
       input.destroy();
-      throw failure ?? new BtrfsStreamFailed('receive', exit.exitCode ?? undefined, stderr);
+      throw failure ?? new BtrfsStreamFailed('receive', exit.exitCode ?? undefined, stderr());
     }
     input.unpipe();
     input.resume();
@@ -167,7 +211,4 @@ export async function receiveSubvolume(channel: FsChannel, dir: string, o: Strea
   } finally {
     o.signal.removeEventListener('abort', abort);
   }
-  const made = (await readdir(dir)).filter((n) => !before.has(n));
-  if (made.length !== 1) throw new Error(`btrfs receive into ${dir} made ${made.length} subvolumes, not one`);
-  return path.join(dir, made[0]!);
 }

@@ -14,6 +14,7 @@ import {
   type RsyncFeature,
   type RsyncReceiveOptions,
 } from './rsync-args.ts';
+import { DIR_PREFIX, stdioSocket } from './stdio-socket.ts';
 import type { FsChannel } from './ws-frames.ts';
 
 /**
@@ -75,9 +76,6 @@ const settledWithin = (p: Promise<void>, ms: number): Promise<Error | undefined>
     ),
     new Promise<undefined>((r) => setTimeout(r, ms, undefined)),
   ]);
-
-/** A session's socket directory in the temp dir: `svcd-mig-<pid>-XXXXXX`, removed when the session ends. */
-const DIR_PREFIX = 'svcd-mig-';
 
 const alive = (pid: number) => {
   try {
@@ -177,27 +175,17 @@ export async function receiveTree(channel: FsChannel, dir: string, o: TransferOp
     skipSelinuxXattrs: await skipSelinux(),
     basis: o.basis,
   });
-  const sockDir = await mkdtemp(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
-  const sockPath = path.join(sockDir, 'rsync.sock');
-  const server = net.createServer();
+  const sock = await stdioSocket('rsync.sock');
   try {
-    const connected = new Promise<net.Socket>((resolve) => server.once('connection', resolve));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(sockPath, () => resolve());
-    });
-    const target = { socket: sockPath };
-    const proc = await spawnProcess('rsync', args, { stdin: target, stdout: target, stderr: 'pipe' });
-    const sock = await Promise.race([
-      connected,
-      proc.exited.then((e) => Promise.reject(new RsyncFailed('receiver', e.exitCode ?? undefined, 'not started'))),
-    ]);
-    server.close();
-    sock.on('error', () => {});
-    await receiveWith(session, proc, sock, o);
+    const proc = await spawnProcess('rsync', args, { stdin: sock.target, stdout: sock.target, stderr: 'pipe' });
+    const conn = await sock.accept(proc.exited);
+    if (!conn) {
+      const e = await proc.exited;
+      throw new RsyncFailed('receiver', e.exitCode ?? undefined, 'not started');
+    }
+    await receiveWith(session, proc, conn, o);
   } finally {
-    server.close();
-    await rm(sockDir, { recursive: true, force: true });
+    await sock.close();
   }
 }
 
