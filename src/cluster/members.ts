@@ -2,7 +2,7 @@ import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import { dropMemberStatuses, renameMemberStatuses } from '../desired/member-status.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { cachedLocalRead } from '../desired/cached-reads.ts';
-import { relocateContainers } from '../desired/containers.ts';
+import { relocateContainers } from '../desired/move-container-rows.ts';
 import { ConflictError, NotFoundError } from '../desired/errors.ts';
 import { moveMemberKeys, writeMemberKey } from '../desired/server-config.ts';
 import { moveNetworkMemberConfig } from '../desired/networks.ts';

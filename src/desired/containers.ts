@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ContainerInput, expandContainer } from './container-expand.ts';
 import { checkNicFeatures, type NicFeatureProbe, prepareNics } from './container-nic-prep.ts';
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { leaveInFlight } from '../db/leave-in-flight.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
@@ -24,7 +24,6 @@ import {
   type ContainerRow,
   type ContainerSource,
   type DesiredPower,
-  type PowerRequest,
   type ProfileRow,
 } from './schema/index.ts';
 import { parseBool, TRUE_VALUE_SQL_PATTERN } from '../util/parse-bool.ts';
@@ -207,9 +206,23 @@ export async function deleteContainerRow(db: DbOrTx, id: string): Promise<void> 
   await db.delete(containers).where(eq(containers.id, id));
 }
 
-/** PUT .../state as a level: the desired power state plus the verb that asked for it. */
-export function powerFor(action: PowerRequest['action']): DesiredPower {
-  return action === 'stop' ? 'stopped' : action === 'freeze' ? 'frozen' : 'running';
+/**
+ * At svcd start, a start request (a new generation) for each container the boot starts, in one statement: the
+ * boot sequencer waits for each start to converge. Returns each container's new generation.
+ */
+export async function requestBootStarts(db: DbOrTx, ids: string[]): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const seq = sql`coalesce((${containers.powerRequest}->>'seq')::int, 0) + 1`;
+  const rows = await db
+    .update(containers)
+    .set({
+      power: 'running',
+      powerRequest: sql`jsonb_build_object('action', 'start', 'force', false, 'timeout', -1, 'seq', ${seq})`,
+      generation: sql`${containers.generation} + 1`,
+    })
+    .where(inArray(containers.id, ids))
+    .returning({ id: containers.id, generation: containers.generation });
+  return new Map(rows.map((r) => [r.id, r.generation]));
 }
 
 /**
@@ -256,9 +269,8 @@ async function bumpIfUnchanged(
 }
 
 /**
- * The container shut itself down (init powered off or exited cleanly) while desired running: that
- * was its owner's doing, so desired power follows — a desired write on their behalf, bumping the
- * generation. Only if the row is still at `generation` (else undefined: a newer desire wins).
+ * The container shut itself down (init powered off or exited cleanly) while desired running: its owner's doing, so
+ * desired power follows, bumping the generation. Only if the row is still at `generation` (else undefined).
  */
 export function recordContainerPoweredOff(
   db: DbOrTx,
@@ -269,9 +281,8 @@ export function recordContainerPoweredOff(
 }
 
 /**
- * An ephemeral container stopped: it is deleted (the reconciler removes it, as for a DELETE). One
- * protected by `security.protection.delete` is kept, desired stopped. Only if the row is still at
- * `c.generation`; undefined otherwise.
+ * An ephemeral container stopped: it is deleted (the reconciler removes it, as for a DELETE). One protected by
+ * `security.protection.delete` is kept, desired stopped. Only if the row is still at `c.generation`.
  */
 export async function retireEphemeralContainer(
   db: DbOrTx,
@@ -285,14 +296,4 @@ export async function retireEphemeralContainer(
     deleting ? { power: 'stopped', deletingAt: new Date() } : { power: 'stopped' },
   );
   return row && { row, deleting };
-}
-
-/** Containers held by member `from` are held by `to` (`from` '': rows written before members existed). */
-export async function relocateContainers(tx: DbOrTx, from: string, to: string): Promise<number> {
-  const rows = await tx
-    .update(containers)
-    .set({ location: to })
-    .where(eq(containers.location, from))
-    .returning({ id: containers.id });
-  return rows.length;
 }

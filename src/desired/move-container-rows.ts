@@ -25,3 +25,13 @@ export async function moveContainerRows(
     .where(and(eq(storageVolumes.id, m.id), eq(storageVolumes.type, 'container')));
   return row;
 }
+
+/** Containers held by member `from` are held by `to` (`from` '': rows written before members existed). */
+export async function relocateContainers(tx: DbOrTx, from: string, to: string): Promise<number> {
+  const rows = await tx
+    .update(containers)
+    .set({ location: to })
+    .where(eq(containers.location, from))
+    .returning({ id: containers.id });
+  return rows.length;
+}

@@ -50,3 +50,8 @@ export async function readObservedState(db: DbOrTx, id: string): Promise<string 
     .where(eq(containerRuntime.id, id));
   return row?.state;
 }
+
+/** PUT .../state as a level: the desired power state plus the verb that asked for it. */
+export function powerFor(action: PowerRequest['action']): DesiredPower {
+  return action === 'stop' ? 'stopped' : action === 'freeze' ? 'frozen' : 'running';
+}

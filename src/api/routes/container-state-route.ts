@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
-import { bumpContainer, CONTAINER_KIND, powerFor } from '../../desired/containers.ts';
+import { bumpContainer, CONTAINER_KIND } from '../../desired/containers.ts';
 import { ValidationError } from '../../desired/errors.ts';
-import { readObservedState, refusedPowerAction } from '../../desired/power-actions.ts';
+import { powerFor, readObservedState, refusedPowerAction } from '../../desired/power-actions.ts';
 import { readJson } from '../body.ts';
 import type { AppEnv } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';

@@ -43,7 +43,8 @@ export function computeBootPlan(
         delayMs: int(cfg['boot.autostart.delay'], 0) * 1000,
       });
   }
-  starting.sort((a, b) => b.priority - a.priority || a.name.localeCompare(b.name));
+  // ties by name in byte order, as LXD compares names (and without ICU: localeCompare's first call builds a collator)
+  starting.sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { setPower, order: starting.map(({ id, priority, delayMs }) => ({ id, priority, delayMs })) };
 }
 

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { Db } from '../../db/types.ts';
-import { bumpContainer } from '../../desired/containers.ts';
+import { bumpContainer, requestBootStarts } from '../../desired/containers.ts';
 import { expandConfig } from '../../desired/expand.ts';
 import { containers, profiles } from '../../desired/schema/index.ts';
 import type { LxcAdapter } from '../adapters.ts';
@@ -53,17 +53,16 @@ export async function planContainerBoot(deps: {
     (r) => expanded.get(r.id) ?? {},
   );
   for (const { id, power } of plan.setPower) await bumpContainer(deps.db, id, { power });
-  // Each container to start gets a start request (a new generation), so the boot sequencer can
-  // wait for that start to converge before releasing the next one.
-  const order: (BootPlan['order'][number] & { generation: number })[] = [];
-  for (const o of plan.order) {
-    const cur = rows.find((r) => r.id === o.id)!;
-    const row = await bumpContainer(deps.db, o.id, {
-      power: 'running',
-      powerRequest: { action: 'start', force: false, timeout: -1, seq: (cur.powerRequest?.seq ?? 0) + 1 },
-    });
-    order.push({ ...o, generation: row.generation });
-  }
+  // Each container to start gets a start request (a new generation), so the boot sequencer can wait for that
+  // start to converge: one statement for all of them (the first start waits for it).
+  const generations = await requestBootStarts(
+    deps.db,
+    plan.order.map((o) => o.id),
+  );
+  const order = plan.order.flatMap((o) => {
+    const generation = generations.get(o.id);
+    return generation === undefined ? [] : [{ ...o, generation }];
+  });
   return { setPower: plan.setPower, order };
 }
 
