@@ -1,6 +1,5 @@
 import { realpathSync } from 'node:fs';
 import os from 'node:os';
-import { pathToFileURL } from 'node:url';
 import { createAgent } from './agent.ts';
 import { DaemonConfigError, loadDaemonConfig } from './config/daemon-config.ts';
 import { runCommand } from './host/exec.ts';
@@ -80,9 +79,13 @@ export async function main(): Promise<void> {
   );
 }
 
-/** Run as a file of its own (`node src/main.ts`, as the tests do); `svcd daemon` (src/cli) calls main(). */
+/**
+ * Run as a file of its own (`node src/main.ts`, as the tests do); `svcd daemon` (src/cli) calls main(). By name:
+ * in the bundle bin/svcd runs, every module's import.meta.url is the bundle's, so a comparison with it would hold
+ * there too.
+ */
 const entry = process.argv[1];
-if (entry && import.meta.url === pathToFileURL(realpathSync(entry)).href) {
+if (entry && /(^|\/)main\.[jt]s$/.test(realpathSync(entry))) {
   main().catch((e: unknown) => {
     process.stderr.write(`svcd: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);

@@ -163,7 +163,7 @@ describe('the built daemon as svcd.service runs it (Type=notify, KillMode=proces
     const own = (await readFile(`/proc/${pid}/cmdline`, 'utf8')).split('\0').filter(Boolean);
     assert.equal(path.basename(own[0]!), 'node');
     assert.ok(
-      own.some((a) => /\/dist\/cli\/svcd\.js$/.test(a)),
+      own.some((a) => /\/dist\/bundle\/svcd\.js$/.test(a)),
       own.join(' '),
     );
     assert.ok(own.includes('--max-semi-space-size=2'), 'with the small young generation');

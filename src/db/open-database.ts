@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { migrateCompatibly } from './schema-compat.ts';
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import type { Sql } from 'postgres';
 import * as schema from '../desired/schema/index.ts';
@@ -17,8 +16,9 @@ import { createVersionListener, type VersionListener } from './data-version-list
 import { installQueryParsers, type ParserClient } from './pglite-parsers.ts';
 import type { PreparedClient } from './pglite-prepared.ts';
 import type { Database, Db } from './types.ts';
+import { inPackage } from '../util/package-root.ts';
 
-export const migrationsFolder = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../drizzle');
+export const migrationsFolder = inPackage('drizzle');
 
 /** Shared buffers of the embedded database (see openPglite). */
 const PGLITE_SHARED_BUFFERS = '16MB';

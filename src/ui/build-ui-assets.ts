@@ -1,8 +1,7 @@
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../util/package-root.ts';
 
-/** The checkout's top (the same from src/ui and dist/ui, one level below it). */
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const root = packageRoot;
 
 /** File name (app.js, app.css, chunk-<hash>.js…) → content. */
 export type UiAssets = Record<string, string>;
@@ -33,8 +32,8 @@ export async function buildUiAssets(): Promise<UiAssets> {
   return Object.fromEntries(result.outputFiles.map((f) => [path.basename(f.path), f.text]));
 }
 
-// `node dist/ui/build-ui-assets.js <dir>` (scripts/build.sh): write the files into <dir>.
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// `node dist/ui/build-ui-assets.js <dir>` (scripts/build.sh): write the files into <dir> (not when imported).
+if (/(^|\/)build-ui-assets\.[jt]s$/.test(process.argv[1] ?? '')) {
   const { mkdir, writeFile } = await import('node:fs/promises');
   const dir = process.argv[2];
   if (!dir) throw new Error('usage: build-ui-assets <dir>');

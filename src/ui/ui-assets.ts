@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { inPackage } from '../util/package-root.ts';
 import type { UiAssets } from './build-ui-assets.ts';
 
 export interface UiAsset {
@@ -28,11 +29,17 @@ async function readBuilt(dir: string): Promise<UiAssets> {
   return Object.fromEntries(await Promise.all(names.map(async (n) => [n, await readFile(path.join(dir, n), 'utf8')])));
 }
 
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** Where scripts/build.sh wrote them: dist/ui/assets/, for dist/ui/ and the bundle in dist/bundle/ alike. */
+const builtDir = here.startsWith(inPackage('dist') + path.sep)
+  ? inPackage('dist/ui/assets')
+  : path.join(here, 'assets');
+
 /**
- * The dashboard's bundle: the one the build wrote next to this file (dist/ui/assets/), or, running from
- * src/, one built now in memory. Loaded once and gzipped once; callers share the promise.
+ * The dashboard's bundle: the one the build wrote (dist/ui/assets/), or, running from src/, one built now in
+ * memory. Loaded once and gzipped once; callers share the promise.
  */
-export function createUiAssets(dir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'assets')) {
+export function createUiAssets(dir = builtDir) {
   let loading: Promise<LoadedUiAssets> | undefined;
   const load = async (): Promise<LoadedUiAssets> => {
     const built = await readBuilt(dir).catch(async () => (await import('./build-ui-assets.ts')).buildUiAssets());

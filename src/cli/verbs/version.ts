@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { CliContext } from '../cli-context.ts';
+import { inPackage } from '../../util/package-root.ts';
 
 /** package.json at the top of the checkout (the same from src/cli/verbs and dist/cli/verbs). */
-const packageJson = () => path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../package.json');
+const packageJson = () => inPackage('package.json');
 
 /** `svcd version`: svcd's version, from package.json. */
 export async function version(_args: unknown, ctx: CliContext): Promise<number> {

@@ -6,18 +6,17 @@
  * namespaces and attaches it at the target, which it resolves inside the container.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { runCommand } from '../exec.ts';
 import { parseMountinfo } from '../storage/mountinfo.ts';
 import type { LxcDiskMount } from './types.ts';
 import { MountHelperMissingError } from './lxc-errors.ts';
+import { inPackage } from '../../util/package-root.ts';
 
 export { MountHelperMissingError };
 
 /** The helper binary: `.build/svcd-mountns` at the top of the checkout (SVCD_MOUNTNS overrides it, for packagers). */
 export function mountHelperPath(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SVCD_MOUNTNS ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../.build/svcd-mountns');
+  return env.SVCD_MOUNTNS ?? inPackage('.build/svcd-mountns');
 }
 
 /** A mount inside a running container: a bind of a host path (a disk device, or a unix device's node). */

@@ -1,12 +1,8 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { inPackage } from '../../util/package-root.ts';
 
-/** Where our transcription of LXD's schema lives: next to this file in src/, resolved the same from dist/. */
-const protoFile = path.resolve(
-  path.dirname(fileURLToPath(import.meta.url)),
-  '../../../src/host/migration/migrate.proto',
-);
+/** Where our transcription of LXD's schema lives: next to this file in src/, found the same from dist/. */
+const protoFile = inPackage('src/host/migration/migrate.proto');
 
 const root = protobuf.loadSync(protoFile);
 const headerType = root.lookupType('migration.MigrationHeader');

@@ -1,10 +1,8 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { runCommand } from '../exec.ts';
 import type { IdMapEntry } from './migration-codec.ts';
+import { inPackage } from '../../util/package-root.ts';
 
-const shifter = () =>
-  process.env.SVCD_SHIFT ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../.build/svcd-shift');
+const shifter = () => process.env.SVCD_SHIFT ?? inPackage('.build/svcd-shift');
 
 /**
  * svcd-shift's rules for a sender's on-disk map (host id -> container id, LXD's IDMapType): one per

@@ -3,13 +3,12 @@
  * exactly that argv (kept in the pid file: a forwarder runs "with this spec" when the keys match). Pure.
  */
 import { createHash } from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ForwarderSpec } from './types.ts';
+import { inPackage } from '../../util/package-root.ts';
 
 /** The binary: `.build/svcd-proxy` at the top of the checkout (SVCD_PROXY overrides it, for packagers). */
 export function forwarderBinary(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SVCD_PROXY ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../.build/svcd-proxy');
+  return env.SVCD_PROXY ?? inPackage('.build/svcd-proxy');
 }
 
 /** svcd-proxy's arguments for `spec` (the options it leaves out are absent, never empty). */

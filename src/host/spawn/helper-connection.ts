@@ -6,9 +6,7 @@
  * socket that is the helper's fd 3.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import type { Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { encodeFrame, FrameReader } from './frames.ts';
 import type {
   HelperMessage,
@@ -19,6 +17,7 @@ import type {
   StreamMessage,
   WithoutId,
 } from './protocol.ts';
+import { inPackage } from '../../util/package-root.ts';
 
 export interface HelperRun {
   file: string;
@@ -44,7 +43,7 @@ export interface StartedStream {
 
 /** The helper binary: `.build/svcd-spawn` at the top of the checkout (SVCD_SPAWN overrides it, for packagers). */
 export function spawnHelperPath(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SVCD_SPAWN ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../.build/svcd-spawn');
+  return env.SVCD_SPAWN ?? inPackage('.build/svcd-spawn');
 }
 
 /** A running helper: the process and the socket to it. */

@@ -1,10 +1,9 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { notifyArgs, type NotifyState } from './notify-message.ts';
+import { inPackage } from '../../util/package-root.ts';
 
 /** The helper binary: `.build/svcd-notify` at the top of the checkout (SVCD_NOTIFY overrides it, for packagers). */
 export function notifyHelperPath(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SVCD_NOTIFY ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../.build/svcd-notify');
+  return env.SVCD_NOTIFY ?? inPackage('.build/svcd-notify');
 }
 
 export interface SdNotifyDeps {
