@@ -46,9 +46,7 @@ test('initdb and pg_ctl argv', () => {
     '/s/postgres',
     '-l',
     '/s/postgres/server.log',
-    '-w',
-    '-t',
-    '60',
+    '-W',
     '-s',
   ]);
 });
@@ -65,8 +63,9 @@ test('the URL names the socket directory, which open-database turns into a socke
 test('postmaster.pid and /etc/passwd parsers', () => {
   assert.deepEqual(
     parsePostmasterPid('24640\n/s/postgres\n1795506996\n5432\n/s/postgres\n\n  5432001    123\nready   \n'),
-    { pid: 24640, dataDir: '/s/postgres', socketDir: '/s/postgres' },
+    { pid: 24640, dataDir: '/s/postgres', socketDir: '/s/postgres', status: 'ready' },
   );
+  assert.equal(parsePostmasterPid('24640\n/s/postgres\n1795506996\n5432\n/s/postgres\n')?.status, '');
   assert.equal(parsePostmasterPid(''), undefined);
   assert.equal(parsePostmasterPid('-1\n'), undefined);
   const passwd =

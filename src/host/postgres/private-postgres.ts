@@ -85,6 +85,25 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     return pm && (await alive(pm.pid)) ? pm.pid : undefined;
   };
 
+  /**
+   * After `pg_ctl start -W`: the postmaster's pid once its postmaster.pid says ready (crash recovery after a kill
+   * or a reboot comes first). It fails when the postmaster is gone (its log says why) or after 60 s, as pg_ctl's
+   * own wait did.
+   */
+  async function readyPostmaster(): Promise<number> {
+    const deadline = Date.now() + 60_000;
+    let seen = false;
+    for (;;) {
+      const pm = parsePostmasterPid(await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8').catch(() => ''));
+      const live = pm ? await alive(pm.pid) : false;
+      if (pm && live && (pm.status === 'ready' || pm.status === 'standby')) return pm.pid;
+      if (pm && live) seen = true;
+      else if (seen || (pm && !live)) throw new Error('the postmaster exited during its start');
+      if (Date.now() > deadline) throw new Error('the postmaster did not become ready within 60 s');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
   /** Write pg_hba.conf when it differs from svcd's; true when it was written. */
   async function writeHba(user: { uid: number; gid: number }): Promise<boolean> {
     const file = path.join(dataDir, 'pg_hba.conf');
@@ -181,19 +200,15 @@ export function createPrivatePostgres(deps: PrivatePostgresDeps): PrivatePostgre
     await chown(conf, user.uid, user.gid);
     await writeHba(user);
     await chmod(dataDir, 0o700);
-    await deps
+    const pid = await deps
       .run(path.join(bin, 'pg_ctl'), pgCtlStartArgs(dataDir, logFile), { ...as, timeoutMs: 90_000 })
+      .then(() => readyPostmaster())
       .catch(async (e: unknown) => {
         const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-5).join('\n');
         throw new Error(
           `the embedded PostgreSQL server did not start: ${e instanceof Error ? e.message : String(e)}${tail ? `\n${tail}` : ''}`,
         );
       });
-    const pid = await runningPid();
-    if (!pid)
-      throw new Error(
-        `the embedded PostgreSQL server in ${dataDir} started but its postmaster.pid names no live postgres process`,
-      );
     postmaster = pid;
     serving = bin;
     deps.log.info({ postmaster: pid, dataDir, how, bin }, 'embedded PostgreSQL server running');
