@@ -7,7 +7,7 @@ import { readDataVersion, VERSIONED_TABLES, type VersionedTable } from './data-v
 import { resolveImage, type ImageSelector } from './images.ts';
 import { readProject } from './projects.ts';
 import { allContainerSnapshots } from './container-snapshots.ts';
-import { containerSnapshots, profiles, storagePools, type ContainerSnapshotRow } from './schema/index.ts';
+import { containerSnapshots, networks, profiles, storagePools, type ContainerSnapshotRow } from './schema/index.ts';
 
 /**
  * Reads of small, rarely written tables (profiles, pools), kept by the database until the data version
@@ -58,6 +58,10 @@ function remembered<T>(db: DbOrTx, key: string, version: string, read: () => Pro
 /** All storage pools (a handful), read again only after a write of them. */
 export const cachedPools = (db: DbOrTx) =>
   cachedRead(db, 'storage_pools', ['storage_pools'], () => db.select().from(storagePools));
+
+/** All managed networks (a handful), read again only after a write of them. */
+export const cachedNetworks = (db: DbOrTx) =>
+  cachedRead(db, 'networks', ['networks'], () => db.select().from(networks));
 
 /** All profiles of a (profile) project, read again only after a write of profiles or projects. */
 export const cachedProfiles = (db: DbOrTx, project: string) =>

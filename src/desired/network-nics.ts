@@ -5,7 +5,7 @@
  * The networks table itself is written only by desired/networks.ts.
  */
 import { BlockList, isIPv4 } from 'node:net';
-import { asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { asc, inArray, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/types.ts';
 import { parseBool } from '../util/parse-bool.ts';
 import { nicParentOf } from './devices.ts';
@@ -14,6 +14,7 @@ import { ValidationError } from './errors.ts';
 import { expandConfig } from './expand.ts';
 import { profileProjectOf } from './profile-project.ts';
 import { readMemberStatus } from './member-status.ts';
+import { cachedNetworks } from './cached-reads.ts';
 import { containers, networks, profiles, projects, type NetworkRow } from './schema/index.ts';
 
 type Devices = Record<string, Record<string, string>>;
@@ -91,9 +92,12 @@ export async function networkDependents(db: DbOrTx, name: string): Promise<strin
   return [...new Set((await nicsOnNetwork(db, name)).map((n) => n.containerId))];
 }
 
-/** A managed network by name (not being deleted), or undefined. */
+/**
+ * A managed network by name (not being deleted), or undefined. From the cached list of networks (a reconcile of
+ * each container asks two or three times): in a transaction, read there. The row is shared: never change it.
+ */
 export async function readManagedNetwork(db: DbOrTx, name: string): Promise<NetworkRow | undefined> {
-  const [row] = await db.select().from(networks).where(eq(networks.name, name));
+  const row = (await cachedNetworks(db)).find((n) => n.name === name);
   return row && !row.deletingAt ? row : undefined;
 }
 
@@ -106,7 +110,7 @@ export async function networkReadiness(
   name: string,
   node: string,
 ): Promise<{ ready: true; network: NetworkRow } | { ready: false; why: string }> {
-  const [row] = await db.select().from(networks).where(eq(networks.name, name));
+  const row = (await cachedNetworks(db)).find((n) => n.name === name);
   if (!row) return { ready: false, why: 'it does not exist' };
   if (row.deletingAt) return { ready: false, why: 'it is being deleted' };
   if (row.pending) return { ready: false, why: 'it is pending: defined on some members only' };
