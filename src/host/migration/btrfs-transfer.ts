@@ -1,6 +1,6 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable, type Writable } from 'node:stream';
+import { Transform, type Duplex, type Readable, type Writable } from 'node:stream';
 import { type SpawnedProcess, spawnProcess } from '../exec.ts';
 import { btrfsArgs } from '../storage/btrfs-args.ts';
 import { stdioSocket } from './stdio-socket.ts';
@@ -79,21 +79,35 @@ export async function sendSubvolume(
   o: StreamOptions,
 ): Promise<void> {
   o.signal.throwIfAborted();
-  const sock = await stdioSocket('send.sock');
+  await withSocketStream('send', btrfsArgs.send(p, parent), (proc, data, stderr) =>
+    sendFrom(channel, proc, data, o, stderr),
+  );
+}
+
+/**
+ * `btrfs <args>` with its stdout (send) or stdin (receive) a connection to a socket svcd listens on
+ * (stdio-socket.ts), its stderr kept for the error: `use` streams through that connection.
+ */
+async function withSocketStream(
+  role: 'send' | 'receive',
+  args: string[],
+  use: (proc: SpawnedProcess, conn: Duplex, stderr: () => string) => Promise<void>,
+): Promise<void> {
+  const sock = await stdioSocket(`${role}.sock`);
   try {
-    const proc = await spawnProcess('btrfs', btrfsArgs.send(p, parent), {
-      stdin: 'ignore',
-      stdout: sock.target,
-      stderr: 'pipe',
-    });
+    const stdio =
+      role === 'send'
+        ? { stdin: 'ignore' as const, stdout: sock.target }
+        : { stdin: sock.target, stdout: 'ignore' as const };
+    const proc = await spawnProcess('btrfs', args, { ...stdio, stderr: 'pipe' });
     let stderr = '';
     proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
-    const data = await sock.accept(proc.exited);
-    if (!data) {
+    const conn = await sock.accept(proc.exited);
+    if (!conn) {
       const exit = await proc.exited;
-      throw new BtrfsStreamFailed('send', exit.exitCode ?? undefined, stderr);
+      throw new BtrfsStreamFailed(role, exit.exitCode ?? undefined, stderr);
     }
-    await sendFrom(channel, proc, data, o, () => stderr);
+    await use(proc, conn, () => stderr);
   } finally {
     await sock.close();
   }
@@ -149,24 +163,9 @@ export async function receiveSubvolume(channel: FsChannel, dir: string, o: Strea
   o.signal.throwIfAborted();
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const before = new Set(await readdir(dir));
-  const sock = await stdioSocket('receive.sock');
-  try {
-    const proc = await spawnProcess('btrfs', btrfsArgs.receive(dir), {
-      stdin: sock.target,
-      stdout: 'ignore',
-      stderr: 'pipe',
-    });
-    let stderr = '';
-    proc.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
-    const stdin = await sock.accept(proc.exited);
-    if (!stdin) {
-      const exit = await proc.exited;
-      throw new BtrfsStreamFailed('receive', exit.exitCode ?? undefined, stderr);
-    }
-    await receiveInto(channel, proc, stdin, o, () => stderr);
-  } finally {
-    await sock.close();
-  }
+  await withSocketStream('receive', btrfsArgs.receive(dir), (proc, stdin, stderr) =>
+    receiveInto(channel, proc, stdin, o, stderr),
+  );
   const made = (await readdir(dir)).filter((n) => !before.has(n));
   if (made.length !== 1) throw new Error(`btrfs receive into ${dir} made ${made.length} subvolumes, not one`);
   return path.join(dir, made[0]!);

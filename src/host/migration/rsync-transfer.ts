@@ -1,5 +1,5 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import net from 'node:net';
+import { readdir, rm } from 'node:fs/promises';
+import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Transform, type Duplex, type Readable, type Writable } from 'node:stream';
@@ -107,31 +107,24 @@ const tail = (s: string) => (s.length > 4096 ? s.slice(-4096) : s);
 export async function sendTree(channel: FsChannel, dir: string, o: TransferOptions): Promise<void> {
   o.signal.throwIfAborted();
   const session = channel.session();
-  const sockDir = await mkdtemp(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
-  const sockPath = path.join(sockDir, 'rsh.sock');
+  const sock = await stdioSocket('rsh.sock');
   let bridged: Promise<void> | undefined;
-  let proc: Awaited<ReturnType<typeof spawnProcess>> | undefined;
-  const server = net.createServer((sock) => {
-    server.close();
-    sock.on('error', () => {});
-    bridged = joinSession(session, sock, sock, o.onBytes);
-    // awaited below only when rsync succeeded: a failed rsync's broken stream must not go unhandled
-    bridged.catch(() => proc?.kill('SIGKILL'));
-  });
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(sockPath, () => resolve());
-    });
     const args = rsyncSendArgs({
       sourcePath: dir,
       features: o.features,
       skipSelinuxXattrs: await skipSelinux(),
-      rsh: socketRsh(sockPath),
+      rsh: socketRsh(sock.path),
       ...(o.bwlimit ? { bwlimit: o.bwlimit } : {}),
     });
     const child = await spawnProcess('rsync', args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
-    proc = child;
+    // socat's connection (rsync's -e command) is joined to the session as soon as it comes
+    void sock.accept(child.exited).then((conn) => {
+      if (!conn) return;
+      bridged = joinSession(session, conn, conn, o.onBytes);
+      // awaited below only when rsync succeeded: a failed rsync's broken stream must not go unhandled
+      bridged.catch(() => child.kill('SIGKILL'));
+    });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr = tail(stderr + d.toString())));
     child.stdout!.resume();
@@ -156,8 +149,7 @@ export async function sendTree(channel: FsChannel, dir: string, o: TransferOptio
       o.signal.removeEventListener('abort', abort);
     }
   } finally {
-    server.close();
-    await rm(sockDir, { recursive: true, force: true });
+    await sock.close();
   }
 }
 
