@@ -9,6 +9,7 @@
  * left as they are), every container stopped and started again by `lxc-start` two at a time, timed until each
  * is RUNNING, and until each has a fresh lease. Both sides look for the leases the same way, in the file:
  * polling svcd's API for them would cost svcd what it measures. Run by hand (root), never as a test.
+ * With DATABASE_URL set, the daemon uses that PostgreSQL database instead of its private server.
  * `--trace`: the daemon logs at debug, and each round prints its boot timeline (the daemon's log lines about the
  * boot and the containers' reconciles, and when each lease was seen), in ms from the restart.
  */
@@ -37,7 +38,12 @@ const trace = process.argv.includes('--trace');
 const tsx = process.argv.includes('--tsx');
 if (!tsx) await run('bash', [path.join(repoRoot, 'scripts/build.sh'), '--if-stale']);
 const command = tsx ? undefined : [path.join(repoRoot, 'bin/svcd'), 'daemon'];
-const { d, api, imgDir } = await startBusyboxDaemon(trace ? { SVCD_LOG_LEVEL: 'debug' } : {}, { command });
+// DATABASE_URL: an operator's PostgreSQL instead of the private server (whose statements can then be logged)
+const dbEnv: Record<string, string> = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
+const { d, api, imgDir } = await startBusyboxDaemon(
+  { ...dbEnv, ...(trace ? { SVCD_LOG_LEVEL: 'debug' } : {}) },
+  { command },
+);
 const net = `rbb${process.pid % 100000}`;
 const names = Array.from({ length: count }, (_, i) => `rbb${i}`);
 const lxcPath = path.join(d.stateDir, 'containers');
