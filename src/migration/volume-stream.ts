@@ -20,7 +20,9 @@ import {
   type TransferOptions,
   withLocalRsyncFeatures,
 } from '../host/migration/rsync-transfer.ts';
+import { earlyWriteback } from '../host/migration/early-writeback.ts';
 import { shiftRules, shiftTree } from '../host/migration/shift-tree.ts';
+import { syncFilesystem } from '../host/storage/sync-filesystem.ts';
 import { type BtrfsSource, receiveSubvolumes, sendSubvolumes } from './btrfs-stream.ts';
 import type { MigrationChannels } from './migration-channels.ts';
 import { progressReporter } from './progress.ts';
@@ -195,8 +197,18 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     // A tree owned by the sender's host ids (LXD shifts root filesystems on disk) comes into container ids,
     // the form svcd keeps (idmapped mounts map it at start): after each session, before a snapshot is taken,
     // so snapshots never need a shift. The next session's rsync then only re-owns, it sends no data again.
+    // What rsync writes goes to disk while the session runs (early-writeback.ts), not all at the final sync.
     const session = async (dir: string, basis?: TransferOptions['basis']) => {
-      await receiveTree(channels.fs, dir, { features, signal: ctx.signal, onBytes: progress.bytes, basis });
+      const writeback = earlyWriteback(dir, { signal: ctx.signal });
+      const onBytes = (n: number) => {
+        progress.bytes(n);
+        writeback.onBytes(n);
+      };
+      try {
+        await receiveTree(channels.fs, dir, { features, signal: ctx.signal, onBytes, basis });
+      } finally {
+        await writeback.settle();
+      }
       if (r.shift) await shiftTree(dir, offer.idmap ?? [], ctx.signal);
     };
     // Where snapshots are copies (dir), each lands in its own place, its unchanged files hard links to the
@@ -220,6 +232,8 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     }
     await session(target.path, basis ? { dir: basis, mode: 'copy' } : undefined);
     if (finalSync) await session(target.path);
+    // on disk before the sink reports success: a move deletes its source then (btrfs: adoptVolume syncs)
+    await syncFilesystem(target.path, ctx.signal);
     await progress.flush();
     return { offer, staging, snapshots, fs: 'RSYNC', rsync: features };
   } catch (e) {

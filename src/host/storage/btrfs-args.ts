@@ -25,6 +25,11 @@ export const btrfsArgs = {
   resizeMax: (mountPoint: string) => ['filesystem', 'resize', 'max', mountPoint],
   /** A snapshot made writable is made read-only again (a received one's flag is not touched: it would lose its received uuid). */
   setReadOnly: (p: string) => ['property', 'set', '-ts', p, 'ro', 'true'],
+  /**
+   * A received subvolume made writable: btrfs-progs refuses it without `-f`, which also clears the received
+   * uuid (done only once every stream of a transfer is in: none is a parent any more).
+   */
+  setReceivedWritable: (p: string) => ['property', 'set', '-f', '-ts', p, 'ro', 'false'],
   /** A subvolume stream, incremental on `parent` when given (LXD's migration sends exactly this). */
   send: (p: string, parent?: string) => ['send', ...(parent ? ['-p', parent] : []), p],
   /** One stream into `dir`, ending at the stream's end marker (`-e`, as LXD receives). */

@@ -44,6 +44,10 @@ export async function setReadOnly(p: string, signal?: AbortSignal): Promise<void
   await btrfs(btrfsArgs.setReadOnly(p), signal);
 }
 
+export async function setReceivedWritable(p: string, signal?: AbortSignal): Promise<void> {
+  await btrfs(btrfsArgs.setReceivedWritable(p), signal);
+}
+
 /** Subvolumes nested anywhere below `dir` (not descending into them: their own nesting is theirs). */
 async function nestedSubvolumes(dir: string): Promise<string[]> {
   const found: string[] = [];

@@ -116,7 +116,10 @@ export interface SubvolumeStreams {
     edit?: (path: string) => Promise<void>,
     signal?: AbortSignal,
   ): Promise<void>;
-  /** The volume, as a writable snapshot of `from`; the landing path is removed after. */
+  /**
+   * The volume: `from` made writable (losing its received uuid) and moved into place; the landing path is
+   * removed after, and the pool's file system is synced: once this resolves, the transfer is on disk.
+   */
   adoptVolume(pool: PoolSpec, vol: VolumeRef, from: string, signal?: AbortSignal): Promise<void>;
 }
 
