@@ -20,7 +20,7 @@ import {
   type TransferOptions,
   withLocalRsyncFeatures,
 } from '../host/migration/rsync-transfer.ts';
-import { earlyWriteback } from '../host/migration/early-writeback.ts';
+import { withEarlyWriteback } from '../host/migration/early-writeback.ts';
 import { shiftRules, shiftTree } from '../host/migration/shift-tree.ts';
 import { syncFilesystem } from '../host/storage/sync-filesystem.ts';
 import { type BtrfsSource, receiveSubvolumes, sendSubvolumes } from './btrfs-stream.ts';
@@ -175,6 +175,9 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     const { target } = staging;
     const progress = progressReporter(ctx, r.name);
     const byName = new Map(wanted.map((s) => [s.name, s]));
+    // On disk before the sink reports success: a move deletes its source then. Most of it already is
+    // (early-writeback.ts), so this last sync of the pool is short.
+    const onDisk = (p: string) => syncFilesystem(p, ctx.signal);
     if (transport.fs === 'BTRFS') {
       const idmap = offer.idmap ?? [];
       const shift =
@@ -190,6 +193,7 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
       const ids = await receiveSubvolumes(channels, staging, names, transport.btrfs, io);
       const said = await Promise.race([theirs, new Promise<undefined>((r) => setTimeout(r, 100, undefined))]);
       if (said && !said.success) throw new Error(said.message || 'the source reported a failure');
+      await onDisk(target.path);
       await progress.flush();
       const snapshots = names.map((name, i) => ({ id: ids[i]!, name, wire: byName.get(name) }));
       return { offer, staging, snapshots, fs: 'BTRFS', rsync: [] };
@@ -199,16 +203,9 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     // so snapshots never need a shift. The next session's rsync then only re-owns, it sends no data again.
     // What rsync writes goes to disk while the session runs (early-writeback.ts), not all at the final sync.
     const session = async (dir: string, basis?: TransferOptions['basis']) => {
-      const writeback = earlyWriteback(dir, { signal: ctx.signal });
-      const onBytes = (n: number) => {
-        progress.bytes(n);
-        writeback.onBytes(n);
-      };
-      try {
-        await receiveTree(channels.fs, dir, { features, signal: ctx.signal, onBytes, basis });
-      } finally {
-        await writeback.settle();
-      }
+      await withEarlyWriteback(dir, { signal: ctx.signal, onBytes: progress.bytes }, (onBytes) =>
+        receiveTree(channels.fs, dir, { features, signal: ctx.signal, onBytes, basis }),
+      );
       if (r.shift) await shiftTree(dir, offer.idmap ?? [], ctx.signal);
     };
     // Where snapshots are copies (dir), each lands in its own place, its unchanged files hard links to the
@@ -232,8 +229,7 @@ export async function receiveStream(channels: MigrationChannels, r: ReceiveStrea
     }
     await session(target.path, basis ? { dir: basis, mode: 'copy' } : undefined);
     if (finalSync) await session(target.path);
-    // on disk before the sink reports success: a move deletes its source then (btrfs: adoptVolume syncs)
-    await syncFilesystem(target.path, ctx.signal);
+    await onDisk(target.path);
     await progress.flush();
     return { offer, staging, snapshots, fs: 'RSYNC', rsync: features };
   } catch (e) {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Transform, type Duplex, type Readable, type Writable } from 'node:stream';
 import { type SpawnedProcess, spawnProcess } from '../exec.ts';
 import { btrfsArgs } from '../storage/btrfs-args.ts';
-import { earlyWriteback } from './early-writeback.ts';
+import { withEarlyWriteback } from './early-writeback.ts';
 import { stdioSocket } from './stdio-socket.ts';
 import type { FsChannel } from './ws-frames.ts';
 
@@ -164,18 +164,11 @@ export async function receiveSubvolume(channel: FsChannel, dir: string, o: Strea
   o.signal.throwIfAborted();
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const before = new Set(await readdir(dir));
-  const writeback = earlyWriteback(dir, { signal: o.signal });
-  const onBytes = (n: number) => {
-    o.onBytes?.(n);
-    writeback.onBytes(n);
-  };
-  try {
-    await withSocketStream('receive', btrfsArgs.receive(dir), (proc, stdin, stderr) =>
+  await withEarlyWriteback(dir, o, (onBytes) =>
+    withSocketStream('receive', btrfsArgs.receive(dir), (proc, stdin, stderr) =>
       receiveInto(channel, proc, stdin, { ...o, onBytes }, stderr),
-    );
-  } finally {
-    await writeback.settle();
-  }
+    ),
+  );
   const made = (await readdir(dir)).filter((n) => !before.has(n));
   if (made.length !== 1) throw new Error(`btrfs receive into ${dir} made ${made.length} subvolumes, not one`);
   return path.join(dir, made[0]!);

@@ -46,3 +46,20 @@ export function earlyWriteback(
     },
   };
 }
+
+/** Runs a receive with early writeback on `dir`: `run` gets the byte counter to report to, which also tells `o`. */
+export async function withEarlyWriteback<T>(
+  dir: string,
+  o: { signal?: AbortSignal; onBytes?: ((total: number) => void) | undefined },
+  run: (onBytes: (total: number) => void) => Promise<T>,
+): Promise<T> {
+  const writeback = earlyWriteback(dir, { signal: o.signal });
+  try {
+    return await run((n) => {
+      o.onBytes?.(n);
+      writeback.onBytes(n);
+    });
+  } finally {
+    await writeback.settle();
+  }
+}

@@ -28,7 +28,6 @@ import { buildAtomically, partialPath, syncTree } from './copy-tree.ts';
 import { makeDirs, pathExists, removeEmptyDir } from './fs-helpers.ts';
 import { snapshotParentIn, snapshotPathIn, volumePathIn } from './pool-layout.ts';
 import { statfsUsage } from './statfs-usage.ts';
-import { syncFilesystem } from './sync-filesystem.ts';
 import type { PoolSpec, SnapshotRef, StorageDriver } from './types.ts';
 import { parseOptionalSize } from '../../util/size.ts';
 
@@ -171,10 +170,7 @@ export function createBtrfsDriver(_opts: BtrfsDriverOptions = {}): StorageDriver
 
       // The received subvolume is moved into place, as LXD's sink does, not snapshotted: a snapshot would
       // first wait for all its data to be written out, then leave the received one to delete. (A read-only
-      // subvolume cannot move to another directory: it is made writable first.) The last step of a transfer:
-      // everything received is then written out and committed (syncfs) before the copy is reported done, so
-      // that a move never deletes its source while the copy here is only in memory; most of it is on disk by
-      // then (early-writeback.ts).
+      // subvolume cannot move to another directory: it is made writable first.)
       async adoptVolume(pool, vol, from, signal) {
         await requireMounted(pool);
         const p = volumePath(pool, vol);
@@ -182,7 +178,6 @@ export function createBtrfsDriver(_opts: BtrfsDriverOptions = {}): StorageDriver
         await setReceivedWritable(from, signal);
         await rename(from, p);
         await deleteSubvolumeTree(landingPath(p), signal);
-        await syncFilesystem(p, signal);
       },
     },
   };

@@ -118,7 +118,7 @@ export interface SubvolumeStreams {
   ): Promise<void>;
   /**
    * The volume: `from` made writable (losing its received uuid) and moved into place; the landing path is
-   * removed after, and the pool's file system is synced: once this resolves, the transfer is on disk.
+   * removed after.
    */
   adoptVolume(pool: PoolSpec, vol: VolumeRef, from: string, signal?: AbortSignal): Promise<void>;
 }
