@@ -14,6 +14,7 @@ import {
   addressReplaceArgs,
   bridgeAddArgs,
   bridgeSetArgs,
+  linkDeleteArgs,
   routeDeleteArgs,
   routeReplaceArgs,
 } from './ip-args.ts';
@@ -51,6 +52,19 @@ const text = (p: string) =>
     (t) => t.trim(),
     () => undefined,
   );
+
+/**
+ * Deletes a link if there is one. One that goes between the look and the delete (another member of a cluster
+ * sharing this kernel, or an operator, removed it first) is gone as wanted: only a link still there is an error.
+ */
+export async function deleteLinkIfPresent(roots: Pick<HostRoots, 'sysRoot'>, ip: RunIp, name: string): Promise<void> {
+  if (!(await readLinkFacts(roots, name))) return;
+  try {
+    await ip(linkDeleteArgs(name));
+  } catch (e) {
+    if (await readLinkFacts(roots, name)) throw e;
+  }
+}
 
 /** What sysfs says about one link, or undefined when there is none. */
 export async function readLinkFacts(roots: Pick<HostRoots, 'sysRoot'>, name: string): Promise<LinkFacts | undefined> {

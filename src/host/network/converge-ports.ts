@@ -8,7 +8,7 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseIpv4Routes } from '../lxc/parse-proc-net.ts';
-import { readLinkFacts, type HostRoots, type RunIp } from './converge-bridge.ts';
+import { deleteLinkIfPresent, readLinkFacts, type HostRoots, type RunIp } from './converge-bridge.ts';
 import { enslaveArgs, linkDeleteArgs, tunnelAddArgs, tunnelInterfaceName } from './ip-args.ts';
 import type { NetworkSpec } from './types.ts';
 
@@ -58,10 +58,7 @@ export async function convergePorts(spec: NetworkSpec, roots: HostRoots, ip: Run
     external: [...new Set([...old.external, ...spec.externalInterfaces])],
   });
 
-  for (const name of Object.keys(old.tunnels)) {
-    if (tunnels[name] || !(await readLinkFacts(roots, name))) continue;
-    await ip(linkDeleteArgs(name));
-  }
+  for (const name of Object.keys(old.tunnels)) if (!tunnels[name]) await deleteLinkIfPresent(roots, ip, name);
   for (const [name, argv] of Object.entries(tunnels)) {
     let link = await readLinkFacts(roots, name);
     if (link && !same(old.tunnels[name], argv)) {
@@ -88,7 +85,7 @@ export async function convergePorts(spec: NetworkSpec, roots: HostRoots, ip: Run
 /** Delete the tunnels svcd made for a network and release its external interfaces (removal). */
 export async function removePorts(dir: string, name: string, roots: HostRoots, ip: RunIp): Promise<void> {
   const old = await readPortsRecord(dir);
-  for (const t of Object.keys(old.tunnels)) if (await readLinkFacts(roots, t)) await ip(linkDeleteArgs(t));
+  for (const t of Object.keys(old.tunnels)) await deleteLinkIfPresent(roots, ip, t);
   for (const e of old.external)
     if ((await readLinkFacts(roots, e))?.master === name) await ip(['link', 'set', 'dev', e, 'nomaster']);
 }

@@ -9,11 +9,11 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import type { NetworkAdapter } from '../../reconcilers/adapters.ts';
 import { classifierOf } from '../command-failure.ts';
 import { runCommand, type RunOptions } from '../exec.ts';
-import { convergeBridge, readLinkFacts, type HostRoots } from './converge-bridge.ts';
+import { convergeBridge, deleteLinkIfPresent, readLinkFacts, type HostRoots } from './converge-bridge.ts';
 import { convergePorts, removePorts } from './converge-ports.ts';
 import { pruneDhcpHostFiles, writeDhcpHost } from './dhcp-hosts.ts';
 import { createDnsmasqProcess } from './dnsmasq-process.ts';
-import { linkDeleteArgs, tunnelInterfaceName } from './ip-args.ts';
+import { tunnelInterfaceName } from './ip-args.ts';
 import { createNftFirewall } from './nft-firewall.ts';
 import { dnsmasqFiles, renderDnsmasqConf, wantsDnsmasq } from './render-dnsmasq-conf.ts';
 
@@ -81,7 +81,7 @@ export function createNetworkAdapter(deps: NetworkAdapterDeps = {}): NetworkAdap
       await dnsmasq.stop(dir);
       await removePorts(dir, name, roots, ip);
       // routes through the bridge go with it
-      if (await readLinkFacts(roots, name)) await ip(linkDeleteArgs(name));
+      await deleteLinkIfPresent(roots, ip, name);
       await rm(dir, { recursive: true, force: true });
     },
 
