@@ -12,6 +12,8 @@
  * With DATABASE_URL set, the daemon uses that PostgreSQL database instead of its private server.
  * `--trace`: the daemon logs at debug, and each round prints its boot timeline (the daemon's log lines about the
  * boot and the containers' reconciles, and when each lease was seen), in ms from the restart.
+ * `--cpu`: each round also prints the host CPU each side spent, and svcd's and its PostgreSQL's part (host-cpu.ts;
+ * the samples cost the bench some CPU inside the windows they time).
  */
 import { execFile } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
@@ -23,6 +25,7 @@ import { eventually } from '../integration/support/http.ts';
 import { freeSubnet24, safeNetworkConfig } from '../integration/support/networks.ts';
 import { repoRoot } from '../integration/support/daemon.ts';
 import { simulateReboot } from '../integration/support/simulate-reboot.ts';
+import { cpuSpent, sampleCpu, type CpuSample } from './host-cpu.ts';
 
 const run = promisify(execFile);
 const arg = (name: string, dflt: number) => {
@@ -32,6 +35,7 @@ const arg = (name: string, dflt: number) => {
 const count = arg('count', 12);
 const rounds = arg('rounds', 3);
 const trace = process.argv.includes('--trace');
+const cpu = process.argv.includes('--cpu');
 
 // The built daemon, as bin/svcd and the systemd unit run it (plain node on dist/, no transpiling at start or at
 // a module's first import); `--tsx`: the checkout's src/main.ts through tsx, as the test suites run it.
@@ -75,10 +79,16 @@ try {
   for (let round = 1; round <= rounds; round++) {
     // The reboot.
     await simulateReboot(d, [net]);
+    const cpuSamples: CpuSample[] = [];
+    const sample = async () => {
+      if (cpu) cpuSamples.push(await sampleCpu(d.stateDir));
+    };
+    await sample();
     const t0 = performance.now();
     const wallT0 = Date.now();
     await d.restart();
     apiRows.push(performance.now() - t0);
+    await sample();
     // Every lease from dnsmasq's file first (as for raw LXC below: looking costs svcd nothing), then every
     // container Running with its address as the API says, in one listing with their state (as `lxc list`).
     const seen = await freshLeases(wallT0, names.length);
@@ -93,6 +103,7 @@ try {
       120_000,
     );
     svcdRows.push(performance.now() - t0);
+    await sample();
     seen.push([svcdRows.at(-1)!, 'every container Running with its lease (API)']);
     if (trace) printTimeline(d.output(), wallT0, apiRows.at(-1)!, seen, await namesById(lxcPath));
 
@@ -100,6 +111,7 @@ try {
     await d.stop();
     const ids = await readdir(lxcPath);
     for (const id of ids) await run('lxc-stop', ['-k', '-n', id, '-P', lxcPath]).catch(() => {});
+    await sample();
     const t1 = performance.now();
     const wallT1 = Date.now();
     const queue = [...ids];
@@ -121,6 +133,13 @@ try {
     // With its network too.
     await freshLeases(wallT1, ids.length);
     lxcLeaseRows.push(performance.now() - t1);
+    await sample();
+    if (cpu) {
+      const [a, b, c, r0, r1] = cpuSamples as [CpuSample, CpuSample, CpuSample, CpuSample, CpuSample];
+      console.error(
+        `round ${round} CPU: svcd's start-up: ${cpuSpent(a, b)}; its containers: ${cpuSpent(b, c)}; raw: ${cpuSpent(r0, r1)}`,
+      );
+    }
     await d.restart();
     for (const name of names) await eventually(() => leased(name, prefix3), `${name} leased`, 60_000);
     const part = svcdRows.at(-1)! - apiRows.at(-1)!;
