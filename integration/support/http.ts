@@ -86,6 +86,7 @@ export async function eventually<T>(
   check: () => Promise<T> | T,
   what: string,
   timeoutMs = 10_000,
+  intervalMs = 50,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -97,7 +98,7 @@ export async function eventually<T>(
       last = e;
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
 

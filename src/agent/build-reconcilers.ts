@@ -146,11 +146,16 @@ export function buildReconcilers(input: ReconcilersInput) {
       held.volumes,
     ),
     createImageVolumeReconciler(rootfsDeps),
-    ownedOnly(createContainerReconciler(containerDeps), {
-      ...held.containers,
-      // A container moved to another member: its copy here goes once the move committed.
-      release: createMovedRelease(containerDeps, createLeavingMarks(config.stateDir)),
-    }),
+    // The container reconciler reads its row anyway: it leaves another member's containers alone itself (one
+    // round trip fewer than ownedOnly's look), and lists only this member's.
+    {
+      ...createContainerReconciler({
+        ...containerDeps,
+        // A container moved to another member: its copy here goes once the move committed.
+        ownership: { release: createMovedRelease(containerDeps, createLeavingMarks(config.stateDir)) },
+      }),
+      listKeys: held.containers.listOwned,
+    },
     ...(opts.reconcilers ?? []),
   ];
   return { reconcilers, network, proxy };

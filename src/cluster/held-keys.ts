@@ -2,15 +2,16 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../db/types.ts';
 import { containers, storageVolumes } from '../desired/schema/index.ts';
 
-/** The keys of containers and custom volumes a member holds, and where one object is, for `ownedOnly`. */
+/**
+ * The keys of containers and custom volumes a member holds; for volumes also where one is, for `ownedOnly` (the
+ * container reconciler reads its row's location itself).
+ */
 export function createHeldKeys(db: Db, node: string) {
   return {
     containers: {
       node,
       listOwned: async () =>
         (await db.select({ id: containers.id }).from(containers).where(eq(containers.location, node))).map((r) => r.id),
-      locationOf: async (id: string) =>
-        (await db.select({ at: containers.location }).from(containers).where(eq(containers.id, id)))[0]?.at,
     },
     volumes: {
       node,

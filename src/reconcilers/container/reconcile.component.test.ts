@@ -151,3 +151,37 @@ test('freeze, stop, and delete: the container is stopped, its volume, rows and L
   );
   assert.deepEqual(await once(reconciler, c.id), {}, 'a removed container is nothing to do');
 });
+
+test("a container another member holds is left alone here, and its release runs; this member's own converges", async () => {
+  const { db } = temp.database;
+  const lxc = createSimLxc();
+  const released: string[] = [];
+  const deps = simContainerDeps({ db, stateDir, storage, lxc });
+  const reconciler = createContainerReconciler({
+    ...deps,
+    ownership: { release: async (id) => void released.push(id) },
+  });
+  const once = createReconcileOnce(db);
+  const theirs = await insertContainer(
+    db,
+    'default',
+    'c-theirs',
+    { ...input, location: 'elsewhere' },
+    { type: 'none' },
+    'stopped',
+  );
+  assert.deepEqual(await once(reconciler, theirs.id), {});
+  assert.deepEqual(released, [theirs.id]);
+  assert.equal(await storage.volumeExists(pool, volumeOf(theirs.id)), false, 'no root volume made for it here');
+  const ours = await insertContainer(
+    db,
+    'default',
+    'c-ours',
+    { ...input, location: deps.node },
+    { type: 'none' },
+    'stopped',
+  );
+  assert.equal((await once(reconciler, ours.id)).observedGeneration, ours.generation);
+  assert.ok(await storage.volumeExists(pool, volumeOf(ours.id)));
+  assert.deepEqual(released, [theirs.id]);
+});

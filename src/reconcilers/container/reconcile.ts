@@ -36,15 +36,28 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
   const trash = deps.trash;
 
   async function converge(id: string, signal: AbortSignal) {
+    // Held until its boot wave's turn (the boot sequencer queues it then): only its row is read, to see whether
+    // it is still wanted up (a deletion or a stop meanwhile goes at once).
+    const heldForBoot = !!deps.boot && !deps.boot.mayStart(id);
     // The row and the facts together (on PostgreSQL two connections, one round trip). One copy of the facts
     // for the whole reconcile: every step records in it.
-    const [c, record] = await Promise.all([
+    const [c, opened] = await Promise.all([
       readContainerById(db, id),
-      openFacts<ContainerFacts>(db, CONTAINER_KIND, id),
+      heldForBoot ? undefined : openFacts<ContainerFacts>(db, CONTAINER_KIND, id),
     ]);
+    // Held by another member of the cluster (moved there): left alone, and what this host still has of it goes.
+    if (deps.ownership && c && c.location !== deps.node) {
+      await deps.ownership.release(id, signal);
+      return {};
+    }
     if (!c || c.deletingAt) deps.keeper?.forget(id);
     else deps.keeper?.remember(c);
     if (!c) return {};
+    // Desired up but not its boot wave's turn yet: nothing to do before then, so the wave under way has the host
+    // to itself (the requeue is only a safety net).
+    if (heldForBoot && !c.deletingAt && (c.power === 'running' || c.power === 'frozen'))
+      return { requeueAfterMs: 1_000 };
+    const record = opened ?? (await openFacts<ContainerFacts>(db, CONTAINER_KIND, id));
     if (c.deletingAt) {
       await removeContainer(deps, c, record, signal);
       // Its rows go with its status row and its operations' settlement, in one transaction (status-settler.ts).
@@ -58,10 +71,6 @@ export function createContainerReconciler(deps: ContainerReconcilerDeps): Reconc
         },
       };
     }
-    // Desired up but not its boot wave's turn yet: nothing to do before then (the boot sequencer queues it when
-    // its turn comes; the requeue is only a safety net), so the wave under way has the host to itself.
-    if ((c.power === 'running' || c.power === 'frozen') && deps.boot && !deps.boot.mayStart(c.id))
-      return { requeueAfterMs: 1_000 };
     const { config, devices } = await expandStoredContainer(db, c);
     // What must be on disk before the next step (a fill under way, copied snapshots, a restore) is saved at
     // once; the rest (noted: what a crash would only redo) with the convergence, or when the reconcile ends

@@ -65,6 +65,11 @@ export interface ContainerReconcilerDeps extends RootfsDeps {
   live?: LiveRegistry;
   /** Tell the observer what a reconcile left the container as (it records and judges it like any look). */
   onHostChange?: (id: string, seen: ContainerState, row?: ContainerRow) => Promise<void>;
+  /**
+   * Set where members share the database (every daemon): a container whose row names another member as its
+   * location is left alone here, and what this host still has of it goes (`release`, release-moved.ts).
+   */
+  ownership?: { release(id: string, signal: AbortSignal): Promise<void> };
   /** Keeps the host on the last desired state while the database cannot be reached. */
   keeper?: ContainerKeeper;
   /** Where a removed container's directories go (`<stateDir>/trash`), to be removed in the background (host/storage/trash.ts). */
