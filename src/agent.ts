@@ -131,7 +131,10 @@ async function buildAgent(
     stateDir: config.stateDir,
     bus,
     log: log.child({ component: 'observers', observer: 'containers' }),
-    report: (kind, key, what) => drift.report(kind, key, what),
+    // A container the boot holds for its wave is the boot sequencer's to queue (it is stopped until then).
+    report: (kind, key, what) => {
+      if (kind !== CONTAINER_KIND || bootGate.mayStart(key)) drift.report(kind, key, what);
+    },
     reportAfter: (kind, key, delayMs, what) => drift.reportAfter(kind, key, delayMs, what),
     ...(opts.containerObserveMs ? { intervalMs: opts.containerObserveMs } : {}),
   });
@@ -193,6 +196,7 @@ async function buildAgent(
     convergence,
     log,
     node: config.nodeName,
+    heldForBoot: (id) => !bootGate.mayStart(id),
   });
   const drift = createDriftReporter({
     enqueue: (kind, key, reason) => reconcile.enqueue(kind, key, reason),

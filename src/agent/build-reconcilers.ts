@@ -128,9 +128,13 @@ export function buildReconcilers(input: ReconcilersInput) {
       stateDir: config.stateDir,
       node: config.nodeName,
       network,
+      // Those the boot holds for their wave start with it, on the repaired network.
       onRepaired: (name) =>
         void networkDependents(db, name).then(
-          (ids) => ids.forEach((id) => enqueue(CONTAINER_KIND, id, `network ${name} repaired`)),
+          (ids) =>
+            ids
+              .filter((id) => bootGate.mayStart(id))
+              .forEach((id) => enqueue(CONTAINER_KIND, id, `network ${name} repaired`)),
           (err: unknown) => log.error({ err, network: name }, 'cannot list the containers of a repaired network'),
         ),
     }),
@@ -147,14 +151,15 @@ export function buildReconcilers(input: ReconcilersInput) {
     ),
     createImageVolumeReconciler(rootfsDeps),
     // The container reconciler reads its row anyway: it leaves another member's containers alone itself (one
-    // round trip fewer than ownedOnly's look), and lists only this member's.
+    // round trip fewer than ownedOnly's look), and lists only this member's: not those the boot holds for their
+    // wave (the boot sequencer queues each when its turn comes), so the wave under way has the host to itself.
     {
       ...createContainerReconciler({
         ...containerDeps,
         // A container moved to another member: its copy here goes once the move committed.
         ownership: { release: createMovedRelease(containerDeps, createLeavingMarks(config.stateDir)) },
       }),
-      listKeys: held.containers.listOwned,
+      listKeys: async () => (await held.containers.listOwned()).filter((id) => bootGate.mayStart(id)),
     },
     ...(opts.reconcilers ?? []),
   ];

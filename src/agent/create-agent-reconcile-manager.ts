@@ -22,8 +22,12 @@ export function createAgentReconcileManager(input: {
   log: Logger;
   /** This member (its own status rows of pools and networks). */
   node: string;
+  /** Whether the boot holds a container for its wave: its turn queues it, a pool or network converging does not. */
+  heldForBoot?: (id: string) => boolean;
 }) {
   const { clock, reconcilers, db, recorded, ops, convergence, log, node } = input;
+  const containerKeys = (ids: string[]) =>
+    ids.filter((key) => !input.heldForBoot?.(key)).map((key) => ({ kind: CONTAINER_KIND, key }));
   return createReconcileManager({
     clock,
     reconcilers,
@@ -44,7 +48,7 @@ export function createAgentReconcileManager(input: {
         kind: NETWORK_KIND,
         map: async (id) => {
           const row = await readNetworkById(db, id);
-          return row ? (await networkDependents(db, row.name)).map((key) => ({ kind: CONTAINER_KIND, key })) : [];
+          return row ? containerKeys(await networkDependents(db, row.name)) : [];
         },
       },
       {
@@ -53,7 +57,7 @@ export function createAgentReconcileManager(input: {
           const on = await poolDependents(db, name);
           const as = (kind: string, keys: string[]) => keys.map((key) => ({ kind, key }));
           return [
-            ...as(CONTAINER_KIND, on.containers),
+            ...containerKeys(on.containers),
             ...as(VOLUME_KIND, on.customVolumes),
             ...as(IMAGE_VOLUME_KIND, on.imageVolumes),
           ];

@@ -63,8 +63,16 @@ export async function startAgent(p: RunningParts, how: { handover?: boolean } = 
       // lxc-start is the host's work (forks, mounts, cgroups): as many at once as it has cores.
       concurrency: Math.max(2, os.availableParallelism()),
       enqueue: (id) => reconcile.enqueue(CONTAINER_KIND, id, 'boot'),
-      waitSettled: async (id) =>
-        (await convergence.wait(CONTAINER_KIND, id, plan.order.find((o) => o.id === id)!.generation, 120_000)).ok,
+      // Watched from before the sequencer queues it (no read of its status: nothing of it converges before).
+      waitSettled: async (id) => {
+        const watch = convergence.watch(CONTAINER_KIND, id);
+        try {
+          const generation = plan.order.find((o) => o.id === id)!.generation;
+          return (await watch.until(generation, { timeoutMs: 120_000 })).ok;
+        } finally {
+          watch.close();
+        }
+      },
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     });
     bootGate.mayStart = boot.mayStart;
