@@ -96,6 +96,7 @@ try {
     // Every lease from dnsmasq's file first (as for raw LXC below: looking costs svcd nothing), then every
     // container Running with its address as the API says, in one listing with their state (as `lxc list`).
     const seen = await freshLeases(wallT0, names.length);
+    const svcdLeased = performance.now() - t0;
     await eventually(
       async () => {
         const up = ((await api.get('/1.0/containers?recursion=2')).json.metadata as any[]).filter(
@@ -142,6 +143,7 @@ try {
     lxcRows.push(performance.now() - t1);
     // With its network too: leased, and the address set inside.
     await freshLeases(wallT1, ids.length);
+    const rawLeased = performance.now() - t1;
     await eventually(
       async () => {
         const tries = await Promise.all(
@@ -164,6 +166,11 @@ try {
     await d.restart();
     for (const name of names) await eventually(() => leased(name, prefix3), `${name} leased`, 60_000);
     const part = svcdRows.at(-1)! - apiRows.at(-1)!;
+    const ms = (x: number) => `${Math.round(x)} ms`;
+    console.error(
+      `round ${round} tails: svcd every lease at +${ms(svcdLeased - apiRows.at(-1)!)}, shown +${ms(svcdRows.at(-1)! - svcdLeased)}; ` +
+        `raw every one RUNNING at ${ms(lxcRows.at(-1)!)}, leased ${ms(rawLeased)}, address inside +${ms(lxcLeaseRows.at(-1)! - rawLeased)}`,
+    );
     console.error(
       `round ${round}: svcd ${(svcdRows.at(-1)! / 1000).toFixed(2)} s (containers ${(part / 1000).toFixed(2)} s), ` +
         `lxc-start to every address ${(lxcLeaseRows.at(-1)! / 1000).toFixed(2)} s: ${(part / lxcLeaseRows.at(-1)!).toFixed(2)}×, ` +

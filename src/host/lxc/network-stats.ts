@@ -54,20 +54,19 @@ const num = (s: string | undefined) => (s !== undefined && /^\d+$/.test(s) ? Num
 /** What /sys/class/net/<name> says about an interface (under `sysNet`, a `class/net` directory). */
 async function readInterfaceState(sysNet: string, name: string): Promise<InterfaceState & { peerIndex?: number }> {
   const dir = path.join(sysNet, name);
-  const files = ['address', 'mtu', 'operstate', 'type', 'flags', 'iflink', 'ifindex'];
-  const [address, mtu, operstate, type, flags, iflink, ifindex] = await Promise.all(
-    files.map((f) => read(path.join(dir, f))),
-  );
+  const files = ['address', 'mtu', 'flags', 'iflink', 'ifindex'];
+  const [address, mtu, flags, iflink, ifindex] = await Promise.all(files.map((f) => read(path.join(dir, f))));
   const out: InterfaceState & { peerIndex?: number } = {};
   if (address) out.hwaddr = address;
   if (num(mtu) !== undefined) out.mtu = num(mtu)!;
   // The administrative state and the flag-derived type, as LXD reports them (a bridge without ports is
-  // up though its operstate is down); operstate and the ARP type only when flags cannot be read.
+  // up though its operstate is down); operstate and the ARP type only when flags cannot be read (then read).
   const view = flags !== undefined ? parseLinkFlags(flags) : undefined;
   if (view) {
     out.state = view.state;
     out.type = view.type;
   } else {
+    const [operstate, type] = await Promise.all(['operstate', 'type'].map((f) => read(path.join(dir, f))));
     if (operstate === 'up' || operstate === 'down') out.state = operstate;
     if (type === '772') out.type = 'loopback';
     else if (type === '512' || type === '65534') out.type = 'point-to-point';
