@@ -79,7 +79,11 @@ export async function startAgent(p: RunningParts, how: { handover?: boolean } = 
     bootGate.start = boot.start;
     // Released now, its first wave is queued with the containers' startup tier (after the pools and networks),
     // so each of its containers is reconciled once, with its start, while the API comes up.
-    void boot.run();
+    void boot
+      .run()
+      .catch((e: unknown) =>
+        log.error({ err: e }, 'the boot order stopped short; the containers it held are queued now'),
+      );
     // The start reconciles pools and networks first (their startup tier), every one once on this boot, before
     // anything that uses them is queued: a client's first look never finds its pool Pending or not mounted, and
     // a container's first DHCP request finds its network's dnsmasq serving. It waits at most 10 s for them.

@@ -152,3 +152,23 @@ test('a failing start holds nobody up, and its delay is not waited (as LXD 5.0)'
   await seq.run();
   assert.deepEqual(events, ['bad', 'good']);
 });
+
+test('waves stopped short (a delay that fails) queue every container the plan still held', async () => {
+  const enqueued: string[] = [];
+  const seq = createBootSequencer({
+    order: [
+      { id: 'a', priority: 10, delayMs: 5 },
+      { id: 'b', priority: 0, delayMs: 0 },
+      { id: 'c', priority: 0, delayMs: 0 },
+    ],
+    concurrency: 2,
+    enqueue: (id) => enqueued.push(id),
+    waitSettled: async () => true,
+    sleep: async () => {
+      throw new Error('no timer');
+    },
+  });
+  await assert.rejects(seq.run(), /no timer/);
+  assert.deepEqual(enqueued, ['a', 'b', 'c']);
+  assert.equal(seq.mayStart('b'), true);
+});

@@ -87,6 +87,8 @@ export function createBootSequencer(deps: {
         }
       } finally {
         done = true;
+        // Nothing else queues what the plan held: should the waves have stopped short, the rest goes now.
+        for (const o of deps.order) if (!released.has(o.id)) deps.enqueue(o.id);
       }
     },
     isDone: () => done,
