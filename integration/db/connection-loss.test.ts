@@ -32,6 +32,16 @@ const pidOf = async (db: Db | postgres.Sql) =>
     ? ((await db.unsafe('select pg_backend_pid() as pid')) as unknown as { pid: number }[])[0]!.pid
     : ((await db.execute(sql`select pg_backend_pid() as pid`)) as unknown as { pid: number }[])[0]!.pid;
 
+/** How a query ended: 'answered', or its error's code. */
+const settled = (p: PromiseLike<unknown>) =>
+  Promise.resolve(p).then(
+    () => 'answered',
+    (e: { code?: string }) => e.code ?? 'failed',
+  );
+/** Its end, or 'still waiting after 3 s'. */
+const within = (p: Promise<string>) =>
+  Promise.race([p, new Promise<string>((r) => setTimeout(() => r('still waiting after 3 s'), 3_000))]);
+
 describe('a backend that dies under svcd', { skip }, () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let admin: postgres.Sql;
@@ -79,15 +89,8 @@ describe('a backend that dies under svcd', { skip }, () => {
       await terminate(await pidOf(conn as unknown as postgres.Sql));
       // The close is seen first this time: both are sent to a connection already closed.
       await seenClosed;
-      const settled = (p: PromiseLike<unknown>) =>
-        Promise.resolve(p).then(
-          () => 'answered',
-          (e: { code?: string }) => e.code ?? 'failed',
-        );
       const first = settled(conn.unsafe('select $1::int + 1 as v', [1], { prepare: true }));
       const second = settled(conn.unsafe('select $1::int + 2 as v', [1], { prepare: true }));
-      const within = (p: Promise<string>) =>
-        Promise.race([p, new Promise<string>((r) => setTimeout(() => r('still waiting after 3 s'), 3_000))]);
       assert.equal(await within(first), 'CONNECTION_CLOSED');
       assert.equal(await within(second), 'CONNECTION_CLOSED', 'the query behind it fails too');
       conn.release();
@@ -104,15 +107,8 @@ describe('a backend that dies under svcd', { skip }, () => {
       await conn.unsafe('begin');
       await terminate(await pidOf(conn as unknown as postgres.Sql));
       // Sent at once: the first (new, with a parameter) is described first; the second waits behind it.
-      const settled = (p: PromiseLike<unknown>) =>
-        Promise.resolve(p).then(
-          () => 'answered',
-          (e: { code?: string }) => e.code ?? 'failed',
-        );
       const first = settled(conn.unsafe('select $1::int + 1 as v', [1], { prepare: true }));
       const second = settled(conn.unsafe('select $1::int + 2 as v', [1], { prepare: true }));
-      const within = (p: Promise<string>) =>
-        Promise.race([p, new Promise<string>((r) => setTimeout(() => r('still waiting after 3 s'), 3_000))]);
       // Failed, by the backend's last word (57P01: terminated by an administrator) or by the closed connection.
       assert.match(await within(first), /57P01|CONNECTION_CLOSED|ECONNRESET/);
       assert.match(await within(second), /57P01|CONNECTION_CLOSED|ECONNRESET/, 'the query behind it fails too');

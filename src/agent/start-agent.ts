@@ -58,6 +58,7 @@ export async function startAgent(p: RunningParts, how: { handover?: boolean } = 
       log.error({ err: e }, 'cannot plan the container boot order; starting containers without it');
       return { setPower: [], order: [] as { id: string; priority: number; delayMs: number; generation: number }[] };
     });
+    const generations = new Map(plan.order.map((o) => [o.id, o.generation]));
     const boot = createBootSequencer({
       order: plan.order,
       // lxc-start is the host's work (forks, mounts, cgroups): as many at once as it has cores.
@@ -67,8 +68,7 @@ export async function startAgent(p: RunningParts, how: { handover?: boolean } = 
       waitSettled: async (id) => {
         const watch = convergence.watch(CONTAINER_KIND, id);
         try {
-          const generation = plan.order.find((o) => o.id === id)!.generation;
-          return (await watch.until(generation, { timeoutMs: 120_000 })).ok;
+          return (await watch.until(generations.get(id)!, { timeoutMs: 120_000 })).ok;
         } finally {
           watch.close();
         }
