@@ -88,6 +88,9 @@ export async function startAgent(p: RunningParts, how: { handover?: boolean } = 
     // anything that uses them is queued: a client's first look never finds its pool Pending or not mounted, and
     // a container's first DHCP request finds its network's dnsmasq serving. It waits at most 10 s for them.
     await reconcile.start();
+    // Only now do the pools' and networks' observers look (before, they would find what the startup tier sets up),
+    // and the API answers with what they found (a look that hangs, on a pool's stuck source, waits 2 s at most).
+    await Promise.race([observers.startupDone(), new Promise((r) => setTimeout(r, 2_000).unref())]);
     // What a transfer killed midway left on the pools (no row was ever committed for it) goes now.
     await p.migrations
       .sweep()

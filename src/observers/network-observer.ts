@@ -46,6 +46,8 @@ export function createNetworkObserver(deps: {
   return {
     name: 'networks',
     kind: 'poll',
+    // After a reboot, the startup tier sets up what a first look would find missing (and queue once more).
+    afterStartup: true,
     intervalMs: deps.intervalMs ?? 1_000,
     forget: (id) => void reported.delete(id),
     async sample() {

@@ -62,9 +62,10 @@ export function createPollLoop(deps: PollLoopDeps): ObserverLoop {
 
   return {
     start() {
-      if (active) return;
+      if (active) return Promise.resolve();
       active = true;
       tick();
+      return current?.done ?? Promise.resolve();
     },
     async stop() {
       active = false;

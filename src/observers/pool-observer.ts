@@ -22,6 +22,8 @@ export function createPoolObserver(deps: {
   return {
     name: 'storage-pools',
     kind: 'poll',
+    // After a reboot, the startup tier sets up what a first look would find missing (and queue once more).
+    afterStartup: true,
     intervalMs: deps.intervalMs ?? 10_000,
     async sample() {
       for (const row of await listPools(deps.db)) {

@@ -62,10 +62,11 @@ export function createStreamLoop(deps: StreamLoopDeps): ObserverLoop {
 
   return {
     start() {
-      if (active) return;
+      if (active) return Promise.resolve();
       active = true;
       failures = 0;
       launch();
+      return Promise.resolve();
     },
     async stop() {
       active = false;
