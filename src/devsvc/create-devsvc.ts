@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { chmod, mkdir, rm } from 'node:fs/promises';
+import { existsSync, statSync } from 'node:fs';
+import { chmod, mkdir, rm, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
@@ -147,10 +147,14 @@ export function createDevsvc(deps: DevsvcDeps): Devsvc {
         `devsvc: the socket path ${sock} is longer than ${MAX_SOCKET_PATH} bytes (use a shorter state directory, or set security.devsvc=false)`,
       );
     // The container's root (a high host uid when unprivileged) must reach the socket: traversable dirs, a 0666 socket (as LXD's).
-    await mkdir(devsvcRootOf(deps.stateDir), { recursive: true, mode: 0o711 });
-    await mkdir(dir, { recursive: true, mode: 0o755 });
-    await chmod(dir, 0o755);
-    if (existsSync(sock)) await rm(sock, { force: true });
+    // Looked at first: at a boot every start opens one, and finds both there already.
+    const root = devsvcRootOf(deps.stateDir);
+    if (!existsSync(root)) await mkdir(root, { recursive: true, mode: 0o711 });
+    const st = statSync(dir, { throwIfNoEntry: false });
+    if (!st) await mkdir(dir, { recursive: true, mode: 0o755 });
+    if ((st?.mode ?? 0) % 0o1000 !== 0o755) await chmod(dir, 0o755);
+    // A socket left by an earlier run (one file: no recursive removal, and no error built when there is none).
+    if (existsSync(sock)) await unlink(sock).catch(() => {});
     const handle = getRequestListener((req, env) => app.fetch(req, { ...env, containerId: id }));
     const server = http.createServer(handle);
     const l: Listener = { server, connections: new Set(), subscribers: new Map(), view, state: 'Started' };

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readdir, chmod, mkdir, rm } from 'node:fs/promises';
 import type { DeviceNodesAdapter } from '../../reconcilers/adapters.ts';
 import { ensureDeviceNode } from './ensure-device-node.ts';
@@ -14,7 +15,8 @@ export function createDeviceNodesAdapter(): DeviceNodesAdapter {
       await chmod(dir, mode);
     },
     async list(dir) {
-      return readdir(dir).catch(() => []);
+      // Most containers have no devices directory: a look first, not a rejection (an error built each start).
+      return existsSync(dir) ? readdir(dir).catch(() => []) : [];
     },
     async remove(p) {
       await rm(p, { force: true });

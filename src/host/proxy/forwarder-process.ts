@@ -10,7 +10,7 @@
  * file has a third line, its start time, which names it instead, and its arguments are kept beside it
  * (`<device>.args`, JSON) for its stop.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { HostCommandError, runCommand } from '../exec.ts';
@@ -101,10 +101,12 @@ export async function listForwarders(
   deps: ForwarderDeps,
 ): Promise<Map<string, { pid: number; key: string }>> {
   let files: string[] = [];
+  const dir = proxyDirOf(deps.stateDir, containerId);
   try {
-    files = readdirSync(proxyDirOf(deps.stateDir, containerId));
+    // Most containers have no proxies dir (asked at every start): a look, not a thrown error.
+    if (existsSync(dir)) files = readdirSync(dir);
   } catch {
-    /* no proxies dir: none */
+    /* gone meanwhile: none */
   }
   const devices = files.filter((f) => f.endsWith('.pid')).map((f) => decodeURIComponent(f.slice(0, -4)));
   const found = await Promise.all(devices.map(async (d) => [d, await readForwarder(containerId, d, deps)] as const));

@@ -1,5 +1,5 @@
 /** btrfs subvolume operations (runners around btrfs-progs); subvolume detection by stat/statfs, no spawn. */
-import { lstat, readdir, statfs } from 'node:fs/promises';
+import { lstat, readdir, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { runCommand } from '../exec.ts';
 import { btrfsArgs, parseQgroupLimit } from './btrfs-args.ts';
@@ -21,9 +21,16 @@ export async function isOnBtrfs(p: string): Promise<boolean> {
   return (await statfs(p)).type === BTRFS_SUPER_MAGIC;
 }
 
-/** Is `p` the root of a btrfs subvolume? (false when absent) */
+/**
+ * Is `p` the root of a btrfs subvolume? (false when absent) Its stat in the thread pool: on a pool just mounted
+ * (a boot), btrfs reads the subvolume's root from the loop device first, which took up to a millisecond each, and a
+ * boot asks for every container it starts.
+ */
 export async function isSubvolume(p: string): Promise<boolean> {
-  const st = await statOrUndefined(p);
+  const st = await stat(p).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT' || e.code === 'ENOTDIR') return undefined;
+    throw e;
+  });
   return st?.isDirectory() === true && st.ino === SUBVOLUME_ROOT_INO && (await isOnBtrfs(p));
 }
 
