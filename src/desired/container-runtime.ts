@@ -1,17 +1,43 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
+import { preparedPer } from '../db/prepared.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { containerRuntime } from './schema/index.ts';
 
 /** What a look at a container found (container_runtime): written by the container observer. */
+const runtimeValues = {
+  node: sql.placeholder('node'),
+  state: sql.placeholder('state'),
+  pid: sql.placeholder('pid'),
+  // Raw, not through the column's encoder: drizzle encodes a placeholder's value without a null check, and this
+  // one is null for a container seen stopped (filled with the ISO text or null).
+  startedAt: sql`${sql.placeholder('startedAt')}`,
+  observedAt: sql.placeholder('observedAt'),
+};
+/** The value an upsert's insert would have written to `column` (its EXCLUDED row). */
+const excluded = (column: { name: string }) => sql`excluded.${sql.identifier(column.name)}`;
+const upsertRuntime = preparedPer((db: DbOrTx) =>
+  db
+    .insert(containerRuntime)
+    .values({ id: sql.placeholder('id'), ...runtimeValues })
+    .onConflictDoUpdate({
+      target: containerRuntime.id,
+      set: {
+        node: excluded(containerRuntime.node),
+        state: excluded(containerRuntime.state),
+        pid: excluded(containerRuntime.pid),
+        startedAt: excluded(containerRuntime.startedAt),
+        observedAt: excluded(containerRuntime.observedAt),
+      },
+    })
+    .prepare('container_runtime_upsert'),
+);
+
 export async function recordContainerRuntime(
   db: DbOrTx,
   id: string,
   values: { node: string; state: string; pid: number; startedAt: Date | null; observedAt: Date },
 ): Promise<void> {
-  await db
-    .insert(containerRuntime)
-    .values({ id, ...values })
-    .onConflictDoUpdate({ target: containerRuntime.id, set: values });
+  await upsertRuntime(db).execute({ id, ...values, startedAt: values.startedAt?.toISOString() ?? null });
 }
 
 /** A removed container's runtime row (its removal's last transaction: delete-container-rows.ts). */

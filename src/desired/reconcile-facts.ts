@@ -1,5 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { databaseStateOf, type RowMemory } from '../db/database-state.ts';
+import { preparedPer } from '../db/prepared.ts';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { reconcileStatus } from './schema/index.ts';
 
@@ -96,6 +97,35 @@ export function forgetFacts(db: DbOrTx, kind: string, key: string): void {
  * Record that (kind, key) converged to `observedGeneration` (its last error cleared), and its facts when
  * given, in one write.
  */
+/** The upsert of a convergence (prepared.ts: every convergence runs it), with or without the facts. */
+const convergedUpsert = (withFacts: boolean) =>
+  preparedPer((db: Db) =>
+    db
+      .insert(reconcileStatus)
+      .values({
+        kind: sql.placeholder('kind'),
+        key: sql.placeholder('key'),
+        observedGeneration: sql.placeholder('observedGeneration'),
+        lastError: '',
+        terminal: false,
+        updatedAt: sql.placeholder('updatedAt'),
+        ...(withFacts ? { facts: sql.placeholder('facts') } : {}),
+      })
+      .onConflictDoUpdate({
+        target: [reconcileStatus.kind, reconcileStatus.key],
+        set: {
+          observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, excluded.observed_generation)`,
+          lastError: '',
+          terminal: false,
+          updatedAt: sql`excluded.updated_at`,
+          ...(withFacts ? { facts: sql`excluded.facts` } : {}),
+        },
+      })
+      .prepare(withFacts ? 'converged_with_facts' : 'converged'),
+  );
+const converged = convergedUpsert(false);
+const convergedWithFacts = convergedUpsert(true);
+
 export async function recordConverged(
   db: Db,
   kind: string,
@@ -103,21 +133,8 @@ export async function recordConverged(
   observedGeneration: number,
   facts?: Record<string, unknown>,
 ): Promise<void> {
-  const updatedAt = new Date();
-  const write = () =>
-    db
-      .insert(reconcileStatus)
-      .values({ kind, key, observedGeneration, lastError: '', terminal: false, updatedAt, ...(facts ? { facts } : {}) })
-      .onConflictDoUpdate({
-        target: [reconcileStatus.kind, reconcileStatus.key],
-        set: {
-          observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, ${observedGeneration})`,
-          lastError: '',
-          terminal: false,
-          updatedAt,
-          ...(facts ? { facts } : {}),
-        },
-      });
+  const values = { kind, key, observedGeneration, updatedAt: new Date() };
+  const write = () => (facts ? convergedWithFacts(db).execute({ ...values, facts }) : converged(db).execute(values));
   if (facts) await writeThrough(db, factsKey(kind, key), facts, write);
   else await write();
 }

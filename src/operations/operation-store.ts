@@ -1,4 +1,5 @@
 import { and, desc, eq, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { preparedPer } from '../db/prepared.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { operations, type OperationRow } from '../desired/schema/index.ts';
 
@@ -51,19 +52,24 @@ export async function settleConvergedOperations(
   observed: number,
   now: Date,
 ): Promise<OperationRow[]> {
-  return db
+  return settleConverged(db).execute({ kind, key, observed, now: now.toISOString() });
+}
+// Every convergence runs it (prepared.ts). `now` raw (ISO text): a placeholder in an update's set is SQL.
+const settleConverged = preparedPer((db: DbOrTx) =>
+  db
     .update(operations)
-    .set({ statusCode: 200, updatedAt: now, mayCancel: false })
+    .set({ statusCode: 200, updatedAt: sql`${sql.placeholder('now')}`, mayCancel: false })
     .where(
       and(
-        eq(operations.targetKind, kind),
-        eq(operations.targetKey, key),
-        lte(operations.targetGeneration, observed),
+        eq(operations.targetKind, sql.placeholder('kind')),
+        eq(operations.targetKey, sql.placeholder('key')),
+        lte(operations.targetGeneration, sql.placeholder('observed')),
         ACTIVE,
       ),
     )
-    .returning();
-}
+    .returning()
+    .prepare('settle_converged_operations'),
+);
 
 /** Fail every active operation waiting on (kind, key). */
 export async function failTargetOperations(
