@@ -1,6 +1,6 @@
 /**
  * Time to all-back after a simulated host reboot, against raw LXC starting the same containers, in one run:
- *   node --import tsx bench/reboot-bench.ts [--count 12] [--rounds 3] [--trace] [--tsx]
+ *   node --import tsx bench/reboot-bench.ts [--count 12] [--rounds 3] [--trace] [--cpu] [--prof DIR] [--tsx]
  * svcd runs as bin/svcd runs it (the build in dist/, made if stale; `--tsx`: src/main.ts through tsx) in a temp state dir with a btrfs pool on a loop file and a
  * managed bridge (no NAT, no IPv6, dnsmasq never forwarding). Each round: the simulated reboot (daemon tree and
  * its private server killed, containers stopped, bridge, nft tables, mounts and loops gone), then svcd started
@@ -15,6 +15,7 @@
  * With DATABASE_URL set, the daemon uses that PostgreSQL database instead of its private server.
  * `--trace`: the daemon logs at debug, and each round prints its boot timeline (the daemon's log lines about the
  * boot and the containers' reconciles, and when each lease was seen), in ms from the restart.
+ * `--prof DIR`: every daemon run that stops cleanly (each round's restart) writes a V8 CPU profile into DIR.
  * `--cpu`: each round also prints the host CPU each side spent, and svcd's and its PostgreSQL's part (host-cpu.ts;
  * the samples cost the bench some CPU inside the windows they time).
  */
@@ -40,6 +41,8 @@ const count = arg('count', 12);
 const rounds = arg('rounds', 3);
 const trace = process.argv.includes('--trace');
 const cpu = process.argv.includes('--cpu');
+const profIdx = process.argv.indexOf('--prof');
+const profDir = profIdx > 0 ? process.argv[profIdx + 1] : undefined;
 
 // The built daemon, as bin/svcd and the systemd unit run it (plain node on dist/, no transpiling at start or at
 // a module's first import); `--tsx`: the checkout's src/main.ts through tsx, as the test suites run it.
@@ -49,7 +52,11 @@ const command = tsx ? undefined : [path.join(repoRoot, 'bin/svcd'), 'daemon'];
 // DATABASE_URL: an operator's PostgreSQL instead of the private server (whose statements can then be logged)
 const dbEnv: Record<string, string> = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
 const { d, api, imgDir } = await startBusyboxDaemon(
-  { ...dbEnv, ...(trace ? { SVCD_LOG_LEVEL: 'debug' } : {}) },
+  {
+    ...dbEnv,
+    ...(profDir ? { SVCD_NODE_FLAGS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {}),
+    ...(trace ? { SVCD_LOG_LEVEL: 'debug' } : {}),
+  },
   { command },
 );
 const net = `rbb${process.pid % 100000}`;
@@ -183,7 +190,7 @@ try {
 
 /**
  * Waits until `count` leases were taken since `sinceMs` (dnsmasq's file: expiry = when taken + the lease time),
- * looking every 50 ms; returns when each host name's lease was first seen, in ms from `sinceMs`.
+ * looking every 10 ms; returns when each host name's lease was first seen, in ms from `sinceMs`.
  */
 async function freshLeases(sinceMs: number, count: number): Promise<[number, string][]> {
   const since = Math.floor(sinceMs / 1000);
@@ -198,6 +205,7 @@ async function freshLeases(sinceMs: number, count: number): Promise<[number, str
     },
     'every container leased again',
     60_000,
+    10,
   );
   return [...seen].map(([host, t]) => [t, `${host} leased (dnsmasq)`]);
 }
