@@ -3,7 +3,6 @@ import { type ContainerInput, expandContainer } from './container-expand.ts';
 import { checkNicFeatures, type NicFeatureProbe, prepareNics } from './container-nic-prep.ts';
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { leaveInFlight } from '../db/leave-in-flight.ts';
-import { preparedPer } from '../db/prepared.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { validateConfig } from './config-keys.ts';
 import { validateDevices, validateExpandedDevices } from './devices.ts';
@@ -108,18 +107,7 @@ export async function readContainer(db: DbOrTx, project: string, name: string): 
   return row;
 }
 
-const containerById = preparedPer((db: DbOrTx) =>
-  db
-    .select()
-    .from(containers)
-    .where(eq(containers.id, sql.placeholder('id')))
-    .prepare('container_by_id'),
-);
-
-export async function readContainerById(db: DbOrTx, id: string): Promise<ContainerRow | undefined> {
-  const [row] = await containerById(db).execute({ id });
-  return row;
-}
+export { readContainerById } from './container-by-id.ts';
 
 export async function insertContainer(
   tx: DbOrTx,

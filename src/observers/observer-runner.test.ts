@@ -1,83 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createManualClock } from '../reconcilers/runtime/clock.ts';
 import { createDeferred, type Deferred } from '../reconcilers/runtime/deferred.ts';
-import { createTestLogger } from '../reconcilers/runtime/test-logger.ts';
-import { createObserverRunner } from './observer-runner.ts';
 
-function setup() {
-  const clock = createManualClock(0);
-  const log = createTestLogger();
-  const runner = createObserverRunner({ clock, log });
-  return { clock, log, runner };
-}
-
-/** A poll sample that records start times and can be held open. */
-function pollProbe(now: () => number) {
-  const starts: number[] = [];
-  const signals: AbortSignal[] = [];
-  const held: Deferred<void>[] = [];
-  let active = 0;
-  let maxActive = 0;
-  const probe = {
-    starts,
-    signals,
-    hold: false,
-    fail: false,
-    get maxActive() {
-      return maxActive;
-    },
-    releaseAll: () => held.splice(0).forEach((d) => d.resolve()),
-    sample: async (signal: AbortSignal): Promise<void> => {
-      starts.push(now());
-      signals.push(signal);
-      active++;
-      maxActive = Math.max(maxActive, active);
-      try {
-        if (probe.hold) {
-          const d = createDeferred<void>();
-          held.push(d);
-          await d.promise;
-        }
-        if (probe.fail) throw new Error('sample broke');
-      } finally {
-        active--;
-      }
-    },
-  };
-  return probe;
-}
+import { pollProbe, setup } from './observer-runner-probes.ts';
 
 describe('observer runner: poll', () => {
-  it('an afterStartup observer first looks at startupDone, the others at start; a restart waits again', async () => {
-    const t = setup();
-    const early = pollProbe(t.clock.now);
-    const late = pollProbe(t.clock.now);
-    t.runner.register({ name: 'early', kind: 'poll', intervalMs: 1000, sample: early.sample });
-    t.runner.register({ name: 'late', kind: 'poll', intervalMs: 1000, sample: late.sample, afterStartup: true });
-    t.runner.start();
-    await t.clock.advance(2500);
-    assert.deepEqual(early.starts, [0, 1000, 2000]);
-    assert.deepEqual(late.starts, [], 'nothing before startupDone()');
-    await t.runner.runNow('late');
-    assert.deepEqual(late.starts, [], 'runNow waits for startupDone() too');
-    t.runner.startupDone();
-    await t.clock.advance(1000);
-    assert.deepEqual(late.starts, [2500, 3500]);
-    await t.runner.stop();
-    t.runner.start();
-    await t.clock.advance(1500);
-    assert.deepEqual(late.starts, [2500, 3500], 'a runner started again waits for its startup again');
-    late.hold = true;
-    let firstLookDone = false;
-    const done = t.runner.startupDone().then(() => (firstLookDone = true));
-    await t.clock.advance(0);
-    assert.deepEqual(late.starts, [2500, 3500, 5000]);
-    assert.equal(firstLookDone, false, 'startupDone() waits for the first look');
-    late.releaseAll();
-    await done;
-  });
-
   it('samples at start and then every intervalMs', async () => {
     const t = setup();
     const p = pollProbe(t.clock.now);
