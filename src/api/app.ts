@@ -29,6 +29,7 @@ import { registerServerRoutes } from './routes/server.ts';
 import { registerStoragePoolRoutes } from './routes/storage-pools.ts';
 import { registerStorageVolumeRoutes } from './routes/storage-volumes.ts';
 import { registerUiRoutes } from '../ui/ui-routes.ts';
+import { buildRoutingNow } from './build-routing.ts';
 import { withUiSession } from '../ui/ui-caller.ts';
 
 /** The hono app: one onError, one notFound, every route registered through `route()`. */
@@ -102,5 +103,6 @@ export function createApp(deps: ApiDeps): Hono<AppEnv> {
     await unreadBodyDropped(c);
     return c.json(errorBody(status, message), status);
   });
+  buildRoutingNow(app);
   return app;
 }
