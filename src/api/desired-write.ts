@@ -28,17 +28,28 @@ export async function writeWithOperation(
   return row;
 }
 
+/** How long a sync write that cannot be undone waits through the reconciler's retries (500 ms, 1 s, 2 s, 4 s ...). */
+const RETRIES_MS = 10_000;
+
 /**
  * The sync variant (endpoints the spec lists as sync): trigger the reconciler and wait until it
  * converged `generation`; on failure run `undo` (e.g. mark a half-created object for removal) and
- * answer with the reconciler's error.
+ * answer with the reconciler's error. Without `undo` (a delete, a rename: the reconciler goes on with it
+ * whatever the answer), a failure it retries is waited through for up to 10 s first, so a passing one (a
+ * link another member removed first) is not answered as an error for a change that then happens.
  */
 export async function awaitConverged(
   deps: Pick<ApiDeps, 'reconcile' | 'convergence'>,
   target: Target,
   undo?: () => Promise<void>,
 ): Promise<void> {
-  const wait = deps.convergence.wait(target.kind, target.key, target.generation);
+  const wait = deps.convergence.wait(
+    target.kind,
+    target.key,
+    target.generation,
+    undefined,
+    undo ? {} : { retriesMs: RETRIES_MS },
+  );
   deps.reconcile.enqueue(target.kind, target.key, 'desired write');
   const out = await wait;
   if (out.ok) return;

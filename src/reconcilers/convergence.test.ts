@@ -58,3 +58,38 @@ test('watch: an abort ends the wait; close() stops listening', async () => {
   assert.deepEqual(seen, [5]);
   other.close();
 });
+
+// wait() first reads how far the key converged: nothing yet.
+const emptyDb = { select: () => ({ from: () => ({ where: async () => [] }) }) } as unknown as Db;
+const settledWithin = async <T>(p: Promise<T>, ms: number) =>
+  Promise.race([p.then((v) => ({ v })), new Promise<undefined>((r) => setTimeout(() => r(undefined), ms))]);
+
+test('wait: retriesMs waits through retried failures, answers the last one when its time is up, a terminal one at once', async () => {
+  const conv = createConvergence({ db: emptyDb, node: 'n1' });
+  const turn = () => new Promise((r) => setImmediate(r));
+  // A retried failure, then the convergence: ok.
+  const through = conv.wait('container', 'a', 2, 5_000, { retriesMs: 1_000 });
+  await turn();
+  conv.notify('container', 'a', { error: 'busy', terminal: false });
+  assert.equal(await settledWithin(through, 50), undefined, 'still waiting after a retried failure');
+  conv.notify('container', 'a', { observed: 2 });
+  assert.deepEqual(await through, { ok: true });
+  // Only failures: the last one, once retriesMs is up.
+  const t0 = Date.now();
+  const failing = conv.wait('container', 'a', 3, 5_000, { retriesMs: 200 });
+  await turn();
+  conv.notify('container', 'a', { error: 'busy', terminal: false });
+  conv.notify('container', 'a', { error: 'still busy', terminal: false });
+  assert.deepEqual(await failing, { ok: false, error: 'still busy', terminal: false });
+  assert.ok(Date.now() - t0 >= 190, 'answered when the retries time was up');
+  // A terminal failure: at once.
+  const refused = conv.wait('container', 'a', 4, 5_000, { retriesMs: 1_000 });
+  await turn();
+  conv.notify('container', 'a', { error: 'refused', terminal: true });
+  assert.deepEqual(await settledWithin(refused, 50), { v: { ok: false, error: 'refused', terminal: true } });
+  // Without retriesMs: the first failure, as before.
+  const first = conv.wait('container', 'a', 5);
+  await turn();
+  conv.notify('container', 'a', { error: 'busy', terminal: false });
+  assert.deepEqual(await settledWithin(first, 50), { v: { ok: false, error: 'busy', terminal: false } });
+});

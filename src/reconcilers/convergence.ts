@@ -25,20 +25,42 @@ export function createConvergence({ db, node }: { db: Db; node: string }) {
     notify(kind: string, key: string, o: { observed?: number; error?: string; terminal?: boolean }): void {
       for (const w of [...(waiters.get(id(kind, key)) ?? [])]) w(o);
     },
-    /** Resolve when observed ≥ generation, or at the first reconcile failure after the call, or after timeoutMs. */
-    async wait(kind: string, key: string, generation: number, timeoutMs = 120_000): Promise<ConvergenceOutcome> {
+    /**
+     * Resolve when observed ≥ generation, or at the first reconcile failure after the call, or after timeoutMs.
+     * `retriesMs`: a failure the reconciler retries (not terminal) is waited through for that long from the call,
+     * and answered then if nothing converged meanwhile (a terminal one at once).
+     */
+    async wait(
+      kind: string,
+      key: string,
+      generation: number,
+      timeoutMs = 120_000,
+      opts: { retriesMs?: number } = {},
+    ): Promise<ConvergenceOutcome> {
       const k = id(kind, key);
       const set = waiters.get(k) ?? new Set();
       waiters.set(k, set);
       let done!: (o: ConvergenceOutcome) => void;
       const result = new Promise<ConvergenceOutcome>((r) => (done = r));
+      const since = Date.now();
+      const retriesMs = opts.retriesMs ?? 0;
+      /** The last failure waited through, answered when the retries' time is up. */
+      let failed: ConvergenceOutcome | undefined;
+      let retriesUp: ReturnType<typeof setTimeout> | undefined;
       const waiter = (o: { observed?: number; error?: string; terminal?: boolean }) => {
-        if (o.error !== undefined) done({ ok: false, error: o.error, terminal: !!o.terminal });
-        else if ((o.observed ?? 0) >= generation) done({ ok: true });
+        if (o.error === undefined) {
+          if ((o.observed ?? 0) >= generation) done({ ok: true });
+          return;
+        }
+        const outcome = { ok: false as const, error: o.error, terminal: !!o.terminal };
+        const left = retriesMs - (Date.now() - since);
+        if (o.terminal || left <= 0) return done(outcome);
+        failed = outcome;
+        retriesUp ??= setTimeout(() => done(failed!), left);
       };
       set.add(waiter);
       const timer = setTimeout(
-        () => done({ ok: false, error: 'timed out waiting for the host to converge', terminal: false }),
+        () => done(failed ?? { ok: false, error: 'timed out waiting for the host to converge', terminal: false }),
         timeoutMs,
       );
       try {
@@ -47,6 +69,7 @@ export function createConvergence({ db, node }: { db: Db; node: string }) {
         return await result;
       } finally {
         clearTimeout(timer);
+        clearTimeout(retriesUp);
         set.delete(waiter);
         if (set.size === 0) waiters.delete(k);
       }
