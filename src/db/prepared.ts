@@ -1,3 +1,5 @@
+import { type SQL, sql } from 'drizzle-orm';
+
 /**
  * A statement built once per database handle (drizzle's `prepare`), for the few that every reconcile runs: drizzle
  * builds a statement's SQL text anew at each run, which took about 0.1 ms for a select of a wide table once warm,
@@ -16,3 +18,9 @@ export function preparedPer<D extends object, P>(build: (db: D) => P): (db: D) =
     return p;
   };
 }
+
+/**
+ * In a prepared upsert's update, the value its insert would have written to `column` (the EXCLUDED row): the
+ * update's set cannot take placeholders.
+ */
+export const excluded = (column: { name: string }): SQL => sql`excluded.${sql.identifier(column.name)}`;

@@ -1,9 +1,8 @@
 import { eq, sql } from 'drizzle-orm';
-import { preparedPer } from '../db/prepared.ts';
+import { excluded, preparedPer } from '../db/prepared.ts';
 import type { DbOrTx } from '../db/types.ts';
 import { containerRuntime } from './schema/index.ts';
 
-/** What a look at a container found (container_runtime): written by the container observer. */
 const runtimeValues = {
   node: sql.placeholder('node'),
   state: sql.placeholder('state'),
@@ -13,8 +12,6 @@ const runtimeValues = {
   startedAt: sql`${sql.placeholder('startedAt')}`,
   observedAt: sql.placeholder('observedAt'),
 };
-/** The value an upsert's insert would have written to `column` (its EXCLUDED row). */
-const excluded = (column: { name: string }) => sql`excluded.${sql.identifier(column.name)}`;
 const upsertRuntime = preparedPer((db: DbOrTx) =>
   db
     .insert(containerRuntime)
@@ -32,6 +29,7 @@ const upsertRuntime = preparedPer((db: DbOrTx) =>
     .prepare('container_runtime_upsert'),
 );
 
+/** What a look at a container found (container_runtime): written by the container observer. */
 export async function recordContainerRuntime(
   db: DbOrTx,
   id: string,

@@ -1,6 +1,6 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { databaseStateOf, type RowMemory } from '../db/database-state.ts';
-import { preparedPer } from '../db/prepared.ts';
+import { excluded, preparedPer } from '../db/prepared.ts';
 import type { Db, DbOrTx } from '../db/types.ts';
 import { reconcileStatus } from './schema/index.ts';
 
@@ -93,10 +93,6 @@ export function forgetFacts(db: DbOrTx, kind: string, key: string): void {
   memory.unsure.delete(factsKey(kind, key));
 }
 
-/**
- * Record that (kind, key) converged to `observedGeneration` (its last error cleared), and its facts when
- * given, in one write.
- */
 /** The upsert of a convergence (prepared.ts: every convergence runs it), with or without the facts. */
 const convergedUpsert = (withFacts: boolean) =>
   preparedPer((db: Db) =>
@@ -114,11 +110,11 @@ const convergedUpsert = (withFacts: boolean) =>
       .onConflictDoUpdate({
         target: [reconcileStatus.kind, reconcileStatus.key],
         set: {
-          observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, excluded.observed_generation)`,
+          observedGeneration: sql`greatest(${reconcileStatus.observedGeneration}, ${excluded(reconcileStatus.observedGeneration)})`,
           lastError: '',
           terminal: false,
-          updatedAt: sql`excluded.updated_at`,
-          ...(withFacts ? { facts: sql`excluded.facts` } : {}),
+          updatedAt: excluded(reconcileStatus.updatedAt),
+          ...(withFacts ? { facts: excluded(reconcileStatus.facts) } : {}),
         },
       })
       .prepare(withFacts ? 'converged_with_facts' : 'converged'),
@@ -126,6 +122,10 @@ const convergedUpsert = (withFacts: boolean) =>
 const converged = convergedUpsert(false);
 const convergedWithFacts = convergedUpsert(true);
 
+/**
+ * Record that (kind, key) converged to `observedGeneration` (its last error cleared), and its facts when
+ * given, in one write.
+ */
 export async function recordConverged(
   db: Db,
   kind: string,
